@@ -1,0 +1,121 @@
+package io.icebergcdc.cdc;
+
+import java.util.Objects;
+import org.apache.flink.table.data.RowData;
+
+/**
+ * One change to one row of one table, as captured by a source.
+ *
+ * <p>Rows are Flink {@link RowData} in the internal representation of the table's schema (see
+ * {@link ChangeSchema}). An upsert ({@link Operation#isUpsert()}) carries the row after the change;
+ * a delete carries the row before it, in which at least the key columns are set. A change of
+ * primary key never appears as one event: sources and parsers split it into a delete of the old key
+ * and an insert of the new one.
+ *
+ * <p>Instances are immutable.
+ */
+public final class ChangeEvent {
+
+  private final String table;
+  private final Operation operation;
+  private final RowKey key;
+  private final RowData before;
+  private final RowData after;
+  private final SourceSequence sequence;
+  private final long sourceTimestampMillis;
+
+  public ChangeEvent(
+      String table,
+      Operation operation,
+      RowKey key,
+      RowData before,
+      RowData after,
+      SourceSequence sequence,
+      long sourceTimestampMillis) {
+    this.table = Objects.requireNonNull(table, "table");
+    this.operation = Objects.requireNonNull(operation, "operation");
+    this.key = Objects.requireNonNull(key, "key");
+    this.sequence = Objects.requireNonNull(sequence, "sequence");
+    if (operation.isUpsert() && after == null) {
+      throw new IllegalArgumentException(operation + " of key " + key + " has no row after");
+    }
+    if (!operation.isUpsert() && before == null) {
+      throw new IllegalArgumentException("DELETE of key " + key + " has no row before");
+    }
+    this.before = before;
+    this.after = after;
+    this.sourceTimestampMillis = sourceTimestampMillis;
+  }
+
+  public String table() {
+    return table;
+  }
+
+  public Operation operation() {
+    return operation;
+  }
+
+  public RowKey key() {
+    return key;
+  }
+
+  /** The row before the change; null where the source does not give it (inserts, reads). */
+  public RowData before() {
+    return before;
+  }
+
+  /** The row after the change; null for deletes. */
+  public RowData after() {
+    return after;
+  }
+
+  /** The row that identifies the change's key: the row after an upsert, before a delete. */
+  public RowData keyRow() {
+    return operation.isUpsert() ? after : before;
+  }
+
+  public SourceSequence sequence() {
+    return sequence;
+  }
+
+  /** When the source recorded the change, in epoch milliseconds; 0 where unknown. */
+  public long sourceTimestampMillis() {
+    return sourceTimestampMillis;
+  }
+
+  /** The same change with another operation, as the dedup emits net changes. */
+  public ChangeEvent withOperation(Operation newOperation) {
+    return newOperation == operation
+        ? this
+        : new ChangeEvent(
+            table, newOperation, key, before, after, sequence, sourceTimestampMillis);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof ChangeEvent)) {
+      return false;
+    }
+    ChangeEvent that = (ChangeEvent) o;
+    return sourceTimestampMillis == that.sourceTimestampMillis
+        && table.equals(that.table)
+        && operation == that.operation
+        && key.equals(that.key)
+        && Objects.equals(before, that.before)
+        && Objects.equals(after, that.after)
+        && sequence.equals(that.sequence);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(table, operation, key, sequence);
+  }
+
+  @Override
+  public String toString() {
+    return operation + " " + table + " at " + sequence + (after != null ? " " + after : "");
+  }
+}

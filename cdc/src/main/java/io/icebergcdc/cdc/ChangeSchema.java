@@ -1,0 +1,238 @@
+package io.icebergcdc.cdc;
+
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.flink.shaded.guava33.com.google.common.hash.Hashing;
+import org.apache.iceberg.types.Types;
+
+/**
+ * The row schema of one table's changelog and its primary key.
+ *
+ * <p>Rows of the changelog are Flink {@link RowData} whose fields are the Iceberg schema's columns
+ * in order, in Flink's internal representation of the types that Iceberg's Flink module maps them
+ * to ({@link FlinkSchemaUtil#convert(Schema)}). The primary key is the schema's identifier fields.
+ *
+ * <p>This class also defines the two encodings that make rows comparable without keeping them:
+ * {@link #keyOf(RowData)}, the canonical bytes of the key columns, and {@link #fingerprint}, a
+ * 64-bit hash of a whole change that tells an exact duplicate from a different change.
+ */
+public final class ChangeSchema implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+
+  private final Schema schema;
+  private final List<String> keyColumns;
+  private final int[] keyPositions;
+  private transient RowType rowType;
+  private transient RowData.FieldGetter[] getters;
+
+  /**
+   * @param schema the table's schema; its identifier fields are the primary key
+   * @throws IllegalArgumentException if the schema has no identifier fields
+   */
+  public ChangeSchema(Schema schema) {
+    this.schema = Objects.requireNonNull(schema, "schema");
+    Set<Integer> ids = schema.identifierFieldIds();
+    if (ids.isEmpty()) {
+      throw new IllegalArgumentException(
+          "the table has no primary key (Iceberg identifier fields): " + schema);
+    }
+    List<Types.NestedField> columns = schema.columns();
+    List<String> names = new ArrayList<>();
+    List<Integer> positions = new ArrayList<>();
+    for (int i = 0; i < columns.size(); i++) {
+      if (ids.contains(columns.get(i).fieldId())) {
+        names.add(columns.get(i).name());
+        positions.add(i);
+      }
+    }
+    if (positions.size() != ids.size()) {
+      throw new IllegalArgumentException(
+          "primary key columns must be top-level columns of the table: " + schema);
+    }
+    this.keyColumns = Collections.unmodifiableList(names);
+    this.keyPositions = positions.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  public Schema schema() {
+    return schema;
+  }
+
+  /** The Flink row type of the changelog's rows. */
+  public RowType rowType() {
+    if (rowType == null) {
+      rowType = FlinkSchemaUtil.convert(schema);
+    }
+    return rowType;
+  }
+
+  /** The primary key's column names, in the order of the table's columns. */
+  public List<String> keyColumns() {
+    return keyColumns;
+  }
+
+  /** The positions of the primary key's columns in a row. */
+  public int[] keyPositions() {
+    return keyPositions.clone();
+  }
+
+  /** The canonical key of a row whose key columns are set. */
+  public RowKey keyOf(RowData row) {
+    DataOutputSerializer out = new DataOutputSerializer(32);
+    try {
+      for (int pos : keyPositions) {
+        Object value = getters()[pos].getFieldOrNull(row);
+        if (value == null) {
+          throw new IllegalArgumentException(
+              "primary key column '" + schema.columns().get(pos).name() + "' is null");
+        }
+        encode(value, rowType().getTypeAt(pos), out);
+      }
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("cannot encode a key in memory", e);
+    }
+    return new RowKey(out.getCopyOfBuffer());
+  }
+
+  /** The key columns of a row as {@code name=value} pairs, for messages. */
+  public String describeKey(RowData row) {
+    StringBuilder sb = new StringBuilder();
+    for (int pos : keyPositions) {
+      if (sb.length() > 0) {
+        sb.append(", ");
+      }
+      Object value = row == null ? null : getters()[pos].getFieldOrNull(row);
+      sb.append(schema.columns().get(pos).name()).append('=').append(show(value));
+    }
+    return sb.toString();
+  }
+
+  /**
+   * A 64-bit hash of a change's operation kind (upsert or delete) and of the row it leaves: equal
+   * for two deliveries of one change, and for two different changes only by a chance of about one
+   * in 2<sup>64</sup>.
+   */
+  public long fingerprint(ChangeEvent event) {
+    DataOutputSerializer out = new DataOutputSerializer(128);
+    try {
+      out.writeBoolean(event.operation().isUpsert());
+      RowData row = event.operation().isUpsert() ? event.after() : null;
+      if (row != null) {
+        for (int i = 0; i < getters().length; i++) {
+          Object value = getters()[i].getFieldOrNull(row);
+          out.writeBoolean(value == null);
+          if (value != null) {
+            encode(value, rowType().getTypeAt(i), out);
+          }
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("cannot encode a row in memory", e);
+    }
+    return Hashing.murmur3_128().hashBytes(out.getSharedBuffer(), 0, out.length()).asLong();
+  }
+
+  private RowData.FieldGetter[] getters() {
+    if (getters == null) {
+      RowType type = rowType();
+      RowData.FieldGetter[] result = new RowData.FieldGetter[type.getFieldCount()];
+      for (int i = 0; i < result.length; i++) {
+        result[i] = RowData.createFieldGetter(type.getTypeAt(i), i);
+      }
+      getters = result;
+    }
+    return getters;
+  }
+
+  private static void encode(Object value, LogicalType type, DataOutputSerializer out)
+      throws java.io.IOException {
+    switch (type.getTypeRoot()) {
+      case BOOLEAN:
+        out.writeBoolean((Boolean) value);
+        break;
+      case INTEGER:
+      case DATE:
+      case TIME_WITHOUT_TIME_ZONE:
+        out.writeInt((Integer) value);
+        break;
+      case BIGINT:
+        out.writeLong((Long) value);
+        break;
+      case FLOAT:
+        out.writeInt(Float.floatToIntBits((Float) value));
+        break;
+      case DOUBLE:
+        out.writeLong(Double.doubleToLongBits((Double) value));
+        break;
+      case CHAR:
+      case VARCHAR:
+        byte[] utf8 = ((StringData) value).toBytes();
+        out.writeInt(utf8.length);
+        out.write(utf8);
+        break;
+      case BINARY:
+      case VARBINARY:
+        byte[] bytes = (byte[]) value;
+        out.writeInt(bytes.length);
+        out.write(bytes);
+        break;
+      case DECIMAL:
+        byte[] unscaled = ((DecimalData) value).toUnscaledBytes();
+        out.writeInt(unscaled.length);
+        out.write(unscaled);
+        break;
+      case TIMESTAMP_WITHOUT_TIME_ZONE:
+      case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+        TimestampData ts = (TimestampData) value;
+        out.writeLong(ts.getMillisecond());
+        out.writeInt(ts.getNanoOfMillisecond());
+        break;
+      default:
+        // Nested values only occur outside the key; their text form is canonical enough for a
+        // fingerprint.
+        byte[] text = String.valueOf(value).getBytes(StandardCharsets.UTF_8);
+        out.writeInt(text.length);
+        out.write(text);
+    }
+  }
+
+  private static String show(Object value) {
+    if (value instanceof byte[]) {
+      StringBuilder sb = new StringBuilder("0x");
+      for (byte b : (byte[]) value) {
+        sb.append(Character.forDigit((b >> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));
+      }
+      return sb.toString();
+    }
+    return String.valueOf(value);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ChangeSchema && schema.sameSchema(((ChangeSchema) o).schema);
+  }
+
+  @Override
+  public int hashCode() {
+    return schema.asStruct().hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return schema.asStruct() + " key " + keyColumns;
+  }
+}

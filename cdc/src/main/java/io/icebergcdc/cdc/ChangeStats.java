@@ -1,0 +1,135 @@
+package io.icebergcdc.cdc;
+
+import java.util.Objects;
+
+/**
+ * What the applier did with the changes of one checkpoint, or of several added together: the net
+ * rows it inserted, updated and deleted, the changes it dropped as stale (older than the change
+ * already applied to their key) or as duplicates, the changes it sent to the dead-letter output,
+ * and the latest source position it saw.
+ *
+ * <p>Immutable; {@link #plus} adds two.
+ */
+public final class ChangeStats {
+
+  public static final ChangeStats EMPTY = new ChangeStats(0, 0, 0, 0, 0, 0, null);
+
+  private final long inserted;
+  private final long updated;
+  private final long deleted;
+  private final long staleDropped;
+  private final long duplicatesDropped;
+  private final long deadLettered;
+  private final SourceSequence lastSourcePosition;
+
+  public ChangeStats(
+      long inserted,
+      long updated,
+      long deleted,
+      long staleDropped,
+      long duplicatesDropped,
+      long deadLettered,
+      SourceSequence lastSourcePosition) {
+    this.inserted = inserted;
+    this.updated = updated;
+    this.deleted = deleted;
+    this.staleDropped = staleDropped;
+    this.duplicatesDropped = duplicatesDropped;
+    this.deadLettered = deadLettered;
+    this.lastSourcePosition = lastSourcePosition;
+  }
+
+  public long inserted() {
+    return inserted;
+  }
+
+  public long updated() {
+    return updated;
+  }
+
+  public long deleted() {
+    return deleted;
+  }
+
+  public long staleDropped() {
+    return staleDropped;
+  }
+
+  public long duplicatesDropped() {
+    return duplicatesDropped;
+  }
+
+  public long deadLettered() {
+    return deadLettered;
+  }
+
+  /** The latest source position seen, or null if none was. */
+  public SourceSequence lastSourcePosition() {
+    return lastSourcePosition;
+  }
+
+  /** Whether nothing at all was counted or seen. */
+  public boolean isEmpty() {
+    return equals(EMPTY);
+  }
+
+  public ChangeStats plus(ChangeStats other) {
+    SourceSequence position = lastSourcePosition;
+    if (other.lastSourcePosition != null) {
+      position =
+          position == null || position.kind() != other.lastSourcePosition.kind()
+              ? other.lastSourcePosition
+              : position.max(other.lastSourcePosition);
+    }
+    return new ChangeStats(
+        inserted + other.inserted,
+        updated + other.updated,
+        deleted + other.deleted,
+        staleDropped + other.staleDropped,
+        duplicatesDropped + other.duplicatesDropped,
+        deadLettered + other.deadLettered,
+        position);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof ChangeStats)) {
+      return false;
+    }
+    ChangeStats that = (ChangeStats) o;
+    return inserted == that.inserted
+        && updated == that.updated
+        && deleted == that.deleted
+        && staleDropped == that.staleDropped
+        && duplicatesDropped == that.duplicatesDropped
+        && deadLettered == that.deadLettered
+        && Objects.equals(lastSourcePosition, that.lastSourcePosition);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(
+        inserted, updated, deleted, staleDropped, duplicatesDropped, deadLettered);
+  }
+
+  @Override
+  public String toString() {
+    return "inserted="
+        + inserted
+        + " updated="
+        + updated
+        + " deleted="
+        + deleted
+        + " stale="
+        + staleDropped
+        + " duplicates="
+        + duplicatesDropped
+        + " dead-lettered="
+        + deadLettered
+        + " position="
+        + lastSourcePosition;
+  }
+}

@@ -1,0 +1,46 @@
+package io.icebergcdc.cdc;
+
+/** What a change event did to its row. */
+public enum Operation {
+  /** A row was inserted (Debezium {@code op: c}). */
+  INSERT('c'),
+  /** A row was updated in place; its key did not change (Debezium {@code op: u}). */
+  UPDATE('u'),
+  /** A row was deleted (Debezium {@code op: d}). */
+  DELETE('d'),
+  /** A row was read by the initial snapshot of the source (Debezium {@code op: r}). */
+  SNAPSHOT_READ('r');
+
+  private final char code;
+
+  Operation(char code) {
+    this.code = code;
+  }
+
+  /** The one-letter code Debezium uses for this operation. */
+  public char code() {
+    return code;
+  }
+
+  /** Whether the row exists after this change: everything but a delete. */
+  public boolean isUpsert() {
+    return this != DELETE;
+  }
+
+  /**
+   * The operation for a Debezium {@code op} code.
+   *
+   * @throws IllegalArgumentException for a code that is not one of c, u, d, r
+   */
+  public static Operation fromCode(String code) {
+    if (code != null && code.length() == 1) {
+      for (Operation op : values()) {
+        if (op.code == code.charAt(0)) {
+          return op;
+        }
+      }
+    }
+    throw new IllegalArgumentException(
+        "unknown operation '" + code + "' (expected one of c, u, d, r)");
+  }
+}

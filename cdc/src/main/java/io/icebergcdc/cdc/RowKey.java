@@ -1,0 +1,45 @@
+package io.icebergcdc.cdc;
+
+import java.util.Arrays;
+
+/**
+ * The primary key of a row, in a canonical binary encoding: two keys are equal exactly when their
+ * key columns hold equal values. It is the key of the dedup's keyed state and of the distribution
+ * to writers, so its {@link #hashCode()} depends only on the bytes and is the same in every JVM.
+ *
+ * <p>Built by {@link ChangeSchema#keyOf}; the bytes are not meant to be read back.
+ */
+public final class RowKey {
+
+  private final byte[] bytes;
+  private final int hash;
+
+  public RowKey(byte[] bytes) {
+    this.bytes = bytes;
+    this.hash = Arrays.hashCode(bytes);
+  }
+
+  /** The encoded key; callers must not modify the array. */
+  public byte[] bytes() {
+    return bytes;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return this == o || (o instanceof RowKey && Arrays.equals(bytes, ((RowKey) o).bytes));
+  }
+
+  @Override
+  public int hashCode() {
+    return hash;
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder("RowKey[");
+    for (byte b : bytes) {
+      sb.append(Character.forDigit((b >> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));
+    }
+    return sb.append(']').toString();
+  }
+}

@@ -1,0 +1,254 @@
+package io.icebergcdc.cdc.debezium;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeType;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.cdc.SourceSequence;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.table.data.RowData;
+
+/**
+ * Parses Debezium's JSON change events, with or without their {@code schema} part, into {@link
+ * ChangeEvent}s of one table.
+ *
+ * <p>The sequence of an event is, unless a sequence column is named, its source position: for
+ * PostgreSQL {@code source.lsn}, preceded by the last commit LSN of {@code source.sequence} where
+ * the event has one (it orders changes by transaction commit, which bare LSNs do not); for MySQL and
+ * MariaDB {@code source.file}, {@code source.pos} and {@code source.row}. An update whose key
+ * changed becomes a delete of the old key and an insert of the new one, both at the event's
+ * sequence. A Debezium tombstone (a JSON {@code null}, which only tells Kafka's log compaction that
+ * a delete happened) yields no change.
+ *
+ * <p>Not thread-safe: each parallel instance of a parsing function keeps its own parser.
+ */
+public final class DebeziumJsonParser {
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private final ChangeSchema changeSchema;
+  private final String tableName;
+  private final String sequenceColumn;
+  private final int sequencePosition;
+  private final JsonRowConverter converter;
+  private JsonNode lastEnvelopeSchema;
+  private Map<String, String> lastUnits = Collections.emptyMap();
+
+  /**
+   * @param changeSchema the schema rows are converted to
+   * @param tableName the table named in events and messages
+   * @param sequenceColumn a column whose value orders changes of a key, or null to use the
+   *     source position
+   */
+  public DebeziumJsonParser(ChangeSchema changeSchema, String tableName, String sequenceColumn) {
+    this.changeSchema = changeSchema;
+    this.tableName = tableName;
+    this.sequenceColumn = sequenceColumn;
+    this.converter = new JsonRowConverter(changeSchema.schema());
+    if (sequenceColumn != null) {
+      int pos = -1;
+      for (int i = 0; i < changeSchema.schema().columns().size(); i++) {
+        if (changeSchema.schema().columns().get(i).name().equals(sequenceColumn)) {
+          pos = i;
+        }
+      }
+      if (pos < 0) {
+        throw new IllegalArgumentException(
+            "sequence column '" + sequenceColumn + "' is not a column of table " + tableName);
+      }
+      this.sequencePosition = pos;
+    } else {
+      this.sequencePosition = -1;
+    }
+  }
+
+  /** Reads the JSON text of one event; fails with a message naming {@code locator}. */
+  public static JsonNode readTree(String json, String locator) {
+    try {
+      return MAPPER.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new MalformedChangeException(
+          locator + ": not valid JSON: " + e.getOriginalMessage(), e);
+    }
+  }
+
+  /**
+   * Parses one event.
+   *
+   * @param json the event's JSON text
+   * @param locator where the event came from (a file and line, a topic and offset), for messages
+   * @return the changes of the event: none for a tombstone, two for a key change, else one
+   * @throws MalformedChangeException if the event cannot be applied to the table
+   */
+  public List<ChangeEvent> parse(String json, String locator) {
+    return parse(readTree(json, locator), locator);
+  }
+
+  /** Parses one event already read as JSON; see {@link #parse(String, String)}. */
+  public List<ChangeEvent> parse(JsonNode root, String locator) {
+    if (root == null || root.isNull() || root.isMissingNode()) {
+      return Collections.emptyList();
+    }
+    try {
+      return parseEnvelope(root, locator);
+    } catch (MalformedChangeException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+    }
+  }
+
+  private List<ChangeEvent> parseEnvelope(JsonNode root, String locator) {
+    JsonNode payload = root;
+    Map<String, String> units = Collections.emptyMap();
+    if (root.has("payload") && root.has("schema")) {
+      payload = root.get("payload");
+      units = units(root.get("schema"));
+      if (payload == null || payload.isNull()) {
+        return Collections.emptyList();
+      }
+    }
+    if (payload.getNodeType() != JsonNodeType.OBJECT) {
+      throw new MalformedChangeException(locator + ": an event must be a JSON object");
+    }
+    JsonNode opNode = payload.get("op");
+    if (opNode == null || !opNode.isTextual()) {
+      throw new MalformedChangeException(locator + ": the event has no 'op'");
+    }
+    Operation op;
+    try {
+      op = Operation.fromCode(opNode.textValue());
+    } catch (IllegalArgumentException e) {
+      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+    }
+    JsonNode source = payload.path("source");
+    RowData before = row(payload.get("before"), units, false);
+    RowData after = row(payload.get("after"), units, true);
+    if (op.isUpsert() && after == null) {
+      throw new MalformedChangeException(locator + ": a '" + op.code() + "' event has no 'after'");
+    }
+    if (!op.isUpsert() && before == null) {
+      throw new MalformedChangeException(
+          locator + ": a delete has no 'before', so its key is unknown");
+    }
+    String table = tableName(source);
+    SourceSequence sequence = sequence(source, op.isUpsert() ? after : before, locator);
+    long ts = source.path("ts_ms").asLong(payload.path("ts_ms").asLong(0L));
+
+    RowKey key = key(op.isUpsert() ? after : before, locator);
+    if (op == Operation.UPDATE && before != null) {
+      RowKey oldKey = keyIfComplete(before);
+      if (oldKey != null && !oldKey.equals(key)) {
+        return List.of(
+            new ChangeEvent(table, Operation.DELETE, oldKey, before, null, sequence, ts),
+            new ChangeEvent(table, Operation.INSERT, key, null, after, sequence, ts));
+      }
+    }
+    return List.of(new ChangeEvent(table, op, key, before, after, sequence, ts));
+  }
+
+  private RowData row(JsonNode node, Map<String, String> units, boolean checkRequired) {
+    if (node == null || node.isNull()) {
+      return null;
+    }
+    return converter.convert(node, units, checkRequired);
+  }
+
+  private RowKey key(RowData row, String locator) {
+    try {
+      return changeSchema.keyOf(row);
+    } catch (IllegalArgumentException e) {
+      throw new MalformedChangeException(
+          locator + ": the event has no primary key: " + e.getMessage(), e);
+    }
+  }
+
+  private RowKey keyIfComplete(RowData row) {
+    for (int pos : changeSchema.keyPositions()) {
+      if (row.isNullAt(pos)) {
+        return null;
+      }
+    }
+    return changeSchema.keyOf(row);
+  }
+
+  private String tableName(JsonNode source) {
+    String table = source.path("table").asText(null);
+    if (table == null) {
+      return tableName;
+    }
+    String schema = source.path("schema").asText(null);
+    String db = source.path("db").asText(null);
+    String prefix = schema != null ? schema : db;
+    return prefix == null ? table : prefix + "." + table;
+  }
+
+  private SourceSequence sequence(JsonNode source, RowData row, String locator) {
+    if (sequenceColumn != null) {
+      if (row.isNullAt(sequencePosition)) {
+        throw new MalformedChangeException(
+            locator + ": sequence column '" + sequenceColumn + "' is null");
+      }
+      Object value =
+          RowData.createFieldGetter(
+                  changeSchema.rowType().getTypeAt(sequencePosition), sequencePosition)
+              .getFieldOrNull(row);
+      return SourceSequence.column(SequenceValues.toLong(value, sequenceColumn));
+    }
+    JsonNode lsn = source.get("lsn");
+    if (lsn != null && !lsn.isNull()) {
+      JsonNode seq = source.get("sequence");
+      if (seq != null && seq.isTextual()) {
+        JsonNode pair = readTree(seq.textValue(), locator);
+        if (pair.isArray() && pair.size() == 2) {
+          return SourceSequence.postgresLsn(lsnValue(pair.get(0)), lsnValue(pair.get(1)));
+        }
+      }
+      return SourceSequence.postgresLsn(lsnValue(lsn));
+    }
+    JsonNode file = source.get("file");
+    JsonNode pos = source.get("pos");
+    if (file != null && file.isTextual() && pos != null && pos.canConvertToLong()) {
+      return SourceSequence.mysqlBinlog(
+          file.textValue(), pos.longValue(), source.path("row").asLong(0L));
+    }
+    throw new MalformedChangeException(
+        locator
+            + ": the event has no source position (source.lsn, or source.file and source.pos);"
+            + " name a sequence column to order its changes");
+  }
+
+  private static long lsnValue(JsonNode node) {
+    if (node == null || node.isNull()) {
+      return 0L;
+    }
+    if (node.isNumber()) {
+      return node.longValue();
+    }
+    String text = node.textValue();
+    return text.indexOf('/') >= 0 ? SourceSequence.parseLsn(text) : Long.parseLong(text);
+  }
+
+  private Map<String, String> units(JsonNode envelopeSchema) {
+    if (envelopeSchema.equals(lastEnvelopeSchema)) {
+      return lastUnits;
+    }
+    Map<String, String> units = new HashMap<>();
+    for (JsonNode field : DebeziumSchemas.rowStruct(envelopeSchema).path("fields")) {
+      if (field.hasNonNull("name")) {
+        units.put(field.path("field").asText(), field.get("name").asText());
+      }
+    }
+    lastEnvelopeSchema = envelopeSchema;
+    lastUnits = units;
+    return units;
+  }
+}

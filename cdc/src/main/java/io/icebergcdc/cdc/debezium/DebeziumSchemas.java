@@ -1,0 +1,164 @@
+package io.icebergcdc.cdc.debezium;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Derives an Iceberg schema from the Kafka Connect schema that Debezium's JSON converter writes
+ * beside each event ({@code schemas.enable=true}).
+ *
+ * <p>The mapping, by Connect type and Debezium semantic type name:
+ *
+ * <ul>
+ *   <li>int8, int16, int32 to int; int64 to long; float32 to float; float64 to double; boolean to
+ *       boolean; string to string; bytes to binary
+ *   <li>{@code io.debezium.time.Date}, {@code org.apache.kafka.connect.data.Date} to date
+ *   <li>{@code io.debezium.time.Time}, {@code MicroTime}, {@code NanoTime}, Connect {@code Time}
+ *       to time
+ *   <li>{@code io.debezium.time.Timestamp}, {@code MicroTimestamp}, {@code NanoTimestamp}, Connect
+ *       {@code Timestamp} to timestamp (without zone)
+ *   <li>{@code io.debezium.time.ZonedTimestamp} to timestamptz
+ *   <li>{@code org.apache.kafka.connect.data.Decimal} to decimal(precision, scale), precision from
+ *       {@code connect.decimal.precision} or 38
+ *   <li>{@code io.debezium.data.Uuid} to uuid; {@code io.debezium.data.Json}, {@code Xml}, {@code
+ *       Enum}, {@code EnumSet} and {@code ZonedTime} to string
+ * </ul>
+ *
+ * Other types (structs, arrays, maps, variable-scale decimals) are rejected with the field's name.
+ */
+public final class DebeziumSchemas {
+
+  private DebeziumSchemas() {}
+
+  /**
+   * The Iceberg schema of the row struct ({@code after}, else {@code before}) of a Debezium
+   * envelope schema, with the given primary key as identifier fields.
+   *
+   * @param envelopeSchema the {@code schema} part of an event
+   * @param primaryKey the key columns; they become required identifier fields
+   */
+  public static Schema toIcebergSchema(JsonNode envelopeSchema, List<String> primaryKey) {
+    JsonNode rowSchema = rowStruct(envelopeSchema);
+    List<Types.NestedField> fields = new ArrayList<>();
+    Set<Integer> identifierIds = new HashSet<>();
+    Set<String> missingKey = new HashSet<>(primaryKey);
+    int id = 1;
+    for (JsonNode field : rowSchema.path("fields")) {
+      String name = field.path("field").asText();
+      Type type = icebergType(field, name);
+      boolean key = primaryKey.contains(name);
+      boolean optional = !key && field.path("optional").asBoolean(true);
+      fields.add(
+          optional
+              ? Types.NestedField.optional(id, name, type)
+              : Types.NestedField.required(id, name, type));
+      if (key) {
+        identifierIds.add(id);
+        missingKey.remove(name);
+      }
+      id++;
+    }
+    if (!missingKey.isEmpty()) {
+      throw new IllegalArgumentException(
+          "primary key column(s) " + missingKey + " are not in the event's schema");
+    }
+    return new Schema(fields, identifierIds);
+  }
+
+  /** The Connect schema of the {@code after} (or {@code before}) struct of an envelope schema. */
+  static JsonNode rowStruct(JsonNode envelopeSchema) {
+    JsonNode before = null;
+    for (JsonNode field : envelopeSchema.path("fields")) {
+      String name = field.path("field").asText();
+      if ("after".equals(name)) {
+        return field;
+      }
+      if ("before".equals(name)) {
+        before = field;
+      }
+    }
+    if (before == null) {
+      throw new IllegalArgumentException(
+          "the event's schema has neither an 'after' nor a 'before' struct");
+    }
+    return before;
+  }
+
+  static Type icebergType(JsonNode field, String name) {
+    String type = field.path("type").asText();
+    String semantic = field.path("name").asText("");
+    switch (semantic) {
+      case "io.debezium.time.Date":
+      case "org.apache.kafka.connect.data.Date":
+        return Types.DateType.get();
+      case "io.debezium.time.Time":
+      case "io.debezium.time.MicroTime":
+      case "io.debezium.time.NanoTime":
+      case "org.apache.kafka.connect.data.Time":
+        return Types.TimeType.get();
+      case "io.debezium.time.Timestamp":
+      case "io.debezium.time.MicroTimestamp":
+      case "io.debezium.time.NanoTimestamp":
+      case "org.apache.kafka.connect.data.Timestamp":
+        return Types.TimestampType.withoutZone();
+      case "io.debezium.time.ZonedTimestamp":
+        return Types.TimestampType.withZone();
+      case "org.apache.kafka.connect.data.Decimal":
+        JsonNode params = field.path("parameters");
+        int scale = Integer.parseInt(params.path("scale").asText("0"));
+        int precision = Integer.parseInt(params.path("connect.decimal.precision").asText("38"));
+        return Types.DecimalType.of(precision, scale);
+      case "io.debezium.data.Uuid":
+        return Types.UUIDType.get();
+      case "io.debezium.data.Json":
+      case "io.debezium.data.Xml":
+      case "io.debezium.data.Enum":
+      case "io.debezium.data.EnumSet":
+      case "io.debezium.time.ZonedTime":
+        return Types.StringType.get();
+      case "io.debezium.data.VariableScaleDecimal":
+        throw new IllegalArgumentException(
+            "column '"
+                + name
+                + "' is a decimal without a fixed scale (io.debezium.data.VariableScaleDecimal);"
+                + " give it a precision and scale in the source, or set Debezium's"
+                + " decimal.handling.mode to string or double");
+      default:
+        break;
+    }
+    switch (type) {
+      case "int8":
+      case "int16":
+      case "int32":
+        return Types.IntegerType.get();
+      case "int64":
+        return Types.LongType.get();
+      case "float":
+      case "float32":
+        return Types.FloatType.get();
+      case "double":
+      case "float64":
+        return Types.DoubleType.get();
+      case "boolean":
+        return Types.BooleanType.get();
+      case "string":
+        return Types.StringType.get();
+      case "bytes":
+        return Types.BinaryType.get();
+      default:
+        throw new IllegalArgumentException(
+            "column '"
+                + name
+                + "' has type '"
+                + type
+                + (semantic.isEmpty() ? "" : "' (" + semantic + ")")
+                + "', which has no Iceberg mapping here");
+    }
+  }
+}

@@ -1,0 +1,237 @@
+package io.icebergcdc.cdc.debezium;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Converts the JSON of a Debezium row struct into a Flink row of a table's schema.
+ *
+ * <p>Where the event carries its Connect schema, each field's semantic type fixes the unit of its
+ * value (milliseconds for {@code io.debezium.time.Timestamp}, microseconds for {@code
+ * MicroTimestamp}, and so on). Without a schema the table's type decides, and numbers are read in
+ * Debezium's default units for PostgreSQL: dates as days, times and timestamps as microseconds.
+ * Strings in ISO-8601 form are accepted for every temporal type either way.
+ *
+ * <p>Not thread-safe; one instance per parser.
+ */
+final class JsonRowConverter {
+
+  private final Schema schema;
+  private final Map<String, Integer> positions = new HashMap<>();
+  private final List<Types.NestedField> columns;
+
+  JsonRowConverter(Schema schema) {
+    this.schema = schema;
+    this.columns = schema.columns();
+    for (int i = 0; i < columns.size(); i++) {
+      positions.put(columns.get(i).name(), i);
+    }
+  }
+
+  /**
+   * The row for a JSON object.
+   *
+   * @param units the Debezium semantic type of each field, by name; empty without a schema
+   * @param checkRequired whether a required column may be absent (it may in a delete's before
+   *     image, where sources often give the key only)
+   */
+  RowData convert(JsonNode object, Map<String, String> units, boolean checkRequired) {
+    if (!object.isObject()) {
+      throw new IllegalArgumentException("a row must be a JSON object, not " + object.getNodeType());
+    }
+    GenericRowData row = new GenericRowData(columns.size());
+    Iterator<Map.Entry<String, JsonNode>> fields = object.fields();
+    while (fields.hasNext()) {
+      Map.Entry<String, JsonNode> field = fields.next();
+      Integer pos = positions.get(field.getKey());
+      if (pos == null) {
+        throw new IllegalArgumentException(
+            "column '" + field.getKey() + "' is not in the table's schema " + schema.asStruct());
+      }
+      JsonNode value = field.getValue();
+      if (!value.isNull()) {
+        Types.NestedField column = columns.get(pos);
+        try {
+          row.setField(pos, convert(value, column.type(), units.get(column.name())));
+        } catch (RuntimeException e) {
+          throw new IllegalArgumentException(
+              "column '"
+                  + column.name()
+                  + "' of type "
+                  + column.type()
+                  + " cannot hold "
+                  + value
+                  + ": "
+                  + e.getMessage(),
+              e);
+        }
+      }
+    }
+    if (checkRequired) {
+      for (int i = 0; i < columns.size(); i++) {
+        if (columns.get(i).isRequired() && row.isNullAt(i)) {
+          throw new IllegalArgumentException(
+              "required column '" + columns.get(i).name() + "' is null or missing");
+        }
+      }
+    }
+    return row;
+  }
+
+  private static Object convert(JsonNode value, Type type, String unit) {
+    switch (type.typeId()) {
+      case BOOLEAN:
+        if (!value.isBoolean()) {
+          throw new IllegalArgumentException("not a boolean");
+        }
+        return value.booleanValue();
+      case INTEGER:
+        return Math.toIntExact(integral(value));
+      case LONG:
+        return integral(value);
+      case FLOAT:
+        return (float) number(value);
+      case DOUBLE:
+        return number(value);
+      case STRING:
+        return StringData.fromString(value.isTextual() ? value.textValue() : value.toString());
+      case DATE:
+        return value.isTextual()
+            ? (int) LocalDate.parse(value.textValue()).toEpochDay()
+            : Math.toIntExact(integral(value));
+      case TIME:
+        return timeMillis(value, unit);
+      case TIMESTAMP:
+        return ((Types.TimestampType) type).shouldAdjustToUTC()
+            ? timestampTz(value, unit)
+            : timestamp(value, unit);
+      case DECIMAL:
+        Types.DecimalType decimal = (Types.DecimalType) type;
+        BigDecimal big = decimal(value, decimal.scale(), unit);
+        DecimalData data = DecimalData.fromBigDecimal(big, decimal.precision(), decimal.scale());
+        if (data == null) {
+          throw new IllegalArgumentException("does not fit " + decimal);
+        }
+        return data;
+      case UUID:
+        UUID uuid = UUID.fromString(value.textValue());
+        ByteBuffer buffer = ByteBuffer.allocate(16);
+        buffer.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+        return buffer.array();
+      case BINARY:
+      case FIXED:
+        return Base64.getDecoder().decode(value.textValue());
+      default:
+        throw new IllegalArgumentException("type " + type + " is not supported in change events");
+    }
+  }
+
+  private static long integral(JsonNode value) {
+    if (value.isIntegralNumber()) {
+      return value.longValue();
+    }
+    if (value.isTextual()) {
+      return Long.parseLong(value.textValue());
+    }
+    throw new IllegalArgumentException("not an integer");
+  }
+
+  private static double number(JsonNode value) {
+    if (value.isNumber()) {
+      return value.doubleValue();
+    }
+    if (value.isTextual()) {
+      return Double.parseDouble(value.textValue());
+    }
+    throw new IllegalArgumentException("not a number");
+  }
+
+  private static BigDecimal decimal(JsonNode value, int scale, String unit) {
+    if (value.isNumber()) {
+      return value.decimalValue().setScale(scale);
+    }
+    String text = value.textValue();
+    if (text == null) {
+      throw new IllegalArgumentException("not a decimal");
+    }
+    if ("org.apache.kafka.connect.data.Decimal".equals(unit) || !looksNumeric(text)) {
+      return new BigDecimal(new BigInteger(Base64.getDecoder().decode(text)), scale);
+    }
+    return new BigDecimal(text).setScale(scale);
+  }
+
+  private static boolean looksNumeric(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (!(Character.isDigit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')) {
+        return false;
+      }
+    }
+    return !text.isEmpty();
+  }
+
+  private static int timeMillis(JsonNode value, String unit) {
+    if (value.isTextual()) {
+      return (int) (LocalTime.parse(value.textValue()).toNanoOfDay() / 1_000_000L);
+    }
+    long raw = integral(value);
+    if ("io.debezium.time.Time".equals(unit) || "org.apache.kafka.connect.data.Time".equals(unit)) {
+      return (int) raw;
+    }
+    if ("io.debezium.time.NanoTime".equals(unit)) {
+      return (int) (raw / 1_000_000L);
+    }
+    return (int) (raw / 1_000L);
+  }
+
+  private static TimestampData timestamp(JsonNode value, String unit) {
+    if (value.isTextual()) {
+      return TimestampData.fromLocalDateTime(LocalDateTime.parse(value.textValue()));
+    }
+    return fromEpoch(integral(value), unit);
+  }
+
+  private static TimestampData timestampTz(JsonNode value, String unit) {
+    if (value.isTextual()) {
+      String text = value.textValue();
+      Instant instant =
+          text.endsWith("Z") ? Instant.parse(text) : OffsetDateTime.parse(text).toInstant();
+      return TimestampData.fromInstant(instant);
+    }
+    return fromEpoch(integral(value), unit);
+  }
+
+  private static TimestampData fromEpoch(long raw, String unit) {
+    if ("io.debezium.time.Timestamp".equals(unit)
+        || "org.apache.kafka.connect.data.Timestamp".equals(unit)) {
+      return TimestampData.fromEpochMillis(raw);
+    }
+    if ("io.debezium.time.NanoTimestamp".equals(unit)) {
+      return TimestampData.fromEpochMillis(
+          Math.floorDiv(raw, 1_000_000L), (int) Math.floorMod(raw, 1_000_000L));
+    }
+    return TimestampData.fromEpochMillis(
+        Math.floorDiv(raw, 1_000L), (int) Math.floorMod(raw, 1_000L) * 1_000);
+  }
+}

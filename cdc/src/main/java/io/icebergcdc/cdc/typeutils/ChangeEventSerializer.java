@@ -1,0 +1,163 @@
+package io.icebergcdc.cdc.typeutils;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.cdc.SourceSequence;
+import java.io.IOException;
+import java.util.Objects;
+import org.apache.flink.api.common.typeutils.CompositeTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+
+/**
+ * Serializes {@link ChangeEvent}s between operators, with Flink's {@link RowDataSerializer} for the
+ * rows so that no generic (Kryo) serialization is involved.
+ */
+public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
+
+  private static final long serialVersionUID = 1L;
+
+  private static final Operation[] OPERATIONS = Operation.values();
+
+  private final RowDataSerializer rowSerializer;
+
+  public ChangeEventSerializer(RowDataSerializer rowSerializer) {
+    this.rowSerializer = Objects.requireNonNull(rowSerializer, "rowSerializer");
+  }
+
+  RowDataSerializer rowSerializer() {
+    return rowSerializer;
+  }
+
+  @Override
+  public boolean isImmutableType() {
+    return false;
+  }
+
+  @Override
+  public TypeSerializer<ChangeEvent> duplicate() {
+    RowDataSerializer copy = (RowDataSerializer) rowSerializer.duplicate();
+    return copy == rowSerializer ? this : new ChangeEventSerializer(copy);
+  }
+
+  @Override
+  public ChangeEvent createInstance() {
+    throw new UnsupportedOperationException("change events are immutable and have no empty form");
+  }
+
+  @Override
+  public ChangeEvent copy(ChangeEvent from) {
+    return new ChangeEvent(
+        from.table(),
+        from.operation(),
+        from.key(),
+        from.before() == null ? null : rowSerializer.copy(from.before()),
+        from.after() == null ? null : rowSerializer.copy(from.after()),
+        from.sequence(),
+        from.sourceTimestampMillis());
+  }
+
+  @Override
+  public ChangeEvent copy(ChangeEvent from, ChangeEvent reuse) {
+    return copy(from);
+  }
+
+  @Override
+  public int getLength() {
+    return -1;
+  }
+
+  @Override
+  public void serialize(ChangeEvent event, DataOutputView out) throws IOException {
+    out.writeUTF(event.table());
+    out.writeByte(event.operation().ordinal());
+    RowKeySerializer.INSTANCE.serialize(event.key(), out);
+    writeRow(event.before(), out);
+    writeRow(event.after(), out);
+    SourceSequenceCodec.write(event.sequence(), out);
+    out.writeLong(event.sourceTimestampMillis());
+  }
+
+  @Override
+  public ChangeEvent deserialize(DataInputView in) throws IOException {
+    String table = in.readUTF();
+    Operation operation = OPERATIONS[in.readByte()];
+    RowKey key = RowKeySerializer.INSTANCE.deserialize(in);
+    RowData before = readRow(in);
+    RowData after = readRow(in);
+    SourceSequence sequence = SourceSequenceCodec.read(in);
+    long ts = in.readLong();
+    return new ChangeEvent(table, operation, key, before, after, sequence, ts);
+  }
+
+  @Override
+  public ChangeEvent deserialize(ChangeEvent reuse, DataInputView in) throws IOException {
+    return deserialize(in);
+  }
+
+  @Override
+  public void copy(DataInputView in, DataOutputView out) throws IOException {
+    serialize(deserialize(in), out);
+  }
+
+  private void writeRow(RowData row, DataOutputView out) throws IOException {
+    out.writeBoolean(row != null);
+    if (row != null) {
+      rowSerializer.serialize(row, out);
+    }
+  }
+
+  private RowData readRow(DataInputView in) throws IOException {
+    return in.readBoolean() ? rowSerializer.deserialize(in) : null;
+  }
+
+  @Override
+  public boolean equals(Object obj) {
+    return obj instanceof ChangeEventSerializer
+        && rowSerializer.equals(((ChangeEventSerializer) obj).rowSerializer);
+  }
+
+  @Override
+  public int hashCode() {
+    return rowSerializer.hashCode();
+  }
+
+  @Override
+  public TypeSerializerSnapshot<ChangeEvent> snapshotConfiguration() {
+    return new ChangeEventSerializerSnapshot(this);
+  }
+
+  /** Snapshot of a {@link ChangeEventSerializer}: the snapshot of its row serializer. */
+  public static final class ChangeEventSerializerSnapshot
+      extends CompositeTypeSerializerSnapshot<ChangeEvent, ChangeEventSerializer> {
+
+    private static final int VERSION_1 = 1;
+
+    public ChangeEventSerializerSnapshot() {}
+
+    ChangeEventSerializerSnapshot(ChangeEventSerializer serializer) {
+      super(serializer);
+    }
+
+    @Override
+    protected int getCurrentOuterSnapshotVersion() {
+      return VERSION_1;
+    }
+
+    @Override
+    protected TypeSerializer<?>[] getNestedSerializers(ChangeEventSerializer outer) {
+      return new TypeSerializer<?>[] {outer.rowSerializer()};
+    }
+
+    @Override
+    protected ChangeEventSerializer createOuterSerializerWithNestedSerializers(
+        TypeSerializer<?>[] nested) {
+      return new ChangeEventSerializer((RowDataSerializer) nested[0]);
+    }
+  }
+}
