@@ -87,8 +87,7 @@ public final class ChangeEvent {
   public ChangeEvent withOperation(Operation newOperation) {
     return newOperation == operation
         ? this
-        : new ChangeEvent(
-            table, newOperation, key, before, after, sequence, sourceTimestampMillis);
+        : new ChangeEvent(table, newOperation, key, before, after, sequence, sourceTimestampMillis);
   }
 
   @Override

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.shaded.guava33.com.google.common.hash.Hashing;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -16,7 +17,6 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
-import org.apache.flink.shaded.guava33.com.google.common.hash.Hashing;
 import org.apache.iceberg.types.Types;
 
 /**

@@ -111,8 +111,7 @@ public final class ChangeStats {
 
   @Override
   public int hashCode() {
-    return Objects.hash(
-        inserted, updated, deleted, staleDropped, duplicatesDropped, deadLettered);
+    return Objects.hash(inserted, updated, deleted, staleDropped, duplicatesDropped, deadLettered);
   }
 
   @Override

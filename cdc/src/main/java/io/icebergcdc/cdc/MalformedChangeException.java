@@ -1,8 +1,8 @@
 package io.icebergcdc.cdc;
 
 /**
- * A change event that cannot be applied: it does not parse, has an unknown operation, lacks its
- * key or sequence, or does not fit the table's schema. The message names the record.
+ * A change event that cannot be applied: it does not parse, has an unknown operation, lacks its key
+ * or sequence, or does not fit the table's schema. The message names the record.
  */
 public class MalformedChangeException extends RuntimeException {
 

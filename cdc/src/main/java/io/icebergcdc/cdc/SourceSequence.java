@@ -11,8 +11,8 @@ import java.util.Objects;
  * <p>A sequence is a short tuple of unsigned 64-bit components compared lexicographically, tagged
  * with the {@link Kind} of source it came from so that it can be shown as the source shows it (a
  * PostgreSQL LSN as {@code 0/16B3748}, a MySQL position as {@code mysql-bin.000003:4015#2}).
- * Sequences of different kinds never compare: a key whose changes come from two kinds of source
- * has no defined order, and comparing them fails loudly.
+ * Sequences of different kinds never compare: a key whose changes come from two kinds of source has
+ * no defined order, and comparing them fails loudly.
  */
 public final class SourceSequence implements Comparable<SourceSequence>, Serializable {
 
@@ -84,7 +84,9 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     return new SourceSequence(Kind.KAFKA_OFFSET, null, partition, offset);
   }
 
-  /** Rebuilds a sequence from its parts, as written by {@link #kind()} and {@link #components()}. */
+  /**
+   * Rebuilds a sequence from its parts, as written by {@link #kind()} and {@link #components()}.
+   */
   public static SourceSequence of(Kind kind, String prefix, long[] components) {
     return new SourceSequence(kind, prefix, components.clone());
   }

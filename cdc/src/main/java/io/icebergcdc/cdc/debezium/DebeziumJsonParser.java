@@ -22,8 +22,8 @@ import org.apache.flink.table.data.RowData;
  *
  * <p>The sequence of an event is, unless a sequence column is named, its source position: for
  * PostgreSQL {@code source.lsn}, preceded by the last commit LSN of {@code source.sequence} where
- * the event has one (it orders changes by transaction commit, which bare LSNs do not); for MySQL and
- * MariaDB {@code source.file}, {@code source.pos} and {@code source.row}. An update whose key
+ * the event has one (it orders changes by transaction commit, which bare LSNs do not); for MySQL
+ * and MariaDB {@code source.file}, {@code source.pos} and {@code source.row}. An update whose key
  * changed becomes a delete of the old key and an insert of the new one, both at the event's
  * sequence. A Debezium tombstone (a JSON {@code null}, which only tells Kafka's log compaction that
  * a delete happened) yields no change.
@@ -45,8 +45,8 @@ public final class DebeziumJsonParser {
   /**
    * @param changeSchema the schema rows are converted to
    * @param tableName the table named in events and messages
-   * @param sequenceColumn a column whose value orders changes of a key, or null to use the
-   *     source position
+   * @param sequenceColumn a column whose value orders changes of a key, or null to use the source
+   *     position
    */
   public DebeziumJsonParser(ChangeSchema changeSchema, String tableName, String sequenceColumn) {
     this.changeSchema = changeSchema;

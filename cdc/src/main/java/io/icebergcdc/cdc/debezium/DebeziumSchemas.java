@@ -19,8 +19,8 @@ import org.apache.iceberg.types.Types;
  *   <li>int8, int16, int32 to int; int64 to long; float32 to float; float64 to double; boolean to
  *       boolean; string to string; bytes to binary
  *   <li>{@code io.debezium.time.Date}, {@code org.apache.kafka.connect.data.Date} to date
- *   <li>{@code io.debezium.time.Time}, {@code MicroTime}, {@code NanoTime}, Connect {@code Time}
- *       to time
+ *   <li>{@code io.debezium.time.Time}, {@code MicroTime}, {@code NanoTime}, Connect {@code Time} to
+ *       time
  *   <li>{@code io.debezium.time.Timestamp}, {@code MicroTimestamp}, {@code NanoTimestamp}, Connect
  *       {@code Timestamp} to timestamp (without zone)
  *   <li>{@code io.debezium.time.ZonedTimestamp} to timestamptz

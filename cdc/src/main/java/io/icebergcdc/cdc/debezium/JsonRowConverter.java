@@ -58,7 +58,8 @@ final class JsonRowConverter {
    */
   RowData convert(JsonNode object, Map<String, String> units, boolean checkRequired) {
     if (!object.isObject()) {
-      throw new IllegalArgumentException("a row must be a JSON object, not " + object.getNodeType());
+      throw new IllegalArgumentException(
+          "a row must be a JSON object, not " + object.getNodeType());
     }
     GenericRowData row = new GenericRowData(columns.size());
     Iterator<Map.Entry<String, JsonNode>> fields = object.fields();

@@ -65,7 +65,8 @@ public final class ChangeEventTypeInfo extends TypeInformation<ChangeEvent> {
 
   @Override
   public boolean equals(Object obj) {
-    return obj instanceof ChangeEventTypeInfo && rowType.equals(((ChangeEventTypeInfo) obj).rowType);
+    return obj instanceof ChangeEventTypeInfo
+        && rowType.equals(((ChangeEventTypeInfo) obj).rowType);
   }
 
   @Override

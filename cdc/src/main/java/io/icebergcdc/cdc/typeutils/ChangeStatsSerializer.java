@@ -9,8 +9,8 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.core.memory.DataOutputView;
 
 /**
- * Versioned serializer of {@link ChangeStats}. Version 1: six counters and the nullable last
- * source position. Fields are only ever appended in later versions.
+ * Versioned serializer of {@link ChangeStats}. Version 1: six counters and the nullable last source
+ * position. Fields are only ever appended in later versions.
  */
 public final class ChangeStatsSerializer implements SimpleVersionedSerializer<ChangeStats> {
 

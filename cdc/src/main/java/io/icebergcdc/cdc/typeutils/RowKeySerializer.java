@@ -72,8 +72,7 @@ public final class RowKeySerializer extends TypeSerializerSingleton<RowKey> {
   }
 
   /** The snapshot of the stateless {@link RowKeySerializer}. */
-  public static final class RowKeySerializerSnapshot
-      extends SimpleTypeSerializerSnapshot<RowKey> {
+  public static final class RowKeySerializerSnapshot extends SimpleTypeSerializerSnapshot<RowKey> {
     public RowKeySerializerSnapshot() {
       super(() -> INSTANCE);
     }

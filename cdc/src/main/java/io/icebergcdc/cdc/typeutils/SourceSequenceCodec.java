@@ -6,9 +6,9 @@ import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
 /**
- * The binary form of a {@link SourceSequence} inside serializers of events, state and
- * committables: kind ordinal, optional prefix, then the components. Kinds are only ever appended to
- * {@link SourceSequence.Kind}, so an ordinal written once keeps its meaning.
+ * The binary form of a {@link SourceSequence} inside serializers of events, state and committables:
+ * kind ordinal, optional prefix, then the components. Kinds are only ever appended to {@link
+ * SourceSequence.Kind}, so an ordinal written once keeps its meaning.
  */
 public final class SourceSequenceCodec {
 
@@ -44,8 +44,7 @@ public final class SourceSequenceCodec {
   }
 
   /** Writes a sequence that may be null. */
-  public static void writeNullable(SourceSequence sequence, DataOutputView out)
-      throws IOException {
+  public static void writeNullable(SourceSequence sequence, DataOutputView out) throws IOException {
     out.writeBoolean(sequence != null);
     if (sequence != null) {
       write(sequence, out);

@@ -1,0 +1,110 @@
+package io.icebergcdc.commit;
+
+import io.icebergcdc.cdc.ChangeStats;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A subtask's contribution to one checkpoint's commit: the data and delete files a writer wrote,
+ * the data files its position deletes refer to, and what the dedup counted.
+ *
+ * <p>Files are held in Iceberg's JSON form of content files (the one the REST catalog protocol
+ * defines, see {@link ContentFileCodec}), so that the committable and the committer's state stay
+ * readable across releases without Java serialization. Immutable.
+ */
+public final class ChangeCommittable {
+
+  public static final ChangeCommittable EMPTY =
+      new ChangeCommittable(List.of(), List.of(), List.of(), ChangeStats.EMPTY);
+
+  private final List<String> dataFiles;
+  private final List<String> deleteFiles;
+  private final List<String> referencedDataFiles;
+  private final ChangeStats stats;
+
+  public ChangeCommittable(
+      List<String> dataFiles,
+      List<String> deleteFiles,
+      List<String> referencedDataFiles,
+      ChangeStats stats) {
+    this.dataFiles = List.copyOf(dataFiles);
+    this.deleteFiles = List.copyOf(deleteFiles);
+    this.referencedDataFiles = List.copyOf(referencedDataFiles);
+    this.stats = Objects.requireNonNull(stats, "stats");
+  }
+
+  /** A contribution of counts only, as the dedup makes. */
+  public static ChangeCommittable ofStats(ChangeStats stats) {
+    return new ChangeCommittable(List.of(), List.of(), List.of(), stats);
+  }
+
+  /** Data files, as {@link ContentFileCodec} JSON. */
+  public List<String> dataFiles() {
+    return dataFiles;
+  }
+
+  /** Delete files, as {@link ContentFileCodec} JSON. */
+  public List<String> deleteFiles() {
+    return deleteFiles;
+  }
+
+  /** Locations of data files that this contribution's position deletes refer to. */
+  public List<String> referencedDataFiles() {
+    return referencedDataFiles;
+  }
+
+  public ChangeStats stats() {
+    return stats;
+  }
+
+  /** Whether there are files to commit. */
+  public boolean hasFiles() {
+    return !dataFiles.isEmpty() || !deleteFiles.isEmpty();
+  }
+
+  /** Both contributions together. */
+  public ChangeCommittable plus(ChangeCommittable other) {
+    return new ChangeCommittable(
+        concat(dataFiles, other.dataFiles),
+        concat(deleteFiles, other.deleteFiles),
+        concat(referencedDataFiles, other.referencedDataFiles),
+        stats.plus(other.stats));
+  }
+
+  private static List<String> concat(List<String> a, List<String> b) {
+    if (a.isEmpty()) {
+      return b;
+    }
+    if (b.isEmpty()) {
+      return a;
+    }
+    List<String> result = new ArrayList<>(a.size() + b.size());
+    result.addAll(a);
+    result.addAll(b);
+    return Collections.unmodifiableList(result);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof ChangeCommittable)) {
+      return false;
+    }
+    ChangeCommittable that = (ChangeCommittable) o;
+    return dataFiles.equals(that.dataFiles)
+        && deleteFiles.equals(that.deleteFiles)
+        && referencedDataFiles.equals(that.referencedDataFiles)
+        && stats.equals(that.stats);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(dataFiles, deleteFiles, referencedDataFiles, stats);
+  }
+
+  @Override
+  public String toString() {
+    return dataFiles.size() + " data files, " + deleteFiles.size() + " delete files, " + stats;
+  }
+}

@@ -1,0 +1,76 @@
+package io.icebergcdc.commit;
+
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.core.memory.DataOutputView;
+
+/**
+ * Versioned serializer of {@link ChangeCommittable}s, used between writers and the committer and in
+ * the committer's state.
+ *
+ * <p>Version 1: data files, delete files, referenced data files (each a count and strings of any
+ * length), then the statistics in {@link ChangeStatsSerializer} version 1. Later versions only
+ * append fields.
+ */
+public final class ChangeCommittableSerializer
+    implements SimpleVersionedSerializer<ChangeCommittable> {
+
+  public static final int VERSION_1 = 1;
+  private static final int CURRENT = VERSION_1;
+
+  @Override
+  public int getVersion() {
+    return CURRENT;
+  }
+
+  @Override
+  public byte[] serialize(ChangeCommittable committable) throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(256);
+    writeStrings(committable.dataFiles(), out);
+    writeStrings(committable.deleteFiles(), out);
+    writeStrings(committable.referencedDataFiles(), out);
+    ChangeStatsSerializer.write(committable.stats(), out);
+    return out.getCopyOfBuffer();
+  }
+
+  @Override
+  public ChangeCommittable deserialize(int version, byte[] bytes) throws IOException {
+    if (version != VERSION_1) {
+      throw new IOException("unknown version " + version + " of a serialized change committable");
+    }
+    DataInputDeserializer in = new DataInputDeserializer(bytes);
+    List<String> data = readStrings(in);
+    List<String> deletes = readStrings(in);
+    List<String> referenced = readStrings(in);
+    ChangeStats stats = ChangeStatsSerializer.read(ChangeStatsSerializer.VERSION_1, in);
+    return new ChangeCommittable(data, deletes, referenced, stats);
+  }
+
+  private static void writeStrings(List<String> values, DataOutputView out) throws IOException {
+    out.writeInt(values.size());
+    for (String value : values) {
+      byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+      out.writeInt(utf8.length);
+      out.write(utf8);
+    }
+  }
+
+  private static List<String> readStrings(DataInputView in) throws IOException {
+    int count = in.readInt();
+    List<String> values = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      byte[] utf8 = new byte[in.readInt()];
+      in.readFully(utf8);
+      values.add(new String(utf8, StandardCharsets.UTF_8));
+    }
+    return values;
+  }
+}

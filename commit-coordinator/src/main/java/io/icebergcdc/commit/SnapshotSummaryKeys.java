@@ -1,0 +1,28 @@
+package io.icebergcdc.commit;
+
+/** The properties that the committer adds to the summary of every snapshot it commits. */
+public final class SnapshotSummaryKeys {
+
+  private SnapshotSummaryKeys() {}
+
+  private static final String PREFIX = "iceberg-cdc.";
+
+  /** The Flink job whose checkpoint this snapshot commits. */
+  public static final String JOB_ID = PREFIX + "job-id";
+
+  /** The committer operator's id: stable across restarts as long as its uid is. */
+  public static final String OPERATOR_ID = PREFIX + "operator-id";
+
+  /** The checkpoint this snapshot commits. */
+  public static final String CHECKPOINT_ID = PREFIX + "checkpoint-id";
+
+  public static final String ROWS_INSERTED = PREFIX + "rows-inserted";
+  public static final String ROWS_UPDATED = PREFIX + "rows-updated";
+  public static final String ROWS_DELETED = PREFIX + "rows-deleted";
+  public static final String STALE_DROPPED = PREFIX + "stale-changes-dropped";
+  public static final String DUPLICATES_DROPPED = PREFIX + "duplicate-changes-dropped";
+  public static final String DEAD_LETTERED = PREFIX + "dead-lettered-changes";
+
+  /** The latest source position among the changes this snapshot commits. */
+  public static final String SOURCE_POSITION = PREFIX + "source-position";
+}

@@ -1,0 +1,64 @@
+package io.icebergcdc.commit.internal;
+
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.ChangeCommittableSerializer;
+import java.io.IOException;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
+/**
+ * Versioned serializer of the {@link CommitterState}.
+ *
+ * <p>Version 1: the job id, the number of pending checkpoints, then for each its id and its
+ * committable as version, length and bytes of {@link ChangeCommittableSerializer}, so that the two
+ * formats evolve apart.
+ */
+final class CommitterStateSerializer implements SimpleVersionedSerializer<CommitterState> {
+
+  static final int VERSION_1 = 1;
+  private static final int CURRENT = VERSION_1;
+
+  private final ChangeCommittableSerializer committables = new ChangeCommittableSerializer();
+
+  @Override
+  public int getVersion() {
+    return CURRENT;
+  }
+
+  @Override
+  public byte[] serialize(CommitterState state) throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(256);
+    out.writeUTF(state.jobId());
+    out.writeInt(state.pending().size());
+    for (var entry : state.pending().entrySet()) {
+      out.writeLong(entry.getKey());
+      byte[] bytes = committables.serialize(entry.getValue());
+      out.writeInt(committables.getVersion());
+      out.writeInt(bytes.length);
+      out.write(bytes);
+    }
+    return out.getCopyOfBuffer();
+  }
+
+  @Override
+  public CommitterState deserialize(int version, byte[] bytes) throws IOException {
+    if (version != VERSION_1) {
+      throw new IOException("unknown version " + version + " of the committer's state");
+    }
+    DataInputDeserializer in = new DataInputDeserializer(bytes);
+    String jobId = in.readUTF();
+    int count = in.readInt();
+    NavigableMap<Long, ChangeCommittable> pending = new TreeMap<>();
+    for (int i = 0; i < count; i++) {
+      long checkpointId = in.readLong();
+      int committableVersion = in.readInt();
+      byte[] committable = new byte[in.readInt()];
+      in.readFully(committable);
+      pending.put(checkpointId, committables.deserialize(committableVersion, committable));
+    }
+    return new CommitterState(jobId, pending);
+  }
+}

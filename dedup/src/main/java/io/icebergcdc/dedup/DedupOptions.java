@@ -1,0 +1,29 @@
+package io.icebergcdc.dedup;
+
+import java.time.Duration;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+/** Options of the sequence-ordered dedup. */
+public final class DedupOptions {
+
+  private DedupOptions() {}
+
+  public static final ConfigOption<Duration> TOMBSTONE_TTL =
+      ConfigOptions.key("dedup.tombstone-ttl")
+          .durationType()
+          .defaultValue(Duration.ofDays(7))
+          .withDescription(
+              "How long the sequence of a deleted key is kept after the delete, in processing"
+                  + " time. While it is kept, a late change older than the delete is dropped;"
+                  + " after it expires such a change would bring the row back. Live keys keep"
+                  + " their sequence for as long as they exist.");
+
+  public static final ConfigOption<AmbiguousChangePolicy> ON_AMBIGUOUS_CHANGE =
+      ConfigOptions.key("dedup.on-ambiguous-change")
+          .enumType(AmbiguousChangePolicy.class)
+          .defaultValue(AmbiguousChangePolicy.FAIL)
+          .withDescription(
+              "What to do with a change whose key already has a different change applied at the"
+                  + " same source sequence: fail the job, or send it to the dead-letter output.");
+}

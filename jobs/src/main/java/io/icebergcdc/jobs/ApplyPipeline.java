@@ -1,0 +1,178 @@
+package io.icebergcdc.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.icebergcdc.cdc.BadRecordPolicy;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.debezium.DebeziumSchemas;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.sink.CdcTables;
+import io.icebergcdc.sink.IcebergCdcSink;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.serialization.SimpleStringEncoder;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.connector.file.sink.FileSink;
+import org.apache.flink.connector.file.src.FileSource;
+import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.TableLoader;
+
+/**
+ * Composes and runs an {@link ApplyJob}: a file source, the Debezium JSON parser, and the {@link
+ * IcebergCdcSink} (dedup, writers, committer), with the dead-letter outputs of both going to a file
+ * sink when one is asked for.
+ */
+public final class ApplyPipeline {
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private final ApplyJob job;
+  private final CommitListener commitListener;
+
+  public ApplyPipeline(ApplyJob job, CommitListener commitListener) {
+    this.job = job;
+    this.commitListener = commitListener;
+  }
+
+  /** The catalog of the job's warehouse. */
+  public static CatalogLoader catalogLoader(String warehouse, Map<String, String> properties) {
+    Map<String, String> all = new HashMap<>(properties);
+    all.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse);
+    return CatalogLoader.hadoop("iceberg_cdc", new org.apache.hadoop.conf.Configuration(), all);
+  }
+
+  /** Creates the table if it is missing, builds the job graph, and runs it to its end. */
+  public JobExecutionResult run() throws Exception {
+    CatalogLoader catalogLoader = catalogLoader(job.warehouse(), job.catalogProperties());
+    Table table = createOrLoadTable(catalogLoader.loadCatalog());
+
+    Configuration config = new Configuration();
+    config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, job.restartAttempts());
+    config.set(
+        RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
+        java.time.Duration.ofMillis(200));
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+    env.setParallelism(job.parallelism());
+    env.enableCheckpointing(job.checkpointInterval().toMillis());
+
+    ChangeSchema schema = new ChangeSchema(table.schema());
+    String origin = Paths.get(job.changesFile()).getFileName().toString();
+    BadRecordPolicy policy =
+        job.deadLetterPath() == null ? BadRecordPolicy.FAIL : BadRecordPolicy.DEAD_LETTER;
+
+    FileSource<String> source =
+        FileSource.forRecordStreamFormat(
+                new TextLineInputFormat(), new Path(Paths.get(job.changesFile()).toUri()))
+            .build();
+    SingleOutputStreamOperator<ChangeEvent> changes =
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "changes file " + origin)
+            .uid("file-source")
+            .setParallelism(1)
+            .process(
+                new DebeziumJsonParseFunction(
+                    schema, job.table().toString(), job.sequenceColumn(), origin, policy))
+            .returns(ChangeEventTypeInfo.of(schema))
+            .name("parse Debezium JSON")
+            .uid("parse-debezium-json")
+            .setParallelism(1);
+
+    IcebergCdcSink sink =
+        IcebergCdcSink.builder()
+            .table(TableLoader.fromCatalog(catalogLoader, job.table()))
+            .options(job.sinkOptions())
+            .commitListener(commitListener)
+            .build();
+    DataStream<DeadLetter> refused = sink.apply(changes);
+    if (job.deadLetterPath() != null) {
+      changes
+          .getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS)
+          .union(refused)
+          .map(new DeadLetterToJson())
+          .name("dead letters as JSON")
+          .sinkTo(
+              FileSink.forRowFormat(
+                      new Path(Paths.get(job.deadLetterPath()).toAbsolutePath().toUri()),
+                      new SimpleStringEncoder<String>())
+                  .build())
+          .name("dead-letter files")
+          .uid("dead-letter-sink");
+    }
+    return env.execute("iceberg-cdc apply " + origin + " -> " + job.table());
+  }
+
+  private Table createOrLoadTable(Catalog catalog) throws IOException {
+    Schema schema = null;
+    if (!catalog.tableExists(job.table())) {
+      schema = schemaFromFirstEvent();
+    }
+    return CdcTables.createOrLoad(
+        catalog, job.table(), schema, job.partitionBy(), job.formatVersion(), job.primaryKey());
+  }
+
+  /** The table schema that the Connect schema of the file's first event describes. */
+  private Schema schemaFromFirstEvent() throws IOException {
+    try (BufferedReader reader =
+        Files.newBufferedReader(Paths.get(job.changesFile()), StandardCharsets.UTF_8)) {
+      String line;
+      int number = 0;
+      while ((line = reader.readLine()) != null) {
+        number++;
+        if (line.isBlank()) {
+          continue;
+        }
+        JsonNode root = DebeziumJsonParser.readTree(line, job.changesFile() + ":" + number);
+        if (root.has("schema") && root.has("payload")) {
+          return DebeziumSchemas.toIcebergSchema(root.get("schema"), job.primaryKey());
+        }
+        break;
+      }
+    }
+    throw new IllegalArgumentException(
+        "table "
+            + job.table()
+            + " does not exist and the first event of "
+            + job.changesFile()
+            + " carries no schema to create it from; create the table first, or write the"
+            + " events with Debezium's schemas enabled");
+  }
+
+  /** Writes a dead letter as one line of JSON. */
+  static final class DeadLetterToJson implements MapFunction<DeadLetter, String> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public String map(DeadLetter letter) throws Exception {
+      ObjectNode node = MAPPER.createObjectNode();
+      node.put("table", letter.table());
+      node.put("origin", letter.origin());
+      node.put("reason", letter.reason());
+      node.put("record", letter.record());
+      return MAPPER.writeValueAsString(node);
+    }
+  }
+}

@@ -1,0 +1,179 @@
+package io.icebergcdc.sink;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.iceberg.PartitionField;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+
+/** Creates the tables the applier writes to, and checks that existing ones can take a changelog. */
+public final class CdcTables {
+
+  private static final Pattern TRANSFORM =
+      Pattern.compile("\\s*(\\w+)\\s*\\(\\s*(?:(\\d+)\\s*,\\s*)?(\\w+)\\s*\\)\\s*");
+
+  private CdcTables() {}
+
+  /**
+   * Loads the table, or creates it from {@code schema} if it does not exist.
+   *
+   * @param schema the changelog's schema; its identifier fields are the primary key
+   * @param partitionBy a partition spec in the syntax of {@link #parsePartitionSpec}, or null
+   * @param formatVersion 2 or 3
+   * @param primaryKey the key the user expects; an existing table must have it as its identifier
+   *     fields
+   */
+  public static Table createOrLoad(
+      Catalog catalog,
+      TableIdentifier identifier,
+      Schema schema,
+      String partitionBy,
+      int formatVersion,
+      List<String> primaryKey) {
+    if (catalog.tableExists(identifier)) {
+      Table table = catalog.loadTable(identifier);
+      Set<String> tableKey = table.schema().identifierFieldNames();
+      if (!tableKey.equals(Set.copyOf(primaryKey))) {
+        throw new IllegalArgumentException(
+            "table "
+                + identifier
+                + " exists with primary key (identifier fields) "
+                + tableKey
+                + ", not "
+                + primaryKey);
+      }
+      return table;
+    }
+    if (formatVersion != 2 && formatVersion != 3) {
+      throw new IllegalArgumentException(
+          "format version must be 2 or 3 (row-level deletes need at least 2), not "
+              + formatVersion);
+    }
+    PartitionSpec spec = parsePartitionSpec(schema, partitionBy);
+    checkPartitionColumnsAreKeyColumns(schema, spec);
+    return catalog
+        .buildTable(identifier, schema)
+        .withPartitionSpec(spec)
+        .withProperty(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
+        .create();
+  }
+
+  /**
+   * Parses a partition spec: comma-separated terms, each a column name (identity) or one of {@code
+   * identity(col)}, {@code bucket(N, col)}, {@code truncate(W, col)}, {@code years(col)}, {@code
+   * months(col)}, {@code days(col)}, {@code hours(col)}. Null or blank is unpartitioned.
+   */
+  public static PartitionSpec parsePartitionSpec(Schema schema, String text) {
+    PartitionSpec.Builder builder = PartitionSpec.builderFor(schema);
+    if (text == null || text.isBlank()) {
+      return builder.build();
+    }
+    for (String term : splitTerms(text)) {
+      String trimmed = term.trim();
+      if (trimmed.matches("\\w+")) {
+        builder.identity(column(schema, trimmed, text));
+        continue;
+      }
+      Matcher m = TRANSFORM.matcher(trimmed);
+      if (!m.matches()) {
+        throw new IllegalArgumentException(
+            "cannot read partition term '" + trimmed + "' of '" + text + "'");
+      }
+      String transform = m.group(1).toLowerCase(Locale.ROOT);
+      String column = column(schema, m.group(3), text);
+      boolean hasWidth = m.group(2) != null;
+      if (hasWidth != (transform.equals("bucket") || transform.equals("truncate"))) {
+        throw new IllegalArgumentException(
+            "partition term '"
+                + trimmed
+                + "': bucket and truncate take a number and a column, other transforms a"
+                + " column only");
+      }
+      switch (transform) {
+        case "identity":
+          builder.identity(column);
+          break;
+        case "bucket":
+          builder.bucket(column, Integer.parseInt(m.group(2)));
+          break;
+        case "truncate":
+          builder.truncate(column, Integer.parseInt(m.group(2)));
+          break;
+        case "years":
+        case "year":
+          builder.year(column);
+          break;
+        case "months":
+        case "month":
+          builder.month(column);
+          break;
+        case "days":
+        case "day":
+          builder.day(column);
+          break;
+        case "hours":
+        case "hour":
+          builder.hour(column);
+          break;
+        default:
+          throw new IllegalArgumentException(
+              "unknown partition transform '" + m.group(1) + "' in '" + text + "'");
+      }
+    }
+    return builder.build();
+  }
+
+  /**
+   * Fails unless every partition source column is a primary-key column: a delete carries the key
+   * only, and must find the partition of the row it deletes.
+   */
+  public static void checkPartitionColumnsAreKeyColumns(Schema schema, PartitionSpec spec) {
+    for (PartitionField field : spec.fields()) {
+      if (!schema.identifierFieldIds().contains(field.sourceId())) {
+        Types.NestedField column = schema.findField(field.sourceId());
+        throw new IllegalArgumentException(
+            "partition column '"
+                + column.name()
+                + "' is not part of the primary key "
+                + schema.identifierFieldNames()
+                + ": deletes carry only the key, so the partition must follow from it");
+      }
+    }
+  }
+
+  private static String column(Schema schema, String name, String text) {
+    if (schema.findField(name) == null) {
+      throw new IllegalArgumentException(
+          "partition spec '" + text + "' names column '" + name + "', which the table lacks");
+    }
+    return name;
+  }
+
+  private static List<String> splitTerms(String text) {
+    List<String> terms = new ArrayList<>();
+    int depth = 0;
+    int start = 0;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '(') {
+        depth++;
+      } else if (c == ')') {
+        depth--;
+      } else if (c == ',' && depth == 0) {
+        terms.add(text.substring(start, i));
+        start = i + 1;
+      }
+    }
+    terms.add(text.substring(start));
+    return terms;
+  }
+}

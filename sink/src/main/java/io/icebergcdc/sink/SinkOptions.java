@@ -1,0 +1,66 @@
+package io.icebergcdc.sink;
+
+import io.icebergcdc.dedup.DedupOptions;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+
+/**
+ * Options of the sink. Write properties of the table (file size, Parquet codec and sizes) are
+ * Iceberg table properties and are read from the table.
+ */
+public final class SinkOptions {
+
+  private SinkOptions() {}
+
+  public static final ConfigOption<Distribution> DISTRIBUTION =
+      ConfigOptions.key("sink.distribution")
+          .enumType(Distribution.class)
+          .defaultValue(Distribution.PRIMARY_KEY)
+          .withDescription(
+              "How changes are spread over writers: by primary key (even load, chained with the"
+                  + " dedup) or by partition (fewer files).");
+
+  public static final ConfigOption<Integer> PARALLELISM =
+      ConfigOptions.key("sink.parallelism")
+          .intType()
+          .noDefaultValue()
+          .withDescription(
+              "Parallelism of the dedup and the writers; the job's default parallelism when"
+                  + " unset. The committer always runs with parallelism 1.");
+
+  public static final ConfigOption<String> UID_PREFIX =
+      ConfigOptions.key("sink.uid-prefix")
+          .stringType()
+          .defaultValue("iceberg-cdc")
+          .withDescription(
+              "Prefix of the uids of the sink's stateful operators. Changing it, like changing"
+                  + " any uid, makes savepoints of the earlier job unrestorable.");
+
+  /** Every option of the sink and of its dedup. */
+  public static List<ConfigOption<?>> all() {
+    return List.of(
+        DISTRIBUTION,
+        PARALLELISM,
+        UID_PREFIX,
+        DedupOptions.TOMBSTONE_TTL,
+        DedupOptions.ON_AMBIGUOUS_CHANGE);
+  }
+
+  /**
+   * Fails on a key in the sink's or dedup's namespace that is no option, naming the key; keys of
+   * other namespaces are left to their owners.
+   */
+  public static void validate(Configuration config) {
+    Set<String> known = all().stream().map(ConfigOption::key).collect(Collectors.toSet());
+    for (String key : config.keySet()) {
+      if ((key.startsWith("sink.") || key.startsWith("dedup.")) && !known.contains(key)) {
+        throw new IllegalArgumentException(
+            "unknown option '" + key + "'; the options are " + known);
+      }
+    }
+  }
+}
