@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * The position of a change in its source, comparable across all changes of one key.
  *
- * <p>A sequence is a short tuple of unsigned 64-bit components compared lexicographically, tagged
+ * <p>A sequence is a short tuple of signed 64-bit components compared lexicographically, tagged
  * with the {@link Kind} of source it came from so that it can be shown as the source shows it (a
  * PostgreSQL LSN as {@code 0/16B3748}, a MySQL position as {@code mysql-bin.000003:4015#2}).
  * Sequences of different kinds never compare: a key whose changes come from two kinds of source has
@@ -117,7 +117,7 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     }
     int n = Math.min(components.length, other.components.length);
     for (int i = 0; i < n; i++) {
-      int c = Long.compareUnsigned(components[i], other.components[i]);
+      int c = Long.compare(components[i], other.components[i]);
       if (c != 0) {
         return c;
       }

@@ -111,10 +111,10 @@ public final class DebeziumJsonParser {
     Map<String, String> units = Collections.emptyMap();
     if (root.has("payload") && root.has("schema")) {
       payload = root.get("payload");
-      units = units(root.get("schema"));
       if (payload == null || payload.isNull()) {
         return Collections.emptyList();
       }
+      units = units(root.get("schema"));
     }
     if (payload.getNodeType() != JsonNodeType.OBJECT) {
       throw new MalformedChangeException(locator + ": an event must be a JSON object");

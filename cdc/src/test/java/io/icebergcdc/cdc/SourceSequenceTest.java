@@ -1,0 +1,43 @@
+package io.icebergcdc.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+class SourceSequenceTest {
+
+  @Test
+  void postgresPositionsOrderByCommitThenLsn() {
+    assertThat(SourceSequence.postgresLsn(5)).isLessThan(SourceSequence.postgresLsn(6));
+    // A change of a later transaction can have a lower LSN than one of an earlier transaction.
+    assertThat(SourceSequence.postgresLsn(100, 7)).isGreaterThan(SourceSequence.postgresLsn(90, 50));
+    assertThat(SourceSequence.postgresLsn(0x16B3748L).toString()).isEqualTo("lsn=0/16B3748");
+    assertThat(SourceSequence.parseLsn("1/16B3748")).isEqualTo(0x1_016B_3748L);
+  }
+
+  @Test
+  void mysqlPositionsOrderByFileThenPositionThenRow() {
+    SourceSequence a = SourceSequence.mysqlBinlog("mysql-bin.000009", 900, 0);
+    SourceSequence b = SourceSequence.mysqlBinlog("mysql-bin.000010", 4, 0);
+    SourceSequence c = SourceSequence.mysqlBinlog("mysql-bin.000010", 4, 1);
+    assertThat(a).isLessThan(b);
+    assertThat(b).isLessThan(c);
+    assertThat(c.toString()).isEqualTo("mysql-bin.000010:4#1");
+    assertThatThrownBy(() -> SourceSequence.mysqlBinlog("binlog", 4, 0))
+        .hasMessageContaining("binlog");
+  }
+
+  @Test
+  void columnValuesCompareAsSignedNumbers() {
+    // A timestamp column before 1970 holds negative microseconds.
+    assertThat(SourceSequence.column(-1)).isLessThan(SourceSequence.column(0));
+  }
+
+  @Test
+  void kindsDoNotCompare() {
+    assertThatThrownBy(
+            () -> SourceSequence.column(1).compareTo(SourceSequence.postgresLsn(1)))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+}

@@ -1,0 +1,170 @@
+package io.icebergcdc.cdc.debezium;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.SourceSequence;
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.util.List;
+import org.apache.flink.table.data.RowData;
+import org.junit.jupiter.api.Test;
+
+class DebeziumJsonParserTest {
+
+  private static final String SCHEMA =
+      "{\"type\":\"struct\",\"fields\":["
+          + "{\"type\":\"struct\",\"field\":\"before\",\"optional\":true,\"fields\":[]},"
+          + "{\"type\":\"struct\",\"field\":\"after\",\"optional\":true,\"fields\":["
+          + "{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
+          + "{\"type\":\"string\",\"optional\":true,\"field\":\"name\"},"
+          + "{\"type\":\"bytes\",\"optional\":true,\"name\":\"org.apache.kafka.connect.data.Decimal\","
+          + "\"parameters\":{\"scale\":\"2\",\"connect.decimal.precision\":\"10\"},\"field\":\"price\"},"
+          + "{\"type\":\"int32\",\"optional\":true,\"name\":\"io.debezium.time.Date\",\"field\":\"day\"},"
+          + "{\"type\":\"int64\",\"optional\":true,\"name\":\"io.debezium.time.Timestamp\",\"field\":\"ts\"},"
+          + "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.time.ZonedTimestamp\",\"field\":\"tstz\"},"
+          + "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Uuid\",\"field\":\"uid\"},"
+          + "{\"type\":\"boolean\",\"optional\":true,\"field\":\"flag\"}]},"
+          + "{\"type\":\"struct\",\"field\":\"source\",\"fields\":[]},"
+          + "{\"type\":\"string\",\"field\":\"op\"}]}";
+
+  private static final ChangeSchema CHANGE_SCHEMA =
+      new ChangeSchema(
+          DebeziumSchemas.toIcebergSchema(
+              DebeziumJsonParser.readTree(SCHEMA, "test"), List.of("id")));
+
+  private final DebeziumJsonParser parser = new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", null);
+
+  private static String pg(String op, String before, String after, long lsn) {
+    return "{\"before\":"
+        + before
+        + ",\"after\":"
+        + after
+        + ",\"source\":{\"connector\":\"postgresql\",\"schema\":\"public\",\"table\":\"t\",\"lsn\":"
+        + lsn
+        + ",\"ts_ms\":1700000000000},\"op\":\""
+        + op
+        + "\"}";
+  }
+
+  @Test
+  void readsAnEnvelopeWithItsSchemaInTheUnitsTheSchemaNames() {
+    String after =
+        "{\"id\":1,\"name\":\"a\",\"price\":\"MDk=\",\"day\":19000,\"ts\":1700000000123,"
+            + "\"tstz\":\"2024-01-02T03:04:05.123456Z\","
+            + "\"uid\":\"123e4567-e89b-12d3-a456-426614174000\",\"flag\":true}";
+    String json = "{\"schema\":" + SCHEMA + ",\"payload\":" + pg("c", "null", after, 42) + "}";
+
+    List<ChangeEvent> events = parser.parse(json, "line 1");
+
+    assertThat(events).hasSize(1);
+    ChangeEvent event = events.get(0);
+    assertThat(event.operation()).isEqualTo(Operation.INSERT);
+    assertThat(event.table()).isEqualTo("public.t");
+    assertThat(event.sequence()).isEqualTo(SourceSequence.postgresLsn(42));
+    assertThat(event.sourceTimestampMillis()).isEqualTo(1700000000000L);
+    RowData row = event.after();
+    assertThat(row.getLong(0)).isEqualTo(1L);
+    assertThat(row.getString(1).toString()).isEqualTo("a");
+    assertThat(row.getDecimal(2, 10, 2).toBigDecimal()).isEqualTo(new BigDecimal("123.45"));
+    assertThat(row.getInt(3)).isEqualTo((int) LocalDate.of(2022, 1, 8).toEpochDay());
+    assertThat(row.getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000123L);
+    assertThat(row.getTimestamp(5, 6).toInstant())
+        .isEqualTo(Instant.parse("2024-01-02T03:04:05.123456Z"));
+    assertThat(row.getBinary(6)).hasSize(16);
+    assertThat(row.getBoolean(7)).isTrue();
+  }
+
+  @Test
+  void readsAPayloadWithoutSchemaInTheTablesTypes() {
+    String after =
+        "{\"id\":2,\"price\":\"7.5\",\"day\":\"2024-02-29\",\"ts\":\"2024-02-29T10:00:00\"}";
+    ChangeEvent event = parser.parse(pg("r", "null", after, 7), "line 2").get(0);
+    assertThat(event.operation()).isEqualTo(Operation.SNAPSHOT_READ);
+    assertThat(event.after().getDecimal(2, 10, 2).toBigDecimal()).isEqualTo(new BigDecimal("7.50"));
+    assertThat(event.after().getInt(3)).isEqualTo((int) LocalDate.of(2024, 2, 29).toEpochDay());
+    assertThat(event.after().getTimestamp(4, 6).toLocalDateTime())
+        .isEqualTo(LocalDateTime.of(2024, 2, 29, 10, 0));
+    assertThat(event.after().isNullAt(1)).isTrue();
+  }
+
+  @Test
+  void aDeleteNeedsOnlyTheKeyOfItsBeforeImage() {
+    ChangeEvent event = parser.parse(pg("d", "{\"id\":3}", "null", 9), "l").get(0);
+    assertThat(event.operation()).isEqualTo(Operation.DELETE);
+    assertThat(event.key()).isEqualTo(CHANGE_SCHEMA.keyOf(event.before()));
+  }
+
+  @Test
+  void anUpdateThatChangesTheKeyBecomesADeleteAndAnInsert() {
+    List<ChangeEvent> events =
+        parser.parse(pg("u", "{\"id\":1,\"name\":\"x\"}", "{\"id\":5,\"name\":\"x\"}", 11), "l");
+    assertThat(events).extracting(ChangeEvent::operation)
+        .containsExactly(Operation.DELETE, Operation.INSERT);
+    assertThat(events.get(0).keyRow().getLong(0)).isEqualTo(1L);
+    assertThat(events.get(1).keyRow().getLong(0)).isEqualTo(5L);
+    assertThat(events.get(0).sequence()).isEqualTo(events.get(1).sequence());
+  }
+
+  @Test
+  void postgresSequenceOrdersByLastCommitLsnFirst() {
+    String json =
+        "{\"after\":{\"id\":1},\"source\":{\"lsn\":50,\"sequence\":\"[\\\"0/64\\\",\\\"50\\\"]\"},"
+            + "\"op\":\"u\"}";
+    assertThat(parser.parse(json, "l").get(0).sequence())
+        .isEqualTo(SourceSequence.postgresLsn(100, 50));
+  }
+
+  @Test
+  void mysqlSequenceIsFilePositionAndRow() {
+    String json =
+        "{\"after\":{\"id\":1},\"source\":{\"connector\":\"mysql\",\"db\":\"inv\",\"table\":\"t\","
+            + "\"file\":\"mysql-bin.000003\",\"pos\":4015,\"row\":2},\"op\":\"c\"}";
+    ChangeEvent event = parser.parse(json, "l").get(0);
+    assertThat(event.sequence()).isEqualTo(SourceSequence.mysqlBinlog("mysql-bin.000003", 4015, 2));
+    assertThat(event.table()).isEqualTo("inv.t");
+  }
+
+  @Test
+  void aNamedSequenceColumnOrdersInsteadOfTheSourcePosition() {
+    DebeziumJsonParser byColumn = new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", "ts");
+    ChangeEvent event =
+        byColumn.parse("{\"after\":{\"id\":1,\"ts\":\"2024-01-01T00:00:01\"},\"op\":\"c\"}", "l")
+            .get(0);
+    assertThat(event.sequence()).isEqualTo(SourceSequence.column(1704067201000000L));
+    assertThatThrownBy(() -> new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", "nope"))
+        .hasMessageContaining("'nope'");
+  }
+
+  @Test
+  void aTombstoneYieldsNoChange() {
+    assertThat(parser.parse("null", "l")).isEmpty();
+    assertThat(parser.parse("{\"schema\":{},\"payload\":null}", "l")).isEmpty();
+  }
+
+  @Test
+  void badRecordsFailWithAMessageNamingTheRecordAndTheProblem() {
+    assertMalformed("{not json", "not valid JSON");
+    assertMalformed(pg("x", "null", "{\"id\":1}", 1), "unknown operation 'x'");
+    assertMalformed("{\"after\":{\"id\":1},\"source\":{\"lsn\":1}}", "no 'op'");
+    assertMalformed(pg("c", "null", "{\"name\":\"no key\"}", 1), "'id'");
+    assertMalformed(pg("c", "null", "{\"id\":1,\"colour\":\"red\"}", 1), "'colour'");
+    assertMalformed(pg("c", "null", "{\"id\":\"one\"}", 1), "column 'id'");
+    assertMalformed(pg("d", "null", "null", 1), "delete has no 'before'");
+    assertMalformed(pg("c", "null", "null", 1), "has no 'after'");
+    assertMalformed("{\"after\":{\"id\":1},\"source\":{},\"op\":\"c\"}", "no source position");
+  }
+
+  private void assertMalformed(String json, String expected) {
+    assertThatThrownBy(() -> parser.parse(json, "changes.jsonl:7"))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageStartingWith("changes.jsonl:7")
+        .hasMessageContaining(expected);
+  }
+}

@@ -1,0 +1,81 @@
+package io.icebergcdc.cdc.typeutils;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.GoldenFiles;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.TestChanges;
+import java.io.IOException;
+import org.apache.flink.api.common.serialization.SerializerConfigImpl;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.junit.jupiter.api.Test;
+
+class SerializersTest {
+
+  private static final ChangeStats STATS =
+      new ChangeStats(
+          1, 2, 3, 4, 5, 6, SourceSequence.mysqlBinlog("mysql-bin.000003", 4015, 2));
+
+  @Test
+  void changeStatsRoundTripsAndReadsVersion1() throws IOException {
+    ChangeStatsSerializer serializer = new ChangeStatsSerializer();
+    byte[] bytes = serializer.serialize(STATS);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(STATS);
+    assertThat(serializer.deserialize(ChangeStatsSerializer.VERSION_1, serializer.serialize(ChangeStats.EMPTY)))
+        .isEqualTo(ChangeStats.EMPTY);
+
+    byte[] v1 = GoldenFiles.bytes("serializer/change-stats-v1.bin", bytes);
+    assertThat(serializer.deserialize(ChangeStatsSerializer.VERSION_1, v1)).isEqualTo(STATS);
+    assertThatThrownBy(() -> serializer.deserialize(99, bytes))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("version 99");
+  }
+
+  @Test
+  void deadLetterRoundTripsAndReadsVersion1() throws IOException {
+    DeadLetterSerializer serializer = new DeadLetterSerializer();
+    DeadLetter letter = new DeadLetter("db.t", "file.jsonl", "no op", "x".repeat(70_000));
+    byte[] bytes = serializer.serialize(letter);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(letter);
+
+    DeadLetter small = new DeadLetter("db.t", "topic-0@12", "unknown operation 'x'", "{\"op\":\"x\"}");
+    byte[] v1 = GoldenFiles.bytes("serializer/dead-letter-v1.bin", serializer.serialize(small));
+    assertThat(serializer.deserialize(DeadLetterSerializer.VERSION_1, v1)).isEqualTo(small);
+    assertThatThrownBy(() -> serializer.deserialize(2, bytes)).isInstanceOf(IOException.class);
+  }
+
+  @Test
+  void changeEventsRoundTripThroughTheirTypeSerializer() throws IOException {
+    TypeSerializer<ChangeEvent> serializer =
+        ChangeEventTypeInfo.of(TestChanges.CHANGE_SCHEMA).createSerializer(new SerializerConfigImpl());
+    for (ChangeEvent event :
+        new ChangeEvent[] {
+          TestChanges.insert(1, "a", 10), TestChanges.update(2, null, 11), TestChanges.delete(3, 12)
+        }) {
+      DataOutputSerializer out = new DataOutputSerializer(64);
+      serializer.serialize(event, out);
+      ChangeEvent read = serializer.deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));
+      assertThat(read.operation()).isEqualTo(event.operation());
+      assertThat(read.key()).isEqualTo(event.key());
+      assertThat(read.sequence()).isEqualTo(event.sequence());
+      assertThat(read.keyRow().getLong(0)).isEqualTo(event.keyRow().getLong(0));
+      assertThat(TestChanges.CHANGE_SCHEMA.fingerprint(read))
+          .isEqualTo(TestChanges.CHANGE_SCHEMA.fingerprint(event));
+    }
+    assertThat(serializer.snapshotConfiguration().restoreSerializer()).isEqualTo(serializer);
+  }
+
+  @Test
+  void rowKeysRoundTrip() throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(16);
+    RowKeySerializer.INSTANCE.serialize(TestChanges.insert(7, "x", 1).key(), out);
+    assertThat(RowKeySerializer.INSTANCE.deserialize(new DataInputDeserializer(out.getCopyOfBuffer())))
+        .isEqualTo(TestChanges.delete(7, 2).key());
+  }
+}

@@ -1,0 +1,269 @@
+package io.icebergcdc.dedup.internal;
+
+import static io.icebergcdc.cdc.TestChanges.delete;
+import static io.icebergcdc.cdc.TestChanges.insert;
+import static io.icebergcdc.cdc.TestChanges.update;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.TestChanges;
+import io.icebergcdc.cdc.typeutils.RowKeyTypeInfo;
+import io.icebergcdc.dedup.AmbiguousChangeException;
+import io.icebergcdc.dedup.AmbiguousChangePolicy;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class DedupOperatorTest {
+
+  private static final Duration TTL = Duration.ofHours(1);
+  private static final KeySelector<ChangeEvent, RowKey> BY_KEY = ChangeEvent::key;
+
+  private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeEvent> harness;
+  private long checkpointId;
+
+  @AfterEach
+  void close() throws Exception {
+    if (harness != null) {
+      harness.close();
+    }
+  }
+
+  private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeEvent> open(
+      AmbiguousChangePolicy policy, StateBackend backend, OperatorSubtaskState restoreFrom)
+      throws Exception {
+    harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, policy),
+            BY_KEY,
+            RowKeyTypeInfo.INSTANCE);
+    harness.setStateBackend(backend);
+    if (restoreFrom != null) {
+      harness.initializeState(restoreFrom);
+    }
+    harness.open();
+    return harness;
+  }
+
+  private void open() throws Exception {
+    open(AmbiguousChangePolicy.FAIL, new HashMapStateBackend(), null);
+  }
+
+  private void feed(ChangeEvent... events) throws Exception {
+    for (ChangeEvent event : events) {
+      harness.processElement(new StreamRecord<>(event));
+    }
+  }
+
+  /** Ends the checkpoint interval and returns what it emitted, clearing the output. */
+  private List<String> checkpoint() throws Exception {
+    harness.prepareSnapshotPreBarrier(++checkpointId);
+    List<String> out =
+        harness.extractOutputValues().stream()
+            .map(e -> e.operation() + " " + e.keyRow().getLong(0) + " " + name(e))
+            .collect(Collectors.toList());
+    harness.getOutput().clear();
+    return out;
+  }
+
+  private static String name(ChangeEvent e) {
+    return e.operation().isUpsert() ? String.valueOf(e.after().getString(1)) : "-";
+  }
+
+  private List<ChangeStats> stats() {
+    List<ChangeStats> stats =
+        harness.getSideOutput(DedupOperator.STATS).stream()
+            .map(StreamRecord::getValue)
+            .collect(Collectors.toList());
+    harness.getSideOutput(DedupOperator.STATS).clear();
+    return stats;
+  }
+
+  @Test
+  void latestSequenceWinsWhateverTheArrivalOrder() throws Exception {
+    open();
+    feed(insert(1, "a", 10), update(1, "c", 30), update(1, "b", 20), insert(2, "x", 5));
+
+    assertThat(checkpoint()).containsExactly("INSERT 1 c", "INSERT 2 x");
+    ChangeStats stats = stats().get(0);
+    assertThat(stats.staleDropped()).isEqualTo(1);
+    assertThat(stats.inserted()).isEqualTo(2);
+    assertThat(stats.lastSourcePosition()).isEqualTo(SourceSequence.postgresLsn(30));
+  }
+
+  @Test
+  void olderChangeArrivingInALaterCheckpointIsDropped() throws Exception {
+    open();
+    feed(update(1, "new", 20));
+    assertThat(checkpoint()).containsExactly("INSERT 1 new");
+    feed(update(1, "old", 10));
+    assertThat(checkpoint()).isEmpty();
+    stats();
+    feed(update(1, "newer", 30));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 newer");
+  }
+
+  @Test
+  void exactDuplicatesAreDroppedAndCounted() throws Exception {
+    open();
+    feed(insert(1, "a", 10), insert(1, "a", 10));
+    assertThat(checkpoint()).containsExactly("INSERT 1 a");
+    feed(insert(1, "a", 10), delete(2, 7), delete(2, 7));
+    assertThat(checkpoint()).containsExactly("DELETE 2 -");
+    List<ChangeStats> stats = stats();
+    assertThat(stats.get(0).duplicatesDropped()).isEqualTo(1);
+    assertThat(stats.get(1).duplicatesDropped()).isEqualTo(2);
+    assertThat(stats.get(1).deleted()).isEqualTo(1);
+  }
+
+  @Test
+  void changesOfOneCheckpointCollapseToTheNetChange() throws Exception {
+    open();
+    feed(insert(1, "a", 1), update(1, "b", 2), update(1, "c", 3));
+    assertThat(checkpoint()).containsExactly("INSERT 1 c");
+
+    feed(update(1, "d", 4), update(1, "e", 5));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 e");
+
+    feed(delete(1, 6), insert(1, "f", 7));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 f");
+
+    feed(update(1, "g", 8), delete(1, 9));
+    assertThat(checkpoint()).containsExactly("DELETE 1 -");
+
+    // Known deleted, inserted and deleted again: nothing to write.
+    feed(insert(1, "h", 10), delete(1, 11));
+    assertThat(checkpoint()).isEmpty();
+
+    feed(insert(1, "i", 12));
+    assertThat(checkpoint()).containsExactly("INSERT 1 i");
+  }
+
+  @Test
+  void aKeyNeverSeenThatIsInsertedAndDeletedStillDeletesIt() throws Exception {
+    // The table may hold the key from before the job: the delete must reach it.
+    open();
+    feed(insert(1, "a", 1), delete(1, 2));
+    assertThat(checkpoint()).containsExactly("DELETE 1 -");
+  }
+
+  @Test
+  void tombstoneKeepsALateOlderChangeFromBringingTheRowBack() throws Exception {
+    open();
+    feed(insert(1, "a", 10));
+    checkpoint();
+    feed(delete(1, 20));
+    assertThat(checkpoint()).containsExactly("DELETE 1 -");
+    feed(update(1, "late", 15), delete(1, 20));
+    assertThat(checkpoint()).isEmpty();
+  }
+
+  @Test
+  void afterTheTombstoneExpiresALateOlderChangeAppliesAgain() throws Exception {
+    open();
+    harness.setStateTtlProcessingTime(0);
+    feed(insert(1, "a", 10), delete(1, 20));
+    checkpoint();
+
+    harness.setStateTtlProcessingTime(TTL.toMillis() - 1);
+    feed(update(1, "late", 15));
+    assertThat(checkpoint()).isEmpty();
+
+    harness.setStateTtlProcessingTime(TTL.toMillis() + 1);
+    feed(update(1, "late", 15));
+    assertThat(checkpoint()).containsExactly("INSERT 1 late");
+  }
+
+  @Test
+  void liveKeysNeverExpire() throws Exception {
+    open();
+    harness.setStateTtlProcessingTime(0);
+    feed(insert(1, "a", 10));
+    checkpoint();
+    harness.setStateTtlProcessingTime(TTL.toMillis() * 10);
+    feed(update(1, "old", 5));
+    assertThat(checkpoint()).isEmpty();
+  }
+
+  @Test
+  void twoDifferentChangesAtOneSequenceFailNamingTableKeyAndSequence() throws Exception {
+    open();
+    feed(insert(1, "a", 10));
+    assertThatThrownBy(() -> feed(update(1, "b", 10)))
+        .isInstanceOf(AmbiguousChangeException.class)
+        .hasMessageContaining("db.items")
+        .hasMessageContaining("id=1")
+        .hasMessageContaining("lsn=0/A")
+        .hasMessageContaining("dedup.on-ambiguous-change");
+  }
+
+  @Test
+  void ambiguousChangesGoToTheDeadLetterOutputWhenAsked() throws Exception {
+    open(AmbiguousChangePolicy.DEAD_LETTER, new HashMapStateBackend(), null);
+    feed(insert(1, "a", 10), update(1, "b", 10), delete(1, 10));
+
+    assertThat(checkpoint()).containsExactly("INSERT 1 a");
+    List<DeadLetter> letters =
+        harness.getSideOutput(DedupOperator.DEAD_LETTERS).stream()
+            .map(StreamRecord::getValue)
+            .collect(Collectors.toList());
+    assertThat(letters).hasSize(2);
+    assertThat(letters.get(0).origin()).contains("id=1").contains("lsn=0/A");
+    assertThat(letters.get(0).reason()).contains("ambiguous");
+    assertThat(stats().get(0).deadLettered()).isEqualTo(2);
+  }
+
+  @Test
+  void endOfInputFlushesThePendingChanges() throws Exception {
+    open();
+    feed(insert(1, "a", 1), insert(2, "b", 2));
+    harness.endInput();
+    assertThat(harness.extractOutputValues())
+        .extracting(ChangeEvent::operation)
+        .containsExactly(Operation.INSERT, Operation.INSERT);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"hashmap", "rocksdb"})
+  void restoredStateKeepsOrderingAcrossTheRestart(String backend) throws Exception {
+    open(AmbiguousChangePolicy.FAIL, backend(backend), null);
+    feed(insert(1, "a", 10), insert(2, "b", 10));
+    checkpoint();
+    feed(delete(2, 20));
+    checkpoint();
+    OperatorSubtaskState snapshot = harness.snapshot(checkpointId, 0);
+    // Changes after the snapshot are lost with the failure and replayed by the source.
+    feed(update(1, "lost", 30));
+    harness.close();
+
+    open(AmbiguousChangePolicy.FAIL, backend(backend), snapshot);
+    feed(update(1, "stale", 5), insert(2, "stale", 15), update(1, "a", 10));
+    assertThat(checkpoint()).isEmpty();
+    feed(update(1, "replayed", 30), insert(2, "back", 25));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 replayed", "INSERT 2 back");
+    ChangeStats stats = stats().get(0);
+    assertThat(stats.staleDropped()).isEqualTo(2);
+    assertThat(stats.duplicatesDropped()).isEqualTo(1);
+  }
+
+  private static StateBackend backend(String name) {
+    return name.equals("rocksdb") ? new EmbeddedRocksDBStateBackend() : new HashMapStateBackend();
+  }
+}
