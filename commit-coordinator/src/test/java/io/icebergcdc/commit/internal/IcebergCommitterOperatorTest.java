@@ -1,0 +1,281 @@
+package io.icebergcdc.commit.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.ChangeCommittableSerializer;
+import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.commit.TestTables;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.core.io.SimpleVersionedSerializerTypeSerializerProxy;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.jobgraph.OperatorID;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class IcebergCommitterOperatorTest {
+
+  private static final OperatorID OPERATOR_ID = new OperatorID();
+
+  @TempDir Path warehouse;
+  private Table table;
+  private final List<OneInputStreamOperatorTestHarness<ChangeCommittable, Void>> harnesses =
+      new ArrayList<>();
+
+  @BeforeEach
+  void createTable() {
+    table = TestTables.create(warehouse);
+  }
+
+  @AfterEach
+  void closeHarnesses() throws Exception {
+    for (var harness : harnesses) {
+      harness.close();
+    }
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> open(
+      OperatorSubtaskState restoreFrom, CommitListener listener) throws Exception {
+    var harness = harness(listener);
+    harness.getStreamConfig().setCheckpointingEnabled(true);
+    if (restoreFrom != null) {
+      harness.initializeState(restoreFrom);
+    } else {
+      harness.initializeEmptyState();
+    }
+    harness.open();
+    return harness;
+  }
+
+  /** A harness for the committer; all of them share one operator id, as restarts of a job do. */
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> harness(
+      CommitListener listener) throws Exception {
+    var harness =
+        new OneInputStreamOperatorTestHarness<>(
+            new IcebergCommitterOperator(TestTables.loader(warehouse), listener),
+            1,
+            1,
+            0,
+            new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new),
+            OPERATOR_ID);
+    harnesses.add(harness);
+    return harness;
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> open() throws Exception {
+    return open(null, null);
+  }
+
+  private ChangeCommittable files(String name, boolean withDeletes, long stale) {
+    Map<Integer, org.apache.iceberg.PartitionSpec> specs = table.specs();
+    return new ChangeCommittable(
+        List.of(ContentFileCodec.encode(TestTables.dataFile(name), specs)),
+        withDeletes
+            ? List.of(ContentFileCodec.encode(TestTables.equalityDeleteFile(name), specs))
+            : List.of(),
+        List.of(),
+        new ChangeStats(10, 0, withDeletes ? 3 : 0, stale, 1, 0, SourceSequence.postgresLsn(99)));
+  }
+
+  private List<Snapshot> snapshots() {
+    table.refresh();
+    List<Snapshot> result = new ArrayList<>();
+    if (table.currentSnapshot() != null) {
+      SnapshotUtil.currentAncestors(table).forEach(s -> result.add(0, s));
+    }
+    return result;
+  }
+
+  private List<String> committedCheckpoints() {
+    return snapshots().stream()
+        .map(s -> s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID))
+        .toList();
+  }
+
+  @Test
+  void commitsACompletedCheckpointAsOneSnapshotThatSaysWhatItDid() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.processElement(new StreamRecord<>(files("b", true, 2)));
+    harness.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(
+                new ChangeStats(0, 5, 0, 4, 0, 0, SourceSequence.postgresLsn(120)))));
+    harness.snapshot(1, 1);
+    assertThat(snapshots()).isEmpty();
+
+    harness.notifyOfCompletedCheckpoint(1);
+
+    List<Snapshot> snapshots = snapshots();
+    assertThat(snapshots).hasSize(1);
+    Snapshot snapshot = snapshots.get(0);
+    assertThat(snapshot.operation()).isEqualTo(DataOperations.OVERWRITE);
+    Map<String, String> summary = snapshot.summary();
+    assertThat(summary)
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "1")
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "20")
+        .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, "5")
+        .containsEntry(SnapshotSummaryKeys.ROWS_DELETED, "3")
+        .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, "6")
+        .containsEntry(SnapshotSummaryKeys.DUPLICATES_DROPPED, "2")
+        .containsEntry(SnapshotSummaryKeys.SOURCE_POSITION, "lsn=0/78")
+        .containsEntry("added-data-files", "2")
+        .containsEntry("added-delete-files", "1")
+        .containsKey(SnapshotSummaryKeys.JOB_ID)
+        .containsKey(SnapshotSummaryKeys.OPERATOR_ID);
+  }
+
+  @Test
+  void anInsertOnlyCheckpointCommitsAsAnAppend() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    assertThat(snapshots()).extracting(Snapshot::operation).containsExactly(DataOperations.APPEND);
+  }
+
+  @Test
+  void checkpointsCompletedTogetherCommitInOrderOneSnapshotEach() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", true, 0)));
+    harness.snapshot(1, 1);
+    harness.processElement(new StreamRecord<>(files("b", true, 0)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+    harness.notifyOfCompletedCheckpoint(2);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+  }
+
+  @Test
+  void aCheckpointWithoutFilesIsNotCommittedAndItsCountsRideWithTheNext() throws Exception {
+    var harness = open();
+    harness.processElement(
+        new StreamRecord<>(ChangeCommittable.ofStats(new ChangeStats(0, 0, 0, 7, 0, 0, null))));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    assertThat(snapshots()).isEmpty();
+
+    harness.processElement(new StreamRecord<>(files("a", false, 1)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    assertThat(snapshots()).hasSize(1);
+    assertThat(snapshots().get(0).summary())
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
+        .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, "8");
+  }
+
+  @Test
+  void aCommitThatHappenedButWasNotAcknowledgedIsNotRepeatedOnRestore() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", true, 0)));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    assertThat(committedCheckpoints()).containsExactly("1");
+
+    // The job fails before the committer forgets checkpoint 1; it restores from checkpoint 1.
+    var restored = open(state, null);
+    assertThat(committedCheckpoints()).containsExactly("1");
+    restored.processElement(new StreamRecord<>(files("b", false, 0)));
+    restored.snapshot(2, 2);
+    restored.notifyOfCompletedCheckpoint(2);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+  }
+
+  @Test
+  void aPendingCheckpointIsCommittedOnceOnRestoreEvenIfTheRestoreFailsAgain() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", true, 0)));
+    harness.snapshot(1, 1);
+    harness.processElement(new StreamRecord<>(files("b", true, 0)));
+    OperatorSubtaskState state = harness.snapshot(2, 2);
+    // Checkpoint 2 completes, but the job fails before the notification reaches the committer.
+
+    open(state, null);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+    // A second failure restores from the same checkpoint: nothing is committed twice.
+    open(state, null);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+    assertThat(snapshots().get(1).summary().get("total-data-files")).isEqualTo("2");
+  }
+
+  @Test
+  void aFailedCommitFailsTheJobAndIsCommittedByTheRestore() throws Exception {
+    CommitListener failOnce = new FailingListener();
+    var harness = open(null, failOnce);
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1))
+        .hasMessageContaining("checkpoint 1")
+        .hasMessageContaining(table.name());
+    assertThat(snapshots()).isEmpty();
+
+    open(state, null);
+    assertThat(committedCheckpoints()).containsExactly("1");
+  }
+
+  @Test
+  void aDeleteReferringToAFileAnotherWriterRemovedFailsNamingTheConflict() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    // Another writer (a compaction, say) removes the file that the next checkpoint deletes from.
+    table.refresh();
+    table.newDelete().deleteFile(TestTables.dataFile("a").location()).commit();
+
+    Map<Integer, org.apache.iceberg.PartitionSpec> specs = table.specs();
+    harness.processElement(
+        new StreamRecord<>(
+            new ChangeCommittable(
+                List.of(),
+                List.of(ContentFileCodec.encode(TestTables.equalityDeleteFile("x"), specs)),
+                List.of(TestTables.dataFile("a").location()),
+                ChangeStats.EMPTY)));
+    harness.snapshot(2, 2);
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(2))
+        .isInstanceOf(CommitException.class)
+        .hasMessageContaining("checkpoint 2 conflicts with a concurrent change");
+  }
+
+  @Test
+  void withoutCheckpointsTheEndOfInputCommits() throws Exception {
+    var harness = harness(null);
+    harness.getStreamConfig().setCheckpointingEnabled(false);
+    harness.open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.endInput();
+    assertThat(committedCheckpoints())
+        .containsExactly(Long.toString(IcebergCommitterOperator.END_OF_INPUT_CHECKPOINT_ID));
+  }
+
+  /** Fails the first commit it sees. */
+  private static final class FailingListener implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    private boolean failed;
+
+    @Override
+    public void beforeCommit(long checkpointId) {
+      if (!failed) {
+        failed = true;
+        throw new IllegalStateException("injected failure");
+      }
+    }
+  }
+}
