@@ -11,7 +11,8 @@ class SourceSequenceTest {
   void postgresPositionsOrderByCommitThenLsn() {
     assertThat(SourceSequence.postgresLsn(5)).isLessThan(SourceSequence.postgresLsn(6));
     // A change of a later transaction can have a lower LSN than one of an earlier transaction.
-    assertThat(SourceSequence.postgresLsn(100, 7)).isGreaterThan(SourceSequence.postgresLsn(90, 50));
+    assertThat(SourceSequence.postgresLsn(100, 7))
+        .isGreaterThan(SourceSequence.postgresLsn(90, 50));
     assertThat(SourceSequence.postgresLsn(0x16B3748L).toString()).isEqualTo("lsn=0/16B3748");
     assertThat(SourceSequence.parseLsn("1/16B3748")).isEqualTo(0x1_016B_3748L);
   }
@@ -36,8 +37,7 @@ class SourceSequenceTest {
 
   @Test
   void kindsDoNotCompare() {
-    assertThatThrownBy(
-            () -> SourceSequence.column(1).compareTo(SourceSequence.postgresLsn(1)))
+    assertThatThrownBy(() -> SourceSequence.column(1).compareTo(SourceSequence.postgresLsn(1)))
         .isInstanceOf(IllegalArgumentException.class);
   }
 }

@@ -38,7 +38,7 @@ final class TableInspector {
     out.println("Table " + table.name() + " at " + table.location());
     out.println(
         "  format version "
-            + table.properties().getOrDefault("format-version", "2")
+            + org.apache.iceberg.TableUtil.formatVersion(table)
             + ", partition spec "
             + table.spec()
             + ", primary key "

@@ -105,7 +105,8 @@ class DebeziumJsonParserTest {
   void anUpdateThatChangesTheKeyBecomesADeleteAndAnInsert() {
     List<ChangeEvent> events =
         parser.parse(pg("u", "{\"id\":1,\"name\":\"x\"}", "{\"id\":5,\"name\":\"x\"}", 11), "l");
-    assertThat(events).extracting(ChangeEvent::operation)
+    assertThat(events)
+        .extracting(ChangeEvent::operation)
         .containsExactly(Operation.DELETE, Operation.INSERT);
     assertThat(events.get(0).keyRow().getLong(0)).isEqualTo(1L);
     assertThat(events.get(1).keyRow().getLong(0)).isEqualTo(5L);
@@ -135,7 +136,8 @@ class DebeziumJsonParserTest {
   void aNamedSequenceColumnOrdersInsteadOfTheSourcePosition() {
     DebeziumJsonParser byColumn = new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", "ts");
     ChangeEvent event =
-        byColumn.parse("{\"after\":{\"id\":1,\"ts\":\"2024-01-01T00:00:01\"},\"op\":\"c\"}", "l")
+        byColumn
+            .parse("{\"after\":{\"id\":1,\"ts\":\"2024-01-01T00:00:01\"},\"op\":\"c\"}", "l")
             .get(0);
     assertThat(event.sequence()).isEqualTo(SourceSequence.column(1704067201000000L));
     assertThatThrownBy(() -> new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", "nope"))

@@ -55,8 +55,7 @@ class DebeziumSchemasTest {
                     List.of("k")))
         .hasMessageContaining("'v'")
         .hasMessageContaining("decimal.handling.mode");
-    assertThatThrownBy(
-            () -> convert("{\"type\":\"array\",\"field\":\"tags\"}", List.of("tags")))
+    assertThatThrownBy(() -> convert("{\"type\":\"array\",\"field\":\"tags\"}", List.of("tags")))
         .hasMessageContaining("'tags'");
     assertThatThrownBy(() -> convert("{\"type\":\"int32\",\"field\":\"k\"}", List.of("id")))
         .hasMessageContaining("[id]");

@@ -19,15 +19,16 @@ import org.junit.jupiter.api.Test;
 class SerializersTest {
 
   private static final ChangeStats STATS =
-      new ChangeStats(
-          1, 2, 3, 4, 5, 6, SourceSequence.mysqlBinlog("mysql-bin.000003", 4015, 2));
+      new ChangeStats(1, 2, 3, 4, 5, 6, SourceSequence.mysqlBinlog("mysql-bin.000003", 4015, 2));
 
   @Test
   void changeStatsRoundTripsAndReadsVersion1() throws IOException {
     ChangeStatsSerializer serializer = new ChangeStatsSerializer();
     byte[] bytes = serializer.serialize(STATS);
     assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(STATS);
-    assertThat(serializer.deserialize(ChangeStatsSerializer.VERSION_1, serializer.serialize(ChangeStats.EMPTY)))
+    assertThat(
+            serializer.deserialize(
+                ChangeStatsSerializer.VERSION_1, serializer.serialize(ChangeStats.EMPTY)))
         .isEqualTo(ChangeStats.EMPTY);
 
     byte[] v1 = GoldenFiles.bytes("serializer/change-stats-v1.bin", bytes);
@@ -44,7 +45,8 @@ class SerializersTest {
     byte[] bytes = serializer.serialize(letter);
     assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(letter);
 
-    DeadLetter small = new DeadLetter("db.t", "topic-0@12", "unknown operation 'x'", "{\"op\":\"x\"}");
+    DeadLetter small =
+        new DeadLetter("db.t", "topic-0@12", "unknown operation 'x'", "{\"op\":\"x\"}");
     byte[] v1 = GoldenFiles.bytes("serializer/dead-letter-v1.bin", serializer.serialize(small));
     assertThat(serializer.deserialize(DeadLetterSerializer.VERSION_1, v1)).isEqualTo(small);
     assertThatThrownBy(() -> serializer.deserialize(2, bytes)).isInstanceOf(IOException.class);
@@ -53,7 +55,8 @@ class SerializersTest {
   @Test
   void changeEventsRoundTripThroughTheirTypeSerializer() throws IOException {
     TypeSerializer<ChangeEvent> serializer =
-        ChangeEventTypeInfo.of(TestChanges.CHANGE_SCHEMA).createSerializer(new SerializerConfigImpl());
+        ChangeEventTypeInfo.of(TestChanges.CHANGE_SCHEMA)
+            .createSerializer(new SerializerConfigImpl());
     for (ChangeEvent event :
         new ChangeEvent[] {
           TestChanges.insert(1, "a", 10), TestChanges.update(2, null, 11), TestChanges.delete(3, 12)
@@ -75,7 +78,8 @@ class SerializersTest {
   void rowKeysRoundTrip() throws IOException {
     DataOutputSerializer out = new DataOutputSerializer(16);
     RowKeySerializer.INSTANCE.serialize(TestChanges.insert(7, "x", 1).key(), out);
-    assertThat(RowKeySerializer.INSTANCE.deserialize(new DataInputDeserializer(out.getCopyOfBuffer())))
+    assertThat(
+            RowKeySerializer.INSTANCE.deserialize(new DataInputDeserializer(out.getCopyOfBuffer())))
         .isEqualTo(TestChanges.delete(7, 2).key());
   }
 }

@@ -20,8 +20,7 @@ import org.junit.jupiter.api.Test;
 
 class CommitterSerializersTest {
 
-  private static final Map<Integer, PartitionSpec> SPECS =
-      Map.of(0, PartitionSpec.unpartitioned());
+  private static final Map<Integer, PartitionSpec> SPECS = Map.of(0, PartitionSpec.unpartitioned());
 
   private static final ChangeCommittable COMMITTABLE =
       new ChangeCommittable(

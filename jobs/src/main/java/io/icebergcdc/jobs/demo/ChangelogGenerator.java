@@ -25,9 +25,9 @@ import java.util.Random;
  * <p>The source history is generated first, in commit order with rising LSNs: inserts, updates,
  * deletes, re-inserts and primary-key changes (a delete of the old key and an insert of the new one
  * at one LSN, as Debezium emits them). Delivery then moves a share of the changes later by up to
- * {@code maxDisplacement} positions and repeats another share. One line in a hundred carries the
- * Connect schema (as with {@code schemas.enable=true}); the others carry the payload alone, with
- * the decimal as a string (as with {@code decimal.handling.mode=string}).
+ * {@code maxDisplacement} positions and repeats another share. Every hundredth line, the first
+ * among them, carries the Connect schema (as with {@code schemas.enable=true}); the others carry
+ * the payload alone, with the decimal as a string (as with {@code decimal.handling.mode=string}).
  */
 public final class ChangelogGenerator {
 
@@ -87,13 +87,15 @@ public final class ChangelogGenerator {
     }
   }
 
-  private record Event(String json, double position) {}
+  private record Change(String op, DemoRow before, DemoRow after, long lsn) {}
+
+  private record Event(Change change, double position) {}
 
   public Changelog generate() {
     Random random = new Random(seed);
     Map<Long, DemoRow> live = new HashMap<>();
     ReferenceModel model = new ReferenceModel();
-    List<String> history = new ArrayList<>();
+    List<Change> history = new ArrayList<>();
     long lsn = 0x1_0000_0000L;
     long micros = 1_700_000_000_000_000L;
     int deletes = 0;
@@ -107,7 +109,7 @@ public final class ChangelogGenerator {
         DemoRow row = randomRow(random, id, micros);
         live.put(id, row);
         model.upsert(row);
-        history.add(event("c", null, row, lsn, history.size()));
+        history.add(new Change("c", null, row, lsn));
         continue;
       }
       double dice = random.nextDouble();
@@ -115,12 +117,12 @@ public final class ChangelogGenerator {
         DemoRow row = randomRow(random, id, micros);
         live.put(id, row);
         model.upsert(row);
-        history.add(event("u", current, row, lsn, history.size()));
+        history.add(new Change("u", current, row, lsn));
       } else if (dice < 0.85) {
         live.remove(id);
         model.delete(id);
         deletes++;
-        history.add(event("d", current, null, lsn, history.size()));
+        history.add(new Change("d", current, null, lsn));
       } else {
         long newId = random.nextInt(keys);
         if (live.containsKey(newId)) {
@@ -133,8 +135,8 @@ public final class ChangelogGenerator {
         model.delete(id);
         model.upsert(moved);
         keyChanges++;
-        history.add(event("d", current, null, lsn, history.size()));
-        history.add(event("c", null, moved, lsn, history.size()));
+        history.add(new Change("d", current, null, lsn));
+        history.add(new Change("c", null, moved, lsn));
       }
     }
 
@@ -156,7 +158,8 @@ public final class ChangelogGenerator {
     delivery.sort(Comparator.comparingDouble(Event::position));
     List<String> lines = new ArrayList<>(delivery.size());
     for (Event e : delivery) {
-      lines.add(e.json());
+      Change c = e.change();
+      lines.add(event(c.op(), c.before(), c.after(), c.lsn(), lines.size() % SCHEMA_EVERY == 0));
     }
     return new Changelog(lines, model, changes, outOfOrder, duplicates, deletes, keyChanges);
   }
@@ -170,8 +173,7 @@ public final class ChangelogGenerator {
         micros);
   }
 
-  private String event(String op, DemoRow before, DemoRow after, long lsn, int index) {
-    boolean withSchema = index % SCHEMA_EVERY == 0;
+  private String event(String op, DemoRow before, DemoRow after, long lsn, boolean withSchema) {
     ObjectNode payload = MAPPER.createObjectNode();
     payload.set("before", before == null ? null : row(before, withSchema));
     payload.set("after", after == null ? null : row(after, withSchema));
