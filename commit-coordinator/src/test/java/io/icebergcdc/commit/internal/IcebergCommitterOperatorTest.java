@@ -255,6 +255,33 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
+  void aCommitThatLosesARaceWithAnotherWriterIsRetriedAndKeepsBothChanges() throws Exception {
+    ConcurrentWriter.warehouse = warehouse.toString();
+    var harness = open(null, new ConcurrentWriter());
+    harness.processElement(new StreamRecord<>(files("ours", true, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+
+    List<Snapshot> snapshots = snapshots();
+    assertThat(snapshots).hasSize(2);
+    assertThat(snapshots.get(0).summary()).doesNotContainKey(SnapshotSummaryKeys.CHECKPOINT_ID);
+    assertThat(snapshots.get(1).summary()).containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "1");
+    assertThat(snapshots.get(1).summary()).containsEntry("total-data-files", "2");
+  }
+
+  /** Commits an append through its own table handle just before the committer commits. */
+  private static final class ConcurrentWriter implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    static String warehouse;
+
+    @Override
+    public void beforeCommit(long checkpointId) {
+      Table other = TestTables.catalog(Path.of(warehouse)).loadCatalog().loadTable(TestTables.ID);
+      other.newAppend().appendFile(TestTables.dataFile("theirs")).commit();
+    }
+  }
+
+  @Test
   void withoutCheckpointsTheEndOfInputCommits() throws Exception {
     var harness = harness(null);
     harness.getStreamConfig().setCheckpointingEnabled(false);

@@ -1,0 +1,187 @@
+package io.icebergcdc.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Runs the shaded job jar the way a user does: {@code java -jar iceberg-cdc-jobs.jar ...}. */
+class JobJarITCase {
+
+  private static final Path JAR = Paths.get("../jobs/target/iceberg-cdc-jobs.jar");
+
+  @TempDir Path dir;
+
+  @BeforeAll
+  static void jarIsBuilt() {
+    assertThat(JAR).as("the job jar; build with mvn package first").isRegularFile();
+  }
+
+  private record Result(int status, String out, String err) {}
+
+  private Result run(String... args) throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-jar");
+    command.add(JAR.toAbsolutePath().toString());
+    command.addAll(List.of(args));
+    Path out = dir.resolve("stdout.txt");
+    Path err = dir.resolve("stderr.txt");
+    Process process =
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .start();
+    assertThat(process.waitFor(5, TimeUnit.MINUTES)).as("the command ends").isTrue();
+    return new Result(
+        process.exitValue(),
+        Files.readString(out, StandardCharsets.UTF_8),
+        Files.readString(err, StandardCharsets.UTF_8));
+  }
+
+  private Path changes(boolean withMalformedLine) throws IOException {
+    ChangelogGenerator.Changelog changelog =
+        new ChangelogGenerator(3_000, 300, 0.1, 0.02, 7L).generate();
+    List<String> lines = new ArrayList<>(changelog.lines());
+    if (withMalformedLine) {
+      lines.add(1500, "{\"op\":\"z\",\"after\":{\"id\":1},\"source\":{\"lsn\":1}}");
+    }
+    Path file = dir.resolve("changes.jsonl");
+    Files.write(file, lines, StandardCharsets.UTF_8);
+    return file;
+  }
+
+  @Test
+  void theDemoAppliesAChangelogAndChecksTheTable() throws Exception {
+    Result result = run("demo", "--changes", "4000", "--keys", "400", "--warehouse", "wh");
+    assertThat(result.status()).as(result.err()).isZero();
+    assertThat(result.out())
+        .contains("out of order")
+        .contains("Snapshots (oldest first)")
+        .contains("lsn=")
+        .contains("Check: PASSED");
+  }
+
+  @Test
+  void applyThenInspectShowsWhatEachCommitDid() throws Exception {
+    Path file = changes(false);
+    Result apply =
+        run(
+            "apply",
+            "--source",
+            "file",
+            "--path",
+            file.toString(),
+            "--warehouse",
+            "wh",
+            "--table",
+            "inventory.items",
+            "--primary-key",
+            "id",
+            "--partition-by",
+            "bucket(2, id)",
+            "--checkpoint-interval",
+            "500ms",
+            "--parallelism",
+            "2");
+    assertThat(apply.status()).as(apply.err()).isZero();
+
+    Result inspect = run("inspect", "--warehouse", "wh", "--table", "inventory.items");
+    assertThat(inspect.status()).as(inspect.err()).isZero();
+    assertThat(inspect.out())
+        .contains("primary key [id]")
+        .contains("overwrite")
+        .contains("lsn=")
+        .contains("id_bucket=0")
+        .contains("id_bucket=1")
+        .containsPattern("Rows \\(deletes applied\\): \\d+");
+  }
+
+  @Test
+  void aMalformedRecordFailsTheJobWithOneLineNamingIt() throws Exception {
+    Path file = changes(true);
+    Result result =
+        run(
+            "apply",
+            "--source",
+            "file",
+            "--path",
+            file.toString(),
+            "--warehouse",
+            "wh",
+            "--table",
+            "db.t",
+            "--primary-key",
+            "id");
+    assertThat(result.status()).isEqualTo(1);
+    String last = lastLine(result.err());
+    assertThat(last)
+        .startsWith("error: ")
+        .contains("changes.jsonl")
+        .contains("unknown operation 'z'")
+        .contains("\"op\":\"z\"");
+  }
+
+  @Test
+  void aMalformedRecordGoesToTheDeadLetterOutputWhenAskedFor() throws Exception {
+    Path file = changes(true);
+    Result result =
+        run(
+            "apply",
+            "--source",
+            "file",
+            "--path",
+            file.toString(),
+            "--warehouse",
+            "wh",
+            "--table",
+            "db.t",
+            "--primary-key",
+            "id",
+            "--dead-letter-path",
+            "dead");
+    assertThat(result.status()).as(result.err()).isZero();
+    List<String> letters = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(dir.resolve("dead"))) {
+      for (Path f : files.filter(Files::isRegularFile).toList()) {
+        if (!f.getFileName().toString().startsWith(".")) {
+          letters.addAll(Files.readAllLines(f));
+        }
+      }
+    }
+    assertThat(letters).hasSize(1);
+    assertThat(letters.get(0)).contains("unknown operation 'z'").contains("changes.jsonl");
+  }
+
+  @Test
+  void badArgumentsPrintOneLineAndExitWithStatus2() throws Exception {
+    Result missing = run("apply", "--source", "file", "--warehouse", "wh");
+    assertThat(missing.status()).isEqualTo(2);
+    assertThat(missing.err().strip()).isEqualTo("error: apply: --path is required");
+
+    Result unknown = run("inspect", "--warehouse", "wh", "--tabel", "x.y");
+    assertThat(unknown.status()).isEqualTo(2);
+    assertThat(lastLine(unknown.err())).contains("unknown option --tabel");
+
+    Result noTable = run("inspect", "--warehouse", "wh", "--table", "no.such");
+    assertThat(noTable.status()).isEqualTo(2);
+    assertThat(lastLine(noTable.err())).contains("no table no.such");
+  }
+
+  private static String lastLine(String text) {
+    String[] lines = text.strip().split("\n");
+    return lines[lines.length - 1];
+  }
+}
