@@ -2,8 +2,8 @@ package io.icebergcdc.commit;
 
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
+import io.icebergcdc.cdc.typeutils.Utf8Strings;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
@@ -57,9 +57,7 @@ public final class ChangeCommittableSerializer
   private static void writeStrings(List<String> values, DataOutputView out) throws IOException {
     out.writeInt(values.size());
     for (String value : values) {
-      byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
-      out.writeInt(utf8.length);
-      out.write(utf8);
+      Utf8Strings.write(value, out);
     }
   }
 
@@ -67,9 +65,7 @@ public final class ChangeCommittableSerializer
     int count = in.readInt();
     List<String> values = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
-      byte[] utf8 = new byte[in.readInt()];
-      in.readFully(utf8);
-      values.add(new String(utf8, StandardCharsets.UTF_8));
+      values.add(Utf8Strings.read(in));
     }
     return values;
   }

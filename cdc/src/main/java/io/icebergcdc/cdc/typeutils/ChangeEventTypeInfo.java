@@ -3,54 +3,24 @@ package io.icebergcdc.cdc.typeutils;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import org.apache.flink.api.common.serialization.SerializerConfig;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.RowType;
 
 /** Type information for the {@link ChangeEvent}s of one table schema. */
-public final class ChangeEventTypeInfo extends TypeInformation<ChangeEvent> {
+public final class ChangeEventTypeInfo extends OpaqueTypeInfo<ChangeEvent> {
 
   private static final long serialVersionUID = 1L;
 
   private final RowType rowType;
 
   public ChangeEventTypeInfo(RowType rowType) {
+    super(ChangeEvent.class);
     this.rowType = rowType;
   }
 
   public static ChangeEventTypeInfo of(ChangeSchema schema) {
     return new ChangeEventTypeInfo(schema.rowType());
-  }
-
-  @Override
-  public boolean isBasicType() {
-    return false;
-  }
-
-  @Override
-  public boolean isTupleType() {
-    return false;
-  }
-
-  @Override
-  public int getArity() {
-    return 1;
-  }
-
-  @Override
-  public int getTotalFields() {
-    return 1;
-  }
-
-  @Override
-  public Class<ChangeEvent> getTypeClass() {
-    return ChangeEvent.class;
-  }
-
-  @Override
-  public boolean isKeyType() {
-    return false;
   }
 
   @Override
@@ -72,10 +42,5 @@ public final class ChangeEventTypeInfo extends TypeInformation<ChangeEvent> {
   @Override
   public int hashCode() {
     return rowType.hashCode();
-  }
-
-  @Override
-  public boolean canEqual(Object obj) {
-    return obj instanceof ChangeEventTypeInfo;
   }
 }

@@ -19,10 +19,10 @@ public final class DeadLetterSerializer implements SimpleVersionedSerializer<Dea
   @Override
   public byte[] serialize(DeadLetter letter) throws IOException {
     DataOutputSerializer out = new DataOutputSerializer(256);
-    writeString(letter.table(), out);
-    writeString(letter.origin(), out);
-    writeString(letter.reason(), out);
-    writeString(letter.record(), out);
+    Utf8Strings.write(letter.table(), out);
+    Utf8Strings.write(letter.origin(), out);
+    Utf8Strings.write(letter.reason(), out);
+    Utf8Strings.write(letter.record(), out);
     return out.getCopyOfBuffer();
   }
 
@@ -32,19 +32,7 @@ public final class DeadLetterSerializer implements SimpleVersionedSerializer<Dea
       throw new IOException("unknown version " + version + " of a serialized dead letter");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
-    return new DeadLetter(readString(in), readString(in), readString(in), readString(in));
-  }
-
-  /** Writes a string of any length (writeUTF stops at 64 KiB). */
-  static void writeString(String value, DataOutputSerializer out) throws IOException {
-    byte[] utf8 = value.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    out.writeInt(utf8.length);
-    out.write(utf8);
-  }
-
-  static String readString(DataInputDeserializer in) throws IOException {
-    byte[] utf8 = new byte[in.readInt()];
-    in.readFully(utf8);
-    return new String(utf8, java.nio.charset.StandardCharsets.UTF_8);
+    return new DeadLetter(
+        Utf8Strings.read(in), Utf8Strings.read(in), Utf8Strings.read(in), Utf8Strings.read(in));
   }
 }

@@ -2,39 +2,17 @@ package io.icebergcdc.cdc.typeutils;
 
 import io.icebergcdc.cdc.RowKey;
 import org.apache.flink.api.common.serialization.SerializerConfig;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 
 /** Type information for {@link RowKey}: usable as a key, serialized by {@link RowKeySerializer}. */
-public final class RowKeyTypeInfo extends TypeInformation<RowKey> {
+public final class RowKeyTypeInfo extends OpaqueTypeInfo<RowKey> {
 
   private static final long serialVersionUID = 1L;
 
   public static final RowKeyTypeInfo INSTANCE = new RowKeyTypeInfo();
 
-  @Override
-  public boolean isBasicType() {
-    return false;
-  }
-
-  @Override
-  public boolean isTupleType() {
-    return false;
-  }
-
-  @Override
-  public int getArity() {
-    return 1;
-  }
-
-  @Override
-  public int getTotalFields() {
-    return 1;
-  }
-
-  @Override
-  public Class<RowKey> getTypeClass() {
-    return RowKey.class;
+  private RowKeyTypeInfo() {
+    super(RowKey.class);
   }
 
   @Override
@@ -60,10 +38,5 @@ public final class RowKeyTypeInfo extends TypeInformation<RowKey> {
   @Override
   public int hashCode() {
     return RowKeyTypeInfo.class.hashCode();
-  }
-
-  @Override
-  public boolean canEqual(Object obj) {
-    return obj instanceof RowKeyTypeInfo;
   }
 }

@@ -1,7 +1,6 @@
 package io.icebergcdc.cdc.typeutils;
 
 import org.apache.flink.api.common.serialization.SerializerConfig;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.io.SimpleVersionedSerializerTypeSerializerProxy;
@@ -11,7 +10,7 @@ import org.apache.flink.util.function.SerializableSupplier;
  * Type information for values that have a hand-written, versioned {@link
  * SimpleVersionedSerializer}: the same bytes travel between operators as are kept in state.
  */
-public final class SimpleVersionedTypeInfo<T> extends TypeInformation<T> {
+public final class SimpleVersionedTypeInfo<T> extends OpaqueTypeInfo<T> {
 
   private static final long serialVersionUID = 1L;
 
@@ -20,38 +19,9 @@ public final class SimpleVersionedTypeInfo<T> extends TypeInformation<T> {
 
   public SimpleVersionedTypeInfo(
       Class<T> type, SerializableSupplier<SimpleVersionedSerializer<T>> serializer) {
+    super(type);
     this.type = type;
     this.serializer = serializer;
-  }
-
-  @Override
-  public boolean isBasicType() {
-    return false;
-  }
-
-  @Override
-  public boolean isTupleType() {
-    return false;
-  }
-
-  @Override
-  public int getArity() {
-    return 1;
-  }
-
-  @Override
-  public int getTotalFields() {
-    return 1;
-  }
-
-  @Override
-  public Class<T> getTypeClass() {
-    return type;
-  }
-
-  @Override
-  public boolean isKeyType() {
-    return false;
   }
 
   @Override
@@ -73,10 +43,5 @@ public final class SimpleVersionedTypeInfo<T> extends TypeInformation<T> {
   @Override
   public int hashCode() {
     return type.hashCode();
-  }
-
-  @Override
-  public boolean canEqual(Object obj) {
-    return obj instanceof SimpleVersionedTypeInfo;
   }
 }
