@@ -23,16 +23,36 @@ public final class ChangeCommittable {
   private final List<String> deleteFiles;
   private final List<String> referencedDataFiles;
   private final ChangeStats stats;
+  private final PositionDeletes positionDeletes;
+  private final long equalityFallbacks;
 
   public ChangeCommittable(
       List<String> dataFiles,
       List<String> deleteFiles,
       List<String> referencedDataFiles,
       ChangeStats stats) {
+    this(dataFiles, deleteFiles, referencedDataFiles, stats, PositionDeletes.NONE, 0);
+  }
+
+  /**
+   * @param positionDeletes rows to delete by position, for the committer to write as position
+   *     delete files or deletion vectors
+   * @param equalityFallbacks how many deletes the writers wrote as equality deletes because the
+   *     position of the row was not known
+   */
+  public ChangeCommittable(
+      List<String> dataFiles,
+      List<String> deleteFiles,
+      List<String> referencedDataFiles,
+      ChangeStats stats,
+      PositionDeletes positionDeletes,
+      long equalityFallbacks) {
     this.dataFiles = List.copyOf(dataFiles);
     this.deleteFiles = List.copyOf(deleteFiles);
     this.referencedDataFiles = List.copyOf(referencedDataFiles);
     this.stats = Objects.requireNonNull(stats, "stats");
+    this.positionDeletes = Objects.requireNonNull(positionDeletes, "positionDeletes");
+    this.equalityFallbacks = equalityFallbacks;
   }
 
   /** A contribution of counts only, as the dedup makes. */
@@ -59,9 +79,17 @@ public final class ChangeCommittable {
     return stats;
   }
 
-  /** Whether there are files to commit. */
+  public PositionDeletes positionDeletes() {
+    return positionDeletes;
+  }
+
+  public long equalityFallbacks() {
+    return equalityFallbacks;
+  }
+
+  /** Whether there is anything to commit. */
   public boolean hasFiles() {
-    return !dataFiles.isEmpty() || !deleteFiles.isEmpty();
+    return !dataFiles.isEmpty() || !deleteFiles.isEmpty() || !positionDeletes.isEmpty();
   }
 
   /** Both contributions together. */
@@ -70,7 +98,9 @@ public final class ChangeCommittable {
         concat(dataFiles, other.dataFiles),
         concat(deleteFiles, other.deleteFiles),
         concat(referencedDataFiles, other.referencedDataFiles),
-        stats.plus(other.stats));
+        stats.plus(other.stats),
+        positionDeletes.plus(other.positionDeletes),
+        equalityFallbacks + other.equalityFallbacks);
   }
 
   private static List<String> concat(List<String> a, List<String> b) {
@@ -95,7 +125,9 @@ public final class ChangeCommittable {
     return dataFiles.equals(that.dataFiles)
         && deleteFiles.equals(that.deleteFiles)
         && referencedDataFiles.equals(that.referencedDataFiles)
-        && stats.equals(that.stats);
+        && stats.equals(that.stats)
+        && positionDeletes.equals(that.positionDeletes)
+        && equalityFallbacks == that.equalityFallbacks;
   }
 
   @Override

@@ -5,7 +5,9 @@ import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
 import io.icebergcdc.cdc.typeutils.Utf8Strings;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputView;
@@ -17,14 +19,16 @@ import org.apache.flink.core.memory.DataOutputView;
  * the committer's state.
  *
  * <p>Version 1: data files, delete files, referenced data files (each a count and strings of any
- * length), then the statistics in {@link ChangeStatsSerializer} version 1. Later versions only
- * append fields.
+ * length), then the statistics in {@link ChangeStatsSerializer} version 1. Version 2 appends the
+ * position deletes (a count of files, then per file its location, a count and the positions) and
+ * the number of equality fallbacks.
  */
 public final class ChangeCommittableSerializer
     implements SimpleVersionedSerializer<ChangeCommittable> {
 
   public static final int VERSION_1 = 1;
-  private static final int CURRENT = VERSION_1;
+  public static final int VERSION_2 = 2;
+  private static final int CURRENT = VERSION_2;
 
   @Override
   public int getVersion() {
@@ -38,12 +42,23 @@ public final class ChangeCommittableSerializer
     writeStrings(committable.deleteFiles(), out);
     writeStrings(committable.referencedDataFiles(), out);
     ChangeStatsSerializer.write(committable.stats(), out);
+    PositionDeletes deletes = committable.positionDeletes();
+    out.writeInt(deletes.files().size());
+    for (String file : deletes.files()) {
+      Utf8Strings.write(file, out);
+      long[] positions = deletes.positions(file);
+      out.writeInt(positions.length);
+      for (long position : positions) {
+        out.writeLong(position);
+      }
+    }
+    out.writeLong(committable.equalityFallbacks());
     return out.getCopyOfBuffer();
   }
 
   @Override
   public ChangeCommittable deserialize(int version, byte[] bytes) throws IOException {
-    if (version != VERSION_1) {
+    if (version != VERSION_1 && version != VERSION_2) {
       throw new IOException("unknown version " + version + " of a serialized change committable");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -51,7 +66,22 @@ public final class ChangeCommittableSerializer
     List<String> deletes = readStrings(in);
     List<String> referenced = readStrings(in);
     ChangeStats stats = ChangeStatsSerializer.read(ChangeStatsSerializer.VERSION_1, in);
-    return new ChangeCommittable(data, deletes, referenced, stats);
+    if (version == VERSION_1) {
+      return new ChangeCommittable(data, deletes, referenced, stats);
+    }
+    int files = in.readInt();
+    Map<String, long[]> positions = new HashMap<>(files);
+    for (int i = 0; i < files; i++) {
+      String file = Utf8Strings.read(in);
+      long[] filePositions = new long[in.readInt()];
+      for (int j = 0; j < filePositions.length; j++) {
+        filePositions[j] = in.readLong();
+      }
+      positions.put(file, filePositions);
+    }
+    long fallbacks = in.readLong();
+    return new ChangeCommittable(
+        data, deletes, referenced, stats, PositionDeletes.of(positions), fallbacks);
   }
 
   private static void writeStrings(List<String> values, DataOutputView out) throws IOException {

@@ -23,6 +23,12 @@ public final class SnapshotSummaryKeys {
   public static final String DUPLICATES_DROPPED = PREFIX + "duplicate-changes-dropped";
   public static final String DEAD_LETTERED = PREFIX + "dead-lettered-changes";
 
+  /**
+   * Deletes written as equality deletes because the row's position was unknown or its data file had
+   * been replaced by another writer.
+   */
+  public static final String DELETES_FELL_BACK = PREFIX + "deletes-fell-back";
+
   /** The latest source position among the changes this snapshot commits. */
   public static final String SOURCE_POSITION = PREFIX + "source-position";
 }

@@ -7,6 +7,8 @@ import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.jobs.ApplyJob;
 import io.icebergcdc.jobs.ApplyPipeline;
 import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import io.icebergcdc.sink.DeleteMode;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,16 +21,28 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Applies generated changelogs, with out-of-order and duplicate delivery, deletes and key changes,
@@ -80,6 +94,12 @@ class ApplyChangelogITCase {
         sinkOptions);
   }
 
+  private static Configuration options(DeleteMode mode) {
+    Configuration options = new Configuration();
+    options.setString("sink.delete-mode", mode.name());
+    return options;
+  }
+
   private Table table() {
     return ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of())
         .loadCatalog()
@@ -92,21 +112,24 @@ class ApplyChangelogITCase {
     return snapshots;
   }
 
-  /** Every snapshot commits one checkpoint, each checkpoint at most once, in rising order. */
+  /** Every snapshot of ours commits one checkpoint, each checkpoint at most once, in order. */
   private static void assertOneCommitPerCheckpoint(List<Snapshot> snapshots) {
     long previous = -1;
     Set<String> jobs = new HashSet<>();
     for (Snapshot snapshot : snapshots) {
       Map<String, String> summary = snapshot.summary();
+      if (!summary.containsKey(SnapshotSummaryKeys.JOB_ID)) {
+        continue; // another writer's snapshot
+      }
       assertThat(summary)
           .containsKeys(
-              SnapshotSummaryKeys.JOB_ID,
               SnapshotSummaryKeys.OPERATOR_ID,
               SnapshotSummaryKeys.ROWS_INSERTED,
               SnapshotSummaryKeys.ROWS_UPDATED,
               SnapshotSummaryKeys.ROWS_DELETED,
               SnapshotSummaryKeys.STALE_DROPPED,
               SnapshotSummaryKeys.DUPLICATES_DROPPED,
+              SnapshotSummaryKeys.DELETES_FELL_BACK,
               SnapshotSummaryKeys.SOURCE_POSITION);
       long checkpoint = Long.parseLong(summary.get(SnapshotSummaryKeys.CHECKPOINT_ID));
       assertThat(checkpoint).as("checkpoints commit once each, in order").isGreaterThan(previous);
@@ -117,42 +140,75 @@ class ApplyChangelogITCase {
   }
 
   private static long sum(List<Snapshot> snapshots, String key) {
-    return snapshots.stream().mapToLong(s -> Long.parseLong(s.summary().get(key))).sum();
+    return snapshots.stream()
+        .mapToLong(s -> Long.parseLong(s.summary().getOrDefault(key, "0")))
+        .sum();
   }
 
-  @Test
-  void appliesAChangelogWithDisorderAndDuplicatesExactly() throws Exception {
+  /**
+   * In position mode no equality delete is left, and in format version 3 every data file has at
+   * most one deletion vector; in equality mode every delete is an equality delete on the key.
+   */
+  private static void assertDeleteFilesOf(Table table, DeleteMode mode) throws Exception {
+    boolean v3 = TableUtil.formatVersion(table) >= 3;
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        int positional = 0;
+        for (DeleteFile delete : task.deletes()) {
+          if (mode == DeleteMode.EQUALITY) {
+            assertThat(delete.content()).isEqualTo(FileContent.EQUALITY_DELETES);
+            assertThat(delete.equalityFieldIds()).containsExactly(1);
+          } else {
+            assertThat(delete.content()).isEqualTo(FileContent.POSITION_DELETES);
+            assertThat(delete.format()).isEqualTo(v3 ? FileFormat.PUFFIN : FileFormat.PARQUET);
+            positional++;
+          }
+        }
+        if (v3) {
+          assertThat(positional)
+              .as("deletion vectors of " + task.file().location())
+              .isLessThanOrEqualTo(1);
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0} deletes, format version {1}")
+  @CsvSource({"POSITION, 2", "POSITION, 3", "EQUALITY, 2"})
+  void appliesAChangelogWithDisorderAndDuplicatesExactly(DeleteMode mode, int formatVersion)
+      throws Exception {
     ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 1L);
 
-    new ApplyPipeline(job(null, 2, Map.of(), 0, new Configuration()), null).run();
+    new ApplyPipeline(job(null, formatVersion, Map.of(), 0, options(mode)), null).run();
 
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
     List<Snapshot> snapshots = snapshots(table);
     assertThat(snapshots.size()).isGreaterThan(1);
     assertOneCommitPerCheckpoint(snapshots);
+    assertDeleteFilesOf(table, mode);
     // Every delivered change is applied, or dropped as stale or duplicate and counted.
     assertThat(sum(snapshots, SnapshotSummaryKeys.DUPLICATES_DROPPED))
         .isGreaterThanOrEqualTo(changelog.duplicates() / 2);
     assertThat(sum(snapshots, SnapshotSummaryKeys.STALE_DROPPED)).isPositive();
-    assertThat(
-            sum(snapshots, SnapshotSummaryKeys.ROWS_INSERTED)
-                - sum(snapshots, SnapshotSummaryKeys.ROWS_DELETED))
-        .isLessThanOrEqualTo(changelog.model().size() + 0L + changelog.deletes());
+    if (mode == DeleteMode.POSITION) {
+      assertThat(sum(snapshots, SnapshotSummaryKeys.DELETES_FELL_BACK)).isZero();
+    }
   }
 
   @Test
   void appliesItToAPartitionedFormatVersion3TableDistributedByPartition() throws Exception {
     ChangelogGenerator.Changelog changelog = changelog(40_000, 4_000, 2L);
-    Configuration options = new Configuration();
+    Configuration options = options(DeleteMode.POSITION);
     options.setString("sink.distribution", "PARTITION");
 
     new ApplyPipeline(job("bucket(4, id)", 3, Map.of(), 0, options), null).run();
 
     Table table = table();
-    assertThat(org.apache.iceberg.TableUtil.formatVersion(table)).isEqualTo(3);
+    assertThat(TableUtil.formatVersion(table)).isEqualTo(3);
     assertThat(changelog.model().differences(table, 20)).isEmpty();
     assertOneCommitPerCheckpoint(snapshots(table));
+    assertDeleteFilesOf(table, DeleteMode.POSITION);
     // Distribution by partition: each partition is written by one writer per checkpoint.
     for (Snapshot snapshot : snapshots(table)) {
       assertThat(Integer.parseInt(snapshot.summary().getOrDefault("added-data-files", "0")))
@@ -160,19 +216,21 @@ class ApplyChangelogITCase {
     }
   }
 
-  @Test
-  void failuresInWritersAndAroundCommitsLoseNothingAndCommitNothingTwice() throws Exception {
+  @ParameterizedTest(name = "{0} deletes, format version {1}")
+  @CsvSource({"POSITION, 3", "POSITION, 2", "EQUALITY, 2"})
+  void failuresInWritersAndAroundCommitsLoseNothingAndCommitNothingTwice(
+      DeleteMode mode, int formatVersion) throws Exception {
     ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 3L);
-    FlakyFileIO.failEvery(7, 3);
-    InjectedCommitFailures.reset(2, 2);
+    FlakyFileIO.failEvery(3, 3);
+    InjectedCommitFailures.reset();
 
     new ApplyPipeline(
             job(
                 null,
-                2,
+                formatVersion,
                 Map.of(CatalogProperties.FILE_IO_IMPL, FlakyFileIO.class.getName()),
                 20,
-                new Configuration()),
+                options(mode)),
             new InjectedCommitFailures())
         .run();
 
@@ -182,18 +240,54 @@ class ApplyChangelogITCase {
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
     assertOneCommitPerCheckpoint(snapshots(table));
+    assertDeleteFilesOf(table, mode);
   }
 
-  @Test
-  void equalityDeletesAreTheOnlyDeletesInThisMode() throws Exception {
-    changelog(5_000, 500, 4L);
-    new ApplyPipeline(job(null, 2, Map.of(), 0, new Configuration()), null).run();
-    try (CloseableIterable<FileScanTask> tasks = table().newScan().planFiles()) {
-      for (FileScanTask task : tasks) {
-        for (DeleteFile delete : task.deletes()) {
-          assertThat(delete.equalityFieldIds()).containsExactly(1);
-        }
-      }
+  @ParameterizedTest(name = "format version {0}")
+  @ValueSource(ints = {2, 3})
+  void aConcurrentRewriteOfDataFilesFallsBackToEqualityDeletesAndStaysExact(int formatVersion)
+      throws Exception {
+    ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 5L);
+    RewriteEverything.reset(dir.resolve("warehouse").toString());
+
+    new ApplyPipeline(
+            job(null, formatVersion, Map.of(), 0, options(DeleteMode.POSITION)),
+            new RewriteEverything())
+        .run();
+
+    assertThat(RewriteEverything.REWRITES.get()).isEqualTo(2);
+    Table table = table();
+    assertThat(changelog.model().differences(table, 20)).isEmpty();
+    assertOneCommitPerCheckpoint(snapshots(table));
+    assertThat(sum(snapshots(table), SnapshotSummaryKeys.DELETES_FELL_BACK))
+        .as("deletes of rows in rewritten files")
+        .isPositive();
+  }
+
+  @ParameterizedTest(name = "bootstrap {0}")
+  @ValueSource(booleans = {true, false})
+  void aJobWithoutStateOnAFilledTableBootstrapsTheKeyIndex(boolean bootstrap) throws Exception {
+    // Delivered in source order, so that the second job, which starts without dedup state, meets
+    // no change older than what the first applied.
+    ChangelogGenerator.Changelog changelog =
+        new ChangelogGenerator(40_000, 4_000, 0.0, 0.0, 6L).generate();
+    List<String> lines = changelog.lines();
+    Files.write(dir.resolve("changes.jsonl"), lines.subList(0, lines.size() / 2));
+    new ApplyPipeline(job(null, 3, Map.of(), 0, options(DeleteMode.POSITION)), null).run();
+
+    Files.write(dir.resolve("changes.jsonl"), lines.subList(lines.size() / 2, lines.size()));
+    Configuration second = options(DeleteMode.POSITION);
+    second.setString("sink.bootstrap-index", Boolean.toString(bootstrap));
+    new ApplyPipeline(job(null, 3, Map.of(), 0, second), null).run();
+
+    Table table = table();
+    assertThat(changelog.model().differences(table, 20)).isEmpty();
+    long fellBack = sum(snapshots(table), SnapshotSummaryKeys.DELETES_FELL_BACK);
+    if (bootstrap) {
+      assertThat(fellBack).isZero();
+      assertDeleteFilesOf(table, DeleteMode.POSITION);
+    } else {
+      assertThat(fellBack).isPositive();
     }
   }
 
@@ -205,21 +299,20 @@ class ApplyChangelogITCase {
     private static final long serialVersionUID = 1L;
     static final AtomicInteger BEFORE = new AtomicInteger();
     static final AtomicInteger AFTER = new AtomicInteger();
-    private static final AtomicInteger COMMITS = new AtomicInteger();
-    private static volatile int beforeBudget;
-    private static volatile int afterBudget;
+    private static final AtomicInteger BEFORE_CALLS = new AtomicInteger();
+    private static final AtomicInteger AFTER_CALLS = new AtomicInteger();
 
-    static void reset(int before, int after) {
+    static void reset() {
       BEFORE.set(0);
       AFTER.set(0);
-      COMMITS.set(0);
-      beforeBudget = before;
-      afterBudget = after;
+      BEFORE_CALLS.set(0);
+      AFTER_CALLS.set(0);
     }
 
     @Override
     public void beforeCommit(long checkpointId) {
-      if (COMMITS.incrementAndGet() % 3 == 0 && BEFORE.get() < beforeBudget) {
+      int call = BEFORE_CALLS.incrementAndGet();
+      if (call == 2 || call == 5) {
         BEFORE.incrementAndGet();
         throw new IllegalStateException("injected failure before committing " + checkpointId);
       }
@@ -227,10 +320,65 @@ class ApplyChangelogITCase {
 
     @Override
     public void afterCommit(long checkpointId, Snapshot snapshot) {
-      if (COMMITS.get() % 4 == 1 && AFTER.get() < afterBudget) {
+      int call = AFTER_CALLS.incrementAndGet();
+      if (call == 1 || call == 3) {
         AFTER.incrementAndGet();
         throw new IllegalStateException("injected failure after committing " + checkpointId);
       }
+    }
+  }
+
+  /**
+   * Plays a compaction that runs between two commits: after the second and the fourth commit it
+   * rewrites every live row of the table into one new data file and drops all data and delete
+   * files, so that the positions the writers hold point into files that are gone.
+   */
+  static final class RewriteEverything implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    static final AtomicInteger REWRITES = new AtomicInteger();
+    private static final AtomicInteger COMMITS = new AtomicInteger();
+    private static volatile String warehouse;
+
+    static void reset(String warehouseDir) {
+      REWRITES.set(0);
+      COMMITS.set(0);
+      warehouse = warehouseDir;
+    }
+
+    @Override
+    public void afterCommit(long checkpointId, Snapshot snapshot) throws Exception {
+      int commit = COMMITS.incrementAndGet();
+      if (commit != 2 && commit != 4) {
+        return;
+      }
+      Table table = ApplyPipeline.catalogLoader(warehouse, Map.of()).loadCatalog().loadTable(TABLE);
+      Set<DataFile> dataFiles = new HashSet<>();
+      Set<DeleteFile> deleteFiles = new HashSet<>();
+      try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+        for (FileScanTask task : tasks) {
+          dataFiles.add(task.file());
+          deleteFiles.addAll(task.deletes());
+        }
+      }
+      OutputFileFactory files =
+          OutputFileFactory.builderFor(table, 99, checkpointId).format(FileFormat.PARQUET).build();
+      DataWriter<Record> writer =
+          new GenericFileWriterFactory.Builder(table)
+              .build()
+              .newDataWriter(files.newOutputFile(), table.spec(), null);
+      try (writer;
+          CloseableIterable<Record> rows = IcebergGenerics.read(table).build()) {
+        for (Record row : rows) {
+          writer.write(row);
+        }
+      }
+      table
+          .newRewrite()
+          .validateFromSnapshot(table.currentSnapshot().snapshotId())
+          .dataSequenceNumber(table.currentSnapshot().sequenceNumber())
+          .rewriteFiles(dataFiles, deleteFiles, Set.of(writer.toDataFile()), Set.of())
+          .commit();
+      REWRITES.incrementAndGet();
     }
   }
 }

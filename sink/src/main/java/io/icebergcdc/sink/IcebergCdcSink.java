@@ -12,16 +12,20 @@ import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.internal.IcebergCommitterOperator;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.dedup.internal.DedupOperator;
+import io.icebergcdc.sink.internal.ChangeKeySelector;
 import io.icebergcdc.sink.internal.ChangeWriterOperator;
 import io.icebergcdc.sink.internal.CommittableOfStats;
 import io.icebergcdc.sink.internal.OperatorUids;
-import io.icebergcdc.sink.internal.PartitionKeySelector;
+import io.icebergcdc.sink.internal.PartitionedKeySelector;
+import io.icebergcdc.sink.internal.PartitionedKeyTypeInfo;
+import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
 import io.icebergcdc.sink.internal.RowKeySelector;
 import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.iceberg.PartitionSpec;
@@ -77,14 +81,19 @@ public final class IcebergCdcSink {
           "the Iceberg CDC sink needs aligned checkpoints: each commit holds exactly what was"
               + " written before its checkpoint's barrier");
     }
-    OperatorUids uids = new OperatorUids(options.get(SinkOptions.UID_PREFIX));
+    OperatorUids uids =
+        new OperatorUids(
+            options.get(SinkOptions.UID_PREFIX),
+            options.get(SinkOptions.DISTRIBUTION),
+            options.get(SinkOptions.DELETE_MODE));
     int parallelism =
         options
             .getOptional(SinkOptions.PARALLELISM)
             .orElse(changes.getExecutionEnvironment().getParallelism());
 
-    SingleOutputStreamOperator<ChangeEvent> deduped = dedup(changes, uids, parallelism);
-    SingleOutputStreamOperator<ChangeCommittable> written = write(deduped, uids, parallelism);
+    ChangeKeySelector<?> keys = keySelector();
+    SingleOutputStreamOperator<ChangeEvent> deduped = dedup(changes, keys, uids, parallelism);
+    SingleOutputStreamOperator<ChangeCommittable> written = write(deduped, keys, uids, parallelism);
     DataStream<ChangeCommittable> stats =
         deduped
             .getSideOutput(DedupOperator.STATS)
@@ -97,10 +106,38 @@ public final class IcebergCdcSink {
     return deduped.getSideOutput(DedupOperator.DEAD_LETTERS);
   }
 
-  private SingleOutputStreamOperator<ChangeEvent> dedup(
-      DataStream<ChangeEvent> changes, OperatorUids uids, int parallelism) {
+  /**
+   * The key of the dedup and the writers: the primary key, hashed by primary key or by partition as
+   * {@link SinkOptions#DISTRIBUTION} says. Either way keyed state is per primary key and the
+   * writers follow the dedup without a shuffle.
+   */
+  private ChangeKeySelector<?> keySelector() {
+    if (options.get(SinkOptions.DISTRIBUTION) == Distribution.PARTITION) {
+      if (spec.isUnpartitioned()) {
+        throw new IllegalArgumentException(
+            SinkOptions.DISTRIBUTION.key()
+                + " = PARTITION needs a partitioned table; this one is not");
+      }
+      return new PartitionedKeySelector(schema, spec);
+    }
+    return new RowKeySelector();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <K> TypeInformation<K> keyType(ChangeKeySelector<K> keys) {
+    return (TypeInformation<K>)
+        (keys instanceof PartitionedKeySelector
+            ? PartitionedKeyTypeInfo.INSTANCE
+            : RowKeyTypeInfo.INSTANCE);
+  }
+
+  private <K> SingleOutputStreamOperator<ChangeEvent> dedup(
+      DataStream<ChangeEvent> changes,
+      ChangeKeySelector<K> keys,
+      OperatorUids uids,
+      int parallelism) {
     return changes
-        .keyBy(new RowKeySelector(), RowKeyTypeInfo.INSTANCE)
+        .keyBy(keys, keyType(keys))
         .transform(
             "dedup by source sequence",
             ChangeEventTypeInfo.of(schema),
@@ -112,28 +149,30 @@ public final class IcebergCdcSink {
         .setParallelism(parallelism);
   }
 
-  private SingleOutputStreamOperator<ChangeCommittable> write(
-      DataStream<ChangeEvent> deduped, OperatorUids uids, int parallelism) {
-    DataStream<ChangeEvent> distributed;
-    switch (options.get(SinkOptions.DISTRIBUTION)) {
-      case PARTITION:
-        if (spec.isUnpartitioned()) {
-          throw new IllegalArgumentException(
-              SinkOptions.DISTRIBUTION.key()
-                  + " = PARTITION needs a partitioned table; this one is not");
-        }
-        distributed = deduped.keyBy(new PartitionKeySelector(schema, spec), Types.STRING);
-        break;
-      case PRIMARY_KEY:
-      default:
-        // The dedup's output is already grouped by key: forward it, chained.
-        distributed = deduped;
+  private <K> SingleOutputStreamOperator<ChangeCommittable> write(
+      DataStream<ChangeEvent> deduped,
+      ChangeKeySelector<K> keys,
+      OperatorUids uids,
+      int parallelism) {
+    // The dedup's output is partitioned by the key already: the writers take it as it is,
+    // chained to the dedup.
+    SingleOutputStreamOperator<ChangeCommittable> written;
+    if (options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION) {
+      written =
+          DataStreamUtils.reinterpretAsKeyedStream(deduped, keys, keyType(keys))
+              .transform(
+                  "write Parquet files and position deletes",
+                  COMMITTABLE_TYPE,
+                  new PositionDeltaWriterOperator<>(
+                      tableLoader, schema, keys, options.get(SinkOptions.BOOTSTRAP_INDEX)));
+    } else {
+      written =
+          deduped.transform(
+              "write Parquet files and equality deletes",
+              COMMITTABLE_TYPE,
+              new ChangeWriterOperator(tableLoader, schema));
     }
-    return distributed
-        .transform(
-            "write Parquet files", COMMITTABLE_TYPE, new ChangeWriterOperator(tableLoader, schema))
-        .uid(uids.writer())
-        .setParallelism(parallelism);
+    return written.uid(uids.writer()).setParallelism(parallelism);
   }
 
   private void commit(DataStream<ChangeCommittable> committables, OperatorUids uids) {

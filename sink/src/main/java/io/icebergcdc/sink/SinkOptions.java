@@ -24,6 +24,25 @@ public final class SinkOptions {
               "How changes are spread over writers: by primary key (even load, chained with the"
                   + " dedup) or by partition (fewer files).");
 
+  public static final ConfigOption<DeleteMode> DELETE_MODE =
+      ConfigOptions.key("sink.delete-mode")
+          .enumType(DeleteMode.class)
+          .defaultValue(DeleteMode.POSITION)
+          .withDescription(
+              "How updates and deletes are written: POSITION (a key index in state turns them into"
+                  + " position deletes or deletion vectors) or EQUALITY (equality deletes on the"
+                  + " primary key, as Iceberg's upsert writes them).");
+
+  public static final ConfigOption<Boolean> BOOTSTRAP_INDEX =
+      ConfigOptions.key("sink.bootstrap-index")
+          .booleanType()
+          .defaultValue(true)
+          .withDescription(
+              "Whether a job that starts without state on a table that already has rows first"
+                  + " reads the table's keys with their data files and positions into the key"
+                  + " index. Without it, changes to rows the index does not know fall back to"
+                  + " equality deletes. Only used with sink.delete-mode = POSITION.");
+
   public static final ConfigOption<Integer> PARALLELISM =
       ConfigOptions.key("sink.parallelism")
           .intType()
@@ -44,6 +63,8 @@ public final class SinkOptions {
   public static List<ConfigOption<?>> all() {
     return List.of(
         DISTRIBUTION,
+        DELETE_MODE,
+        BOOTSTRAP_INDEX,
         PARALLELISM,
         UID_PREFIX,
         DedupOptions.TOMBSTONE_TTL,

@@ -6,13 +6,13 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
  * Type information of a type that Flink handles as one value with its own serializer: no fields to
  * select, no nesting. Subclasses give the serializer, equality and whether it can be a key.
  */
-abstract class OpaqueTypeInfo<T> extends TypeInformation<T> {
+public abstract class OpaqueTypeInfo<T> extends TypeInformation<T> {
 
   private static final long serialVersionUID = 1L;
 
   private final Class<T> type;
 
-  OpaqueTypeInfo(Class<T> type) {
+  protected OpaqueTypeInfo(Class<T> type) {
     this.type = type;
   }
 

@@ -5,7 +5,22 @@ public final class CommitException extends RuntimeException {
 
   private static final long serialVersionUID = 1L;
 
+  private final boolean surelyNotCommitted;
+
   CommitException(String message, Throwable cause) {
+    this(message, cause, false);
+  }
+
+  /**
+   * @param surelyNotCommitted whether the table is known not to hold the commit, so that files
+   *     written for it can be removed
+   */
+  CommitException(String message, Throwable cause, boolean surelyNotCommitted) {
     super(message, cause);
+    this.surelyNotCommitted = surelyNotCommitted;
+  }
+
+  boolean surelyNotCommitted() {
+    return surelyNotCommitted;
   }
 }

@@ -16,6 +16,7 @@ final class CommitterMetrics {
   private final Counter staleDropped;
   private final Counter duplicatesDropped;
   private final Counter deadLettered;
+  private final Counter deletesFellBack;
   private volatile long lastCommittedCheckpointId = -1L;
   private volatile long lastCommitDurationMs = -1L;
 
@@ -29,12 +30,19 @@ final class CommitterMetrics {
     staleDropped = group.counter("staleChangesDropped");
     duplicatesDropped = group.counter("duplicateChangesDropped");
     deadLettered = group.counter("deadLetteredChanges");
+    deletesFellBack = group.counter("deletesFellBackToEquality");
     group.gauge("lastCommittedCheckpointId", () -> lastCommittedCheckpointId);
     group.gauge("lastCommitDurationMs", () -> lastCommitDurationMs);
   }
 
   void committed(
-      long checkpointId, long durationMs, int dataFiles, int deleteFiles, ChangeStats stats) {
+      long checkpointId,
+      long durationMs,
+      int dataFiles,
+      int deleteFiles,
+      long fellBack,
+      ChangeStats stats) {
+    deletesFellBack.inc(fellBack);
     checkpointsCommitted.inc();
     dataFilesCommitted.inc(dataFiles);
     deleteFilesCommitted.inc(deleteFiles);

@@ -4,6 +4,7 @@ import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +33,7 @@ import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.io.DeleteWriteResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +73,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    * The checkpoint id recorded for the commit at the end of a job that runs without checkpoints.
    */
   static final long END_OF_INPUT_CHECKPOINT_ID = Long.MAX_VALUE;
+
+  /** How often a commit with position deletes is rebuilt after a concurrent change conflicts. */
+  private static final int MAX_POSITION_DELETE_ATTEMPTS = 5;
 
   private final TableLoader tableLoader;
   private final CommitListener listener;
@@ -189,38 +194,158 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
 
   private void commit(
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
-    table.refresh();
-    Map<Integer, PartitionSpec> specs = table.specs();
-    List<DataFile> dataFiles = new ArrayList<>();
-    for (String json : committable.dataFiles()) {
-      dataFiles.add(ContentFileCodec.decodeDataFile(json, specs));
-    }
-    List<DeleteFile> deleteFiles = new ArrayList<>();
-    for (String json : committable.deleteFiles()) {
-      deleteFiles.add(ContentFileCodec.decodeDeleteFile(json, specs));
-    }
     ChangeStats stats = committable.stats().plus(carried);
+    for (int attempt = 1; ; attempt++) {
+      table.refresh();
+      Snapshot base = table.currentSnapshot();
+      PreparedCommit prepared = prepare(checkpointId, committable, base, commitJobId, attempt);
+      try {
+        commitPrepared(checkpointId, prepared, stats, base, commitJobId);
+        return;
+      } catch (CommitException e) {
+        if (e.surelyNotCommitted()) {
+          prepared.deleteWrittenFiles(table);
+        }
+        boolean retryable =
+            e.getCause() instanceof ValidationException && !committable.positionDeletes().isEmpty();
+        if (!retryable || attempt >= MAX_POSITION_DELETE_ATTEMPTS) {
+          throw e;
+        }
+        LOG.warn(
+            "Checkpoint {} conflicts with a concurrent change of table {} (attempt {}): {};"
+                + " writing its position deletes again against the new table state",
+            checkpointId,
+            table.name(),
+            attempt,
+            e.getCause().getMessage());
+      }
+    }
+  }
 
+  /** The files of a commit attempt: the writers' files and the delete files written for it. */
+  private PreparedCommit prepare(
+      long checkpointId,
+      ChangeCommittable committable,
+      Snapshot base,
+      String commitJobId,
+      int attempt) {
+    Map<Integer, PartitionSpec> specs = table.specs();
+    PreparedCommit prepared = new PreparedCommit();
+    for (String json : committable.dataFiles()) {
+      prepared.dataFiles.add(ContentFileCodec.decodeDataFile(json, specs));
+    }
+    for (String json : committable.deleteFiles()) {
+      prepared.addedDeletes.add(ContentFileCodec.decodeDeleteFile(json, specs));
+    }
+    prepared.referenced.addAll(committable.referencedDataFiles());
+    prepared.fellBack = committable.equalityFallbacks();
+    PositionDeletes positions = committable.positionDeletes();
+    if (positions.isEmpty() && prepared.referenced.isEmpty()) {
+      return prepared;
+    }
+    LiveFiles live = LiveFiles.of(table, base);
+    for (String referenced : prepared.referenced) {
+      boolean ours = prepared.dataFiles.stream().anyMatch(f -> f.location().equals(referenced));
+      if (!ours && live.dataFile(referenced) == null) {
+        throw new CommitException(
+            "checkpoint "
+                + checkpointId
+                + " conflicts with a concurrent change of table "
+                + table.name()
+                + ": data file "
+                + referenced
+                + ", which its deletes refer to, is no longer in the table",
+            null,
+            true);
+      }
+    }
+    if (positions.isEmpty()) {
+      return prepared;
+    }
+    Map<String, long[]> onLive = new java.util.HashMap<>();
+    Map<String, long[]> onGone = new java.util.HashMap<>();
+    for (String location : positions.files()) {
+      (live.dataFile(location) != null ? onLive : onGone)
+          .put(location, positions.positions(location));
+    }
+    String operationId = "commit-" + checkpointId + "-" + java.util.UUID.randomUUID();
+    try {
+      if (!onLive.isEmpty()) {
+        DeleteWriteResult written =
+            PositionDeleteFileWriter.write(
+                table, live, PositionDeletes.of(onLive), checkpointId, operationId);
+        prepared.addedDeletes.addAll(written.deleteFiles());
+        prepared.writtenDeletes.addAll(written.deleteFiles());
+        prepared.removedDeletes.addAll(written.rewrittenDeleteFiles());
+        written.referencedDataFiles().forEach(f -> prepared.referenced.add(f.toString()));
+        prepared.validateDeleteConflicts = true;
+      }
+      if (!onGone.isEmpty()) {
+        PositionDeletes gone = PositionDeletes.of(onGone);
+        List<DeleteFile> fallback =
+            EqualityFallbackWriter.write(table, gone, checkpointId, operationId);
+        prepared.addedDeletes.addAll(fallback);
+        prepared.writtenDeletes.addAll(fallback);
+        prepared.fellBack += gone.count();
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      prepared.deleteWrittenFiles(table);
+      throw new CommitException(
+          "cannot write the position deletes of checkpoint "
+              + checkpointId
+              + " to table "
+              + table.name()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    return prepared;
+  }
+
+  private void commitPrepared(
+      long checkpointId,
+      PreparedCommit prepared,
+      ChangeStats stats,
+      Snapshot base,
+      String commitJobId) {
     SnapshotUpdate<?> update;
-    if (deleteFiles.isEmpty()) {
+    if (prepared.addedDeletes.isEmpty() && prepared.removedDeletes.isEmpty()) {
       AppendFiles append = table.newAppend();
-      dataFiles.forEach(append::appendFile);
+      prepared.dataFiles.forEach(append::appendFile);
       update = append;
     } else {
       RowDelta delta = table.newRowDelta();
-      dataFiles.forEach(delta::addRows);
-      deleteFiles.forEach(delta::addDeletes);
-      if (!committable.referencedDataFiles().isEmpty()) {
-        delta.validateDataFilesExist(committable.referencedDataFiles());
+      prepared.dataFiles.forEach(delta::addRows);
+      prepared.addedDeletes.forEach(delta::addDeletes);
+      prepared.removedDeletes.forEach(delta::removeDeletes);
+      if (base != null) {
+        delta.validateFromSnapshot(base.snapshotId());
+      }
+      if (!prepared.referenced.isEmpty()) {
+        delta.validateDataFilesExist(prepared.referenced);
       }
       delta.validateDeletedFiles();
+      if (prepared.validateDeleteConflicts) {
+        delta.validateNoConflictingDeleteFiles();
+      }
       update = delta;
     }
     summary(checkpointId, commitJobId, stats).forEach(update::set);
+    update.set(SnapshotSummaryKeys.DELETES_FELL_BACK, Long.toString(prepared.fellBack));
 
     long start = System.nanoTime();
     try {
       listener.beforeCommit(checkpointId);
+    } catch (Exception e) {
+      throw new CommitException(
+          "the commit listener failed before checkpoint "
+              + checkpointId
+              + " was committed to table "
+              + table.name(),
+          e,
+          true);
+    }
+    try {
       update.commit();
     } catch (CommitStateUnknownException e) {
       throw new CommitException(
@@ -239,7 +364,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               + table.name()
               + ": "
               + e.getMessage(),
-          e);
+          e,
+          true);
     } catch (CommitFailedException e) {
       throw new CommitException(
           "checkpoint "
@@ -248,7 +374,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               + table.name()
               + " more often than commit.retry.num-retries allows: "
               + e.getMessage(),
-          e);
+          e,
+          true);
     } catch (Exception e) {
       throw new CommitException(
           "cannot commit checkpoint " + checkpointId + " to table " + table.name(), e);
@@ -257,21 +384,51 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     Snapshot snapshot = table.currentSnapshot();
     LOG.info(
         "Committed checkpoint {} of job {} to table {} as snapshot {} in {} ms: {} data files,"
-            + " {} delete files, {}",
+            + " {} delete files ({} deletes fell back to equality deletes), {}",
         checkpointId,
         commitJobId,
         table.name(),
         snapshot.snapshotId(),
         durationMs,
-        dataFiles.size(),
-        deleteFiles.size(),
+        prepared.dataFiles.size(),
+        prepared.addedDeletes.size(),
+        prepared.fellBack,
         stats);
-    metrics.committed(checkpointId, durationMs, dataFiles.size(), deleteFiles.size(), stats);
+    metrics.committed(
+        checkpointId,
+        durationMs,
+        prepared.dataFiles.size(),
+        prepared.addedDeletes.size(),
+        prepared.fellBack,
+        stats);
     try {
       listener.afterCommit(checkpointId, snapshot);
     } catch (Exception e) {
       throw new CommitException(
           "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
+    }
+  }
+
+  /** The files of one commit attempt. */
+  private static final class PreparedCommit {
+    final List<DataFile> dataFiles = new ArrayList<>();
+    final List<DeleteFile> addedDeletes = new ArrayList<>();
+    final List<DeleteFile> removedDeletes = new ArrayList<>();
+    final List<DeleteFile> writtenDeletes = new ArrayList<>();
+    final java.util.Set<String> referenced = new java.util.LinkedHashSet<>();
+    long fellBack;
+    boolean validateDeleteConflicts;
+
+    /** Removes the delete files the committer wrote for an attempt that did not commit. */
+    void deleteWrittenFiles(Table table) {
+      for (DeleteFile file : writtenDeletes) {
+        try {
+          table.io().deleteFile(file.location());
+        } catch (RuntimeException e) {
+          LOG.warn("Cannot remove the unused delete file {}", file.location(), e);
+        }
+      }
+      writtenDeletes.clear();
     }
   }
 

@@ -9,6 +9,7 @@ import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.TestTables;
 import java.io.IOException;
 import java.util.List;
@@ -42,9 +43,31 @@ class CommitterSerializersTest {
     assertThat(file.location()).isEqualTo("/data/a.parquet");
     assertThat(file.recordCount()).isEqualTo(10);
 
-    assertThatThrownBy(() -> serializer.deserialize(2, bytes))
+    assertThatThrownBy(() -> serializer.deserialize(99, bytes))
         .isInstanceOf(IOException.class)
-        .hasMessageContaining("version 2");
+        .hasMessageContaining("version 99");
+  }
+
+  @Test
+  void committablesWithPositionDeletesRoundTripAndReadVersion2() throws IOException {
+    ChangeCommittableSerializer serializer = new ChangeCommittableSerializer();
+    ChangeCommittable withPositions =
+        new ChangeCommittable(
+            COMMITTABLE.dataFiles(),
+            List.of(),
+            List.of(),
+            COMMITTABLE.stats(),
+            PositionDeletes.of(
+                Map.of("/data/a.parquet", new long[] {9, 3, 3}, "/data/b.parquet", new long[] {0})),
+            4);
+    byte[] bytes = serializer.serialize(withPositions);
+    ChangeCommittable read = serializer.deserialize(serializer.getVersion(), bytes);
+    assertThat(read).isEqualTo(withPositions);
+    assertThat(read.positionDeletes().positions("/data/a.parquet")).containsExactly(3, 9);
+
+    byte[] v2 = GoldenFiles.bytes("serializer/change-committable-v2.bin", bytes);
+    assertThat(serializer.deserialize(ChangeCommittableSerializer.VERSION_2, v2))
+        .isEqualTo(withPositions);
   }
 
   @Test

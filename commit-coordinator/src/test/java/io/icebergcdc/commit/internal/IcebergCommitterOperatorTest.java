@@ -282,6 +282,82 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
+  void positionDeletesOfSeveralWritersAndCheckpointsMergeIntoOneDeletionVectorPerFile()
+      throws Exception {
+    table.updateProperties().set("format-version", "3").commit();
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    String a = TestTables.dataFile("a").location();
+
+    harness.processElement(new StreamRecord<>(positions(a, 1, 2)));
+    harness.processElement(new StreamRecord<>(positions(a, 5)));
+    harness.snapshot(2, 2);
+    harness.processElement(new StreamRecord<>(positions(a, 7)));
+    harness.snapshot(3, 3);
+    harness.notifyOfCompletedCheckpoint(2);
+    assertThat(deletesOf(a))
+        .singleElement()
+        .satisfies(
+            dv -> {
+              assertThat(dv.format()).isEqualTo(org.apache.iceberg.FileFormat.PUFFIN);
+              assertThat(dv.recordCount()).isEqualTo(3);
+            });
+
+    harness.notifyOfCompletedCheckpoint(3);
+    assertThat(deletesOf(a))
+        .singleElement()
+        .satisfies(dv -> assertThat(dv.recordCount()).isEqualTo(4));
+    assertThat(committedCheckpoints()).containsExactly("1", "2", "3");
+  }
+
+  @Test
+  void positionDeletesInFormatVersion2BecomePositionDeleteFiles() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    String a = TestTables.dataFile("a").location();
+
+    harness.processElement(new StreamRecord<>(positions(a, 1, 2)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    harness.processElement(new StreamRecord<>(positions(a, 3)));
+    harness.snapshot(3, 3);
+    harness.notifyOfCompletedCheckpoint(3);
+
+    assertThat(deletesOf(a))
+        .hasSize(2)
+        .allSatisfy(d -> assertThat(d.format()).isEqualTo(org.apache.iceberg.FileFormat.PARQUET));
+    assertThat(snapshots().get(2).summary())
+        .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0");
+  }
+
+  private static ChangeCommittable positions(String file, long... positions) {
+    return new ChangeCommittable(
+        List.of(),
+        List.of(),
+        List.of(),
+        ChangeStats.EMPTY,
+        io.icebergcdc.commit.PositionDeletes.of(Map.of(file, positions)),
+        0);
+  }
+
+  private List<org.apache.iceberg.DeleteFile> deletesOf(String dataFile) throws Exception {
+    table.refresh();
+    List<org.apache.iceberg.DeleteFile> deletes = new ArrayList<>();
+    try (var tasks = table.newScan().planFiles()) {
+      for (var task : tasks) {
+        if (task.file().location().equals(dataFile)) {
+          deletes.addAll(task.deletes());
+        }
+      }
+    }
+    return deletes;
+  }
+
+  @Test
   void withoutCheckpointsTheEndOfInputCommits() throws Exception {
     var harness = harness(null);
     harness.getStreamConfig().setCheckpointingEnabled(false);

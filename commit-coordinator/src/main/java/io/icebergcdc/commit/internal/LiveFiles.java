@@ -1,0 +1,59 @@
+package io.icebergcdc.commit.internal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.io.CloseableIterable;
+
+/**
+ * The live data files of one snapshot of a table, with the position deletes (files or deletion
+ * vectors) that apply to each: what a commit of position deletes is checked and merged against.
+ */
+final class LiveFiles {
+
+  private final Map<String, DataFile> dataFiles = new HashMap<>();
+  private final Map<String, List<DeleteFile>> positionDeletes = new HashMap<>();
+
+  private LiveFiles() {}
+
+  static LiveFiles of(Table table, Snapshot snapshot) {
+    LiveFiles live = new LiveFiles();
+    if (snapshot == null) {
+      return live;
+    }
+    try (CloseableIterable<FileScanTask> tasks =
+        table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()) {
+      for (FileScanTask task : tasks) {
+        String location = task.file().location();
+        live.dataFiles.put(location, task.file());
+        for (DeleteFile delete : task.deletes()) {
+          if (delete.content() == FileContent.POSITION_DELETES) {
+            live.positionDeletes.computeIfAbsent(location, l -> new ArrayList<>()).add(delete);
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return live;
+  }
+
+  /** The live data file at {@code location}, or null if the snapshot has none there. */
+  DataFile dataFile(String location) {
+    return dataFiles.get(location);
+  }
+
+  /** Position delete files and deletion vectors that apply to the data file at {@code location}. */
+  List<DeleteFile> positionDeletesOf(String location) {
+    return positionDeletes.getOrDefault(location, List.of());
+  }
+}

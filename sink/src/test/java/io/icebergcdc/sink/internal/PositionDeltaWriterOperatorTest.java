@@ -1,0 +1,174 @@
+package io.icebergcdc.sink.internal;
+
+import static io.icebergcdc.cdc.TestChanges.delete;
+import static io.icebergcdc.cdc.TestChanges.insert;
+import static io.icebergcdc.cdc.TestChanges.update;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.cdc.TestChanges;
+import io.icebergcdc.cdc.typeutils.RowKeyTypeInfo;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.ChangeCommittableSerializer;
+import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.sink.CdcTables;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.core.io.SimpleVersionedSerializerTypeSerializerProxy;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.TableLoader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PositionDeltaWriterOperatorTest {
+
+  private static final TableIdentifier ID = TableIdentifier.of("db", "items");
+
+  @TempDir Path warehouse;
+
+  private CatalogLoader catalog() {
+    return CatalogLoader.hadoop(
+        "test", new Configuration(), Map.of("warehouse", warehouse.toUri().toString()));
+  }
+
+  private Table table() {
+    return CdcTables.createOrLoad(
+        catalog().loadCatalog(), ID, TestChanges.SCHEMA, null, 3, List.of("id"));
+  }
+
+  private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
+      boolean bootstrap, OperatorSubtaskState restore) throws Exception {
+    var harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new PositionDeltaWriterOperator<>(
+                TableLoader.fromCatalog(catalog(), ID),
+                TestChanges.CHANGE_SCHEMA,
+                new RowKeySelector(),
+                bootstrap),
+            new RowKeySelector(),
+            RowKeyTypeInfo.INSTANCE);
+    harness.setup(
+        new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
+    if (restore != null) {
+      harness.initializeState(restore);
+    }
+    harness.open();
+    return harness;
+  }
+
+  private static ChangeCommittable checkpoint(
+      KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness,
+      long id,
+      ChangeEvent... events)
+      throws Exception {
+    harness.getOutput().clear();
+    for (ChangeEvent event : events) {
+      harness.processElement(new StreamRecord<>(event));
+    }
+    harness.prepareSnapshotPreBarrier(id);
+    List<ChangeCommittable> out = harness.extractOutputValues();
+    assertThat(out).hasSize(1);
+    return out.get(0);
+  }
+
+  private static void append(Table table, ChangeCommittable committable) {
+    table.refresh();
+    AppendFiles append = table.newAppend();
+    committable
+        .dataFiles()
+        .forEach(f -> append.appendFile(ContentFileCodec.decodeDataFile(f, table.specs())));
+    append.commit();
+  }
+
+  @Test
+  void updatesAndDeletesOfIndexedKeysBecomePositionsAndNewKeysNeedNoDelete() throws Exception {
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      ChangeCommittable first =
+          checkpoint(harness, 1, insert(1, "a", 1), insert(2, "b", 2), insert(3, "c", 3));
+      assertThat(first.dataFiles()).hasSize(1);
+      assertThat(first.positionDeletes().isEmpty()).isTrue();
+      assertThat(first.deleteFiles()).isEmpty();
+      String file =
+          ContentFileCodec.decodeDataFile(first.dataFiles().get(0), table.specs()).location();
+
+      ChangeCommittable second =
+          checkpoint(harness, 2, update(3, "c2", 4), delete(1, 5), insert(4, "d", 6));
+      assertThat(second.positionDeletes().files()).containsExactly(file);
+      assertThat(second.positionDeletes().positions(file)).containsExactly(0, 2);
+      assertThat(second.deleteFiles()).isEmpty();
+      assertThat(second.equalityFallbacks()).isZero();
+
+      // The updated row now lives in the second checkpoint's file, at its first position.
+      ChangeCommittable third = checkpoint(harness, 3, update(3, "c3", 7), delete(1, 8));
+      String secondFile =
+          ContentFileCodec.decodeDataFile(second.dataFiles().get(0), table.specs()).location();
+      assertThat(third.positionDeletes().files()).containsExactly(secondFile);
+      assertThat(third.positionDeletes().positions(secondFile)).containsExactly(0);
+    }
+  }
+
+  @Test
+  void theIndexSurvivesARestore() throws Exception {
+    Table table = table();
+    OperatorSubtaskState state;
+    String file;
+    try (var harness = harness(true, null)) {
+      ChangeCommittable first = checkpoint(harness, 1, insert(1, "a", 1), insert(2, "b", 2));
+      file = ContentFileCodec.decodeDataFile(first.dataFiles().get(0), table.specs()).location();
+      state = harness.snapshot(1, 1);
+    }
+    try (var restored = harness(true, state)) {
+      ChangeCommittable next = checkpoint(restored, 2, update(2, "b2", 3));
+      assertThat(next.positionDeletes().positions(file)).containsExactly(1);
+    }
+  }
+
+  @Test
+  void withoutBootstrapKeysOfAFilledTableFallBackToEqualityDeletes() throws Exception {
+    Table table = table();
+    try (var first = harness(true, null)) {
+      append(table, checkpoint(first, 1, insert(1, "a", 1), insert(2, "b", 2)));
+    }
+    try (var fresh = harness(false, null)) {
+      ChangeCommittable out = checkpoint(fresh, 1, update(1, "a2", 3), delete(2, 4));
+      assertThat(out.positionDeletes().isEmpty()).isTrue();
+      assertThat(out.equalityFallbacks()).isEqualTo(2);
+      assertThat(out.deleteFiles())
+          .singleElement()
+          .satisfies(
+              json ->
+                  assertThat(ContentFileCodec.decodeDeleteFile(json, table.specs()).content())
+                      .isEqualTo(FileContent.EQUALITY_DELETES));
+    }
+  }
+
+  @Test
+  void withBootstrapAJobWithoutStateLoadsTheIndexFromTheTable() throws Exception {
+    Table table = table();
+    DataFile file;
+    try (var first = harness(true, null)) {
+      ChangeCommittable written =
+          checkpoint(first, 1, insert(1, "a", 1), insert(2, "b", 2), insert(3, "c", 3));
+      append(table, written);
+      file = ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs());
+    }
+    try (var fresh = harness(true, null)) {
+      ChangeCommittable out = checkpoint(fresh, 1, update(3, "c2", 5), insert(9, "new", 6));
+      assertThat(out.positionDeletes().positions(file.location())).containsExactly(2);
+      assertThat(out.equalityFallbacks()).isZero();
+      assertThat(out.deleteFiles()).isEmpty();
+    }
+  }
+}
