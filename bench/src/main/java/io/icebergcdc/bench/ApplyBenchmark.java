@@ -1,0 +1,368 @@
+package io.icebergcdc.bench;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.sink.DeleteMode;
+import io.icebergcdc.sink.IcebergCdcSink;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.sink.FlinkSink;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Applies one generated stream of upserts to Iceberg several ways, side by side in one run, and
+ * reads the resulting tables back:
+ *
+ * <ul>
+ *   <li>this project's sink with position deletes (the default) and with equality deletes;
+ *   <li>Iceberg's own {@code FlinkSink} in upsert mode;
+ *   <li>Iceberg's {@code FlinkSink} appending as many rows (the practical ceiling of any writer);
+ *   <li>a plain table holding only the final rows, whose read time is the reference.
+ * </ul>
+ *
+ * <p>The upserts go to {@code keys} keys in order: change {@code i} sets key {@code (i * 7919) mod
+ * keys}, so every key is updated about {@code changes / keys} times. All jobs read the same
+ * generated sequence with a source of parallelism 1 and write with the same parallelism and
+ * checkpoint interval.
+ */
+public final class ApplyBenchmark {
+
+  private static final Schema SCHEMA =
+      new Schema(
+          List.of(
+              Types.NestedField.required(1, "id", Types.LongType.get()),
+              Types.NestedField.optional(2, "payload", Types.StringType.get()),
+              Types.NestedField.optional(3, "amount", Types.LongType.get()),
+              Types.NestedField.optional(4, "seq", Types.LongType.get())),
+          java.util.Set.of(1));
+
+  private final long changes;
+  private final long keys;
+  private final int parallelism;
+  private final Path warehouse;
+  private final CatalogLoader catalogLoader;
+  private final Catalog catalog;
+
+  private ApplyBenchmark(long changes, long keys, int parallelism, Path warehouse) {
+    this.changes = changes;
+    this.keys = keys;
+    this.parallelism = parallelism;
+    this.warehouse = warehouse;
+    this.catalogLoader = ApplyPipeline.catalogLoader(warehouse.toString(), Map.of());
+    this.catalog = catalogLoader.loadCatalog();
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    long changes = Long.parseLong(options.getOrDefault("changes", "2000000"));
+    long keys = Long.parseLong(options.getOrDefault("keys", "200000"));
+    int parallelism = Integer.parseInt(options.getOrDefault("parallelism", "2"));
+    Path out =
+        Paths.get(options.getOrDefault("out", "bench/results/apply-" + LocalDate.now() + ".md"));
+    Path warehouse = Files.createTempDirectory("iceberg-cdc-bench");
+    new ApplyBenchmark(changes, keys, parallelism, warehouse).run(out);
+  }
+
+  private record Result(String name, long changes, double applySeconds, Table table) {}
+
+  private void run(Path out) throws Exception {
+    List<Result> results = new ArrayList<>();
+    results.add(ours("iceberg-cdc, position deletes", "ours_position", DeleteMode.POSITION, 2));
+    results.add(ours("iceberg-cdc, deletion vectors (v3)", "ours_dv", DeleteMode.POSITION, 3));
+    results.add(ours("iceberg-cdc, equality deletes", "ours_equality", DeleteMode.EQUALITY, 2));
+    results.add(icebergUpsert());
+    results.add(icebergAppend());
+    Table plain = plainTable();
+
+    double plainRead = readSeconds(plain, keys);
+    StringBuilder report = new StringBuilder();
+    report.append(
+        String.format(
+            Locale.ROOT,
+            "Apply benchmark, %s: %,d upserts over %,d keys, parallelism %d, checkpoints every"
+                + " 10 s; %d cores, Java %s.%n%n",
+            LocalDate.now(),
+            changes,
+            keys,
+            parallelism,
+            Runtime.getRuntime().availableProcessors(),
+            System.getProperty("java.version")));
+    report.append(
+        "| writer | changes/s | table read (s) | read vs plain | data files | delete files"
+            + " (equality) |\n");
+    report.append("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (Result r : results) {
+      boolean append = r.name().contains("append");
+      double read = readSeconds(r.table(), append ? changes : keys);
+      long[] files = files(r.table());
+      report.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %,.0f | %.2f | %s | %d | %d (%d) |%n",
+              r.name(),
+              r.changes() / r.applySeconds(),
+              read,
+              append
+                  ? "(all " + changes + " rows)"
+                  : String.format(Locale.ROOT, "%.2fx", read / plainRead),
+              files[0],
+              files[1],
+              files[2]));
+    }
+    report.append(
+        String.format(
+            Locale.ROOT,
+            "| plain table of the final rows | - | %.2f | 1.00x | %d | 0 |%n",
+            plainRead,
+            files(plain)[0]));
+    report.append(
+        String.format(
+            Locale.ROOT,
+            "%nState per key of iceberg-cdc in position mode, as its serializers write it: %s.%n",
+            StateSize.describe(catalog.loadTable(TableIdentifier.of("bench", "ours_position")))));
+    System.out.print(report);
+    Files.createDirectories(out.toAbsolutePath().getParent());
+    Files.writeString(out, report.toString(), StandardCharsets.UTF_8);
+    System.out.println("\nWritten to " + out);
+  }
+
+  private Table create(String name, int formatVersion) {
+    TableIdentifier id = TableIdentifier.of("bench", name);
+    if (catalog.tableExists(id)) {
+      catalog.dropTable(id, true);
+    }
+    return catalog.createTable(
+        id,
+        SCHEMA,
+        PartitionSpec.unpartitioned(),
+        Map.of(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion)));
+  }
+
+  private StreamExecutionEnvironment env() {
+    StreamExecutionEnvironment env =
+        StreamExecutionEnvironment.getExecutionEnvironment(new Configuration());
+    env.setParallelism(parallelism);
+    env.enableCheckpointing(10_000);
+    return env;
+  }
+
+  private Result ours(String label, String name, DeleteMode mode, int formatVersion)
+      throws Exception {
+    Table table = create(name, formatVersion);
+    StreamExecutionEnvironment env = env();
+    ChangeSchema schema = new ChangeSchema(table.schema());
+    DataStream<ChangeEvent> changesStream =
+        env.fromSequence(0, changes - 1)
+            .setParallelism(1)
+            .map(new ToChangeEvent(schema, keys))
+            .returns(ChangeEventTypeInfo.of(schema))
+            .setParallelism(1);
+    Configuration options = new Configuration();
+    options.setString("sink.delete-mode", mode.name());
+    IcebergCdcSink.builder()
+        .table(TableLoader.fromCatalog(catalogLoader, TableIdentifier.of("bench", name)))
+        .options(options)
+        .build()
+        .apply(changesStream);
+    return timed(label, env, changes, table);
+  }
+
+  private Result icebergUpsert() throws Exception {
+    Table table = create("iceberg_upsert", 2);
+    StreamExecutionEnvironment env = env();
+    RowType rowType = FlinkSchemaUtil.convert(SCHEMA);
+    DataStream<RowData> rows =
+        env.fromSequence(0, changes - 1)
+            .setParallelism(1)
+            .map(new ToRow(keys))
+            .returns(InternalTypeInfo.of(rowType))
+            .setParallelism(1);
+    FlinkSink.forRowData(rows)
+        .tableLoader(
+            TableLoader.fromCatalog(catalogLoader, TableIdentifier.of("bench", "iceberg_upsert")))
+        .upsert(true)
+        .equalityFieldColumns(List.of("id"))
+        .writeParallelism(parallelism)
+        .append();
+    return timed("Iceberg FlinkSink, upsert", env, changes, table);
+  }
+
+  private Result icebergAppend() throws Exception {
+    Table table = create("iceberg_append", 2);
+    StreamExecutionEnvironment env = env();
+    RowType rowType = FlinkSchemaUtil.convert(SCHEMA);
+    DataStream<RowData> rows =
+        env.fromSequence(0, changes - 1)
+            .setParallelism(1)
+            .map(new ToRow(Long.MAX_VALUE))
+            .returns(InternalTypeInfo.of(rowType))
+            .setParallelism(1);
+    FlinkSink.forRowData(rows)
+        .tableLoader(
+            TableLoader.fromCatalog(catalogLoader, TableIdentifier.of("bench", "iceberg_append")))
+        .writeParallelism(parallelism)
+        .append();
+    return timed("Iceberg FlinkSink, append (ceiling)", env, changes, table);
+  }
+
+  /** The final rows of the upserts, appended once: what a perfectly compacted table holds. */
+  private Table plainTable() throws Exception {
+    Table table = create("plain", 2);
+    StreamExecutionEnvironment env = env();
+    RowType rowType = FlinkSchemaUtil.convert(SCHEMA);
+    long first = Math.max(0, changes - keys);
+    DataStream<RowData> rows =
+        env.fromSequence(first, changes - 1)
+            .setParallelism(1)
+            .map(new ToRow(keys))
+            .returns(InternalTypeInfo.of(rowType))
+            .setParallelism(1);
+    FlinkSink.forRowData(rows)
+        .tableLoader(TableLoader.fromCatalog(catalogLoader, TableIdentifier.of("bench", "plain")))
+        .writeParallelism(parallelism)
+        .append();
+    env.execute("plain table");
+    table.refresh();
+    return table;
+  }
+
+  private Result timed(String name, StreamExecutionEnvironment env, long count, Table table)
+      throws Exception {
+    System.out.println("Running: " + name);
+    long start = System.nanoTime();
+    env.execute(name);
+    double seconds = (System.nanoTime() - start) / 1e9;
+    table.refresh();
+    System.out.printf(Locale.ROOT, "  %.1f s, %,.0f changes/s%n", seconds, count / seconds);
+    return new Result(name, count, seconds, table);
+  }
+
+  /** The best of three full reads through Iceberg's generic reader, deletes applied. */
+  private static double readSeconds(Table table, long expectedRows) throws IOException {
+    double best = Double.MAX_VALUE;
+    for (int run = 0; run < 3; run++) {
+      long start = System.nanoTime();
+      long rows = 0;
+      try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+        for (Record ignored : records) {
+          rows++;
+        }
+      }
+      best = Math.min(best, (System.nanoTime() - start) / 1e9);
+      if (rows != expectedRows) {
+        throw new IllegalStateException(
+            table.name() + " has " + rows + " rows, expected " + expectedRows);
+      }
+    }
+    return best;
+  }
+
+  /** Data files, delete files and equality delete files of the table's current snapshot. */
+  private static long[] files(Table table) throws IOException {
+    long data = 0;
+    java.util.Set<String> deletes = new java.util.HashSet<>();
+    long equality = 0;
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        data++;
+        for (DeleteFile delete : task.deletes()) {
+          if (deletes.add(delete.location())
+              && delete.content() == org.apache.iceberg.FileContent.EQUALITY_DELETES) {
+            equality++;
+          }
+        }
+      }
+    }
+    return new long[] {data, deletes.size(), equality};
+  }
+
+  static long keyOf(long i, long keys) {
+    return keys == Long.MAX_VALUE ? i : Math.floorMod(i * 7919L, keys);
+  }
+
+  /** Change {@code i} as an upsert of its key, ordered by the sequence column {@code seq = i}. */
+  static final class ToChangeEvent implements MapFunction<Long, ChangeEvent> {
+    private static final long serialVersionUID = 1L;
+    private final ChangeSchema schema;
+    private final long keys;
+
+    ToChangeEvent(ChangeSchema schema, long keys) {
+      this.schema = schema;
+      this.keys = keys;
+    }
+
+    @Override
+    public ChangeEvent map(Long i) {
+      GenericRowData row = row(i, keys);
+      return new ChangeEvent(
+          "bench", Operation.UPDATE, schema.keyOf(row), null, row, SourceSequence.column(i), 0L);
+    }
+  }
+
+  /** Change {@code i} as a Flink row: an upsert for Iceberg's upsert mode, else an insert. */
+  static final class ToRow implements MapFunction<Long, RowData> {
+    private static final long serialVersionUID = 1L;
+    private final long keys;
+
+    ToRow(long keys) {
+      this.keys = keys;
+    }
+
+    @Override
+    public RowData map(Long i) {
+      GenericRowData row = row(i, keys);
+      row.setRowKind(keys == Long.MAX_VALUE ? RowKind.INSERT : RowKind.UPDATE_AFTER);
+      return row;
+    }
+  }
+
+  static GenericRowData row(long i, long keys) {
+    return GenericRowData.of(
+        keyOf(i, keys), StringData.fromString("payload-" + i + "-" + (i * 31 % 1000)), i * 3, i);
+  }
+
+  static void print(PrintStream out, String text) {
+    out.println(text);
+  }
+}
