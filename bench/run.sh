@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the apply benchmark on this machine; see the README's performance section.
-#   bash bench/run.sh [--changes N] [--keys N] [--parallelism N] [--out FILE]
+#   bash bench/run.sh [--changes N] [--keys N] [--parallelism N] [--checkpoint-interval 2s] [--out FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B -ntp -DskipTests install -pl bench -am

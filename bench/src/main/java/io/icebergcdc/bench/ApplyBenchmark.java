@@ -77,8 +77,11 @@ public final class ApplyBenchmark {
   private final long changes;
   private final long keys;
   private final int parallelism;
+  static long checkpointMillis = 2_000;
   private final Path warehouse;
   private final CatalogLoader catalogLoader;
+  static String only = System.getProperty("bench.only");
+  static String stateBackend = System.getProperty("bench.state-backend", "hashmap");
   private final Catalog catalog;
 
   private ApplyBenchmark(long changes, long keys, int parallelism, Path warehouse) {
@@ -98,6 +101,10 @@ public final class ApplyBenchmark {
     long changes = Long.parseLong(options.getOrDefault("changes", "2000000"));
     long keys = Long.parseLong(options.getOrDefault("keys", "200000"));
     int parallelism = Integer.parseInt(options.getOrDefault("parallelism", "2"));
+    checkpointMillis =
+        org.apache.flink.util.TimeUtils.parseDuration(
+                options.getOrDefault("checkpoint-interval", "2s"))
+            .toMillis();
     Path out =
         Paths.get(options.getOrDefault("out", "bench/results/apply-" + LocalDate.now() + ".md"));
     Path warehouse = Files.createTempDirectory("iceberg-cdc-bench");
@@ -107,7 +114,13 @@ public final class ApplyBenchmark {
   private record Result(String name, long changes, double applySeconds, Table table) {}
 
   private void run(Path out) throws Exception {
+    warmUp();
     List<Result> results = new ArrayList<>();
+    if (only != null) {
+      results.add(ours("iceberg-cdc, position deletes", "ours_position", DeleteMode.POSITION, 2));
+      System.out.println(results);
+      return;
+    }
     results.add(ours("iceberg-cdc, position deletes", "ours_position", DeleteMode.POSITION, 2));
     results.add(ours("iceberg-cdc, deletion vectors (v3)", "ours_dv", DeleteMode.POSITION, 3));
     results.add(ours("iceberg-cdc, equality deletes", "ours_equality", DeleteMode.EQUALITY, 2));
@@ -121,11 +134,12 @@ public final class ApplyBenchmark {
         String.format(
             Locale.ROOT,
             "Apply benchmark, %s: %,d upserts over %,d keys, parallelism %d, checkpoints every"
-                + " 10 s; %d cores, Java %s.%n%n",
+                + " %d ms; %d cores, Java %s.%n%n",
             LocalDate.now(),
             changes,
             keys,
             parallelism,
+            checkpointMillis,
             Runtime.getRuntime().availableProcessors(),
             System.getProperty("java.version")));
     report.append(
@@ -167,6 +181,14 @@ public final class ApplyBenchmark {
     System.out.println("\nWritten to " + out);
   }
 
+  /** Runs each kind of job once on a tenth of the input, so that no measured run pays for JIT. */
+  private void warmUp() throws Exception {
+    ApplyBenchmark small =
+        new ApplyBenchmark(Math.max(1, changes / 10), keys, parallelism, warehouse);
+    small.ours("warm-up", "warm_up_ours", DeleteMode.POSITION, 3);
+    small.icebergUpsert();
+  }
+
   private Table create(String name, int formatVersion) {
     TableIdentifier id = TableIdentifier.of("bench", name);
     if (catalog.tableExists(id)) {
@@ -180,10 +202,17 @@ public final class ApplyBenchmark {
   }
 
   private StreamExecutionEnvironment env() {
-    StreamExecutionEnvironment env =
-        StreamExecutionEnvironment.getExecutionEnvironment(new Configuration());
+    Configuration config = new Configuration();
+    config.set(
+        org.apache.flink.configuration.CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+    config.set(
+        org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+        warehouse.resolveSibling(warehouse.getFileName() + "-checkpoints").toUri().toString());
+    config.set(org.apache.flink.configuration.StateBackendOptions.STATE_BACKEND, stateBackend);
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
     env.setParallelism(parallelism);
-    env.enableCheckpointing(10_000);
+    env.getConfig().enableObjectReuse();
+    env.enableCheckpointing(checkpointMillis);
     return env;
   }
 

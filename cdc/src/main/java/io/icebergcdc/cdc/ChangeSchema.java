@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.apache.flink.core.memory.DataOutputSerializer;
-import org.apache.flink.shaded.guava33.com.google.common.hash.Hashing;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -39,6 +38,7 @@ public final class ChangeSchema implements Serializable {
   private final int[] keyPositions;
   private transient RowType rowType;
   private transient RowData.FieldGetter[] getters;
+  private transient DataOutputSerializer buffer;
 
   /**
    * @param schema the table's schema; its identifier fields are the primary key
@@ -92,7 +92,7 @@ public final class ChangeSchema implements Serializable {
 
   /** The canonical key of a row whose key columns are set. */
   public RowKey keyOf(RowData row) {
-    DataOutputSerializer out = new DataOutputSerializer(32);
+    DataOutputSerializer out = buffer();
     try {
       for (int pos : keyPositions) {
         Object value = getters()[pos].getFieldOrNull(row);
@@ -127,7 +127,7 @@ public final class ChangeSchema implements Serializable {
    * in 2<sup>64</sup>.
    */
   public long fingerprint(ChangeEvent event) {
-    DataOutputSerializer out = new DataOutputSerializer(128);
+    DataOutputSerializer out = buffer();
     try {
       out.writeBoolean(event.operation().isUpsert());
       RowData row = event.operation().isUpsert() ? event.after() : null;
@@ -143,7 +143,34 @@ public final class ChangeSchema implements Serializable {
     } catch (java.io.IOException e) {
       throw new IllegalStateException("cannot encode a row in memory", e);
     }
-    return Hashing.murmur3_128().hashBytes(out.getSharedBuffer(), 0, out.length()).asLong();
+    return hash64(out.getSharedBuffer(), out.length());
+  }
+
+  /** A reused buffer: each instance serves one task thread. */
+  private DataOutputSerializer buffer() {
+    if (buffer == null) {
+      buffer = new DataOutputSerializer(256);
+    }
+    buffer.clear();
+    return buffer;
+  }
+
+  /**
+   * FNV-1a over the bytes, finished with MurmurHash3's 64-bit mix. Fingerprints are kept in the
+   * dedup's state: this function and the encoding it hashes are part of the state format.
+   */
+  private static long hash64(byte[] bytes, int length) {
+    long h = 0xcbf29ce484222325L;
+    for (int i = 0; i < length; i++) {
+      h ^= bytes[i] & 0xff;
+      h *= 0x100000001b3L;
+    }
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return h;
   }
 
   private RowData.FieldGetter[] getters() {

@@ -16,7 +16,26 @@ public final class RowKey {
 
   public RowKey(byte[] bytes) {
     this.bytes = bytes;
-    this.hash = Arrays.hashCode(bytes);
+    this.hash = hash(bytes);
+  }
+
+  /**
+   * FNV-1a over the bytes, finished with MurmurHash3's 64-bit mix. {@link Arrays#hashCode(byte[])}
+   * would not do: for the big-endian numbers most keys are, it folds hundreds of thousands of keys
+   * onto a few thousand hash codes, and the hash tables of the heap state backend degrade.
+   */
+  private static int hash(byte[] bytes) {
+    long h = 0xcbf29ce484222325L;
+    for (byte b : bytes) {
+      h ^= b & 0xff;
+      h *= 0x100000001b3L;
+    }
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return (int) h;
   }
 
   /** The encoded key; callers must not modify the array. */

@@ -91,7 +91,9 @@ class ApplyChangelogITCase {
         null,
         null,
         restartAttempts,
-        sinkOptions);
+        sinkOptions,
+        dir.resolve("checkpoints").toString(),
+        "hashmap");
   }
 
   private static Configuration options(DeleteMode mode) {

@@ -23,6 +23,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * @param deadLetterPath a directory for records that cannot be applied, or null to fail on them
  * @param restartAttempts how often the job restarts after a failure before it gives up
  * @param sinkOptions sink and dedup options
+ * @param checkpointDirectory where checkpoints are kept
+ * @param stateBackend Flink's state backend: {@code hashmap} (on the heap) or {@code rocksdb}
  */
 public record ApplyJob(
     String changesFile,
@@ -37,4 +39,6 @@ public record ApplyJob(
     String sequenceColumn,
     String deadLetterPath,
     int restartAttempts,
-    Configuration sinkOptions) {}
+    Configuration sinkOptions,
+    String checkpointDirectory,
+    String stateBackend) {}

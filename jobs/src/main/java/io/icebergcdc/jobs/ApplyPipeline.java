@@ -25,8 +25,10 @@ import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.serialization.SimpleStringEncoder;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.connector.file.sink.FileSink;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
@@ -76,8 +78,16 @@ public final class ApplyPipeline {
     config.set(
         RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
         java.time.Duration.ofMillis(200));
+    config.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+    config.set(
+        CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+        Paths.get(job.checkpointDirectory()).toAbsolutePath().toUri().toString());
+    config.set(StateBackendOptions.STATE_BACKEND, job.stateBackend());
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
     env.setParallelism(job.parallelism());
+    // No operator of the pipeline keeps or changes a record after passing it on, so chained
+    // operators may hand records over without copying them.
+    env.getConfig().enableObjectReuse();
     env.enableCheckpointing(job.checkpointInterval().toMillis());
 
     ChangeSchema schema = new ChangeSchema(table.schema());

@@ -34,6 +34,8 @@ public final class IcebergCdcMain {
           "        [--parallelism N] [--checkpoint-interval <duration>] [--sequence-column <col>]",
           "        [--dead-letter-path <dir>] [--distribution primary_key|partition]",
           "        [--tombstone-ttl <duration>] [--on-ambiguous-change fail|dead_letter]",
+          "        [--delete-mode position|equality] [--bootstrap-index true|false]",
+          "        [--checkpoint-dir <dir>] [--state-backend hashmap|rocksdb]",
           "  inspect --warehouse <dir> --table <db.table>",
           "  demo [--warehouse <dir>] [--changes N] [--keys N] [--parallelism N]");
 
@@ -52,7 +54,11 @@ public final class IcebergCdcMain {
           "dead-letter-path",
           "distribution",
           "tombstone-ttl",
-          "on-ambiguous-change");
+          "on-ambiguous-change",
+          "delete-mode",
+          "bootstrap-index",
+          "checkpoint-dir",
+          "state-backend");
 
   private IcebergCdcMain() {}
 
@@ -118,6 +124,13 @@ public final class IcebergCdcMain {
     putEnumIfGiven(args, sinkOptions, "distribution", "sink.distribution");
     putIfGiven(args, sinkOptions, "tombstone-ttl", "dedup.tombstone-ttl");
     putEnumIfGiven(args, sinkOptions, "on-ambiguous-change", "dedup.on-ambiguous-change");
+    putEnumIfGiven(args, sinkOptions, "delete-mode", "sink.delete-mode");
+    putIfGiven(args, sinkOptions, "bootstrap-index", "sink.bootstrap-index");
+    String stateBackend = args.optional("state-backend", "hashmap").toLowerCase(Locale.ROOT);
+    if (!stateBackend.equals("hashmap") && !stateBackend.equals("rocksdb")) {
+      throw new Arguments.UsageException(
+          "apply: --state-backend must be hashmap or rocksdb, not '" + stateBackend + "'");
+    }
     int formatVersion = args.intValue("format-version", 2);
     int parallelism = args.intValue("parallelism", 2);
     if (parallelism < 1) {
@@ -137,7 +150,9 @@ public final class IcebergCdcMain {
         args.optional("sequence-column", null),
         args.optional("dead-letter-path", null),
         0,
-        sinkOptions);
+        sinkOptions,
+        args.optional("checkpoint-dir", defaultCheckpointDirectory()),
+        stateBackend);
   }
 
   private static void putIfGiven(Arguments args, Configuration config, String arg, String key) {
@@ -201,7 +216,9 @@ public final class IcebergCdcMain {
             null,
             null,
             0,
-            new Configuration());
+            new Configuration(),
+            defaultCheckpointDirectory(),
+            "hashmap");
     long start = System.nanoTime();
     new ApplyPipeline(job, null).run();
     out.printf(
@@ -222,6 +239,10 @@ public final class IcebergCdcMain {
     out.println("Check: FAILED, the table differs from the reference model:");
     differences.forEach(d -> out.println("  " + d));
     return 1;
+  }
+
+  private static String defaultCheckpointDirectory() {
+    return Paths.get(System.getProperty("java.io.tmpdir"), "iceberg-cdc-checkpoints").toString();
   }
 
   private static String warehouse(String dir) {

@@ -102,6 +102,12 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
         StateTtlConfig.newBuilder(tombstoneTtl)
             .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
             .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
+            // Expired tombstones go when read, in full snapshots and in RocksDB's compactions.
+            // The heap backend's incremental cleanup is off: it walks the mostly empty tombstone
+            // table on every access, which costs more than all the rest of the dedup.
+            .disableCleanupInBackground()
+            .cleanupFullSnapshot()
+            .cleanupInRocksdbCompactFilter(1000)
             .build());
     tombstone = context.getKeyedStateStore().getState(tombstoneDescriptor);
   }
@@ -149,12 +155,17 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
     }
     AppliedChange now =
         new AppliedChange(event.sequence(), fingerprint, !event.operation().isUpsert());
+    // Invariant: a key has a live entry or a tombstone, never both.
     if (now.deleted()) {
-      live.clear();
+      if (applied != null) {
+        live.clear();
+      }
       tombstone.update(now);
     } else {
       live.update(now);
-      tombstone.clear();
+      if (applied == null && last != null) {
+        tombstone.clear();
+      }
     }
   }
 
