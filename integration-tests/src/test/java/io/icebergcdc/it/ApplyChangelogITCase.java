@@ -223,7 +223,7 @@ class ApplyChangelogITCase {
   void failuresInWritersAndAroundCommitsLoseNothingAndCommitNothingTwice(
       DeleteMode mode, int formatVersion) throws Exception {
     ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 3L);
-    FlakyFileIO.failEvery(3, 3);
+    FlakyFileIO.failEvery(2, 3);
     InjectedCommitFailures.reset();
 
     new ApplyPipeline(
@@ -236,9 +236,11 @@ class ApplyChangelogITCase {
             new InjectedCommitFailures())
         .run();
 
-    assertThat(FlakyFileIO.FAILURES.get()).as("writer failures injected").isEqualTo(3);
-    assertThat(InjectedCommitFailures.BEFORE.get()).as("failures before a commit").isEqualTo(2);
-    assertThat(InjectedCommitFailures.AFTER.get()).as("failures after a commit").isEqualTo(2);
+    // How many commits a run makes depends on timing; the first failure of each kind always
+    // happens, the later ones when there are enough commits.
+    assertThat(FlakyFileIO.FAILURES.get()).as("writer failures injected").isBetween(1, 3);
+    assertThat(InjectedCommitFailures.BEFORE.get()).as("failures before a commit").isBetween(1, 2);
+    assertThat(InjectedCommitFailures.AFTER.get()).as("failures after a commit").isBetween(1, 2);
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
     assertOneCommitPerCheckpoint(snapshots(table));
@@ -314,7 +316,7 @@ class ApplyChangelogITCase {
     @Override
     public void beforeCommit(long checkpointId) {
       int call = BEFORE_CALLS.incrementAndGet();
-      if (call == 2 || call == 5) {
+      if (call == 1 || call == 4) {
         BEFORE.incrementAndGet();
         throw new IllegalStateException("injected failure before committing " + checkpointId);
       }
@@ -323,7 +325,7 @@ class ApplyChangelogITCase {
     @Override
     public void afterCommit(long checkpointId, Snapshot snapshot) {
       int call = AFTER_CALLS.incrementAndGet();
-      if (call == 1 || call == 3) {
+      if (call == 1 || call == 2) {
         AFTER.incrementAndGet();
         throw new IllegalStateException("injected failure after committing " + checkpointId);
       }
