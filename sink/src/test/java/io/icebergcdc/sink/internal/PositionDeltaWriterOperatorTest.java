@@ -34,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class PositionDeltaWriterOperatorTest {
 
   private static final TableIdentifier ID = TableIdentifier.of("db", "items");
+  private static final int MAX_PARALLELISM = 128;
 
   @TempDir Path warehouse;
 
@@ -49,6 +50,12 @@ class PositionDeltaWriterOperatorTest {
 
   private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
       boolean bootstrap, OperatorSubtaskState restore) throws Exception {
+    return harness(bootstrap, restore, 1, 0);
+  }
+
+  private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
+      boolean bootstrap, OperatorSubtaskState restore, int parallelism, int subtask)
+      throws Exception {
     var harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
             new PositionDeltaWriterOperator<>(
@@ -57,7 +64,10 @@ class PositionDeltaWriterOperatorTest {
                 new RowKeySelector(),
                 bootstrap),
             new RowKeySelector(),
-            RowKeyTypeInfo.INSTANCE);
+            RowKeyTypeInfo.INSTANCE,
+            MAX_PARALLELISM,
+            parallelism,
+            subtask);
     harness.setup(
         new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
     if (restore != null) {
@@ -132,6 +142,53 @@ class PositionDeltaWriterOperatorTest {
     try (var restored = harness(true, state)) {
       ChangeCommittable next = checkpoint(restored, 2, update(2, "b2", 3));
       assertThat(next.positionDeletes().positions(file)).containsExactly(1);
+    }
+  }
+
+  @Test
+  void theIndexIsRedistributedWhenTheWritersAreRescaled() throws Exception {
+    Table table = table();
+    OperatorSubtaskState[] states = new OperatorSubtaskState[2];
+    java.util.Map<Long, String> fileOfKey = new java.util.HashMap<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var writer = harness(true, null, 2, subtask)) {
+        List<ChangeEvent> owned = new java.util.ArrayList<>();
+        for (long id = 0; id < 100; id++) {
+          ChangeEvent event = insert(id, "v" + id, id + 1);
+          if (org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                  event.key(), MAX_PARALLELISM, 2)
+              == subtask) {
+            owned.add(event);
+          }
+        }
+        ChangeCommittable written = checkpoint(writer, 1, owned.toArray(new ChangeEvent[0]));
+        append(table, written);
+        String file =
+            ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
+        owned.forEach(e -> fileOfKey.put(e.keyRow().getLong(0), file));
+        states[subtask] = writer.snapshot(1, 1);
+      }
+    }
+    OperatorSubtaskState both =
+        org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repackageState(states);
+
+    // One writer now owns all keys: every update finds its row by position.
+    try (var single =
+        harness(
+            true,
+            org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness
+                .repartitionOperatorState(both, MAX_PARALLELISM, 2, 1, 0),
+            1,
+            0)) {
+      List<ChangeEvent> updates = new java.util.ArrayList<>();
+      for (long id = 0; id < 100; id++) {
+        updates.add(update(id, "w" + id, 1000 + id));
+      }
+      ChangeCommittable out = checkpoint(single, 2, updates.toArray(new ChangeEvent[0]));
+      assertThat(out.equalityFallbacks()).isZero();
+      assertThat(out.positionDeletes().count()).isEqualTo(100);
+      assertThat(out.positionDeletes().files())
+          .containsExactlyInAnyOrderElementsOf(new java.util.HashSet<>(fileOfKey.values()));
     }
   }
 
