@@ -10,8 +10,9 @@ import org.apache.iceberg.io.CloseableIterable;
 /**
  * Estimates the keyed state per primary key of the position mode from what its serializers write:
  * the key (length and bytes), the dedup's entry (format byte, sequence, fingerprint, flag) and the
- * key index's entry (format byte, the data file's location, the position). State backends add their
- * own overhead on top (RocksDB's per-entry and key-group prefixes, for instance).
+ * key index's entry (format byte, the data file's location relative to the table's, the position).
+ * State backends add their own overhead on top (RocksDB's per-entry and key-group prefixes, for
+ * instance).
  */
 final class StateSize {
 
@@ -42,7 +43,10 @@ final class StateSize {
     long count = 0;
     try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
       for (FileScanTask task : tasks) {
-        total += task.file().location().length();
+        String location = task.file().location();
+        String prefix = table.location().endsWith("/") ? table.location() : table.location() + "/";
+        total +=
+            location.startsWith(prefix) ? location.length() - prefix.length() : location.length();
         count++;
       }
     } catch (IOException e) {

@@ -89,6 +89,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private final boolean bootstrap;
 
   private transient Table table;
+  private transient String tablePrefix;
   private transient ValueState<RowLocation> index;
   private transient ListState<Boolean> indexCompleteState;
   private transient boolean indexComplete;
@@ -124,6 +125,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     super.initializeState(context);
     tableLoader.open();
     table = tableLoader.loadTable();
+    tablePrefix = table.location().endsWith("/") ? table.location() : table.location() + "/";
     index =
         context
             .getKeyedStateStore()
@@ -175,7 +177,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
         setCurrentKey(key);
         index.update(
             new RowLocation(
-                row.getField(MetadataColumns.FILE_PATH.name()).toString(),
+                stored(row.getField(MetadataColumns.FILE_PATH.name()).toString()),
                 (Long) row.getField(MetadataColumns.ROW_POSITION.name())));
         loaded++;
       }
@@ -243,7 +245,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     RowData keyRow = event.keyRow();
     if (location != null) {
       positionDeletes
-          .computeIfAbsent(location.file(), f -> new ArrayList<>())
+          .computeIfAbsent(absolute(location.file()), f -> new ArrayList<>())
           .add(location.position());
     } else if (!indexComplete) {
       deleteByKey(keyRow);
@@ -268,7 +270,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       openFiles.put(partition, file);
     }
     file.writer.write(row);
-    RowLocation location = new RowLocation(file.location, file.rows++);
+    RowLocation location = new RowLocation(file.storedLocation, file.rows++);
     if (file.rows % ROWS_BETWEEN_SIZE_CHECKS == 0 && file.writer.length() >= targetFileSize) {
       file.writer.close();
       completedFiles.add(file.writer.toDataFile());
@@ -376,14 +378,29 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     }
   }
 
-  private static final class OpenDataFile {
+  /**
+   * The form in which the index keeps a data file's location: relative to the table's location
+   * where the file lies below it (most of a location is that prefix, and the index keeps one per
+   * key), else whole. A relative form never starts with '/' nor holds a scheme, a whole one does.
+   */
+  private String stored(String location) {
+    return location.startsWith(tablePrefix) ? location.substring(tablePrefix.length()) : location;
+  }
+
+  private String absolute(String stored) {
+    return stored.startsWith("/") || stored.contains(":/") ? stored : tablePrefix + stored;
+  }
+
+  private final class OpenDataFile {
     final DataWriter<RowData> writer;
     final String location;
+    final String storedLocation;
     long rows;
 
     OpenDataFile(DataWriter<RowData> writer, String location) {
       this.writer = writer;
       this.location = location;
+      this.storedLocation = stored(location);
     }
   }
 }
