@@ -9,7 +9,6 @@ import io.icebergcdc.jobs.ApplyPipeline;
 import io.icebergcdc.sink.DeleteMode;
 import io.icebergcdc.sink.IcebergCdcSink;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -240,14 +239,7 @@ public final class ApplyBenchmark {
   private Result icebergUpsert() throws Exception {
     Table table = create("iceberg_upsert", 2);
     StreamExecutionEnvironment env = env();
-    RowType rowType = FlinkSchemaUtil.convert(SCHEMA);
-    DataStream<RowData> rows =
-        env.fromSequence(0, changes - 1)
-            .setParallelism(1)
-            .map(new ToRow(keys))
-            .returns(InternalTypeInfo.of(rowType))
-            .setParallelism(1);
-    FlinkSink.forRowData(rows)
+    FlinkSink.forRowData(rows(env, 0, changes - 1, keys))
         .tableLoader(
             TableLoader.fromCatalog(catalogLoader, TableIdentifier.of("bench", "iceberg_upsert")))
         .upsert(true)
@@ -260,14 +252,7 @@ public final class ApplyBenchmark {
   private Result icebergAppend() throws Exception {
     Table table = create("iceberg_append", 2);
     StreamExecutionEnvironment env = env();
-    RowType rowType = FlinkSchemaUtil.convert(SCHEMA);
-    DataStream<RowData> rows =
-        env.fromSequence(0, changes - 1)
-            .setParallelism(1)
-            .map(new ToRow(Long.MAX_VALUE))
-            .returns(InternalTypeInfo.of(rowType))
-            .setParallelism(1);
-    FlinkSink.forRowData(rows)
+    FlinkSink.forRowData(rows(env, 0, changes - 1, Long.MAX_VALUE))
         .tableLoader(
             TableLoader.fromCatalog(catalogLoader, TableIdentifier.of("bench", "iceberg_append")))
         .writeParallelism(parallelism)
@@ -279,21 +264,24 @@ public final class ApplyBenchmark {
   private Table plainTable() throws Exception {
     Table table = create("plain", 2);
     StreamExecutionEnvironment env = env();
-    RowType rowType = FlinkSchemaUtil.convert(SCHEMA);
-    long first = Math.max(0, changes - keys);
-    DataStream<RowData> rows =
-        env.fromSequence(first, changes - 1)
-            .setParallelism(1)
-            .map(new ToRow(keys))
-            .returns(InternalTypeInfo.of(rowType))
-            .setParallelism(1);
-    FlinkSink.forRowData(rows)
+    FlinkSink.forRowData(rows(env, Math.max(0, changes - keys), changes - 1, keys))
         .tableLoader(TableLoader.fromCatalog(catalogLoader, TableIdentifier.of("bench", "plain")))
         .writeParallelism(parallelism)
         .append();
     env.execute("plain table");
     table.refresh();
     return table;
+  }
+
+  /** Changes {@code first} to {@code last} as Flink rows, read with parallelism 1. */
+  private static DataStream<RowData> rows(
+      StreamExecutionEnvironment env, long first, long last, long keys) {
+    RowType rowType = FlinkSchemaUtil.convert(SCHEMA);
+    return env.fromSequence(first, last)
+        .setParallelism(1)
+        .map(new ToRow(keys))
+        .returns(InternalTypeInfo.of(rowType))
+        .setParallelism(1);
   }
 
   private Result timed(String name, StreamExecutionEnvironment env, long count, Table table)
@@ -389,9 +377,5 @@ public final class ApplyBenchmark {
   static GenericRowData row(long i, long keys) {
     return GenericRowData.of(
         keyOf(i, keys), StringData.fromString("payload-" + i + "-" + (i * 31 % 1000)), i * 3, i);
-  }
-
-  static void print(PrintStream out, String text) {
-    out.println(text);
   }
 }
