@@ -79,7 +79,6 @@ public final class ApplyBenchmark {
   static long checkpointMillis = 2_000;
   private final Path warehouse;
   private final CatalogLoader catalogLoader;
-  static String only = System.getProperty("bench.only");
   static String stateBackend = System.getProperty("bench.state-backend", "hashmap");
   private final Catalog catalog;
 
@@ -115,11 +114,6 @@ public final class ApplyBenchmark {
   private void run(Path out) throws Exception {
     warmUp();
     List<Result> results = new ArrayList<>();
-    if (only != null) {
-      results.add(ours("iceberg-cdc, position deletes", "ours_position", DeleteMode.POSITION, 2));
-      System.out.println(results);
-      return;
-    }
     results.add(ours("iceberg-cdc, position deletes", "ours_position", DeleteMode.POSITION, 2));
     results.add(ours("iceberg-cdc, deletion vectors (v3)", "ours_dv", DeleteMode.POSITION, 3));
     results.add(ours("iceberg-cdc, equality deletes", "ours_equality", DeleteMode.EQUALITY, 2));

@@ -51,6 +51,15 @@ class JobJarITCase {
         Files.readString(err, StandardCharsets.UTF_8));
   }
 
+  /** Runs {@code apply --source file} on {@code file} into the warehouse {@code wh}. */
+  private Result apply(Path file, String... more) throws Exception {
+    List<String> args =
+        new ArrayList<>(
+            List.of("apply", "--source", "file", "--path", file.toString(), "--warehouse", "wh"));
+    args.addAll(List.of(more));
+    return run(args.toArray(new String[0]));
+  }
+
   private Path changes(boolean withMalformedLine) throws IOException {
     ChangelogGenerator.Changelog changelog =
         new ChangelogGenerator(3_000, 300, 0.1, 0.02, 7L).generate();
@@ -78,14 +87,8 @@ class JobJarITCase {
   void applyThenInspectShowsWhatEachCommitDid() throws Exception {
     Path file = changes(false);
     Result apply =
-        run(
-            "apply",
-            "--source",
-            "file",
-            "--path",
-            file.toString(),
-            "--warehouse",
-            "wh",
+        apply(
+            file,
             "--table",
             "inventory.items",
             "--primary-key",
@@ -113,19 +116,7 @@ class JobJarITCase {
   @Test
   void aMalformedRecordFailsTheJobWithOneLineNamingIt() throws Exception {
     Path file = changes(true);
-    Result result =
-        run(
-            "apply",
-            "--source",
-            "file",
-            "--path",
-            file.toString(),
-            "--warehouse",
-            "wh",
-            "--table",
-            "db.t",
-            "--primary-key",
-            "id");
+    Result result = apply(file, "--table", "db.t", "--primary-key", "id");
     assertThat(result.status()).isEqualTo(1);
     String last = lastLine(result.err());
     assertThat(last)
@@ -139,20 +130,7 @@ class JobJarITCase {
   void aMalformedRecordGoesToTheDeadLetterOutputWhenAskedFor() throws Exception {
     Path file = changes(true);
     Result result =
-        run(
-            "apply",
-            "--source",
-            "file",
-            "--path",
-            file.toString(),
-            "--warehouse",
-            "wh",
-            "--table",
-            "db.t",
-            "--primary-key",
-            "id",
-            "--dead-letter-path",
-            "dead");
+        apply(file, "--table", "db.t", "--primary-key", "id", "--dead-letter-path", "dead");
     assertThat(result.status()).as(result.err()).isZero();
     List<String> letters = new ArrayList<>();
     try (Stream<Path> files = Files.walk(dir.resolve("dead"))) {

@@ -14,13 +14,11 @@ public final class SimpleVersionedTypeInfo<T> extends OpaqueTypeInfo<T> {
 
   private static final long serialVersionUID = 1L;
 
-  private final Class<T> type;
   private final SerializableSupplier<SimpleVersionedSerializer<T>> serializer;
 
   public SimpleVersionedTypeInfo(
       Class<T> type, SerializableSupplier<SimpleVersionedSerializer<T>> serializer) {
     super(type);
-    this.type = type;
     this.serializer = serializer;
   }
 
@@ -31,17 +29,17 @@ public final class SimpleVersionedTypeInfo<T> extends OpaqueTypeInfo<T> {
 
   @Override
   public String toString() {
-    return type.getSimpleName();
+    return getTypeClass().getSimpleName();
   }
 
   @Override
   public boolean equals(Object obj) {
     return obj instanceof SimpleVersionedTypeInfo
-        && type.equals(((SimpleVersionedTypeInfo<?>) obj).type);
+        && getTypeClass().equals(((SimpleVersionedTypeInfo<?>) obj).getTypeClass());
   }
 
   @Override
   public int hashCode() {
-    return type.hashCode();
+    return getTypeClass().hashCode();
   }
 }
