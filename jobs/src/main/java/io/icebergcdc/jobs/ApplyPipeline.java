@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.flink.api.common.JobExecutionResult;
@@ -27,8 +28,10 @@ import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.serialization.SimpleStringEncoder;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.connector.file.sink.FileSink;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
@@ -72,23 +75,14 @@ public final class ApplyPipeline {
     CatalogLoader catalogLoader = catalogLoader(job.warehouse(), job.catalogProperties());
     Table table = createOrLoadTable(catalogLoader.loadCatalog());
 
-    Configuration config = new Configuration();
-    config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, job.restartAttempts());
-    config.set(
-        RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
-        java.time.Duration.ofMillis(200));
-    config.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-    config.set(
-        CheckpointingOptions.CHECKPOINTS_DIRECTORY,
-        Paths.get(job.checkpointDirectory()).toAbsolutePath().toUri().toString());
-    config.set(StateBackendOptions.STATE_BACKEND, job.stateBackend());
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
-    env.setParallelism(job.parallelism());
-    // No operator of the pipeline keeps or changes a record after passing it on, so chained
-    // operators may hand records over without copying them.
-    env.getConfig().enableObjectReuse();
-    env.enableCheckpointing(job.checkpointInterval().toMillis());
+    StreamExecutionEnvironment env =
+        environment(
+            job.parallelism(),
+            job.checkpointInterval(),
+            job.checkpointDirectory(),
+            job.stateBackend(),
+            job.restartAttempts(),
+            null);
 
     ChangeSchema schema = new ChangeSchema(table.schema());
     String origin = Paths.get(job.changesFile()).getFileName().toString();
@@ -119,20 +113,49 @@ public final class ApplyPipeline {
             .build();
     DataStream<DeadLetter> refused = sink.apply(changes);
     if (job.deadLetterPath() != null) {
-      changes
-          .getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS)
-          .union(refused)
-          .map(new DeadLetterToJson())
-          .name("dead letters as JSON")
-          .sinkTo(
-              FileSink.forRowFormat(
-                      new Path(Paths.get(job.deadLetterPath()).toAbsolutePath().toUri()),
-                      new SimpleStringEncoder<String>())
-                  .build())
-          .name("dead-letter files")
-          .uid("dead-letter-sink");
+      writeDeadLetters(
+          changes.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS).union(refused),
+          job.deadLetterPath());
     }
     return env.execute("iceberg-cdc apply " + origin + " -> " + job.table());
+  }
+
+  /**
+   * The execution environment of a job: checkpoints at the interval into the directory (kept when
+   * the job is cancelled, so that it can resume), the state backend, a fixed-delay restart
+   * strategy, and object reuse.
+   *
+   * @param restoreFrom a checkpoint or savepoint to start from, or null
+   */
+  public static StreamExecutionEnvironment environment(
+      int parallelism,
+      Duration checkpointInterval,
+      String checkpointDirectory,
+      String stateBackend,
+      int restartAttempts,
+      String restoreFrom) {
+    Configuration config = new Configuration();
+    config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, restartAttempts);
+    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
+    config.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+    config.set(
+        CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+        Paths.get(checkpointDirectory).toAbsolutePath().toUri().toString());
+    config.set(
+        CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+    config.set(StateBackendOptions.STATE_BACKEND, stateBackend);
+    if (restoreFrom != null) {
+      config.set(StateRecoveryOptions.SAVEPOINT_PATH, restoreFrom);
+    }
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+    env.setParallelism(parallelism);
+    // No operator of the pipeline keeps or changes a record after passing it on, so chained
+    // operators may hand records over without copying them.
+    env.getConfig().enableObjectReuse();
+    env.enableCheckpointing(checkpointInterval.toMillis());
+    return env;
   }
 
   private Table createOrLoadTable(Catalog catalog) throws IOException {
@@ -169,6 +192,20 @@ public final class ApplyPipeline {
             + job.changesFile()
             + " carries no schema to create it from; create the table first, or write the"
             + " events with Debezium's schemas enabled");
+  }
+
+  /** Writes dead letters as lines of JSON into files under a directory. */
+  public static void writeDeadLetters(DataStream<DeadLetter> deadLetters, String directory) {
+    deadLetters
+        .map(new DeadLetterToJson())
+        .name("dead letters as JSON")
+        .sinkTo(
+            FileSink.forRowFormat(
+                    new Path(Paths.get(directory).toAbsolutePath().toUri()),
+                    new SimpleStringEncoder<String>())
+                .build())
+        .name("dead-letter files")
+        .uid("dead-letter-sink");
   }
 
   /** Writes a dead letter as one line of JSON. */

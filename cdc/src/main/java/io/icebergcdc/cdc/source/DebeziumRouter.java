@@ -1,0 +1,142 @@
+package io.icebergcdc.cdc.source;
+
+import io.icebergcdc.cdc.BadRecordPolicy;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Parses the records of a {@link DebeziumSource} that captures several tables, and sends the change
+ * events of each table to that table's side output ({@link #outputOf}), typed by its schema. The
+ * main output stays empty.
+ *
+ * <p>A record that cannot be applied (an unknown topic, a value that does not fit the table, a
+ * value PostgreSQL did not send because it is an unchanged TOASTed column) fails the job with a
+ * message naming it, or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
+ * DebeziumJsonParseFunction#DEAD_LETTERS}.
+ */
+public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, ChangeEvent> {
+
+  private static final long serialVersionUID = 1L;
+
+  /**
+   * What Debezium's PostgreSQL connector writes in place of an unchanged TOASTed value it did not
+   * receive ({@code unavailable.value.placeholder}, set by the job to this value).
+   */
+  public static final String UNAVAILABLE_VALUE = "__debezium_unavailable_value";
+
+  private static final int SHOWN_RECORD_CHARS = 200;
+
+  /** One captured table: its name for messages, its schema, and where its events go. */
+  public record Route(String tableName, ChangeSchema schema, OutputTag<ChangeEvent> output)
+      implements Serializable {}
+
+  private final Map<String, Route> routes;
+  private final String origin;
+  private final BadRecordPolicy badRecordPolicy;
+
+  private transient Map<String, DebeziumJsonParser> parsers;
+  private transient Counter badRecords;
+
+  /**
+   * @param schemas the schema of each captured table by Debezium topic
+   * @param tableNames the name of each captured table by topic, for messages
+   * @param origin the source database, for messages
+   */
+  public DebeziumRouter(
+      Map<String, ChangeSchema> schemas,
+      Map<String, String> tableNames,
+      String origin,
+      BadRecordPolicy badRecordPolicy) {
+    this.routes = new LinkedHashMap<>();
+    for (Map.Entry<String, ChangeSchema> entry : schemas.entrySet()) {
+      String topic = entry.getKey();
+      routes.put(
+          topic,
+          new Route(
+              tableNames.get(topic),
+              entry.getValue(),
+              new OutputTag<>("changes-" + topic, ChangeEventTypeInfo.of(entry.getValue()))));
+    }
+    this.origin = origin;
+    this.badRecordPolicy = badRecordPolicy;
+  }
+
+  /** The side output that carries the change events of a topic's table. */
+  public OutputTag<ChangeEvent> outputOf(String topic) {
+    Route route = routes.get(topic);
+    if (route == null) {
+      throw new IllegalArgumentException("no captured table has topic " + topic);
+    }
+    return route.output();
+  }
+
+  @Override
+  public void open(OpenContext openContext) {
+    parsers = new HashMap<>();
+    for (Map.Entry<String, Route> entry : routes.entrySet()) {
+      Route route = entry.getValue();
+      parsers.put(entry.getKey(), new DebeziumJsonParser(route.schema(), route.tableName(), null));
+    }
+    badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+  }
+
+  @Override
+  public void processElement(DebeziumRecord record, Context ctx, Collector<ChangeEvent> out) {
+    Route route = routes.get(record.topic);
+    String locator =
+        origin + ", topic " + record.topic + ", record '" + abbreviate(record.json) + "'";
+    try {
+      if (route == null) {
+        throw new MalformedChangeException(
+            locator + ": no captured table has this topic; the job captures " + routes.keySet());
+      }
+      if (record.json.contains(UNAVAILABLE_VALUE)) {
+        throw new MalformedChangeException(
+            locator
+                + ": PostgreSQL did not send an unchanged TOASTed value of table "
+                + route.tableName()
+                + "; writing the placeholder would corrupt the row. Run ALTER TABLE "
+                + route.tableName()
+                + " REPLICA IDENTITY FULL so that every update carries all values");
+      }
+      for (ChangeEvent event : parsers.get(record.topic).parse(record.json, locator)) {
+        ctx.output(route.output(), event);
+      }
+    } catch (MalformedChangeException e) {
+      if (badRecordPolicy == BadRecordPolicy.FAIL) {
+        throw e;
+      }
+      badRecords.inc();
+      ctx.output(
+          DebeziumJsonParseFunction.DEAD_LETTERS,
+          new DeadLetter(
+              route == null ? record.topic : route.tableName(),
+              origin,
+              e.getMessage(),
+              record.json));
+    }
+  }
+
+  /** The record's payload (its schema says little about which change it is), shortened. */
+  private static String abbreviate(String json) {
+    int payload = json.indexOf("\"payload\":");
+    String shown = payload < 0 ? json : json.substring(payload);
+    return shown.length() <= SHOWN_RECORD_CHARS
+        ? shown
+        : shown.substring(0, SHOWN_RECORD_CHARS) + "...";
+  }
+}

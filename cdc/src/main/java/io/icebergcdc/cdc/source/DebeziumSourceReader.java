@@ -1,0 +1,248 @@
+package io.icebergcdc.cdc.source;
+
+import io.debezium.embedded.Connect;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
+import io.debezium.engine.spi.OffsetCommitPolicy;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.connector.base.source.reader.synchronization.FutureCompletingBlockingQueue;
+import org.apache.flink.core.io.InputStatus;
+import org.apache.flink.util.FlinkRuntimeException;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.json.JsonConverterConfig;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the Debezium embedded engine in a thread of its own and hands its records to Flink through a
+ * bounded queue, so that a slow pipeline holds the engine back instead of buffering without end.
+ *
+ * <p>A checkpoint stores the offsets of the last record emitted before the barrier; the engine is
+ * told that a record was processed (which, for PostgreSQL, lets the replication slot release the
+ * log before it) only once a checkpoint that contains it has completed. Records that Debezium sends
+ * besides data changes (heartbeats, schema-change and transaction events) move the position but are
+ * not emitted.
+ */
+final class DebeziumSourceReader implements SourceReader<DebeziumRecord, DebeziumSplit> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DebeziumSourceReader.class);
+
+  private final Map<String, String> connectorProperties;
+  private final FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue;
+  private final JsonConverter valueConverter = new JsonConverter();
+  private final JsonConverter offsetKeyConverter = new JsonConverter();
+  private final JsonConverter offsetValueConverter = new JsonConverter();
+  private final NavigableMap<Long, RecordChangeEvent<SourceRecord>> uncommitted = new TreeMap<>();
+  private final Object committerLock = new Object();
+  private final String historyId = UUID.randomUUID().toString();
+  private final String engineName;
+
+  private volatile Throwable failure;
+  private volatile boolean closing;
+  private volatile DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer;
+
+  private ExecutorService engineThread;
+  private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+  private DebeziumSplit split;
+  private RecordChangeEvent<SourceRecord> lastEmitted;
+
+  DebeziumSourceReader(Map<String, String> connectorProperties, int queueCapacity) {
+    this.connectorProperties = connectorProperties;
+    this.queue = new FutureCompletingBlockingQueue<>(queueCapacity);
+    this.engineName = connectorProperties.getOrDefault("name", "iceberg-cdc");
+    valueConverter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "true"), false);
+    Map<String, String> internal = Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false");
+    offsetKeyConverter.configure(internal, true);
+    offsetValueConverter.configure(internal, false);
+  }
+
+  @Override
+  public void start() {}
+
+  @Override
+  public void addSplits(List<DebeziumSplit> splits) {
+    if (split != null || splits.size() != 1) {
+      throw new IllegalStateException(
+          "a Debezium source reader runs one connector; it was given " + splits);
+    }
+    split = splits.get(0);
+    if (!split.offsets().isEmpty()) {
+      PostgresSlotCheck.verifyRestorable(connectorProperties, split.offsets().values());
+    }
+    startEngine();
+  }
+
+  private void startEngine() {
+    Properties properties = new Properties();
+    properties.putAll(connectorProperties);
+    properties.setProperty("name", engineName);
+    properties.setProperty("offset.storage", StateOffsetBackingStore.class.getName());
+    properties.setProperty(
+        StateOffsetBackingStore.RESTORED_OFFSETS, StateOffsetBackingStore.encode(split.offsets()));
+    properties.setProperty("offset.flush.interval.ms", "0");
+    properties.setProperty("schema.history.internal", StateSchemaHistory.class.getName());
+    properties.setProperty(StateSchemaHistory.ID, historyId);
+    StateSchemaHistory.register(historyId, split.schemaHistory());
+
+    engine =
+        DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+            .using(properties)
+            .using(OffsetCommitPolicy.always())
+            .using(this::engineStopped)
+            .notifying(this::handleBatch)
+            .build();
+    engineThread =
+        Executors.newSingleThreadExecutor(
+            runnable -> {
+              Thread thread = new Thread(runnable, "debezium-engine-" + engineName);
+              thread.setDaemon(true);
+              return thread;
+            });
+    engineThread.execute(engine);
+    LOG.info("Started the Debezium engine {} from {}", engineName, split);
+  }
+
+  private void handleBatch(
+      List<RecordChangeEvent<SourceRecord>> records,
+      DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+      throws InterruptedException {
+    this.committer = committer;
+    for (RecordChangeEvent<SourceRecord> record : records) {
+      while (!queue.put(0, record)) {
+        if (closing) {
+          throw new InterruptedException("the Debezium source is closing");
+        }
+      }
+    }
+  }
+
+  private void engineStopped(boolean success, String message, Throwable error) {
+    if (!closing) {
+      failure =
+          error != null
+              ? error
+              : new IllegalStateException("the Debezium engine stopped: " + message);
+      LOG.error("The Debezium engine {} stopped: {}", engineName, message, error);
+    }
+    queue.notifyAvailable();
+  }
+
+  @Override
+  public InputStatus pollNext(ReaderOutput<DebeziumRecord> output) {
+    checkEngine();
+    RecordChangeEvent<SourceRecord> event = queue.poll();
+    if (event == null) {
+      return InputStatus.NOTHING_AVAILABLE;
+    }
+    SourceRecord record = event.record();
+    lastEmitted = event;
+    if (isDataChange(record)) {
+      byte[] json =
+          valueConverter.fromConnectData(record.topic(), record.valueSchema(), record.value());
+      output.collect(new DebeziumRecord(record.topic(), new String(json, StandardCharsets.UTF_8)));
+    }
+    return InputStatus.MORE_AVAILABLE;
+  }
+
+  private static boolean isDataChange(SourceRecord record) {
+    return record.value() instanceof Struct
+        && record.valueSchema() != null
+        && record.valueSchema().name() != null
+        && record.valueSchema().name().endsWith(".Envelope");
+  }
+
+  private void checkEngine() {
+    Throwable error = failure;
+    if (error != null) {
+      throw new FlinkRuntimeException(
+          "the Debezium connector " + engineName + " failed: " + error.getMessage(), error);
+    }
+  }
+
+  @Override
+  public void notifyNoMoreSplits() {}
+
+  @Override
+  public CompletableFuture<Void> isAvailable() {
+    return queue.getAvailabilityFuture();
+  }
+
+  @Override
+  public List<DebeziumSplit> snapshotState(long checkpointId) {
+    if (split == null) {
+      return List.of();
+    }
+    if (lastEmitted != null) {
+      Map<String, String> offsets = new LinkedHashMap<>(split.offsets());
+      SourceRecord record = lastEmitted.record();
+      offsets.put(
+          json(
+              offsetKeyConverter.fromConnectData(
+                  engineName, null, Arrays.asList(engineName, record.sourcePartition()))),
+          json(offsetValueConverter.fromConnectData(engineName, null, record.sourceOffset())));
+      uncommitted.put(checkpointId, lastEmitted);
+      split = new DebeziumSplit(offsets, StateSchemaHistory.records(historyId));
+    } else {
+      split = new DebeziumSplit(split.offsets(), StateSchemaHistory.records(historyId));
+    }
+    return List.of(split);
+  }
+
+  private static String json(byte[] bytes) {
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Tells Debezium that everything up to the checkpoint's last record is processed: from then on,
+   * the connector may let the database release that part of its log.
+   */
+  @Override
+  public void notifyCheckpointComplete(long checkpointId) throws Exception {
+    Map.Entry<Long, RecordChangeEvent<SourceRecord>> completed =
+        uncommitted.floorEntry(checkpointId);
+    if (completed == null) {
+      return;
+    }
+    uncommitted.headMap(checkpointId, true).clear();
+    DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> current = committer;
+    if (current == null) {
+      return;
+    }
+    synchronized (committerLock) {
+      current.markProcessed(completed.getValue());
+      current.markBatchFinished();
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    closing = true;
+    queue.wakeUpPuttingThread(0);
+    try {
+      if (engine != null && failure == null) {
+        engine.close();
+      }
+      if (engineThread != null) {
+        engineThread.shutdownNow();
+      }
+    } finally {
+      StateSchemaHistory.unregister(historyId);
+    }
+  }
+}

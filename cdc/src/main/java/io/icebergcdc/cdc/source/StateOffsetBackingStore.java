@@ -1,0 +1,62 @@
+package io.icebergcdc.cdc.source;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.connect.runtime.WorkerConfig;
+import org.apache.kafka.connect.storage.MemoryOffsetBackingStore;
+
+/**
+ * The Debezium engine's offset store: it starts from the offsets of the restored Flink checkpoint,
+ * handed over in the engine's configuration, and keeps what the engine writes in memory only. The
+ * offsets that count are those in Flink's checkpoints ({@link DebeziumSplit}); nothing outside
+ * Flink remembers a position.
+ */
+public final class StateOffsetBackingStore extends MemoryOffsetBackingStore {
+
+  /** Engine property: the restored offsets, a JSON object of offset key to offset value. */
+  public static final String RESTORED_OFFSETS = "iceberg-cdc.restored-offsets";
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  @Override
+  public void configure(WorkerConfig config) {
+    super.configure(config);
+    Object restored = config.originals().get(RESTORED_OFFSETS);
+    if (restored != null) {
+      for (Map.Entry<String, String> entry : decode(restored.toString()).entrySet()) {
+        data.put(bytes(entry.getKey()), bytes(entry.getValue()));
+      }
+    }
+  }
+
+  @Override
+  public Set<Map<String, Object>> connectorPartitions(String connectorName) {
+    return Set.of();
+  }
+
+  static String encode(Map<String, String> offsets) {
+    try {
+      return MAPPER.writeValueAsString(offsets);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static Map<String, String> decode(String json) {
+    try {
+      return MAPPER.readValue(json, new TypeReference<Map<String, String>>() {});
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(
+          "restored Debezium offsets are not valid JSON: " + json, e);
+    }
+  }
+
+  private static ByteBuffer bytes(String text) {
+    return ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+  }
+}

@@ -1,0 +1,143 @@
+package io.icebergcdc.jobs.capture;
+
+import io.icebergcdc.cdc.source.DebeziumRouter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * A database captured through Debezium: where it is, which of its tables, and the replication
+ * settings. Knows the Debezium properties and the JDBC address that follow from them.
+ *
+ * @param kind PostgreSQL, MySQL or MariaDB
+ * @param database the database (PostgreSQL: the one to connect to; MySQL: the one whose tables are
+ *     captured)
+ * @param tables regular expressions matched against {@code schema.table} (PostgreSQL) or {@code
+ *     database.table} (MySQL), as Debezium's {@code table.include.list}
+ * @param slot PostgreSQL's replication slot
+ * @param publication PostgreSQL's publication, created for the captured tables if missing
+ * @param serverId the MySQL replication client's server id, unique among the server's replicas
+ * @param name the connector's name, which prefixes its topics
+ */
+public record DatabaseSource(
+    Kind kind,
+    String host,
+    int port,
+    String user,
+    String password,
+    String database,
+    List<String> tables,
+    String slot,
+    String publication,
+    long serverId,
+    String name) {
+
+  /** The database products the job captures. */
+  public enum Kind {
+    POSTGRES("io.debezium.connector.postgresql.PostgresConnector", 5432),
+    MYSQL("io.debezium.connector.mysql.MySqlConnector", 3306),
+    MARIADB("io.debezium.connector.mariadb.MariaDbConnector", 3306);
+
+    final String connectorClass;
+    final int defaultPort;
+
+    Kind(String connectorClass, int defaultPort) {
+      this.connectorClass = connectorClass;
+      this.defaultPort = defaultPort;
+    }
+
+    public int defaultPort() {
+      return defaultPort;
+    }
+
+    public static Kind of(String name) {
+      switch (name.toLowerCase(Locale.ROOT)) {
+        case "postgres":
+        case "postgresql":
+          return POSTGRES;
+        case "mysql":
+          return MYSQL;
+        case "mariadb":
+          return MARIADB;
+        default:
+          throw new IllegalArgumentException(
+              "unknown database '" + name + "'; this build captures postgres, mysql and mariadb");
+      }
+    }
+  }
+
+  public DatabaseSource {
+    tables = List.copyOf(tables);
+    for (String table : tables) {
+      Pattern.compile(table);
+    }
+  }
+
+  /** The table patterns, or by default all tables of the public schema or the database. */
+  public List<Pattern> tablePatterns() {
+    List<String> given =
+        tables.isEmpty()
+            ? List.of(kind == Kind.POSTGRES ? "public\\..*" : Pattern.quote(database) + "\\..*")
+            : tables;
+    return given.stream().map(Pattern::compile).toList();
+  }
+
+  public String jdbcUrl() {
+    return kind == Kind.POSTGRES
+        ? "jdbc:postgresql://" + host + ":" + port + "/" + database
+        : "jdbc:mysql://" + host + ":" + port + "/" + database + "?tinyInt1isBit=false";
+  }
+
+  /** The database, for messages: {@code postgres://host:port/database}. */
+  public String origin() {
+    return kind.name().toLowerCase(Locale.ROOT) + "://" + host + ":" + port + "/" + database;
+  }
+
+  /** Debezium's properties for the captured tables. */
+  public Map<String, String> debeziumProperties(List<CapturedTable> captured) {
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("connector.class", kind.connectorClass);
+    properties.put("name", name);
+    properties.put("topic.prefix", name);
+    properties.put("database.hostname", host);
+    properties.put("database.port", Integer.toString(port));
+    properties.put("database.user", user);
+    if (password != null) {
+      properties.put("database.password", password);
+    }
+    properties.put(
+        "table.include.list",
+        String.join(
+            ",",
+            captured.stream()
+                .map(t -> Pattern.quote(t.namespace()) + "\\." + Pattern.quote(t.name()))
+                .toList()));
+    properties.put("snapshot.mode", "initial");
+    properties.put("tombstones.on.delete", "false");
+    properties.put("provide.transaction.metadata", "false");
+    properties.put("decimal.handling.mode", "precise");
+    properties.put("binary.handling.mode", "bytes");
+    properties.put("unavailable.value.placeholder", DebeziumRouter.UNAVAILABLE_VALUE);
+    if (kind == Kind.POSTGRES) {
+      properties.put("database.dbname", database);
+      properties.put("plugin.name", "pgoutput");
+      properties.put("slot.name", slot);
+      properties.put("slot.drop.on.stop", "false");
+      properties.put("publication.name", publication);
+      properties.put("publication.autocreate.mode", "filtered");
+    } else {
+      properties.put("database.server.id", Long.toString(serverId));
+      properties.put("database.include.list", Pattern.quote(database));
+      properties.put("include.schema.changes", "false");
+      properties.put("bigint.unsigned.handling.mode", "precise");
+      properties.put("time.precision.mode", "adaptive_time_microseconds");
+      properties.put("schema.history.internal.store.only.captured.tables.ddl", "true");
+      if (kind == Kind.MYSQL) {
+        properties.put("database.ssl.mode", "disabled");
+      }
+    }
+    return properties;
+  }
+}

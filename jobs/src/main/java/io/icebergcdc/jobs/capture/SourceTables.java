@@ -1,0 +1,287 @@
+package io.icebergcdc.jobs.capture;
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Finds the tables a job captures and maps their columns to Iceberg types, through JDBC metadata,
+ * before the job starts: a table without a primary key, with a PostgreSQL replica identity that
+ * cannot carry updates, or with a column of a type that has no mapping fails the start with a
+ * message naming it.
+ *
+ * <p>The mapping follows what Debezium sends for each type with the properties {@link
+ * DatabaseSource#debeziumProperties} sets; the README lists it.
+ */
+public final class SourceTables {
+
+  private SourceTables() {}
+
+  /** The captured tables, in name order. */
+  public static List<CapturedTable> discover(DatabaseSource source) {
+    Properties credentials = new Properties();
+    credentials.setProperty("user", source.user());
+    if (source.password() != null) {
+      credentials.setProperty("password", source.password());
+    }
+    try (Connection connection = DriverManager.getConnection(source.jdbcUrl(), credentials)) {
+      DatabaseMetaData meta = connection.getMetaData();
+      List<CapturedTable> captured = new ArrayList<>();
+      for (String[] table : tables(source, meta)) {
+        captured.add(describe(source, connection, meta, table[0], table[1]));
+      }
+      if (captured.isEmpty()) {
+        throw new IllegalArgumentException(
+            "no table of " + source.origin() + " matches " + source.tablePatterns());
+      }
+      return captured;
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot read the tables of " + source.origin() + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static List<String[]> tables(DatabaseSource source, DatabaseMetaData meta)
+      throws SQLException {
+    boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
+    TreeMap<String, String[]> found = new TreeMap<>();
+    try (ResultSet tables =
+        postgres
+            ? meta.getTables(null, null, "%", new String[] {"TABLE", "PARTITIONED TABLE"})
+            : meta.getTables(source.database(), null, "%", new String[] {"TABLE"})) {
+      while (tables.next()) {
+        String namespace =
+            postgres ? tables.getString("TABLE_SCHEM") : tables.getString("TABLE_CAT");
+        String name = tables.getString("TABLE_NAME");
+        String qualified = namespace + "." + name;
+        for (Pattern pattern : source.tablePatterns()) {
+          if (pattern.matcher(qualified).matches()) {
+            found.put(qualified, new String[] {namespace, name});
+          }
+        }
+      }
+    }
+    return new ArrayList<>(found.values());
+  }
+
+  private static CapturedTable describe(
+      DatabaseSource source,
+      Connection connection,
+      DatabaseMetaData meta,
+      String namespace,
+      String name)
+      throws SQLException {
+    boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
+    String catalog = postgres ? null : namespace;
+    String schemaPattern = postgres ? namespace : null;
+    String qualified = namespace + "." + name;
+
+    List<String> primaryKey = new ArrayList<>();
+    try (ResultSet keys = meta.getPrimaryKeys(catalog, schemaPattern, name)) {
+      TreeMap<Integer, String> ordered = new TreeMap<>();
+      while (keys.next()) {
+        ordered.put(keys.getInt("KEY_SEQ"), keys.getString("COLUMN_NAME"));
+      }
+      primaryKey.addAll(ordered.values());
+    }
+    if (primaryKey.isEmpty()) {
+      throw new IllegalArgumentException(
+          "table "
+              + qualified
+              + " of "
+              + source.origin()
+              + " has no primary key; the applier keys every change by the primary key, so"
+              + " add one or leave the table out of --tables");
+    }
+    if (postgres) {
+      checkReplicaIdentity(connection, namespace, name);
+    }
+
+    List<Types.NestedField> fields = new ArrayList<>();
+    Set<Integer> identifiers = new HashSet<>();
+    List<String> unsupported = new ArrayList<>();
+    try (ResultSet columns = meta.getColumns(catalog, schemaPattern, name, "%")) {
+      int id = 1;
+      while (columns.next()) {
+        String column = columns.getString("COLUMN_NAME");
+        String typeName = columns.getString("TYPE_NAME");
+        int size = columns.getInt("COLUMN_SIZE");
+        int digits = columns.getInt("DECIMAL_DIGITS");
+        Type type =
+            postgres ? postgresType(typeName, size, digits) : mysqlType(typeName, size, digits);
+        if (type == null) {
+          unsupported.add(column + " " + typeName);
+          continue;
+        }
+        boolean key = primaryKey.contains(column);
+        boolean nullable = columns.getInt("NULLABLE") != DatabaseMetaData.columnNoNulls;
+        fields.add(
+            key || !nullable
+                ? Types.NestedField.required(id, column, type)
+                : Types.NestedField.optional(id, column, type));
+        if (key) {
+          identifiers.add(id);
+        }
+        id++;
+      }
+    }
+    if (!unsupported.isEmpty()) {
+      throw new IllegalArgumentException(
+          "table "
+              + qualified
+              + " of "
+              + source.origin()
+              + " has columns of types without an Iceberg mapping here: "
+              + String.join(", ", unsupported)
+              + "; see the README's type mapping, or leave the table out of --tables");
+    }
+    return new CapturedTable(namespace, name, new Schema(fields, identifiers), primaryKey);
+  }
+
+  private static void checkReplicaIdentity(Connection connection, String schema, String table)
+      throws SQLException {
+    try (PreparedStatement query =
+        connection.prepareStatement(
+            "SELECT c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                + " WHERE n.nspname = ? AND c.relname = ?")) {
+      query.setString(1, schema);
+      query.setString(2, table);
+      try (ResultSet result = query.executeQuery()) {
+        if (result.next() && "n".equals(result.getString(1))) {
+          throw new IllegalArgumentException(
+              "table "
+                  + schema
+                  + "."
+                  + table
+                  + " has REPLICA IDENTITY NOTHING: PostgreSQL sends no key with its updates and"
+                  + " deletes; set REPLICA IDENTITY DEFAULT (the primary key) or FULL");
+        }
+      }
+    }
+  }
+
+  /** PostgreSQL type names as the JDBC driver reports them; null where there is no mapping. */
+  static Type postgresType(String typeName, int size, int digits) {
+    switch (typeName.toLowerCase(Locale.ROOT)) {
+      case "bool":
+        return Types.BooleanType.get();
+      case "int2":
+      case "int4":
+      case "serial":
+      case "smallserial":
+        return Types.IntegerType.get();
+      case "int8":
+      case "bigserial":
+        return Types.LongType.get();
+      case "float4":
+        return Types.FloatType.get();
+      case "float8":
+        return Types.DoubleType.get();
+      case "numeric":
+        // An unconstrained numeric has no fixed scale; Debezium sends it with one per value.
+        return size > 0 && size <= 38 ? Types.DecimalType.of(size, digits) : null;
+      case "varchar":
+      case "bpchar":
+      case "text":
+      case "name":
+      case "json":
+      case "jsonb":
+      case "xml":
+        return Types.StringType.get();
+      case "uuid":
+        return Types.UUIDType.get();
+      case "date":
+        return Types.DateType.get();
+      case "time":
+        return Types.TimeType.get();
+      case "timestamp":
+        return Types.TimestampType.withoutZone();
+      case "timestamptz":
+        return Types.TimestampType.withZone();
+      case "bytea":
+        return Types.BinaryType.get();
+      default:
+        return null;
+    }
+  }
+
+  /** MySQL and MariaDB type names as Connector/J reports them; null where there is no mapping. */
+  static Type mysqlType(String typeName, int size, int digits) {
+    switch (typeName.toUpperCase(Locale.ROOT)) {
+      case "TINYINT":
+      case "TINYINT UNSIGNED":
+      case "SMALLINT":
+      case "SMALLINT UNSIGNED":
+      case "MEDIUMINT":
+      case "MEDIUMINT UNSIGNED":
+      case "INT":
+      case "INTEGER":
+      case "YEAR":
+        return Types.IntegerType.get();
+      case "INT UNSIGNED":
+      case "INTEGER UNSIGNED":
+      case "BIGINT":
+        return Types.LongType.get();
+      case "BIGINT UNSIGNED":
+        return Types.DecimalType.of(20, 0);
+      case "BIT":
+        return size <= 1 ? Types.BooleanType.get() : Types.BinaryType.get();
+      case "BOOLEAN":
+      case "BOOL":
+        return Types.BooleanType.get();
+      case "FLOAT":
+      case "FLOAT UNSIGNED":
+        return Types.FloatType.get();
+      case "DOUBLE":
+      case "DOUBLE UNSIGNED":
+      case "REAL":
+        return Types.DoubleType.get();
+      case "DECIMAL":
+      case "DECIMAL UNSIGNED":
+      case "NUMERIC":
+        return size > 0 && size <= 38 ? Types.DecimalType.of(size, digits) : null;
+      case "CHAR":
+      case "VARCHAR":
+      case "TINYTEXT":
+      case "TEXT":
+      case "MEDIUMTEXT":
+      case "LONGTEXT":
+      case "ENUM":
+      case "SET":
+      case "JSON":
+      case "UUID":
+        return Types.StringType.get();
+      case "DATE":
+        return Types.DateType.get();
+      case "TIME":
+        return Types.TimeType.get();
+      case "DATETIME":
+        return Types.TimestampType.withoutZone();
+      case "TIMESTAMP":
+        return Types.TimestampType.withZone();
+      case "BINARY":
+      case "VARBINARY":
+      case "TINYBLOB":
+      case "BLOB":
+      case "MEDIUMBLOB":
+      case "LONGBLOB":
+        return Types.BinaryType.get();
+      default:
+        return null;
+    }
+  }
+}
