@@ -3,6 +3,9 @@ package io.icebergcdc.jobs;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.commit.internal.CommitException;
 import io.icebergcdc.dedup.AmbiguousChangeException;
+import io.icebergcdc.jobs.capture.CaptureJob;
+import io.icebergcdc.jobs.capture.CapturePipeline;
+import io.icebergcdc.jobs.capture.DatabaseSource;
 import io.icebergcdc.jobs.demo.ChangelogGenerator;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -36,6 +39,13 @@ public final class IcebergCdcMain {
           "        [--tombstone-ttl <duration>] [--on-ambiguous-change fail|dead_letter]",
           "        [--delete-mode position|equality] [--bootstrap-index true|false]",
           "        [--checkpoint-dir <dir>] [--state-backend hashmap|rocksdb]",
+          "  apply --source postgres|mysql|mariadb --host <host> [--port N] --user <user>",
+          "        [--password-env <VAR> | --password-file <file>] --database <db>",
+          "        [--tables <regex,...>] [--table-template <ns.{schema}_{table}>]",
+          "        [--slot <name>] [--publication <name>] [--server-id N] [--name <connector>]",
+          "        --warehouse <dir> [--restore-from <checkpoint>|latest] [--format-version 2|3]",
+          "        [--parallelism N] [--checkpoint-interval <duration>] [--dead-letter-path <dir>]",
+          "        [--checkpoint-dir <dir>] [--state-backend hashmap|rocksdb] [sink options above]",
           "  inspect --warehouse <dir> --table <db.table>",
           "  demo [--warehouse <dir>] [--changes N] [--keys N] [--parallelism N]");
 
@@ -58,7 +68,26 @@ public final class IcebergCdcMain {
           "delete-mode",
           "bootstrap-index",
           "checkpoint-dir",
-          "state-backend");
+          "state-backend",
+          "host",
+          "port",
+          "user",
+          "password-env",
+          "password-file",
+          "database",
+          "tables",
+          "table-template",
+          "slot",
+          "publication",
+          "server-id",
+          "name",
+          "restore-from");
+
+  /**
+   * How often a capture job restarts from its last checkpoint after a failure (a lost database
+   * connection, say) before it gives up and reports the error.
+   */
+  private static final int CAPTURE_RESTART_ATTEMPTS = 3;
 
   private IcebergCdcMain() {}
 
@@ -107,8 +136,19 @@ public final class IcebergCdcMain {
   private static int apply(Arguments args, PrintStream out) throws Exception {
     String source = args.required("source");
     if (!source.equals("file")) {
-      throw new Arguments.UsageException(
-          "apply: --source " + source + " is not supported; this build reads --source file");
+      DatabaseSource.Kind kind;
+      try {
+        kind = DatabaseSource.Kind.of(source);
+      } catch (IllegalArgumentException e) {
+        throw new Arguments.UsageException(
+            "apply: --source "
+                + source
+                + " is not supported; use file, postgres, mysql or mariadb");
+      }
+      CaptureJob job = captureJob(kind, args);
+      out.println("capturing " + job.source().origin() + " into " + job.warehouse());
+      new CapturePipeline(job).run();
+      return 0;
     }
     ApplyJob job = applyJob(args);
     if (!Files.isRegularFile(Paths.get(job.changesFile()))) {
@@ -120,6 +160,14 @@ public final class IcebergCdcMain {
   }
 
   static ApplyJob applyJob(Arguments args) {
+    return applyJob(args, true);
+  }
+
+  /**
+   * The options common to every source; {@code fileSource} says whether the file source's own
+   * options (path, table, primary key) are required.
+   */
+  static ApplyJob applyJob(Arguments args, boolean fileSource) {
     Configuration sinkOptions = new Configuration();
     putEnumIfGiven(args, sinkOptions, "distribution", "sink.distribution");
     putIfGiven(args, sinkOptions, "tombstone-ttl", "dedup.tombstone-ttl");
@@ -138,11 +186,11 @@ public final class IcebergCdcMain {
     }
     Duration interval = args.duration("checkpoint-interval", Duration.ofSeconds(10));
     return new ApplyJob(
-        Paths.get(args.required("path")).toAbsolutePath().toString(),
+        fileSource ? Paths.get(args.required("path")).toAbsolutePath().toString() : null,
         warehouse(args.required("warehouse")),
         Map.of(),
-        table(args.required("table")),
-        args.list("primary-key"),
+        fileSource ? table(args.required("table")) : null,
+        fileSource ? args.list("primary-key") : List.of(),
         args.optional("partition-by", null),
         formatVersion,
         parallelism,
@@ -153,6 +201,76 @@ public final class IcebergCdcMain {
         sinkOptions,
         args.optional("checkpoint-dir", defaultCheckpointDirectory()),
         stateBackend);
+  }
+
+  static CaptureJob captureJob(DatabaseSource.Kind kind, Arguments args) {
+    ApplyJob common = applyJob(args, false);
+    String name = args.optional("name", kind.name().toLowerCase(Locale.ROOT));
+    DatabaseSource source =
+        new DatabaseSource(
+            kind,
+            args.required("host"),
+            args.intValue("port", kind.defaultPort()),
+            args.required("user"),
+            password(args),
+            args.required("database"),
+            args.optional("tables", null) == null ? List.of() : args.list("tables"),
+            args.optional("slot", "iceberg_cdc_" + name),
+            args.optional("publication", "iceberg_cdc_" + name),
+            args.intValue("server-id", 5400),
+            name);
+    String restoreFrom = args.optional("restore-from", null);
+    if ("latest".equals(restoreFrom)) {
+      restoreFrom =
+          Checkpoints.latest(common.checkpointDirectory())
+              .orElseThrow(
+                  () ->
+                      new Arguments.UsageException(
+                          "apply: --restore-from latest, but "
+                              + common.checkpointDirectory()
+                              + " holds no completed checkpoint"))
+              .toString();
+    }
+    return new CaptureJob(
+        source,
+        common.warehouse(),
+        args.optional("table-template", "{schema}.{table}"),
+        common.formatVersion(),
+        common.parallelism(),
+        common.checkpointInterval(),
+        common.checkpointDirectory(),
+        common.stateBackend(),
+        common.sinkOptions(),
+        common.deadLetterPath(),
+        restoreFrom,
+        CAPTURE_RESTART_ATTEMPTS);
+  }
+
+  /** The password from an environment variable or the first line of a file, never the command. */
+  private static String password(Arguments args) {
+    String variable = args.optional("password-env", null);
+    String file = args.optional("password-file", null);
+    if (variable != null && file != null) {
+      throw new Arguments.UsageException("apply: give --password-env or --password-file, not both");
+    }
+    if (variable != null) {
+      String value = System.getenv(variable);
+      if (value == null) {
+        throw new Arguments.UsageException(
+            "apply: --password-env " + variable + ", but the environment has no " + variable);
+      }
+      return value;
+    }
+    if (file != null) {
+      try {
+        List<String> lines = Files.readAllLines(Paths.get(file));
+        return lines.isEmpty() ? "" : lines.get(0);
+      } catch (java.io.IOException e) {
+        throw new Arguments.UsageException(
+            "apply: cannot read --password-file " + file + ": " + e.getMessage());
+      }
+    }
+    return null;
   }
 
   private static void putIfGiven(Arguments args, Configuration config, String arg, String key) {

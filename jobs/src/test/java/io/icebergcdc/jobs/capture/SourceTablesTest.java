@@ -1,0 +1,108 @@
+package io.icebergcdc.jobs.capture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.apache.flink.configuration.Configuration;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+class SourceTablesTest {
+
+  @Test
+  void mapsPostgresTypes() {
+    assertThat(SourceTables.postgresType("int4", 10, 0)).isEqualTo(Types.IntegerType.get());
+    assertThat(SourceTables.postgresType("bigserial", 19, 0)).isEqualTo(Types.LongType.get());
+    assertThat(SourceTables.postgresType("numeric", 12, 2)).isEqualTo(Types.DecimalType.of(12, 2));
+    assertThat(SourceTables.postgresType("timestamptz", 35, 6))
+        .isEqualTo(Types.TimestampType.withZone());
+    assertThat(SourceTables.postgresType("timestamp", 29, 6))
+        .isEqualTo(Types.TimestampType.withoutZone());
+    assertThat(SourceTables.postgresType("jsonb", 0, 0)).isEqualTo(Types.StringType.get());
+    assertThat(SourceTables.postgresType("uuid", 0, 0)).isEqualTo(Types.UUIDType.get());
+    assertThat(SourceTables.postgresType("bytea", 0, 0)).isEqualTo(Types.BinaryType.get());
+    // An unconstrained numeric, an interval and an array have no mapping.
+    assertThat(SourceTables.postgresType("numeric", 131089, 0)).isNull();
+    assertThat(SourceTables.postgresType("interval", 49, 6)).isNull();
+    assertThat(SourceTables.postgresType("_int4", 10, 0)).isNull();
+  }
+
+  @Test
+  void mapsMysqlTypes() {
+    assertThat(SourceTables.mysqlType("INT UNSIGNED", 10, 0)).isEqualTo(Types.LongType.get());
+    assertThat(SourceTables.mysqlType("BIGINT UNSIGNED", 20, 0))
+        .isEqualTo(Types.DecimalType.of(20, 0));
+    assertThat(SourceTables.mysqlType("BIT", 1, 0)).isEqualTo(Types.BooleanType.get());
+    assertThat(SourceTables.mysqlType("BIT", 8, 0)).isEqualTo(Types.BinaryType.get());
+    assertThat(SourceTables.mysqlType("DATETIME", 26, 6))
+        .isEqualTo(Types.TimestampType.withoutZone());
+    assertThat(SourceTables.mysqlType("TIMESTAMP", 26, 6))
+        .isEqualTo(Types.TimestampType.withZone());
+    assertThat(SourceTables.mysqlType("GEOMETRY", 0, 0)).isNull();
+  }
+
+  @Test
+  void namesTargetTablesFromTheTemplate() {
+    CapturedTable table =
+        new CapturedTable(
+            "inventory",
+            "customers",
+            new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get())),
+            List.of("id"));
+    CaptureJob job =
+        new CaptureJob(
+            source(List.of()),
+            "/tmp/warehouse",
+            "cdc_{database}.{schema}_{table}",
+            2,
+            1,
+            Duration.ofSeconds(1),
+            "/tmp/checkpoints",
+            "hashmap",
+            new Configuration(),
+            null,
+            null,
+            0);
+    assertThat(job.targetName(table)).isEqualTo("cdc_shop.inventory_customers");
+    assertThat(table.topic("pg")).isEqualTo("pg.inventory.customers");
+  }
+
+  @Test
+  void capturesThePublicSchemaByDefaultAndQuotesTableNamesForDebezium() {
+    DatabaseSource source = source(List.of());
+    assertThat(source.tablePatterns()).extracting(Pattern::pattern).containsExactly("public\\..*");
+    CapturedTable table =
+        new CapturedTable(
+            "public",
+            "order.lines",
+            new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get())),
+            List.of("id"));
+    String include = source.debeziumProperties(List.of(table)).get("table.include.list");
+    assertThat(Pattern.compile(include).matcher("public.order.lines").matches()).isTrue();
+    assertThat(Pattern.compile(include).matcher("public.orderXlines").matches()).isFalse();
+  }
+
+  @Test
+  void refusesAnInvalidTablePattern() {
+    assertThatThrownBy(() -> source(List.of("inventory.("))).hasMessageContaining("inventory.(");
+  }
+
+  private static DatabaseSource source(List<String> tables) {
+    return new DatabaseSource(
+        DatabaseSource.Kind.POSTGRES,
+        "localhost",
+        5432,
+        "postgres",
+        null,
+        "shop",
+        tables,
+        "slot",
+        "publication",
+        0,
+        "pg");
+  }
+}
