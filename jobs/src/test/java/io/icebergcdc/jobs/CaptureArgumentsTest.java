@@ -1,0 +1,101 @@
+package io.icebergcdc.jobs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Argument errors of {@code apply --source postgres|mysql|mariadb}: one line and status 2. */
+class CaptureArgumentsTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void refusesAnUnknownSource() {
+    assertThat(run("apply", "--source", "oracle", "--warehouse", "w"))
+        .isEqualTo(
+            "2: error: apply: --source oracle is not supported; use file, postgres, mysql or"
+                + " mariadb");
+  }
+
+  @Test
+  void namesAMissingConnectionOption() {
+    assertThat(run("apply", "--source", "postgres", "--warehouse", "w", "--user", "u"))
+        .isEqualTo("2: error: apply: --host is required");
+  }
+
+  @Test
+  void refusesAPasswordVariableThatIsNotSet() {
+    assertThat(
+            run(
+                "apply",
+                "--source",
+                "mariadb",
+                "--warehouse",
+                "w",
+                "--host",
+                "h",
+                "--user",
+                "u",
+                "--database",
+                "d",
+                "--password-env",
+                "ICEBERG_CDC_NO_SUCH_VARIABLE"))
+        .isEqualTo(
+            "2: error: apply: --password-env ICEBERG_CDC_NO_SUCH_VARIABLE, but the environment"
+                + " has no ICEBERG_CDC_NO_SUCH_VARIABLE");
+  }
+
+  @Test
+  void refusesToResumeFromNoCheckpoint() throws Exception {
+    Path checkpoints = Files.createDirectories(dir.resolve("checkpoints"));
+    assertThat(
+            run(
+                "apply",
+                "--source",
+                "postgres",
+                "--warehouse",
+                "w",
+                "--host",
+                "h",
+                "--user",
+                "u",
+                "--database",
+                "d",
+                "--restore-from",
+                "latest",
+                "--checkpoint-dir",
+                checkpoints.toString()))
+        .isEqualTo(
+            "2: error: apply: --restore-from latest, but "
+                + checkpoints
+                + " holds no completed checkpoint");
+  }
+
+  @Test
+  void findsTheNewestCompletedCheckpoint() throws Exception {
+    Path older = Files.createDirectories(dir.resolve("job-a/chk-7"));
+    Files.writeString(older.resolve("_metadata"), "a");
+    Path newer = Files.createDirectories(dir.resolve("job-b/chk-3"));
+    Files.writeString(newer.resolve("_metadata"), "b");
+    Files.setLastModifiedTime(
+        older.resolve("_metadata"), java.nio.file.attribute.FileTime.fromMillis(1_000));
+    Files.createDirectories(dir.resolve("job-b/chk-4"));
+    assertThat(Checkpoints.latest(dir.toString())).contains(newer.toAbsolutePath());
+  }
+
+  private static String run(String... args) {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status =
+        IcebergCdcMain.run(
+            args,
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    return status + ": " + err.toString(StandardCharsets.UTF_8).strip();
+  }
+}
