@@ -3,32 +3,18 @@ package io.icebergcdc.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyPipeline;
-import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.capture.CaptureJob;
-import io.icebergcdc.jobs.capture.CapturePipeline;
 import io.icebergcdc.jobs.capture.DatabaseSource;
-import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Captures a live MariaDB database (its ROW binlog, set up by the build's {@code
@@ -36,22 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
  * with the source tables after the snapshot, after streamed changes, and after a resume from the
  * last checkpoint; the binlog position orders the changes and is the committed source position.
  */
-class MariaDbCaptureITCase {
+class MariaDbCaptureITCase extends CaptureScenario {
 
   private static final String DATABASE = "icebergcdc_it";
-
-  @RegisterExtension
-  static final MiniClusterExtension FLINK =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(8)
-              .build());
-
-  @TempDir Path dir;
-
-  private Connection connection;
-  private JobClient running;
 
   @BeforeEach
   void createDatabase() throws SQLException {
@@ -81,66 +54,29 @@ class MariaDbCaptureITCase {
     }
   }
 
-  @AfterEach
-  void stop() throws Exception {
-    if (running != null) {
-      running.cancel().get();
-    }
-    connection.close();
-  }
-
   @Test
   void snapshotThenStreamThenResumeFromCheckpoint() throws Exception {
-    CaptureJob job = job(null);
-    CapturePipeline pipeline = new CapturePipeline(job);
-    running = pipeline.start();
-    Catalog catalog = ApplyPipeline.catalogLoader(job.warehouse(), Map.of()).loadCatalog();
-    Map<?, TableIdentifier> targets = pipeline.targets();
+    Map<?, TableIdentifier> targets = snapshotThenStreamThenResume();
     assertThat(targets.values())
         .extracting(TableIdentifier::toString)
         .containsExactlyInAnyOrder("mariadb.customers", "mariadb.order_lines");
-    SourceTables.awaitEqual(
-        running, connection, catalog, pipeline.targets(), Duration.ofSeconds(90));
-
-    execute(
-        "UPDATE customers SET balance = balance + 1, seen = now(6) WHERE id % 3 = 0",
-        "DELETE FROM customers WHERE id % 7 = 0",
-        "UPDATE customers SET id = id + 1000 WHERE id <= 5",
-        "UPDATE order_lines SET qty = qty + 100 WHERE line = 2");
-    for (int i = 201; i <= 230; i++) {
-      insertCustomer(i);
-    }
-    connection.setAutoCommit(false);
-    execute(
-        "UPDATE customers SET name = 'in a transaction' WHERE id = 10",
-        "DELETE FROM customers WHERE id = 11",
-        "INSERT INTO customers (id, name) VALUES (11, 'back again')",
-        "UPDATE customers SET name = 'changed twice' WHERE id = 11",
-        "DELETE FROM order_lines WHERE order_id = 1");
-    connection.commit();
-    connection.setAutoCommit(true);
-    SourceTables.awaitEqual(
-        running, connection, catalog, pipeline.targets(), Duration.ofSeconds(60));
-
-    running.cancel().get();
-    running = null;
-    execute(
-        "UPDATE customers SET email = 'while-down@example.com' WHERE id % 2 = 0",
-        "DELETE FROM customers WHERE id BETWEEN 100 AND 120",
-        "INSERT INTO order_lines VALUES (99, 1, 1, 'while down')");
-    String checkpoint = Checkpoints.latest(job.checkpointDirectory()).orElseThrow().toString();
-    running = new CapturePipeline(job(checkpoint)).start();
-    execute("UPDATE customers SET visits = 42 WHERE id = 150");
-    SourceTables.awaitEqual(
-        running, connection, catalog, pipeline.targets(), Duration.ofSeconds(90));
-
-    Table customers = catalog.loadTable(TableIdentifier.parse("mariadb.customers"));
-    assertThat(PostgresCaptureITCase.rowsUpdatedByLastJob(customers)).isBetween(1L, 120L);
-    Snapshot last = customers.currentSnapshot();
-    assertThat(last.summary().get(SnapshotSummaryKeys.SOURCE_POSITION)).contains("mysql-bin");
+    Table customers = catalog(job(null)).loadTable(TableIdentifier.parse("mariadb.customers"));
+    assertThat(customers.currentSnapshot().summary().get(SnapshotSummaryKeys.SOURCE_POSITION))
+        .contains("mysql-bin");
   }
 
-  private CaptureJob job(String restoreFrom) {
+  @Override
+  String table(String name) {
+    return name;
+  }
+
+  @Override
+  String now() {
+    return "now(6)";
+  }
+
+  @Override
+  CaptureJob job(String restoreFrom) {
     DatabaseSource source =
         new DatabaseSource(
             DatabaseSource.Kind.MARIADB,
@@ -169,7 +105,8 @@ class MariaDbCaptureITCase {
         0);
   }
 
-  private void insertCustomer(int id) throws SQLException {
+  @Override
+  void insertCustomer(int id) throws SQLException {
     execute(
         String.format(
             "INSERT INTO customers VALUES (%d, 'customer %d', %s, %d.25,"
@@ -194,13 +131,5 @@ class MariaDbCaptureITCase {
             id * 1_000_000_000L,
             id == 1 ? Long.toUnsignedString(-1L) : Long.toString(id),
             id));
-  }
-
-  private void execute(String... statements) throws SQLException {
-    try (Statement statement = connection.createStatement()) {
-      for (String sql : statements) {
-        statement.execute(sql);
-      }
-    }
   }
 }

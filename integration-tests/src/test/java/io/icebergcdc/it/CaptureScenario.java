@@ -1,0 +1,172 @@
+package io.icebergcdc.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.jobs.Checkpoints;
+import io.icebergcdc.jobs.capture.CaptureJob;
+import io.icebergcdc.jobs.capture.CapturePipeline;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the capture ITCases share: a MiniCluster, a connection to the source database, and the
+ * scenario of snapshot, streamed changes (updates, deletes, a key change, inserts, a transaction of
+ * several statements), cancellation, changes while the job is down, and resume from the latest
+ * checkpoint, with the Iceberg tables compared to the source tables row for row after each phase.
+ *
+ * <p>Each database's test creates {@code customers} (an int key {@code id}, a {@code name}, an
+ * {@code email}, {@code balance}, {@code seen} and {@code visits} among other columns) and {@code
+ * order_lines} (a composite key {@code order_id, line}, {@code qty}, {@code note}).
+ */
+abstract class CaptureScenario {
+
+  @RegisterExtension
+  static final MiniClusterExtension FLINK =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(8)
+              .build());
+
+  @TempDir Path dir;
+
+  Connection connection;
+  JobClient running;
+
+  /** The job, resuming from a checkpoint or not. */
+  abstract CaptureJob job(String restoreFrom);
+
+  /** The qualified name of a source table in SQL. */
+  abstract String table(String name);
+
+  /** Inserts a customer with every column set (some null) from its id. */
+  abstract void insertCustomer(int id) throws SQLException;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (running != null) {
+      running.cancel().get();
+    }
+    if (connection != null) {
+      connection.close();
+    }
+  }
+
+  /** Runs the scenario and returns the Iceberg tables it checked. */
+  Map<?, TableIdentifier> snapshotThenStreamThenResume() throws Exception {
+    CaptureJob job = job(null);
+    CapturePipeline pipeline = new CapturePipeline(job);
+    running = pipeline.start();
+    Catalog catalog = catalog(job);
+    Map<?, TableIdentifier> targets = pipeline.targets();
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+
+    String customers = table("customers");
+    String orderLines = table("order_lines");
+    execute(
+        "UPDATE " + customers + " SET balance = balance + 1, seen = " + now() + " WHERE id % 3 = 0",
+        "DELETE FROM " + customers + " WHERE id % 7 = 0",
+        "UPDATE " + customers + " SET id = id + 1000 WHERE id <= 5",
+        "UPDATE " + orderLines + " SET qty = qty + 100 WHERE line = 2");
+    for (int i = 201; i <= 230; i++) {
+      insertCustomer(i);
+    }
+    connection.setAutoCommit(false);
+    execute(
+        "UPDATE " + customers + " SET name = 'in a transaction' WHERE id = 10",
+        "DELETE FROM " + customers + " WHERE id = 11",
+        "INSERT INTO " + customers + " (id, name) VALUES (11, 'back again')",
+        "UPDATE " + customers + " SET name = 'changed twice' WHERE id = 11",
+        "DELETE FROM " + orderLines + " WHERE order_id = 1");
+    connection.commit();
+    connection.setAutoCommit(true);
+    awaitEqual(job, pipeline, Duration.ofSeconds(60));
+
+    // Cancelled; the database goes on; the job resumes from its last checkpoint.
+    running.cancel().get();
+    running = null;
+    execute(
+        "UPDATE " + customers + " SET email = 'while-down@example.com' WHERE id % 2 = 0",
+        "DELETE FROM " + customers + " WHERE id BETWEEN 100 AND 120",
+        "INSERT INTO " + orderLines + " VALUES (99, 1, 1, 'while down')");
+    String checkpoint = Checkpoints.latest(job.checkpointDirectory()).orElseThrow().toString();
+    running = new CapturePipeline(job(checkpoint)).start();
+    execute("UPDATE " + customers + " SET visits = 42 WHERE id = 150");
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+
+    for (TableIdentifier identifier : targets.values()) {
+      Table table = catalog.loadTable(identifier);
+      assertEachCheckpointCommittedOnce(table);
+      if (identifier.name().endsWith("customers")) {
+        // Resumed from the checkpoint's offsets, not from a new snapshot, which would have
+        // rewritten every row of the table.
+        assertThat(rowsUpdatedByLastJob(table)).isBetween(1L, 120L);
+      }
+    }
+    return targets;
+  }
+
+  /** The SQL for the current time with microseconds. */
+  abstract String now();
+
+  void awaitEqual(CaptureJob job, CapturePipeline pipeline, Duration timeout) throws Exception {
+    SourceTables.awaitEqual(running, connection, catalog(job), pipeline.targets(), timeout);
+  }
+
+  static Catalog catalog(CaptureJob job) {
+    return ApplyPipeline.catalogLoader(job.warehouse(), Map.of()).loadCatalog();
+  }
+
+  /** The rows that the commits of the job that committed last updated. */
+  static long rowsUpdatedByLastJob(Table table) {
+    String lastJob = table.currentSnapshot().summary().get(SnapshotSummaryKeys.JOB_ID);
+    long updated = 0;
+    for (Snapshot snapshot : table.snapshots()) {
+      if (lastJob.equals(snapshot.summary().get(SnapshotSummaryKeys.JOB_ID))) {
+        updated +=
+            Long.parseLong(snapshot.summary().getOrDefault(SnapshotSummaryKeys.ROWS_UPDATED, "0"));
+      }
+    }
+    return updated;
+  }
+
+  static void assertEachCheckpointCommittedOnce(Table table) {
+    Set<String> commits = new HashSet<>();
+    for (Snapshot snapshot : table.snapshots()) {
+      String job = snapshot.summary().get(SnapshotSummaryKeys.JOB_ID);
+      String checkpoint = snapshot.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID);
+      if (checkpoint != null) {
+        assertThat(commits.add(job + "/" + checkpoint))
+            .as("checkpoint %s of job %s committed once to %s", checkpoint, job, table.name())
+            .isTrue();
+      }
+    }
+    assertThat(commits).isNotEmpty();
+  }
+
+  void execute(String... statements) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      for (String sql : statements) {
+        statement.execute(sql);
+      }
+    }
+  }
+}
