@@ -5,6 +5,7 @@ import io.icebergcdc.commit.ChangeCommittableSerializer;
 import java.io.IOException;
 import java.util.NavigableMap;
 import java.util.TreeMap;
+import org.apache.flink.core.io.SimpleVersionedSerialization;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -35,10 +36,7 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
     out.writeInt(state.pending().size());
     for (var entry : state.pending().entrySet()) {
       out.writeLong(entry.getKey());
-      byte[] bytes = committables.serialize(entry.getValue());
-      out.writeInt(committables.getVersion());
-      out.writeInt(bytes.length);
-      out.write(bytes);
+      SimpleVersionedSerialization.writeVersionAndSerialize(committables, entry.getValue(), out);
     }
     return out.getCopyOfBuffer();
   }
@@ -54,10 +52,8 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
     NavigableMap<Long, ChangeCommittable> pending = new TreeMap<>();
     for (int i = 0; i < count; i++) {
       long checkpointId = in.readLong();
-      int committableVersion = in.readInt();
-      byte[] committable = new byte[in.readInt()];
-      in.readFully(committable);
-      pending.put(checkpointId, committables.deserialize(committableVersion, committable));
+      pending.put(
+          checkpointId, SimpleVersionedSerialization.readVersionAndDeSerialize(committables, in));
     }
     return new CommitterState(jobId, pending);
   }

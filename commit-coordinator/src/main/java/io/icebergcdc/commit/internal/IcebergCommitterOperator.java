@@ -7,9 +7,11 @@ import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -198,7 +200,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     for (int attempt = 1; ; attempt++) {
       table.refresh();
       Snapshot base = table.currentSnapshot();
-      PreparedCommit prepared = prepare(checkpointId, committable, base, commitJobId, attempt);
+      PreparedCommit prepared = prepare(checkpointId, committable, base);
       try {
         commitPrepared(checkpointId, prepared, stats, base, commitJobId);
         return;
@@ -223,12 +225,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   }
 
   /** The files of a commit attempt: the writers' files and the delete files written for it. */
-  private PreparedCommit prepare(
-      long checkpointId,
-      ChangeCommittable committable,
-      Snapshot base,
-      String commitJobId,
-      int attempt) {
+  private PreparedCommit prepare(long checkpointId, ChangeCommittable committable, Snapshot base) {
     Map<Integer, PartitionSpec> specs = table.specs();
     PreparedCommit prepared = new PreparedCommit();
     for (String json : committable.dataFiles()) {
@@ -240,13 +237,18 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     prepared.referenced.addAll(committable.referencedDataFiles());
     prepared.fellBack = committable.equalityFallbacks();
     PositionDeletes positions = committable.positionDeletes();
-    if (positions.isEmpty() && prepared.referenced.isEmpty()) {
+    // Files of this commit cannot have been changed by anyone else: only the others need the
+    // table's live files.
+    Set<String> ours = new HashSet<>();
+    prepared.dataFiles.forEach(f -> ours.add(f.location()));
+    List<String> theirs =
+        prepared.referenced.stream().filter(location -> !ours.contains(location)).toList();
+    if (positions.isEmpty() && theirs.isEmpty()) {
       return prepared;
     }
     LiveFiles live = LiveFiles.of(table, base);
-    for (String referenced : prepared.referenced) {
-      boolean ours = prepared.dataFiles.stream().anyMatch(f -> f.location().equals(referenced));
-      if (!ours && live.dataFile(referenced) == null) {
+    for (String referenced : theirs) {
+      if (live.dataFile(referenced) == null) {
         throw new CommitException(
             "checkpoint "
                 + checkpointId

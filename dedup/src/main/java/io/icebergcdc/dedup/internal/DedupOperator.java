@@ -127,7 +127,6 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
 
     AppliedChange applied = live.value();
     AppliedChange last = applied != null ? applied : tombstone.value();
-    long fingerprint = schema.fingerprint(event);
     if (last != null) {
       int order = event.sequence().compareTo(last.sequence());
       if (order < 0) {
@@ -136,7 +135,7 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
         return;
       }
       if (order == 0) {
-        if (fingerprint == last.fingerprint()) {
+        if (schema.fingerprint(event) == last.fingerprint()) {
           duplicates++;
           metrics.duplicates.inc();
         } else {
@@ -154,7 +153,8 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
       entry.latest = event;
     }
     AppliedChange now =
-        new AppliedChange(event.sequence(), fingerprint, !event.operation().isUpsert());
+        new AppliedChange(
+            event.sequence(), schema.fingerprint(event), !event.operation().isUpsert());
     // Invariant: a key has a live entry or a tombstone, never both.
     if (now.deleted()) {
       if (applied != null) {
