@@ -7,6 +7,7 @@ import io.icebergcdc.jobs.ApplyPipeline;
 import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.capture.CaptureJob;
 import io.icebergcdc.jobs.capture.CapturePipeline;
+import io.icebergcdc.jobs.capture.DatabaseSource;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -53,6 +55,26 @@ abstract class CaptureScenario {
 
   /** The job, resuming from a checkpoint or not. */
   abstract CaptureJob job(String restoreFrom);
+
+  /**
+   * A job of the scenario: two writers, checkpoints every 300 ms into the test's directory, and no
+   * restarts, so that a failure fails the test at once.
+   */
+  CaptureJob job(DatabaseSource source, String tableTemplate, String restoreFrom) {
+    return new CaptureJob(
+        source,
+        dir.resolve("warehouse").toString(),
+        tableTemplate,
+        2,
+        2,
+        Duration.ofMillis(300),
+        dir.resolve("checkpoints").toString(),
+        "hashmap",
+        new Configuration(),
+        null,
+        restoreFrom,
+        0);
+  }
 
   /** The qualified name of a source table in SQL. */
   abstract String table(String name);

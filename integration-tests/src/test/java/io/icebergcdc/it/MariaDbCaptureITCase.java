@@ -7,10 +7,8 @@ import io.icebergcdc.jobs.capture.CaptureJob;
 import io.icebergcdc.jobs.capture.DatabaseSource;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.configuration.Configuration;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
@@ -90,19 +88,7 @@ class MariaDbCaptureITCase extends CaptureScenario {
             null,
             5401,
             "maria");
-    return new CaptureJob(
-        source,
-        dir.resolve("warehouse").toString(),
-        "mariadb.{table}",
-        2,
-        2,
-        Duration.ofMillis(300),
-        dir.resolve("checkpoints").toString(),
-        "hashmap",
-        new Configuration(),
-        null,
-        restoreFrom,
-        0);
+    return job(source, "mariadb.{table}", restoreFrom);
   }
 
   @Override

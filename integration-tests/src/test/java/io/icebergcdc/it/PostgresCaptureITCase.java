@@ -14,7 +14,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
-import org.apache.flink.configuration.Configuration;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -110,19 +109,7 @@ class PostgresCaptureITCase extends CaptureScenario {
             "icebergcdc_it",
             0,
             "pg");
-    return new CaptureJob(
-        source,
-        dir.resolve("warehouse").toString(),
-        "cdc.{schema}_{table}",
-        2,
-        2,
-        Duration.ofMillis(300),
-        dir.resolve("checkpoints").toString(),
-        "hashmap",
-        new Configuration(),
-        null,
-        restoreFrom,
-        0);
+    return job(source, "cdc.{schema}_{table}", restoreFrom);
   }
 
   @Override
