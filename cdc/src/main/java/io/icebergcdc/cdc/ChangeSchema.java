@@ -124,7 +124,8 @@ public final class ChangeSchema implements Serializable {
   /**
    * A 64-bit hash of a change's operation kind (upsert or delete) and of the row it leaves: equal
    * for two deliveries of one change, and for two different changes only by a chance of about one
-   * in 2<sup>64</sup>.
+   * in 2<sup>64</sup>. Fingerprints are kept in the dedup's state: the hash ({@link RowKey#hash64})
+   * and the encoding it hashes are part of the state format.
    */
   public long fingerprint(ChangeEvent event) {
     DataOutputSerializer out = buffer();
@@ -143,7 +144,7 @@ public final class ChangeSchema implements Serializable {
     } catch (java.io.IOException e) {
       throw new IllegalStateException("cannot encode a row in memory", e);
     }
-    return hash64(out.getSharedBuffer(), out.length());
+    return RowKey.hash64(out.getSharedBuffer(), out.length());
   }
 
   /** A reused buffer: each instance serves one task thread. */
@@ -153,24 +154,6 @@ public final class ChangeSchema implements Serializable {
     }
     buffer.clear();
     return buffer;
-  }
-
-  /**
-   * FNV-1a over the bytes, finished with MurmurHash3's 64-bit mix. Fingerprints are kept in the
-   * dedup's state: this function and the encoding it hashes are part of the state format.
-   */
-  private static long hash64(byte[] bytes, int length) {
-    long h = 0xcbf29ce484222325L;
-    for (int i = 0; i < length; i++) {
-      h ^= bytes[i] & 0xff;
-      h *= 0x100000001b3L;
-    }
-    h ^= h >>> 33;
-    h *= 0xff51afd7ed558ccdL;
-    h ^= h >>> 33;
-    h *= 0xc4ceb9fe1a85ec53L;
-    h ^= h >>> 33;
-    return h;
   }
 
   private RowData.FieldGetter[] getters() {

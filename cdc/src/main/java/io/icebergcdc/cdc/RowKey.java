@@ -22,12 +22,18 @@ public final class RowKey {
   /**
    * FNV-1a over the bytes, finished with MurmurHash3's 64-bit mix. {@link Arrays#hashCode(byte[])}
    * would not do: for the big-endian numbers most keys are, it folds hundreds of thousands of keys
-   * onto a few thousand hash codes, and the hash tables of the heap state backend degrade.
+   * onto a few thousand hash codes, and the hash tables of the heap state backend degrade. The hash
+   * code also decides a key's key group, so this function is part of the state format.
    */
   private static int hash(byte[] bytes) {
+    return (int) hash64(bytes, bytes.length);
+  }
+
+  /** The 64-bit hash of the first {@code length} bytes: FNV-1a, then MurmurHash3's mix. */
+  static long hash64(byte[] bytes, int length) {
     long h = 0xcbf29ce484222325L;
-    for (byte b : bytes) {
-      h ^= b & 0xff;
+    for (int i = 0; i < length; i++) {
+      h ^= bytes[i] & 0xff;
       h *= 0x100000001b3L;
     }
     h ^= h >>> 33;
@@ -35,7 +41,7 @@ public final class RowKey {
     h ^= h >>> 33;
     h *= 0xc4ceb9fe1a85ec53L;
     h ^= h >>> 33;
-    return (int) h;
+    return h;
   }
 
   /** The encoded key; callers must not modify the array. */
