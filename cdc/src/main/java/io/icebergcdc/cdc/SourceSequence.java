@@ -148,9 +148,13 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     switch (kind) {
       case POSTGRES_LSN:
         if (components.length == 2) {
-          return "lsn=" + lsn(components[1]) + " (after commit " + lsn(components[0]) + ")";
+          return "lsn="
+              + formatLsn(components[1])
+              + " (after commit "
+              + formatLsn(components[0])
+              + ")";
         }
-        return "lsn=" + lsn(components[0]);
+        return "lsn=" + formatLsn(components[0]);
       case MYSQL_BINLOG:
         return String.format(
             Locale.ROOT,
@@ -167,7 +171,8 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     }
   }
 
-  private static String lsn(long value) {
+  /** A PostgreSQL LSN in its text form, {@code X/Y} in hex. */
+  public static String formatLsn(long value) {
     return Long.toHexString(value >>> 32).toUpperCase(Locale.ROOT)
         + "/"
         + Long.toHexString(value & 0xFFFFFFFFL).toUpperCase(Locale.ROOT);

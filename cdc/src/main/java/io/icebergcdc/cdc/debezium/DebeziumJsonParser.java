@@ -32,6 +32,13 @@ import org.apache.flink.table.data.RowData;
  */
 public final class DebeziumJsonParser {
 
+  /**
+   * What Debezium's PostgreSQL connector writes in place of an unchanged TOASTed value it did not
+   * receive (its {@code unavailable.value.placeholder}, by default this text). A value equal to it,
+   * as text or as the bytes of a binary column, is refused rather than written.
+   */
+  public static final String UNAVAILABLE_VALUE = "__debezium_unavailable_value";
+
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final ChangeSchema changeSchema;

@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -36,6 +38,9 @@ import org.apache.iceberg.types.Types;
  * <p>Not thread-safe; one instance per parser.
  */
 final class JsonRowConverter {
+
+  private static final byte[] UNAVAILABLE_BYTES =
+      DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8);
 
   private final Schema schema;
   private final Map<String, Integer> positions = new HashMap<>();
@@ -116,6 +121,9 @@ final class JsonRowConverter {
       case DOUBLE:
         return number(value);
       case STRING:
+        if (value.isTextual() && value.textValue().equals(DebeziumJsonParser.UNAVAILABLE_VALUE)) {
+          throw unavailable();
+        }
         return StringData.fromString(value.isTextual() ? value.textValue() : value.toString());
       case DATE:
         return value.isTextual()
@@ -142,10 +150,25 @@ final class JsonRowConverter {
         return buffer.array();
       case BINARY:
       case FIXED:
-        return Base64.getDecoder().decode(value.textValue());
+        byte[] bytes = Base64.getDecoder().decode(value.textValue());
+        if (Arrays.equals(bytes, UNAVAILABLE_BYTES)) {
+          throw unavailable();
+        }
+        return bytes;
       default:
         throw new IllegalArgumentException("type " + type + " is not supported in change events");
     }
+  }
+
+  /**
+   * Debezium writes its placeholder where PostgreSQL did not send an unchanged TOASTed value (a
+   * large text, JSON or binary value of a table whose replica identity is not {@code FULL}).
+   */
+  private static IllegalArgumentException unavailable() {
+    return new IllegalArgumentException(
+        "it is Debezium's placeholder for an unchanged TOASTed value that PostgreSQL did not send;"
+            + " writing it would corrupt the row. Run ALTER TABLE ... REPLICA IDENTITY FULL on the"
+            + " source table so that every update carries all values");
   }
 
   private static long integral(JsonNode value) {

@@ -24,19 +24,13 @@ import org.apache.flink.util.OutputTag;
  * main output stays empty.
  *
  * <p>A record that cannot be applied (an unknown topic, a value that does not fit the table, a
- * value PostgreSQL did not send because it is an unchanged TOASTed column) fails the job with a
- * message naming it, or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
- * DebeziumJsonParseFunction#DEAD_LETTERS}.
+ * value PostgreSQL did not send because it is an unchanged TOASTed column, which the parser
+ * refuses) fails the job with a message naming it, or, under {@link BadRecordPolicy#DEAD_LETTER},
+ * goes to {@link DebeziumJsonParseFunction#DEAD_LETTERS}.
  */
 public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, ChangeEvent> {
 
   private static final long serialVersionUID = 1L;
-
-  /**
-   * What Debezium's PostgreSQL connector writes in place of an unchanged TOASTed value it did not
-   * receive ({@code unavailable.value.placeholder}, set by the job to this value).
-   */
-  public static final String UNAVAILABLE_VALUE = "__debezium_unavailable_value";
 
   private static final int SHOWN_RECORD_CHARS = 200;
 
@@ -103,15 +97,6 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
       if (route == null) {
         throw new MalformedChangeException(
             locator + ": no captured table has this topic; the job captures " + routes.keySet());
-      }
-      if (record.json.contains(UNAVAILABLE_VALUE)) {
-        throw new MalformedChangeException(
-            locator
-                + ": PostgreSQL did not send an unchanged TOASTed value of table "
-                + route.tableName()
-                + "; writing the placeholder would corrupt the row. Run ALTER TABLE "
-                + route.tableName()
-                + " REPLICA IDENTITY FULL so that every update carries all values");
       }
       for (ChangeEvent event : parsers.get(record.topic).parse(record.json, locator)) {
         ctx.output(route.output(), event);

@@ -49,7 +49,6 @@ final class DebeziumSourceReader implements SourceReader<DebeziumRecord, Debeziu
   private final JsonConverter offsetKeyConverter = new JsonConverter();
   private final JsonConverter offsetValueConverter = new JsonConverter();
   private final NavigableMap<Long, RecordChangeEvent<SourceRecord>> uncommitted = new TreeMap<>();
-  private final Object committerLock = new Object();
   private final String historyId = UUID.randomUUID().toString();
   private final String engineName;
 
@@ -188,19 +187,20 @@ final class DebeziumSourceReader implements SourceReader<DebeziumRecord, Debeziu
     if (split == null) {
       return List.of();
     }
+    Map<String, String> offsets = split.offsets();
     if (lastEmitted != null) {
-      Map<String, String> offsets = new LinkedHashMap<>(split.offsets());
+      // Folded into the split once; a checkpoint without new records keeps the split's offsets.
       SourceRecord record = lastEmitted.record();
+      offsets = new LinkedHashMap<>(offsets);
       offsets.put(
           json(
               offsetKeyConverter.fromConnectData(
                   engineName, null, Arrays.asList(engineName, record.sourcePartition()))),
           json(offsetValueConverter.fromConnectData(engineName, null, record.sourceOffset())));
       uncommitted.put(checkpointId, lastEmitted);
-      split = new DebeziumSplit(offsets, StateSchemaHistory.records(historyId));
-    } else {
-      split = new DebeziumSplit(split.offsets(), StateSchemaHistory.records(historyId));
+      lastEmitted = null;
     }
+    split = new DebeziumSplit(offsets, StateSchemaHistory.records(historyId));
     return List.of(split);
   }
 
@@ -224,10 +224,8 @@ final class DebeziumSourceReader implements SourceReader<DebeziumRecord, Debeziu
     if (current == null) {
       return;
     }
-    synchronized (committerLock) {
-      current.markProcessed(completed.getValue());
-      current.markBatchFinished();
-    }
+    current.markProcessed(completed.getValue());
+    current.markBatchFinished();
   }
 
   @Override
@@ -238,10 +236,13 @@ final class DebeziumSourceReader implements SourceReader<DebeziumRecord, Debeziu
       if (engine != null && failure == null) {
         engine.close();
       }
+    } catch (IllegalStateException e) {
+      // The engine was already stopping, or had not finished starting.
+      LOG.warn("Closing the Debezium engine {}: {}", engineName, e.getMessage());
+    } finally {
       if (engineThread != null) {
         engineThread.shutdownNow();
       }
-    } finally {
       StateSchemaHistory.unregister(historyId);
     }
   }

@@ -2,9 +2,9 @@ package io.icebergcdc.cdc.source;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.icebergcdc.cdc.SourceSequence;
 import java.io.IOException;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -55,7 +55,9 @@ final class PostgresSlotCheck {
       credentials.setProperty("password", properties.get("database.password"));
     }
     String confirmed;
-    try (Connection connection = DriverManager.getConnection(url, credentials);
+    // The driver is called directly: DriverManager does not see drivers that only Flink's
+    // user-code class loader has.
+    try (Connection connection = new org.postgresql.Driver().connect(url, credentials);
         PreparedStatement query =
             connection.prepareStatement(
                 "SELECT confirmed_flush_lsn::text FROM pg_replication_slots"
@@ -65,7 +67,7 @@ final class PostgresSlotCheck {
         if (!result.next()) {
           throw new IllegalStateException(
               "the job resumes PostgreSQL at "
-                  + format(restored)
+                  + SourceSequence.formatLsn(restored)
                   + " but the replication slot '"
                   + slot
                   + "' does not exist: the changes since then cannot be read; start the job"
@@ -77,10 +79,10 @@ final class PostgresSlotCheck {
       throw new IllegalStateException(
           "cannot check replication slot '" + slot + "' at " + url + ": " + e.getMessage(), e);
     }
-    if (confirmed != null && parse(confirmed) > restored) {
+    if (confirmed != null && SourceSequence.parseLsn(confirmed) > restored) {
       throw new IllegalStateException(
           "the job resumes PostgreSQL at "
-              + format(restored)
+              + SourceSequence.formatLsn(restored)
               + " but the replication slot '"
               + slot
               + "' has already released the log up to "
@@ -91,26 +93,24 @@ final class PostgresSlotCheck {
     }
   }
 
-  /** The commit LSN up to which the restored offset has processed the log, if it has one. */
+  /**
+   * The LSN up to which the restored offset has processed the log, if it has one: the one Debezium
+   * would confirm to the slot (the last commit's, else the last processed change's), else the
+   * change's own.
+   */
   static Long restoredLsn(String offsetJson) {
     try {
       JsonNode offset = MAPPER.readTree(offsetJson);
-      JsonNode lsn = offset.has("lsn_commit") ? offset.get("lsn_commit") : offset.get("lsn");
+      JsonNode lsn = offset.get("lsn_commit");
+      if (lsn == null || lsn.isNull()) {
+        lsn = offset.get("lsn_proc");
+      }
+      if (lsn == null || lsn.isNull()) {
+        lsn = offset.get("lsn");
+      }
       return lsn == null || !lsn.canConvertToLong() ? null : lsn.longValue();
     } catch (IOException e) {
       throw new IllegalArgumentException("restored offset is not JSON: " + offsetJson, e);
     }
-  }
-
-  static long parse(String lsn) {
-    int slash = lsn.indexOf('/');
-    return (Long.parseLong(lsn.substring(0, slash), 16) << 32)
-        | Long.parseLong(lsn.substring(slash + 1), 16);
-  }
-
-  static String format(long lsn) {
-    return Long.toHexString(lsn >>> 32).toUpperCase()
-        + "/"
-        + Long.toHexString(lsn & 0xFFFFFFFFL).toUpperCase();
   }
 }

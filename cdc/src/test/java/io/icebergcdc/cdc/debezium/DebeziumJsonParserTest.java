@@ -161,6 +161,9 @@ class DebeziumJsonParserTest {
     assertMalformed(pg("d", "null", "null", 1), "delete has no 'before'");
     assertMalformed(pg("c", "null", "null", 1), "has no 'after'");
     assertMalformed("{\"after\":{\"id\":1},\"source\":{},\"op\":\"c\"}", "no source position");
+    assertMalformed(
+        pg("u", "null", "{\"id\":1,\"name\":\"__debezium_unavailable_value\"}", 1),
+        "unchanged TOASTed value");
   }
 
   private void assertMalformed(String json, String expected) {

@@ -3,6 +3,7 @@ package io.icebergcdc.cdc.source;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.icebergcdc.cdc.SourceSequence;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -42,9 +43,10 @@ class DebeziumSplitSerializerTest {
   @Test
   void readsPostgresPositionsFromRestoredOffsets() {
     assertThat(PostgresSlotCheck.restoredLsn("{\"lsn_commit\":5,\"lsn\":9}")).isEqualTo(5L);
+    assertThat(PostgresSlotCheck.restoredLsn("{\"lsn_proc\":7,\"lsn\":9}")).isEqualTo(7L);
     assertThat(PostgresSlotCheck.restoredLsn("{\"lsn\":9}")).isEqualTo(9L);
     assertThat(PostgresSlotCheck.restoredLsn("{\"file\":\"mysql-bin.000001\"}")).isNull();
-    assertThat(PostgresSlotCheck.parse("0/3BE8F38")).isEqualTo(0x3BE8F38L);
-    assertThat(PostgresSlotCheck.format(PostgresSlotCheck.parse("1A/FF00"))).isEqualTo("1A/FF00");
+    assertThat(SourceSequence.parseLsn("0/3BE8F38")).isEqualTo(0x3BE8F38L);
+    assertThat(SourceSequence.formatLsn(SourceSequence.parseLsn("1A/FF00"))).isEqualTo("1A/FF00");
   }
 }

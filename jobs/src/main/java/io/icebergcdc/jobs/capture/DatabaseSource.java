@@ -1,10 +1,14 @@
 package io.icebergcdc.jobs.capture;
 
-import io.icebergcdc.cdc.source.DebeziumRouter;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import java.sql.Connection;
+import java.sql.Driver;
+import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 import java.util.regex.Pattern;
 
 /**
@@ -90,6 +94,21 @@ public record DatabaseSource(
         : "jdbc:mysql://" + host + ":" + port + "/" + database + "?tinyInt1isBit=false";
   }
 
+  /**
+   * A JDBC connection to the database. The driver is called directly: {@link
+   * java.sql.DriverManager} does not see drivers that only Flink's user-code class loader has.
+   */
+  public Connection connect() throws SQLException {
+    Properties credentials = new Properties();
+    credentials.setProperty("user", user);
+    if (password != null) {
+      credentials.setProperty("password", password);
+    }
+    Driver driver =
+        kind == Kind.POSTGRES ? new org.postgresql.Driver() : new com.mysql.cj.jdbc.Driver();
+    return driver.connect(jdbcUrl(), credentials);
+  }
+
   /** The database, for messages: {@code postgres://host:port/database}. */
   public String origin() {
     return kind.name().toLowerCase(Locale.ROOT) + "://" + host + ":" + port + "/" + database;
@@ -119,7 +138,7 @@ public record DatabaseSource(
     properties.put("provide.transaction.metadata", "false");
     properties.put("decimal.handling.mode", "precise");
     properties.put("binary.handling.mode", "bytes");
-    properties.put("unavailable.value.placeholder", DebeziumRouter.UNAVAILABLE_VALUE);
+    properties.put("unavailable.value.placeholder", DebeziumJsonParser.UNAVAILABLE_VALUE);
     if (kind == Kind.POSTGRES) {
       properties.put("database.dbname", database);
       properties.put("plugin.name", "pgoutput");

@@ -1,0 +1,41 @@
+package io.icebergcdc.cdc.debezium;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Map;
+import org.apache.flink.table.data.RowData;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+class JsonRowConverterTest {
+
+  private final JsonRowConverter converter =
+      new JsonRowConverter(
+          new Schema(
+              Types.NestedField.required(1, "id", Types.LongType.get()),
+              Types.NestedField.optional(2, "photo", Types.BinaryType.get())));
+
+  @Test
+  void readsBinaryValuesFromBase64() {
+    RowData row = converter.convert(object("AQID"), Map.of(), true);
+    assertThat(row.getBinary(1)).containsExactly(1, 2, 3);
+  }
+
+  @Test
+  void refusesTheUnavailableValuePlaceholderOfABinaryColumn() {
+    String placeholder =
+        Base64.getEncoder()
+            .encodeToString(DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> converter.convert(object(placeholder), Map.of(), true))
+        .hasMessageContaining("column 'photo'")
+        .hasMessageContaining("unchanged TOASTed value");
+  }
+
+  private static com.fasterxml.jackson.databind.JsonNode object(String photo) {
+    return DebeziumJsonParser.readTree("{\"id\":1,\"photo\":\"" + photo + "\"}", "test");
+  }
+}
