@@ -3,6 +3,8 @@ package io.icebergcdc.commit;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.ContentFileParser;
@@ -27,6 +29,16 @@ public final class ContentFileCodec {
           "file " + file.location() + " has partition spec " + file.specId() + ", unknown here");
     }
     return ContentFileParser.toJson(file, spec);
+  }
+
+  /** Each of the files, encoded as {@link #encode} does. */
+  public static List<String> encodeAll(
+      Iterable<? extends ContentFile<?>> files, Map<Integer, PartitionSpec> specs) {
+    List<String> encoded = new ArrayList<>();
+    for (ContentFile<?> file : files) {
+      encoded.add(encode(file, specs));
+    }
+    return encoded;
   }
 
   public static DataFile decodeDataFile(String json, Map<Integer, PartitionSpec> specs) {

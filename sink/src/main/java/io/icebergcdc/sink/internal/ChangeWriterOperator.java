@@ -7,6 +7,7 @@ import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.metrics.Counter;
@@ -16,7 +17,6 @@ import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
-import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
@@ -132,18 +132,10 @@ public final class ChangeWriterOperator extends AbstractStreamOperator<ChangeCom
     output.collect(
         new StreamRecord<>(
             new ChangeCommittable(
-                encode(result.dataFiles(), specs),
-                encode(result.deleteFiles(), specs),
+                ContentFileCodec.encodeAll(Arrays.asList(result.dataFiles()), specs),
+                ContentFileCodec.encodeAll(Arrays.asList(result.deleteFiles()), specs),
                 referenced,
                 ChangeStats.EMPTY)));
-  }
-
-  private static List<String> encode(ContentFile<?>[] files, Map<Integer, PartitionSpec> specs) {
-    List<String> encoded = new ArrayList<>(files.length);
-    for (ContentFile<?> file : files) {
-      encoded.add(ContentFileCodec.encode(file, specs));
-    }
-    return encoded;
   }
 
   @Override

@@ -324,20 +324,12 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     positionDeletes.forEach(
         (file, list) -> positions.put(file, list.stream().mapToLong(Long::longValue).toArray()));
     Map<Integer, PartitionSpec> specs = table.specs();
-    List<String> data = new ArrayList<>();
-    for (DataFile file : completedFiles) {
-      data.add(ContentFileCodec.encode(file, specs));
-    }
-    List<String> equality = new ArrayList<>();
-    for (DeleteFile file : deletes) {
-      equality.add(ContentFileCodec.encode(file, specs));
-    }
     dataFilesWritten.inc(completedFiles.size());
     output.collect(
         new StreamRecord<>(
             new ChangeCommittable(
-                data,
-                equality,
+                ContentFileCodec.encodeAll(completedFiles, specs),
+                ContentFileCodec.encodeAll(deletes, specs),
                 List.of(),
                 ChangeStats.EMPTY,
                 PositionDeletes.of(positions),
