@@ -61,6 +61,7 @@ final class Arguments {
   }
 
   String required(String name) {
+    used.add(name);
     String value = values.get(name);
     if (value == null || value.isBlank()) {
       throw new UsageException(command + ": --" + name + " is required");
@@ -69,10 +70,12 @@ final class Arguments {
   }
 
   String optional(String name, String fallback) {
+    used.add(name);
     return values.getOrDefault(name, fallback);
   }
 
   int intValue(String name, int fallback) {
+    used.add(name);
     String value = values.get(name);
     if (value == null) {
       return fallback;
@@ -86,6 +89,7 @@ final class Arguments {
   }
 
   Duration duration(String name, Duration fallback) {
+    used.add(name);
     String value = values.get(name);
     if (value == null) {
       return fallback;
@@ -103,6 +107,29 @@ final class Arguments {
         .map(String::trim)
         .filter(s -> !s.isEmpty())
         .toList();
+  }
+
+  /**
+   * Fails on options that were given but that the command never read: options of another source,
+   * say, which would otherwise be ignored without a word.
+   *
+   * @param context what the command was doing, such as {@code apply --source postgres}
+   */
+  void rejectUnused(String context) {
+    List<String> unused = new ArrayList<>();
+    for (String name : values.keySet()) {
+      if (!used.contains(name)) {
+        unused.add("--" + name);
+      }
+    }
+    if (!unused.isEmpty()) {
+      throw new UsageException(
+          context
+              + ": "
+              + String.join(", ", unused)
+              + (unused.size() == 1 ? " does" : " do")
+              + " not apply here");
+    }
   }
 
   /** An argument error: the command prints the message and exits with status 2. */

@@ -100,7 +100,10 @@ public final class IcebergCdcMain {
 
   /** Runs a command; returns the process exit status. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
-    String command = args.length == 0 ? "demo" : args[0];
+    // The demo is the default command, also when only its options are given.
+    boolean implicitDemo =
+        args.length == 0 || (args[0].startsWith("--") && !args[0].equals("--help"));
+    String command = implicitDemo ? "demo" : args[0];
     try {
       switch (command) {
         case "apply":
@@ -112,7 +115,7 @@ public final class IcebergCdcMain {
               Arguments.parse(
                   "demo",
                   args,
-                  args.length == 0 ? 0 : 1,
+                  implicitDemo ? 0 : 1,
                   Set.of("warehouse", "changes", "keys", "parallelism")),
               out);
         case "help":
@@ -146,11 +149,13 @@ public final class IcebergCdcMain {
                 + " is not supported; use file, postgres, mysql or mariadb");
       }
       CaptureJob job = captureJob(kind, args);
+      args.rejectUnused("apply --source " + source);
       out.println("capturing " + job.source().origin() + " into " + job.warehouse());
       new CapturePipeline(job).run();
       return 0;
     }
     ApplyJob job = applyJob(args);
+    args.rejectUnused("apply --source file");
     if (!Files.isRegularFile(Paths.get(job.changesFile()))) {
       throw new Arguments.UsageException("apply: --path " + job.changesFile() + " is no file");
     }
@@ -191,11 +196,11 @@ public final class IcebergCdcMain {
         Map.of(),
         fileSource ? table(args.required("table")) : null,
         fileSource ? args.list("primary-key") : List.of(),
-        args.optional("partition-by", null),
+        fileSource ? args.optional("partition-by", null) : null,
         formatVersion,
         parallelism,
         interval,
-        args.optional("sequence-column", null),
+        fileSource ? args.optional("sequence-column", null) : null,
         args.optional("dead-letter-path", null),
         0,
         sinkOptions,
@@ -205,6 +210,7 @@ public final class IcebergCdcMain {
 
   static CaptureJob captureJob(DatabaseSource.Kind kind, Arguments args) {
     ApplyJob common = applyJob(args, false);
+    boolean postgres = kind == DatabaseSource.Kind.POSTGRES;
     String name = args.optional("name", kind.name().toLowerCase(Locale.ROOT));
     DatabaseSource source =
         new DatabaseSource(
@@ -215,9 +221,9 @@ public final class IcebergCdcMain {
             password(args),
             args.required("database"),
             args.optional("tables", null) == null ? List.of() : args.list("tables"),
-            args.optional("slot", "iceberg_cdc_" + name),
-            args.optional("publication", "iceberg_cdc_" + name),
-            args.intValue("server-id", 5400),
+            postgres ? args.optional("slot", "iceberg_cdc_" + name) : null,
+            postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
+            postgres ? 0 : args.intValue("server-id", 5400),
             name);
     String restoreFrom = args.optional("restore-from", null);
     if ("latest".equals(restoreFrom)) {

@@ -52,6 +52,50 @@ class CaptureArgumentsTest {
   }
 
   @Test
+  void refusesOptionsOfAnotherSource() {
+    assertThat(
+            run(
+                "apply",
+                "--source",
+                "mariadb",
+                "--warehouse",
+                "w",
+                "--host",
+                "h",
+                "--user",
+                "u",
+                "--database",
+                "d",
+                "--slot",
+                "s",
+                "--partition-by",
+                "bucket(4, id)"))
+        .isEqualTo("2: error: apply --source mariadb: --slot, --partition-by do not apply here");
+    assertThat(
+            run(
+                "apply",
+                "--source",
+                "file",
+                "--warehouse",
+                "w",
+                "--path",
+                "p",
+                "--table",
+                "a.b",
+                "--primary-key",
+                "id",
+                "--host",
+                "h"))
+        .isEqualTo("2: error: apply --source file: --host does not apply here");
+  }
+
+  @Test
+  void takesDemoOptionsWithoutTheDemoCommand() {
+    assertThat(run("--changes", "x"))
+        .isEqualTo("2: error: demo: --changes must be a whole number, not 'x'");
+  }
+
+  @Test
   void refusesToResumeFromNoCheckpoint() throws Exception {
     Path checkpoints = Files.createDirectories(dir.resolve("checkpoints"));
     assertThat(

@@ -36,7 +36,7 @@ import org.apache.iceberg.flink.TableLoader;
 public final class CapturePipeline {
 
   private final CaptureJob job;
-  private List<CapturedTable> tables;
+  private Map<CapturedTable, TableIdentifier> targets;
 
   public CapturePipeline(CaptureJob job) {
     this.job = job;
@@ -54,9 +54,8 @@ public final class CapturePipeline {
 
   /** The captured tables and their Iceberg tables; known once the job is built. */
   public Map<CapturedTable, TableIdentifier> targets() {
-    Map<CapturedTable, TableIdentifier> targets = new LinkedHashMap<>();
-    for (CapturedTable table : tables) {
-      targets.put(table, TableIdentifier.parse(job.targetName(table)));
+    if (targets == null) {
+      throw new IllegalStateException("the capture job is not built yet");
     }
     return targets;
   }
@@ -67,14 +66,18 @@ public final class CapturePipeline {
 
   StreamExecutionEnvironment build() {
     DatabaseSource source = job.source();
-    tables = SourceTables.discover(source);
+    List<CapturedTable> tables = SourceTables.discover(source);
+    targets = new LinkedHashMap<>();
+    for (CapturedTable table : tables) {
+      targets.put(table, TableIdentifier.parse(job.targetName(table)));
+    }
     CatalogLoader catalogLoader = ApplyPipeline.catalogLoader(job.warehouse(), Map.of());
     Catalog catalog = catalogLoader.loadCatalog();
 
     Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
     Map<String, String> tableNames = new LinkedHashMap<>();
-    Map<String, TableIdentifier> targets = new LinkedHashMap<>();
-    for (Map.Entry<CapturedTable, TableIdentifier> entry : targets().entrySet()) {
+    Map<String, TableIdentifier> byTopic = new LinkedHashMap<>();
+    for (Map.Entry<CapturedTable, TableIdentifier> entry : targets.entrySet()) {
       CapturedTable table = entry.getKey();
       String topic = table.topic(source.name());
       org.apache.iceberg.Table iceberg =
@@ -87,7 +90,7 @@ public final class CapturePipeline {
               table.primaryKey());
       schemas.put(topic, new ChangeSchema(iceberg.schema()));
       tableNames.put(topic, table.qualifiedName());
-      targets.put(topic, entry.getValue());
+      byTopic.put(topic, entry.getValue());
     }
 
     StreamExecutionEnvironment env =
@@ -119,7 +122,7 @@ public final class CapturePipeline {
 
     DataStream<DeadLetter> deadLetters =
         routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS);
-    for (Map.Entry<String, TableIdentifier> target : targets.entrySet()) {
+    for (Map.Entry<String, TableIdentifier> target : byTopic.entrySet()) {
       Configuration options = new Configuration(job.sinkOptions());
       options.set(SinkOptions.UID_PREFIX, target.getValue().toString());
       IcebergCdcSink sink =

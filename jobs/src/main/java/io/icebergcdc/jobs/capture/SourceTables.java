@@ -2,7 +2,6 @@ package io.icebergcdc.jobs.capture;
 
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -10,7 +9,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
@@ -33,12 +31,7 @@ public final class SourceTables {
 
   /** The captured tables, in name order. */
   public static List<CapturedTable> discover(DatabaseSource source) {
-    Properties credentials = new Properties();
-    credentials.setProperty("user", source.user());
-    if (source.password() != null) {
-      credentials.setProperty("password", source.password());
-    }
-    try (Connection connection = DriverManager.getConnection(source.jdbcUrl(), credentials)) {
+    try (Connection connection = source.connect()) {
       DatabaseMetaData meta = connection.getMetaData();
       List<CapturedTable> captured = new ArrayList<>();
       for (String[] table : tables(source, meta)) {
@@ -58,6 +51,7 @@ public final class SourceTables {
   private static List<String[]> tables(DatabaseSource source, DatabaseMetaData meta)
       throws SQLException {
     boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
+    List<Pattern> patterns = source.tablePatterns();
     TreeMap<String, String[]> found = new TreeMap<>();
     try (ResultSet tables =
         postgres
@@ -68,9 +62,10 @@ public final class SourceTables {
             postgres ? tables.getString("TABLE_SCHEM") : tables.getString("TABLE_CAT");
         String name = tables.getString("TABLE_NAME");
         String qualified = namespace + "." + name;
-        for (Pattern pattern : source.tablePatterns()) {
+        for (Pattern pattern : patterns) {
           if (pattern.matcher(qualified).matches()) {
             found.put(qualified, new String[] {namespace, name});
+            break;
           }
         }
       }
