@@ -178,7 +178,7 @@ public final class ChangelogGenerator {
     payload.set("before", before == null ? null : row(before, withSchema));
     payload.set("after", after == null ? null : row(after, withSchema));
     ObjectNode source = payload.putObject("source");
-    source.put("version", "3.6.1.Final");
+    source.put("version", "3.5.0.Final");
     source.put("connector", "postgresql");
     source.put("name", "demo");
     source.put("ts_ms", (after != null ? after : before).updatedAtMicros() / 1000);
