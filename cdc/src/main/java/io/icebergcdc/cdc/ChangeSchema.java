@@ -175,6 +175,9 @@ public final class ChangeSchema implements Serializable {
         out.writeBoolean((Boolean) value);
         break;
       case INTEGER:
+        // As a long: a key column widened from int to bigint keeps its keys, and so its state.
+        out.writeLong((Integer) value);
+        break;
       case DATE:
       case TIME_WITHOUT_TIME_ZONE:
         out.writeInt((Integer) value);

@@ -14,6 +14,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import org.apache.flink.client.program.ClusterClient;
+import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -110,6 +112,17 @@ class PostgresCaptureITCase extends CaptureScenario {
             0,
             "pg");
     return job(source, "cdc.{schema}_{table}", restoreFrom);
+  }
+
+  @Test
+  void followsSchemaChangesMidStream(@InjectClusterClient ClusterClient<?> client)
+      throws Exception {
+    schemaChangesMidStream(client);
+  }
+
+  @Override
+  String widenQuantity() {
+    return "ALTER TABLE inventory.order_lines ALTER COLUMN qty TYPE bigint";
   }
 
   @Override

@@ -18,6 +18,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -43,16 +45,42 @@ final class SourceTables {
       Map<CapturedTable, TableIdentifier> targets,
       Duration timeout)
       throws Exception {
+    awaitEqual(
+        () -> {
+          if (job.getJobStatus().get().isGloballyTerminalState()) {
+            job.getJobExecutionResult().get();
+            throw new AssertionError("the job ended: " + job.getJobStatus().get());
+          }
+          return null;
+        },
+        connection,
+        catalog,
+        () -> targets,
+        timeout);
+  }
+
+  /**
+   * Waits until every Iceberg table equals its source table, comparing the columns the source table
+   * has (an Iceberg table keeps columns the source dropped), and fails with the difference.
+   *
+   * @param checkRunning throws if the job under test has ended
+   * @param targets the captured tables as the job last discovered them, asked again each round
+   */
+  static void awaitEqual(
+      Callable<?> checkRunning,
+      Connection connection,
+      Catalog catalog,
+      Supplier<Map<CapturedTable, TableIdentifier>> targets,
+      Duration timeout)
+      throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
-      if (job.getJobStatus().get().isGloballyTerminalState()) {
-        job.getJobExecutionResult().get();
-        throw new AssertionError("the job ended: " + job.getJobStatus().get());
-      }
+      checkRunning.call();
       boolean equal = true;
-      for (Map.Entry<CapturedTable, TableIdentifier> target : targets.entrySet()) {
+      for (Map.Entry<CapturedTable, TableIdentifier> target : targets.get().entrySet()) {
+        List<Types.NestedField> columns = target.getKey().schema().columns();
         List<String> source = sourceRows(connection, target.getKey());
-        List<String> iceberg = icebergRows(catalog.loadTable(target.getValue()));
+        List<String> iceberg = icebergRows(catalog.loadTable(target.getValue()), columns);
         if (!source.equals(iceberg)) {
           equal = false;
           if (System.nanoTime() > deadline) {
@@ -123,8 +151,8 @@ final class SourceTables {
     }
   }
 
-  static List<String> icebergRows(Table table) throws Exception {
-    List<Types.NestedField> columns = table.schema().columns();
+  /** The rows of an Iceberg table, with the given columns. */
+  static List<String> icebergRows(Table table, List<Types.NestedField> columns) throws Exception {
     List<String> rows = new ArrayList<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record record : records) {

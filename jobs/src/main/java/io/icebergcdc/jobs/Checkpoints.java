@@ -34,6 +34,17 @@ public final class Checkpoints {
     }
   }
 
+  /** The newest completed checkpoint of one job under a checkpoint directory. */
+  public static Optional<Path> latestOf(String checkpointDirectory, String jobId) {
+    Path job = Paths.get(checkpointDirectory, jobId);
+    if (!Files.isDirectory(job)) {
+      return Optional.empty();
+    }
+    return completed(job)
+        .max(Comparator.comparing(Checkpoints::metadataTime))
+        .map(Path::toAbsolutePath);
+  }
+
   private static Stream<Path> completed(Path jobDirectory) {
     try (Stream<Path> children = Files.list(jobDirectory)) {
       return children

@@ -11,8 +11,11 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 
 /** Creates the tables the applier writes to, and checks that existing ones can take a changelog. */
@@ -65,6 +68,101 @@ public final class CdcTables {
         .withPartitionSpec(spec)
         .withProperty(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
         .create();
+  }
+
+  /**
+   * Evolves a table to take the rows of a source whose schema changed, and returns what it changed
+   * (empty if nothing): a source column the table lacks is added as an optional column (rows
+   * written before read it as null); a column whose source type is wider, where Iceberg can widen
+   * it (int to long, float to double, a decimal's precision), is widened; a required column that
+   * the source no longer has becomes optional, and stays with its values in the rows that have
+   * them. Columns are never dropped or renamed. A key column may be widened from int to long, or to
+   * a decimal of higher precision: its keys encode the same ({@code ChangeSchema#keyOf}), so the
+   * job's state still finds them.
+   *
+   * @param source the source table's schema as Iceberg types
+   * @param strict whether a type difference that Iceberg cannot follow fails (with the column and
+   *     both types); otherwise it is left to the conversion of each value
+   * @throws IllegalArgumentException if the source has changed the primary key, or, when strict,
+   *     changed a column's type in a way Iceberg cannot follow
+   */
+  public static List<String> evolve(Table table, Schema source, boolean strict) {
+    Schema current = table.schema();
+    List<String> changes = new ArrayList<>();
+    UpdateSchema update = table.updateSchema();
+    for (Types.NestedField column : source.columns()) {
+      Types.NestedField existing = current.findField(column.name());
+      if (existing == null) {
+        update.addColumn(column.name(), column.type());
+        changes.add("added column '" + column.name() + "' " + column.type());
+      } else if (!existing.type().equals(column.type())) {
+        if (fits(column.type(), existing.type())) {
+          continue;
+        }
+        if (fits(existing.type(), column.type())) {
+          if (current.identifierFieldIds().contains(existing.fieldId())
+              && existing.type().typeId() == Type.TypeID.FLOAT) {
+            throw new IllegalArgumentException(
+                "primary key column '"
+                    + column.name()
+                    + "' of "
+                    + table.name()
+                    + " is now "
+                    + column.type()
+                    + " in the source; a float key cannot be widened in place, it needs a new"
+                    + " table");
+          }
+          update.updateColumn(column.name(), column.type().asPrimitiveType());
+          changes.add(
+              "widened column '"
+                  + column.name()
+                  + "' from "
+                  + existing.type()
+                  + " to "
+                  + column.type());
+        } else if (strict) {
+          throw new IllegalArgumentException(
+              "column '"
+                  + column.name()
+                  + "' of "
+                  + table.name()
+                  + " is "
+                  + column.type()
+                  + " in the source and "
+                  + existing.type()
+                  + " in the Iceberg table, which Iceberg cannot change to it");
+        }
+      }
+    }
+    for (Types.NestedField column : current.columns()) {
+      if (source.findField(column.name()) != null) {
+        continue;
+      }
+      if (current.identifierFieldIds().contains(column.fieldId())) {
+        throw new IllegalArgumentException(
+            "primary key column '"
+                + column.name()
+                + "' of "
+                + table.name()
+                + " is gone from the source; a changed primary key needs a new table");
+      }
+      if (column.isRequired()) {
+        update.makeColumnOptional(column.name());
+        changes.add("made column '" + column.name() + "' optional, the source dropped it");
+      }
+    }
+    if (!changes.isEmpty()) {
+      update.commit();
+    }
+    return changes;
+  }
+
+  /** Whether values of type {@code from} fit a column of type {@code to} without a change. */
+  private static boolean fits(Type from, Type to) {
+    return from.equals(to)
+        || (from.isPrimitiveType()
+            && to.isPrimitiveType()
+            && TypeUtil.isPromotionAllowed(from, to.asPrimitiveType()));
   }
 
   /**

@@ -9,6 +9,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.cdc.SourceSchemaChangedException;
 import io.icebergcdc.cdc.SourceSequence;
 import java.util.Collections;
 import java.util.HashMap;
@@ -46,6 +47,7 @@ public final class DebeziumJsonParser {
   private final String sequenceColumn;
   private final int sequencePosition;
   private final JsonRowConverter converter;
+  private boolean detectSchemaChanges;
   private JsonNode lastEnvelopeSchema;
   private Map<String, String> lastUnits = Collections.emptyMap();
 
@@ -77,6 +79,17 @@ public final class DebeziumJsonParser {
     }
   }
 
+  /**
+   * Makes the parser compare the schema that events carry with the table's: an event whose row has
+   * a column the table lacks, a type the table's column can be widened to, or lacks a required
+   * column then fails with {@link SourceSchemaChangedException} rather than as a malformed event.
+   * Only events with their {@code schema} part are compared.
+   */
+  public DebeziumJsonParser detectingSchemaChanges() {
+    this.detectSchemaChanges = true;
+    return this;
+  }
+
   /** Reads the JSON text of one event; fails with a message naming {@code locator}. */
   public static JsonNode readTree(String json, String locator) {
     try {
@@ -106,7 +119,7 @@ public final class DebeziumJsonParser {
     }
     try {
       return parseEnvelope(root, locator);
-    } catch (MalformedChangeException e) {
+    } catch (MalformedChangeException | SourceSchemaChangedException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
@@ -121,7 +134,7 @@ public final class DebeziumJsonParser {
       if (payload == null || payload.isNull()) {
         return Collections.emptyList();
       }
-      units = units(root.get("schema"));
+      units = units(root.get("schema"), locator);
     }
     if (payload.getNodeType() != JsonNodeType.OBJECT) {
       throw new MalformedChangeException(locator + ": an event must be a JSON object");
@@ -244,9 +257,16 @@ public final class DebeziumJsonParser {
     return text.indexOf('/') >= 0 ? SourceSequence.parseLsn(text) : Long.parseLong(text);
   }
 
-  private Map<String, String> units(JsonNode envelopeSchema) {
+  /**
+   * The semantic type of each field of the row struct; and, where schema changes are detected, the
+   * check of a schema not seen before against the table's.
+   */
+  private Map<String, String> units(JsonNode envelopeSchema, String locator) {
     if (envelopeSchema.equals(lastEnvelopeSchema)) {
       return lastUnits;
+    }
+    if (detectSchemaChanges) {
+      checkSchema(envelopeSchema, locator);
     }
     Map<String, String> units = new HashMap<>();
     for (JsonNode field : DebeziumSchemas.rowStruct(envelopeSchema).path("fields")) {
@@ -257,5 +277,24 @@ public final class DebeziumJsonParser {
     lastEnvelopeSchema = envelopeSchema;
     lastUnits = units;
     return units;
+  }
+
+  private void checkSchema(JsonNode envelopeSchema, String locator) {
+    JsonNode rowStruct = DebeziumSchemas.rowStruct(envelopeSchema);
+    List<String> changes = DebeziumSchemas.changes(rowStruct, changeSchema.schema());
+    if (changes.isEmpty()) {
+      return;
+    }
+    org.apache.iceberg.Schema sourceSchema;
+    try {
+      sourceSchema = DebeziumSchemas.toIcebergSchema(envelopeSchema, changeSchema.keyColumns());
+    } catch (IllegalArgumentException e) {
+      // A column of a type that has no mapping: the change cannot be followed; the message says
+      // why, and no schema is given to evolve the table with.
+      sourceSchema = null;
+      changes = new java.util.ArrayList<>(changes);
+      changes.add("it cannot be followed: " + e.getMessage());
+    }
+    throw new SourceSchemaChangedException(tableName, changes, sourceSchema, locator);
   }
 }

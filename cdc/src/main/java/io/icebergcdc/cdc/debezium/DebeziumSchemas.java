@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 
 /**
@@ -69,6 +70,51 @@ public final class DebeziumSchemas {
           "primary key column(s) " + missingKey + " are not in the event's schema");
     }
     return new Schema(fields, identifierIds);
+  }
+
+  /**
+   * How a row struct's Connect schema differs from a table's schema in ways that its events cannot
+   * be written through without changing the table: a column the table lacks, a column whose type
+   * the table's column can be widened to (int to long, float to double, a decimal's precision), a
+   * required column of the table that the source no longer has. Other differences of type are left
+   * to the conversion of each value. Empty if there are none.
+   */
+  public static List<String> changes(JsonNode rowStruct, Schema table) {
+    List<String> changes = new ArrayList<>();
+    Set<String> present = new HashSet<>();
+    for (JsonNode field : rowStruct.path("fields")) {
+      String name = field.path("field").asText();
+      present.add(name);
+      Types.NestedField column = table.findField(name);
+      if (column == null) {
+        String type;
+        try {
+          type = icebergType(field, name).toString();
+        } catch (IllegalArgumentException e) {
+          type = field.path("type").asText() + " " + field.path("name").asText("");
+        }
+        changes.add("column '" + name + "' added, " + type.trim());
+        continue;
+      }
+      Type type;
+      try {
+        type = icebergType(field, name);
+      } catch (IllegalArgumentException e) {
+        continue; // an existing column: its values are converted by the table's type
+      }
+      if (!type.equals(column.type())
+          && type.isPrimitiveType()
+          && column.type().isPrimitiveType()
+          && TypeUtil.isPromotionAllowed(column.type(), type.asPrimitiveType())) {
+        changes.add("column '" + name + "' widened from " + column.type() + " to " + type);
+      }
+    }
+    for (Types.NestedField column : table.columns()) {
+      if (column.isRequired() && !present.contains(column.name())) {
+        changes.add("required column '" + column.name() + "' dropped");
+      }
+    }
+    return changes;
   }
 
   /** The Connect schema of the {@code after} (or {@code before}) struct of an envelope schema. */

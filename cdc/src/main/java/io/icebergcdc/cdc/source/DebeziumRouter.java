@@ -27,6 +27,10 @@ import org.apache.flink.util.OutputTag;
  * value PostgreSQL did not send because it is an unchanged TOASTed column, which the parser
  * refuses) fails the job with a message naming it, or, under {@link BadRecordPolicy#DEAD_LETTER},
  * goes to {@link DebeziumJsonParseFunction#DEAD_LETTERS}.
+ *
+ * <p>A record whose schema shows that its table changed in a way the job's types cannot carry (a
+ * column added, a type widened, a required column dropped) ends the job with {@link
+ * io.icebergcdc.cdc.SourceSchemaChangedException}, which Flink does not retry.
  */
 public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, ChangeEvent> {
 
@@ -83,7 +87,9 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
     parsers = new HashMap<>();
     for (Map.Entry<String, Route> entry : routes.entrySet()) {
       Route route = entry.getValue();
-      parsers.put(entry.getKey(), new DebeziumJsonParser(route.schema(), route.tableName(), null));
+      parsers.put(
+          entry.getKey(),
+          new DebeziumJsonParser(route.schema(), route.tableName(), null).detectingSchemaChanges());
     }
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
   }

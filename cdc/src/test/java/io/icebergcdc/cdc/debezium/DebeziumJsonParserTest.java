@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.SourceSchemaChangedException;
 import io.icebergcdc.cdc.SourceSequence;
 import java.math.BigDecimal;
 import java.time.Instant;
@@ -14,6 +15,8 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.util.List;
 import org.apache.flink.table.data.RowData;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
 class DebeziumJsonParserTest {
@@ -171,5 +174,103 @@ class DebeziumJsonParserTest {
         .isInstanceOf(MalformedChangeException.class)
         .hasMessageStartingWith("changes.jsonl:7")
         .hasMessageContaining(expected);
+  }
+
+  /** The test's schema with its after struct's fields changed by {@code edit}. */
+  private static String schemaWith(String from, String to) {
+    assertThat(SCHEMA).contains(from);
+    return SCHEMA.replace(from, to);
+  }
+
+  @Test
+  void anEventWithTheTablesSchemaIsNotASchemaChange() {
+    DebeziumJsonParser detecting =
+        new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", null).detectingSchemaChanges();
+    String json =
+        "{\"schema\":" + SCHEMA + ",\"payload\":" + pg("c", "null", "{\"id\":1}", 42) + "}";
+
+    assertThat(detecting.parse(json, "line 1")).hasSize(1);
+  }
+
+  @Test
+  void anAddedColumnIsASchemaChangeWithTheEventsSchema() {
+    DebeziumJsonParser detecting =
+        new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", null).detectingSchemaChanges();
+    String schema =
+        schemaWith(
+            "\"field\":\"flag\"}",
+            "\"field\":\"flag\"},{\"type\":\"string\",\"optional\":true,\"field\":\"note\"}");
+    String json =
+        "{\"schema\":"
+            + schema
+            + ",\"payload\":"
+            + pg("c", "null", "{\"id\":1,\"note\":\"x\"}", 42)
+            + "}";
+
+    assertThatThrownBy(() -> detecting.parse(json, "line 7"))
+        .isInstanceOfSatisfying(
+            SourceSchemaChangedException.class,
+            e -> {
+              assertThat(e.table()).isEqualTo("db.t");
+              assertThat(e.changes()).containsExactly("column 'note' added, string");
+              assertThat(e.sourceSchema().findField("note").type())
+                  .isEqualTo(Types.StringType.get());
+              assertThat(e.sourceSchema().identifierFieldNames()).containsExactly("id");
+            })
+        .hasMessageContaining("line 7");
+    // Without detection the same event does not fit the table: a malformed event.
+    assertThatThrownBy(() -> parser.parse(json, "line 7"))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageContaining("'note' is not in the table's schema");
+  }
+
+  @Test
+  void aWidenedTypeIsASchemaChangeAndANarrowerOneIsNot() {
+    DebeziumJsonParser detecting =
+        new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", null).detectingSchemaChanges();
+    String widened =
+        schemaWith(
+            "\"parameters\":{\"scale\":\"2\",\"connect.decimal.precision\":\"10\"}",
+            "\"parameters\":{\"scale\":\"2\",\"connect.decimal.precision\":\"20\"}");
+    String wideJson =
+        "{\"schema\":" + widened + ",\"payload\":" + pg("c", "null", "{\"id\":1}", 42) + "}";
+    assertThatThrownBy(() -> detecting.parse(wideJson, "line 1"))
+        .isInstanceOfSatisfying(
+            SourceSchemaChangedException.class,
+            e ->
+                assertThat(e.changes())
+                    .containsExactly(
+                        "column 'price' widened from decimal(10, 2) to decimal(20, 2)"));
+
+    String narrower =
+        schemaWith(
+            "{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"}",
+            "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"}");
+    String narrowJson =
+        "{\"schema\":" + narrower + ",\"payload\":" + pg("c", "null", "{\"id\":1}", 42) + "}";
+    assertThat(detecting.parse(narrowJson, "line 2")).hasSize(1);
+  }
+
+  @Test
+  void aDroppedRequiredColumnIsASchemaChange() {
+    Schema required =
+        new Schema(
+            List.of(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.required(2, "name", Types.StringType.get())),
+            java.util.Set.of(1));
+    DebeziumJsonParser detecting =
+        new DebeziumJsonParser(new ChangeSchema(required), "db.t", null).detectingSchemaChanges();
+    String schema =
+        "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"after\",\"fields\":["
+            + "{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"}]},"
+            + "{\"type\":\"string\",\"field\":\"op\"}]}";
+    String json =
+        "{\"schema\":" + schema + ",\"payload\":" + pg("c", "null", "{\"id\":1}", 42) + "}";
+
+    assertThatThrownBy(() -> detecting.parse(json, "line 1"))
+        .isInstanceOfSatisfying(
+            SourceSchemaChangedException.class,
+            e -> assertThat(e.changes()).containsExactly("required column 'name' dropped"));
   }
 }

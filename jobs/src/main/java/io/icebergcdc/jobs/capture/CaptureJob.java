@@ -43,4 +43,21 @@ public record CaptureJob(
         .replace("{table}", table.name())
         .replace("{database}", source.database());
   }
+
+  /** The same job, resuming from a checkpoint (or from the start if null). */
+  public CaptureJob restoringFrom(String checkpoint) {
+    return new CaptureJob(
+        source,
+        warehouse,
+        tableTemplate,
+        formatVersion,
+        parallelism,
+        checkpointInterval,
+        checkpointDirectory,
+        stateBackend,
+        sinkOptions,
+        deadLetterPath,
+        checkpoint,
+        restartAttempts);
+  }
 }
