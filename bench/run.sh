@@ -7,5 +7,5 @@ mvn -q -B -ntp -DskipTests install -pl bench -am
 mvn -q -B -ntp -pl bench dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 opens=$(sed -n 's:.*<flink.jvm.opens>\(.*\)</flink.jvm.opens>.*:\1:p' pom.xml)
 # shellcheck disable=SC2086
-exec java $opens -Xmx8g -cp "bench/target/classes:$(cat bench/target/classpath.txt)" \
+exec java $opens -Xmx8g ${BENCH_JAVA_OPTS:-} -cp "bench/target/classes:$(cat bench/target/classpath.txt)" \
   io.icebergcdc.bench.ApplyBenchmark "$@"

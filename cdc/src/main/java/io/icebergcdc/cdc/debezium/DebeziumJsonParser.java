@@ -126,6 +126,28 @@ public final class DebeziumJsonParser {
     }
   }
 
+  /**
+   * Parses one event given as its payload and, apart, the Connect schema that Debezium's JSON
+   * converter would have written beside it; see {@link #parse(String, String)}.
+   *
+   * @param envelopeSchema the event's schema, or null if it has none
+   */
+  public List<ChangeEvent> parse(JsonNode payload, JsonNode envelopeSchema, String locator) {
+    if (payload == null || payload.isNull() || payload.isMissingNode()) {
+      return Collections.emptyList();
+    }
+    try {
+      return parsePayload(
+          payload,
+          envelopeSchema == null ? Collections.emptyMap() : units(envelopeSchema, locator),
+          locator);
+    } catch (MalformedChangeException | SourceSchemaChangedException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+    }
+  }
+
   private List<ChangeEvent> parseEnvelope(JsonNode root, String locator) {
     JsonNode payload = root;
     Map<String, String> units = Collections.emptyMap();
@@ -136,6 +158,11 @@ public final class DebeziumJsonParser {
       }
       units = units(root.get("schema"), locator);
     }
+    return parsePayload(payload, units, locator);
+  }
+
+  private List<ChangeEvent> parsePayload(
+      JsonNode payload, Map<String, String> units, String locator) {
     if (payload.getNodeType() != JsonNodeType.OBJECT) {
       throw new MalformedChangeException(locator + ": an event must be a JSON object");
     }

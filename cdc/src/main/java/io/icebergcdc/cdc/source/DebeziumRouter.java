@@ -1,5 +1,6 @@
 package io.icebergcdc.cdc.source;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.icebergcdc.cdc.BadRecordPolicy;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
@@ -47,6 +48,7 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
   private final BadRecordPolicy badRecordPolicy;
 
   private transient Map<String, DebeziumJsonParser> parsers;
+  private transient Map<String, JsonNode> schemas;
   private transient Counter badRecords;
 
   /**
@@ -85,6 +87,7 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
   @Override
   public void open(OpenContext openContext) {
     parsers = new HashMap<>();
+    schemas = new HashMap<>();
     for (Map.Entry<String, Route> entry : routes.entrySet()) {
       Route route = entry.getValue();
       parsers.put(
@@ -97,19 +100,35 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
   @Override
   public void processElement(DebeziumRecord record, Context ctx, Collector<ChangeEvent> out) {
     Route route = routes.get(record.topic);
-    String locator =
-        origin + ", topic " + record.topic + ", record '" + abbreviate(record.json) + "'";
     try {
       if (route == null) {
         throw new MalformedChangeException(
-            locator + ": no captured table has this topic; the job captures " + routes.keySet());
+            origin
+                + ", topic "
+                + record.topic
+                + ": no captured table has this topic; the job captures "
+                + routes.keySet());
       }
-      for (ChangeEvent event : parsers.get(record.topic).parse(record.json, locator)) {
+      String locator = origin + ", topic " + record.topic;
+      JsonNode schema;
+      if (record.schema != null) {
+        schema = DebeziumJsonParser.readTree(record.schema, locator);
+        schemas.put(record.topic, schema);
+      } else {
+        schema = schemas.get(record.topic);
+        if (schema == null) {
+          throw new IllegalStateException(
+              locator + ": a record came without its schema before any record with it");
+        }
+      }
+      JsonNode payload = DebeziumJsonParser.readTree(record.json, locator);
+      for (ChangeEvent event : parsers.get(record.topic).parse(payload, schema, locator)) {
         ctx.output(route.output(), event);
       }
     } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {
-        throw e;
+        throw new MalformedChangeException(
+            e.getMessage() + " (record '" + abbreviate(record.json) + "')", e);
       }
       badRecords.inc();
       ctx.output(
@@ -122,12 +141,9 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
     }
   }
 
-  /** The record's payload (its schema says little about which change it is), shortened. */
   private static String abbreviate(String json) {
-    int payload = json.indexOf("\"payload\":");
-    String shown = payload < 0 ? json : json.substring(payload);
-    return shown.length() <= SHOWN_RECORD_CHARS
-        ? shown
-        : shown.substring(0, SHOWN_RECORD_CHARS) + "...";
+    return json.length() <= SHOWN_RECORD_CHARS
+        ? json
+        : json.substring(0, SHOWN_RECORD_CHARS) + "...";
   }
 }

@@ -1,0 +1,377 @@
+package io.icebergcdc.bench;
+
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.jobs.capture.CaptureJob;
+import io.icebergcdc.jobs.capture.CapturePipeline;
+import io.icebergcdc.jobs.capture.DatabaseSource;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.util.TimeUtils;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+
+/**
+ * Measures the PostgreSQL capture path end to end: a live PostgreSQL table, the capture job ({@code
+ * apply --source postgres} as a library call, local Flink) and its Iceberg table.
+ *
+ * <ol>
+ *   <li><b>Snapshot</b>: {@code rows} rows exist before the job starts; the time until they are all
+ *       committed to Iceberg, from the job's submission.
+ *   <li><b>Full speed</b>: one connection updates the table as fast as PostgreSQL takes it, in
+ *       transactions of {@code batch} rows, for {@code seconds}; the rate at which the changes
+ *       reach Iceberg commits.
+ *   <li><b>Steady load</b>: the same transactions at {@code rate} rows per second for {@code
+ *       seconds}; the lag from each transaction's commit in PostgreSQL to the commit of the Iceberg
+ *       snapshot that holds it.
+ * </ol>
+ *
+ * <p>A transaction is held by a snapshot once the snapshot's source position reaches the WAL
+ * position read just before the transaction's last statement, a single-row update: that change, the
+ * last of the transaction, comes at or after it. Both clocks are this machine's. At the end the
+ * Iceberg table must equal the source table (row count and the sum of a column that every update
+ * changes), or the benchmark fails.
+ */
+public final class CaptureBenchmark {
+
+  private static final String DATABASE = "icebergcdc_bench";
+  private static final String SLOT = "icebergcdc_bench";
+
+  private final Map<String, String> options;
+  private final long rows;
+  private final int batch;
+  private final Duration phase;
+
+  /** One write transaction: where its last change is at least, and when it committed. */
+  private record Transaction(long lsnBeforeLast, long committedMillis) {}
+
+  private CaptureBenchmark(Map<String, String> options) {
+    this.options = options;
+    this.rows = Long.parseLong(options.getOrDefault("rows", "200000"));
+    this.batch = Integer.parseInt(options.getOrDefault("batch", "1000"));
+    this.phase = TimeUtils.parseDuration(options.getOrDefault("seconds", "60s"));
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    new CaptureBenchmark(options).run();
+  }
+
+  private void run() throws Exception {
+    int parallelism = Integer.parseInt(options.getOrDefault("parallelism", "2"));
+    Duration interval = TimeUtils.parseDuration(options.getOrDefault("checkpoint-interval", "1s"));
+    long rate = Long.parseLong(options.getOrDefault("rate", "10000"));
+    Path out =
+        Paths.get(
+            options.getOrDefault(
+                "out", "bench/results/capture-postgres-" + LocalDate.now() + ".md"));
+    Path work = Files.createTempDirectory("iceberg-cdc-capture-bench");
+    createSourceTable();
+
+    CaptureJob job =
+        new CaptureJob(
+            new DatabaseSource(
+                DatabaseSource.Kind.POSTGRES,
+                "127.0.0.1",
+                5432,
+                "postgres",
+                null,
+                DATABASE,
+                List.of("bench\\.items"),
+                SLOT,
+                SLOT,
+                0,
+                "bench"),
+            work.resolve("warehouse").toString(),
+            "cdc.{table}",
+            3,
+            parallelism,
+            interval,
+            work.resolve("checkpoints").toString(),
+            "hashmap",
+            new Configuration(),
+            null,
+            null,
+            0);
+    Catalog catalog = ApplyPipeline.catalogLoader(job.warehouse(), Map.of()).loadCatalog();
+    long submitted = System.currentTimeMillis();
+    JobClient client = new CapturePipeline(job).start();
+    try (Connection connection = connect()) {
+      Table table = catalog.loadTable(TableIdentifier.of("cdc", "items"));
+      long snapshotDone = awaitRecords(client, table, rows);
+      double snapshotSeconds = (snapshotDone - submitted) / 1000.0;
+
+      List<Transaction> fullSpeed = write(connection, Long.MAX_VALUE);
+      // The steady phase starts once the backlog of the full-speed phase is applied.
+      awaitHeld(client, table, last(fullSpeed));
+      List<Transaction> steady = write(connection, rate);
+      List<long[]> snapshots = awaitHeld(client, table, last(steady));
+
+      long fullSpeedRows = fullSpeed.size() * (long) batch;
+      long fullSpeedStart = fullSpeed.get(0).committedMillis();
+      double writeSeconds = (last(fullSpeed).committedMillis() - fullSpeedStart) / 1000.0;
+      double appliedSeconds = (heldAt(snapshots, last(fullSpeed)) - fullSpeedStart) / 1000.0;
+      long[] lags =
+          steady.stream()
+              .mapToLong(t -> heldAt(snapshots, t) - t.committedMillis())
+              .sorted()
+              .toArray();
+      double steadyRate =
+          steady.size()
+              * (double) batch
+              / ((last(steady).committedMillis() - steady.get(0).committedMillis()) / 1000.0);
+      String check = compare(connection, table);
+
+      StringBuilder report = new StringBuilder();
+      report.append(
+          String.format(
+              Locale.ROOT,
+              "PostgreSQL capture benchmark, %s: table bench.items (id bigint, v text, n bigint),"
+                  + " %,d rows; write transactions of %d rows; parallelism %d, checkpoints every"
+                  + " %d ms, format version 3; PostgreSQL, Debezium and Flink on one machine of %d"
+                  + " cores, Java %s.%n%n",
+              LocalDate.now(),
+              rows,
+              batch,
+              parallelism,
+              interval.toMillis(),
+              Runtime.getRuntime().availableProcessors(),
+              System.getProperty("java.version")));
+      report.append(
+          "| phase | rows | source rows/s | applied rows/s | lag p50 / p95 / max (s) |\n");
+      report.append("| --- | ---: | ---: | ---: | --- |\n");
+      report.append(
+          String.format(
+              Locale.ROOT,
+              "| initial snapshot (from job submission) | %,d | - | %,.0f | - |%n",
+              rows,
+              rows / snapshotSeconds));
+      report.append(
+          String.format(
+              Locale.ROOT,
+              "| full-speed updates | %,d | %,.0f | %,.0f | - |%n",
+              fullSpeedRows,
+              fullSpeedRows / writeSeconds,
+              fullSpeedRows / appliedSeconds));
+      report.append(
+          String.format(
+              Locale.ROOT,
+              "| steady updates | %,d | %,.0f | %,.0f | %.2f / %.2f / %.2f |%n",
+              steady.size() * (long) batch,
+              steadyRate,
+              steadyRate,
+              percentile(lags, 0.50) / 1000.0,
+              percentile(lags, 0.95) / 1000.0,
+              lags[lags.length - 1] / 1000.0));
+      report.append("\n").append(check).append("\n");
+      Files.createDirectories(out.toAbsolutePath().getParent());
+      Files.writeString(out, report.toString(), StandardCharsets.UTF_8);
+      System.out.println(report);
+    } finally {
+      client.cancel().get();
+    }
+  }
+
+  private static Connection connect() throws SQLException {
+    return DriverManager.getConnection(
+        "jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
+  }
+
+  private void createSourceTable() throws SQLException {
+    try (Connection admin =
+            DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+        Statement statement = admin.createStatement()) {
+      statement.execute(
+          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+              + " WHERE slot_name = '"
+              + SLOT
+              + "'");
+      statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
+      statement.execute("CREATE DATABASE " + DATABASE);
+    }
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement()) {
+      statement.execute("CREATE SCHEMA bench");
+      statement.execute("CREATE TABLE bench.items (id bigint PRIMARY KEY, v text, n bigint)");
+      statement.execute(
+          "INSERT INTO bench.items SELECT i, md5(i::text), 0 FROM generate_series(0, "
+              + (rows - 1)
+              + ") i");
+    }
+  }
+
+  /**
+   * Updates the table for one phase in transactions of {@code batch} rows, at most {@code
+   * rowsPerSecond}, cycling through the keys.
+   */
+  private List<Transaction> write(Connection connection, long rowsPerSecond) throws SQLException {
+    List<Transaction> done = new ArrayList<>();
+    connection.setAutoCommit(false);
+    long start = System.nanoTime();
+    long end = start + phase.toNanos();
+    long first = 0;
+    try (Statement statement = connection.createStatement()) {
+      while (System.nanoTime() < end) {
+        long last = first + batch - 1;
+        statement.executeUpdate(
+            "UPDATE bench.items SET n = n + 1, v = md5((n + 1)::text) WHERE id >= "
+                + first
+                + " AND id < "
+                + last);
+        long lsn;
+        try (ResultSet result = statement.executeQuery("SELECT pg_current_wal_insert_lsn()")) {
+          result.next();
+          lsn = SourceSequence.parseLsn(result.getString(1));
+        }
+        statement.executeUpdate("UPDATE bench.items SET n = n + 1 WHERE id = " + last);
+        connection.commit();
+        done.add(new Transaction(lsn, System.currentTimeMillis()));
+        first = last + 1 >= rows - batch ? 0 : last + 1;
+        if (rowsPerSecond != Long.MAX_VALUE) {
+          long due = start + done.size() * batch * 1_000_000_000L / rowsPerSecond;
+          long wait = due - System.nanoTime();
+          if (wait > 0) {
+            try {
+              Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new IllegalStateException(e);
+            }
+          }
+        }
+      }
+    } finally {
+      connection.setAutoCommit(true);
+    }
+    return done;
+  }
+
+  /** Waits until the table holds {@code expected} records, and returns when that was committed. */
+  private static long awaitRecords(JobClient client, Table table, long expected) throws Exception {
+    while (true) {
+      checkRunning(client);
+      table.refresh();
+      Snapshot current = table.currentSnapshot();
+      if (current != null
+          && Long.parseLong(current.summary().getOrDefault("total-records", "0")) >= expected) {
+        for (Snapshot snapshot : table.snapshots()) {
+          if (Long.parseLong(snapshot.summary().getOrDefault("total-records", "0")) >= expected) {
+            return snapshot.timestampMillis();
+          }
+        }
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  /**
+   * Waits until a snapshot holds the transaction, and returns every snapshot as (commit time,
+   * source position), oldest first.
+   */
+  private static List<long[]> awaitHeld(JobClient client, Table table, Transaction last)
+      throws Exception {
+    long deadline = System.currentTimeMillis() + 600_000;
+    while (System.currentTimeMillis() < deadline) {
+      checkRunning(client);
+      table.refresh();
+      List<long[]> snapshots = new ArrayList<>();
+      for (Snapshot snapshot : table.snapshots()) {
+        String position = snapshot.summary().get(SnapshotSummaryKeys.SOURCE_POSITION);
+        if (position != null && position.startsWith("lsn=")) {
+          String lsn = position.substring(4).split(" ")[0];
+          snapshots.add(new long[] {snapshot.timestampMillis(), SourceSequence.parseLsn(lsn)});
+        }
+      }
+      if (!snapshots.isEmpty() && heldAt(snapshots, last) > 0) {
+        return snapshots;
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("the changes did not reach Iceberg within 10 minutes");
+  }
+
+  /** When the first snapshot that holds the transaction was committed, or 0 if none does. */
+  private static long heldAt(List<long[]> snapshots, Transaction transaction) {
+    for (long[] snapshot : snapshots) {
+      if (Long.compareUnsigned(snapshot[1], transaction.lsnBeforeLast()) >= 0) {
+        return snapshot[0];
+      }
+    }
+    return 0;
+  }
+
+  private static void checkRunning(JobClient client) throws Exception {
+    if (client.getJobStatus().get().isGloballyTerminalState()) {
+      client.getJobExecutionResult().get();
+      throw new IllegalStateException("the capture job ended: " + client.getJobStatus().get());
+    }
+  }
+
+  /** Compares the Iceberg table with the source table; fails if they differ. */
+  private static String compare(Connection connection, Table table) throws Exception {
+    long sourceRows;
+    long sourceSum;
+    try (Statement statement = connection.createStatement();
+        ResultSet result = statement.executeQuery("SELECT count(*), sum(n) FROM bench.items")) {
+      result.next();
+      sourceRows = result.getLong(1);
+      sourceSum = result.getLong(2);
+    }
+    table.refresh();
+    long icebergRows = 0;
+    long icebergSum = 0;
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record record : records) {
+        icebergRows++;
+        icebergSum += (Long) record.getField("n");
+      }
+    }
+    if (icebergRows != sourceRows || icebergSum != sourceSum) {
+      throw new IllegalStateException(
+          String.format(
+              "the Iceberg table differs from the source: %d rows with sum(n) %d, against %d"
+                  + " with %d",
+              icebergRows, icebergSum, sourceRows, sourceSum));
+    }
+    return String.format(
+        Locale.ROOT,
+        "Checked at the end: the Iceberg table and the source table both hold %,d rows with"
+            + " sum(n) = %,d.",
+        sourceRows,
+        sourceSum);
+  }
+
+  private static Transaction last(List<Transaction> transactions) {
+    return transactions.get(transactions.size() - 1);
+  }
+
+  private static long percentile(long[] sorted, double p) {
+    return sorted[Math.min(sorted.length - 1, (int) Math.floor(p * sorted.length))];
+  }
+}
