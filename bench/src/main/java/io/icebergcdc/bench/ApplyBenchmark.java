@@ -106,7 +106,15 @@ public final class ApplyBenchmark {
     Path out =
         Paths.get(options.getOrDefault("out", "bench/results/apply-" + LocalDate.now() + ".md"));
     Path warehouse = Files.createTempDirectory("iceberg-cdc-bench");
-    new ApplyBenchmark(changes, keys, parallelism, warehouse).run(out);
+    ApplyBenchmark benchmark = new ApplyBenchmark(changes, keys, parallelism, warehouse);
+    String only = options.get("only");
+    if (only != null) {
+      // One writer, after the warm-up, without reads: for profiling.
+      benchmark.warmUp();
+      benchmark.single(only);
+    } else {
+      benchmark.run(out);
+    }
   }
 
   private record Result(String name, long changes, double applySeconds, Table table) {}
@@ -172,6 +180,26 @@ public final class ApplyBenchmark {
     Files.createDirectories(out.toAbsolutePath().getParent());
     Files.writeString(out, report.toString(), StandardCharsets.UTF_8);
     System.out.println("\nWritten to " + out);
+  }
+
+  private Result single(String writer) throws Exception {
+    switch (writer) {
+      case "ours-position":
+        return ours("iceberg-cdc, position deletes", "ours_position", DeleteMode.POSITION, 2);
+      case "ours-dv":
+        return ours("iceberg-cdc, deletion vectors (v3)", "ours_dv", DeleteMode.POSITION, 3);
+      case "ours-equality":
+        return ours("iceberg-cdc, equality deletes", "ours_equality", DeleteMode.EQUALITY, 2);
+      case "iceberg-upsert":
+        return icebergUpsert();
+      case "iceberg-append":
+        return icebergAppend();
+      default:
+        throw new IllegalArgumentException(
+            "--only takes ours-position, ours-dv, ours-equality, iceberg-upsert or"
+                + " iceberg-append, not "
+                + writer);
+    }
   }
 
   /** Runs each kind of job once on a tenth of the input, so that no measured run pays for JIT. */
