@@ -7,6 +7,8 @@ import io.icebergcdc.jobs.capture.CaptureJob;
 import io.icebergcdc.jobs.capture.CapturePipeline;
 import io.icebergcdc.jobs.capture.DatabaseSource;
 import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import io.icebergcdc.jobs.kafka.KafkaJob;
+import io.icebergcdc.jobs.kafka.KafkaPipeline;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,6 +48,12 @@ public final class IcebergCdcMain {
           "        --warehouse <dir> [--restore-from <checkpoint>|latest] [--format-version 2|3]",
           "        [--parallelism N] [--checkpoint-interval <duration>] [--dead-letter-path <dir>]",
           "        [--checkpoint-dir <dir>] [--state-backend hashmap|rocksdb] [sink options above]",
+          "  apply --source kafka --bootstrap-servers <host:port,...>",
+          "        --topics <topic,...> | --topic-pattern <regex> [--format debezium-json]",
+          "        [--group-id <id>] [--starting-offsets earliest|latest|committed|timestamp:<ms>]",
+          "        [--kafka-properties <key=value,...>] [--table-template <ns.{topic}>]",
+          "        [--primary-key <col,...>] [--sequence-column <col>] --warehouse <dir>",
+          "        [--restore-from <checkpoint>|latest] [other options of the capture above]",
           "  inspect --warehouse <dir> --table <db.table>",
           "  demo [--warehouse <dir>] [--changes N] [--keys N] [--parallelism N]");
 
@@ -81,7 +89,14 @@ public final class IcebergCdcMain {
           "publication",
           "server-id",
           "name",
-          "restore-from");
+          "restore-from",
+          "bootstrap-servers",
+          "topics",
+          "topic-pattern",
+          "format",
+          "group-id",
+          "starting-offsets",
+          "kafka-properties");
 
   /**
    * How often a capture job restarts from its last checkpoint after a failure (a lost database
@@ -138,6 +153,13 @@ public final class IcebergCdcMain {
 
   private static int apply(Arguments args, PrintStream out) throws Exception {
     String source = args.required("source");
+    if (source.equals("kafka")) {
+      KafkaJob job = kafkaJob(args);
+      args.rejectUnused("apply --source kafka");
+      out.println("applying Kafka topics of " + job.bootstrapServers() + " to " + job.warehouse());
+      new KafkaPipeline(job).run();
+      return 0;
+    }
     if (!source.equals("file")) {
       DatabaseSource.Kind kind;
       try {
@@ -146,7 +168,7 @@ public final class IcebergCdcMain {
         throw new Arguments.UsageException(
             "apply: --source "
                 + source
-                + " is not supported; use file, postgres, mysql or mariadb");
+                + " is not supported; use file, postgres, mysql, mariadb or kafka");
       }
       CaptureJob job = captureJob(kind, args);
       args.rejectUnused("apply --source " + source);
@@ -225,18 +247,7 @@ public final class IcebergCdcMain {
             postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
             postgres ? 0 : args.intValue("server-id", 5400),
             name);
-    String restoreFrom = args.optional("restore-from", null);
-    if ("latest".equals(restoreFrom)) {
-      restoreFrom =
-          Checkpoints.latest(common.checkpointDirectory())
-              .orElseThrow(
-                  () ->
-                      new Arguments.UsageException(
-                          "apply: --restore-from latest, but "
-                              + common.checkpointDirectory()
-                              + " holds no completed checkpoint"))
-              .toString();
-    }
+    String restoreFrom = restoreFrom(args, common.checkpointDirectory());
     return new CaptureJob(
         source,
         common.warehouse(),
@@ -249,6 +260,74 @@ public final class IcebergCdcMain {
         common.sinkOptions(),
         common.deadLetterPath(),
         restoreFrom,
+        CAPTURE_RESTART_ATTEMPTS);
+  }
+
+  /** The checkpoint to resume from: the option's, or the newest in the directory for latest. */
+  private static String restoreFrom(Arguments args, String checkpointDirectory) {
+    String restoreFrom = args.optional("restore-from", null);
+    if ("latest".equals(restoreFrom)) {
+      restoreFrom =
+          Checkpoints.latest(checkpointDirectory)
+              .orElseThrow(
+                  () ->
+                      new Arguments.UsageException(
+                          "apply: --restore-from latest, but "
+                              + checkpointDirectory
+                              + " holds no completed checkpoint"))
+              .toString();
+    }
+    return restoreFrom;
+  }
+
+  static KafkaJob kafkaJob(Arguments args) {
+    ApplyJob common = applyJob(args, false);
+    String format = args.optional("format", "debezium-json");
+    if (!format.equals("debezium-json")) {
+      throw new Arguments.UsageException(
+          "apply: --format " + format + " is not supported; use debezium-json");
+    }
+    String topics = args.optional("topics", null);
+    String pattern = args.optional("topic-pattern", null);
+    if ((topics == null) == (pattern == null)) {
+      throw new Arguments.UsageException("apply: give --topics or --topic-pattern, one of them");
+    }
+    String startingOffsets = args.optional("starting-offsets", "earliest");
+    try {
+      KafkaPipeline.startingOffsets(startingOffsets);
+    } catch (IllegalArgumentException e) {
+      throw new Arguments.UsageException("apply: --starting-offsets: " + e.getMessage());
+    }
+    Map<String, String> kafkaProperties = new java.util.LinkedHashMap<>();
+    if (args.optional("kafka-properties", null) != null) {
+      for (String pair : args.list("kafka-properties")) {
+        int eq = pair.indexOf('=');
+        if (eq <= 0) {
+          throw new Arguments.UsageException(
+              "apply: --kafka-properties takes key=value pairs, not '" + pair + "'");
+        }
+        kafkaProperties.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+      }
+    }
+    return new KafkaJob(
+        args.required("bootstrap-servers"),
+        topics == null ? List.of() : args.list("topics"),
+        pattern,
+        args.optional("group-id", "iceberg-cdc"),
+        startingOffsets,
+        kafkaProperties,
+        args.optional("table-template", "cdc.{topic}"),
+        args.optional("primary-key", null) == null ? List.of() : args.list("primary-key"),
+        args.optional("sequence-column", null),
+        common.warehouse(),
+        common.formatVersion(),
+        common.parallelism(),
+        common.checkpointInterval(),
+        common.checkpointDirectory(),
+        common.stateBackend(),
+        common.sinkOptions(),
+        common.deadLetterPath(),
+        restoreFrom(args, common.checkpointDirectory()),
         CAPTURE_RESTART_ATTEMPTS);
   }
 

@@ -1,0 +1,240 @@
+package io.icebergcdc.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.jobs.Checkpoints;
+import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import io.icebergcdc.jobs.demo.ChangelogGenerator.Changelog;
+import io.icebergcdc.jobs.kafka.KafkaJob;
+import io.icebergcdc.jobs.kafka.KafkaPipeline;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Applies Debezium change topics from a real Kafka broker (KRaft, started by the test) to Iceberg
+ * tables: two topics of three partitions each, keyed by primary key, holding generated changelogs
+ * with changes out of order and delivered twice, deletes, key changes, and some malformed records.
+ * The job is cancelled mid-stream and resumed from its last checkpoint after more records were
+ * written; then each table equals its changelog's reference model, the dead-letter output holds
+ * exactly the malformed records with their topic, partition and offset, and each checkpoint was
+ * committed once.
+ */
+class KafkaApplyITCase {
+
+  @RegisterExtension static final KafkaBroker KAFKA = new KafkaBroker();
+
+  @RegisterExtension
+  static final MiniClusterExtension FLINK =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(8)
+              .build());
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  @TempDir Path dir;
+
+  private JobClient running;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (running != null && !running.getJobStatus().get().isGloballyTerminalState()) {
+      running.cancel().get();
+    }
+  }
+
+  @Test
+  void appliesChangeTopicsExactlyOnceThroughACancelAndResume() throws Exception {
+    Map<String, Changelog> changelogs = new LinkedHashMap<>();
+    changelogs.put(
+        "shop.public.items", new ChangelogGenerator(3000, 300, 0.1, 0.05, 11).generate());
+    changelogs.put(
+        "shop.public.stock", new ChangelogGenerator(2000, 150, 0.1, 0.05, 12).generate());
+    List<String> malformed = new ArrayList<>();
+    Map<String, List<Map.Entry<String, String>>> records = new LinkedHashMap<>();
+    for (Map.Entry<String, Changelog> entry : changelogs.entrySet()) {
+      KAFKA.createTopic(entry.getKey(), 3);
+      List<Map.Entry<String, String>> topicRecords = new ArrayList<>();
+      List<String> lines = entry.getValue().lines();
+      for (int i = 0; i < lines.size(); i++) {
+        topicRecords.add(Map.entry(keyOf(lines.get(i)), lines.get(i)));
+        if (i % 700 == 350) {
+          String[] bad = malformedRecords(entry.getKey(), i);
+          for (String value : bad) {
+            topicRecords.add(Map.entry("{\"id\":-1}", value));
+            malformed.add(value);
+          }
+        }
+      }
+      records.put(entry.getKey(), topicRecords);
+    }
+
+    // The first three fifths of each topic, then the job, cancelled once it has committed.
+    records.forEach((topic, list) -> KAFKA.produce(topic, list.subList(0, list.size() * 3 / 5)));
+    KafkaJob job = job(null);
+    KafkaPipeline pipeline = new KafkaPipeline(job);
+    running = pipeline.start();
+    Catalog catalog = ApplyPipeline.catalogLoader(job.warehouse(), Map.of()).loadCatalog();
+    awaitCommitted(catalog, pipeline.targets().values());
+    running.cancel().get();
+    running = null;
+
+    // The rest is written while the job is down; it resumes from its last checkpoint.
+    records.forEach(
+        (topic, list) -> KAFKA.produce(topic, list.subList(list.size() * 3 / 5, list.size())));
+    String checkpoint = Checkpoints.latest(job.checkpointDirectory()).orElseThrow().toString();
+    KafkaPipeline resumed = new KafkaPipeline(job(checkpoint));
+    running = resumed.start();
+
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    for (Map.Entry<String, Changelog> entry : changelogs.entrySet()) {
+      Table table = catalog.loadTable(resumed.targets().get(entry.getKey()));
+      List<String> differences;
+      do {
+        assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+        Thread.sleep(300);
+        table.refresh();
+        differences = entry.getValue().model().differences(table, 10);
+      } while (!differences.isEmpty() && System.nanoTime() < deadline);
+      assertThat(differences).as("table %s against its changelog", table.name()).isEmpty();
+      assertEachCheckpointCommittedOnce(table);
+    }
+
+    List<JsonNode> letters = awaitDeadLetters(malformed.size(), deadline);
+    assertThat(letters)
+        .extracting(l -> l.get("record").asText())
+        .containsExactlyInAnyOrderElementsOf(malformed);
+    for (JsonNode letter : letters) {
+      assertThat(letter.get("origin").asText())
+          .matches("kafka shop\\.public\\.(items|stock)/\\d@\\d+");
+      assertThat(letter.get("reason").asText()).isNotBlank();
+    }
+  }
+
+  private KafkaJob job(String restoreFrom) {
+    return new KafkaJob(
+        KAFKA.bootstrapServers(),
+        List.of(),
+        "shop\\.public\\..*",
+        "iceberg-cdc-it",
+        "earliest",
+        Map.of(),
+        "shop.{table}",
+        List.of(),
+        null,
+        dir.resolve("warehouse").toString(),
+        3,
+        2,
+        Duration.ofMillis(300),
+        dir.resolve("checkpoints").toString(),
+        "hashmap",
+        new Configuration(),
+        dir.resolve("dead-letters").toString(),
+        restoreFrom,
+        0);
+  }
+
+  /** The Kafka key Debezium writes: the primary key of the row the event changes. */
+  private static String keyOf(String line) throws Exception {
+    JsonNode root = MAPPER.readTree(line);
+    JsonNode payload = root.has("payload") ? root.get("payload") : root;
+    JsonNode row = payload.get("after").isNull() ? payload.get("before") : payload.get("after");
+    return "{\"id\":" + row.get("id").asLong() + "}";
+  }
+
+  /** Records no table can take: not JSON, an unknown operation, a row without its key. */
+  private static String[] malformedRecords(String topic, int at) {
+    String where = topic + " " + at;
+    return new String[] {
+      "not json at " + where,
+      "{\"before\":null,\"after\":{\"id\":"
+          + at
+          + ",\"name\":\""
+          + where
+          + "\"},"
+          + "\"source\":{\"lsn\":"
+          + at
+          + "},\"op\":\"x\"}",
+      "{\"before\":null,\"after\":{\"name\":\"no key at "
+          + where
+          + "\"},"
+          + "\"source\":{\"lsn\":1},\"op\":\"c\"}"
+    };
+  }
+
+  private void awaitCommitted(Catalog catalog, Iterable<TableIdentifier> tables) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+    for (TableIdentifier identifier : tables) {
+      Table table = catalog.loadTable(identifier);
+      while (table.currentSnapshot() == null) {
+        assertThat(System.nanoTime()).as("a commit to %s", identifier).isLessThan(deadline);
+        assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+        Thread.sleep(100);
+        table.refresh();
+      }
+    }
+  }
+
+  /** The dead letters in finished files, once there are as many as expected. */
+  private List<JsonNode> awaitDeadLetters(int expected, long deadline) throws Exception {
+    while (true) {
+      List<JsonNode> letters = new ArrayList<>();
+      Path root = dir.resolve("dead-letters");
+      if (Files.isDirectory(root)) {
+        try (Stream<Path> files = Files.walk(root)) {
+          for (Path file : files.filter(Files::isRegularFile).toList()) {
+            if (file.getFileName().toString().startsWith(".")) {
+              continue; // in progress: not committed yet
+            }
+            for (String line : Files.readAllLines(file)) {
+              letters.add(MAPPER.readTree(line));
+            }
+          }
+        }
+      }
+      if (letters.size() >= expected || System.nanoTime() > deadline) {
+        return letters;
+      }
+      Thread.sleep(300);
+    }
+  }
+
+  private static void assertEachCheckpointCommittedOnce(Table table) {
+    Set<String> commits = new HashSet<>();
+    Set<String> jobs = new HashSet<>();
+    for (Snapshot snapshot : table.snapshots()) {
+      String job = snapshot.summary().get(SnapshotSummaryKeys.JOB_ID);
+      String checkpoint = snapshot.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID);
+      assertThat(commits.add(job + "/" + checkpoint))
+          .as("checkpoint %s of job %s committed once to %s", checkpoint, job, table.name())
+          .isTrue();
+      jobs.add(job);
+    }
+    assertThat(jobs).as("the job before and after the cancel").hasSize(2);
+  }
+}

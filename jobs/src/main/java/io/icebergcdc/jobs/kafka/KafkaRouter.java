@@ -1,0 +1,119 @@
+package io.icebergcdc.jobs.kafka;
+
+import io.icebergcdc.cdc.BadRecordPolicy;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Parses Debezium JSON change events read from Kafka (with or without their schema part) and sends
+ * the changes of each topic to its table's side output ({@link #outputOf}), typed by the table's
+ * schema. Runs beside the Kafka source, at its parallelism; the main output stays empty.
+ *
+ * <p>A null value is a Debezium tombstone (it tells log compaction that a key was deleted, after
+ * the delete event itself) and yields nothing. A record that cannot be applied fails the job with
+ * its topic, partition and offset, or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
+ * DebeziumJsonParseFunction#DEAD_LETTERS} with them and the reason, and is counted in {@code
+ * badRecords}.
+ */
+final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
+
+  private static final long serialVersionUID = 1L;
+  private static final int SHOWN_RECORD_CHARS = 200;
+
+  /** One topic's table: its name for messages, its schema, and where its changes go. */
+  record Route(String tableName, ChangeSchema schema, OutputTag<ChangeEvent> output)
+      implements Serializable {}
+
+  private final Map<String, Route> routes = new LinkedHashMap<>();
+  private final String sequenceColumn;
+  private final BadRecordPolicy badRecordPolicy;
+
+  private transient Map<String, DebeziumJsonParser> parsers;
+  private transient Counter badRecords;
+
+  /**
+   * @param schemas the schema of each topic's table
+   * @param tableNames the Iceberg table of each topic, for messages and dead letters
+   */
+  KafkaRouter(
+      Map<String, ChangeSchema> schemas,
+      Map<String, String> tableNames,
+      String sequenceColumn,
+      BadRecordPolicy badRecordPolicy) {
+    schemas.forEach(
+        (topic, schema) ->
+            routes.put(
+                topic,
+                new Route(
+                    tableNames.get(topic),
+                    schema,
+                    new OutputTag<>("changes-" + topic, ChangeEventTypeInfo.of(schema)))));
+    this.sequenceColumn = sequenceColumn;
+    this.badRecordPolicy = badRecordPolicy;
+  }
+
+  OutputTag<ChangeEvent> outputOf(String topic) {
+    return routes.get(topic).output();
+  }
+
+  @Override
+  public void open(OpenContext openContext) {
+    parsers = new HashMap<>();
+    routes.forEach(
+        (topic, route) ->
+            parsers.put(
+                topic, new DebeziumJsonParser(route.schema(), route.tableName(), sequenceColumn)));
+    badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+  }
+
+  @Override
+  public void processElement(KafkaRecord record, Context ctx, Collector<ChangeEvent> out) {
+    if (record.value == null) {
+      return;
+    }
+    Route route = routes.get(record.topic);
+    try {
+      if (route == null) {
+        throw new MalformedChangeException(
+            "topic " + record.position() + ": the job reads no table from this topic");
+      }
+      for (ChangeEvent event :
+          parsers.get(record.topic).parse(record.value, "topic " + record.position())) {
+        ctx.output(route.output(), event);
+      }
+    } catch (MalformedChangeException e) {
+      if (badRecordPolicy == BadRecordPolicy.FAIL) {
+        throw new MalformedChangeException(
+            e.getMessage() + " (record '" + abbreviate(record.value) + "')", e);
+      }
+      badRecords.inc();
+      ctx.output(
+          DebeziumJsonParseFunction.DEAD_LETTERS,
+          new DeadLetter(
+              route == null ? record.topic : route.tableName(),
+              "kafka " + record.position(),
+              e.getMessage(),
+              record.value));
+    }
+  }
+
+  private static String abbreviate(String value) {
+    return value.length() <= SHOWN_RECORD_CHARS
+        ? value
+        : value.substring(0, SHOWN_RECORD_CHARS) + "...";
+  }
+}
