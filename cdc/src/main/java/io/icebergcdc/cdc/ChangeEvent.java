@@ -23,6 +23,8 @@ public final class ChangeEvent {
   private final RowData after;
   private final SourceSequence sequence;
   private final long sourceTimestampMillis;
+  private final String originPartition;
+  private final long originOffset;
 
   public ChangeEvent(
       String table,
@@ -32,6 +34,21 @@ public final class ChangeEvent {
       RowData after,
       SourceSequence sequence,
       long sourceTimestampMillis) {
+    this(table, operation, key, before, after, sequence, sourceTimestampMillis, null, -1L);
+  }
+
+  private ChangeEvent(
+      String table,
+      Operation operation,
+      RowKey key,
+      RowData before,
+      RowData after,
+      SourceSequence sequence,
+      long sourceTimestampMillis,
+      String originPartition,
+      long originOffset) {
+    this.originPartition = originPartition;
+    this.originOffset = originOffset;
     this.table = Objects.requireNonNull(table, "table");
     this.operation = Objects.requireNonNull(operation, "operation");
     this.key = Objects.requireNonNull(key, "key");
@@ -83,11 +100,41 @@ public final class ChangeEvent {
     return sourceTimestampMillis;
   }
 
+  /**
+   * The Kafka topic partition ({@code topic/partition}) the change was read from, or null if it was
+   * not read from Kafka.
+   */
+  public String originPartition() {
+    return originPartition;
+  }
+
+  /** The offset of the Kafka record the change was read from; -1 if it was not read from Kafka. */
+  public long originOffset() {
+    return originOffset;
+  }
+
+  /**
+   * The same change, read from a Kafka record at {@code partition} ({@code topic/n}) and offset.
+   */
+  public ChangeEvent withOrigin(String partition, long offset) {
+    return new ChangeEvent(
+        table, operation, key, before, after, sequence, sourceTimestampMillis, partition, offset);
+  }
+
   /** The same change with another operation, as the dedup emits net changes. */
   public ChangeEvent withOperation(Operation newOperation) {
     return newOperation == operation
         ? this
-        : new ChangeEvent(table, newOperation, key, before, after, sequence, sourceTimestampMillis);
+        : new ChangeEvent(
+            table,
+            newOperation,
+            key,
+            before,
+            after,
+            sequence,
+            sourceTimestampMillis,
+            originPartition,
+            originOffset);
   }
 
   @Override

@@ -1,12 +1,17 @@
 package io.icebergcdc.cdc;
 
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * What the applier did with the changes of one checkpoint, or of several added together: the net
  * rows it inserted, updated and deleted, the changes it dropped as stale (older than the change
  * already applied to their key) or as duplicates, the changes it sent to the dead-letter output,
- * and the latest source position it saw.
+ * the latest source position it saw, and, for changes read from Kafka, the highest offset of each
+ * topic partition they came from.
  *
  * <p>Immutable; {@link #plus} adds two.
  */
@@ -21,6 +26,7 @@ public final class ChangeStats {
   private final long duplicatesDropped;
   private final long deadLettered;
   private final SourceSequence lastSourcePosition;
+  private final SortedMap<String, Long> sourceOffsets;
 
   public ChangeStats(
       long inserted,
@@ -30,6 +36,34 @@ public final class ChangeStats {
       long duplicatesDropped,
       long deadLettered,
       SourceSequence lastSourcePosition) {
+    this(
+        inserted,
+        updated,
+        deleted,
+        staleDropped,
+        duplicatesDropped,
+        deadLettered,
+        lastSourcePosition,
+        Collections.emptySortedMap());
+  }
+
+  /**
+   * @param sourceOffsets the highest offset seen per Kafka topic partition ({@code
+   *     topic/partition})
+   */
+  public ChangeStats(
+      long inserted,
+      long updated,
+      long deleted,
+      long staleDropped,
+      long duplicatesDropped,
+      long deadLettered,
+      SourceSequence lastSourcePosition,
+      Map<String, Long> sourceOffsets) {
+    this.sourceOffsets =
+        sourceOffsets.isEmpty()
+            ? Collections.emptySortedMap()
+            : Collections.unmodifiableSortedMap(new TreeMap<>(sourceOffsets));
     this.inserted = inserted;
     this.updated = updated;
     this.deleted = deleted;
@@ -68,6 +102,11 @@ public final class ChangeStats {
     return lastSourcePosition;
   }
 
+  /** The highest offset seen per Kafka topic partition ({@code topic/partition}), sorted. */
+  public SortedMap<String, Long> sourceOffsets() {
+    return sourceOffsets;
+  }
+
   /** Whether nothing at all was counted or seen. */
   public boolean isEmpty() {
     return equals(EMPTY);
@@ -81,6 +120,13 @@ public final class ChangeStats {
               ? other.lastSourcePosition
               : position.max(other.lastSourcePosition);
     }
+    Map<String, Long> offsets = sourceOffsets;
+    if (!other.sourceOffsets.isEmpty()) {
+      TreeMap<String, Long> merged = new TreeMap<>(sourceOffsets);
+      other.sourceOffsets.forEach(
+          (partition, offset) -> merged.merge(partition, offset, Math::max));
+      offsets = merged;
+    }
     return new ChangeStats(
         inserted + other.inserted,
         updated + other.updated,
@@ -88,7 +134,8 @@ public final class ChangeStats {
         staleDropped + other.staleDropped,
         duplicatesDropped + other.duplicatesDropped,
         deadLettered + other.deadLettered,
-        position);
+        position,
+        offsets);
   }
 
   @Override
@@ -106,7 +153,8 @@ public final class ChangeStats {
         && staleDropped == that.staleDropped
         && duplicatesDropped == that.duplicatesDropped
         && deadLettered == that.deadLettered
-        && Objects.equals(lastSourcePosition, that.lastSourcePosition);
+        && Objects.equals(lastSourcePosition, that.lastSourcePosition)
+        && sourceOffsets.equals(that.sourceOffsets);
   }
 
   @Override
@@ -129,6 +177,7 @@ public final class ChangeStats {
         + " dead-lettered="
         + deadLettered
         + " position="
-        + lastSourcePosition;
+        + lastSourcePosition
+        + (sourceOffsets.isEmpty() ? "" : " offsets=" + sourceOffsets);
   }
 }

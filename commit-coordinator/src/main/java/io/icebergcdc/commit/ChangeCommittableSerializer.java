@@ -21,14 +21,16 @@ import org.apache.flink.core.memory.DataOutputView;
  * <p>Version 1: data files, delete files, referenced data files (each a count and strings of any
  * length), then the statistics in {@link ChangeStatsSerializer} version 1. Version 2 appends the
  * position deletes (a count of files, then per file its location, a count and the positions) and
- * the number of equality fallbacks.
+ * the number of equality fallbacks. Version 3 writes the statistics in {@link
+ * ChangeStatsSerializer} version 2, with the Kafka offsets.
  */
 public final class ChangeCommittableSerializer
     implements SimpleVersionedSerializer<ChangeCommittable> {
 
   public static final int VERSION_1 = 1;
   public static final int VERSION_2 = 2;
-  private static final int CURRENT = VERSION_2;
+  public static final int VERSION_3 = 3;
+  private static final int CURRENT = VERSION_3;
 
   @Override
   public int getVersion() {
@@ -58,14 +60,19 @@ public final class ChangeCommittableSerializer
 
   @Override
   public ChangeCommittable deserialize(int version, byte[] bytes) throws IOException {
-    if (version != VERSION_1 && version != VERSION_2) {
+    if (version < VERSION_1 || version > VERSION_3) {
       throw new IOException("unknown version " + version + " of a serialized change committable");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
     List<String> data = readStrings(in);
     List<String> deletes = readStrings(in);
     List<String> referenced = readStrings(in);
-    ChangeStats stats = ChangeStatsSerializer.read(ChangeStatsSerializer.VERSION_1, in);
+    ChangeStats stats =
+        ChangeStatsSerializer.read(
+            version >= VERSION_3
+                ? ChangeStatsSerializer.VERSION_2
+                : ChangeStatsSerializer.VERSION_1,
+            in);
     if (version == VERSION_1) {
       return new ChangeCommittable(data, deletes, referenced, stats);
     }

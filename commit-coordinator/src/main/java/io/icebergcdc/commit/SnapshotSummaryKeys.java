@@ -29,6 +29,13 @@ public final class SnapshotSummaryKeys {
    */
   public static final String DELETES_FELL_BACK = PREFIX + "deletes-fell-back";
 
+  /**
+   * For changes read from Kafka: per topic partition, the highest offset of a record whose changes
+   * this snapshot or an earlier one of the same committer holds, as {@code topic/partition=offset}
+   * pairs separated by commas.
+   */
+  public static final String KAFKA_OFFSETS = PREFIX + "kafka-offsets";
+
   /** The latest source position among the changes this snapshot commits. */
   public static final String SOURCE_POSITION = PREFIX + "source-position";
 }

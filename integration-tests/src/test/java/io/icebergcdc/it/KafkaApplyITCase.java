@@ -29,6 +29,7 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -94,8 +95,13 @@ class KafkaApplyITCase {
       records.put(entry.getKey(), topicRecords);
     }
 
+    // The highest offset of a well-formed record in each partition, as the summaries must show.
+    Map<String, Map<String, Long>> lastOffsets = new LinkedHashMap<>();
     // The first three fifths of each topic, then the job, cancelled once it has committed.
-    records.forEach((topic, list) -> KAFKA.produce(topic, list.subList(0, list.size() * 3 / 5)));
+    for (Map.Entry<String, List<Map.Entry<String, String>>> topic : records.entrySet()) {
+      List<Map.Entry<String, String>> list = topic.getValue();
+      noteOffsets(lastOffsets, topic.getKey(), list.subList(0, list.size() * 3 / 5), malformed);
+    }
     KafkaJob job = job(null);
     KafkaPipeline pipeline = new KafkaPipeline(job);
     running = pipeline.start();
@@ -105,8 +111,11 @@ class KafkaApplyITCase {
     running = null;
 
     // The rest is written while the job is down; it resumes from its last checkpoint.
-    records.forEach(
-        (topic, list) -> KAFKA.produce(topic, list.subList(list.size() * 3 / 5, list.size())));
+    for (Map.Entry<String, List<Map.Entry<String, String>>> topic : records.entrySet()) {
+      List<Map.Entry<String, String>> list = topic.getValue();
+      noteOffsets(
+          lastOffsets, topic.getKey(), list.subList(list.size() * 3 / 5, list.size()), malformed);
+    }
     String checkpoint = Checkpoints.latest(job.checkpointDirectory()).orElseThrow().toString();
     KafkaPipeline resumed = new KafkaPipeline(job(checkpoint));
     running = resumed.start();
@@ -123,6 +132,18 @@ class KafkaApplyITCase {
       } while (!differences.isEmpty() && System.nanoTime() < deadline);
       assertThat(differences).as("table %s against its changelog", table.name()).isEmpty();
       assertEachCheckpointCommittedOnce(table);
+      String offsets = table.currentSnapshot().summary().get(SnapshotSummaryKeys.KAFKA_OFFSETS);
+      StringBuilder expected = new StringBuilder();
+      lastOffsets
+          .get(entry.getKey())
+          .forEach(
+              (partition, offset) ->
+                  expected
+                      .append(expected.length() == 0 ? "" : ",")
+                      .append(partition)
+                      .append('=')
+                      .append(offset));
+      assertThat(offsets).as("Kafka offsets of %s", table.name()).isEqualTo(expected.toString());
     }
 
     List<JsonNode> letters = awaitDeadLetters(malformed.size(), deadline);
@@ -133,6 +154,22 @@ class KafkaApplyITCase {
       assertThat(letter.get("origin").asText())
           .matches("kafka shop\\.public\\.(items|stock)/\\d@\\d+");
       assertThat(letter.get("reason").asText()).isNotBlank();
+    }
+  }
+
+  /** Produces records and notes the highest offset of a well-formed one per partition. */
+  private static void noteOffsets(
+      Map<String, Map<String, Long>> lastOffsets,
+      String topic,
+      List<Map.Entry<String, String>> records,
+      List<String> malformed)
+      throws Exception {
+    List<RecordMetadata> sent = KAFKA.produce(topic, records);
+    Map<String, Long> offsets = lastOffsets.computeIfAbsent(topic, t -> new java.util.TreeMap<>());
+    for (int i = 0; i < records.size(); i++) {
+      if (!malformed.contains(records.get(i).getValue())) {
+        offsets.merge(topic + "/" + sent.get(i).partition(), sent.get(i).offset(), Math::max);
+      }
     }
   }
 

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -18,6 +19,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -139,18 +141,28 @@ final class KafkaBroker implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
-  /** Sends records (key, value) to a topic, each to the partition its key hashes to. */
-  void produce(String topic, List<Map.Entry<String, String>> records) {
+  /**
+   * Sends records (key, value) to a topic, each to the partition its key hashes to, and returns
+   * where each went, in order.
+   */
+  List<RecordMetadata> produce(String topic, List<Map.Entry<String, String>> records)
+      throws Exception {
     Properties properties = new Properties();
     properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
     properties.put(ProducerConfig.ACKS_CONFIG, "all");
+    List<Future<RecordMetadata>> sent = new ArrayList<>();
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
       for (Map.Entry<String, String> record : records) {
-        producer.send(new ProducerRecord<>(topic, record.getKey(), record.getValue()));
+        sent.add(producer.send(new ProducerRecord<>(topic, record.getKey(), record.getValue())));
       }
       producer.flush();
     }
+    List<RecordMetadata> metadata = new ArrayList<>();
+    for (Future<RecordMetadata> future : sent) {
+      metadata.add(future.get());
+    }
+    return metadata;
   }
 
   private static ProcessBuilder java(String mainClass, String... args) {

@@ -52,14 +52,18 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public ChangeEvent copy(ChangeEvent from) {
-    return new ChangeEvent(
-        from.table(),
-        from.operation(),
-        from.key(),
-        from.before() == null ? null : rowSerializer.copy(from.before()),
-        from.after() == null ? null : rowSerializer.copy(from.after()),
-        from.sequence(),
-        from.sourceTimestampMillis());
+    ChangeEvent copy =
+        new ChangeEvent(
+            from.table(),
+            from.operation(),
+            from.key(),
+            from.before() == null ? null : rowSerializer.copy(from.before()),
+            from.after() == null ? null : rowSerializer.copy(from.after()),
+            from.sequence(),
+            from.sourceTimestampMillis());
+    return from.originPartition() == null
+        ? copy
+        : copy.withOrigin(from.originPartition(), from.originOffset());
   }
 
   @Override
@@ -81,6 +85,11 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     writeRow(event.after(), out);
     SourceSequenceCodec.write(event.sequence(), out);
     out.writeLong(event.sourceTimestampMillis());
+    out.writeBoolean(event.originPartition() != null);
+    if (event.originPartition() != null) {
+      out.writeUTF(event.originPartition());
+      out.writeLong(event.originOffset());
+    }
   }
 
   @Override
@@ -92,7 +101,8 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     RowData after = readRow(in);
     SourceSequence sequence = SourceSequenceCodec.read(in);
     long ts = in.readLong();
-    return new ChangeEvent(table, operation, key, before, after, sequence, ts);
+    ChangeEvent event = new ChangeEvent(table, operation, key, before, after, sequence, ts);
+    return in.readBoolean() ? event.withOrigin(in.readUTF(), in.readLong()) : event;
   }
 
   @Override
@@ -136,7 +146,9 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
   public static final class ChangeEventSerializerSnapshot
       extends CompositeTypeSerializerSnapshot<ChangeEvent, ChangeEventSerializer> {
 
-    private static final int VERSION_1 = 1;
+    // Version 2: events carry their Kafka origin. Events travel between operators only, never in
+    // state, so no version 1 data is ever read with this serializer.
+    private static final int CURRENT_VERSION = 2;
 
     public ChangeEventSerializerSnapshot() {}
 
@@ -146,7 +158,7 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
     @Override
     protected int getCurrentOuterSnapshotVersion() {
-      return VERSION_1;
+      return CURRENT_VERSION;
     }
 
     @Override

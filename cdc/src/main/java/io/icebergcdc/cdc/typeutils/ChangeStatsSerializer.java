@@ -1,7 +1,10 @@
 package io.icebergcdc.cdc.typeutils;
 
 import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.SourceSequence;
 import java.io.IOException;
+import java.util.Map;
+import java.util.TreeMap;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputView;
@@ -10,12 +13,14 @@ import org.apache.flink.core.memory.DataOutputView;
 
 /**
  * Versioned serializer of {@link ChangeStats}. Version 1: six counters and the nullable last source
- * position. Fields are only ever appended in later versions.
+ * position. Version 2 appends the Kafka offsets: a count, then each topic partition and offset.
+ * Fields are only ever appended in later versions.
  */
 public final class ChangeStatsSerializer implements SimpleVersionedSerializer<ChangeStats> {
 
   public static final int VERSION_1 = 1;
-  private static final int CURRENT = VERSION_1;
+  public static final int VERSION_2 = 2;
+  public static final int CURRENT = VERSION_2;
 
   @Override
   public int getVersion() {
@@ -43,20 +48,33 @@ public final class ChangeStatsSerializer implements SimpleVersionedSerializer<Ch
     out.writeLong(stats.duplicatesDropped());
     out.writeLong(stats.deadLettered());
     SourceSequenceCodec.writeNullable(stats.lastSourcePosition(), out);
+    out.writeInt(stats.sourceOffsets().size());
+    for (Map.Entry<String, Long> offset : stats.sourceOffsets().entrySet()) {
+      out.writeUTF(offset.getKey());
+      out.writeLong(offset.getValue());
+    }
   }
 
   /** Reads stats written in {@code version}, inside another serializer's input. */
   public static ChangeStats read(int version, DataInputView in) throws IOException {
-    if (version != VERSION_1) {
+    if (version != VERSION_1 && version != VERSION_2) {
       throw new IOException("unknown version " + version + " of serialized change statistics");
     }
+    long inserted = in.readLong();
+    long updated = in.readLong();
+    long deleted = in.readLong();
+    long stale = in.readLong();
+    long duplicates = in.readLong();
+    long deadLettered = in.readLong();
+    SourceSequence position = SourceSequenceCodec.readNullable(in);
+    Map<String, Long> offsets = new TreeMap<>();
+    if (version >= VERSION_2) {
+      int count = in.readInt();
+      for (int i = 0; i < count; i++) {
+        offsets.put(in.readUTF(), in.readLong());
+      }
+    }
     return new ChangeStats(
-        in.readLong(),
-        in.readLong(),
-        in.readLong(),
-        in.readLong(),
-        in.readLong(),
-        in.readLong(),
-        SourceSequenceCodec.readNullable(in));
+        inserted, updated, deleted, stale, duplicates, deadLettered, position, offsets);
   }
 }

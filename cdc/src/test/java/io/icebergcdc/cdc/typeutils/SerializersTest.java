@@ -33,6 +33,14 @@ class SerializersTest {
 
     byte[] v1 = GoldenFiles.bytes("serializer/change-stats-v1.bin", bytes);
     assertThat(serializer.deserialize(ChangeStatsSerializer.VERSION_1, v1)).isEqualTo(STATS);
+    ChangeStats withOffsets =
+        new ChangeStats(
+            1, 2, 3, 4, 5, 6, null, java.util.Map.of("shop.items/0", 41L, "shop.items/2", 7L));
+    assertThat(serializer.deserialize(serializer.getVersion(), serializer.serialize(withOffsets)))
+        .isEqualTo(withOffsets);
+    assertThat(withOffsets.plus(STATS).plus(withOffsets).sourceOffsets())
+        .containsExactly(
+            java.util.Map.entry("shop.items/0", 41L), java.util.Map.entry("shop.items/2", 7L));
     assertThatThrownBy(() -> serializer.deserialize(99, bytes))
         .isInstanceOf(IOException.class)
         .hasMessageContaining("version 99");

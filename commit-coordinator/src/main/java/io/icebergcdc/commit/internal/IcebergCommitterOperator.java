@@ -333,6 +333,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       update = delta;
     }
     summary(checkpointId, commitJobId, stats).forEach(update::set);
+    if (!stats.sourceOffsets().isEmpty()) {
+      update.set(SnapshotSummaryKeys.KAFKA_OFFSETS, kafkaOffsets(base, stats));
+    }
     update.set(SnapshotSummaryKeys.DELETES_FELL_BACK, Long.toString(prepared.fellBack));
 
     long start = System.nanoTime();
@@ -432,6 +435,34 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       }
       writtenDeletes.clear();
     }
+  }
+
+  /**
+   * The offsets of this commit merged with those of the latest earlier snapshot of this committer
+   * that has any, so that every snapshot tells how far each partition is applied.
+   */
+  private String kafkaOffsets(Snapshot base, ChangeStats stats) {
+    java.util.TreeMap<String, Long> offsets = new java.util.TreeMap<>(stats.sourceOffsets());
+    for (Snapshot s = base;
+        s != null;
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      String previous = s.summary().get(SnapshotSummaryKeys.KAFKA_OFFSETS);
+      if (previous != null && operatorId.equals(s.summary().get(SnapshotSummaryKeys.OPERATOR_ID))) {
+        for (String pair : previous.split(",")) {
+          int eq = pair.lastIndexOf('=');
+          offsets.merge(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)), Math::max);
+        }
+        break;
+      }
+    }
+    StringBuilder text = new StringBuilder();
+    offsets.forEach(
+        (partition, offset) ->
+            text.append(text.length() == 0 ? "" : ",")
+                .append(partition)
+                .append('=')
+                .append(offset));
+    return text.toString();
   }
 
   private Map<String, String> summary(long checkpointId, String commitJobId, ChangeStats stats) {

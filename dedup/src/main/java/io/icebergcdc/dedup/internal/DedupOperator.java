@@ -13,6 +13,7 @@ import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
 import io.icebergcdc.dedup.AmbiguousChangeException;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.flink.api.common.state.StateTtlConfig;
@@ -81,6 +82,7 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
   private transient long duplicates;
   private transient long deadLettered;
   private transient SourceSequence lastSeen;
+  private transient Map<String, Long> offsets;
 
   public DedupOperator(
       ChangeSchema schema, Duration tombstoneTtl, AmbiguousChangePolicy ambiguousChangePolicy) {
@@ -116,6 +118,7 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
   public void open() throws Exception {
     super.open();
     pending = new LinkedHashMap<>();
+    offsets = new HashMap<>();
     metrics = new DedupMetrics(getMetricGroup(), () -> pending.size());
   }
 
@@ -124,6 +127,9 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
     ChangeEvent event = element.getValue();
     metrics.received.inc();
     lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
+    if (event.originPartition() != null) {
+      offsets.merge(event.originPartition(), event.originOffset(), Math::max);
+    }
 
     AppliedChange applied = live.value();
     AppliedChange last = applied != null ? applied : tombstone.value();
@@ -240,7 +246,9 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
     metrics.updated.inc(updated);
     metrics.deleted.inc(deleted);
     ChangeStats stats =
-        new ChangeStats(inserted, updated, deleted, stale, duplicates, deadLettered, lastSeen);
+        new ChangeStats(
+            inserted, updated, deleted, stale, duplicates, deadLettered, lastSeen, offsets);
+    offsets.clear();
     if (!stats.isEmpty()) {
       output.collect(STATS, new StreamRecord<>(stats));
     }

@@ -91,9 +91,10 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
         throw new MalformedChangeException(
             "topic " + record.position() + ": the job reads no table from this topic");
       }
+      String partition = record.topic + "/" + record.partition;
       for (ChangeEvent event :
           parsers.get(record.topic).parse(record.value, "topic " + record.position())) {
-        ctx.output(route.output(), event);
+        ctx.output(route.output(), event.withOrigin(partition, record.offset));
       }
     } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {

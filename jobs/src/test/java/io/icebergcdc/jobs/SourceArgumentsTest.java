@@ -10,8 +10,10 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Argument errors of {@code apply --source postgres|mysql|mariadb}: one line and status 2. */
-class CaptureArgumentsTest {
+/**
+ * Argument errors of {@code apply --source postgres|mysql|mariadb|kafka}: one line and status 2.
+ */
+class SourceArgumentsTest {
 
   @TempDir Path dir;
 
@@ -19,8 +21,50 @@ class CaptureArgumentsTest {
   void refusesAnUnknownSource() {
     assertThat(run("apply", "--source", "oracle", "--warehouse", "w"))
         .isEqualTo(
-            "2: error: apply: --source oracle is not supported; use file, postgres, mysql or"
-                + " mariadb");
+            "2: error: apply: --source oracle is not supported; use file, postgres, mysql,"
+                + " mariadb or kafka");
+  }
+
+  @Test
+  void kafkaNeedsTopicsOrAPatternButNotBoth() {
+    assertThat(run("apply", "--source", "kafka", "--warehouse", "w", "--bootstrap-servers", "b"))
+        .isEqualTo("2: error: apply: give --topics or --topic-pattern, one of them");
+    assertThat(
+            run(
+                "apply",
+                "--source",
+                "kafka",
+                "--warehouse",
+                "w",
+                "--bootstrap-servers",
+                "b",
+                "--topics",
+                "a",
+                "--topic-pattern",
+                "a.*"))
+        .isEqualTo("2: error: apply: give --topics or --topic-pattern, one of them");
+  }
+
+  @Test
+  void kafkaRefusesBadFormatsOffsetsAndProperties() {
+    String[] base = {"apply", "--source", "kafka", "--warehouse", "w", "--topics", "t"};
+    assertThat(run(concat(base, "--bootstrap-servers", "b", "--format", "avro")))
+        .isEqualTo("2: error: apply: --format avro is not supported; use debezium-json");
+    assertThat(run(concat(base, "--bootstrap-servers", "b", "--starting-offsets", "yesterday")))
+        .isEqualTo(
+            "2: error: apply: --starting-offsets: starting offsets must be earliest, latest,"
+                + " committed or timestamp:<epoch millis>, not 'yesterday'");
+    assertThat(run(concat(base, "--bootstrap-servers", "b", "--kafka-properties", "acks")))
+        .isEqualTo("2: error: apply: --kafka-properties takes key=value pairs, not 'acks'");
+    assertThat(run(concat(base, "--bootstrap-servers", "b", "--slot", "s")))
+        .isEqualTo("2: error: apply --source kafka: --slot does not apply here");
+    assertThat(run(base)).isEqualTo("2: error: apply: --bootstrap-servers is required");
+  }
+
+  private static String[] concat(String[] first, String... more) {
+    String[] all = java.util.Arrays.copyOf(first, first.length + more.length);
+    System.arraycopy(more, 0, all, first.length, more.length);
+    return all;
   }
 
   @Test
