@@ -157,6 +157,121 @@ class KafkaApplyITCase {
     }
   }
 
+  /**
+   * Upsert records (a JSON key, a JSON row or null to delete) on a topic of three partitions keyed
+   * by primary key, some delivered twice, some malformed: the table ends as the last record of each
+   * key left it, and the malformed records are dead letters.
+   */
+  @Test
+  void appliesUpsertRecordsInPartitionOrder() throws Exception {
+    String topic = "upserts.accounts";
+    KAFKA.createTopic(topic, 3);
+    Catalog catalog =
+        ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of()).loadCatalog();
+    TableIdentifier identifier = TableIdentifier.of("shop", "accounts");
+    catalog.createTable(
+        identifier,
+        new org.apache.iceberg.Schema(
+            List.of(
+                org.apache.iceberg.types.Types.NestedField.required(
+                    1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    2, "owner", org.apache.iceberg.types.Types.StringType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    3, "balance", org.apache.iceberg.types.Types.LongType.get())),
+            Set.of(1)),
+        org.apache.iceberg.PartitionSpec.unpartitioned(),
+        Map.of("format-version", "3"));
+
+    java.util.Random random = new java.util.Random(5);
+    Map<Long, String> model = new java.util.TreeMap<>();
+    List<Map.Entry<String, String>> records = new ArrayList<>();
+    List<String> malformed = new ArrayList<>();
+    for (int i = 0; i < 4000; i++) {
+      long id = random.nextInt(250);
+      String key = "{\"id\":" + id + "}";
+      if (random.nextInt(10) == 0) {
+        records.add(new java.util.AbstractMap.SimpleEntry<>(key, null));
+        model.remove(id);
+      } else {
+        String row = "{\"id\":" + id + ",\"owner\":\"o" + i + "\",\"balance\":" + (i * 3) + "}";
+        records.add(Map.entry(key, row));
+        if (random.nextInt(20) == 0) {
+          records.add(Map.entry(key, row)); // delivered twice
+        }
+        model.put(id, "id=" + id + " owner=o" + i + " balance=" + (i * 3));
+      }
+      if (i % 1000 == 500) {
+        String wrongKey = "{\"id\":" + (id + 1000) + ",\"owner\":\"x\",\"balance\":1}";
+        String notJson = "not json " + i;
+        records.add(Map.entry(key, wrongKey));
+        records.add(Map.entry(key, notJson));
+        malformed.add(wrongKey);
+        malformed.add(notJson);
+      }
+    }
+    KAFKA.produce(topic, records);
+
+    running =
+        new KafkaPipeline(
+                new KafkaJob(
+                    KAFKA.bootstrapServers(),
+                    List.of(topic),
+                    null,
+                    "iceberg-cdc-upsert-it",
+                    "earliest",
+                    KafkaJob.UPSERT_JSON,
+                    Map.of(),
+                    "shop.{table}",
+                    List.of(),
+                    null,
+                    dir.resolve("warehouse").toString(),
+                    3,
+                    2,
+                    Duration.ofMillis(300),
+                    dir.resolve("checkpoints").toString(),
+                    "hashmap",
+                    new Configuration(),
+                    dir.resolve("dead-letters").toString(),
+                    null,
+                    0))
+            .start();
+
+    List<String> expected = new ArrayList<>(model.values());
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    Table table = catalog.loadTable(identifier);
+    List<String> actual = List.of();
+    while (!actual.equals(expected) && System.nanoTime() < deadline) {
+      assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+      Thread.sleep(300);
+      table.refresh();
+      actual = rows(table);
+    }
+    assertThat(actual).containsExactlyElementsOf(expected);
+    assertThat(awaitDeadLetters(malformed.size(), deadline))
+        .extracting(l -> l.get("record").asText())
+        .containsExactlyInAnyOrderElementsOf(malformed);
+  }
+
+  /** The rows of the upsert test's table, by id, as text. */
+  private static List<String> rows(Table table) throws Exception {
+    Map<Long, String> rows = new java.util.TreeMap<>();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+        org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+      for (org.apache.iceberg.data.Record r : records) {
+        rows.put(
+            (Long) r.getField("id"),
+            "id="
+                + r.getField("id")
+                + " owner="
+                + r.getField("owner")
+                + " balance="
+                + r.getField("balance"));
+      }
+    }
+    return new ArrayList<>(rows.values());
+  }
+
   /** Produces records and notes the highest offset of a well-formed one per partition. */
   private static void noteOffsets(
       Map<String, Map<String, Long>> lastOffsets,
@@ -180,6 +295,7 @@ class KafkaApplyITCase {
         "shop\\.public\\..*",
         "iceberg-cdc-it",
         "earliest",
+        KafkaJob.DEBEZIUM_JSON,
         Map.of(),
         "shop.{table}",
         List.of(),

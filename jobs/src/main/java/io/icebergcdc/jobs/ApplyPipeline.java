@@ -39,6 +39,7 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.OnCheckpointRollingPolicy;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -194,7 +195,10 @@ public final class ApplyPipeline {
             + " events with Debezium's schemas enabled");
   }
 
-  /** Writes dead letters as lines of JSON into files under a directory. */
+  /**
+   * Writes dead letters as lines of JSON into files under a directory, finished with each
+   * checkpoint.
+   */
   public static void writeDeadLetters(DataStream<DeadLetter> deadLetters, String directory) {
     deadLetters
         .map(new DeadLetterToJson())
@@ -203,6 +207,9 @@ public final class ApplyPipeline {
             FileSink.forRowFormat(
                     new Path(Paths.get(directory).toAbsolutePath().toUri()),
                     new SimpleStringEncoder<String>())
+                // A file per checkpoint: dead letters are visible once their checkpoint completed,
+                // as the table's changes are.
+                .withRollingPolicy(OnCheckpointRollingPolicy.build())
                 .build())
         .name("dead-letter files")
         .uid("dead-letter-sink");

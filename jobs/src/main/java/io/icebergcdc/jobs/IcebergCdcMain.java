@@ -49,7 +49,7 @@ public final class IcebergCdcMain {
           "        [--parallelism N] [--checkpoint-interval <duration>] [--dead-letter-path <dir>]",
           "        [--checkpoint-dir <dir>] [--state-backend hashmap|rocksdb] [sink options above]",
           "  apply --source kafka --bootstrap-servers <host:port,...>",
-          "        --topics <topic,...> | --topic-pattern <regex> [--format debezium-json]",
+          "        --topics <topic,...> | --topic-pattern <regex> [--format debezium-json|upsert-json]",
           "        [--group-id <id>] [--starting-offsets earliest|latest|committed|timestamp:<ms>]",
           "        [--kafka-properties <key=value,...>] [--table-template <ns.{topic}>]",
           "        [--primary-key <col,...>] [--sequence-column <col>] --warehouse <dir>",
@@ -282,11 +282,7 @@ public final class IcebergCdcMain {
 
   static KafkaJob kafkaJob(Arguments args) {
     ApplyJob common = applyJob(args, false);
-    String format = args.optional("format", "debezium-json");
-    if (!format.equals("debezium-json")) {
-      throw new Arguments.UsageException(
-          "apply: --format " + format + " is not supported; use debezium-json");
-    }
+    String format = args.optional("format", KafkaJob.DEBEZIUM_JSON);
     String topics = args.optional("topics", null);
     String pattern = args.optional("topic-pattern", null);
     if ((topics == null) == (pattern == null)) {
@@ -309,12 +305,38 @@ public final class IcebergCdcMain {
         kafkaProperties.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
       }
     }
+    String bootstrapServers = args.required("bootstrap-servers");
+    try {
+      return kafkaJob(
+          args,
+          common,
+          bootstrapServers,
+          topics,
+          pattern,
+          startingOffsets,
+          format,
+          kafkaProperties);
+    } catch (IllegalArgumentException e) {
+      throw new Arguments.UsageException("apply: " + e.getMessage());
+    }
+  }
+
+  private static KafkaJob kafkaJob(
+      Arguments args,
+      ApplyJob common,
+      String bootstrapServers,
+      String topics,
+      String pattern,
+      String startingOffsets,
+      String format,
+      Map<String, String> kafkaProperties) {
     return new KafkaJob(
-        args.required("bootstrap-servers"),
+        bootstrapServers,
         topics == null ? List.of() : args.list("topics"),
         pattern,
         args.optional("group-id", "iceberg-cdc"),
         startingOffsets,
+        format,
         kafkaProperties,
         args.optional("table-template", "cdc.{topic}"),
         args.optional("primary-key", null) == null ? List.of() : args.list("primary-key"),

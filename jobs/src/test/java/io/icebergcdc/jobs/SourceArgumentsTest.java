@@ -49,7 +49,21 @@ class SourceArgumentsTest {
   void kafkaRefusesBadFormatsOffsetsAndProperties() {
     String[] base = {"apply", "--source", "kafka", "--warehouse", "w", "--topics", "t"};
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--format", "avro")))
-        .isEqualTo("2: error: apply: --format avro is not supported; use debezium-json");
+        .isEqualTo(
+            "2: error: apply: format avro is not supported; use debezium-json or upsert-json");
+    assertThat(
+            run(
+                concat(
+                    base,
+                    "--bootstrap-servers",
+                    "b",
+                    "--format",
+                    "upsert-json",
+                    "--sequence-column",
+                    "seq")))
+        .isEqualTo(
+            "2: error: apply: upsert-json records are ordered by partition and offset: a delete"
+                + " (a null value) carries no sequence column");
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--starting-offsets", "yesterday")))
         .isEqualTo(
             "2: error: apply: --starting-offsets: starting offsets must be earliest, latest,"

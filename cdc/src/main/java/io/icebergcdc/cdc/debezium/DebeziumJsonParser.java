@@ -62,21 +62,8 @@ public final class DebeziumJsonParser {
     this.tableName = tableName;
     this.sequenceColumn = sequenceColumn;
     this.converter = new JsonRowConverter(changeSchema.schema());
-    if (sequenceColumn != null) {
-      int pos = -1;
-      for (int i = 0; i < changeSchema.schema().columns().size(); i++) {
-        if (changeSchema.schema().columns().get(i).name().equals(sequenceColumn)) {
-          pos = i;
-        }
-      }
-      if (pos < 0) {
-        throw new IllegalArgumentException(
-            "sequence column '" + sequenceColumn + "' is not a column of table " + tableName);
-      }
-      this.sequencePosition = pos;
-    } else {
-      this.sequencePosition = -1;
-    }
+    this.sequencePosition =
+        sequenceColumn == null ? -1 : position(changeSchema, sequenceColumn, tableName);
   }
 
   /**
@@ -240,15 +227,7 @@ public final class DebeziumJsonParser {
 
   private SourceSequence sequence(JsonNode source, RowData row, String locator) {
     if (sequenceColumn != null) {
-      if (row.isNullAt(sequencePosition)) {
-        throw new MalformedChangeException(
-            locator + ": sequence column '" + sequenceColumn + "' is null");
-      }
-      Object value =
-          RowData.createFieldGetter(
-                  changeSchema.rowType().getTypeAt(sequencePosition), sequencePosition)
-              .getFieldOrNull(row);
-      return SourceSequence.column(SequenceValues.toLong(value, sequenceColumn));
+      return columnSequence(changeSchema, row, sequenceColumn, sequencePosition, locator);
     }
     JsonNode lsn = source.get("lsn");
     if (lsn != null && !lsn.isNull()) {
@@ -271,6 +250,36 @@ public final class DebeziumJsonParser {
         locator
             + ": the event has no source position (source.lsn, or source.file and source.pos);"
             + " name a sequence column to order its changes");
+  }
+
+  /** The position of the sequence column in the table's rows. */
+  static int position(ChangeSchema changeSchema, String sequenceColumn, String tableName) {
+    List<org.apache.iceberg.types.Types.NestedField> columns = changeSchema.schema().columns();
+    for (int i = 0; i < columns.size(); i++) {
+      if (columns.get(i).name().equals(sequenceColumn)) {
+        return i;
+      }
+    }
+    throw new IllegalArgumentException(
+        "sequence column '" + sequenceColumn + "' is not a column of table " + tableName);
+  }
+
+  /** The sequence a row's sequence column gives. */
+  static SourceSequence columnSequence(
+      ChangeSchema changeSchema,
+      RowData row,
+      String sequenceColumn,
+      int sequencePosition,
+      String locator) {
+    if (row.isNullAt(sequencePosition)) {
+      throw new MalformedChangeException(
+          locator + ": sequence column '" + sequenceColumn + "' is null");
+    }
+    Object value =
+        RowData.createFieldGetter(
+                changeSchema.rowType().getTypeAt(sequencePosition), sequencePosition)
+            .getFieldOrNull(row);
+    return SourceSequence.column(SequenceValues.toLong(value, sequenceColumn));
   }
 
   private static long lsnValue(JsonNode node) {

@@ -17,6 +17,8 @@ import org.apache.flink.configuration.Configuration;
  *     checkpoint
  * @param startingOffsets where a job without state starts: {@code earliest}, {@code latest}, {@code
  *     committed} (the group's, else earliest) or {@code timestamp:<epoch millis>}
+ * @param format how records are written: {@code debezium-json} (Debezium's JSON, with or without
+ *     schemas) or {@code upsert-json} (a JSON key of key columns, a JSON row or null to delete)
  * @param kafkaProperties further consumer properties (security, say)
  * @param tableTemplate the Iceberg table of each topic: {@code {topic}} (its dots made underscores)
  *     and {@code {table}} (the part of its name after the last dot); the part before the template's
@@ -42,6 +44,7 @@ public record KafkaJob(
     String topicPattern,
     String groupId,
     String startingOffsets,
+    String format,
     Map<String, String> kafkaProperties,
     String tableTemplate,
     List<String> primaryKey,
@@ -56,6 +59,21 @@ public record KafkaJob(
     String deadLetterPath,
     String restoreFrom,
     int restartAttempts) {
+
+  public static final String DEBEZIUM_JSON = "debezium-json";
+  public static final String UPSERT_JSON = "upsert-json";
+
+  public KafkaJob {
+    if (!format.equals(DEBEZIUM_JSON) && !format.equals(UPSERT_JSON)) {
+      throw new IllegalArgumentException(
+          "format " + format + " is not supported; use " + DEBEZIUM_JSON + " or " + UPSERT_JSON);
+    }
+    if (format.equals(UPSERT_JSON) && sequenceColumn != null) {
+      throw new IllegalArgumentException(
+          "upsert-json records are ordered by partition and offset: a delete (a null value)"
+              + " carries no sequence column");
+    }
+  }
 
   /** The Iceberg table name of a topic. */
   public String targetName(String topic) {
@@ -72,6 +90,7 @@ public record KafkaJob(
         topicPattern,
         groupId,
         startingOffsets,
+        format,
         kafkaProperties,
         tableTemplate,
         primaryKey,

@@ -49,8 +49,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * Composes a Kafka job: a {@link KafkaSource} over the change topics (its offsets live in Flink's
  * checkpoints), a router that parses each record for its topic's table, and one {@link
  * IcebergCdcSink} per topic, with operator uids prefixed by the Iceberg table's name. Topics given
- * by a pattern are listed when the job starts; a table missing in the catalog is created from the
- * Connect schema of the first record of its topic that carries one.
+ * by a pattern are listed when the job starts; for Debezium JSON, a table missing in the catalog is
+ * created from the Connect schema of the first record of its topic that carries one.
  */
 public final class KafkaPipeline {
 
@@ -102,6 +102,12 @@ public final class KafkaPipeline {
           CdcTables.createOrLoad(
               catalog, identifier, null, null, job.formatVersion(), job.primaryKey());
         }
+      } else if (job.format().equals(KafkaJob.UPSERT_JSON)) {
+        throw new IllegalArgumentException(
+            "table "
+                + identifier
+                + " does not exist; upsert records carry no schema to create it from, create it"
+                + " first with the primary key as identifier fields");
       } else {
         Schema schema = schemaFromTopic(topic, identifier);
         table =
@@ -138,7 +144,8 @@ public final class KafkaPipeline {
             .setDeserializer(new KafkaRecordDeserializer())
             .setProperties(properties())
             .build();
-    KafkaRouter router = new KafkaRouter(schemas, tableNames, job.sequenceColumn(), policy);
+    KafkaRouter router =
+        new KafkaRouter(schemas, tableNames, job.sequenceColumn(), job.format(), policy);
     SingleOutputStreamOperator<ChangeEvent> routed =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)
             .uid("kafka-source")

@@ -7,10 +7,12 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.debezium.UpsertJsonParser;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import java.io.Serializable;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -19,13 +21,16 @@ import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Parses Debezium JSON change events read from Kafka (with or without their schema part) and sends
- * the changes of each topic to its table's side output ({@link #outputOf}), typed by the table's
- * schema. Runs beside the Kafka source, at its parallelism; the main output stays empty.
+ * Parses change records read from Kafka, in Debezium's JSON (with or without the schema part) or as
+ * upsert records ({@link UpsertJsonParser}), and sends the changes of each topic to its table's
+ * side output ({@link #outputOf}), typed by the table's schema, each marked with the partition and
+ * offset it came from. Runs beside the Kafka source, at its parallelism; the main output stays
+ * empty.
  *
- * <p>A null value is a Debezium tombstone (it tells log compaction that a key was deleted, after
- * the delete event itself) and yields nothing. A record that cannot be applied fails the job with
- * its topic, partition and offset, or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
+ * <p>In Debezium's JSON a null value is a tombstone (it tells log compaction that a key was
+ * deleted, after the delete event itself) and yields nothing; an upsert record with a null value
+ * deletes its key. A record that cannot be applied fails the job with its topic, partition and
+ * offset, or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
  * DebeziumJsonParseFunction#DEAD_LETTERS} with them and the reason, and is counted in {@code
  * badRecords}.
  */
@@ -40,9 +45,11 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
 
   private final Map<String, Route> routes = new LinkedHashMap<>();
   private final String sequenceColumn;
+  private final boolean upsert;
   private final BadRecordPolicy badRecordPolicy;
 
   private transient Map<String, DebeziumJsonParser> parsers;
+  private transient Map<String, UpsertJsonParser> upsertParsers;
   private transient Counter badRecords;
 
   /**
@@ -53,6 +60,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
       Map<String, ChangeSchema> schemas,
       Map<String, String> tableNames,
       String sequenceColumn,
+      String format,
       BadRecordPolicy badRecordPolicy) {
     schemas.forEach(
         (topic, schema) ->
@@ -63,6 +71,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
                     schema,
                     new OutputTag<>("changes-" + topic, ChangeEventTypeInfo.of(schema)))));
     this.sequenceColumn = sequenceColumn;
+    this.upsert = format.equals(KafkaJob.UPSERT_JSON);
     this.badRecordPolicy = badRecordPolicy;
   }
 
@@ -73,16 +82,22 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
   @Override
   public void open(OpenContext openContext) {
     parsers = new HashMap<>();
+    upsertParsers = new HashMap<>();
     routes.forEach(
-        (topic, route) ->
+        (topic, route) -> {
+          if (upsert) {
+            upsertParsers.put(topic, new UpsertJsonParser(route.schema(), route.tableName()));
+          } else {
             parsers.put(
-                topic, new DebeziumJsonParser(route.schema(), route.tableName(), sequenceColumn)));
+                topic, new DebeziumJsonParser(route.schema(), route.tableName(), sequenceColumn));
+          }
+        });
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
   }
 
   @Override
   public void processElement(KafkaRecord record, Context ctx, Collector<ChangeEvent> out) {
-    if (record.value == null) {
+    if (record.value == null && !upsert) {
       return;
     }
     Route route = routes.get(record.topic);
@@ -92,14 +107,20 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
             "topic " + record.position() + ": the job reads no table from this topic");
       }
       String partition = record.topic + "/" + record.partition;
-      for (ChangeEvent event :
-          parsers.get(record.topic).parse(record.value, "topic " + record.position())) {
+      String locator = "topic " + record.position();
+      List<ChangeEvent> events =
+          upsert
+              ? upsertParsers
+                  .get(record.topic)
+                  .parse(record.key, record.value, record.partition, record.offset, locator)
+              : parsers.get(record.topic).parse(record.value, locator);
+      for (ChangeEvent event : events) {
         ctx.output(route.output(), event.withOrigin(partition, record.offset));
       }
     } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {
         throw new MalformedChangeException(
-            e.getMessage() + " (record '" + abbreviate(record.value) + "')", e);
+            e.getMessage() + " (record '" + abbreviate(String.valueOf(record.value)) + "')", e);
       }
       badRecords.inc();
       ctx.output(
@@ -108,7 +129,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
               route == null ? record.topic : route.tableName(),
               "kafka " + record.position(),
               e.getMessage(),
-              record.value));
+              record.value == null ? "key " + record.key : record.value));
     }
   }
 
