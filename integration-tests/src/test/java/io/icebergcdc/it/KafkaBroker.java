@@ -1,184 +1,40 @@
 package io.icebergcdc.it;
 
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.time.Duration;
-import java.util.ArrayList;
+import io.icebergcdc.localkafka.LocalKafkaBroker;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
-/**
- * A real Kafka broker for a test class: one KRaft node (broker and controller) on loopback, from
- * the {@code kafka_2.13} artifact on the test class path, run as its own process. Its storage is
- * formatted with {@code kafka.tools.StorageTool} and it is started with {@code kafka.Kafka}, as
- * Kafka's own scripts do; it is stopped after the class.
- */
+/** A {@link LocalKafkaBroker} for a test class: started before it, stopped after it. */
 final class KafkaBroker implements BeforeAllCallback, AfterAllCallback {
 
-  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
-
-  private Path directory;
-  private Process process;
-  private int port;
-
-  String bootstrapServers() {
-    return "127.0.0.1:" + port;
-  }
+  private LocalKafkaBroker broker;
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
-    directory = Files.createTempDirectory("kafka-it");
-    port = freePort();
-    int controllerPort = freePort();
-    Path properties = directory.resolve("server.properties");
-    Files.writeString(
-        properties,
-        String.join(
-            "\n",
-            "process.roles=broker,controller",
-            "node.id=1",
-            "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
-            "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
-            "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
-            "controller.listener.names=CONTROLLER",
-            "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "log.dirs=" + directory.resolve("data"),
-            "num.partitions=1",
-            "auto.create.topics.enable=false",
-            "offsets.topic.replication.factor=1",
-            "offsets.topic.num.partitions=1",
-            "transaction.state.log.replication.factor=1",
-            "transaction.state.log.min.isr=1",
-            "share.coordinator.state.topic.replication.factor=1",
-            "share.coordinator.state.topic.min.isr=1",
-            "group.initial.rebalance.delay.ms=0",
-            ""),
-        StandardCharsets.UTF_8);
-    Path log = directory.resolve("broker.log");
-    int formatted =
-        java(
-                "kafka.tools.StorageTool",
-                "format",
-                "-t",
-                Uuid.randomUuid().toString(),
-                "-c",
-                properties.toString())
-            .redirectOutput(log.toFile())
-            .redirectErrorStream(true)
-            .start()
-            .waitFor();
-    if (formatted != 0) {
-      throw new IllegalStateException(
-          "formatting the Kafka storage failed: " + Files.readString(log));
-    }
-    process =
-        java("kafka.Kafka", properties.toString())
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-            .redirectErrorStream(true)
-            .start();
-    awaitReady(log);
-  }
-
-  private void awaitReady(Path log) throws Exception {
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    Exception last = null;
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("the Kafka broker exited: " + Files.readString(log));
-      }
-      try (Admin admin = admin()) {
-        admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
-        return;
-      } catch (Exception e) {
-        last = e;
-        Thread.sleep(500);
-      }
-    }
-    throw new IllegalStateException(
-        "the Kafka broker did not start within " + START_TIMEOUT + ": " + Files.readString(log),
-        last);
+    broker = LocalKafkaBroker.start();
   }
 
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
-    if (process != null) {
-      process.destroy();
-      if (!process.waitFor(30, TimeUnit.SECONDS)) {
-        process.destroyForcibly().waitFor();
-      }
+    if (broker != null) {
+      broker.close();
     }
   }
 
-  Admin admin() {
-    Properties properties = new Properties();
-    properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-    return Admin.create(properties);
+  String bootstrapServers() {
+    return broker.bootstrapServers();
   }
 
   void createTopic(String name, int partitions) throws Exception {
-    try (Admin admin = admin()) {
-      admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
-    }
+    broker.createTopic(name, partitions);
   }
 
-  /**
-   * Sends records (key, value) to a topic, each to the partition its key hashes to, and returns
-   * where each went, in order.
-   */
   List<RecordMetadata> produce(String topic, List<Map.Entry<String, String>> records)
       throws Exception {
-    Properties properties = new Properties();
-    properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-    properties.put(ProducerConfig.ACKS_CONFIG, "all");
-    List<Future<RecordMetadata>> sent = new ArrayList<>();
-    try (KafkaProducer<String, String> producer =
-        new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
-      for (Map.Entry<String, String> record : records) {
-        sent.add(producer.send(new ProducerRecord<>(topic, record.getKey(), record.getValue())));
-      }
-      producer.flush();
-    }
-    List<RecordMetadata> metadata = new ArrayList<>();
-    for (Future<RecordMetadata> future : sent) {
-      metadata.add(future.get());
-    }
-    return metadata;
-  }
-
-  private static ProcessBuilder java(String mainClass, String... args) {
-    List<String> command = new ArrayList<>();
-    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx512m");
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(mainClass);
-    command.addAll(List.of(args));
-    return new ProcessBuilder(command);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
+    return broker.produce(topic, records);
   }
 }

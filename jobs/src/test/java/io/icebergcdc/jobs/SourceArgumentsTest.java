@@ -50,7 +50,8 @@ class SourceArgumentsTest {
     String[] base = {"apply", "--source", "kafka", "--warehouse", "w", "--topics", "t"};
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--format", "avro")))
         .isEqualTo(
-            "2: error: apply: format avro is not supported; use debezium-json or upsert-json");
+            "2: error: apply: format avro is not supported; use debezium-json, maxwell-json or"
+                + " upsert-json");
     assertThat(
             run(
                 concat(

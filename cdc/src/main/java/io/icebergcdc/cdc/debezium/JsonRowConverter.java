@@ -231,19 +231,36 @@ final class JsonRowConverter {
 
   private static TimestampData timestamp(JsonNode value, String unit) {
     if (value.isTextual()) {
-      return TimestampData.fromLocalDateTime(LocalDateTime.parse(value.textValue()));
+      return TimestampData.fromLocalDateTime(LocalDateTime.parse(isoText(value.textValue())));
     }
     return fromEpoch(integral(value), unit);
   }
 
+  /**
+   * A timestamp with time zone: epoch units, ISO-8601 text with an offset or {@code Z}, or text
+   * without one, which is read as UTC (as Maxwell writes MySQL's {@code timestamp} columns).
+   */
   private static TimestampData timestampTz(JsonNode value, String unit) {
     if (value.isTextual()) {
-      String text = value.textValue();
-      Instant instant =
-          text.endsWith("Z") ? Instant.parse(text) : OffsetDateTime.parse(text).toInstant();
+      String text = isoText(value.textValue());
+      Instant instant;
+      if (text.endsWith("Z")) {
+        instant = Instant.parse(text);
+      } else if (text.length() > 19 && text.substring(19).matches(".*[+-]\\d\\d:?\\d\\d$")) {
+        instant = OffsetDateTime.parse(text).toInstant();
+      } else {
+        instant = LocalDateTime.parse(text).toInstant(java.time.ZoneOffset.UTC);
+      }
       return TimestampData.fromInstant(instant);
     }
     return fromEpoch(integral(value), unit);
+  }
+
+  /** SQL's {@code 2024-01-02 03:04:05} as ISO-8601's {@code 2024-01-02T03:04:05}. */
+  private static String isoText(String text) {
+    return text.length() > 10 && text.charAt(10) == ' '
+        ? text.substring(0, 10) + 'T' + text.substring(11)
+        : text;
   }
 
   private static TimestampData fromEpoch(long raw, String unit) {

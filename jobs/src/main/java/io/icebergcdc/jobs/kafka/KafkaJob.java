@@ -18,7 +18,8 @@ import org.apache.flink.configuration.Configuration;
  * @param startingOffsets where a job without state starts: {@code earliest}, {@code latest}, {@code
  *     committed} (the group's, else earliest) or {@code timestamp:<epoch millis>}
  * @param format how records are written: {@code debezium-json} (Debezium's JSON, with or without
- *     schemas) or {@code upsert-json} (a JSON key of key columns, a JSON row or null to delete)
+ *     schemas), {@code maxwell-json} (Maxwell's JSON) or {@code upsert-json} (a JSON key of key
+ *     columns, a JSON row or null to delete)
  * @param kafkaProperties further consumer properties (security, say)
  * @param tableTemplate the Iceberg table of each topic: {@code {topic}} (its dots made underscores)
  *     and {@code {table}} (the part of its name after the last dot); the part before the template's
@@ -62,11 +63,21 @@ public record KafkaJob(
 
   public static final String DEBEZIUM_JSON = "debezium-json";
   public static final String UPSERT_JSON = "upsert-json";
+  public static final String MAXWELL_JSON = "maxwell-json";
 
   public KafkaJob {
-    if (!format.equals(DEBEZIUM_JSON) && !format.equals(UPSERT_JSON)) {
+    if (!format.equals(DEBEZIUM_JSON)
+        && !format.equals(UPSERT_JSON)
+        && !format.equals(MAXWELL_JSON)) {
       throw new IllegalArgumentException(
-          "format " + format + " is not supported; use " + DEBEZIUM_JSON + " or " + UPSERT_JSON);
+          "format "
+              + format
+              + " is not supported; use "
+              + DEBEZIUM_JSON
+              + ", "
+              + MAXWELL_JSON
+              + " or "
+              + UPSERT_JSON);
     }
     if (format.equals(UPSERT_JSON) && sequenceColumn != null) {
       throw new IllegalArgumentException(

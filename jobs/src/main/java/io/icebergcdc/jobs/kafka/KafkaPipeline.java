@@ -102,12 +102,14 @@ public final class KafkaPipeline {
           CdcTables.createOrLoad(
               catalog, identifier, null, null, job.formatVersion(), job.primaryKey());
         }
-      } else if (job.format().equals(KafkaJob.UPSERT_JSON)) {
+      } else if (!job.format().equals(KafkaJob.DEBEZIUM_JSON)) {
         throw new IllegalArgumentException(
             "table "
                 + identifier
-                + " does not exist; upsert records carry no schema to create it from, create it"
-                + " first with the primary key as identifier fields");
+                + " does not exist; "
+                + job.format()
+                + " records carry no schema to create it from, create it first with the primary"
+                + " key as identifier fields");
       } else {
         Schema schema = schemaFromTopic(topic, identifier);
         table =

@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.debezium.MaxwellJsonParser;
 import io.icebergcdc.cdc.debezium.UpsertJsonParser;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import java.io.Serializable;
@@ -21,16 +22,16 @@ import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Parses change records read from Kafka, in Debezium's JSON (with or without the schema part) or as
- * upsert records ({@link UpsertJsonParser}), and sends the changes of each topic to its table's
- * side output ({@link #outputOf}), typed by the table's schema, each marked with the partition and
- * offset it came from. Runs beside the Kafka source, at its parallelism; the main output stays
- * empty.
+ * Parses change records read from Kafka, in Debezium's JSON (with or without the schema part),
+ * Maxwell's JSON ({@link MaxwellJsonParser}) or as upsert records ({@link UpsertJsonParser}), and
+ * sends the changes of each topic to its table's side output ({@link #outputOf}), typed by the
+ * table's schema, each marked with the partition and offset it came from. Runs beside the Kafka
+ * source, at its parallelism; the main output stays empty.
  *
- * <p>In Debezium's JSON a null value is a tombstone (it tells log compaction that a key was
- * deleted, after the delete event itself) and yields nothing; an upsert record with a null value
- * deletes its key. A record that cannot be applied fails the job with its topic, partition and
- * offset, or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
+ * <p>A null value is, in Debezium's JSON, a tombstone (it tells log compaction that a key was
+ * deleted, after the delete event itself) and yields nothing, as in Maxwell's; an upsert record
+ * with a null value deletes its key. A record that cannot be applied fails the job with its topic,
+ * partition and offset, or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
  * DebeziumJsonParseFunction#DEAD_LETTERS} with them and the reason, and is counted in {@code
  * badRecords}.
  */
@@ -45,11 +46,10 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
 
   private final Map<String, Route> routes = new LinkedHashMap<>();
   private final String sequenceColumn;
-  private final boolean upsert;
+  private final String format;
   private final BadRecordPolicy badRecordPolicy;
 
-  private transient Map<String, DebeziumJsonParser> parsers;
-  private transient Map<String, UpsertJsonParser> upsertParsers;
+  private transient Map<String, RecordParser> parsers;
   private transient Counter badRecords;
 
   /**
@@ -71,7 +71,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
                     schema,
                     new OutputTag<>("changes-" + topic, ChangeEventTypeInfo.of(schema)))));
     this.sequenceColumn = sequenceColumn;
-    this.upsert = format.equals(KafkaJob.UPSERT_JSON);
+    this.format = format;
     this.badRecordPolicy = badRecordPolicy;
   }
 
@@ -82,22 +82,35 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
   @Override
   public void open(OpenContext openContext) {
     parsers = new HashMap<>();
-    upsertParsers = new HashMap<>();
-    routes.forEach(
-        (topic, route) -> {
-          if (upsert) {
-            upsertParsers.put(topic, new UpsertJsonParser(route.schema(), route.tableName()));
-          } else {
-            parsers.put(
-                topic, new DebeziumJsonParser(route.schema(), route.tableName(), sequenceColumn));
-          }
-        });
+    routes.forEach((topic, route) -> parsers.put(topic, parser(route)));
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+  }
+
+  /** Parses one Kafka record into the changes of its table. */
+  private interface RecordParser {
+    List<ChangeEvent> parse(KafkaRecord record, String locator);
+  }
+
+  private RecordParser parser(Route route) {
+    switch (format) {
+      case KafkaJob.UPSERT_JSON:
+        UpsertJsonParser upsert = new UpsertJsonParser(route.schema(), route.tableName());
+        return (record, locator) ->
+            upsert.parse(record.key, record.value, record.partition, record.offset, locator);
+      case KafkaJob.MAXWELL_JSON:
+        MaxwellJsonParser maxwell =
+            new MaxwellJsonParser(route.schema(), route.tableName(), sequenceColumn);
+        return (record, locator) -> maxwell.parse(record.value, locator);
+      default:
+        DebeziumJsonParser debezium =
+            new DebeziumJsonParser(route.schema(), route.tableName(), sequenceColumn);
+        return (record, locator) -> debezium.parse(record.value, locator);
+    }
   }
 
   @Override
   public void processElement(KafkaRecord record, Context ctx, Collector<ChangeEvent> out) {
-    if (record.value == null && !upsert) {
+    if (record.value == null && !format.equals(KafkaJob.UPSERT_JSON)) {
       return;
     }
     Route route = routes.get(record.topic);
@@ -108,12 +121,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
       }
       String partition = record.topic + "/" + record.partition;
       String locator = "topic " + record.position();
-      List<ChangeEvent> events =
-          upsert
-              ? upsertParsers
-                  .get(record.topic)
-                  .parse(record.key, record.value, record.partition, record.offset, locator)
-              : parsers.get(record.topic).parse(record.value, locator);
+      List<ChangeEvent> events = parsers.get(record.topic).parse(record, locator);
       for (ChangeEvent event : events) {
         ctx.output(route.output(), event.withOrigin(partition, record.offset));
       }

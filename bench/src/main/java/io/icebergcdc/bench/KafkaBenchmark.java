@@ -1,0 +1,217 @@
+package io.icebergcdc.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import io.icebergcdc.jobs.kafka.KafkaJob;
+import io.icebergcdc.jobs.kafka.KafkaPipeline;
+import io.icebergcdc.localkafka.LocalKafkaBroker;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.util.TimeUtils;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.clients.producer.RecordMetadata;
+
+/**
+ * Measures Kafka to Iceberg: a local broker (the tests' {@link LocalKafkaBroker}) is filled with a
+ * changelog first, then the Kafka job ({@code apply --source kafka} as a library call, local Flink)
+ * applies it, and the time from the job's submission until a snapshot's Kafka offsets reach the end
+ * of every partition is measured. Two formats on the same changes: Debezium JSON (one event in a
+ * hundred with its schema, as the demo changelog writes them) and upsert JSON.
+ */
+public final class KafkaBenchmark {
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    int changes = Integer.parseInt(options.getOrDefault("changes", "1000000"));
+    int keys = Integer.parseInt(options.getOrDefault("keys", "100000"));
+    int parallelism = Integer.parseInt(options.getOrDefault("parallelism", "2"));
+    Duration interval = TimeUtils.parseDuration(options.getOrDefault("checkpoint-interval", "2s"));
+    Path out =
+        Paths.get(options.getOrDefault("out", "bench/results/kafka-" + LocalDate.now() + ".md"));
+    Path work = Files.createTempDirectory("iceberg-cdc-kafka-bench");
+
+    List<String> lines = new ChangelogGenerator(changes, keys, 0, 0, 7).generate().lines();
+    List<Map.Entry<String, String>> debezium = new ArrayList<>();
+    List<Map.Entry<String, String>> upserts = new ArrayList<>();
+    for (String line : lines) {
+      JsonNode root = MAPPER.readTree(line);
+      JsonNode payload = root.has("payload") ? root.get("payload") : root;
+      boolean delete = payload.get("after").isNull();
+      JsonNode row = delete ? payload.get("before") : payload.get("after");
+      String key = "{\"id\":" + row.get("id").asLong() + "}";
+      debezium.add(Map.entry(key, line));
+      upserts.add(new AbstractMap.SimpleEntry<>(key, delete ? null : upsertRow(row)));
+    }
+
+    StringBuilder report = new StringBuilder();
+    report.append(
+        String.format(
+            Locale.ROOT,
+            "Kafka benchmark, %s: %,d changes over %,d keys in a topic of %d partitions on a local"
+                + " broker, read by a job of parallelism %d, checkpoints every %d ms, format"
+                + " version 3; %d cores, Java %s.%n%n",
+            LocalDate.now(),
+            lines.size(),
+            keys,
+            parallelism,
+            parallelism,
+            interval.toMillis(),
+            Runtime.getRuntime().availableProcessors(),
+            System.getProperty("java.version")));
+    report.append("| format | changes/s (submission to last commit) | seconds |\n");
+    report.append("| --- | ---: | ---: |\n");
+    try (LocalKafkaBroker broker = LocalKafkaBroker.start()) {
+      Catalog catalog =
+          ApplyPipeline.catalogLoader(work.resolve("warehouse").toString(), Map.of()).loadCatalog();
+      for (String format : List.of(KafkaJob.DEBEZIUM_JSON, KafkaJob.UPSERT_JSON)) {
+        String topic = "bench." + format.replace('-', '_');
+        broker.createTopic(topic, parallelism);
+        List<RecordMetadata> sent =
+            broker.produce(topic, format.equals(KafkaJob.DEBEZIUM_JSON) ? debezium : upserts);
+        Map<String, Long> ends = new HashMap<>();
+        for (RecordMetadata metadata : sent) {
+          ends.merge(topic + "/" + metadata.partition(), metadata.offset(), Math::max);
+        }
+        TableIdentifier identifier = TableIdentifier.of("bench", topic.replace('.', '_'));
+        if (format.equals(KafkaJob.UPSERT_JSON)) {
+          createUpsertTable(catalog, identifier);
+        }
+        double seconds =
+            run(broker, work, format, topic, catalog, identifier, ends, parallelism, interval);
+        System.out.printf(Locale.ROOT, "%s: %.1f s%n", format, seconds);
+        report.append(
+            String.format(
+                Locale.ROOT, "| %s | %,.0f | %.1f |%n", format, lines.size() / seconds, seconds));
+      }
+    }
+    Files.createDirectories(out.toAbsolutePath().getParent());
+    Files.writeString(out, report.toString(), StandardCharsets.UTF_8);
+    System.out.println(report);
+  }
+
+  private static double run(
+      LocalKafkaBroker broker,
+      Path work,
+      String format,
+      String topic,
+      Catalog catalog,
+      TableIdentifier identifier,
+      Map<String, Long> ends,
+      int parallelism,
+      Duration interval)
+      throws Exception {
+    KafkaJob job =
+        new KafkaJob(
+            broker.bootstrapServers(),
+            List.of(topic),
+            null,
+            "bench-" + format,
+            "earliest",
+            format,
+            Map.of(),
+            "bench.{topic}",
+            List.of(),
+            null,
+            work.resolve("warehouse").toString(),
+            3,
+            parallelism,
+            interval,
+            work.resolve("checkpoints-" + format).toString(),
+            "hashmap",
+            new Configuration(),
+            null,
+            null,
+            0);
+    long submitted = System.currentTimeMillis();
+    JobClient client = new KafkaPipeline(job).start();
+    try {
+      while (true) {
+        if (client.getJobStatus().get().isGloballyTerminalState()) {
+          client.getJobExecutionResult().get();
+          throw new IllegalStateException("the Kafka job ended");
+        }
+        if (catalog.tableExists(identifier)) {
+          Table table = catalog.loadTable(identifier);
+          Snapshot current = table.currentSnapshot();
+          if (current != null && reached(current, ends)) {
+            return (current.timestampMillis() - submitted) / 1000.0;
+          }
+        }
+        Thread.sleep(100);
+      }
+    } finally {
+      client.cancel().get();
+    }
+  }
+
+  /** Whether the snapshot's Kafka offsets reach the last offset of every partition. */
+  private static boolean reached(Snapshot snapshot, Map<String, Long> ends) {
+    String offsets = snapshot.summary().get(SnapshotSummaryKeys.KAFKA_OFFSETS);
+    if (offsets == null) {
+      return false;
+    }
+    Map<String, Long> seen = new HashMap<>();
+    for (String pair : offsets.split(",")) {
+      int eq = pair.lastIndexOf('=');
+      seen.put(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)));
+    }
+    for (Map.Entry<String, Long> end : ends.entrySet()) {
+      if (seen.getOrDefault(end.getKey(), -1L) < end.getValue()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String upsertRow(JsonNode row) throws Exception {
+    // The upsert table's price is a decimal read from text, as Debezium's string mode writes it.
+    Map<String, Object> values = new LinkedHashMap<>();
+    values.put("id", row.get("id").asLong());
+    values.put("name", row.get("name").asText());
+    values.put("qty", row.get("qty").asInt());
+    values.put("updated_at", row.get("updated_at").asLong());
+    return MAPPER.writeValueAsString(values);
+  }
+
+  private static void createUpsertTable(Catalog catalog, TableIdentifier identifier) {
+    catalog.createTable(
+        identifier,
+        new Schema(
+            List.of(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.optional(2, "name", Types.StringType.get()),
+                Types.NestedField.optional(3, "qty", Types.IntegerType.get()),
+                Types.NestedField.optional(4, "updated_at", Types.TimestampType.withoutZone())),
+            Set.of(1)),
+        PartitionSpec.unpartitioned(),
+        Map.of("format-version", "3"));
+  }
+}
