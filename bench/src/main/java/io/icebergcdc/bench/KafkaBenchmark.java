@@ -149,6 +149,7 @@ public final class KafkaBenchmark {
             new Configuration(),
             null,
             null,
+            null,
             0);
     long submitted = System.currentTimeMillis();
     JobClient client = new KafkaPipeline(job).start();

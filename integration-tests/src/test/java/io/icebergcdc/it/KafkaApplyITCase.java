@@ -166,6 +166,7 @@ class KafkaApplyITCase {
   void appliesUpsertRecordsInPartitionOrder() throws Exception {
     String topic = "upserts.accounts";
     KAFKA.createTopic(topic, 3);
+    KAFKA.createTopic("dead-letters.accounts", 1);
     Catalog catalog =
         ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of()).loadCatalog();
     TableIdentifier identifier = TableIdentifier.of("shop", "accounts");
@@ -232,7 +233,8 @@ class KafkaApplyITCase {
                     dir.resolve("checkpoints").toString(),
                     "hashmap",
                     new Configuration(),
-                    dir.resolve("dead-letters").toString(),
+                    null,
+                    "dead-letters.accounts",
                     null,
                     0))
             .start();
@@ -248,7 +250,8 @@ class KafkaApplyITCase {
       actual = rows(table);
     }
     assertThat(actual).containsExactlyElementsOf(expected);
-    assertThat(awaitDeadLetters(malformed.size(), deadline))
+    // The dead-letter topic, read as committed: each malformed record once.
+    assertThat(deadLettersInTopic("dead-letters.accounts", malformed.size(), deadline))
         .extracting(l -> l.get("record").asText())
         .containsExactlyInAnyOrderElementsOf(malformed);
   }
@@ -299,6 +302,7 @@ class KafkaApplyITCase {
                     dir.resolve("checkpoints").toString(),
                     "hashmap",
                     new Configuration(),
+                    null,
                     null,
                     null,
                     0))
@@ -425,6 +429,7 @@ class KafkaApplyITCase {
         "hashmap",
         new Configuration(),
         dir.resolve("dead-letters").toString(),
+        null,
         restoreFrom,
         0);
   }
@@ -468,6 +473,33 @@ class KafkaApplyITCase {
         table.refresh();
       }
     }
+  }
+
+  /** The committed records of a dead-letter topic, once there are as many as expected. */
+  private static List<JsonNode> deadLettersInTopic(String topic, int expected, long deadline)
+      throws Exception {
+    java.util.Properties properties = new java.util.Properties();
+    properties.put("bootstrap.servers", KAFKA.bootstrapServers());
+    properties.put("isolation.level", "read_committed");
+    properties.put("auto.offset.reset", "earliest");
+    properties.put("group.id", "dead-letter-reader");
+    List<JsonNode> letters = new ArrayList<>();
+    try (org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer =
+        new org.apache.kafka.clients.consumer.KafkaConsumer<>(
+            properties,
+            new org.apache.kafka.common.serialization.StringDeserializer(),
+            new org.apache.kafka.common.serialization.StringDeserializer())) {
+      consumer.subscribe(List.of(topic));
+      while (letters.size() < expected && System.nanoTime() < deadline) {
+        for (org.apache.kafka.clients.consumer.ConsumerRecord<String, String> record :
+            consumer.poll(Duration.ofMillis(500))) {
+          letters.add(MAPPER.readTree(record.value()));
+        }
+      }
+      // Nothing more than expected arrives.
+      consumer.poll(Duration.ofSeconds(2)).forEach(r -> letters.add(MAPPER.createObjectNode()));
+    }
+    return letters;
   }
 
   /** The dead letters in finished files, once there are as many as expected. */

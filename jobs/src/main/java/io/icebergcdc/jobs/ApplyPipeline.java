@@ -215,8 +215,8 @@ public final class ApplyPipeline {
         .uid("dead-letter-sink");
   }
 
-  /** Writes a dead letter as one line of JSON. */
-  static final class DeadLetterToJson implements MapFunction<DeadLetter, String> {
+  /** Writes a dead letter as one line of JSON: its table, origin, reason and record. */
+  public static final class DeadLetterToJson implements MapFunction<DeadLetter, String> {
     private static final long serialVersionUID = 1L;
 
     @Override

@@ -53,6 +53,7 @@ public final class IcebergCdcMain {
           "        (formats: debezium-json, maxwell-json, upsert-json) [--group-id <id>]",
           "        [--starting-offsets earliest|latest|committed|timestamp:<ms>]",
           "        [--kafka-properties <key=value,...>] [--table-template <ns.{topic}>]",
+          "        [--dead-letter-topic <topic>]",
           "        [--primary-key <col,...>] [--sequence-column <col>] --warehouse <dir>",
           "        [--restore-from <checkpoint>|latest] [other options of the capture above]",
           "  inspect --warehouse <dir> --table <db.table>",
@@ -97,7 +98,8 @@ public final class IcebergCdcMain {
           "format",
           "group-id",
           "starting-offsets",
-          "kafka-properties");
+          "kafka-properties",
+          "dead-letter-topic");
 
   /**
    * How often a capture job restarts from its last checkpoint after a failure (a lost database
@@ -350,6 +352,7 @@ public final class IcebergCdcMain {
         common.stateBackend(),
         common.sinkOptions(),
         common.deadLetterPath(),
+        args.optional("dead-letter-topic", null),
         restoreFrom(args, common.checkpointDirectory()),
         CAPTURE_RESTART_ATTEMPTS);
   }

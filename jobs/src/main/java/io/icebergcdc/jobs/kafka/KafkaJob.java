@@ -35,7 +35,9 @@ import org.apache.flink.configuration.Configuration;
  * @param checkpointDirectory where checkpoints are kept
  * @param stateBackend {@code hashmap} or {@code rocksdb}
  * @param sinkOptions sink and dedup options
- * @param deadLetterPath a directory for records that cannot be applied, or null to fail on them
+ * @param deadLetterPath a directory for records that cannot be applied, or null
+ * @param deadLetterTopic a Kafka topic of the same cluster for records that cannot be applied, or
+ *     null; with neither, such a record fails the job
  * @param restoreFrom a checkpoint or savepoint to resume from, or null
  * @param restartAttempts how often the job restarts after a failure before it gives up
  */
@@ -58,6 +60,7 @@ public record KafkaJob(
     String stateBackend,
     Configuration sinkOptions,
     String deadLetterPath,
+    String deadLetterTopic,
     String restoreFrom,
     int restartAttempts) {
 
@@ -114,6 +117,7 @@ public record KafkaJob(
         stateBackend,
         sinkOptions,
         deadLetterPath,
+        deadLetterTopic,
         checkpoint,
         restartAttempts);
   }

@@ -22,7 +22,11 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Pattern;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.serialization.SimpleStringSchema;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.core.execution.JobClient;
@@ -41,6 +45,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -136,7 +141,9 @@ public final class KafkaPipeline {
             job.restartAttempts(),
             job.restoreFrom());
     BadRecordPolicy policy =
-        job.deadLetterPath() == null ? BadRecordPolicy.FAIL : BadRecordPolicy.DEAD_LETTER;
+        job.deadLetterPath() == null && job.deadLetterTopic() == null
+            ? BadRecordPolicy.FAIL
+            : BadRecordPolicy.DEAD_LETTER;
     KafkaSource<KafkaRecord> source =
         KafkaSource.<KafkaRecord>builder()
             .setBootstrapServers(job.bootstrapServers())
@@ -172,7 +179,40 @@ public final class KafkaPipeline {
     if (job.deadLetterPath() != null) {
       ApplyPipeline.writeDeadLetters(deadLetters, job.deadLetterPath());
     }
+    if (job.deadLetterTopic() != null) {
+      writeDeadLetters(deadLetters, job.deadLetterTopic());
+    }
     return env;
+  }
+
+  /**
+   * Writes dead letters as JSON records into a topic of the job's cluster, in Kafka transactions
+   * committed with each checkpoint: a consumer reading committed records sees a dead letter once
+   * the checkpoint whose changes it was refused from is complete, and never twice.
+   */
+  private void writeDeadLetters(DataStream<DeadLetter> deadLetters, String topic) {
+    Properties producer = new Properties();
+    producer.putAll(job.kafkaProperties());
+    producer.remove(ConsumerConfig.ISOLATION_LEVEL_CONFIG);
+    // Within the broker's default transaction.max.timeout.ms of 15 minutes.
+    producer.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "600000");
+    deadLetters
+        .map(new ApplyPipeline.DeadLetterToJson())
+        .name("dead letters as JSON")
+        .sinkTo(
+            KafkaSink.<String>builder()
+                .setBootstrapServers(job.bootstrapServers())
+                .setKafkaProducerConfig(producer)
+                .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+                .setTransactionalIdPrefix("iceberg-cdc-dead-letters-" + job.groupId())
+                .setRecordSerializer(
+                    KafkaRecordSerializationSchema.<String>builder()
+                        .setTopic(topic)
+                        .setValueSerializationSchema(new SimpleStringSchema())
+                        .build())
+                .build())
+        .name("dead-letter topic " + topic)
+        .uid("dead-letter-topic");
   }
 
   /** Where a job without state starts reading. */
