@@ -14,6 +14,7 @@ import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.sink.CdcTables;
 import io.icebergcdc.sink.IcebergCdcSink;
+import io.icebergcdc.sink.SinkOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -44,6 +45,7 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 
@@ -193,6 +195,32 @@ public final class ApplyPipeline {
             + job.changesFile()
             + " carries no schema to create it from; create the table first, or write the"
             + " events with Debezium's schemas enabled");
+  }
+
+  /**
+   * Applies the changes of several tables, each through its own {@link IcebergCdcSink} (dedup,
+   * writers, committer) with operator uids prefixed by the table's name.
+   *
+   * @param changes each table's changes
+   * @param deadLetters the dead letters so far, such as a parser's
+   * @return those dead letters and the ones the sinks refused
+   */
+  public static DataStream<DeadLetter> applyToTables(
+      Map<TableIdentifier, DataStream<ChangeEvent>> changes,
+      CatalogLoader catalogLoader,
+      Configuration sinkOptions,
+      DataStream<DeadLetter> deadLetters) {
+    for (Map.Entry<TableIdentifier, DataStream<ChangeEvent>> table : changes.entrySet()) {
+      Configuration options = new Configuration(sinkOptions);
+      options.set(SinkOptions.UID_PREFIX, table.getKey().toString());
+      IcebergCdcSink sink =
+          IcebergCdcSink.builder()
+              .table(TableLoader.fromCatalog(catalogLoader, table.getKey()))
+              .options(options)
+              .build();
+      deadLetters = deadLetters.union(sink.apply(table.getValue()));
+    }
+    return deadLetters;
   }
 
   /**

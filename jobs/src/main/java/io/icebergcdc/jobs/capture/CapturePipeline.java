@@ -14,14 +14,12 @@ import io.icebergcdc.jobs.ApplyPipeline;
 import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.sink.CdcTables;
 import io.icebergcdc.sink.IcebergCdcSink;
-import io.icebergcdc.sink.SinkOptions;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.client.JobExecutionException;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -32,7 +30,6 @@ import org.apache.flink.util.SerializedThrowable;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
-import org.apache.iceberg.flink.TableLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -234,19 +231,15 @@ public final class CapturePipeline {
             .uid("route-debezium")
             .setParallelism(1);
 
+    Map<TableIdentifier, DataStream<ChangeEvent>> changes = new LinkedHashMap<>();
+    byTopic.forEach(
+        (topic, table) -> changes.put(table, routed.getSideOutput(router.outputOf(topic))));
     DataStream<DeadLetter> deadLetters =
-        routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS);
-    for (Map.Entry<String, TableIdentifier> target : byTopic.entrySet()) {
-      Configuration options = new Configuration(job.sinkOptions());
-      options.set(SinkOptions.UID_PREFIX, target.getValue().toString());
-      IcebergCdcSink sink =
-          IcebergCdcSink.builder()
-              .table(TableLoader.fromCatalog(catalogLoader, target.getValue()))
-              .options(options)
-              .build();
-      deadLetters =
-          deadLetters.union(sink.apply(routed.getSideOutput(router.outputOf(target.getKey()))));
-    }
+        ApplyPipeline.applyToTables(
+            changes,
+            catalogLoader,
+            job.sinkOptions(),
+            routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
     if (job.deadLetterPath() != null) {
       ApplyPipeline.writeDeadLetters(deadLetters, job.deadLetterPath());
     }

@@ -12,7 +12,6 @@ import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.jobs.ApplyPipeline;
 import io.icebergcdc.sink.CdcTables;
 import io.icebergcdc.sink.IcebergCdcSink;
-import io.icebergcdc.sink.SinkOptions;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +22,6 @@ import java.util.Properties;
 import java.util.regex.Pattern;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.serialization.SimpleStringSchema;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
@@ -38,7 +36,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
-import org.apache.iceberg.flink.TableLoader;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -163,19 +160,15 @@ public final class KafkaPipeline {
             .name("parse and route Kafka changes")
             .uid("route-kafka");
 
+    Map<TableIdentifier, DataStream<ChangeEvent>> changes = new LinkedHashMap<>();
+    targets.forEach(
+        (topic, table) -> changes.put(table, routed.getSideOutput(router.outputOf(topic))));
     DataStream<DeadLetter> deadLetters =
-        routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS);
-    for (Map.Entry<String, TableIdentifier> target : targets.entrySet()) {
-      Configuration options = new Configuration(job.sinkOptions());
-      options.set(SinkOptions.UID_PREFIX, target.getValue().toString());
-      IcebergCdcSink sink =
-          IcebergCdcSink.builder()
-              .table(TableLoader.fromCatalog(catalogLoader, target.getValue()))
-              .options(options)
-              .build();
-      deadLetters =
-          deadLetters.union(sink.apply(routed.getSideOutput(router.outputOf(target.getKey()))));
-    }
+        ApplyPipeline.applyToTables(
+            changes,
+            catalogLoader,
+            job.sinkOptions(),
+            routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
     if (job.deadLetterPath() != null) {
       ApplyPipeline.writeDeadLetters(deadLetters, job.deadLetterPath());
     }
