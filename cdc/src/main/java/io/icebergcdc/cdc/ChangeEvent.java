@@ -121,6 +121,20 @@ public final class ChangeEvent {
         table, operation, key, before, after, sequence, sourceTimestampMillis, partition, offset);
   }
 
+  /** The same change at another sequence, as the dedup numbers changes ordered by arrival. */
+  public ChangeEvent withSequence(SourceSequence newSequence) {
+    return new ChangeEvent(
+        table,
+        operation,
+        key,
+        before,
+        after,
+        newSequence,
+        sourceTimestampMillis,
+        originPartition,
+        originOffset);
+  }
+
   /** The same change with another operation, as the dedup emits net changes. */
   public ChangeEvent withOperation(Operation newOperation) {
     return newOperation == operation

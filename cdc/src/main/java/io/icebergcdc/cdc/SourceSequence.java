@@ -27,7 +27,12 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     /** A user-named column: {@code [value]}, a number or a timestamp in microseconds. */
     COLUMN,
     /** Kafka: {@code [partition, offset]}, safe only for topics partitioned by primary key. */
-    KAFKA_OFFSET
+    KAFKA_OFFSET,
+    /**
+     * Order of arrival, for changelogs without a sequence: {@code []} on a change yet to be
+     * numbered, {@code [n]} once the dedup has numbered it after the changes of its key before it.
+     */
+    ARRIVAL
   }
 
   private final Kind kind;
@@ -77,6 +82,21 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
   /** The value of a user-named sequence column. */
   public static SourceSequence column(long value) {
     return new SourceSequence(Kind.COLUMN, null, value);
+  }
+
+  /** A change ordered by its arrival, to be numbered by the dedup. */
+  public static SourceSequence arrival() {
+    return new SourceSequence(Kind.ARRIVAL, null);
+  }
+
+  /** The {@code n}th change of a key in order of arrival. */
+  public static SourceSequence arrival(long n) {
+    return new SourceSequence(Kind.ARRIVAL, null, n);
+  }
+
+  /** Whether this is an arrival yet to be numbered. */
+  public boolean isUnnumberedArrival() {
+    return kind == Kind.ARRIVAL && components.length == 0;
   }
 
   /** A Kafka partition and offset. */
@@ -165,6 +185,8 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
             components[2]);
       case KAFKA_OFFSET:
         return "partition=" + components[0] + ",offset=" + components[1];
+      case ARRIVAL:
+        return components.length == 0 ? "arrival" : "arrival #" + components[0];
       case COLUMN:
       default:
         return "sequence=" + components[0];

@@ -25,6 +25,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -76,6 +77,11 @@ public final class IcebergCdcSink {
    *     them to a dead-letter output; an empty stream otherwise
    */
   public DataStream<DeadLetter> apply(DataStream<ChangeEvent> changes) {
+    return applyTo(changes).deadLetters();
+  }
+
+  /** Adds the sink's operators after {@code changes}, and returns what it added. */
+  public Applied applyTo(DataStream<ChangeEvent> changes) {
     if (changes.getExecutionEnvironment().getCheckpointConfig().isUnalignedCheckpointsEnabled()) {
       throw new IllegalArgumentException(
           "the Iceberg CDC sink needs aligned checkpoints: each commit holds exactly what was"
@@ -102,9 +108,18 @@ public final class IcebergCdcSink {
             .name("dedup statistics")
             .uid(uids.stats())
             .setParallelism(parallelism);
-    commit(written.union(stats), uids);
-    return deduped.getSideOutput(DedupOperator.DEAD_LETTERS);
+    DataStreamSink<Void> end = commit(written.union(stats), uids);
+    return new Applied(end, deduped.getSideOutput(DedupOperator.DEAD_LETTERS));
   }
+
+  /**
+   * What {@link #applyTo} added.
+   *
+   * @param end the end of the commit chain: the sink that a caller who must hand back one sink (a
+   *     Table API sink provider) returns
+   * @param deadLetters the changes refused as ambiguous, as {@link #apply} returns them
+   */
+  public record Applied(DataStreamSink<Void> end, DataStream<DeadLetter> deadLetters) {}
 
   /**
    * The key of the dedup and the writers: the primary key, hashed by primary key or by partition as
@@ -175,8 +190,9 @@ public final class IcebergCdcSink {
     return written.uid(uids.writer()).setParallelism(parallelism);
   }
 
-  private void commit(DataStream<ChangeCommittable> committables, OperatorUids uids) {
-    committables
+  private DataStreamSink<Void> commit(
+      DataStream<ChangeCommittable> committables, OperatorUids uids) {
+    return committables
         .transform(
             "commit to Iceberg",
             Types.VOID,

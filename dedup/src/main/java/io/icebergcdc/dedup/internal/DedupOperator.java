@@ -126,13 +126,24 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
   public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
     ChangeEvent event = element.getValue();
     metrics.received.inc();
-    lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
     if (event.originPartition() != null) {
       offsets.merge(event.originPartition(), event.originOffset(), Math::max);
     }
 
     AppliedChange applied = live.value();
     AppliedChange last = applied != null ? applied : tombstone.value();
+    if (event.sequence().isUnnumberedArrival()) {
+      // Ordered by arrival: the next number after the key's last change.
+      SourceSequence previous = last == null ? null : last.sequence();
+      event =
+          event.withSequence(
+              SourceSequence.arrival(
+                  previous != null && previous.kind() == SourceSequence.Kind.ARRIVAL
+                      ? previous.components()[0] + 1
+                      : 1));
+    } else {
+      lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
+    }
     if (last != null) {
       int order = event.sequence().compareTo(last.sequence());
       if (order < 0) {

@@ -1,0 +1,169 @@
+package io.icebergcdc.sink.table;
+
+import io.icebergcdc.dedup.DedupOptions;
+import io.icebergcdc.sink.SinkOptions;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.catalog.ObjectIdentifier;
+import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.factories.DynamicTableSinkFactory;
+import org.apache.flink.table.factories.FactoryUtil;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
+
+/**
+ * The {@code 'connector' = 'iceberg-cdc'} table sink: {@code INSERT INTO} such a table applies the
+ * query's changelog to an Iceberg table through this project's sink (dedup by sequence, writers
+ * with position deletes, one commit per checkpoint). Options are listed by {@link #requiredOptions}
+ * and {@link #optionalOptions}; {@code catalog.*} keys go to the Iceberg catalog as they are.
+ */
+public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
+
+  public static final String IDENTIFIER = "iceberg-cdc";
+
+  static final ConfigOption<String> CATALOG_TYPE =
+      ConfigOptions.key("catalog-type")
+          .stringType()
+          .defaultValue("hadoop")
+          .withDescription("hadoop, rest or jdbc; or set catalog-impl");
+  static final ConfigOption<String> CATALOG_IMPL =
+      ConfigOptions.key("catalog-impl")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("the class of a custom Iceberg catalog");
+  static final ConfigOption<String> CATALOG_NAME =
+      ConfigOptions.key("catalog-name").stringType().defaultValue("iceberg_cdc");
+  static final ConfigOption<String> WAREHOUSE =
+      ConfigOptions.key("warehouse").stringType().noDefaultValue();
+  static final ConfigOption<String> URI = ConfigOptions.key("uri").stringType().noDefaultValue();
+  static final ConfigOption<String> DATABASE =
+      ConfigOptions.key("database-name")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("the Iceberg namespace; the Flink table's database by default");
+  static final ConfigOption<String> TABLE =
+      ConfigOptions.key("table-name")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("the Iceberg table; the Flink table's name by default");
+  static final ConfigOption<String> SEQUENCE_FIELD =
+      ConfigOptions.key("sequence.field")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "an integer or timestamp column that orders the changes of a key; without it, order"
+                  + " of arrival decides");
+  static final ConfigOption<Integer> FORMAT_VERSION =
+      ConfigOptions.key("format-version")
+          .intType()
+          .defaultValue(2)
+          .withDescription("the format version of a table the sink creates");
+
+  private static final String CATALOG_PREFIX = "catalog.";
+
+  @Override
+  public String factoryIdentifier() {
+    return IDENTIFIER;
+  }
+
+  @Override
+  public Set<ConfigOption<?>> requiredOptions() {
+    return Set.of();
+  }
+
+  @Override
+  public Set<ConfigOption<?>> optionalOptions() {
+    Set<ConfigOption<?>> options = new LinkedHashSet<>();
+    options.add(CATALOG_TYPE);
+    options.add(CATALOG_IMPL);
+    options.add(CATALOG_NAME);
+    options.add(WAREHOUSE);
+    options.add(URI);
+    options.add(DATABASE);
+    options.add(TABLE);
+    options.add(SEQUENCE_FIELD);
+    options.add(FORMAT_VERSION);
+    options.addAll(SinkOptions.all());
+    return options;
+  }
+
+  @Override
+  public DynamicTableSink createDynamicTableSink(Context context) {
+    FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
+    helper.validateExcept(CATALOG_PREFIX);
+    ReadableConfig options = helper.getOptions();
+    if (options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)
+        == io.icebergcdc.dedup.AmbiguousChangePolicy.DEAD_LETTER) {
+      throw new IllegalArgumentException(
+          "option '"
+              + DedupOptions.ON_AMBIGUOUS_CHANGE.key()
+              + "' = DEAD_LETTER needs a dead-letter output, which the SQL connector does not"
+              + " have yet; leave it at FAIL");
+    }
+    ObjectIdentifier flinkName = context.getObjectIdentifier();
+    TableIdentifier table =
+        TableIdentifier.of(
+            options.getOptional(DATABASE).orElse(flinkName.getDatabaseName()),
+            options.getOptional(TABLE).orElse(flinkName.getObjectName()));
+    Configuration sinkOptions = new Configuration();
+    for (ConfigOption<?> option : SinkOptions.all()) {
+      copy(options, sinkOptions, option);
+    }
+    return new IcebergCdcDynamicSink(
+        catalogLoader(options, context.getCatalogTable().getOptions()),
+        table,
+        context.getCatalogTable().getResolvedSchema(),
+        options.getOptional(SEQUENCE_FIELD).orElse(null),
+        options.get(FORMAT_VERSION),
+        sinkOptions);
+  }
+
+  private static <T> void copy(ReadableConfig from, Configuration to, ConfigOption<T> option) {
+    from.getOptional(option).ifPresent(value -> to.set(option, value));
+  }
+
+  /** The Iceberg catalog the options describe. */
+  static CatalogLoader catalogLoader(ReadableConfig options, Map<String, String> all) {
+    Map<String, String> properties = new HashMap<>();
+    all.forEach(
+        (key, value) -> {
+          if (key.startsWith(CATALOG_PREFIX)) {
+            properties.put(key.substring(CATALOG_PREFIX.length()), value);
+          }
+        });
+    options
+        .getOptional(WAREHOUSE)
+        .ifPresent(w -> properties.put(CatalogProperties.WAREHOUSE_LOCATION, w));
+    options.getOptional(URI).ifPresent(u -> properties.put(CatalogProperties.URI, u));
+    String name = options.get(CATALOG_NAME);
+    org.apache.hadoop.conf.Configuration hadoop = new org.apache.hadoop.conf.Configuration();
+    if (options.getOptional(CATALOG_IMPL).isPresent()) {
+      return CatalogLoader.custom(name, properties, hadoop, options.get(CATALOG_IMPL));
+    }
+    switch (options.get(CATALOG_TYPE)) {
+      case "hadoop":
+        if (!properties.containsKey(CatalogProperties.WAREHOUSE_LOCATION)) {
+          throw new IllegalArgumentException(
+              "option 'warehouse' is required for catalog-type hadoop");
+        }
+        return CatalogLoader.hadoop(name, hadoop, properties);
+      case "rest":
+        return CatalogLoader.rest(name, hadoop, properties);
+      case "jdbc":
+        return CatalogLoader.custom(
+            name, properties, hadoop, "org.apache.iceberg.jdbc.JdbcCatalog");
+      default:
+        throw new IllegalArgumentException(
+            "option 'catalog-type' must be hadoop, rest or jdbc, not '"
+                + options.get(CATALOG_TYPE)
+                + "'; or give catalog-impl");
+    }
+  }
+}
