@@ -96,6 +96,28 @@ class DedupOperatorTest {
     return stats;
   }
 
+  /** A change without a source sequence, to be ordered by its arrival. */
+  private static ChangeEvent arriving(ChangeEvent change) {
+    return change.withSequence(SourceSequence.arrival());
+  }
+
+  @Test
+  void changesWithoutASequenceAreOrderedByArrivalAcrossCheckpointsAndRestores() throws Exception {
+    open();
+    feed(arriving(insert(1, "a", 0)), arriving(update(1, "b", 0)), arriving(insert(2, "x", 0)));
+    assertThat(checkpoint()).containsExactly("INSERT 1 b", "INSERT 2 x");
+    // Numbered per key: nothing is stale or a duplicate, and no position is reported.
+    ChangeStats first = stats().get(0);
+    assertThat(first.staleDropped() + first.duplicatesDropped()).isZero();
+    assertThat(first.lastSourcePosition()).isNull();
+
+    OperatorSubtaskState state = harness.snapshot(checkpointId, 0);
+    harness.close();
+    open(AmbiguousChangePolicy.FAIL, new HashMapStateBackend(), state);
+    feed(arriving(update(1, "c", 0)), arriving(delete(2, 0)), arriving(update(1, "b", 0)));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 b", "DELETE 2 -");
+  }
+
   @Test
   void latestSequenceWinsWhateverTheArrivalOrder() throws Exception {
     open();
