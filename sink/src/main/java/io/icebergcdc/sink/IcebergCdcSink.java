@@ -247,6 +247,7 @@ public final class IcebergCdcSink {
         schema = new ChangeSchema(table.schema());
         spec = table.spec();
         CdcTables.checkPartitionColumnsAreKeyColumns(table.schema(), spec);
+        WriteProperties.validate(table.name(), table.properties());
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }

@@ -1,0 +1,135 @@
+package io.icebergcdc.sink;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.apache.iceberg.TableProperties;
+
+/**
+ * Checks the table properties that the writers honour, when a write is planned: a key under {@code
+ * write.parquet.} or {@code write.target-} that is none of them fails, naming it (a misspelt key
+ * would otherwise be ignored without a word); the codec must be one Parquet has; a compression
+ * level must fit its codec (snappy, lz4, lz4_raw and uncompressed take none); sizes and row limits
+ * must be positive. Other properties are left alone.
+ */
+public final class WriteProperties {
+
+  static final Set<String> SIZES =
+      Set.of(
+          TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+          TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES,
+          TableProperties.PARQUET_PAGE_SIZE_BYTES,
+          TableProperties.PARQUET_PAGE_ROW_LIMIT,
+          TableProperties.PARQUET_DICT_SIZE_BYTES);
+
+  static final Set<String> KNOWN =
+      Set.of(
+          TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+          TableProperties.PARQUET_COMPRESSION,
+          TableProperties.PARQUET_COMPRESSION_LEVEL,
+          TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES,
+          TableProperties.PARQUET_PAGE_SIZE_BYTES,
+          TableProperties.PARQUET_PAGE_ROW_LIMIT,
+          TableProperties.PARQUET_DICT_SIZE_BYTES,
+          TableProperties.WRITE_DISTRIBUTION_MODE);
+
+  private WriteProperties() {}
+
+  /**
+   * @throws IllegalArgumentException naming the property and the table
+   */
+  public static void validate(String table, Map<String, String> properties) {
+    for (Map.Entry<String, String> property : properties.entrySet()) {
+      String key = property.getKey();
+      if ((key.startsWith("write.parquet.") || key.startsWith("write.target-"))
+          && !KNOWN.contains(key)) {
+        throw new IllegalArgumentException(
+            "table " + table + ": unknown write property '" + key + "'; the writers know " + KNOWN);
+      }
+      if (SIZES.contains(key)) {
+        long value;
+        try {
+          value = Long.parseLong(property.getValue().trim());
+        } catch (NumberFormatException e) {
+          value = -1;
+        }
+        if (value <= 0) {
+          throw new IllegalArgumentException(
+              "table "
+                  + table
+                  + ": write property '"
+                  + key
+                  + "' must be a positive number, not '"
+                  + property.getValue()
+                  + "'");
+        }
+      }
+    }
+    String codec =
+        properties
+            .getOrDefault(
+                TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
+            .toLowerCase(Locale.ROOT);
+    int[] levels;
+    switch (codec) {
+      case "zstd":
+        levels = new int[] {1, 22};
+        break;
+      case "gzip":
+        levels = new int[] {1, 9};
+        break;
+      case "brotli":
+        levels = new int[] {0, 11};
+        break;
+      case "snappy":
+      case "lz4":
+      case "lz4_raw":
+      case "uncompressed":
+        levels = null;
+        break;
+      default:
+        throw new IllegalArgumentException(
+            "table "
+                + table
+                + ": write property '"
+                + TableProperties.PARQUET_COMPRESSION
+                + "' is '"
+                + codec
+                + "', not one of uncompressed, snappy, zstd, gzip, brotli, lz4, lz4_raw");
+    }
+    String level = properties.get(TableProperties.PARQUET_COMPRESSION_LEVEL);
+    if (level == null) {
+      return;
+    }
+    if (levels == null) {
+      throw new IllegalArgumentException(
+          "table "
+              + table
+              + ": codec "
+              + codec
+              + " takes no compression level, but '"
+              + TableProperties.PARQUET_COMPRESSION_LEVEL
+              + "' is "
+              + level);
+    }
+    int value;
+    try {
+      value = Integer.parseInt(level.trim());
+    } catch (NumberFormatException e) {
+      value = Integer.MIN_VALUE;
+    }
+    if (value < levels[0] || value > levels[1]) {
+      throw new IllegalArgumentException(
+          "table "
+              + table
+              + ": compression level "
+              + level
+              + " does not fit codec "
+              + codec
+              + ", which takes "
+              + levels[0]
+              + " to "
+              + levels[1]);
+    }
+  }
+}
