@@ -37,6 +37,29 @@ class PostgresCaptureITCase extends CaptureScenario {
             DriverManager.getConnection(
                 "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
         Statement statement = admin.createStatement()) {
+      // A job of the previous test may still hold the slot for a moment after its cancellation:
+      // end that connection, wait until the slot is free, then drop it.
+      statement.execute(
+          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
+              + " WHERE slot_name = '"
+              + SLOT
+              + "' AND active");
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (System.nanoTime() < deadline) {
+        try (var active =
+            statement.executeQuery(
+                "SELECT 1 FROM pg_replication_slots WHERE slot_name = '" + SLOT + "' AND active")) {
+          if (!active.next()) {
+            break;
+          }
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException(e);
+        }
+      }
       statement.execute(
           "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
               + " WHERE slot_name = '"

@@ -155,6 +155,38 @@ class SqlConnectorITCase {
         .hasStackTraceContaining("option 'sequence.field' names 'version'");
   }
 
+  @Test
+  void aWritesOwnCompressionOverridesTheTablesForThatWriteOnly() throws Exception {
+    StreamTableEnvironment tEnv =
+        tableEnvironment(
+            List.of(
+                Row.ofKind(RowKind.INSERT, 1L, "a", 1L), Row.ofKind(RowKind.INSERT, 2L, "b", 2L)),
+            "small");
+    tEnv.executeSql(connector("gzipped", ", 'compression' = 'gzip'"));
+    tEnv.executeSql("INSERT INTO gzipped SELECT * FROM small").await();
+
+    Table table = table("gzipped");
+    // The table keeps its own codec (Iceberg writes zstd into new tables); only the write used
+    // gzip.
+    assertThat(table.properties()).containsEntry("write.parquet.compression-codec", "zstd");
+    List<String> codecs = new ArrayList<>();
+    for (org.apache.iceberg.FileScanTask task : table.newScan().planFiles()) {
+      try (org.apache.parquet.hadoop.ParquetFileReader reader =
+          org.apache.parquet.hadoop.ParquetFileReader.open(
+              org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(
+                  new org.apache.hadoop.fs.Path(task.file().location()),
+                  new org.apache.hadoop.conf.Configuration()))) {
+        codecs.add(reader.getFooter().getBlocks().get(0).getColumns().get(0).getCodec().name());
+      }
+    }
+    assertThat(codecs).isNotEmpty().containsOnly("GZIP");
+
+    tEnv.executeSql(
+        connector("bad_level", ", 'compression' = 'snappy', 'compression-level' = '3'"));
+    assertThatThrownBy(() -> tEnv.executeSql("INSERT INTO bad_level SELECT * FROM small").await())
+        .hasStackTraceContaining("codec snappy takes no compression level");
+  }
+
   private Table table(String name) {
     return ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of())
         .loadCatalog()

@@ -20,6 +20,7 @@ import io.icebergcdc.sink.internal.PartitionedKeySelector;
 import io.icebergcdc.sink.internal.PartitionedKeyTypeInfo;
 import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
 import io.icebergcdc.sink.internal.RowKeySelector;
+import java.util.Map;
 import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -57,6 +58,7 @@ public final class IcebergCdcSink {
   private final PartitionSpec spec;
   private final Configuration options;
   private final CommitListener commitListener;
+  private final Map<String, String> writeProperties;
 
   private IcebergCdcSink(Builder builder) {
     this.tableLoader = builder.tableLoader;
@@ -64,6 +66,7 @@ public final class IcebergCdcSink {
     this.spec = builder.spec;
     this.options = builder.options;
     this.commitListener = builder.commitListener;
+    this.writeProperties = builder.writeProperties;
   }
 
   public static Builder builder() {
@@ -179,13 +182,17 @@ public final class IcebergCdcSink {
                   "write Parquet files and position deletes",
                   COMMITTABLE_TYPE,
                   new PositionDeltaWriterOperator<>(
-                      tableLoader, schema, keys, options.get(SinkOptions.BOOTSTRAP_INDEX)));
+                      tableLoader,
+                      schema,
+                      keys,
+                      options.get(SinkOptions.BOOTSTRAP_INDEX),
+                      writeProperties));
     } else {
       written =
           deduped.transform(
               "write Parquet files and equality deletes",
               COMMITTABLE_TYPE,
-              new ChangeWriterOperator(tableLoader, schema));
+              new ChangeWriterOperator(tableLoader, schema, writeProperties));
     }
     return written.uid(uids.writer()).setParallelism(parallelism);
   }
@@ -212,6 +219,7 @@ public final class IcebergCdcSink {
     private PartitionSpec spec;
     private Configuration options = new Configuration();
     private CommitListener commitListener;
+    private Map<String, String> writeProperties = Map.of();
 
     private Builder() {}
 
@@ -233,6 +241,15 @@ public final class IcebergCdcSink {
       return this;
     }
 
+    /**
+     * This write's own write properties (full keys or {@link WriteProperties#ALIASES}), used over
+     * the table's by the writers; the table's properties are not changed.
+     */
+    public Builder writeProperties(Map<String, String> properties) {
+      this.writeProperties = Map.copyOf(properties);
+      return this;
+    }
+
     /** Hears about every commit; optional. */
     public Builder commitListener(CommitListener listener) {
       this.commitListener = listener;
@@ -247,7 +264,7 @@ public final class IcebergCdcSink {
         schema = new ChangeSchema(table.schema());
         spec = table.spec();
         CdcTables.checkPartitionColumnsAreKeyColumns(table.schema(), spec);
-        WriteProperties.validate(table.name(), table.properties());
+        WriteProperties.effective(table.name(), table.properties(), writeProperties);
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }

@@ -33,7 +33,57 @@ public final class WriteProperties {
           TableProperties.PARQUET_DICT_SIZE_BYTES,
           TableProperties.WRITE_DISTRIBUTION_MODE);
 
+  /** The short names a write may use for the most common properties. */
+  public static final Map<String, String> ALIASES =
+      Map.of(
+          "compression", TableProperties.PARQUET_COMPRESSION,
+          "compression-level", TableProperties.PARQUET_COMPRESSION_LEVEL,
+          "target-file-size-bytes", TableProperties.WRITE_TARGET_FILE_SIZE_BYTES);
+
   private WriteProperties() {}
+
+  /**
+   * The properties one write uses: the table's, overridden by the write's own (full keys or their
+   * {@link #ALIASES}), checked with {@link #validate}. The table's properties are not changed. A
+   * write that changes the codec without giving a level drops a level the table has, which was
+   * meant for the table's codec.
+   *
+   * @throws IllegalArgumentException if an alias and its full key disagree, or the result is
+   *     invalid
+   */
+  public static Map<String, String> effective(
+      String table, Map<String, String> tableProperties, Map<String, String> overrides) {
+    Map<String, String> given = new java.util.HashMap<>();
+    for (Map.Entry<String, String> override : overrides.entrySet()) {
+      String key = ALIASES.getOrDefault(override.getKey(), override.getKey());
+      String previous = given.put(key, override.getValue());
+      if (previous != null && !previous.equals(override.getValue())) {
+        throw new IllegalArgumentException(
+            "table "
+                + table
+                + ": write property '"
+                + key
+                + "' is given twice, as '"
+                + previous
+                + "' and '"
+                + override.getValue()
+                + "' (an alias and its full key must agree)");
+      }
+    }
+    Map<String, String> result = new java.util.HashMap<>(tableProperties);
+    String codec = given.get(TableProperties.PARQUET_COMPRESSION);
+    if (codec != null
+        && !given.containsKey(TableProperties.PARQUET_COMPRESSION_LEVEL)
+        && !codec.equalsIgnoreCase(
+            tableProperties.getOrDefault(
+                TableProperties.PARQUET_COMPRESSION,
+                TableProperties.PARQUET_COMPRESSION_DEFAULT))) {
+      result.remove(TableProperties.PARQUET_COMPRESSION_LEVEL);
+    }
+    result.putAll(given);
+    validate(table, result);
+    return result;
+  }
 
   /**
    * @throws IllegalArgumentException naming the property and the table

@@ -69,4 +69,38 @@ class WritePropertiesTest {
             () -> WriteProperties.validate("db.t", Map.of("write.target-file-size-bytes", "big")))
         .hasMessageContaining("not 'big'");
   }
+
+  @Test
+  void aWritesOwnPropertiesGoOverTheTablesAndADifferentCodecDropsItsLevel() {
+    Map<String, String> table =
+        Map.of(
+            "write.parquet.compression-codec", "zstd",
+            "write.parquet.compression-level", "9",
+            "write.target-file-size-bytes", "1000");
+
+    Map<String, String> gzip =
+        WriteProperties.effective("db.t", table, Map.of("compression", "gzip"));
+    org.assertj.core.api.Assertions.assertThat(gzip)
+        .containsEntry("write.parquet.compression-codec", "gzip")
+        .doesNotContainKey("write.parquet.compression-level")
+        .containsEntry("write.target-file-size-bytes", "1000");
+    org.assertj.core.api.Assertions.assertThat(
+            WriteProperties.effective(
+                "db.t", table, Map.of("compression-level", "3", "target-file-size-bytes", "5")))
+        .containsEntry("write.parquet.compression-codec", "zstd")
+        .containsEntry("write.parquet.compression-level", "3")
+        .containsEntry("write.target-file-size-bytes", "5");
+    assertThatThrownBy(
+            () ->
+                WriteProperties.effective(
+                    "db.t",
+                    table,
+                    Map.of("compression", "gzip", "write.parquet.compression-codec", "zstd")))
+        .hasMessageContaining("given twice");
+    assertThatThrownBy(
+            () ->
+                WriteProperties.effective(
+                    "db.t", table, Map.of("compression", "snappy", "compression-level", "1")))
+        .hasMessageContaining("codec snappy takes no compression level");
+  }
 }

@@ -5,6 +5,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.sink.WriteProperties;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -51,6 +52,7 @@ public final class ChangeWriterOperator extends AbstractStreamOperator<ChangeCom
 
   private final TableLoader tableLoader;
   private final ChangeSchema schema;
+  private final java.util.HashMap<String, String> writeProperties;
 
   private transient Table table;
   private transient RowDataTaskWriterFactory writerFactory;
@@ -58,9 +60,14 @@ public final class ChangeWriterOperator extends AbstractStreamOperator<ChangeCom
   private transient Counter dataFilesWritten;
   private transient Counter deleteFilesWritten;
 
-  public ChangeWriterOperator(TableLoader tableLoader, ChangeSchema schema) {
+  /**
+   * @param writeProperties this write's own write properties, over the table's
+   */
+  public ChangeWriterOperator(
+      TableLoader tableLoader, ChangeSchema schema, Map<String, String> writeProperties) {
     this.tableLoader = tableLoader;
     this.schema = schema;
+    this.writeProperties = new java.util.HashMap<>(writeProperties);
   }
 
   @Override
@@ -68,7 +75,8 @@ public final class ChangeWriterOperator extends AbstractStreamOperator<ChangeCom
     super.open();
     tableLoader.open();
     table = tableLoader.loadTable();
-    Map<String, String> properties = table.properties();
+    Map<String, String> properties =
+        WriteProperties.effective(table.name(), table.properties(), writeProperties);
     long targetFileSize =
         PropertyUtil.propertyAsLong(
             properties,

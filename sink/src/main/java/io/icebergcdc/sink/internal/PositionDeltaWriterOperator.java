@@ -87,6 +87,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private final ChangeSchema schema;
   private final ChangeKeySelector<K> keySelector;
   private final boolean bootstrap;
+  private final java.util.HashMap<String, String> writeProperties;
 
   private transient Table table;
   private transient String tablePrefix;
@@ -113,11 +114,13 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       TableLoader tableLoader,
       ChangeSchema schema,
       ChangeKeySelector<K> keySelector,
-      boolean bootstrap) {
+      boolean bootstrap,
+      Map<String, String> writeProperties) {
     this.tableLoader = tableLoader;
     this.schema = schema;
     this.keySelector = keySelector;
     this.bootstrap = bootstrap;
+    this.writeProperties = new java.util.HashMap<>(writeProperties);
   }
 
   @Override
@@ -197,6 +200,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     Schema tableSchema = table.schema();
     Schema keySchema = TypeUtil.select(tableSchema, tableSchema.identifierFieldIds());
     RowType keyType = FlinkSchemaUtil.convert(keySchema);
+    Map<String, String> properties =
+        io.icebergcdc.sink.WriteProperties.effective(
+            table.name(), table.properties(), writeProperties);
     writerFactory =
         new FlinkFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
@@ -207,7 +213,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
                 tableSchema.identifierFieldIds().stream().mapToInt(Integer::intValue).toArray())
             .equalityDeleteRowSchema(keySchema)
             .equalityDeleteFlinkType(keyType)
-            .writerProperties(table.properties())
+            .writerProperties(properties)
             .build();
     outputFiles =
         OutputFileFactory.builderFor(
@@ -218,7 +224,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
             .build();
     targetFileSize =
         PropertyUtil.propertyAsLong(
-            table.properties(),
+            properties,
             TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
             TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
     partitionKey = new PartitionKey(spec, tableSchema);

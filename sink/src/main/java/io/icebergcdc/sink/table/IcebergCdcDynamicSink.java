@@ -6,6 +6,7 @@ import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.sink.CdcTables;
 import io.icebergcdc.sink.IcebergCdcSink;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
@@ -40,6 +41,7 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
   private final String sequenceField;
   private final int formatVersion;
   private final Configuration sinkOptions;
+  private final Map<String, String> writeProperties;
 
   IcebergCdcDynamicSink(
       CatalogLoader catalogLoader,
@@ -47,7 +49,9 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
       ResolvedSchema flinkSchema,
       String sequenceField,
       int formatVersion,
-      Configuration sinkOptions) {
+      Configuration sinkOptions,
+      Map<String, String> writeProperties) {
+    this.writeProperties = Map.copyOf(writeProperties);
     this.catalogLoader = catalogLoader;
     this.identifier = identifier;
     this.flinkSchema = flinkSchema;
@@ -84,7 +88,12 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
     Table table = createOrLoad();
     TableLoader loader = TableLoader.fromCatalog(catalogLoader, identifier);
     if (!hasPrimaryKey()) {
-      return FlinkSink.forRowData(rows).tableLoader(loader).append();
+      return FlinkSink.forRowData(rows)
+          .tableLoader(loader)
+          .setAll(
+              io.icebergcdc.sink.WriteProperties.effective(
+                  identifier.toString(), table.properties(), writeProperties))
+          .append();
     }
     ChangeSchema schema = new ChangeSchema(table.schema());
     int sequencePosition = sequenceField == null ? -1 : columnNames(table).indexOf(sequenceField);
@@ -99,6 +108,7 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
     return IcebergCdcSink.builder()
         .table(loader)
         .options(sinkOptions)
+        .writeProperties(writeProperties)
         .build()
         .applyTo(changes)
         .end();
@@ -158,7 +168,13 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
   @Override
   public DynamicTableSink copy() {
     return new IcebergCdcDynamicSink(
-        catalogLoader, identifier, flinkSchema, sequenceField, formatVersion, sinkOptions);
+        catalogLoader,
+        identifier,
+        flinkSchema,
+        sequenceField,
+        formatVersion,
+        sinkOptions,
+        writeProperties);
   }
 
   @Override

@@ -67,6 +67,14 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
           .withDescription("the format version of a table the sink creates");
 
   private static final String CATALOG_PREFIX = "catalog.";
+  private static final String WRITE_PREFIX = "write.";
+
+  static final ConfigOption<String> COMPRESSION =
+      ConfigOptions.key("compression").stringType().noDefaultValue();
+  static final ConfigOption<String> COMPRESSION_LEVEL =
+      ConfigOptions.key("compression-level").stringType().noDefaultValue();
+  static final ConfigOption<String> TARGET_FILE_SIZE =
+      ConfigOptions.key("target-file-size-bytes").stringType().noDefaultValue();
 
   @Override
   public String factoryIdentifier() {
@@ -90,6 +98,9 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
     options.add(TABLE);
     options.add(SEQUENCE_FIELD);
     options.add(FORMAT_VERSION);
+    options.add(COMPRESSION);
+    options.add(COMPRESSION_LEVEL);
+    options.add(TARGET_FILE_SIZE);
     options.addAll(SinkOptions.all());
     return options;
   }
@@ -97,7 +108,7 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
   @Override
   public DynamicTableSink createDynamicTableSink(Context context) {
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
-    helper.validateExcept(CATALOG_PREFIX);
+    helper.validateExcept(CATALOG_PREFIX, WRITE_PREFIX);
     ReadableConfig options = helper.getOptions();
     if (options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)
         == io.icebergcdc.dedup.AmbiguousChangePolicy.DEAD_LETTER) {
@@ -116,13 +127,27 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
     for (ConfigOption<?> option : SinkOptions.all()) {
       copy(options, sinkOptions, option);
     }
+    // This write's own write properties: write.* keys and their aliases, from the WITH clause or
+    // a hint, over the table's.
+    Map<String, String> writeProperties = new HashMap<>();
+    context
+        .getCatalogTable()
+        .getOptions()
+        .forEach(
+            (key, value) -> {
+              if (key.startsWith(WRITE_PREFIX)
+                  || io.icebergcdc.sink.WriteProperties.ALIASES.containsKey(key)) {
+                writeProperties.put(key, value);
+              }
+            });
     return new IcebergCdcDynamicSink(
         catalogLoader(options, context.getCatalogTable().getOptions()),
         table,
         context.getCatalogTable().getResolvedSchema(),
         options.getOptional(SEQUENCE_FIELD).orElse(null),
         options.get(FORMAT_VERSION),
-        sinkOptions);
+        sinkOptions,
+        writeProperties);
   }
 
   private static <T> void copy(ReadableConfig from, Configuration to, ConfigOption<T> option) {

@@ -64,7 +64,7 @@ class ChangeWriterOperatorTest {
     try (var harness =
         new OneInputStreamOperatorTestHarness<ChangeEvent, ChangeCommittable>(
             new ChangeWriterOperator(
-                TableLoader.fromCatalog(catalog(), ID), TestChanges.CHANGE_SCHEMA),
+                TableLoader.fromCatalog(catalog(), ID), TestChanges.CHANGE_SCHEMA, Map.of()),
             ChangeEventTypeInfo.of(TestChanges.CHANGE_SCHEMA)
                 .createSerializer(new SerializerConfigImpl()))) {
       harness.open();
