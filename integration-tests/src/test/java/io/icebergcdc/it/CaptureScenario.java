@@ -29,6 +29,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.client.JobStatusMessage;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -39,6 +40,7 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -167,7 +169,9 @@ abstract class CaptureScenario {
    * has caught up, another column added to {@code order_lines}. The job ends at the first event of
    * a changed schema and {@link CapturePipeline#run()} resumes it, built again.
    */
-  void schemaChangesMidStream(ClusterClient<?> client) throws Exception {
+  @Test
+  void followsSchemaChangesMidStream(@InjectClusterClient ClusterClient<?> client)
+      throws Exception {
     CaptureJob job = job(null);
     CapturePipeline pipeline = new CapturePipeline(job);
     ExecutorService runner = Executors.newSingleThreadExecutor();

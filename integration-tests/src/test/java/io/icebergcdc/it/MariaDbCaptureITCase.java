@@ -9,8 +9,6 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.client.program.ClusterClient;
-import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,12 +61,6 @@ class MariaDbCaptureITCase extends CaptureScenario {
     Table customers = catalog(job(null)).loadTable(TableIdentifier.parse("mariadb.customers"));
     assertThat(customers.currentSnapshot().summary().get(SnapshotSummaryKeys.SOURCE_POSITION))
         .contains("mysql-bin");
-  }
-
-  @Test
-  void followsSchemaChangesMidStream(@InjectClusterClient ClusterClient<?> client)
-      throws Exception {
-    schemaChangesMidStream(client);
   }
 
   @Override

@@ -14,8 +14,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
-import org.apache.flink.client.program.ClusterClient;
-import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -135,12 +133,6 @@ class PostgresCaptureITCase extends CaptureScenario {
             0,
             "pg");
     return job(source, "cdc.{schema}_{table}", restoreFrom);
-  }
-
-  @Test
-  void followsSchemaChangesMidStream(@InjectClusterClient ClusterClient<?> client)
-      throws Exception {
-    schemaChangesMidStream(client);
   }
 
   @Override

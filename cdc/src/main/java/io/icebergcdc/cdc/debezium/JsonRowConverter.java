@@ -42,6 +42,10 @@ final class JsonRowConverter {
   private static final byte[] UNAVAILABLE_BYTES =
       DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8);
 
+  /** A zone offset at the end of ISO-8601 text: {@code +02:00}, {@code -0530}. */
+  private static final java.util.regex.Pattern TRAILING_OFFSET =
+      java.util.regex.Pattern.compile("[+-]\\d\\d:?\\d\\d$");
+
   private final Schema schema;
   private final Map<String, Integer> positions = new HashMap<>();
   private final List<Types.NestedField> columns;
@@ -246,7 +250,7 @@ final class JsonRowConverter {
       Instant instant;
       if (text.endsWith("Z")) {
         instant = Instant.parse(text);
-      } else if (text.length() > 19 && text.substring(19).matches(".*[+-]\\d\\d:?\\d\\d$")) {
+      } else if (text.length() > 19 && TRAILING_OFFSET.matcher(text).find(19)) {
         instant = OffsetDateTime.parse(text).toInstant();
       } else {
         instant = LocalDateTime.parse(text).toInstant(java.time.ZoneOffset.UTC);

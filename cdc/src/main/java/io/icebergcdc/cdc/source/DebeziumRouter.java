@@ -8,10 +8,7 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
-import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
-import java.io.Serializable;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -37,13 +34,7 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
 
   private static final long serialVersionUID = 1L;
 
-  private static final int SHOWN_RECORD_CHARS = 200;
-
-  /** One captured table: its name for messages, its schema, and where its events go. */
-  public record Route(String tableName, ChangeSchema schema, OutputTag<ChangeEvent> output)
-      implements Serializable {}
-
-  private final Map<String, Route> routes;
+  private final Map<String, TableRoute> routes;
   private final String origin;
   private final BadRecordPolicy badRecordPolicy;
 
@@ -61,35 +52,22 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
       Map<String, String> tableNames,
       String origin,
       BadRecordPolicy badRecordPolicy) {
-    this.routes = new LinkedHashMap<>();
-    for (Map.Entry<String, ChangeSchema> entry : schemas.entrySet()) {
-      String topic = entry.getKey();
-      routes.put(
-          topic,
-          new Route(
-              tableNames.get(topic),
-              entry.getValue(),
-              new OutputTag<>("changes-" + topic, ChangeEventTypeInfo.of(entry.getValue()))));
-    }
+    this.routes = TableRoute.byTopic(schemas, tableNames);
     this.origin = origin;
     this.badRecordPolicy = badRecordPolicy;
   }
 
   /** The side output that carries the change events of a topic's table. */
   public OutputTag<ChangeEvent> outputOf(String topic) {
-    Route route = routes.get(topic);
-    if (route == null) {
-      throw new IllegalArgumentException("no captured table has topic " + topic);
-    }
-    return route.output();
+    return TableRoute.outputOf(routes, topic);
   }
 
   @Override
   public void open(OpenContext openContext) {
     parsers = new HashMap<>();
     schemas = new HashMap<>();
-    for (Map.Entry<String, Route> entry : routes.entrySet()) {
-      Route route = entry.getValue();
+    for (Map.Entry<String, TableRoute> entry : routes.entrySet()) {
+      TableRoute route = entry.getValue();
       parsers.put(
           entry.getKey(),
           new DebeziumJsonParser(route.schema(), route.tableName(), null).detectingSchemaChanges());
@@ -99,7 +77,7 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
 
   @Override
   public void processElement(DebeziumRecord record, Context ctx, Collector<ChangeEvent> out) {
-    Route route = routes.get(record.topic);
+    TableRoute route = routes.get(record.topic);
     try {
       if (route == null) {
         throw new MalformedChangeException(
@@ -127,8 +105,7 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
       }
     } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {
-        throw new MalformedChangeException(
-            e.getMessage() + " (record '" + abbreviate(record.json) + "')", e);
+        throw TableRoute.withRecord(e, record.json);
       }
       badRecords.inc();
       ctx.output(
@@ -139,11 +116,5 @@ public final class DebeziumRouter extends ProcessFunction<DebeziumRecord, Change
               e.getMessage(),
               record.json));
     }
-  }
-
-  private static String abbreviate(String json) {
-    return json.length() <= SHOWN_RECORD_CHARS
-        ? json
-        : json.substring(0, SHOWN_RECORD_CHARS) + "...";
   }
 }

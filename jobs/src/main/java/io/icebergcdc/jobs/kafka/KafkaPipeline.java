@@ -281,6 +281,7 @@ public final class KafkaPipeline {
       }
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
+      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
       long deadline = System.nanoTime() + SCHEMA_LOOKUP_TIMEOUT.toNanos();
       while (System.nanoTime() < deadline) {
         for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
@@ -297,8 +298,7 @@ public final class KafkaPipeline {
             return DebeziumSchemas.toIcebergSchema(value.get("schema"), key);
           }
         }
-        if (consumer.assignment().stream()
-            .allMatch(p -> consumer.position(p) >= endOffset(consumer, p))) {
+        if (partitions.stream().allMatch(p -> consumer.position(p) >= ends.get(p))) {
           break;
         }
       }
@@ -310,10 +310,6 @@ public final class KafkaPipeline {
             + topic
             + " holds no event with a schema to create it from; create the table first, or write"
             + " the events with Debezium's schemas enabled");
-  }
-
-  private static long endOffset(KafkaConsumer<byte[], byte[]> consumer, TopicPartition partition) {
-    return consumer.endOffsets(List.of(partition)).get(partition);
   }
 
   /** The primary key as Debezium writes it: the fields of the record's key. */

@@ -9,10 +9,8 @@ import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
 import io.icebergcdc.cdc.debezium.MaxwellJsonParser;
 import io.icebergcdc.cdc.debezium.UpsertJsonParser;
-import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
-import java.io.Serializable;
+import io.icebergcdc.cdc.source.TableRoute;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -38,13 +36,7 @@ import org.apache.flink.util.OutputTag;
 final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
 
   private static final long serialVersionUID = 1L;
-  private static final int SHOWN_RECORD_CHARS = 200;
-
-  /** One topic's table: its name for messages, its schema, and where its changes go. */
-  record Route(String tableName, ChangeSchema schema, OutputTag<ChangeEvent> output)
-      implements Serializable {}
-
-  private final Map<String, Route> routes = new LinkedHashMap<>();
+  private final Map<String, TableRoute> routes;
   private final String sequenceColumn;
   private final String format;
   private final BadRecordPolicy badRecordPolicy;
@@ -62,21 +54,14 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
       String sequenceColumn,
       String format,
       BadRecordPolicy badRecordPolicy) {
-    schemas.forEach(
-        (topic, schema) ->
-            routes.put(
-                topic,
-                new Route(
-                    tableNames.get(topic),
-                    schema,
-                    new OutputTag<>("changes-" + topic, ChangeEventTypeInfo.of(schema)))));
+    this.routes = TableRoute.byTopic(schemas, tableNames);
     this.sequenceColumn = sequenceColumn;
     this.format = format;
     this.badRecordPolicy = badRecordPolicy;
   }
 
   OutputTag<ChangeEvent> outputOf(String topic) {
-    return routes.get(topic).output();
+    return TableRoute.outputOf(routes, topic);
   }
 
   @Override
@@ -91,7 +76,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
     List<ChangeEvent> parse(KafkaRecord record, String locator);
   }
 
-  private RecordParser parser(Route route) {
+  private RecordParser parser(TableRoute route) {
     switch (format) {
       case KafkaJob.UPSERT_JSON:
         UpsertJsonParser upsert = new UpsertJsonParser(route.schema(), route.tableName());
@@ -113,7 +98,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
     if (record.value == null && !format.equals(KafkaJob.UPSERT_JSON)) {
       return;
     }
-    Route route = routes.get(record.topic);
+    TableRoute route = routes.get(record.topic);
     try {
       if (route == null) {
         throw new MalformedChangeException(
@@ -127,8 +112,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
       }
     } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {
-        throw new MalformedChangeException(
-            e.getMessage() + " (record '" + abbreviate(String.valueOf(record.value)) + "')", e);
+        throw TableRoute.withRecord(e, String.valueOf(record.value));
       }
       badRecords.inc();
       ctx.output(
@@ -139,11 +123,5 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
               e.getMessage(),
               record.value == null ? "key " + record.key : record.value));
     }
-  }
-
-  private static String abbreviate(String value) {
-    return value.length() <= SHOWN_RECORD_CHARS
-        ? value
-        : value.substring(0, SHOWN_RECORD_CHARS) + "...";
   }
 }
