@@ -32,7 +32,12 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
      * Order of arrival, for changelogs without a sequence: {@code []} on a change yet to be
      * numbered, {@code [n]} once the dedup has numbered it after the changes of its key before it.
      */
-    ARRIVAL
+    ARRIVAL,
+    /**
+     * No order at all: the changes of a bounded input without a sequence, all at {@code []}. Two
+     * that differ for one key are ambiguous.
+     */
+    UNORDERED
   }
 
   private final Kind kind;
@@ -92,6 +97,11 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
   /** The {@code n}th change of a key in order of arrival. */
   public static SourceSequence arrival(long n) {
     return new SourceSequence(Kind.ARRIVAL, null, n);
+  }
+
+  /** The position of every change of a bounded input that has no sequence. */
+  public static SourceSequence unordered() {
+    return new SourceSequence(Kind.UNORDERED, null);
   }
 
   /** Whether this is an arrival yet to be numbered. */
@@ -187,6 +197,8 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
         return "partition=" + components[0] + ",offset=" + components[1];
       case ARRIVAL:
         return components.length == 0 ? "arrival" : "arrival #" + components[0];
+      case UNORDERED:
+        return "unordered";
       case COLUMN:
       default:
         return "sequence=" + components[0];

@@ -36,6 +36,9 @@ public final class SnapshotSummaryKeys {
    */
   public static final String KAFKA_OFFSETS = PREFIX + "kafka-offsets";
 
+  /** For an overwrite of a bounded input, what it replaced, as {@link Overwrite#describe()}. */
+  public static final String OVERWRITE = PREFIX + "overwrite";
+
   /** The latest source position among the changes this snapshot commits. */
   public static final String SOURCE_POSITION = PREFIX + "source-position";
 }

@@ -148,6 +148,48 @@ class SqlConnectorITCase {
   }
 
   @Test
+  void withoutAPrimaryKeyRowsAreAppendedOncePerCheckpoint() throws Exception {
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setParallelism(2);
+    env.enableCheckpointing(100);
+    StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+    tEnv.createTemporaryView(
+        "numbers",
+        tEnv.fromDataStream(
+            env.fromSequence(1, 5000)
+                .map(i -> Row.of(i, "n" + i, i))
+                .returns(
+                    Types.ROW_NAMED(
+                        new String[] {"id", "name", "seq"},
+                        Types.LONG,
+                        Types.STRING,
+                        Types.LONG))));
+    tEnv.executeSql(
+        "CREATE TABLE log (id BIGINT, name STRING, seq BIGINT) WITH ('connector' = 'iceberg-cdc',"
+            + " 'warehouse' = '"
+            + dir.resolve("warehouse")
+            + "', 'database-name' = 'db')");
+    tEnv.executeSql("INSERT INTO log SELECT * FROM numbers").await();
+
+    Table table = table("log");
+    List<String> expected = new ArrayList<>();
+    for (long i = 1; i <= 5000; i++) {
+      expected.add(i + ",n" + i + "," + i);
+    }
+    assertThat(rows(table)).containsExactlyElementsOf(expected);
+    long inserted = 0;
+    java.util.Set<String> checkpoints = new java.util.HashSet<>();
+    for (Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.operation()).isEqualTo("append");
+      assertThat(checkpoints.add(snapshot.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
+          .as("each checkpoint committed once")
+          .isTrue();
+      inserted += Long.parseLong(snapshot.summary().get(SnapshotSummaryKeys.ROWS_INSERTED));
+    }
+    assertThat(inserted).isEqualTo(5000);
+  }
+
+  @Test
   void refusesASequenceFieldTheTableLacksNamingIt() {
     StreamTableEnvironment tEnv = tableEnvironment(List.of(Row.of(1L, "a", 1L)), "few");
     tEnv.executeSql(connector("bad", ", 'sequence.field' = 'version'"));

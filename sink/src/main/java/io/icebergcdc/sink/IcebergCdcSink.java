@@ -9,13 +9,16 @@ import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.internal.IcebergCommitterOperator;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.dedup.internal.DedupOperator;
+import io.icebergcdc.sink.internal.AppendWriterOperator;
 import io.icebergcdc.sink.internal.ChangeKeySelector;
 import io.icebergcdc.sink.internal.ChangeWriterOperator;
 import io.icebergcdc.sink.internal.CommittableOfStats;
 import io.icebergcdc.sink.internal.OperatorUids;
+import io.icebergcdc.sink.internal.PartitionOfRow;
 import io.icebergcdc.sink.internal.PartitionedKeySelector;
 import io.icebergcdc.sink.internal.PartitionedKeyTypeInfo;
 import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
@@ -30,8 +33,14 @@ import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.DistributionMode;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.TableLoader;
 
 /**
@@ -59,6 +68,12 @@ public final class IcebergCdcSink {
   private final Configuration options;
   private final CommitListener commitListener;
   private final Map<String, String> writeProperties;
+  private final Overwrite overwrite;
+  private final Distribution distribution;
+  private final RowType rowType;
+
+  private final Schema tableSchema;
+  private final String tableName;
 
   private IcebergCdcSink(Builder builder) {
     this.tableLoader = builder.tableLoader;
@@ -67,6 +82,11 @@ public final class IcebergCdcSink {
     this.options = builder.options;
     this.commitListener = builder.commitListener;
     this.writeProperties = builder.writeProperties;
+    this.overwrite = builder.overwrite;
+    this.distribution = builder.distribution;
+    this.rowType = builder.rowType;
+    this.tableSchema = builder.tableSchema;
+    this.tableName = builder.tableName;
   }
 
   public static Builder builder() {
@@ -85,24 +105,34 @@ public final class IcebergCdcSink {
 
   /** Adds the sink's operators after {@code changes}, and returns what it added. */
   public Applied applyTo(DataStream<ChangeEvent> changes) {
-    if (changes.getExecutionEnvironment().getCheckpointConfig().isUnalignedCheckpointsEnabled()) {
+    checkAlignedCheckpoints(changes);
+    if (schema == null) {
       throw new IllegalArgumentException(
-          "the Iceberg CDC sink needs aligned checkpoints: each commit holds exactly what was"
-              + " written before its checkpoint's barrier");
+          "table "
+              + tableName
+              + " has no primary key (Iceberg identifier fields), so it cannot take a changelog;"
+              + " append rows to it with appendRows");
     }
     OperatorUids uids =
         new OperatorUids(
             options.get(SinkOptions.UID_PREFIX),
-            options.get(SinkOptions.DISTRIBUTION),
+            distribution,
             options.get(SinkOptions.DELETE_MODE));
-    int parallelism =
-        options
-            .getOptional(SinkOptions.PARALLELISM)
-            .orElse(changes.getExecutionEnvironment().getParallelism());
+    int parallelism = parallelism(changes);
 
     ChangeKeySelector<?> keys = keySelector();
     SingleOutputStreamOperator<ChangeEvent> deduped = dedup(changes, keys, uids, parallelism);
-    SingleOutputStreamOperator<ChangeCommittable> written = write(deduped, keys, uids, parallelism);
+    SingleOutputStreamOperator<ChangeCommittable> written =
+        overwrite == null
+            ? write(deduped, keys, uids, parallelism)
+            : appendWriter(
+                deduped
+                    .map(ChangeEvent::after)
+                    .returns(org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(rowType))
+                    .name("rows of the net changes")
+                    .setParallelism(parallelism),
+                uids,
+                parallelism);
     DataStream<ChangeCommittable> stats =
         deduped
             .getSideOutput(DedupOperator.STATS)
@@ -113,6 +143,50 @@ public final class IcebergCdcSink {
             .setParallelism(parallelism);
     DataStreamSink<Void> end = commit(written.union(stats), uids);
     return new Applied(end, deduped.getSideOutput(DedupOperator.DEAD_LETTERS));
+  }
+
+  /**
+   * Adds a writer and the committer after {@code rows}, which are rows to insert in the order of
+   * the table's columns: the path of tables without a primary key, and of any overwrite. Under
+   * {@code write.distribution-mode = hash} the rows of a partitioned table are spread over the
+   * writers by partition, so that each partition's rows land in few files.
+   *
+   * @return the end of the commit chain
+   */
+  public DataStreamSink<Void> appendRows(DataStream<RowData> rows) {
+    checkAlignedCheckpoints(rows);
+    OperatorUids uids =
+        new OperatorUids(options.get(SinkOptions.UID_PREFIX), Distribution.PRIMARY_KEY, null);
+    int parallelism = parallelism(rows);
+    DataStream<RowData> distributed = rows;
+    if (distribution == Distribution.PARTITION) {
+      distributed = rows.keyBy(new PartitionOfRow(tableSchema, spec, rowType));
+    }
+    return commit(appendWriter(distributed, uids, parallelism), uids);
+  }
+
+  private SingleOutputStreamOperator<ChangeCommittable> appendWriter(
+      DataStream<RowData> rows, OperatorUids uids, int parallelism) {
+    return rows.transform(
+            "write Parquet files",
+            COMMITTABLE_TYPE,
+            new AppendWriterOperator(tableLoader, rowType, writeProperties))
+        .uid(uids.appendWriter())
+        .setParallelism(parallelism);
+  }
+
+  private static void checkAlignedCheckpoints(DataStream<?> input) {
+    if (input.getExecutionEnvironment().getCheckpointConfig().isUnalignedCheckpointsEnabled()) {
+      throw new IllegalArgumentException(
+          "the Iceberg CDC sink needs aligned checkpoints: each commit holds exactly what was"
+              + " written before its checkpoint's barrier");
+    }
+  }
+
+  private int parallelism(DataStream<?> input) {
+    return options
+        .getOptional(SinkOptions.PARALLELISM)
+        .orElse(input.getExecutionEnvironment().getParallelism());
   }
 
   /**
@@ -130,15 +204,9 @@ public final class IcebergCdcSink {
    * writers follow the dedup without a shuffle.
    */
   private ChangeKeySelector<?> keySelector() {
-    if (options.get(SinkOptions.DISTRIBUTION) == Distribution.PARTITION) {
-      if (spec.isUnpartitioned()) {
-        throw new IllegalArgumentException(
-            SinkOptions.DISTRIBUTION.key()
-                + " = PARTITION needs a partitioned table; this one is not");
-      }
-      return new PartitionedKeySelector(schema, spec);
-    }
-    return new RowKeySelector();
+    return distribution == Distribution.PARTITION
+        ? new PartitionedKeySelector(schema, spec)
+        : new RowKeySelector();
   }
 
   @SuppressWarnings("unchecked")
@@ -203,7 +271,7 @@ public final class IcebergCdcSink {
         .transform(
             "commit to Iceberg",
             Types.VOID,
-            new IcebergCommitterOperator(tableLoader, commitListener))
+            new IcebergCommitterOperator(tableLoader, commitListener, overwrite))
         .uid(uids.committer())
         .setParallelism(1)
         .setMaxParallelism(1)
@@ -220,6 +288,11 @@ public final class IcebergCdcSink {
     private Configuration options = new Configuration();
     private CommitListener commitListener;
     private Map<String, String> writeProperties = Map.of();
+    private Overwrite overwrite;
+    private Distribution distribution;
+    private RowType rowType;
+    private Schema tableSchema;
+    private String tableName;
 
     private Builder() {}
 
@@ -250,6 +323,16 @@ public final class IcebergCdcSink {
       return this;
     }
 
+    /**
+     * Makes the write an overwrite of what {@code overwrite} names, committed once at the end of a
+     * bounded input that runs without checkpoints (batch execution); its input must be rows to
+     * insert. Unset, each checkpoint commits what it wrote.
+     */
+    public Builder overwrite(Overwrite overwrite) {
+      this.overwrite = overwrite;
+      return this;
+    }
+
     /** Hears about every commit; optional. */
     public Builder commitListener(CommitListener listener) {
       this.commitListener = listener;
@@ -261,18 +344,49 @@ public final class IcebergCdcSink {
       try (TableLoader loader = tableLoader.clone()) {
         loader.open();
         Table table = loader.loadTable();
-        schema = new ChangeSchema(table.schema());
+        tableName = table.name();
+        tableSchema = table.schema();
+        rowType = FlinkSchemaUtil.convert(tableSchema);
         spec = table.spec();
-        CdcTables.checkPartitionColumnsAreKeyColumns(table.schema(), spec);
-        WriteProperties.effective(table.name(), table.properties(), writeProperties);
+        if (!tableSchema.identifierFieldIds().isEmpty()) {
+          schema = new ChangeSchema(tableSchema);
+          CdcTables.checkPartitionColumnsAreKeyColumns(tableSchema, spec);
+        }
+        Map<String, String> effective =
+            WriteProperties.effective(table.name(), table.properties(), writeProperties);
+        distribution = distribution(effective);
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }
       return new IcebergCdcSink(this);
     }
+
+    /**
+     * The distribution: {@link SinkOptions#DISTRIBUTION} where it is set, else the table's (or this
+     * write's) {@code write.distribution-mode}: {@code hash} spreads a partitioned table's rows by
+     * partition, {@code none} (and {@code hash} on an unpartitioned table) by primary key, or as
+     * they come without one. Changes of one key always go to one writer.
+     */
+    private Distribution distribution(Map<String, String> properties) {
+      Distribution chosen;
+      if (options.contains(SinkOptions.DISTRIBUTION)) {
+        chosen = options.get(SinkOptions.DISTRIBUTION);
+        if (chosen == Distribution.PARTITION && spec.isUnpartitioned()) {
+          throw new IllegalArgumentException(
+              SinkOptions.DISTRIBUTION.key()
+                  + " = PARTITION needs a partitioned table; "
+                  + tableName
+                  + " is not");
+        }
+        return chosen;
+      }
+      String mode = properties.get(TableProperties.WRITE_DISTRIBUTION_MODE);
+      boolean hash = mode != null && DistributionMode.fromName(mode) == DistributionMode.HASH;
+      return hash && !spec.isUnpartitioned() ? Distribution.PARTITION : Distribution.PRIMARY_KEY;
+    }
   }
 
-  /** The schema of the changelog this sink accepts. */
+  /** The schema of the changelog this sink accepts; null for a table without a primary key. */
   public ChangeSchema schema() {
     return schema;
   }

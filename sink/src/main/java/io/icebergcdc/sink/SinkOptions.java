@@ -59,6 +59,16 @@ public final class SinkOptions {
               "Prefix of the uids of the sink's stateful operators. Changing it, like changing"
                   + " any uid, makes savepoints of the earlier job unrestorable.");
 
+  public static final ConfigOption<Boolean> OVERWRITE_ALLOW_EMPTY_INPUT =
+      ConfigOptions.key(io.icebergcdc.commit.Overwrite.ALLOW_EMPTY_INPUT_OPTION)
+          .booleanType()
+          .defaultValue(false)
+          .withDescription(
+              "Whether an INSERT OVERWRITE whose input has no rows may commit: it then empties a"
+                  + " static partition or an unpartitioned table, and changes nothing when it"
+                  + " replaces the partitions in its input. By default such an overwrite fails"
+                  + " and leaves the table as it was.");
+
   /** Every option of the sink and of its dedup. */
   public static List<ConfigOption<?>> all() {
     return List.of(
@@ -67,6 +77,7 @@ public final class SinkOptions {
         BOOTSTRAP_INDEX,
         PARALLELISM,
         UID_PREFIX,
+        OVERWRITE_ALLOW_EMPTY_INPUT,
         DedupOptions.TOMBSTONE_TTL,
         DedupOptions.ON_AMBIGUOUS_CHANGE);
   }

@@ -10,7 +10,7 @@ import org.apache.iceberg.TableProperties;
  * write.parquet.} or {@code write.target-} that is none of them fails, naming it (a misspelt key
  * would otherwise be ignored without a word); the codec must be one Parquet has; a compression
  * level must fit its codec (snappy, lz4, lz4_raw and uncompressed take none); sizes and row limits
- * must be positive. Other properties are left alone.
+ * must be positive; the distribution mode must be none or hash. Other properties are left alone.
  */
 public final class WriteProperties {
 
@@ -114,6 +114,21 @@ public final class WriteProperties {
                   + "'");
         }
       }
+    }
+    String distribution = properties.get(TableProperties.WRITE_DISTRIBUTION_MODE);
+    if (distribution != null
+        && !distribution.equalsIgnoreCase("none")
+        && !distribution.equalsIgnoreCase("hash")) {
+      throw new IllegalArgumentException(
+          "table "
+              + table
+              + ": write property '"
+              + TableProperties.WRITE_DISTRIBUTION_MODE
+              + "' is '"
+              + distribution
+              + "'; this sink takes none (rows by primary key, or as they come without one) or"
+              + " hash (by partition)"
+              + (distribution.equalsIgnoreCase("range") ? ", not range" : ""));
     }
     String codec =
         properties

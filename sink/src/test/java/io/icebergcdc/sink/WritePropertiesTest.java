@@ -37,6 +37,23 @@ class WritePropertiesTest {
   }
 
   @Test
+  void takesTheDistributionModesItImplements() {
+    assertThatCode(
+            () -> WriteProperties.validate("db.t", Map.of("write.distribution-mode", "hash")))
+        .doesNotThrowAnyException();
+    assertThatCode(
+            () -> WriteProperties.validate("db.t", Map.of("write.distribution-mode", "NONE")))
+        .doesNotThrowAnyException();
+    assertThatThrownBy(
+            () -> WriteProperties.validate("db.t", Map.of("write.distribution-mode", "range")))
+        .hasMessageStartingWith("table db.t: write property 'write.distribution-mode' is 'range'")
+        .hasMessageEndingWith("not range");
+    assertThatThrownBy(
+            () -> WriteProperties.validate("db.t", Map.of("write.distribution-mode", "random")))
+        .hasMessageContaining("takes none");
+  }
+
+  @Test
   void refusesALevelItsCodecDoesNotTake() {
     assertThatThrownBy(
             () ->

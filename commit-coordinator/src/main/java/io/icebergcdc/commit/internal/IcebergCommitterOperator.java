@@ -4,6 +4,7 @@ import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.util.ArrayList;
@@ -26,7 +27,9 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.OverwriteFiles;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.ReplacePartitions;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotUpdate;
@@ -34,8 +37,11 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.DeleteWriteResult;
+import org.apache.iceberg.types.Conversions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,6 +87,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
 
   private final TableLoader tableLoader;
   private final CommitListener listener;
+  private final Overwrite overwrite;
 
   private transient Table table;
   private transient String jobId;
@@ -92,8 +99,18 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private transient CommitterStateSerializer stateSerializer;
 
   public IcebergCommitterOperator(TableLoader tableLoader, CommitListener listener) {
+    this(tableLoader, listener, null);
+  }
+
+  /**
+   * @param overwrite what the job's bounded input replaces, committed once at its end; null for one
+   *     commit per checkpoint
+   */
+  public IcebergCommitterOperator(
+      TableLoader tableLoader, CommitListener listener, Overwrite overwrite) {
     this.tableLoader = tableLoader;
     this.listener = listener == null ? new CommitListener() {} : listener;
+    this.overwrite = overwrite;
   }
 
   @Override
@@ -102,6 +119,13 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     tableLoader.open();
     table = tableLoader.loadTable();
     jobId = getRuntimeContext().getJobInfo().getJobId().toString();
+    if (overwrite != null && getRuntimeContext().isCheckpointingEnabled()) {
+      throw new IllegalStateException(
+          "an overwrite of table "
+              + table.name()
+              + " commits once at the end of a bounded input, so its job must run without"
+              + " checkpoints (batch execution)");
+    }
     operatorId = getOperatorID().toString();
     stateSerializer = new CommitterStateSerializer();
     metrics = new CommitterMetrics(getMetricGroup());
@@ -162,8 +186,13 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   public void endInput() {
     if (!getRuntimeContext().isCheckpointingEnabled()) {
       // Without checkpoints there is no restore to protect, and no checkpoint to wait for.
-      pending.put(END_OF_INPUT_CHECKPOINT_ID, current);
+      ChangeCommittable all = current;
       current = ChangeCommittable.EMPTY;
+      if (overwrite != null) {
+        commitOverwrite(all);
+        return;
+      }
+      pending.put(END_OF_INPUT_CHECKPOINT_ID, all);
       commitUpTo(pending, END_OF_INPUT_CHECKPOINT_ID, jobId);
     }
     // With checkpoints, the final checkpoint after the end of input commits what is left.
@@ -311,7 +340,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       Snapshot base,
       String commitJobId) {
     SnapshotUpdate<?> update;
-    if (prepared.addedDeletes.isEmpty() && prepared.removedDeletes.isEmpty()) {
+    if (overwrite != null) {
+      update = overwriteUpdate(prepared, base);
+    } else if (prepared.addedDeletes.isEmpty() && prepared.removedDeletes.isEmpty()) {
       AppendFiles append = table.newAppend();
       prepared.dataFiles.forEach(append::appendFile);
       update = append;
@@ -337,6 +368,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       update.set(SnapshotSummaryKeys.KAFKA_OFFSETS, kafkaOffsets(base, stats));
     }
     update.set(SnapshotSummaryKeys.DELETES_FELL_BACK, Long.toString(prepared.fellBack));
+    if (overwrite != null) {
+      update.set(SnapshotSummaryKeys.OVERWRITE, overwrite.describe());
+    }
 
     long start = System.nanoTime();
     try {
@@ -412,6 +446,97 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       throw new CommitException(
           "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
     }
+  }
+
+  /**
+   * Commits the whole bounded input as one overwrite: rows to insert only; an input without rows
+   * fails unless the overwrite allows it, since replacing nothing (or everything) by mistake is the
+   * classic failure of a load whose input went missing.
+   */
+  private void commitOverwrite(ChangeCommittable all) {
+    if (!all.deleteFiles().isEmpty() || !all.positionDeletes().isEmpty()) {
+      throw new CommitException(
+          "an overwrite of table "
+              + table.name()
+              + " takes rows to insert, but its input deleted or updated rows; nothing was"
+              + " committed",
+          null,
+          true);
+    }
+    if (all.dataFiles().isEmpty()) {
+      if (!overwrite.allowEmptyInput()) {
+        throw new CommitException(
+            "the overwrite of "
+                + overwrite.describe()
+                + " of table "
+                + table.name()
+                + " read no rows, so it would "
+                + (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT
+                    ? "replace no partition and leave the old rows as they are"
+                    : "delete every row of " + overwrite.describe())
+                + "; nothing was committed. If an empty input is expected, set '"
+                + Overwrite.ALLOW_EMPTY_INPUT_OPTION
+                + "' = 'true'",
+            null,
+            true);
+      }
+      if (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT) {
+        LOG.info(
+            "The overwrite of table {} read no rows: no partition to replace, nothing committed",
+            table.name());
+        return;
+      }
+    }
+    commit(END_OF_INPUT_CHECKPOINT_ID, all, ChangeStats.EMPTY, jobId);
+  }
+
+  private SnapshotUpdate<?> overwriteUpdate(PreparedCommit prepared, Snapshot base) {
+    if (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT) {
+      ReplacePartitions replace = table.newReplacePartitions();
+      prepared.dataFiles.forEach(replace::addFile);
+      if (base != null) {
+        replace.validateFromSnapshot(base.snapshotId());
+        replace.validateNoConflictingData();
+        replace.validateNoConflictingDeletes();
+      }
+      return replace;
+    }
+    Expression filter = overwriteFilter();
+    OverwriteFiles replace = table.newOverwrite().overwriteByRowFilter(filter);
+    prepared.dataFiles.forEach(replace::addFile);
+    if (!prepared.dataFiles.isEmpty()) {
+      replace.validateAddedFilesMatchOverwriteFilter();
+    }
+    if (base != null) {
+      replace.validateFromSnapshot(base.snapshotId());
+      replace.conflictDetectionFilter(filter);
+      replace.validateNoConflictingData();
+      replace.validateNoConflictingDeletes();
+    }
+    return replace;
+  }
+
+  /** The rows an overwrite of a static partition or the whole table replaces. */
+  private Expression overwriteFilter() {
+    Expression filter = Expressions.alwaysTrue();
+    if (overwrite.scope() == Overwrite.Scope.TABLE) {
+      return filter;
+    }
+    for (Map.Entry<String, String> column : overwrite.staticPartition().entrySet()) {
+      org.apache.iceberg.types.Types.NestedField field = table.schema().findField(column.getKey());
+      if (field == null) {
+        throw new IllegalArgumentException(
+            "table " + table.name() + " has no partition column '" + column.getKey() + "'");
+      }
+      Object value = Conversions.fromPartitionString(field.type(), column.getValue());
+      filter =
+          Expressions.and(
+              filter,
+              value == null
+                  ? Expressions.isNull(column.getKey())
+                  : Expressions.equal(column.getKey(), value));
+    }
+    return filter;
   }
 
   /** The files of one commit attempt. */

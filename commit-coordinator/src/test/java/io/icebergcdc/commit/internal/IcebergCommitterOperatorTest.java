@@ -9,6 +9,7 @@ import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TestTables;
 import java.nio.file.Path;
@@ -366,6 +367,64 @@ class IcebergCommitterOperatorTest {
     harness.endInput();
     assertThat(committedCheckpoints())
         .containsExactly(Long.toString(IcebergCommitterOperator.END_OF_INPUT_CHECKPOINT_ID));
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> overwriting(
+      Overwrite overwrite) throws Exception {
+    var harness =
+        new OneInputStreamOperatorTestHarness<>(
+            new IcebergCommitterOperator(TestTables.loader(warehouse), null, overwrite),
+            1,
+            1,
+            0,
+            new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new),
+            OPERATOR_ID);
+    harnesses.add(harness);
+    harness.getStreamConfig().setCheckpointingEnabled(false);
+    harness.open();
+    return harness;
+  }
+
+  @Test
+  void anOverwriteOfTheWholeTableReplacesItsRowsInOneSnapshot() throws Exception {
+    var append = harness(null);
+    append.getStreamConfig().setCheckpointingEnabled(false);
+    append.open();
+    append.processElement(new StreamRecord<>(files("old", false, 0)));
+    append.endInput();
+
+    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false));
+    harness.processElement(new StreamRecord<>(files("new", false, 0)));
+    harness.endInput();
+
+    Snapshot overwrite = snapshots().get(1);
+    assertThat(overwrite.operation()).isEqualTo(DataOperations.OVERWRITE);
+    assertThat(overwrite.summary())
+        .containsEntry("deleted-data-files", "1")
+        .containsEntry("added-data-files", "1")
+        .containsEntry(SnapshotSummaryKeys.OVERWRITE, "the whole table");
+  }
+
+  @Test
+  void anOverwriteWithoutRowsFailsAndCommitsNothingUnlessAllowed() throws Exception {
+    var refused = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false));
+    refused.processElement(new StreamRecord<>(ChangeCommittable.ofStats(ChangeStats.EMPTY)));
+    assertThatThrownBy(refused::endInput)
+        .hasMessageContaining("read no rows, so it would delete every row of the whole table")
+        .hasMessageContaining("'sink.overwrite.allow-empty-input' = 'true'");
+    assertThat(snapshots()).isEmpty();
+
+    var allowed = overwriting(new Overwrite(Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), true));
+    allowed.endInput();
+    assertThat(snapshots()).as("nothing to replace").isEmpty();
+  }
+
+  @Test
+  void anOverwriteRefusesDeletes() throws Exception {
+    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false));
+    harness.processElement(new StreamRecord<>(files("a", true, 0)));
+    assertThatThrownBy(harness::endInput).hasMessageContaining("takes rows to insert");
+    assertThat(snapshots()).isEmpty();
   }
 
   /** Fails the first commit it sees. */

@@ -141,7 +141,7 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
                   previous != null && previous.kind() == SourceSequence.Kind.ARRIVAL
                       ? previous.components()[0] + 1
                       : 1));
-    } else {
+    } else if (event.sequence().kind() != SourceSequence.Kind.UNORDERED) {
       lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
     }
     if (last != null) {
@@ -192,9 +192,12 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
             + event.table()
             + ", key "
             + schema.describeKey(event.keyRow())
-            + ": two different changes at the same source position "
-            + event.sequence()
-            + "; the source gives no order between them";
+            + (event.sequence().kind() == SourceSequence.Kind.UNORDERED
+                ? ": two different changes in a bounded input without a sequence to order them"
+                    + " (name the column that orders them in 'sequence.field')"
+                : ": two different changes at the same source position "
+                    + event.sequence()
+                    + "; the source gives no order between them");
     if (ambiguousChangePolicy == AmbiguousChangePolicy.FAIL) {
       throw new AmbiguousChangeException(
           message

@@ -33,6 +33,11 @@ public final class OperatorUids {
     return prefix + "-writer" + keying + writer;
   }
 
+  /** The writer of rows to insert, which keeps no state. */
+  public String appendWriter() {
+    return prefix + "-append-writer";
+  }
+
   public String committer() {
     return prefix + "-committer";
   }

@@ -3,6 +3,7 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
@@ -95,6 +96,12 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private transient ListState<Boolean> indexCompleteState;
   private transient boolean indexComplete;
 
+  /**
+   * Without checkpoints (a bounded job), the bootstrapped index until each key is first changed;
+   * null otherwise.
+   */
+  private transient Map<K, RowLocation> loadedWithoutState;
+
   private transient FlinkFileWriterFactory writerFactory;
   private transient OutputFileFactory outputFiles;
   private transient PartitionSpec spec;
@@ -107,6 +114,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private transient Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes;
   private transient Map<String, List<Long>> positionDeletes;
   private transient long fallbacks;
+  private transient long insertsThatUpdated;
+  private transient long deletesOfNothing;
   private transient Counter dataFilesWritten;
   private transient Counter equalityFallbacks;
 
@@ -148,6 +157,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     } else if (table.currentSnapshot() == null) {
       indexComplete = true;
     } else if (bootstrap) {
+      if (!getRuntimeContext().isCheckpointingEnabled()) {
+        // No checkpoint will hold the index, and batch execution keeps keyed state only for the
+        // key at hand: the loaded index is kept aside and read per key instead.
+        loadedWithoutState = new HashMap<>();
+      }
       bootstrapIndex();
       indexComplete = true;
     } else {
@@ -177,11 +191,16 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
             != subtask) {
           continue;
         }
-        setCurrentKey(key);
-        index.update(
+        RowLocation location =
             new RowLocation(
                 stored(row.getField(MetadataColumns.FILE_PATH.name()).toString()),
-                (Long) row.getField(MetadataColumns.ROW_POSITION.name())));
+                (Long) row.getField(MetadataColumns.ROW_POSITION.name()));
+        if (loadedWithoutState != null) {
+          loadedWithoutState.put(key, location);
+        } else {
+          setCurrentKey(key);
+          index.update(location);
+        }
         loaded++;
       }
     }
@@ -248,6 +267,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
     ChangeEvent event = element.getValue();
     RowLocation location = index.value();
+    if (location == null && loadedWithoutState != null) {
+      @SuppressWarnings("unchecked")
+      K key = (K) getCurrentKey();
+      location = loadedWithoutState.remove(key);
+    }
     RowData keyRow = event.keyRow();
     if (location != null) {
       positionDeletes
@@ -255,6 +279,13 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
           .add(location.position());
     } else if (!indexComplete) {
       deleteByKey(keyRow);
+    }
+    // The dedup labels a change by what it knows of the key; the index may know better (a key
+    // loaded from the table, never changed by this job): the counts are corrected here.
+    if (location != null && event.operation() == Operation.INSERT) {
+      insertsThatUpdated++;
+    } else if (location == null && indexComplete && event.operation() == Operation.DELETE) {
+      deletesOfNothing++;
     }
     if (event.operation().isUpsert()) {
       index.update(write(event.after()));
@@ -323,7 +354,14 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       deletes.add(writer.toDeleteFile());
     }
     equalityDeletes.clear();
+    ChangeStats corrections =
+        new ChangeStats(-insertsThatUpdated, insertsThatUpdated, -deletesOfNothing, 0, 0, 0, null);
+    insertsThatUpdated = 0;
+    deletesOfNothing = 0;
     if (completedFiles.isEmpty() && deletes.isEmpty() && positionDeletes.isEmpty()) {
+      if (!corrections.isEmpty()) {
+        output.collect(new StreamRecord<>(ChangeCommittable.ofStats(corrections)));
+      }
       return;
     }
     Map<String, long[]> positions = new HashMap<>();
@@ -337,7 +375,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
                 ContentFileCodec.encodeAll(completedFiles, specs),
                 ContentFileCodec.encodeAll(deletes, specs),
                 List.of(),
-                ChangeStats.EMPTY,
+                corrections,
                 PositionDeletes.of(positions),
                 fallbacks)));
     completedFiles.clear();

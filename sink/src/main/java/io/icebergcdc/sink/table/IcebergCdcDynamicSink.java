@@ -3,8 +3,12 @@ package io.icebergcdc.sink.table;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.sink.CdcTables;
 import io.icebergcdc.sink.IcebergCdcSink;
+import io.icebergcdc.sink.SinkOptions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
@@ -15,9 +19,13 @@ import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.ProviderContext;
 import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.sink.abilities.SupportsOverwrite;
+import org.apache.flink.table.connector.sink.abilities.SupportsPartitioning;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.PartitionField;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -25,28 +33,36 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.iceberg.flink.sink.FlinkSink;
 
 /**
  * The sink of an {@code iceberg-cdc} table. With a primary key it takes an upsert changelog
  * (inserts, rows after updates, deletes) and applies it through {@link IcebergCdcSink}; without one
- * it is append-only, through Iceberg's own {@link FlinkSink}. The Iceberg table is created from the
- * Flink table's schema when missing; an existing one must have the same columns and key.
+ * it appends rows. Either way one committer commits each checkpoint, or, in batch execution, the
+ * whole input as one snapshot: a merge of the changes with a primary key, an append without, and
+ * for {@code INSERT OVERWRITE} a replacement of the table, of the static partition named, or of the
+ * partitions the input has rows in. The Iceberg table is created from the Flink table's schema
+ * (identity partitions from {@code PARTITIONED BY}) when missing; an existing one must have the
+ * same columns and key.
  */
-final class IcebergCdcDynamicSink implements DynamicTableSink {
+final class IcebergCdcDynamicSink
+    implements DynamicTableSink, SupportsOverwrite, SupportsPartitioning {
 
   private final CatalogLoader catalogLoader;
   private final TableIdentifier identifier;
   private final ResolvedSchema flinkSchema;
+  private final List<String> partitionKeys;
   private final String sequenceField;
   private final int formatVersion;
   private final Configuration sinkOptions;
   private final Map<String, String> writeProperties;
+  private boolean overwrite;
+  private Map<String, String> staticPartition = Map.of();
 
   IcebergCdcDynamicSink(
       CatalogLoader catalogLoader,
       TableIdentifier identifier,
       ResolvedSchema flinkSchema,
+      List<String> partitionKeys,
       String sequenceField,
       int formatVersion,
       Configuration sinkOptions,
@@ -55,6 +71,7 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
     this.catalogLoader = catalogLoader;
     this.identifier = identifier;
     this.flinkSchema = flinkSchema;
+    this.partitionKeys = List.copyOf(partitionKeys);
     this.sequenceField = sequenceField;
     this.formatVersion = formatVersion;
     this.sinkOptions = sinkOptions;
@@ -74,44 +91,82 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
   }
 
   @Override
+  public void applyOverwrite(boolean overwrite) {
+    this.overwrite = overwrite;
+  }
+
+  @Override
+  public void applyStaticPartition(Map<String, String> partition) {
+    this.staticPartition = new LinkedHashMap<>(partition);
+  }
+
+  @Override
   public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
+    boolean bounded = context.isBounded();
+    if (overwrite && !bounded) {
+      throw new IllegalArgumentException(
+          "INSERT OVERWRITE of "
+              + identifier
+              + " needs a bounded input in batch execution ('execution.runtime-mode' = 'batch'):"
+              + " it commits once, at the end of its input");
+    }
     return new DataStreamSinkProvider() {
       @Override
       public DataStreamSink<?> consumeDataStream(
           ProviderContext providerContext, DataStream<RowData> rows) {
-        return consume(rows);
+        return consume(rows, bounded);
       }
     };
   }
 
-  private DataStreamSink<?> consume(DataStream<RowData> rows) {
+  private DataStreamSink<?> consume(DataStream<RowData> rows, boolean bounded) {
     Table table = createOrLoad();
     TableLoader loader = TableLoader.fromCatalog(catalogLoader, identifier);
+    IcebergCdcSink.Builder builder =
+        IcebergCdcSink.builder()
+            .table(loader)
+            .options(sinkOptions)
+            .writeProperties(writeProperties);
+    if (overwrite) {
+      builder.overwrite(overwriteOf(table));
+    }
+    IcebergCdcSink sink = builder.build();
     if (!hasPrimaryKey()) {
-      return FlinkSink.forRowData(rows)
-          .tableLoader(loader)
-          .setAll(
-              io.icebergcdc.sink.WriteProperties.effective(
-                  identifier.toString(), table.properties(), writeProperties))
-          .append();
+      return sink.appendRows(rows);
     }
     ChangeSchema schema = new ChangeSchema(table.schema());
     int sequencePosition = sequenceField == null ? -1 : columnNames(table).indexOf(sequenceField);
     DataStream<ChangeEvent> changes =
         rows.flatMap(
                 new RowDataToChangeEvents(
-                    schema, identifier.toString(), sequenceField, sequencePosition))
+                    schema,
+                    identifier.toString(),
+                    sequenceField,
+                    sequencePosition,
+                    bounded,
+                    overwrite))
             .returns(ChangeEventTypeInfo.of(schema))
             .name("changelog of " + identifier);
     // The planner keeps what leads to the returned sink: the end of the commit chain. Without a
     // dead-letter output (refused by the factory) the dedup refuses nothing to send elsewhere.
-    return IcebergCdcSink.builder()
-        .table(loader)
-        .options(sinkOptions)
-        .writeProperties(writeProperties)
-        .build()
-        .applyTo(changes)
-        .end();
+    return sink.applyTo(changes).end();
+  }
+
+  /**
+   * What an {@code INSERT OVERWRITE} replaces: the whole of an unpartitioned table; the partition
+   * named in the statement, when it gives a value for every partition column; else the partitions
+   * the input has rows in.
+   */
+  private Overwrite overwriteOf(Table table) {
+    boolean allowEmpty = sinkOptions.get(SinkOptions.OVERWRITE_ALLOW_EMPTY_INPUT);
+    PartitionSpec spec = table.spec();
+    if (spec.isUnpartitioned()) {
+      return new Overwrite(Overwrite.Scope.TABLE, Map.of(), allowEmpty);
+    }
+    if (!staticPartition.isEmpty() && staticPartition.keySet().containsAll(partitionKeys)) {
+      return new Overwrite(Overwrite.Scope.STATIC_PARTITION, staticPartition, allowEmpty);
+    }
+    return new Overwrite(Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), allowEmpty);
   }
 
   private static List<String> columnNames(Table table) {
@@ -126,16 +181,38 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
     key.forEach(column -> keyIds.add(converted.findField(column).fieldId()));
     Schema schema = new Schema(converted.columns(), keyIds);
     Catalog catalog = catalogLoader.loadCatalog();
+    String partitionBy = partitionKeys.isEmpty() ? null : String.join(",", partitionKeys);
     if (!catalog.tableExists(identifier) && key.isEmpty()) {
       return catalog
           .buildTable(identifier, schema)
+          .withPartitionSpec(CdcTables.parsePartitionSpec(schema, partitionBy))
           .withProperty("format-version", Integer.toString(formatVersion))
           .create();
     }
     Table table =
         key.isEmpty()
             ? catalog.loadTable(identifier)
-            : CdcTables.createOrLoad(catalog, identifier, schema, null, formatVersion, key);
+            : CdcTables.createOrLoad(catalog, identifier, schema, partitionBy, formatVersion, key);
+    if (!partitionKeys.isEmpty()) {
+      List<String> identityColumns = new ArrayList<>();
+      for (PartitionField field : table.spec().fields()) {
+        identityColumns.add(
+            field.transform().isIdentity()
+                ? table.schema().findColumnName(field.sourceId())
+                : field.toString());
+      }
+      if (!identityColumns.equals(partitionKeys)) {
+        throw new IllegalArgumentException(
+            "the Flink table is PARTITIONED BY "
+                + partitionKeys
+                + ", but Iceberg table "
+                + identifier
+                + " is partitioned by "
+                + table.spec().fields()
+                + "; declare the Flink table's partition columns as the Iceberg table's identity"
+                + " partitions, or leave PARTITIONED BY out");
+      }
+    }
     RowType expected = FlinkSchemaUtil.convert(table.schema());
     RowType given = (RowType) flinkSchema.toPhysicalRowDataType().getLogicalType();
     if (!expected.getFieldNames().equals(given.getFieldNames())) {
@@ -167,14 +244,19 @@ final class IcebergCdcDynamicSink implements DynamicTableSink {
 
   @Override
   public DynamicTableSink copy() {
-    return new IcebergCdcDynamicSink(
-        catalogLoader,
-        identifier,
-        flinkSchema,
-        sequenceField,
-        formatVersion,
-        sinkOptions,
-        writeProperties);
+    IcebergCdcDynamicSink copy =
+        new IcebergCdcDynamicSink(
+            catalogLoader,
+            identifier,
+            flinkSchema,
+            partitionKeys,
+            sequenceField,
+            formatVersion,
+            sinkOptions,
+            writeProperties);
+    copy.overwrite = overwrite;
+    copy.staticPartition = staticPartition;
+    return copy;
   }
 
   @Override

@@ -144,6 +144,7 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
         catalogLoader(options, context.getCatalogTable().getOptions()),
         table,
         context.getCatalogTable().getResolvedSchema(),
+        context.getCatalogTable().getPartitionKeys(),
         options.getOptional(SEQUENCE_FIELD).orElse(null),
         options.get(FORMAT_VERSION),
         sinkOptions,

@@ -16,7 +16,8 @@ import org.apache.flink.util.Collector;
  * Turns the rows of a Flink SQL changelog into change events: an insert or the row after an update
  * upserts its key, a delete deletes it, and the row before an update is dropped (the row after it
  * replaces it). The sequence is the value of the sequence field, where one is named, or else the
- * order of arrival, which the dedup numbers per key.
+ * order of arrival, which the dedup numbers per key; a bounded input has no order of arrival, so
+ * there its changes are unordered.
  */
 final class RowDataToChangeEvents implements FlatMapFunction<RowData, ChangeEvent> {
 
@@ -26,17 +27,29 @@ final class RowDataToChangeEvents implements FlatMapFunction<RowData, ChangeEven
   private final String tableName;
   private final int sequencePosition;
   private final String sequenceField;
+  private final boolean bounded;
+  private final boolean insertsOnly;
   private transient RowData.FieldGetter sequenceGetter;
 
   /**
-   * @param sequencePosition the position of the sequence field in the rows, or -1 for arrival order
+   * @param sequencePosition the position of the sequence field in the rows, or -1 for none
+   * @param bounded whether the input is bounded (batch execution), where arrival has no order: the
+   *     changes of a key without a sequence are then unordered, and two different ones fail
+   * @param insertsOnly whether only inserts are allowed (an overwrite)
    */
   RowDataToChangeEvents(
-      ChangeSchema schema, String tableName, String sequenceField, int sequencePosition) {
+      ChangeSchema schema,
+      String tableName,
+      String sequenceField,
+      int sequencePosition,
+      boolean bounded,
+      boolean insertsOnly) {
     this.schema = schema;
     this.tableName = tableName;
     this.sequenceField = sequenceField;
     this.sequencePosition = sequencePosition;
+    this.bounded = bounded;
+    this.insertsOnly = insertsOnly;
   }
 
   @Override
@@ -55,7 +68,19 @@ final class RowDataToChangeEvents implements FlatMapFunction<RowData, ChangeEven
       default:
         return; // UPDATE_BEFORE: the row after the update replaces it
     }
-    SourceSequence sequence = sequencePosition < 0 ? SourceSequence.arrival() : sequence(row);
+    if (insertsOnly && operation != Operation.INSERT) {
+      throw new MalformedChangeException(
+          "table "
+              + tableName
+              + ", key "
+              + schema.describeKey(row)
+              + ": an overwrite takes rows to insert, not a "
+              + row.getRowKind());
+    }
+    SourceSequence sequence =
+        sequencePosition >= 0
+            ? sequence(row)
+            : bounded ? SourceSequence.unordered() : SourceSequence.arrival();
     out.collect(
         new ChangeEvent(
             tableName,

@@ -1,0 +1,62 @@
+package io.icebergcdc.commit;
+
+import java.io.Serializable;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * What an overwrite of a bounded input replaces, committed as one snapshot at the end of the input
+ * instead of one per checkpoint.
+ *
+ * @param scope what is replaced
+ * @param staticPartition for {@link Scope#STATIC_PARTITION}, the value of every identity partition
+ *     column as Flink SQL gives it in {@code PARTITION (...)}, as text; empty otherwise
+ * @param allowEmptyInput whether an input without rows may commit; when it may not, the job fails
+ *     and the table is left as it was
+ */
+public record Overwrite(Scope scope, Map<String, String> staticPartition, boolean allowEmptyInput)
+    implements Serializable {
+
+  /** The sink option that lets an overwrite commit an empty input; named in the failure. */
+  public static final String ALLOW_EMPTY_INPUT_OPTION = "sink.overwrite.allow-empty-input";
+
+  /** What an overwrite replaces. */
+  public enum Scope {
+    /** The partitions that the input has rows in (dynamic overwrite); nothing else. */
+    PARTITIONS_IN_INPUT,
+    /** The one partition named in the statement, whether or not the input has rows. */
+    STATIC_PARTITION,
+    /** The whole table (an unpartitioned table). */
+    TABLE
+  }
+
+  public Overwrite {
+    Objects.requireNonNull(scope, "scope");
+    staticPartition = new TreeMap<>(staticPartition);
+    if ((scope == Scope.STATIC_PARTITION) == staticPartition.isEmpty()) {
+      throw new IllegalArgumentException(
+          "a static partition is given exactly when the scope is STATIC_PARTITION");
+    }
+  }
+
+  /** How the overwrite is described in messages: "partition (day=2026-11-29)", "the table". */
+  public String describe() {
+    switch (scope) {
+      case STATIC_PARTITION:
+        StringBuilder text = new StringBuilder("partition (");
+        staticPartition.forEach(
+            (column, value) ->
+                text.append(text.length() > "partition (".length() ? ", " : "")
+                    .append(column)
+                    .append('=')
+                    .append(value));
+        return text.append(')').toString();
+      case TABLE:
+        return "the whole table";
+      case PARTITIONS_IN_INPUT:
+      default:
+        return "the partitions the input has rows in";
+    }
+  }
+}

@@ -1,0 +1,143 @@
+package io.icebergcdc.sink.internal;
+
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.sink.WriteProperties;
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.sink.RowDataTaskWriterFactory;
+import org.apache.iceberg.io.TaskWriter;
+import org.apache.iceberg.io.WriteResult;
+import org.apache.iceberg.util.PropertyUtil;
+
+/**
+ * Writes rows to insert as Parquet data files, split by the table's partition spec, and hands the
+ * files of each checkpoint (or of the whole input, without checkpoints) to the committer: the
+ * writer of tables without a primary key and of overwrites.
+ *
+ * <p><b>State:</b> none; open files are completed before each checkpoint barrier, as in {@link
+ * ChangeWriterOperator}. A row that is not an insert fails the job, naming the table: this writer
+ * has no key to apply an update or delete by.
+ *
+ * <p><b>Threading:</b> Flink's task thread only.
+ */
+public final class AppendWriterOperator extends AbstractStreamOperator<ChangeCommittable>
+    implements OneInputStreamOperator<RowData, ChangeCommittable>, BoundedOneInput {
+
+  private static final long serialVersionUID = 1L;
+
+  private final TableLoader tableLoader;
+  private final RowType rowType;
+  private final java.util.HashMap<String, String> writeProperties;
+
+  private transient Table table;
+  private transient RowDataTaskWriterFactory writerFactory;
+  private transient TaskWriter<RowData> writer;
+  private transient long rows;
+
+  /**
+   * @param rowType the type of the rows, which are in the order of the table's columns
+   * @param writeProperties this write's own write properties, over the table's
+   */
+  public AppendWriterOperator(
+      TableLoader tableLoader, RowType rowType, Map<String, String> writeProperties) {
+    this.tableLoader = tableLoader;
+    this.rowType = rowType;
+    this.writeProperties = new java.util.HashMap<>(writeProperties);
+  }
+
+  @Override
+  public void open() throws Exception {
+    super.open();
+    tableLoader.open();
+    table = tableLoader.loadTable();
+    Map<String, String> properties =
+        WriteProperties.effective(table.name(), table.properties(), writeProperties);
+    writerFactory =
+        new RowDataTaskWriterFactory(
+            table,
+            rowType,
+            PropertyUtil.propertyAsLong(
+                properties,
+                TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+                TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT),
+            FileFormat.PARQUET,
+            properties,
+            List.of(),
+            false);
+    writerFactory.initialize(
+        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+        getRuntimeContext().getTaskInfo().getAttemptNumber());
+    writer = writerFactory.create();
+  }
+
+  @Override
+  public void processElement(StreamRecord<RowData> element) throws Exception {
+    RowData row = element.getValue();
+    if (row.getRowKind() != RowKind.INSERT) {
+      throw new IllegalArgumentException(
+          "table "
+              + table.name()
+              + " is written without a primary key, so it takes inserts only, not a "
+              + row.getRowKind()
+              + " row");
+    }
+    writer.write(row);
+    rows++;
+  }
+
+  @Override
+  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    super.prepareSnapshotPreBarrier(checkpointId);
+    flush();
+  }
+
+  @Override
+  public void endInput() throws Exception {
+    flush();
+  }
+
+  private void flush() throws IOException {
+    WriteResult result = writer.complete();
+    writer = writerFactory.create();
+    if (result.dataFiles().length == 0) {
+      return;
+    }
+    output.collect(
+        new StreamRecord<>(
+            new ChangeCommittable(
+                ContentFileCodec.encodeAll(Arrays.asList(result.dataFiles()), table.specs()),
+                List.of(),
+                List.of(),
+                new ChangeStats(rows, 0, 0, 0, 0, 0, null))));
+    rows = 0;
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      if (writer != null) {
+        // Files not yet handed to the committer belong to no checkpoint: remove them.
+        writer.abort();
+        writer = null;
+      }
+    } finally {
+      tableLoader.close();
+      super.close();
+    }
+  }
+}
