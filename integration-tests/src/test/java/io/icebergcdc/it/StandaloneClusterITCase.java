@@ -1,0 +1,269 @@
+package io.icebergcdc.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import io.icebergcdc.jobs.demo.ChangelogGenerator.Changelog;
+import io.icebergcdc.localflink.LocalFlinkCluster;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The job jar on a standalone Flink cluster (a JobManager and a TaskManager as processes of their
+ * own, from Flink's Maven Central artifacts), submitted through Flink's own command-line front end
+ * as {@code flink run} does; a CDC job stopped with a savepoint and started again from it; and the
+ * connector from Flink's SQL client.
+ */
+class StandaloneClusterITCase {
+
+  private static final Path JAR = Paths.get("../jobs/target/iceberg-cdc-cluster.jar");
+  private static final Duration CLI_TIMEOUT = Duration.ofMinutes(4);
+
+  @RegisterExtension static final KafkaBroker KAFKA = new KafkaBroker();
+
+  @TempDir static Path clusterHome;
+  private static LocalFlinkCluster cluster;
+
+  @TempDir Path dir;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    assertThat(JAR).as("the cluster jar; build with mvn package first").isRegularFile();
+    cluster = LocalFlinkCluster.start(clusterHome, 1, 4, Map.of());
+  }
+
+  @AfterAll
+  static void stopCluster() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private LocalFlinkCluster.Result flink(String... arguments) throws Exception {
+    LocalFlinkCluster.Result result = cluster.flink(CLI_TIMEOUT, arguments);
+    assertThat(result.exitCode())
+        .as("flink %s: %s", String.join(" ", arguments), result.output())
+        .isZero();
+    return result;
+  }
+
+  @Test
+  void flinkRunAppliesAChangelogFileExactlyOnce() throws Exception {
+    Changelog changelog = new ChangelogGenerator(3000, 300, 0.1, 0.05, 21).generate();
+    Path file = dir.resolve("changes.jsonl");
+    changelog.writeTo(file);
+    String warehouse = dir.resolve("warehouse").toString();
+
+    flink(
+        "run",
+        "-m",
+        cluster.restAddress(),
+        JAR.toAbsolutePath().toString(),
+        "apply",
+        "--source",
+        "file",
+        "--path",
+        file.toString(),
+        "--warehouse",
+        warehouse,
+        "--table",
+        "inventory.items",
+        "--primary-key",
+        "id",
+        "--checkpoint-interval",
+        "300ms",
+        "--checkpoint-dir",
+        dir.resolve("checkpoints").toString(),
+        "--parallelism",
+        "2");
+
+    Table table = catalog(warehouse).loadTable(TableIdentifier.of("inventory", "items"));
+    assertThat(changelog.model().differences(table, 10)).isEmpty();
+    assertThat(jobsThatCommitted(table)).hasSize(1);
+  }
+
+  @Test
+  void aCdcJobStoppedWithASavepointResumesFromItWithoutLossOrRepeats() throws Exception {
+    String topic = "shop.public.items";
+    KAFKA.createTopic(topic, 3);
+    Changelog changelog = new ChangelogGenerator(4000, 400, 0.1, 0.05, 22).generate();
+    List<Map.Entry<String, String>> records = new ArrayList<>();
+    for (String line : changelog.lines()) {
+      records.add(Map.entry(keyOf(line), line));
+    }
+    String warehouse = dir.resolve("warehouse").toString();
+    List<String> apply =
+        List.of(
+            "apply",
+            "--source",
+            "kafka",
+            "--bootstrap-servers",
+            KAFKA.bootstrapServers(),
+            "--topics",
+            topic,
+            "--table-template",
+            "shop.{table}",
+            "--warehouse",
+            warehouse,
+            "--checkpoint-interval",
+            "300ms",
+            "--checkpoint-dir",
+            dir.resolve("checkpoints").toString(),
+            "--parallelism",
+            "2");
+
+    KAFKA.produce(topic, records.subList(0, records.size() / 2));
+    String first = submitDetached(null, apply);
+    Table table = awaitTable(warehouse, TableIdentifier.of("shop", "items"), first);
+
+    Path savepoints = dir.resolve("savepoints");
+    LocalFlinkCluster.Result stop =
+        flink(
+            "stop",
+            "--savepointPath",
+            savepoints.toUri().toString(),
+            "-m",
+            cluster.restAddress(),
+            first);
+    String savepoint = stop.find("Savepoint completed\\. Path: (\\S+)");
+    cluster.awaitJobState(first, Duration.ofSeconds(60), "FINISHED");
+
+    // Written while the job is stopped; the resumed job reads on from the savepoint's offsets.
+    KAFKA.produce(topic, records.subList(records.size() / 2, records.size()));
+    String second = submitDetached(savepoint, apply);
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    List<String> differences;
+    do {
+      Thread.sleep(500);
+      assertThat(cluster.jobState(second)).isEqualTo("RUNNING");
+      table.refresh();
+      differences = changelog.model().differences(table, 10);
+    } while (!differences.isEmpty() && System.nanoTime() < deadline);
+    assertThat(differences).as("the table against its changelog").isEmpty();
+    assertThat(cluster.rest("/jobs/" + second + "/checkpoints"))
+        .as("the second job started from the savepoint")
+        .contains(Paths.get(java.net.URI.create(savepoint)).getFileName().toString());
+    flink("cancel", "-m", cluster.restAddress(), second);
+
+    table.refresh();
+    assertThat(jobsThatCommitted(table)).containsExactlyInAnyOrder(first, second);
+  }
+
+  @Test
+  void theSqlClientWritesThroughTheConnector() throws Exception {
+    String warehouse = dir.resolve("warehouse").toString();
+    Path statements = dir.resolve("load.sql");
+    Files.writeString(
+        statements,
+        String.join(
+            "\n",
+            "SET 'table.dml-sync' = 'true';",
+            "SET 'execution.runtime-mode' = 'batch';",
+            "SET 'parallelism.default' = '2';",
+            "CREATE TABLE customers (id BIGINT NOT NULL, name STRING, PRIMARY KEY (id) NOT"
+                + " ENFORCED) WITH ('connector' = 'iceberg-cdc', 'warehouse' = '"
+                + warehouse
+                + "', 'database-name' = 'crm');",
+            "INSERT INTO customers VALUES (1, 'ann'), (2, 'bob'), (3, 'cy');",
+            "INSERT INTO customers /*+ OPTIONS('compression' = 'gzip') */ VALUES (2, 'bobby'),"
+                + " (4, 'dee');",
+            ""),
+        StandardCharsets.UTF_8);
+
+    LocalFlinkCluster.Result result =
+        cluster.sqlClient(CLI_TIMEOUT, statements, JAR.toAbsolutePath());
+    assertThat(result.exitCode()).as(result.output()).isZero();
+    assertThat(result.output()).doesNotContain("[ERROR]");
+
+    Table table = catalog(warehouse).loadTable(TableIdentifier.of("crm", "customers"));
+    List<String> rows = new ArrayList<>();
+    try (var records = org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+      records.forEach(r -> rows.add(r.getField("id") + "," + r.getField("name")));
+    }
+    assertThat(rows).containsExactlyInAnyOrder("1,ann", "2,bobby", "3,cy", "4,dee");
+    List<Snapshot> snapshots = new ArrayList<>();
+    table.snapshots().forEach(snapshots::add);
+    assertThat(snapshots).hasSize(2);
+    assertThat(snapshots.get(1).summary())
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "1")
+        .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, "1");
+  }
+
+  /** Submits the job jar detached ({@code flink run -d}), from a savepoint if given. */
+  private String submitDetached(String savepoint, List<String> arguments) throws Exception {
+    List<String> command = new ArrayList<>(List.of("run", "-d", "-m", cluster.restAddress()));
+    if (savepoint != null) {
+      command.addAll(List.of("-s", savepoint));
+    }
+    command.add(JAR.toAbsolutePath().toString());
+    command.addAll(arguments);
+    LocalFlinkCluster.Result run = flink(command.toArray(new String[0]));
+    String jobId = run.find("JobID ([0-9a-f]{32})");
+    cluster.awaitJobState(jobId, Duration.ofSeconds(60), "RUNNING");
+    return jobId;
+  }
+
+  /** The table, once the job has committed to it. */
+  private Table awaitTable(String warehouse, TableIdentifier identifier, String jobId)
+      throws Exception {
+    Catalog catalog = catalog(warehouse);
+    long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+    while (System.nanoTime() < deadline) {
+      assertThat(cluster.jobState(jobId)).isEqualTo("RUNNING");
+      if (catalog.tableExists(identifier)) {
+        Table table = catalog.loadTable(identifier);
+        if (table.currentSnapshot() != null) {
+          return table;
+        }
+      }
+      Thread.sleep(250);
+    }
+    throw new AssertionError("no commit to " + identifier + " within 90 s");
+  }
+
+  private static Catalog catalog(String warehouse) {
+    return ApplyPipeline.catalogLoader(warehouse, Map.of()).loadCatalog();
+  }
+
+  /** The jobs that committed to the table; fails if any checkpoint was committed twice. */
+  private static Set<String> jobsThatCommitted(Table table) {
+    Set<String> commits = new HashSet<>();
+    Set<String> jobs = new HashSet<>();
+    for (Snapshot snapshot : table.snapshots()) {
+      String job = snapshot.summary().get(SnapshotSummaryKeys.JOB_ID);
+      String checkpoint = snapshot.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID);
+      assertThat(commits.add(job + "/" + checkpoint))
+          .as("checkpoint %s of job %s committed once", checkpoint, job)
+          .isTrue();
+      jobs.add(job);
+    }
+    return jobs;
+  }
+
+  /** The Kafka key Debezium writes: the primary key of the row the event changes. */
+  private static String keyOf(String line) throws Exception {
+    var root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
+    var payload = root.has("payload") ? root.get("payload") : root;
+    var row = payload.get("after").isNull() ? payload.get("before") : payload.get("after");
+    return "{\"id\":" + row.get("id").asLong() + "}";
+  }
+}
