@@ -48,7 +48,7 @@ class StandaloneClusterITCase {
   @BeforeAll
   static void startCluster() throws Exception {
     assertThat(JAR).as("the cluster jar; build with mvn package first").isRegularFile();
-    cluster = LocalFlinkCluster.start(clusterHome, 1, 4, Map.of());
+    cluster = LocalFlinkCluster.start(clusterHome, 1, 4, Map.of("state.backend.type", "rocksdb"));
   }
 
   @AfterAll
@@ -73,32 +73,39 @@ class StandaloneClusterITCase {
     changelog.writeTo(file);
     String warehouse = dir.resolve("warehouse").toString();
 
-    flink(
-        "run",
-        "-m",
-        cluster.restAddress(),
-        JAR.toAbsolutePath().toString(),
-        "apply",
-        "--source",
-        "file",
-        "--path",
-        file.toString(),
-        "--warehouse",
-        warehouse,
-        "--table",
-        "inventory.items",
-        "--primary-key",
-        "id",
-        "--checkpoint-interval",
-        "300ms",
-        "--checkpoint-dir",
-        dir.resolve("checkpoints").toString(),
-        "--parallelism",
-        "2");
+    // No --checkpoint-dir or --state-backend: the cluster's configuration decides them.
+    LocalFlinkCluster.Result run =
+        flink(
+            "run",
+            "-m",
+            cluster.restAddress(),
+            JAR.toAbsolutePath().toString(),
+            "apply",
+            "--source",
+            "file",
+            "--path",
+            file.toString(),
+            "--warehouse",
+            warehouse,
+            "--table",
+            "inventory.items",
+            "--primary-key",
+            "id",
+            "--checkpoint-interval",
+            "300ms",
+            "--parallelism",
+            "2");
+    String jobId = run.find("JobID ([0-9a-f]{32})");
 
     Table table = catalog(warehouse).loadTable(TableIdentifier.of("inventory", "items"));
     assertThat(changelog.model().differences(table, 10)).isEmpty();
-    assertThat(jobsThatCommitted(table)).hasSize(1);
+    assertThat(jobsThatCommitted(table)).containsExactly(jobId);
+    assertThat(cluster.rest("/jobs/" + jobId + "/checkpoints/config"))
+        .as("the cluster's state backend")
+        .contains("RocksDB");
+    assertThat(clusterHome.resolve("data/checkpoints").resolve(jobId))
+        .as("the cluster's checkpoint directory")
+        .isDirectory();
   }
 
   @Test

@@ -23,6 +23,7 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -30,6 +31,7 @@ import org.apache.flink.api.common.serialization.SimpleStringEncoder;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
@@ -39,6 +41,7 @@ import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.OnCheckpointRollingPolicy;
 import org.apache.iceberg.CatalogProperties;
@@ -138,17 +141,21 @@ public final class ApplyPipeline {
       int restartAttempts,
       String restoreFrom) {
     Configuration config = new Configuration();
-    config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, restartAttempts);
-    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
+    if (clusterConfiguration().isEmpty()) {
+      // Embedded: this job's own settings. On a cluster its configuration decides, as for any
+      // job submitted to it.
+      config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+      config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, restartAttempts);
+      config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
+    }
     config.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-    config.set(
-        CheckpointingOptions.CHECKPOINTS_DIRECTORY,
-        Paths.get(checkpointDirectory).toAbsolutePath().toUri().toString());
+    config.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, directoryUri(checkpointDirectory));
     config.set(
         CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
         ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
-    config.set(StateBackendOptions.STATE_BACKEND, stateBackend);
+    if (stateBackend != null) {
+      config.set(StateBackendOptions.STATE_BACKEND, stateBackend);
+    }
     if (restoreFrom != null) {
       config.set(StateRecoveryOptions.SAVEPOINT_PATH, restoreFrom);
     }
@@ -159,6 +166,24 @@ public final class ApplyPipeline {
     env.getConfig().enableObjectReuse();
     env.enableCheckpointing(checkpointInterval.toMillis());
     return env;
+  }
+
+  /**
+   * The configuration of the cluster this program was submitted to ({@code flink run}), or empty
+   * when it runs an embedded Flink of its own ({@code java -jar}).
+   */
+  public static Optional<ReadableConfig> clusterConfiguration() {
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    return env instanceof LocalStreamEnvironment
+        ? Optional.empty()
+        : Optional.of(env.getConfiguration());
+  }
+
+  /** A directory given as a path or a URI, as a URI. */
+  private static String directoryUri(String directory) {
+    return directory.contains("://") || directory.startsWith("file:")
+        ? directory
+        : Paths.get(directory).toAbsolutePath().toUri().toString();
   }
 
   private Table createOrLoadTable(Catalog catalog) throws IOException {

@@ -17,8 +17,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ReadableConfig;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -204,8 +207,13 @@ public final class IcebergCdcMain {
     putEnumIfGiven(args, sinkOptions, "on-ambiguous-change", "dedup.on-ambiguous-change");
     putEnumIfGiven(args, sinkOptions, "delete-mode", "sink.delete-mode");
     putIfGiven(args, sinkOptions, "bootstrap-index", "sink.bootstrap-index");
-    String stateBackend = args.optional("state-backend", "hashmap").toLowerCase(Locale.ROOT);
-    if (!stateBackend.equals("hashmap") && !stateBackend.equals("rocksdb")) {
+    // Submitted to a cluster, the job takes the cluster's state backend and checkpoint directory
+    // unless told otherwise; run embedded, it has defaults of its own.
+    Optional<ReadableConfig> cluster = ApplyPipeline.clusterConfiguration();
+    String stateBackend = args.optional("state-backend", cluster.isPresent() ? null : "hashmap");
+    if (stateBackend != null
+        && !(stateBackend = stateBackend.toLowerCase(Locale.ROOT)).equals("hashmap")
+        && !stateBackend.equals("rocksdb")) {
       throw new Arguments.UsageException(
           "apply: --state-backend must be hashmap or rocksdb, not '" + stateBackend + "'");
     }
@@ -229,7 +237,12 @@ public final class IcebergCdcMain {
         args.optional("dead-letter-path", null),
         0,
         sinkOptions,
-        args.optional("checkpoint-dir", defaultCheckpointDirectory()),
+        args.optional(
+            "checkpoint-dir",
+            cluster
+                .map(c -> c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY))
+                .map(IcebergCdcMain::localPathIfFileUri)
+                .orElseGet(IcebergCdcMain::defaultCheckpointDirectory)),
         stateBackend);
   }
 
@@ -470,7 +483,18 @@ public final class IcebergCdcMain {
     return 1;
   }
 
+  /** {@code file:///x} as {@code /x}; other directories as they are. */
+  private static String localPathIfFileUri(String directory) {
+    return directory.startsWith("file:")
+        ? Paths.get(java.net.URI.create(directory)).toString()
+        : directory;
+  }
+
   private static String defaultCheckpointDirectory() {
+    if (ApplyPipeline.clusterConfiguration().isPresent()) {
+      throw new Arguments.UsageException(
+          "apply: the cluster has no execution.checkpointing.dir; give --checkpoint-dir");
+    }
     return Paths.get(System.getProperty("java.io.tmpdir"), "iceberg-cdc-checkpoints").toString();
   }
 
