@@ -319,17 +319,7 @@ abstract class CaptureScenario {
   }
 
   static void assertEachCheckpointCommittedOnce(Table table) {
-    Set<String> commits = new HashSet<>();
-    for (Snapshot snapshot : table.snapshots()) {
-      String job = snapshot.summary().get(SnapshotSummaryKeys.JOB_ID);
-      String checkpoint = snapshot.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID);
-      if (checkpoint != null) {
-        assertThat(commits.add(job + "/" + checkpoint))
-            .as("checkpoint %s of job %s committed once to %s", checkpoint, job, table.name())
-            .isTrue();
-      }
-    }
-    assertThat(commits).isNotEmpty();
+    Commits.jobsThatCommittedEachCheckpointOnce(table);
   }
 
   void execute(String... statements) throws SQLException {

@@ -15,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +24,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -527,16 +525,8 @@ class KafkaApplyITCase {
   }
 
   private static void assertEachCheckpointCommittedOnce(Table table) {
-    Set<String> commits = new HashSet<>();
-    Set<String> jobs = new HashSet<>();
-    for (Snapshot snapshot : table.snapshots()) {
-      String job = snapshot.summary().get(SnapshotSummaryKeys.JOB_ID);
-      String checkpoint = snapshot.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID);
-      assertThat(commits.add(job + "/" + checkpoint))
-          .as("checkpoint %s of job %s committed once to %s", checkpoint, job, table.name())
-          .isTrue();
-      jobs.add(job);
-    }
-    assertThat(jobs).as("the job before and after the cancel").hasSize(2);
+    assertThat(Commits.jobsThatCommittedEachCheckpointOnce(table))
+        .as("the job before and after the cancel")
+        .hasSize(2);
   }
 }

@@ -13,10 +13,8 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -99,7 +97,7 @@ class StandaloneClusterITCase {
 
     Table table = catalog(warehouse).loadTable(TableIdentifier.of("inventory", "items"));
     assertThat(changelog.model().differences(table, 10)).isEmpty();
-    assertThat(jobsThatCommitted(table)).containsExactly(jobId);
+    assertThat(Commits.jobsThatCommittedEachCheckpointOnce(table)).containsExactly(jobId);
     assertThat(cluster.rest("/jobs/" + jobId + "/checkpoints/config"))
         .as("the cluster's state backend")
         .contains("RocksDB");
@@ -172,7 +170,8 @@ class StandaloneClusterITCase {
     flink("cancel", "-m", cluster.restAddress(), second);
 
     table.refresh();
-    assertThat(jobsThatCommitted(table)).containsExactlyInAnyOrder(first, second);
+    assertThat(Commits.jobsThatCommittedEachCheckpointOnce(table))
+        .containsExactlyInAnyOrder(first, second);
   }
 
   @Test
@@ -249,21 +248,6 @@ class StandaloneClusterITCase {
 
   private static Catalog catalog(String warehouse) {
     return ApplyPipeline.catalogLoader(warehouse, Map.of()).loadCatalog();
-  }
-
-  /** The jobs that committed to the table; fails if any checkpoint was committed twice. */
-  private static Set<String> jobsThatCommitted(Table table) {
-    Set<String> commits = new HashSet<>();
-    Set<String> jobs = new HashSet<>();
-    for (Snapshot snapshot : table.snapshots()) {
-      String job = snapshot.summary().get(SnapshotSummaryKeys.JOB_ID);
-      String checkpoint = snapshot.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID);
-      assertThat(commits.add(job + "/" + checkpoint))
-          .as("checkpoint %s of job %s committed once", checkpoint, job)
-          .isTrue();
-      jobs.add(job);
-    }
-    return jobs;
   }
 
   /** The Kafka key Debezium writes: the primary key of the row the event changes. */

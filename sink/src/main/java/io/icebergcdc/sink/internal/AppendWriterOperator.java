@@ -2,10 +2,7 @@ package io.icebergcdc.sink.internal;
 
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
-import io.icebergcdc.commit.ContentFileCodec;
-import io.icebergcdc.sink.WriteProperties;
 import java.io.IOException;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -15,14 +12,11 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
-import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.sink.RowDataTaskWriterFactory;
 import org.apache.iceberg.io.TaskWriter;
 import org.apache.iceberg.io.WriteResult;
-import org.apache.iceberg.util.PropertyUtil;
 
 /**
  * Writes rows to insert as Parquet data files, split by the table's partition spec, and hands the
@@ -65,23 +59,8 @@ public final class AppendWriterOperator extends AbstractStreamOperator<ChangeCom
     super.open();
     tableLoader.open();
     table = tableLoader.loadTable();
-    Map<String, String> properties =
-        WriteProperties.effective(table.name(), table.properties(), writeProperties);
     writerFactory =
-        new RowDataTaskWriterFactory(
-            table,
-            rowType,
-            PropertyUtil.propertyAsLong(
-                properties,
-                TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-                TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT),
-            FileFormat.PARQUET,
-            properties,
-            List.of(),
-            false);
-    writerFactory.initialize(
-        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-        getRuntimeContext().getTaskInfo().getAttemptNumber());
+        TaskWriters.factory(table, rowType, writeProperties, List.of(), false, getRuntimeContext());
     writer = writerFactory.create();
   }
 
@@ -114,17 +93,12 @@ public final class AppendWriterOperator extends AbstractStreamOperator<ChangeCom
   private void flush() throws IOException {
     WriteResult result = writer.complete();
     writer = writerFactory.create();
-    if (result.dataFiles().length == 0) {
-      return;
+    ChangeCommittable committable =
+        TaskWriters.committable(result, table, new ChangeStats(rows, 0, 0, 0, 0, 0, null));
+    if (committable != null) {
+      output.collect(new StreamRecord<>(committable));
+      rows = 0;
     }
-    output.collect(
-        new StreamRecord<>(
-            new ChangeCommittable(
-                ContentFileCodec.encodeAll(Arrays.asList(result.dataFiles()), table.specs()),
-                List.of(),
-                List.of(),
-                new ChangeStats(rows, 0, 0, 0, 0, 0, null))));
-    rows = 0;
   }
 
   @Override

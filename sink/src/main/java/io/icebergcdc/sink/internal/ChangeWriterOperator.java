@@ -4,12 +4,8 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
-import io.icebergcdc.commit.ContentFileCodec;
-import io.icebergcdc.sink.WriteProperties;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -18,15 +14,11 @@ import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
-import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.sink.RowDataTaskWriterFactory;
 import org.apache.iceberg.io.TaskWriter;
 import org.apache.iceberg.io.WriteResult;
-import org.apache.iceberg.util.PropertyUtil;
 
 /**
  * Writes the net changes of its keys as Parquet data files and equality delete files through
@@ -75,25 +67,14 @@ public final class ChangeWriterOperator extends AbstractStreamOperator<ChangeCom
     super.open();
     tableLoader.open();
     table = tableLoader.loadTable();
-    Map<String, String> properties =
-        WriteProperties.effective(table.name(), table.properties(), writeProperties);
-    long targetFileSize =
-        PropertyUtil.propertyAsLong(
-            properties,
-            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
     writerFactory =
-        new RowDataTaskWriterFactory(
+        TaskWriters.factory(
             table,
             schema.rowType(),
-            targetFileSize,
-            FileFormat.PARQUET,
-            properties,
+            writeProperties,
             new ArrayList<>(table.schema().identifierFieldIds()),
-            true);
-    writerFactory.initialize(
-        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-        getRuntimeContext().getTaskInfo().getAttemptNumber());
+            true,
+            getRuntimeContext());
     writer = writerFactory.create();
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
     deleteFilesWritten = getMetricGroup().counter("deleteFilesWritten");
@@ -127,23 +108,12 @@ public final class ChangeWriterOperator extends AbstractStreamOperator<ChangeCom
   private void flush() throws IOException {
     WriteResult result = writer.complete();
     writer = writerFactory.create();
-    if (result.dataFiles().length == 0 && result.deleteFiles().length == 0) {
-      return;
+    ChangeCommittable committable = TaskWriters.committable(result, table, ChangeStats.EMPTY);
+    if (committable != null) {
+      dataFilesWritten.inc(result.dataFiles().length);
+      deleteFilesWritten.inc(result.deleteFiles().length);
+      output.collect(new StreamRecord<>(committable));
     }
-    Map<Integer, PartitionSpec> specs = table.specs();
-    List<String> referenced = new ArrayList<>();
-    for (CharSequence path : result.referencedDataFiles()) {
-      referenced.add(path.toString());
-    }
-    dataFilesWritten.inc(result.dataFiles().length);
-    deleteFilesWritten.inc(result.deleteFiles().length);
-    output.collect(
-        new StreamRecord<>(
-            new ChangeCommittable(
-                ContentFileCodec.encodeAll(Arrays.asList(result.dataFiles()), specs),
-                ContentFileCodec.encodeAll(Arrays.asList(result.deleteFiles()), specs),
-                referenced,
-                ChangeStats.EMPTY)));
   }
 
   @Override
