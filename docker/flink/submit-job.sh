@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Submits one `apply` job of the cluster jar to the Flink session cluster, detached, or resumes it.
 # The submit-* services of docker/compose.yaml run it through the Flink image's entry point, which
-# first writes FLINK_PROPERTIES into conf/config.yaml (the client needs the same
-# classloader.resolve-order as the cluster, see docker/Dockerfile).
+# first writes FLINK_PROPERTIES into conf/config.yaml: the job takes the cluster's state backend
+# and restart strategy from the configuration of the client that submits it.
 #
 #   usage: submit-job.sh <name> apply --source <kind> ... (the arguments of the jar's apply command)
 #
@@ -30,7 +30,7 @@ name=$1
 shift
 
 rest=${FLINK_REST:-jobmanager:8081}
-jar=${ICEBERG_CDC_JAR:-/opt/flink/lib/iceberg-cdc-cluster.jar}
+jar=${ICEBERG_CDC_JAR:-/opt/flink/usrlib/iceberg-cdc-cluster.jar}
 savepoints=${SAVEPOINT_DIR:-/flink-data/savepoints/$name}
 
 # The checkpoint directory the arguments give (--checkpoint-dir <dir> or --checkpoint-dir=<dir>).
@@ -48,9 +48,9 @@ for arg in "$@"; do
   previous=$arg
 done
 if [ -z "$checkpoints" ]; then
-  # Without it the job would checkpoint into the client's temp directory, which the JobManager and
-  # TaskManagers do not share.
-  echo "$name: give --checkpoint-dir on the shared volume (/flink-data/checkpoints/$name)" >&2
+  # Without it the job checkpoints into the cluster's execution.checkpointing.dir, shared by all
+  # jobs, where neither this script nor --restore-from latest can tell this job's checkpoints.
+  echo "$name: give the job a --checkpoint-dir of its own (/flink-data/checkpoints/$name)" >&2
   exit 2
 fi
 
@@ -89,6 +89,7 @@ if [ -n "${SAVEPOINT:-}" ]; then
 elif [ "$has_restore" = false ]; then
   completed=("$checkpoints"/*/chk-*/_metadata "$savepoints"/savepoint-*/_metadata)
   if [ ${#completed[@]} -gt 0 ]; then
+    # shellcheck disable=SC2012 # our own paths (job ids, chk-<n>, savepoint-<id>): ls -t is fine
     newest=$(ls -1t "${completed[@]}" | head -n 1)
     restore=(--restore-from "$(dirname "$newest")")
     echo "$name: resuming from $(dirname "$newest")"

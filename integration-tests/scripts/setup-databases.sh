@@ -99,3 +99,5 @@ CONF
 
 setup_postgres
 setup_mariadb
+# docker/flink/submit-job.sh, which the standalone-cluster test runs, waits for Flink with wget.
+install_if_missing wget wget

@@ -136,11 +136,16 @@ class StandaloneClusterITCase {
             "--parallelism",
             "2");
 
-    KAFKA.produce(topic, records.subList(0, records.size() / 2));
-    String first = submitDetached(null, apply);
-    Table table = awaitTable(warehouse, TableIdentifier.of("shop", "items"), first);
-
+    // Submitted, stopped and submitted again as the Docker deployment does it: by its
+    // submit-job.sh, which resumes from the newest savepoint of the job.
     Path savepoints = dir.resolve("savepoints");
+    KAFKA.produce(topic, records.subList(0, records.size() / 2));
+    String first = submitWithScript(apply, savepoints);
+    Table table = awaitTable(warehouse, TableIdentifier.of("shop", "items"), first);
+    assertThat(submitWithScript(apply, savepoints))
+        .as("submitting a running job again does nothing")
+        .isNull();
+
     LocalFlinkCluster.Result stop =
         flink(
             "stop",
@@ -154,7 +159,7 @@ class StandaloneClusterITCase {
 
     // Written while the job is stopped; the resumed job reads on from the savepoint's offsets.
     KAFKA.produce(topic, records.subList(records.size() / 2, records.size()));
-    String second = submitDetached(savepoint, apply);
+    String second = submitWithScript(apply, savepoints);
     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
     List<String> differences;
     do {
@@ -214,18 +219,34 @@ class StandaloneClusterITCase {
         .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, "1");
   }
 
-  /** Submits the job jar detached ({@code flink run -d}), from a savepoint if given. */
-  private String submitDetached(String savepoint, List<String> arguments) throws Exception {
-    List<String> command = new ArrayList<>(List.of("run", "-d", "-m", cluster.restAddress()));
-    if (savepoint != null) {
-      command.addAll(List.of("-s", savepoint));
-    }
-    command.add(JAR.toAbsolutePath().toString());
+  /**
+   * Submits the job with the Docker deployment's {@code docker/flink/submit-job.sh}, with this
+   * cluster's {@code flink} command on the path; returns the id of the job it submitted, running,
+   * or null if it submitted none.
+   */
+  private String submitWithScript(List<String> arguments, Path savepoints) throws Exception {
+    List<String> command =
+        new ArrayList<>(
+            List.of("bash", Paths.get("../docker/flink/submit-job.sh").toString(), "kafka"));
     command.addAll(arguments);
-    LocalFlinkCluster.Result run = flink(command.toArray(new String[0]));
-    String jobId = run.find("JobID ([0-9a-f]{32})");
-    cluster.awaitJobState(jobId, Duration.ofSeconds(60), "RUNNING");
-    return jobId;
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    builder
+        .environment()
+        .put("PATH", cluster.bin() + java.io.File.pathSeparator + System.getenv("PATH"));
+    builder.environment().put("FLINK_REST", cluster.restAddress());
+    builder.environment().put("ICEBERG_CDC_JAR", JAR.toAbsolutePath().toString());
+    builder.environment().put("SAVEPOINT_DIR", savepoints.toString());
+    Process process = builder.start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor()).as(output).isZero();
+    java.util.regex.Matcher id =
+        java.util.regex.Pattern.compile("JobID ([0-9a-f]{32})").matcher(output);
+    if (!id.find()) {
+      assertThat(output).contains("is already running; nothing to submit");
+      return null;
+    }
+    cluster.awaitJobState(id.group(1), Duration.ofSeconds(60), "RUNNING");
+    return id.group(1);
   }
 
   /** The table, once the job has committed to it. */

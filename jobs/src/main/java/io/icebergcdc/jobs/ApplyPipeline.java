@@ -28,6 +28,7 @@ import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.serialization.SimpleStringEncoder;
+import org.apache.flink.client.program.StreamContextEnvironment;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
@@ -41,7 +42,6 @@ import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
-import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.OnCheckpointRollingPolicy;
 import org.apache.iceberg.CatalogProperties;
@@ -169,14 +169,15 @@ public final class ApplyPipeline {
   }
 
   /**
-   * The configuration of the cluster this program was submitted to ({@code flink run}), or empty
-   * when it runs an embedded Flink of its own ({@code java -jar}).
+   * The configuration of the cluster this program was submitted to by Flink's command-line front
+   * end ({@code flink run}), or empty when it runs otherwise: on an embedded Flink of its own
+   * ({@code java -jar}), or built by a program or test that owns its environment.
    */
   public static Optional<ReadableConfig> clusterConfiguration() {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    return env instanceof LocalStreamEnvironment
-        ? Optional.empty()
-        : Optional.of(env.getConfiguration());
+    return env instanceof StreamContextEnvironment
+        ? Optional.of(env.getConfiguration())
+        : Optional.empty();
   }
 
   /** A directory given as a path or a URI, as a URI. */

@@ -183,7 +183,40 @@ public final class LocalFlinkCluster implements AutoCloseable {
     }
   }
 
+  /**
+   * A directory with a {@code flink} command, as a distribution's {@code bin/} has: Flink's
+   * command-line front end against this cluster, for scripts that call {@code flink}.
+   */
+  public Path bin() {
+    return home.resolve("bin");
+  }
+
+  private void writeFlinkCommand() throws IOException {
+    Files.createDirectories(bin());
+    List<String> command = new ArrayList<>();
+    command.add(java());
+    command.add("-Xmx256m");
+    command.addAll(JAVA_17_OPTIONS);
+    command.addAll(logOptions(logs().resolve("flink-client.log")));
+    command.add("-classpath");
+    command.add(libraryClassPath());
+    command.add("org.apache.flink.client.cli.CliFrontend");
+    String script =
+        "#!/usr/bin/env bash\n"
+            + "export FLINK_CONF_DIR='"
+            + conf()
+            + "'\nexport FLINK_PLUGINS_DIR='"
+            + home.resolve("plugins")
+            + "'\nexec "
+            + command.stream().map(c -> "'" + c + "'").collect(Collectors.joining(" "))
+            + " \"$@\"\n";
+    Path flink = bin().resolve("flink");
+    Files.writeString(flink, script, StandardCharsets.UTF_8);
+    flink.toFile().setExecutable(true);
+  }
+
   private void startProcesses(int taskManagers) throws Exception {
+    writeFlinkCommand();
     List<String> jm = resourceParameters("GET_JM_RESOURCE_PARAMS");
     processes.add(
         daemon(

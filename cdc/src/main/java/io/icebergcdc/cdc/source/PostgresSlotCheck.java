@@ -65,7 +65,7 @@ final class PostgresSlotCheck {
       query.setString(1, slot);
       try (ResultSet result = query.executeQuery()) {
         if (!result.next()) {
-          throw new IllegalStateException(
+          throw new LostSourcePositionException(
               "the job resumes PostgreSQL at "
                   + SourceSequence.formatLsn(restored)
                   + " but the replication slot '"
@@ -80,7 +80,7 @@ final class PostgresSlotCheck {
           "cannot check replication slot '" + slot + "' at " + url + ": " + e.getMessage(), e);
     }
     if (confirmed != null && SourceSequence.parseLsn(confirmed) > restored) {
-      throw new IllegalStateException(
+      throw new LostSourcePositionException(
           "the job resumes PostgreSQL at "
               + SourceSequence.formatLsn(restored)
               + " but the replication slot '"
