@@ -99,5 +99,7 @@ CONF
 
 setup_postgres
 setup_mariadb
-# docker/flink/submit-job.sh, which the standalone-cluster test runs, waits for Flink with wget.
+# docker/flink/submit-job.sh, which the standalone-cluster test runs, waits for Flink with wget;
+# DockerComposeITCase validates docker/compose.yaml with Debian's docker-compose.
 install_if_missing wget wget
+install_if_missing docker-compose docker-compose
