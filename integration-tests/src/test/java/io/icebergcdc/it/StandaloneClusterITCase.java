@@ -46,7 +46,36 @@ class StandaloneClusterITCase {
   @BeforeAll
   static void startCluster() throws Exception {
     assertThat(JAR).as("the cluster jar; build with mvn package first").isRegularFile();
-    cluster = LocalFlinkCluster.start(clusterHome, 1, 4, Map.of("state.backend.type", "rocksdb"));
+    cluster = LocalFlinkCluster.start(clusterHome, 1, 4, dockerFlinkProperties());
+  }
+
+  /**
+   * The Flink configuration of the Docker deployment ({@code x-flink-properties} in {@code
+   * docker/compose.yaml}), but for the host names, memory sizes and directories, which are this
+   * machine's: the cluster runs as that deployment configures it (RocksDB, incremental checkpoints,
+   * exponential-delay restarts, aligned exactly-once checkpoints, ...).
+   */
+  static Map<String, String> dockerFlinkProperties() throws Exception {
+    List<String> compose = Files.readAllLines(Paths.get("../docker/compose.yaml"));
+    int start = compose.indexOf("x-flink-properties: &flink-properties |");
+    assertThat(start).as("the Flink properties of docker/compose.yaml").isNotNegative();
+    Map<String, String> properties = new java.util.LinkedHashMap<>();
+    for (String line : compose.subList(start + 1, compose.size())) {
+      if (!line.startsWith("  ")) {
+        break;
+      }
+      int colon = line.indexOf(':');
+      String key = line.substring(0, colon).trim();
+      if (!key.endsWith(".address")
+          && !key.endsWith("memory.process.size")
+          && !key.equals("taskmanager.numberOfTaskSlots")
+          && !key.startsWith("execution.checkpointing.dir")
+          && !key.equals("execution.checkpointing.savepoint-dir")) {
+        properties.put(key, line.substring(colon + 1).trim());
+      }
+    }
+    assertThat(properties).containsEntry("state.backend.type", "rocksdb");
+    return properties;
   }
 
   @AfterAll
@@ -71,7 +100,8 @@ class StandaloneClusterITCase {
     changelog.writeTo(file);
     String warehouse = dir.resolve("warehouse").toString();
 
-    // No --checkpoint-dir or --state-backend: the cluster's configuration decides them.
+    // No --checkpoint-dir or --state-backend: the cluster's configuration (the Docker
+    // deployment's RocksDB) decides them.
     LocalFlinkCluster.Result run =
         flink(
             "run",
