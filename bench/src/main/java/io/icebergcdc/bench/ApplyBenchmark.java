@@ -127,6 +127,7 @@ public final class ApplyBenchmark {
     results.add(ours("iceberg-cdc, equality deletes", "ours_equality", DeleteMode.EQUALITY, 2));
     results.add(icebergUpsert());
     results.add(icebergAppend());
+    PaimonResult paimon = paimon();
     Table plain = plainTable();
 
     double plainRead = readSeconds(plain, keys);
@@ -168,6 +169,16 @@ public final class ApplyBenchmark {
     report.append(
         String.format(
             Locale.ROOT,
+            "| Paimon 1.3, primary-key table, %d buckets (its own format, read by its own"
+                + " reader) | %,.0f | %.2f | %.2fx | %d | - |%n",
+            parallelism,
+            paimon.changes() / paimon.applySeconds(),
+            paimon.readSeconds(),
+            paimon.readSeconds() / plainRead,
+            paimon.dataFiles()));
+    report.append(
+        String.format(
+            Locale.ROOT,
             "| plain table of the final rows | - | %.2f | 1.00x | %d | 0 |%n",
             plainRead,
             files(plain)[0]));
@@ -194,10 +205,13 @@ public final class ApplyBenchmark {
         return icebergUpsert();
       case "iceberg-append":
         return icebergAppend();
+      case "paimon":
+        paimon();
+        return null;
       default:
         throw new IllegalArgumentException(
-            "--only takes ours-position, ours-dv, ours-equality, iceberg-upsert or"
-                + " iceberg-append, not "
+            "--only takes ours-position, ours-dv, ours-equality, iceberg-upsert,"
+                + " iceberg-append or paimon, not "
                 + writer);
     }
   }
@@ -280,6 +294,71 @@ public final class ApplyBenchmark {
         .writeParallelism(parallelism)
         .append();
     return timed("Iceberg FlinkSink, append (ceiling)", env, changes, table);
+  }
+
+  private record PaimonResult(
+      long changes, double applySeconds, double readSeconds, long dataFiles) {}
+
+  /**
+   * The same upserts into a Paimon primary-key table (deduplicate merge engine: the last row of a
+   * key wins) with one bucket per writer, written by Paimon's own Flink sink with the same
+   * parallelism and checkpoints, and read back whole by Paimon's reader.
+   */
+  private PaimonResult paimon() throws Exception {
+    org.apache.paimon.catalog.Catalog paimonCatalog =
+        org.apache.paimon.catalog.CatalogFactory.createCatalog(
+            org.apache.paimon.catalog.CatalogContext.create(
+                new org.apache.paimon.fs.Path(warehouse.resolve("paimon").toUri())));
+    org.apache.paimon.catalog.Identifier id =
+        org.apache.paimon.catalog.Identifier.create("bench", "paimon");
+    paimonCatalog.createDatabase("bench", true);
+    paimonCatalog.dropTable(id, true);
+    paimonCatalog.createTable(
+        id,
+        org.apache.paimon.schema.Schema.newBuilder()
+            .column("id", org.apache.paimon.types.DataTypes.BIGINT().notNull())
+            .column("payload", org.apache.paimon.types.DataTypes.STRING())
+            .column("amount", org.apache.paimon.types.DataTypes.BIGINT())
+            .column("seq", org.apache.paimon.types.DataTypes.BIGINT())
+            .primaryKey("id")
+            .option("bucket", Integer.toString(parallelism))
+            .build(),
+        false);
+    org.apache.paimon.table.Table table = paimonCatalog.getTable(id);
+    StreamExecutionEnvironment env = env();
+    new org.apache.paimon.flink.sink.FlinkSinkBuilder(table)
+        .forRowData(rows(env, 0, changes - 1, keys))
+        .parallelism(parallelism)
+        .build();
+    System.out.println("Running: Paimon");
+    long start = System.nanoTime();
+    env.execute("Paimon primary-key table");
+    double seconds = (System.nanoTime() - start) / 1e9;
+    System.out.printf(Locale.ROOT, "  %.1f s, %,.0f changes/s%n", seconds, changes / seconds);
+
+    table = paimonCatalog.getTable(id);
+    double best = Double.MAX_VALUE;
+    long files = 0;
+    for (int run = 0; run < 3; run++) {
+      long begin = System.nanoTime();
+      org.apache.paimon.table.source.ReadBuilder read = table.newReadBuilder();
+      List<org.apache.paimon.table.source.Split> splits = read.newScan().plan().splits();
+      long[] rows = {0};
+      try (org.apache.paimon.reader.RecordReader<org.apache.paimon.data.InternalRow> reader =
+          read.newRead().createReader(splits)) {
+        reader.forEachRemaining(row -> rows[0]++);
+      }
+      best = Math.min(best, (System.nanoTime() - begin) / 1e9);
+      if (rows[0] != keys) {
+        throw new IllegalStateException("Paimon has " + rows[0] + " rows, expected " + keys);
+      }
+      files = 0;
+      for (org.apache.paimon.table.source.Split split : splits) {
+        files += ((org.apache.paimon.table.source.DataSplit) split).dataFiles().size();
+      }
+    }
+    paimonCatalog.close();
+    return new PaimonResult(changes, seconds, best, files);
   }
 
   /** The final rows of the upserts, appended once: what a perfectly compacted table holds. */
