@@ -210,6 +210,127 @@ class StandaloneClusterITCase {
   }
 
   @Test
+  void aPostgresCaptureJobRunsOnTheCluster() throws Exception {
+    String database = "icebergcdc_cluster_it";
+    String slot = "icebergcdc_cluster_it";
+    dropSlotAndDatabase(slot, database);
+    try (java.sql.Connection admin =
+            java.sql.DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+        java.sql.Statement statement = admin.createStatement()) {
+      statement.execute("CREATE DATABASE " + database);
+    }
+    String warehouse = dir.resolve("warehouse").toString();
+    String jobId = null;
+    try (java.sql.Connection source =
+            java.sql.DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/" + database, "postgres", "");
+        java.sql.Statement statement = source.createStatement()) {
+      statement.execute("CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL)");
+      statement.execute(
+          "INSERT INTO items SELECT i, 'item ' || i FROM generate_series(1, 500) AS i");
+
+      jobId =
+          flink(
+                  "run",
+                  "-d",
+                  "-m",
+                  cluster.restAddress(),
+                  JAR.toAbsolutePath().toString(),
+                  "apply",
+                  "--source",
+                  "postgres",
+                  "--host",
+                  "127.0.0.1",
+                  "--port",
+                  "5432",
+                  "--user",
+                  "postgres",
+                  "--database",
+                  database,
+                  "--slot",
+                  slot,
+                  "--publication",
+                  slot,
+                  "--table-template",
+                  "pg.{table}",
+                  "--warehouse",
+                  warehouse,
+                  "--checkpoint-interval",
+                  "300ms",
+                  "--checkpoint-dir",
+                  dir.resolve("checkpoints").toString(),
+                  "--parallelism",
+                  "1")
+              .find("JobID ([0-9a-f]{32})");
+      Table table = awaitTable(warehouse, TableIdentifier.of("pg", "items"), jobId);
+      statement.execute("UPDATE items SET name = name || ' (changed)' WHERE id % 3 = 0");
+      statement.execute("DELETE FROM items WHERE id % 5 = 0");
+      statement.execute("INSERT INTO items VALUES (1000, 'new')");
+
+      List<String> expected = new ArrayList<>();
+      try (java.sql.ResultSet rows =
+          statement.executeQuery("SELECT id, name FROM items ORDER BY id")) {
+        while (rows.next()) {
+          expected.add(rows.getLong(1) + "," + rows.getString(2));
+        }
+      }
+      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      List<String> actual;
+      do {
+        Thread.sleep(500);
+        assertThat(cluster.jobState(jobId)).isEqualTo("RUNNING");
+        table.refresh();
+        actual = new ArrayList<>();
+        try (var records = org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+          for (var r : records) {
+            actual.add(r.getField("id") + "," + r.getField("name"));
+          }
+        }
+        actual.sort(java.util.Comparator.comparingLong(row -> Long.parseLong(row.split(",")[0])));
+      } while (!actual.equals(expected) && System.nanoTime() < deadline);
+      assertThat(actual).as("the Iceberg table against the PostgreSQL table").isEqualTo(expected);
+      Commits.jobsThatCommittedEachCheckpointOnce(table);
+    } finally {
+      if (jobId != null) {
+        cluster.flink(CLI_TIMEOUT, "cancel", "-m", cluster.restAddress(), jobId);
+      }
+    }
+    // The slot would keep the server's WAL for as long as it exists.
+    dropSlotAndDatabase(slot, database);
+  }
+
+  private static void dropSlotAndDatabase(String slot, String database) throws Exception {
+    try (java.sql.Connection admin =
+            java.sql.DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+        java.sql.Statement statement = admin.createStatement()) {
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (true) {
+        statement.execute(
+            "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
+                + " WHERE slot_name = '"
+                + slot
+                + "' AND active");
+        try (java.sql.ResultSet active =
+            statement.executeQuery(
+                "SELECT 1 FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND active")) {
+          if (!active.next() || System.nanoTime() > deadline) {
+            break;
+          }
+        }
+        Thread.sleep(200);
+      }
+      statement.execute(
+          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+              + " WHERE slot_name = '"
+              + slot
+              + "'");
+      statement.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+    }
+  }
+
+  @Test
   void theSqlClientWritesThroughTheConnector() throws Exception {
     String warehouse = dir.resolve("warehouse").toString();
     Path statements = dir.resolve("load.sql");
