@@ -68,7 +68,11 @@ done
 
 # Each job writes its checkpoints to <checkpoint dir>/<job id>/; a listed job with one of those
 # ids is this job, still running (or restarting, or waiting for slots).
-jobs=$(flink list -m "$rest" 2>/dev/null || true)
+if ! jobs=$(flink list -m "$rest" 2>&1); then
+  # Not knowing what runs, submitting could start a second copy of a running job.
+  echo "$name: cannot list the cluster's jobs; nothing submitted: $jobs" >&2
+  exit 1
+fi
 for dir in "$checkpoints"/*/; do
   id=$(basename "$dir")
   if grep -q " : $id : " <<<"$jobs"; then

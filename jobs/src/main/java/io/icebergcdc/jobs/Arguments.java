@@ -69,6 +69,11 @@ final class Arguments {
     return value;
   }
 
+  /** The value given for an option, or null, without counting the option as used. */
+  String peek(String name) {
+    return values.get(name);
+  }
+
   String optional(String name, String fallback) {
     used.add(name);
     return values.getOrDefault(name, fallback);

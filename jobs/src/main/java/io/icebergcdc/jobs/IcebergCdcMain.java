@@ -237,13 +237,29 @@ public final class IcebergCdcMain {
         args.optional("dead-letter-path", null),
         0,
         sinkOptions,
-        args.optional(
-            "checkpoint-dir",
-            cluster
-                .map(c -> c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY))
-                .map(IcebergCdcMain::localPathIfFileUri)
-                .orElseGet(IcebergCdcMain::defaultCheckpointDirectory)),
+        checkpointDirectory(args, cluster),
         stateBackend);
+  }
+
+  /**
+   * The job's checkpoint directory: {@code --checkpoint-dir}; else, on a cluster, the cluster's
+   * {@code execution.checkpointing.dir}; else a temporary directory.
+   */
+  private static String checkpointDirectory(Arguments args, Optional<ReadableConfig> cluster) {
+    String given = args.optional("checkpoint-dir", null);
+    if (given != null) {
+      return given;
+    }
+    if ("latest".equals(args.peek("restore-from")) && cluster.isPresent()) {
+      // The cluster's directory is shared by all its jobs: the newest checkpoint in it may be
+      // another job's.
+      throw new Arguments.UsageException(
+          "apply: --restore-from latest on a cluster needs the job's own --checkpoint-dir");
+    }
+    return cluster
+        .map(c -> c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY))
+        .map(IcebergCdcMain::localPathIfFileUri)
+        .orElseGet(IcebergCdcMain::defaultCheckpointDirectory);
   }
 
   static CaptureJob captureJob(DatabaseSource.Kind kind, Arguments args) {

@@ -92,6 +92,9 @@ public final class LocalFlinkCluster implements AutoCloseable {
   public static LocalFlinkCluster start(
       Path home, int taskManagers, int slots, Map<String, String> configuration) throws Exception {
     LocalFlinkCluster cluster = new LocalFlinkCluster(home, distribution(), freePort());
+    // Should the test JVM be ended before close(), its cluster goes with it.
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(() -> cluster.processes.forEach(Process::destroyForcibly)));
     cluster.configure(slots, configuration);
     try {
       cluster.startProcesses(taskManagers);
@@ -207,6 +210,8 @@ public final class LocalFlinkCluster implements AutoCloseable {
             + conf()
             + "'\nexport FLINK_PLUGINS_DIR='"
             + home.resolve("plugins")
+            + "'\nexport FLINK_LIB_DIR='"
+            + distribution.resolve("lib")
             + "'\nexec "
             + command.stream().map(c -> "'" + c + "'").collect(Collectors.joining(" "))
             + " \"$@\"\n";

@@ -132,7 +132,8 @@ public final class IcebergCdcSink {
                     .name("rows of the net changes")
                     .setParallelism(parallelism),
                 uids,
-                parallelism);
+                parallelism,
+                false);
     DataStream<ChangeCommittable> stats =
         deduped
             .getSideOutput(DedupOperator.STATS)
@@ -162,15 +163,15 @@ public final class IcebergCdcSink {
     if (distribution == Distribution.PARTITION) {
       distributed = rows.keyBy(new PartitionOfRow(tableSchema, spec, rowType));
     }
-    return commit(appendWriter(distributed, uids, parallelism), uids);
+    return commit(appendWriter(distributed, uids, parallelism, true), uids);
   }
 
   private SingleOutputStreamOperator<ChangeCommittable> appendWriter(
-      DataStream<RowData> rows, OperatorUids uids, int parallelism) {
+      DataStream<RowData> rows, OperatorUids uids, int parallelism, boolean countsRows) {
     return rows.transform(
             "write Parquet files",
             COMMITTABLE_TYPE,
-            new AppendWriterOperator(tableLoader, rowType, writeProperties))
+            new AppendWriterOperator(tableLoader, rowType, writeProperties, countsRows))
         .uid(uids.appendWriter())
         .setParallelism(parallelism);
   }

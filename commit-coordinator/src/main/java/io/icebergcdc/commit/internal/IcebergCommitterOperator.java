@@ -188,6 +188,13 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       // Without checkpoints there is no restore to protect, and no checkpoint to wait for.
       ChangeCommittable all = current;
       current = ChangeCommittable.EMPTY;
+      table.refresh();
+      if (CommitHistory.maxCommittedCheckpointId(table, jobId, operatorId)
+          == END_OF_INPUT_CHECKPOINT_ID) {
+        // A task that failed after its commit runs again in batch execution: the commit is done.
+        LOG.info("The end of input of job {} is already committed to {}", jobId, table.name());
+        return;
+      }
       if (overwrite != null) {
         commitOverwrite(all);
         return;
@@ -455,17 +462,16 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    */
   private void commitOverwrite(ChangeCommittable all) {
     if (!all.deleteFiles().isEmpty() || !all.positionDeletes().isEmpty()) {
-      throw new CommitException(
+      deleteWrittenFiles(all);
+      throw new RefusedCommitException(
           "an overwrite of table "
               + table.name()
               + " takes rows to insert, but its input deleted or updated rows; nothing was"
-              + " committed",
-          null,
-          true);
+              + " committed");
     }
     if (all.dataFiles().isEmpty()) {
       if (!overwrite.allowEmptyInput()) {
-        throw new CommitException(
+        throw new RefusedCommitException(
             "the overwrite of "
                 + overwrite.describe()
                 + " of table "
@@ -476,9 +482,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
                     : "delete every row of " + overwrite.describe())
                 + "; nothing was committed. If an empty input is expected, set '"
                 + Overwrite.ALLOW_EMPTY_INPUT_OPTION
-                + "' = 'true'",
-            null,
-            true);
+                + "' = 'true'");
       }
       if (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT) {
         LOG.info(
@@ -488,6 +492,25 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       }
     }
     commit(END_OF_INPUT_CHECKPOINT_ID, all, ChangeStats.EMPTY, jobId);
+  }
+
+  /** Removes the writers' files of a commit that is refused, and so never made. */
+  private void deleteWrittenFiles(ChangeCommittable refused) {
+    Map<Integer, PartitionSpec> specs = table.specs();
+    List<String> locations = new ArrayList<>();
+    refused
+        .dataFiles()
+        .forEach(f -> locations.add(ContentFileCodec.decodeDataFile(f, specs).location()));
+    refused
+        .deleteFiles()
+        .forEach(f -> locations.add(ContentFileCodec.decodeDeleteFile(f, specs).location()));
+    for (String location : locations) {
+      try {
+        table.io().deleteFile(location);
+      } catch (RuntimeException e) {
+        LOG.warn("Cannot remove the file {} of a refused commit", location, e);
+      }
+    }
   }
 
   private SnapshotUpdate<?> overwriteUpdate(PreparedCommit prepared, Snapshot base) {
@@ -529,6 +552,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             "table " + table.name() + " has no partition column '" + column.getKey() + "'");
       }
       Object value = Conversions.fromPartitionString(field.type(), column.getValue());
+      if (value instanceof java.math.BigDecimal decimal
+          && field.type() instanceof org.apache.iceberg.types.Types.DecimalType type) {
+        value = decimal.setScale(type.scale());
+      }
       filter =
           Expressions.and(
               filter,

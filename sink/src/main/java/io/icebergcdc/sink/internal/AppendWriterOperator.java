@@ -37,6 +37,7 @@ public final class AppendWriterOperator extends AbstractStreamOperator<ChangeCom
   private final TableLoader tableLoader;
   private final RowType rowType;
   private final java.util.HashMap<String, String> writeProperties;
+  private final boolean countsRows;
 
   private transient Table table;
   private transient RowDataTaskWriterFactory writerFactory;
@@ -46,12 +47,18 @@ public final class AppendWriterOperator extends AbstractStreamOperator<ChangeCom
   /**
    * @param rowType the type of the rows, which are in the order of the table's columns
    * @param writeProperties this write's own write properties, over the table's
+   * @param countsRows whether the rows it writes are counted as inserted in the commit's summary;
+   *     not after the dedup, which counts them itself
    */
   public AppendWriterOperator(
-      TableLoader tableLoader, RowType rowType, Map<String, String> writeProperties) {
+      TableLoader tableLoader,
+      RowType rowType,
+      Map<String, String> writeProperties,
+      boolean countsRows) {
     this.tableLoader = tableLoader;
     this.rowType = rowType;
     this.writeProperties = new java.util.HashMap<>(writeProperties);
+    this.countsRows = countsRows;
   }
 
   @Override
@@ -94,7 +101,10 @@ public final class AppendWriterOperator extends AbstractStreamOperator<ChangeCom
     WriteResult result = writer.complete();
     writer = writerFactory.create();
     ChangeCommittable committable =
-        TaskWriters.committable(result, table, new ChangeStats(rows, 0, 0, 0, 0, 0, null));
+        TaskWriters.committable(
+            result,
+            table,
+            countsRows ? new ChangeStats(rows, 0, 0, 0, 0, 0, null) : ChangeStats.EMPTY);
     if (committable != null) {
       output.collect(new StreamRecord<>(committable));
       rows = 0;

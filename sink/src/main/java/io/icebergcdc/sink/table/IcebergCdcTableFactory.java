@@ -127,6 +127,10 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
     for (ConfigOption<?> option : SinkOptions.all()) {
       copy(options, sinkOptions, option);
     }
+    if (!sinkOptions.contains(SinkOptions.UID_PREFIX)) {
+      // Several sinks of one statement set need uids of their own.
+      sinkOptions.set(SinkOptions.UID_PREFIX, "iceberg-cdc-" + table);
+    }
     // This write's own write properties: write.* keys and their aliases, from the WITH clause or
     // a hint, over the table's.
     Map<String, String> writeProperties = new HashMap<>();
