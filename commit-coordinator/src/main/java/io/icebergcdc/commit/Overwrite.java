@@ -14,8 +14,15 @@ import java.util.TreeMap;
  *     column as Flink SQL gives it in {@code PARTITION (...)}, as text; empty otherwise
  * @param allowEmptyInput whether an input without rows may commit; when it may not, the job fails
  *     and the table is left as it was
+ * @param startingSnapshotId the table's snapshot when the write was planned, or null for an empty
+ *     table: data that other writers commit to the replaced rows after it fails the overwrite
+ *     instead of being replaced unseen
  */
-public record Overwrite(Scope scope, Map<String, String> staticPartition, boolean allowEmptyInput)
+public record Overwrite(
+    Scope scope,
+    Map<String, String> staticPartition,
+    boolean allowEmptyInput,
+    Long startingSnapshotId)
     implements Serializable {
 
   /** The sink option that lets an overwrite commit an empty input; named in the failure. */

@@ -517,8 +517,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     if (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT) {
       ReplacePartitions replace = table.newReplacePartitions();
       prepared.dataFiles.forEach(replace::addFile);
-      if (base != null) {
-        replace.validateFromSnapshot(base.snapshotId());
+      Long from = validateFrom(base);
+      if (from != null) {
+        replace.validateFromSnapshot(from);
         replace.validateNoConflictingData();
         replace.validateNoConflictingDeletes();
       }
@@ -530,13 +531,32 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     if (!prepared.dataFiles.isEmpty()) {
       replace.validateAddedFilesMatchOverwriteFilter();
     }
-    if (base != null) {
-      replace.validateFromSnapshot(base.snapshotId());
+    Long from = validateFrom(base);
+    if (from != null) {
+      replace.validateFromSnapshot(from);
       replace.conflictDetectionFilter(filter);
       replace.validateNoConflictingData();
       replace.validateNoConflictingDeletes();
     }
     return replace;
+  }
+
+  /**
+   * The snapshot from which an overwrite checks for conflicting changes: the one its write was
+   * planned on, so that rows another writer added while the input was read fail the commit rather
+   * than being replaced unseen.
+   */
+  private Long validateFrom(Snapshot base) {
+    if (overwrite.startingSnapshotId() != null) {
+      return overwrite.startingSnapshotId();
+    }
+    // Planned on an empty table: whatever was committed since is a concurrent change; changes
+    // after the table's first snapshot are checked (Iceberg checks after a given snapshot).
+    Snapshot first = base;
+    while (first != null && first.parentId() != null) {
+      first = table.snapshot(first.parentId());
+    }
+    return first == null ? null : first.snapshotId();
   }
 
   /** The rows an overwrite of a static partition or the whole table replaces. */

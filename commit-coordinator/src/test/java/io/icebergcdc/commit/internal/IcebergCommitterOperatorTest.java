@@ -393,7 +393,7 @@ class IcebergCommitterOperatorTest {
     append.processElement(new StreamRecord<>(files("old", false, 0)));
     append.endInput();
 
-    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false));
+    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false, null));
     harness.processElement(new StreamRecord<>(files("new", false, 0)));
     harness.endInput();
 
@@ -407,21 +407,36 @@ class IcebergCommitterOperatorTest {
 
   @Test
   void anOverwriteWithoutRowsFailsAndCommitsNothingUnlessAllowed() throws Exception {
-    var refused = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false));
+    var refused = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false, null));
     refused.processElement(new StreamRecord<>(ChangeCommittable.ofStats(ChangeStats.EMPTY)));
     assertThatThrownBy(refused::endInput)
         .hasMessageContaining("read no rows, so it would delete every row of the whole table")
         .hasMessageContaining("'sink.overwrite.allow-empty-input' = 'true'");
     assertThat(snapshots()).isEmpty();
 
-    var allowed = overwriting(new Overwrite(Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), true));
+    var allowed =
+        overwriting(new Overwrite(Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), true, null));
     allowed.endInput();
     assertThat(snapshots()).as("nothing to replace").isEmpty();
   }
 
   @Test
+  void rowsAnotherWriterAddsWhileAnOverwriteRunsFailItInsteadOfBeingReplacedUnseen()
+      throws Exception {
+    table.newAppend().appendFile(TestTables.dataFile("before")).commit();
+    long planned = table.currentSnapshot().snapshotId();
+    table.newAppend().appendFile(TestTables.dataFile("concurrent")).commit();
+
+    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false, planned));
+    harness.processElement(new StreamRecord<>(files("new", false, 0)));
+    assertThatThrownBy(harness::endInput)
+        .hasMessageContaining("conflicts with a concurrent change");
+    assertThat(snapshots()).hasSize(2);
+  }
+
+  @Test
   void anOverwriteRefusesDeletes() throws Exception {
-    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false));
+    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false, null));
     harness.processElement(new StreamRecord<>(files("a", true, 0)));
     assertThatThrownBy(harness::endInput).hasMessageContaining("takes rows to insert");
     assertThat(snapshots()).isEmpty();

@@ -159,15 +159,19 @@ final class IcebergCdcDynamicSink
    */
   private Overwrite overwriteOf(Table table) {
     boolean allowEmpty = sinkOptions.get(SinkOptions.OVERWRITE_ALLOW_EMPTY_INPUT);
+    Long startingSnapshot =
+        table.currentSnapshot() == null ? null : table.currentSnapshot().snapshotId();
     PartitionSpec spec = table.spec();
     if (spec.isUnpartitioned()) {
-      return new Overwrite(Overwrite.Scope.TABLE, Map.of(), allowEmpty);
+      return new Overwrite(Overwrite.Scope.TABLE, Map.of(), allowEmpty, startingSnapshot);
     }
     if (!staticPartition.isEmpty() && staticPartition.keySet().containsAll(partitionKeys)) {
       staticPartition.forEach((column, value) -> checkPartitionValue(table, column, value));
-      return new Overwrite(Overwrite.Scope.STATIC_PARTITION, staticPartition, allowEmpty);
+      return new Overwrite(
+          Overwrite.Scope.STATIC_PARTITION, staticPartition, allowEmpty, startingSnapshot);
     }
-    return new Overwrite(Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), allowEmpty);
+    return new Overwrite(
+        Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), allowEmpty, startingSnapshot);
   }
 
   /** Fails, before anything is written, on a static partition value the overwrite cannot use. */
