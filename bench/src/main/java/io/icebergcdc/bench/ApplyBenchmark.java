@@ -208,10 +208,18 @@ public final class ApplyBenchmark {
       case "paimon":
         paimon();
         return null;
+      case "ours-dv-disordered":
+        Result result =
+            ours(
+                "iceberg-cdc, deletion vectors (v3), 10% out of order, 2% twice",
+                "ours_dv_disordered", DeleteMode.POSITION, 3, true);
+        double read = readSeconds(result.table(), keys);
+        System.out.printf(Locale.ROOT, "  table read %.2f s (%d rows)%n", read, keys);
+        return result;
       default:
         throw new IllegalArgumentException(
-            "--only takes ours-position, ours-dv, ours-equality, iceberg-upsert,"
-                + " iceberg-append or paimon, not "
+            "--only takes ours-position, ours-dv, ours-dv-disordered, ours-equality,"
+                + " iceberg-upsert, iceberg-append or paimon, not "
                 + writer);
     }
   }
@@ -253,13 +261,23 @@ public final class ApplyBenchmark {
 
   private Result ours(String label, String name, DeleteMode mode, int formatVersion)
       throws Exception {
+    return ours(label, name, mode, formatVersion, false);
+  }
+
+  /**
+   * @param disordered whether the changes arrive 10% out of order and 2% twice (the sequence column
+   *     orders them, so the final table is the same)
+   */
+  private Result ours(
+      String label, String name, DeleteMode mode, int formatVersion, boolean disordered)
+      throws Exception {
     Table table = create(name, formatVersion);
     StreamExecutionEnvironment env = env();
     ChangeSchema schema = new ChangeSchema(table.schema());
     DataStream<ChangeEvent> changesStream =
         env.fromSequence(0, changes - 1)
             .setParallelism(1)
-            .map(new ToChangeEvent(schema, keys))
+            .flatMap(new ToChangeEvents(schema, keys, disordered, changes))
             .returns(ChangeEventTypeInfo.of(schema))
             .setParallelism(1);
     Configuration options = new Configuration();
@@ -439,22 +457,61 @@ public final class ApplyBenchmark {
     return keys == Long.MAX_VALUE ? i : Math.floorMod(i * 7919L, keys);
   }
 
-  /** Change {@code i} as an upsert of its key, ordered by the sequence column {@code seq = i}. */
-  static final class ToChangeEvent implements MapFunction<Long, ChangeEvent> {
+  /**
+   * The changes as the job receives them: in order, or with one change in ten delivered ten places
+   * late (in each block of 20, the 4th and the 14th swap) and one in fifty delivered twice.
+   */
+  static final class ToChangeEvents
+      implements org.apache.flink.api.common.functions.FlatMapFunction<Long, ChangeEvent> {
     private static final long serialVersionUID = 1L;
     private final ChangeSchema schema;
     private final long keys;
+    private final boolean disordered;
+    private final long changes;
 
-    ToChangeEvent(ChangeSchema schema, long keys) {
+    ToChangeEvents(ChangeSchema schema, long keys, boolean disordered, long changes) {
       this.schema = schema;
       this.keys = keys;
+      this.disordered = disordered;
+      this.changes = changes;
     }
 
     @Override
-    public ChangeEvent map(Long i) {
+    public void flatMap(Long delivered, org.apache.flink.util.Collector<ChangeEvent> out) {
+      long i = delivered;
+      if (disordered) {
+        // Change j and change j + keys set the same key: for one j in ten, the later one comes
+        // first and the earlier one, now stale, a round of all keys later.
+        boolean evenRound = (delivered / keys) % 2 == 0;
+        if (evenRound && delivered % 10 == 3 && delivered + keys < changes) {
+          i = delivered + keys;
+        } else if (!evenRound && (delivered - keys) % 10 == 3) {
+          i = delivered - keys;
+        }
+      }
       GenericRowData row = row(i, keys);
-      return new ChangeEvent(
-          "bench", Operation.UPDATE, schema.keyOf(row), null, row, SourceSequence.column(i), 0L);
+      ChangeEvent change =
+          new ChangeEvent(
+              "bench",
+              Operation.UPDATE,
+              schema.keyOf(row),
+              null,
+              row,
+              SourceSequence.column(i),
+              0L);
+      out.collect(change);
+      if (disordered && delivered % 50 == 7) {
+        GenericRowData copy = row(i, keys);
+        out.collect(
+            new ChangeEvent(
+                "bench",
+                Operation.UPDATE,
+                schema.keyOf(copy),
+                null,
+                copy,
+                SourceSequence.column(i),
+                0L));
+      }
     }
   }
 
