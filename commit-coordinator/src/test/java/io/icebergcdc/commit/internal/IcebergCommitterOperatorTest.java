@@ -67,9 +67,14 @@ class IcebergCommitterOperatorTest {
   /** A harness for the committer; all of them share one operator id, as restarts of a job do. */
   private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> harness(
       CommitListener listener) throws Exception {
+    return harness(listener, null);
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> harness(
+      CommitListener listener, Overwrite overwrite) throws Exception {
     var harness =
         new OneInputStreamOperatorTestHarness<>(
-            new IcebergCommitterOperator(TestTables.loader(warehouse), listener),
+            new IcebergCommitterOperator(TestTables.loader(warehouse), listener, overwrite),
             1,
             1,
             0,
@@ -371,15 +376,7 @@ class IcebergCommitterOperatorTest {
 
   private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> overwriting(
       Overwrite overwrite) throws Exception {
-    var harness =
-        new OneInputStreamOperatorTestHarness<>(
-            new IcebergCommitterOperator(TestTables.loader(warehouse), null, overwrite),
-            1,
-            1,
-            0,
-            new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new),
-            OPERATOR_ID);
-    harnesses.add(harness);
+    var harness = harness(null, overwrite);
     harness.getStreamConfig().setCheckpointingEnabled(false);
     harness.open();
     return harness;

@@ -1,0 +1,164 @@
+package io.icebergcdc.sink.internal;
+
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.sink.WriteProperties;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.sink.RowDataTaskWriterFactory;
+import org.apache.iceberg.io.TaskWriter;
+import org.apache.iceberg.io.WriteResult;
+import org.apache.iceberg.util.PropertyUtil;
+
+/**
+ * A writer on Iceberg's task writers: it writes Parquet files split by the table's partition spec
+ * (and, with a primary key, equality deletes), with the table's write properties under the write's
+ * own, and hands the files of each checkpoint to the committer.
+ *
+ * <p><b>State:</b> none. The open files are completed in {@link #prepareSnapshotPreBarrier}, before
+ * the barrier (or at the end of the input), and sent downstream, so a checkpoint never holds
+ * unfinished files; files written after the last completed checkpoint are never committed (removed
+ * when the writer closes, orphaned when the task crashes).
+ *
+ * <p><b>Threading:</b> Flink's task thread only.
+ *
+ * @param <IN> what it receives; {@link #rowOf} makes the row to write of it
+ */
+abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommittable>
+    implements OneInputStreamOperator<IN, ChangeCommittable>, BoundedOneInput {
+
+  private static final long serialVersionUID = 1L;
+
+  private final TableLoader tableLoader;
+  private final RowType rowType;
+  private final java.util.HashMap<String, String> writeProperties;
+  private final boolean upsert;
+
+  private transient Table table;
+  private transient RowDataTaskWriterFactory writerFactory;
+  private transient TaskWriter<RowData> writer;
+  private transient Counter dataFilesWritten;
+  private transient Counter deleteFilesWritten;
+
+  /**
+   * @param rowType the type of the rows, which are in the order of the table's columns
+   * @param writeProperties this write's own write properties, over the table's
+   * @param upsert whether a row upserts its key (an equality delete on the table's primary key
+   *     before it) and a delete row deletes it; otherwise rows are only written
+   */
+  TaskWriterOperator(
+      TableLoader tableLoader,
+      RowType rowType,
+      Map<String, String> writeProperties,
+      boolean upsert) {
+    this.tableLoader = tableLoader;
+    this.rowType = rowType;
+    this.writeProperties = new java.util.HashMap<>(writeProperties);
+    this.upsert = upsert;
+  }
+
+  /** The row to write for a record, with its kind set: insert, or delete where upserting. */
+  abstract RowData rowOf(IN record);
+
+  /** What the rows written since the last call count in the commit's summary. */
+  ChangeStats takeStats() {
+    return ChangeStats.EMPTY;
+  }
+
+  Table table() {
+    return table;
+  }
+
+  @Override
+  public void open() throws Exception {
+    super.open();
+    tableLoader.open();
+    table = tableLoader.loadTable();
+    Map<String, String> properties =
+        WriteProperties.effective(table.name(), table.properties(), writeProperties);
+    writerFactory =
+        new RowDataTaskWriterFactory(
+            table,
+            rowType,
+            PropertyUtil.propertyAsLong(
+                properties,
+                TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+                TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT),
+            FileFormat.PARQUET,
+            properties,
+            upsert ? new ArrayList<>(table.schema().identifierFieldIds()) : List.of(),
+            upsert);
+    writerFactory.initialize(
+        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+        getRuntimeContext().getTaskInfo().getAttemptNumber());
+    writer = writerFactory.create();
+    dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
+    deleteFilesWritten = getMetricGroup().counter("deleteFilesWritten");
+  }
+
+  @Override
+  public void processElement(StreamRecord<IN> element) throws Exception {
+    writer.write(rowOf(element.getValue()));
+  }
+
+  @Override
+  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    super.prepareSnapshotPreBarrier(checkpointId);
+    flush();
+  }
+
+  @Override
+  public void endInput() throws Exception {
+    flush();
+  }
+
+  private void flush() throws IOException {
+    WriteResult result = writer.complete();
+    writer = writerFactory.create();
+    if (result.dataFiles().length == 0 && result.deleteFiles().length == 0) {
+      return;
+    }
+    List<String> referenced = new ArrayList<>();
+    for (CharSequence path : result.referencedDataFiles()) {
+      referenced.add(path.toString());
+    }
+    dataFilesWritten.inc(result.dataFiles().length);
+    deleteFilesWritten.inc(result.deleteFiles().length);
+    output.collect(
+        new StreamRecord<>(
+            new ChangeCommittable(
+                ContentFileCodec.encodeAll(Arrays.asList(result.dataFiles()), table.specs()),
+                ContentFileCodec.encodeAll(Arrays.asList(result.deleteFiles()), table.specs()),
+                referenced,
+                takeStats())));
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      if (writer != null) {
+        // Files not yet handed to the committer belong to no checkpoint: remove them.
+        writer.abort();
+        writer = null;
+      }
+    } finally {
+      tableLoader.close();
+      super.close();
+    }
+  }
+}
