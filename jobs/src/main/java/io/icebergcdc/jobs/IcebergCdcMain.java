@@ -256,10 +256,15 @@ public final class IcebergCdcMain {
       throw new Arguments.UsageException(
           "apply: --restore-from latest on a cluster needs the job's own --checkpoint-dir");
     }
-    return cluster
-        .map(c -> c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY))
-        .map(IcebergCdcMain::localPathIfFileUri)
-        .orElseGet(IcebergCdcMain::defaultCheckpointDirectory);
+    if (cluster.isEmpty()) {
+      return defaultCheckpointDirectory();
+    }
+    String clusters = cluster.get().get(CheckpointingOptions.CHECKPOINTS_DIRECTORY);
+    if (clusters == null) {
+      throw new Arguments.UsageException(
+          "apply: the cluster has no execution.checkpointing.dir; give --checkpoint-dir");
+    }
+    return localPathIfFileUri(clusters);
   }
 
   static CaptureJob captureJob(DatabaseSource.Kind kind, Arguments args) {
@@ -507,10 +512,6 @@ public final class IcebergCdcMain {
   }
 
   private static String defaultCheckpointDirectory() {
-    if (ApplyPipeline.clusterConfiguration().isPresent()) {
-      throw new Arguments.UsageException(
-          "apply: the cluster has no execution.checkpointing.dir; give --checkpoint-dir");
-    }
     return Paths.get(System.getProperty("java.io.tmpdir"), "iceberg-cdc-checkpoints").toString();
   }
 
