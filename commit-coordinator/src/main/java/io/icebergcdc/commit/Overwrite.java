@@ -1,9 +1,16 @@
 package io.icebergcdc.commit;
 
 import java.io.Serializable;
+import java.math.BigDecimal;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
 
 /**
  * What an overwrite of a bounded input replaces, committed as one snapshot at the end of the input
@@ -45,6 +52,51 @@ public record Overwrite(
       throw new IllegalArgumentException(
           "a static partition is given exactly when the scope is STATIC_PARTITION");
     }
+  }
+
+  /**
+   * The rows a static partition or whole-table overwrite replaces (for {@link
+   * Scope#PARTITIONS_IN_INPUT}, the input decides and this is not used).
+   *
+   * @throws IllegalArgumentException naming the column, its type and the value, for a static
+   *     partition value that does not parse as its column's type
+   */
+  public Expression rowFilter(Schema schema) {
+    Expression filter = Expressions.alwaysTrue();
+    for (Map.Entry<String, String> column : staticPartition.entrySet()) {
+      Types.NestedField field = schema.findField(column.getKey());
+      if (field == null) {
+        throw new IllegalArgumentException(
+            "the static partition names column '" + column.getKey() + "', which is not there");
+      }
+      Object value;
+      try {
+        value = Conversions.fromPartitionString(field.type(), column.getValue());
+        if (value instanceof BigDecimal decimal && field.type() instanceof Types.DecimalType type) {
+          value = decimal.setScale(type.scale());
+        }
+      } catch (RuntimeException e) {
+        Type type = field.type();
+        throw new IllegalArgumentException(
+            "the static partition value '"
+                + column.getValue()
+                + "' of column '"
+                + column.getKey()
+                + "' ("
+                + type
+                + ") cannot be used ("
+                + e.getMessage()
+                + ")",
+            e);
+      }
+      filter =
+          Expressions.and(
+              filter,
+              value == null
+                  ? Expressions.isNull(column.getKey())
+                  : Expressions.equal(column.getKey(), value));
+    }
+    return filter;
   }
 
   /** How the overwrite is described in messages: "partition (day=2026-11-29)", "the table". */

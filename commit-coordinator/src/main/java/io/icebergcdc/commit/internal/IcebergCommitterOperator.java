@@ -38,10 +38,9 @@ import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.Expression;
-import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.DeleteWriteResult;
-import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.util.SnapshotUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -525,7 +524,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       }
       return replace;
     }
-    Expression filter = overwriteFilter();
+    Expression filter = overwrite.rowFilter(table.schema());
     OverwriteFiles replace = table.newOverwrite().overwriteByRowFilter(filter);
     prepared.dataFiles.forEach(replace::addFile);
     if (!prepared.dataFiles.isEmpty()) {
@@ -552,38 +551,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
     // Planned on an empty table: whatever was committed since is a concurrent change; changes
     // after the table's first snapshot are checked (Iceberg checks after a given snapshot).
-    Snapshot first = base;
-    while (first != null && first.parentId() != null) {
-      first = table.snapshot(first.parentId());
-    }
+    Snapshot first = base == null ? null : SnapshotUtil.oldestAncestorOf(table, base.snapshotId());
     return first == null ? null : first.snapshotId();
-  }
-
-  /** The rows an overwrite of a static partition or the whole table replaces. */
-  private Expression overwriteFilter() {
-    Expression filter = Expressions.alwaysTrue();
-    if (overwrite.scope() == Overwrite.Scope.TABLE) {
-      return filter;
-    }
-    for (Map.Entry<String, String> column : overwrite.staticPartition().entrySet()) {
-      org.apache.iceberg.types.Types.NestedField field = table.schema().findField(column.getKey());
-      if (field == null) {
-        throw new IllegalArgumentException(
-            "table " + table.name() + " has no partition column '" + column.getKey() + "'");
-      }
-      Object value = Conversions.fromPartitionString(field.type(), column.getValue());
-      if (value instanceof java.math.BigDecimal decimal
-          && field.type() instanceof org.apache.iceberg.types.Types.DecimalType type) {
-        value = decimal.setScale(type.scale());
-      }
-      filter =
-          Expressions.and(
-              filter,
-              value == null
-                  ? Expressions.isNull(column.getKey())
-                  : Expressions.equal(column.getKey(), value));
-    }
-    return filter;
   }
 
   /** The files of one commit attempt. */
@@ -615,9 +584,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    */
   private String kafkaOffsets(Snapshot base, ChangeStats stats) {
     java.util.TreeMap<String, Long> offsets = new java.util.TreeMap<>(stats.sourceOffsets());
-    for (Snapshot s = base;
-        s != null;
-        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+    Iterable<Snapshot> earlier =
+        base == null ? List.of() : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot);
+    for (Snapshot s : earlier) {
       String previous = s.summary().get(SnapshotSummaryKeys.KAFKA_OFFSETS);
       if (previous != null && operatorId.equals(s.summary().get(SnapshotSummaryKeys.OPERATOR_ID))) {
         for (String pair : previous.split(",")) {

@@ -166,39 +166,26 @@ final class IcebergCdcDynamicSink
       return new Overwrite(Overwrite.Scope.TABLE, Map.of(), allowEmpty, startingSnapshot);
     }
     if (!staticPartition.isEmpty() && staticPartition.keySet().containsAll(partitionKeys)) {
-      staticPartition.forEach((column, value) -> checkPartitionValue(table, column, value));
-      return new Overwrite(
-          Overwrite.Scope.STATIC_PARTITION, staticPartition, allowEmpty, startingSnapshot);
+      Overwrite overwrite =
+          new Overwrite(
+              Overwrite.Scope.STATIC_PARTITION, staticPartition, allowEmpty, startingSnapshot);
+      try {
+        // Fails before anything is written, as the committer would after.
+        overwrite.rowFilter(table.schema());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "INSERT OVERWRITE of "
+                + identifier
+                + ": "
+                + e.getMessage()
+                + "; leave the column out of PARTITION (...) to replace the partitions the input"
+                + " has rows in",
+            e);
+      }
+      return overwrite;
     }
     return new Overwrite(
         Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), allowEmpty, startingSnapshot);
-  }
-
-  /** Fails, before anything is written, on a static partition value the overwrite cannot use. */
-  private void checkPartitionValue(Table table, String column, String value) {
-    org.apache.iceberg.types.Type type = table.schema().findType(column);
-    try {
-      Object parsed = org.apache.iceberg.types.Conversions.fromPartitionString(type, value);
-      if (parsed instanceof java.math.BigDecimal decimal
-          && type instanceof org.apache.iceberg.types.Types.DecimalType decimalType) {
-        decimal.setScale(decimalType.scale());
-      }
-    } catch (RuntimeException e) {
-      throw new IllegalArgumentException(
-          "INSERT OVERWRITE of "
-              + identifier
-              + ": the static partition value '"
-              + value
-              + "' of column '"
-              + column
-              + "' ("
-              + type
-              + ") cannot be used ("
-              + e.getMessage()
-              + "); leave the column out of PARTITION (...) to replace the partitions the input"
-              + " has rows in",
-          e);
-    }
   }
 
   private static List<String> columnNames(Table table) {
