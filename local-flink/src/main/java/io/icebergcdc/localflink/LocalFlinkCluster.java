@@ -41,6 +41,12 @@ public final class LocalFlinkCluster implements AutoCloseable {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
 
+  /** Flink's command-line front end, as {@code bin/flink} runs it. */
+  private static final String CLI_MAIN = "org.apache.flink.client.cli.CliFrontend";
+
+  private static final List<String> CLI_JVM = List.of("-Xmx256m");
+  private static final String CLI_LOG = "flink-client.log";
+
   /** The module options Flink 2.1's distribution gives every process on Java 17. */
   private static final List<String> JAVA_17_OPTIONS =
       Stream.concat(
@@ -196,28 +202,52 @@ public final class LocalFlinkCluster implements AutoCloseable {
 
   private void writeFlinkCommand() throws IOException {
     Files.createDirectories(bin());
+    StringBuilder script = new StringBuilder("#!/usr/bin/env bash\n");
+    environment()
+        .forEach(
+            (name, value) ->
+                script.append("export ").append(name).append("='").append(value).append("'\n"));
+    script.append("exec ");
+    for (String part : javaCommand(CLI_JVM, libraryClassPath(), CLI_MAIN, CLI_LOG)) {
+      script.append('\'').append(part).append("' ");
+    }
+    script.append("\"$@\"\n");
+    Path flink = bin().resolve("flink");
+    Files.writeString(flink, script.toString(), StandardCharsets.UTF_8);
+    flink.toFile().setExecutable(true);
+  }
+
+  /**
+   * {@code java} with JVM options, Flink's Java 17 options, logging to {@code log}, and a class.
+   */
+  private List<String> javaCommand(
+      List<String> jvm, String classPath, String mainClass, String log) {
     List<String> command = new ArrayList<>();
     command.add(java());
-    command.add("-Xmx256m");
+    command.addAll(jvm);
     command.addAll(JAVA_17_OPTIONS);
-    command.addAll(logOptions(logs().resolve("flink-client.log")));
+    String config = conf().resolve("log4j.properties").toUri().toString();
+    command.add("-Dlog.file=" + logs().resolve(log));
+    command.add("-Dlog4j.configuration=" + config);
+    command.add("-Dlog4j.configurationFile=" + config);
     command.add("-classpath");
-    command.add(libraryClassPath());
-    command.add("org.apache.flink.client.cli.CliFrontend");
-    String script =
-        "#!/usr/bin/env bash\n"
-            + "export FLINK_CONF_DIR='"
-            + conf()
-            + "'\nexport FLINK_PLUGINS_DIR='"
-            + home.resolve("plugins")
-            + "'\nexport FLINK_LIB_DIR='"
-            + distribution.resolve("lib")
-            + "'\nexec "
-            + command.stream().map(c -> "'" + c + "'").collect(Collectors.joining(" "))
-            + " \"$@\"\n";
-    Path flink = bin().resolve("flink");
-    Files.writeString(flink, script, StandardCharsets.UTF_8);
-    flink.toFile().setExecutable(true);
+    command.add(classPath);
+    command.add(mainClass);
+    return command;
+  }
+
+  /** The environment Flink's scripts give its processes. */
+  private Map<String, String> environment() {
+    return Map.of(
+        "FLINK_CONF_DIR", conf().toString(),
+        "FLINK_PLUGINS_DIR", home.resolve("plugins").toString(),
+        "FLINK_LIB_DIR", distribution.resolve("lib").toString());
+  }
+
+  private ProcessBuilder processBuilder(List<String> command) {
+    ProcessBuilder builder = new ProcessBuilder(command).directory(home.toFile());
+    builder.environment().putAll(environment());
+    return builder.redirectErrorStream(true);
   }
 
   private void startProcesses(int taskManagers) throws Exception {
@@ -251,7 +281,7 @@ public final class LocalFlinkCluster implements AutoCloseable {
             libraryClassPath(),
             "org.apache.flink.runtime.util.bash.BashJavaUtils",
             List.of(command, "--configDir", conf().toString()),
-            logs().resolve("bash-java-utils.log"),
+            "bash-java-utils.log",
             Duration.ofMinutes(1));
     List<String> lines = new ArrayList<>();
     for (String line : result.output().split("\n")) {
@@ -272,30 +302,11 @@ public final class LocalFlinkCluster implements AutoCloseable {
 
   private Process daemon(String name, List<String> jvm, String mainClass, List<String> dynamic)
       throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(java());
-    command.addAll(jvm);
-    command.addAll(JAVA_17_OPTIONS);
-    command.addAll(logOptions(logs().resolve(name + ".log")));
-    command.add("-classpath");
-    command.add(libraryClassPath());
-    command.add(mainClass);
+    List<String> command = javaCommand(jvm, libraryClassPath(), mainClass, name + ".log");
     command.add("--configDir");
     command.add(conf().toString());
     command.addAll(dynamic);
-    ProcessBuilder builder = new ProcessBuilder(command).directory(home.toFile());
-    builder.environment().put("FLINK_CONF_DIR", conf().toString());
-    builder.environment().put("FLINK_PLUGINS_DIR", home.resolve("plugins").toString());
-    builder.redirectErrorStream(true).redirectOutput(logs().resolve(name + ".out").toFile());
-    return builder.start();
-  }
-
-  private List<String> logOptions(Path file) {
-    String config = conf().resolve("log4j.properties").toUri().toString();
-    return List.of(
-        "-Dlog.file=" + file,
-        "-Dlog4j.configuration=" + config,
-        "-Dlog4j.configurationFile=" + config);
+    return processBuilder(command).redirectOutput(logs().resolve(name + ".out").toFile()).start();
   }
 
   private void awaitTaskManagers(int taskManagers) throws Exception {
@@ -366,13 +377,7 @@ public final class LocalFlinkCluster implements AutoCloseable {
    * cluster, as a process, and returns its exit code and output.
    */
   public Result flink(Duration timeout, String... arguments) throws Exception {
-    return run(
-        List.of("-Xmx256m"),
-        libraryClassPath(),
-        "org.apache.flink.client.cli.CliFrontend",
-        Arrays.asList(arguments),
-        logs().resolve("flink-client.log"),
-        timeout);
+    return run(CLI_JVM, libraryClassPath(), CLI_MAIN, Arrays.asList(arguments), CLI_LOG, timeout);
   }
 
   /**
@@ -401,7 +406,7 @@ public final class LocalFlinkCluster implements AutoCloseable {
         classPath,
         "org.apache.flink.table.client.SqlClient",
         arguments,
-        logs().resolve("sql-client.log"),
+        "sql-client.log",
         timeout);
   }
 
@@ -418,30 +423,18 @@ public final class LocalFlinkCluster implements AutoCloseable {
       String classPath,
       String mainClass,
       List<String> arguments,
-      Path log,
+      String log,
       Duration timeout)
       throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(java());
-    command.addAll(jvm);
-    command.addAll(JAVA_17_OPTIONS);
-    command.addAll(logOptions(log));
-    command.add("-classpath");
-    command.add(classPath);
-    command.add(mainClass);
+    List<String> command = javaCommand(jvm, classPath, mainClass, log);
     command.addAll(arguments);
-    ProcessBuilder builder = new ProcessBuilder(command).directory(home.toFile());
-    builder.environment().put("FLINK_CONF_DIR", conf().toString());
-    builder.environment().put("FLINK_PLUGINS_DIR", home.resolve("plugins").toString());
-    builder.environment().put("FLINK_LIB_DIR", distribution.resolve("lib").toString());
-    builder.redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(nullFile()));
-    Process process = builder.start();
+    Process process =
+        processBuilder(command).redirectInput(ProcessBuilder.Redirect.from(nullFile())).start();
     byte[] output;
     try (InputStream in = process.getInputStream()) {
       // The output is small; read it to the end (the process ends before that) or time out.
-      Thread reader = null;
       java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
-      reader =
+      Thread reader =
           new Thread(
               () -> {
                 try {
