@@ -5,7 +5,7 @@ import org.apache.flink.runtime.throwable.ThrowableType;
 
 /**
  * A change event that cannot be applied: it does not parse, has an unknown operation, lacks its key
- * or sequence, or does not fit the table's schema. The message names the record. *
+ * or sequence, or does not fit the table's schema. The message names the record.
  *
  * <p>Flink does not restart a job for it: a restart would meet the same change again.
  */

@@ -5,7 +5,7 @@ import org.apache.flink.runtime.throwable.ThrowableType;
 
 /**
  * Two different changes of one key carry the same source sequence, so neither can be said to be the
- * later one. Raised when {@link AmbiguousChangePolicy#FAIL} is in force. *
+ * later one. Raised when {@link AmbiguousChangePolicy#FAIL} is in force.
  *
  * <p>Flink does not restart a job for it: a restart would meet the same change again.
  */
