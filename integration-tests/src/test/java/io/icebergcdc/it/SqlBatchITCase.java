@@ -64,12 +64,18 @@ class SqlBatchITCase {
   }
 
   /** A view of {@code count} rows (id, v, day) with ids from 1, spread over four days. */
+  /**
+   * Rows spread round-robin over both writers, each writer getting every day: the sequence source
+   * alone may hand both of its splits to one reader, and round-robin over {@code i % 4} would give
+   * each writer only two days.
+   */
   private void generated(String view, long count) {
     sql.createTemporaryView(
         view,
         sql.fromDataStream(
             env.fromSequence(1, count)
-                .map(i -> Row.of(i, "value " + i, DAYS[(int) (i % DAYS.length)]))
+                .rebalance()
+                .map(i -> Row.of(i, "value " + i, DAYS[(int) ((i / 2) % DAYS.length)]))
                 .returns(
                     Types.ROW_NAMED(
                         new String[] {"id", "v", "day"}, Types.LONG, Types.STRING, Types.STRING))));
