@@ -9,10 +9,9 @@ import org.apache.iceberg.io.CloseableIterable;
 
 /**
  * Estimates the keyed state per primary key of the position mode from what its serializers write:
- * the key (length and bytes), the dedup's entry (format byte, sequence, fingerprint, flag) and the
- * key index's entry (format byte, the data file's location relative to the table's, the position).
- * State backends add their own overhead on top (RocksDB's per-entry and key-group prefixes, for
- * instance).
+ * the key (length and bytes) and its one entry (format byte, flags, sequence, fingerprint, the data
+ * file's location relative to the table's, the position). State backends add their own overhead on
+ * top (RocksDB's per-entry and key-group prefixes, for instance).
  */
 final class StateSize {
 
@@ -20,22 +19,19 @@ final class StateSize {
 
   static String describe(Table table) {
     long keyBytes = 4 + 8; // a bigint key: length and eight bytes
-    long dedupBytes =
-        1
-            + (1 + 1 + 1 + 8)
-            + 8
-            + 1; // format, sequence (kind, no prefix, 1 long), fingerprint, flag
-    long locationBytes = 1 + 2 + averageLocationLength(table) + 8;
-    long perKeyTwice = 2 * keyBytes; // the key is stored once per state (dedup and index)
+    long sequenceBytes = 1 + 1 + 1 + 8; // kind, no prefix, one long
+    long locationBytes = 2 + averageLocationLength(table) + 8;
+    long entryBytes = 1 + 1 + sequenceBytes + 8 + locationBytes;
     return String.format(
         Locale.ROOT,
-        "about %d bytes (key %d bytes, stored with each of the two states; dedup entry %d; index"
-            + " entry %d, of which %d the data file's location)",
-        perKeyTwice + dedupBytes + locationBytes,
+        "about %d bytes (key %d bytes; entry %d: sequence %d, fingerprint 8, row location %d, of"
+            + " which %d the data file's location)",
+        keyBytes + entryBytes,
         keyBytes,
-        dedupBytes,
+        entryBytes,
+        sequenceBytes,
         locationBytes,
-        locationBytes - 11);
+        locationBytes - 10);
   }
 
   private static long averageLocationLength(Table table) {

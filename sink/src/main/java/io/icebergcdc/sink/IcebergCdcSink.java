@@ -13,6 +13,7 @@ import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.internal.IcebergCommitterOperator;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.dedup.internal.DedupOperator;
+import io.icebergcdc.dedup.internal.SequencedChangeOperator;
 import io.icebergcdc.sink.internal.AppendWriterOperator;
 import io.icebergcdc.sink.internal.ChangeKeySelector;
 import io.icebergcdc.sink.internal.ChangeWriterOperator;
@@ -30,7 +31,6 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
-import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.table.data.RowData;
@@ -113,18 +113,27 @@ public final class IcebergCdcSink {
               + " has no primary key (Iceberg identifier fields), so it cannot take a changelog;"
               + " append rows to it with appendRows");
     }
-    OperatorUids uids =
-        new OperatorUids(
-            options.get(SinkOptions.UID_PREFIX),
-            distribution,
-            options.get(SinkOptions.DELETE_MODE));
+    OperatorUids uids = new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
     int parallelism = parallelism(changes);
 
     ChangeKeySelector<?> keys = keySelector();
+    if (overwrite == null && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION) {
+      // The dedup and the key-indexed writer are one operator, with one state entry per key.
+      SingleOutputStreamOperator<ChangeCommittable> written =
+          writeIndexed(changes, keys, uids, parallelism);
+      return new Applied(
+          commit(written, uids), written.getSideOutput(SequencedChangeOperator.DEAD_LETTERS));
+    }
     SingleOutputStreamOperator<ChangeEvent> deduped = dedup(changes, keys, uids, parallelism);
     SingleOutputStreamOperator<ChangeCommittable> written =
         overwrite == null
-            ? write(deduped, keys, uids, parallelism)
+            ? deduped
+                .transform(
+                    "write Parquet files and equality deletes",
+                    COMMITTABLE_TYPE,
+                    new ChangeWriterOperator(tableLoader, schema, writeProperties))
+                .uid(uids.writer())
+                .setParallelism(parallelism)
             : appendWriter(
                 deduped
                     .map(ChangeEvent::after)
@@ -136,14 +145,14 @@ public final class IcebergCdcSink {
                 false);
     DataStream<ChangeCommittable> stats =
         deduped
-            .getSideOutput(DedupOperator.STATS)
+            .getSideOutput(SequencedChangeOperator.STATS)
             .map(new CommittableOfStats())
             .returns(COMMITTABLE_TYPE)
             .name("dedup statistics")
             .uid(uids.stats())
             .setParallelism(parallelism);
     DataStreamSink<Void> end = commit(written.union(stats), uids);
-    return new Applied(end, deduped.getSideOutput(DedupOperator.DEAD_LETTERS));
+    return new Applied(end, deduped.getSideOutput(SequencedChangeOperator.DEAD_LETTERS));
   }
 
   /**
@@ -157,7 +166,7 @@ public final class IcebergCdcSink {
   public DataStreamSink<Void> appendRows(DataStream<RowData> rows) {
     checkAlignedCheckpoints(rows);
     OperatorUids uids =
-        new OperatorUids(options.get(SinkOptions.UID_PREFIX), Distribution.PRIMARY_KEY, null);
+        new OperatorUids(options.get(SinkOptions.UID_PREFIX), Distribution.PRIMARY_KEY);
     int parallelism = parallelism(rows);
     DataStream<RowData> distributed = rows;
     if (distribution == Distribution.PARTITION) {
@@ -236,34 +245,26 @@ public final class IcebergCdcSink {
         .setParallelism(parallelism);
   }
 
-  private <K> SingleOutputStreamOperator<ChangeCommittable> write(
-      DataStream<ChangeEvent> deduped,
+  private <K> SingleOutputStreamOperator<ChangeCommittable> writeIndexed(
+      DataStream<ChangeEvent> changes,
       ChangeKeySelector<K> keys,
       OperatorUids uids,
       int parallelism) {
-    // The dedup's output is partitioned by the key already: the writers take it as it is,
-    // chained to the dedup.
-    SingleOutputStreamOperator<ChangeCommittable> written;
-    if (options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION) {
-      written =
-          DataStreamUtils.reinterpretAsKeyedStream(deduped, keys, keyType(keys))
-              .transform(
-                  "write Parquet files and position deletes",
-                  COMMITTABLE_TYPE,
-                  new PositionDeltaWriterOperator<>(
-                      tableLoader,
-                      schema,
-                      keys,
-                      options.get(SinkOptions.BOOTSTRAP_INDEX),
-                      writeProperties));
-    } else {
-      written =
-          deduped.transform(
-              "write Parquet files and equality deletes",
-              COMMITTABLE_TYPE,
-              new ChangeWriterOperator(tableLoader, schema, writeProperties));
-    }
-    return written.uid(uids.writer()).setParallelism(parallelism);
+    return changes
+        .keyBy(keys, keyType(keys))
+        .transform(
+            "dedup by source sequence, write Parquet files and position deletes",
+            COMMITTABLE_TYPE,
+            new PositionDeltaWriterOperator<>(
+                tableLoader,
+                schema,
+                keys,
+                options.get(SinkOptions.BOOTSTRAP_INDEX),
+                writeProperties,
+                options.get(DedupOptions.TOMBSTONE_TTL),
+                options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)))
+        .uid(uids.indexedWriter())
+        .setParallelism(parallelism);
   }
 
   private DataStreamSink<Void> commit(

@@ -5,32 +5,33 @@ package io.icebergcdc.sink.internal;
  * savepoints, so these are part of the compatibility contract.
  *
  * <p>The keyed operators' uids name what their state depends on: the distribution (which decides
- * how keys are hashed to key groups) and, for the writer, the delete mode (which decides whether it
- * keeps a key index). A job restored with another distribution or delete mode so finds no state for
- * them instead of state it would misread; Flink then refuses the savepoint unless told to ignore
- * the unmatched state.
+ * how keys are hashed to key groups) and the delete mode (position deletes use one operator, the
+ * dedup and key-indexed writer, where equality deletes use a dedup and a writer without state). A
+ * job restored with another distribution or delete mode so finds no state for them instead of state
+ * it would misread; Flink then refuses the savepoint unless told to ignore the unmatched state.
  */
 public final class OperatorUids {
 
   private final String prefix;
   private final String keying;
-  private final String writer;
 
-  public OperatorUids(
-      String prefix,
-      io.icebergcdc.sink.Distribution distribution,
-      io.icebergcdc.sink.DeleteMode deleteMode) {
+  public OperatorUids(String prefix, io.icebergcdc.sink.Distribution distribution) {
     this.prefix = prefix;
     this.keying = distribution == io.icebergcdc.sink.Distribution.PARTITION ? "-by-partition" : "";
-    this.writer = deleteMode == io.icebergcdc.sink.DeleteMode.POSITION ? "-indexed" : "";
   }
 
   public String dedup() {
     return prefix + "-dedup" + keying;
   }
 
+  /** The writer of equality deletes, after the dedup. */
   public String writer() {
-    return prefix + "-writer" + keying + writer;
+    return prefix + "-writer" + keying;
+  }
+
+  /** The dedup and key-indexed writer in one operator, for position deletes. */
+  public String indexedWriter() {
+    return prefix + "-indexed-writer" + keying;
   }
 
   /** The writer of rows to insert, which keeps no state. */

@@ -3,29 +3,28 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
-import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.PositionDeletes;
+import io.icebergcdc.dedup.AmbiguousChangePolicy;
+import io.icebergcdc.dedup.internal.AppliedChange;
+import io.icebergcdc.dedup.internal.SequencedChangeOperator;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
-import org.apache.flink.streaming.api.operators.BoundedOneInput;
-import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
@@ -57,42 +56,44 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes net changes as Parquet data files, and the updates and deletes of existing rows as
- * positions to delete, which the committer turns into position delete files or deletion vectors.
+ * Orders and deduplicates the changes of each key (see {@link SequencedChangeOperator}) and writes
+ * each checkpoint's net changes as Parquet data files, the updates and deletes of existing rows as
+ * positions to delete, which the committer turns into deletion vectors or position delete files.
  *
- * <p><b>Place in the topology:</b> after the dedup, on the same keyed partitioning (chained, no
- * shuffle); before the committer.
+ * <p><b>Place in the topology:</b> directly after the source (or parser), on a stream keyed by
+ * primary key; before the committer. It is the dedup and the writer in one operator, so that one
+ * keyed state entry per key holds both what the dedup needs (sequence, fingerprint, tombstone) and
+ * the key index (the data file and position of the key's live row).
  *
- * <p><b>State:</b> the key index, in keyed state: for each primary key with a live row, the data
- * file and position of that row. And, in union operator state, whether the index is complete: true
- * when the job first started on an empty table or loaded the index from the table (bootstrap); then
- * a key without an entry has no row, and its insert needs no delete at all.
+ * <p><b>State:</b> the keyed state of {@link SequencedChangeOperator}, whose live entries carry the
+ * row's location. And, in union operator state, whether the index is complete: true when the job
+ * first started on an empty table or loaded the index from the table (bootstrap); then a key
+ * without an entry has no row, and its insert needs no delete at all.
  *
  * <p><b>Writing:</b> an upsert of a key with a known row deletes that row by position and writes
- * the new one, whose position becomes the key's entry; a delete deletes by position and clears the
- * entry. Where the index is not complete and a key has no entry, the row may exist unknown to the
- * index: it is deleted by an equality delete on the key, counted as a fallback. Open files are
- * completed in {@link #prepareSnapshotPreBarrier}, so the index in a checkpoint only points into
- * files handed to the committer for that checkpoint or earlier.
+ * the new one, whose position goes into the key's entry; a delete deletes by position. Where the
+ * position is not known (the index is not complete and the key has no entry, or the entry was
+ * written without a location by a job in equality mode), the row may exist: it is deleted by an
+ * equality delete on the key, counted as a fallback. Files are completed in {@link
+ * #prepareSnapshotPreBarrier}, so the index in a checkpoint only points into files handed to the
+ * committer for that checkpoint or earlier.
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
-public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator<ChangeCommittable>
-    implements OneInputStreamOperator<ChangeEvent, ChangeCommittable>, BoundedOneInput {
+public final class PositionDeltaWriterOperator<K>
+    extends SequencedChangeOperator<ChangeCommittable> {
 
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(PositionDeltaWriterOperator.class);
   private static final int ROWS_BETWEEN_SIZE_CHECKS = 1000;
 
   private final TableLoader tableLoader;
-  private final ChangeSchema schema;
   private final ChangeKeySelector<K> keySelector;
   private final boolean bootstrap;
   private final java.util.HashMap<String, String> writeProperties;
 
   private transient Table table;
   private transient String tablePrefix;
-  private transient ValueState<RowLocation> index;
   private transient ListState<Boolean> indexCompleteState;
   private transient boolean indexComplete;
 
@@ -100,7 +101,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    * Without checkpoints (a bounded job), the bootstrapped index until each key is first changed;
    * null otherwise.
    */
-  private transient Map<K, RowLocation> loadedWithoutState;
+  private transient Map<K, AppliedChange> loadedWithoutState;
 
   private transient FlinkFileWriterFactory writerFactory;
   private transient OutputFileFactory outputFiles;
@@ -112,10 +113,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private transient Map<PartitionKey, OpenDataFile> openFiles;
   private transient List<DataFile> completedFiles;
   private transient Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes;
-  private transient Map<String, List<Long>> positionDeletes;
+  private transient Map<String, Positions> positionDeletes;
   private transient long fallbacks;
-  private transient long insertsThatUpdated;
-  private transient long deletesOfNothing;
   private transient Counter dataFilesWritten;
   private transient Counter equalityFallbacks;
 
@@ -124,9 +123,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       ChangeSchema schema,
       ChangeKeySelector<K> keySelector,
       boolean bootstrap,
-      Map<String, String> writeProperties) {
+      Map<String, String> writeProperties,
+      Duration tombstoneTtl,
+      AmbiguousChangePolicy ambiguousChangePolicy) {
+    super(schema, tombstoneTtl, ambiguousChangePolicy);
     this.tableLoader = tableLoader;
-    this.schema = schema;
     this.keySelector = keySelector;
     this.bootstrap = bootstrap;
     this.writeProperties = new java.util.HashMap<>(writeProperties);
@@ -138,10 +139,6 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     tableLoader.open();
     table = tableLoader.loadTable();
     tablePrefix = table.location().endsWith("/") ? table.location() : table.location() + "/";
-    index =
-        context
-            .getKeyedStateStore()
-            .getState(new ValueStateDescriptor<>("key-index", RowLocationSerializer.INSTANCE));
     indexCompleteState =
         context
             .getOperatorStateStore()
@@ -170,7 +167,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   }
 
   /** Loads the location of every live row of the keys this subtask owns. */
-  private void bootstrapIndex() throws IOException {
+  private void bootstrapIndex() throws Exception {
     int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
     int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
     int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
@@ -191,15 +188,13 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
             != subtask) {
           continue;
         }
-        RowLocation location =
-            new RowLocation(
-                stored(row.getField(MetadataColumns.FILE_PATH.name()).toString()),
-                (Long) row.getField(MetadataColumns.ROW_POSITION.name()));
+        String file = stored(row.getField(MetadataColumns.FILE_PATH.name()).toString());
+        long position = (Long) row.getField(MetadataColumns.ROW_POSITION.name());
         if (loadedWithoutState != null) {
-          loadedWithoutState.put(key, location);
+          loadedWithoutState.put(key, AppliedChange.loaded(file, position));
         } else {
           setCurrentKey(key);
-          index.update(location);
+          loaded(file, position);
         }
         loaded++;
       }
@@ -210,6 +205,16 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
         subtask,
         loaded,
         (System.nanoTime() - start) / 1_000_000L);
+  }
+
+  @Override
+  protected AppliedChange unknownKey(Object key) {
+    return loadedWithoutState == null ? null : loadedWithoutState.remove(key);
+  }
+
+  @Override
+  protected boolean unknownKeysHaveNoRow() {
+    return indexComplete;
   }
 
   @Override
@@ -264,37 +269,18 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   }
 
   @Override
-  public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
-    ChangeEvent event = element.getValue();
-    RowLocation location = index.value();
-    if (location == null && loadedWithoutState != null) {
-      @SuppressWarnings("unchecked")
-      K key = (K) getCurrentKey();
-      location = loadedWithoutState.remove(key);
-    }
-    RowData keyRow = event.keyRow();
-    if (location != null) {
+  protected Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
+    if (prior != null && prior.file() != null) {
       positionDeletes
-          .computeIfAbsent(absolute(location.file()), f -> new ArrayList<>())
-          .add(location.position());
-    } else if (!indexComplete) {
-      deleteByKey(keyRow);
+          .computeIfAbsent(absolute(prior.file()), f -> new Positions())
+          .add(prior.position());
+    } else if (prior == null ? !indexComplete : !prior.deleted()) {
+      deleteByKey(net.keyRow());
     }
-    // The dedup labels a change by what it knows of the key; the index may know better (a key
-    // loaded from the table, never changed by this job): the counts are corrected here.
-    if (location != null && event.operation() == Operation.INSERT) {
-      insertsThatUpdated++;
-    } else if (location == null && indexComplete && event.operation() == Operation.DELETE) {
-      deletesOfNothing++;
-    }
-    if (event.operation().isUpsert()) {
-      index.update(write(event.after()));
-    } else if (location != null) {
-      index.clear();
-    }
+    return net.operation().isUpsert() ? write(net.after()) : null;
   }
 
-  private RowLocation write(RowData row) throws IOException {
+  private Location write(RowData row) throws IOException {
     partitionKey.partition(wrapper.wrap(row));
     OpenDataFile file = openFiles.get(partitionKey);
     if (file == null) {
@@ -307,13 +293,17 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       openFiles.put(partition, file);
     }
     file.writer.write(row);
-    RowLocation location = new RowLocation(file.storedLocation, file.rows++);
+    Location location = new Location(file.storedLocation, file.rows++);
     if (file.rows % ROWS_BETWEEN_SIZE_CHECKS == 0 && file.writer.length() >= targetFileSize) {
-      file.writer.close();
-      completedFiles.add(file.writer.toDataFile());
+      complete(file);
       openFiles.remove(partitionKey);
     }
     return location;
+  }
+
+  private void complete(OpenDataFile file) throws IOException {
+    file.writer.close();
+    completedFiles.add(file.writer.toDataFile());
   }
 
   private void deleteByKey(RowData keyRow) throws IOException {
@@ -332,20 +322,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   }
 
   @Override
-  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-    super.prepareSnapshotPreBarrier(checkpointId);
-    flush();
-  }
-
-  @Override
-  public void endInput() throws Exception {
-    flush();
-  }
-
-  private void flush() throws IOException {
+  protected void checkpointed(ChangeStats stats) throws Exception {
     for (OpenDataFile file : openFiles.values()) {
-      file.writer.close();
-      completedFiles.add(file.writer.toDataFile());
+      complete(file);
     }
     openFiles.clear();
     List<DeleteFile> deletes = new ArrayList<>();
@@ -354,19 +333,14 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       deletes.add(writer.toDeleteFile());
     }
     equalityDeletes.clear();
-    ChangeStats corrections =
-        new ChangeStats(-insertsThatUpdated, insertsThatUpdated, -deletesOfNothing, 0, 0, 0, null);
-    insertsThatUpdated = 0;
-    deletesOfNothing = 0;
     if (completedFiles.isEmpty() && deletes.isEmpty() && positionDeletes.isEmpty()) {
-      if (!corrections.isEmpty()) {
-        output.collect(new StreamRecord<>(ChangeCommittable.ofStats(corrections)));
+      if (!stats.isEmpty()) {
+        output.collect(new StreamRecord<>(ChangeCommittable.ofStats(stats)));
       }
       return;
     }
     Map<String, long[]> positions = new HashMap<>();
-    positionDeletes.forEach(
-        (file, list) -> positions.put(file, list.stream().mapToLong(Long::longValue).toArray()));
+    positionDeletes.forEach((file, list) -> positions.put(file, list.toArray()));
     Map<Integer, PartitionSpec> specs = table.specs();
     dataFilesWritten.inc(completedFiles.size());
     output.collect(
@@ -375,7 +349,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
                 ContentFileCodec.encodeAll(completedFiles, specs),
                 ContentFileCodec.encodeAll(deletes, specs),
                 List.of(),
-                corrections,
+                stats,
                 PositionDeletes.of(positions),
                 fallbacks)));
     completedFiles.clear();
@@ -425,6 +399,23 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
 
   private String absolute(String stored) {
     return stored.startsWith("/") || stored.contains(":/") ? stored : tablePrefix + stored;
+  }
+
+  /** The positions to delete in one data file, unboxed. */
+  private static final class Positions {
+    private long[] values = new long[16];
+    private int size;
+
+    void add(long position) {
+      if (size == values.length) {
+        values = Arrays.copyOf(values, size * 2);
+      }
+      values[size++] = position;
+    }
+
+    long[] toArray() {
+      return Arrays.copyOf(values, size);
+    }
   }
 
   private final class OpenDataFile {

@@ -1,0 +1,364 @@
+package io.icebergcdc.dedup.internal;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
+import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
+import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
+import io.icebergcdc.dedup.AmbiguousChangeException;
+import io.icebergcdc.dedup.AmbiguousChangePolicy;
+import io.icebergcdc.dedup.DedupOptions;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.flink.api.common.state.StateTtlConfig;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Orders the changes of each primary key by source sequence, drops stale and duplicate changes, and
+ * hands the net change of every key that changed to {@link #apply} once per checkpoint.
+ *
+ * <p><b>Place in the topology:</b> on a stream keyed by primary key (hashed by key or by
+ * partition), directly after the source or parser. Subclasses decide what a net change becomes:
+ * {@link DedupOperator} emits it to the writers, the key-indexed writer writes it.
+ *
+ * <p><b>State:</b> per key, in keyed state, the {@link AppliedChange} of the last change applied
+ * (with the location of the key's live row, where the subclass keeps one): without expiry while the
+ * row exists, and with a processing-time time to live once it is deleted (the tombstone), so that a
+ * late change older than the delete cannot bring the row back while the tombstone lives. Between
+ * checkpoints the operator also holds, on the heap, what it knew of each key touched since the last
+ * checkpoint and the latest change accepted for it. Keyed state is read once per key and interval
+ * and written once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier}
+ * (and at the end of input); so the buffer is always empty when state is snapshotted and needs no
+ * state of its own.
+ *
+ * <p><b>Invariants:</b> a change is applied only if its sequence is greater than that of every
+ * change applied to its key before, whatever the arrival order. A change at the same sequence as
+ * the applied one is a duplicate when its fingerprint matches, and ambiguous otherwise. The net
+ * change of a key within a checkpoint is its latest change, labelled by comparing with the key's
+ * state at the start of the checkpoint: an update if the row existed, an insert otherwise, a delete
+ * unless the row is known not to exist. A key has a live entry or a tombstone, never both.
+ *
+ * <p><b>Threading:</b> Flink's task thread only.
+ */
+public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperator<OUT>
+    implements OneInputStreamOperator<ChangeEvent, OUT>, BoundedOneInput {
+
+  private static final long serialVersionUID = 1L;
+
+  /** Per-checkpoint statistics of this subtask, for the committer. */
+  public static final OutputTag<ChangeStats> STATS =
+      new OutputTag<>(
+          "change-stats",
+          new SimpleVersionedTypeInfo<>(ChangeStats.class, ChangeStatsSerializer::new));
+
+  /** Changes refused as ambiguous under {@link AmbiguousChangePolicy#DEAD_LETTER}. */
+  public static final OutputTag<DeadLetter> DEAD_LETTERS =
+      new OutputTag<>(
+          "dedup-dead-letters",
+          new SimpleVersionedTypeInfo<>(DeadLetter.class, DeadLetterSerializer::new));
+
+  protected final ChangeSchema schema;
+  private final Duration tombstoneTtl;
+  private final AmbiguousChangePolicy ambiguousChangePolicy;
+
+  private transient ValueState<AppliedChange> live;
+  private transient ValueState<AppliedChange> tombstone;
+  private transient Map<RowKey, Pending> pending;
+  private transient DedupMetrics metrics;
+
+  private transient long stale;
+  private transient long duplicates;
+  private transient long deadLettered;
+  private transient SourceSequence lastSeen;
+  private transient Map<String, Long> offsets;
+
+  protected SequencedChangeOperator(
+      ChangeSchema schema, Duration tombstoneTtl, AmbiguousChangePolicy ambiguousChangePolicy) {
+    this.schema = schema;
+    this.tombstoneTtl = tombstoneTtl;
+    this.ambiguousChangePolicy = ambiguousChangePolicy;
+  }
+
+  @Override
+  public void initializeState(StateInitializationContext context) throws Exception {
+    super.initializeState(context);
+    live =
+        context
+            .getKeyedStateStore()
+            .getState(new ValueStateDescriptor<>("applied", AppliedChangeSerializer.INSTANCE));
+    ValueStateDescriptor<AppliedChange> tombstoneDescriptor =
+        new ValueStateDescriptor<>("tombstone", AppliedChangeSerializer.INSTANCE);
+    tombstoneDescriptor.enableTimeToLive(
+        StateTtlConfig.newBuilder(tombstoneTtl)
+            .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
+            .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
+            // Expired tombstones go when read, in full snapshots and in RocksDB's compactions.
+            // The heap backend's incremental cleanup is off: it walks the mostly empty tombstone
+            // table on every access, which costs more than all the rest of the dedup.
+            .disableCleanupInBackground()
+            .cleanupFullSnapshot()
+            .cleanupInRocksdbCompactFilter(1000)
+            .build());
+    tombstone = context.getKeyedStateStore().getState(tombstoneDescriptor);
+  }
+
+  /**
+   * Records that the key in context has a live row at {@code file} and {@code position}, found in
+   * the table before this job changed it.
+   */
+  protected final void loaded(String file, long position) throws Exception {
+    live.update(AppliedChange.loaded(file, position));
+  }
+
+  @Override
+  public void open() throws Exception {
+    super.open();
+    pending = new LinkedHashMap<>();
+    offsets = new HashMap<>();
+    metrics = new DedupMetrics(getMetricGroup(), () -> pending.size());
+  }
+
+  @Override
+  public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
+    ChangeEvent event = element.getValue();
+    metrics.received.inc();
+    if (event.originPartition() != null) {
+      offsets.merge(event.originPartition(), event.originOffset(), Math::max);
+    }
+
+    Pending entry = pending.get(event.key());
+    AppliedChange prior = null;
+    SourceSequence lastSequence;
+    long lastFingerprint;
+    if (entry != null) {
+      lastSequence = entry.latest.sequence();
+      lastFingerprint = entry.fingerprint;
+    } else {
+      prior = live.value();
+      if (prior == null) {
+        prior = tombstone.value();
+      }
+      if (prior == null) {
+        prior = unknownKey(getCurrentKey());
+      }
+      lastSequence = prior == null ? null : prior.sequence();
+      lastFingerprint = prior == null ? 0 : prior.fingerprint();
+    }
+
+    if (event.sequence().isUnnumberedArrival()) {
+      // Ordered by arrival: the next number after the key's last change.
+      event =
+          event.withSequence(
+              SourceSequence.arrival(
+                  lastSequence != null && lastSequence.kind() == SourceSequence.Kind.ARRIVAL
+                      ? lastSequence.components()[0] + 1
+                      : 1));
+    } else if (event.sequence().kind() != SourceSequence.Kind.UNORDERED) {
+      lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
+    }
+    if (lastSequence != null) {
+      int order = event.sequence().compareTo(lastSequence);
+      if (order < 0) {
+        stale++;
+        metrics.stale.inc();
+        return;
+      }
+      if (order == 0) {
+        if (schema.fingerprint(event) == lastFingerprint) {
+          duplicates++;
+          metrics.duplicates.inc();
+        } else {
+          refuseAmbiguous(event);
+        }
+        return;
+      }
+    }
+    long fingerprint = schema.fingerprint(event);
+    if (entry == null) {
+      pending.put(event.key(), new Pending(getCurrentKey(), prior, event, fingerprint));
+    } else {
+      entry.latest = event;
+      entry.fingerprint = fingerprint;
+    }
+  }
+
+  /**
+   * What is known of the key in context ({@code key}) when its state holds nothing: null unless a
+   * subclass knows its row from elsewhere.
+   */
+  protected AppliedChange unknownKey(Object key) {
+    return null;
+  }
+
+  /**
+   * Whether a key without state is known to have no row (true where a complete key index has no
+   * entry for it); otherwise its delete is passed on as a delete of a row that may exist.
+   */
+  protected boolean unknownKeysHaveNoRow() {
+    return false;
+  }
+
+  private void refuseAmbiguous(ChangeEvent event) {
+    String message =
+        "table "
+            + event.table()
+            + ", key "
+            + schema.describeKey(event.keyRow())
+            + (event.sequence().kind() == SourceSequence.Kind.UNORDERED
+                ? ": two different changes in a bounded input without a sequence to order them"
+                    + " (name the column that orders them in 'sequence.field')"
+                : ": two different changes at the same source position "
+                    + event.sequence()
+                    + "; the source gives no order between them");
+    if (ambiguousChangePolicy == AmbiguousChangePolicy.FAIL) {
+      throw new AmbiguousChangeException(
+          message
+              + " (set "
+              + DedupOptions.ON_AMBIGUOUS_CHANGE.key()
+              + " to DEAD_LETTER to set such changes aside)");
+    }
+    deadLettered++;
+    metrics.deadLettered.inc();
+    output.collect(
+        DEAD_LETTERS,
+        new StreamRecord<>(
+            new DeadLetter(
+                event.table(),
+                "key " + schema.describeKey(event.keyRow()) + " at " + event.sequence(),
+                "ambiguous change: a different change was already applied at the same source"
+                    + " position",
+                event.toString())));
+  }
+
+  @Override
+  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    super.prepareSnapshotPreBarrier(checkpointId);
+    flush();
+  }
+
+  @Override
+  public void endInput() throws Exception {
+    flush();
+  }
+
+  private void flush() throws Exception {
+    long inserted = 0;
+    long updated = 0;
+    long deleted = 0;
+    for (Pending entry : pending.values()) {
+      setCurrentKey(entry.key);
+      ChangeEvent latest = entry.latest;
+      AppliedChange prior = entry.prior;
+      boolean existed = prior != null && !prior.deleted();
+      boolean mayExist = existed || (prior == null && !unknownKeysHaveNoRow());
+      if (latest.operation().isUpsert()) {
+        Operation net = existed ? Operation.UPDATE : Operation.INSERT;
+        if (existed) {
+          updated++;
+        } else {
+          inserted++;
+        }
+        Location written = apply(latest.withOperation(net), prior);
+        live.update(
+            AppliedChange.live(
+                latest.sequence(),
+                entry.fingerprint,
+                written == null ? null : written.file,
+                written == null ? 0 : written.position));
+        if (prior != null && prior.deleted()) {
+          tombstone.clear();
+        }
+      } else {
+        if (mayExist) {
+          deleted++;
+          apply(latest.withOperation(Operation.DELETE), prior);
+        }
+        if (existed) {
+          live.clear();
+        }
+        tombstone.update(new AppliedChange(latest.sequence(), entry.fingerprint, true));
+      }
+    }
+    pending.clear();
+    metrics.inserted.inc(inserted);
+    metrics.updated.inc(updated);
+    metrics.deleted.inc(deleted);
+    ChangeStats stats =
+        new ChangeStats(
+            inserted, updated, deleted, stale, duplicates, deadLettered, lastSeen, offsets);
+    offsets.clear();
+    stale = 0;
+    duplicates = 0;
+    deadLettered = 0;
+    lastSeen = null;
+    checkpointed(stats);
+  }
+
+  /**
+   * Applies the net change of the key in context since the last checkpoint.
+   *
+   * @param net the latest change accepted for the key, labelled insert, update or delete
+   * @param prior what was known of the key before: its live row (with its location, where known) or
+   *     its tombstone; null if nothing
+   * @return where an upsert's new row was written, or null if the subclass does not track rows
+   */
+  protected abstract Location apply(ChangeEvent net, AppliedChange prior) throws Exception;
+
+  /** Called after the net changes of a checkpoint interval were applied, with their statistics. */
+  protected abstract void checkpointed(ChangeStats stats) throws Exception;
+
+  /** A data file (in the form the writer keeps it) and a row position in it. */
+  public record Location(String file, long position) {}
+
+  private static final class Pending {
+    final Object key;
+    final AppliedChange prior;
+    ChangeEvent latest;
+    long fingerprint;
+
+    Pending(Object key, AppliedChange prior, ChangeEvent latest, long fingerprint) {
+      this.key = key;
+      this.prior = prior;
+      this.latest = latest;
+      this.fingerprint = fingerprint;
+    }
+  }
+
+  /** Counters of the dedup, in the operator's metric group. */
+  private static final class DedupMetrics {
+    final Counter received;
+    final Counter stale;
+    final Counter duplicates;
+    final Counter deadLettered;
+    final Counter inserted;
+    final Counter updated;
+    final Counter deleted;
+
+    DedupMetrics(MetricGroup group, org.apache.flink.metrics.Gauge<Integer> buffered) {
+      received = group.counter("changesReceived");
+      stale = group.counter("staleChangesDropped");
+      duplicates = group.counter("duplicateChangesDropped");
+      deadLettered = group.counter("ambiguousChangesDeadLettered");
+      inserted = group.counter("rowsInserted");
+      updated = group.counter("rowsUpdated");
+      deleted = group.counter("rowsDeleted");
+      group.gauge("keysBufferedSinceCheckpoint", buffered);
+    }
+  }
+}
