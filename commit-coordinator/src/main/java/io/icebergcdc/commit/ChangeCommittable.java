@@ -8,7 +8,8 @@ import java.util.Objects;
 
 /**
  * A subtask's contribution to one checkpoint's commit: the data and delete files a writer wrote,
- * the data files its position deletes refer to, and what the dedup counted.
+ * the data files its position deletes refer to, the data files it compacted, and what the dedup
+ * counted.
  *
  * <p>Files are held in Iceberg's JSON form of content files (the one the REST catalog protocol
  * defines, see {@link ContentFileCodec}), so that the committable and the committer's state stay
@@ -25,6 +26,7 @@ public final class ChangeCommittable {
   private final ChangeStats stats;
   private final PositionDeletes positionDeletes;
   private final long equalityFallbacks;
+  private final List<String> compactedDataFiles;
 
   public ChangeCommittable(
       List<String> dataFiles,
@@ -47,6 +49,30 @@ public final class ChangeCommittable {
       ChangeStats stats,
       PositionDeletes positionDeletes,
       long equalityFallbacks) {
+    this(
+        dataFiles,
+        deleteFiles,
+        referencedDataFiles,
+        stats,
+        positionDeletes,
+        equalityFallbacks,
+        List.of());
+  }
+
+  /**
+   * @param compactedDataFiles locations of data files whose live rows the writer wrote again into
+   *     its new data files, to be removed by the commit; {@code positionDeletes} also deletes those
+   *     rows, which is what the commit does instead where such a file is no longer in the table
+   */
+  public ChangeCommittable(
+      List<String> dataFiles,
+      List<String> deleteFiles,
+      List<String> referencedDataFiles,
+      ChangeStats stats,
+      PositionDeletes positionDeletes,
+      long equalityFallbacks,
+      List<String> compactedDataFiles) {
+    this.compactedDataFiles = List.copyOf(compactedDataFiles);
     this.dataFiles = List.copyOf(dataFiles);
     this.deleteFiles = List.copyOf(deleteFiles);
     this.referencedDataFiles = List.copyOf(referencedDataFiles);
@@ -87,9 +113,17 @@ public final class ChangeCommittable {
     return equalityFallbacks;
   }
 
+  /** Locations of the data files compacted into this contribution's data files. */
+  public List<String> compactedDataFiles() {
+    return compactedDataFiles;
+  }
+
   /** Whether there is anything to commit. */
   public boolean hasFiles() {
-    return !dataFiles.isEmpty() || !deleteFiles.isEmpty() || !positionDeletes.isEmpty();
+    return !dataFiles.isEmpty()
+        || !deleteFiles.isEmpty()
+        || !positionDeletes.isEmpty()
+        || !compactedDataFiles.isEmpty();
   }
 
   /** Both contributions together. */
@@ -100,7 +134,8 @@ public final class ChangeCommittable {
         concat(referencedDataFiles, other.referencedDataFiles),
         stats.plus(other.stats),
         positionDeletes.plus(other.positionDeletes),
-        equalityFallbacks + other.equalityFallbacks);
+        equalityFallbacks + other.equalityFallbacks,
+        concat(compactedDataFiles, other.compactedDataFiles));
   }
 
   private static List<String> concat(List<String> a, List<String> b) {
@@ -127,7 +162,8 @@ public final class ChangeCommittable {
         && referencedDataFiles.equals(that.referencedDataFiles)
         && stats.equals(that.stats)
         && positionDeletes.equals(that.positionDeletes)
-        && equalityFallbacks == that.equalityFallbacks;
+        && equalityFallbacks == that.equalityFallbacks
+        && compactedDataFiles.equals(that.compactedDataFiles);
   }
 
   @Override

@@ -22,7 +22,8 @@ import org.apache.flink.core.memory.DataOutputView;
  * length), then the statistics in {@link ChangeStatsSerializer} version 1. Version 2 appends the
  * position deletes (a count of files, then per file its location, a count and the positions) and
  * the number of equality fallbacks. Version 3 writes the statistics in {@link
- * ChangeStatsSerializer} version 2, with the Kafka offsets.
+ * ChangeStatsSerializer} version 2, with the Kafka offsets. Version 4 appends the compacted data
+ * files (a count and strings).
  */
 public final class ChangeCommittableSerializer
     implements SimpleVersionedSerializer<ChangeCommittable> {
@@ -30,7 +31,8 @@ public final class ChangeCommittableSerializer
   public static final int VERSION_1 = 1;
   public static final int VERSION_2 = 2;
   public static final int VERSION_3 = 3;
-  private static final int CURRENT = VERSION_3;
+  public static final int VERSION_4 = 4;
+  private static final int CURRENT = VERSION_4;
 
   @Override
   public int getVersion() {
@@ -55,12 +57,13 @@ public final class ChangeCommittableSerializer
       }
     }
     out.writeLong(committable.equalityFallbacks());
+    writeStrings(committable.compactedDataFiles(), out);
     return out.getCopyOfBuffer();
   }
 
   @Override
   public ChangeCommittable deserialize(int version, byte[] bytes) throws IOException {
-    if (version < VERSION_1 || version > VERSION_3) {
+    if (version < VERSION_1 || version > VERSION_4) {
       throw new IOException("unknown version " + version + " of a serialized change committable");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -87,8 +90,9 @@ public final class ChangeCommittableSerializer
       positions.put(file, filePositions);
     }
     long fallbacks = in.readLong();
+    List<String> compacted = version >= VERSION_4 ? readStrings(in) : List.of();
     return new ChangeCommittable(
-        data, deletes, referenced, stats, PositionDeletes.of(positions), fallbacks);
+        data, deletes, referenced, stats, PositionDeletes.of(positions), fallbacks, compacted);
   }
 
   private static void writeStrings(List<String> values, DataOutputView out) throws IOException {

@@ -30,6 +30,12 @@ public final class SnapshotSummaryKeys {
   public static final String DELETES_FELL_BACK = PREFIX + "deletes-fell-back";
 
   /**
+   * Data files that the writers compacted in this snapshot: their live rows were written again into
+   * the snapshot's new data files and the files removed, with their deletion vectors.
+   */
+  public static final String DATA_FILES_COMPACTED = PREFIX + "data-files-compacted";
+
+  /**
    * For changes read from Kafka: per topic partition, the highest offset of a record whose changes
    * this snapshot or an earlier one of the same committer holds, as {@code topic/partition=offset}
    * pairs separated by commas.

@@ -195,6 +195,9 @@ class ApplyChangelogITCase {
     assertThat(sum(snapshots, SnapshotSummaryKeys.STALE_DROPPED)).isPositive();
     if (mode == DeleteMode.POSITION) {
       assertThat(sum(snapshots, SnapshotSummaryKeys.DELETES_FELL_BACK)).isZero();
+      assertThat(sum(snapshots, SnapshotSummaryKeys.DATA_FILES_COMPACTED))
+          .as("data files compacted by the writers")
+          .isPositive();
     }
   }
 
@@ -245,6 +248,11 @@ class ApplyChangelogITCase {
     assertThat(changelog.model().differences(table, 20)).isEmpty();
     assertOneCommitPerCheckpoint(snapshots(table));
     assertDeleteFilesOf(table, mode);
+    if (mode == DeleteMode.POSITION) {
+      assertThat(sum(snapshots(table), SnapshotSummaryKeys.DATA_FILES_COMPACTED))
+          .as("data files compacted by the writers, across the restores")
+          .isPositive();
+    }
   }
 
   @ParameterizedTest(name = "format version {0}")

@@ -262,7 +262,8 @@ public final class IcebergCdcSink {
                 options.get(SinkOptions.BOOTSTRAP_INDEX),
                 writeProperties,
                 options.get(DedupOptions.TOMBSTONE_TTL),
-                options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)))
+                options.get(DedupOptions.ON_AMBIGUOUS_CHANGE),
+                options.get(SinkOptions.COMPACTION_DELETED_RATIO)))
         .uid(uids.indexedWriter())
         .setParallelism(parallelism);
   }

@@ -43,6 +43,18 @@ public final class SinkOptions {
                   + " index. Without it, changes to rows the index does not know fall back to"
                   + " equality deletes. Only used with sink.delete-mode = POSITION.");
 
+  public static final ConfigOption<Double> COMPACTION_DELETED_RATIO =
+      ConfigOptions.key("sink.compaction.deleted-ratio")
+          .doubleType()
+          .defaultValue(0.3)
+          .withDescription(
+              "In position mode, a writer compacts a data file it wrote, once committed, when at"
+                  + " least this fraction of its rows is deleted: at a checkpoint it writes the"
+                  + " file's live rows again into its new files, moves their keys in the index, and"
+                  + " the commit removes the old file with its deletion vector. Reads then scan"
+                  + " few deleted rows. Between 0 (exclusive) and 1; 1 or more turns compaction"
+                  + " off.");
+
   public static final ConfigOption<Integer> PARALLELISM =
       ConfigOptions.key("sink.parallelism")
           .intType()
@@ -75,6 +87,7 @@ public final class SinkOptions {
         DISTRIBUTION,
         DELETE_MODE,
         BOOTSTRAP_INDEX,
+        COMPACTION_DELETED_RATIO,
         PARALLELISM,
         UID_PREFIX,
         OVERWRITE_ALLOW_EMPTY_INPUT,
@@ -93,6 +106,15 @@ public final class SinkOptions {
         throw new IllegalArgumentException(
             "unknown option '" + key + "'; the options are " + known);
       }
+    }
+    double ratio = config.get(COMPACTION_DELETED_RATIO);
+    if (!(ratio > 0)) {
+      throw new IllegalArgumentException(
+          "option '"
+              + COMPACTION_DELETED_RATIO.key()
+              + "' is "
+              + ratio
+              + "; it must be above 0 (1 or more turns compaction off)");
     }
   }
 }

@@ -40,6 +40,7 @@ import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.DeleteWriteResult;
+import org.apache.iceberg.util.ContentFileUtil;
 import org.apache.iceberg.util.SnapshotUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -244,7 +245,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           prepared.deleteWrittenFiles(table);
         }
         boolean retryable =
-            e.getCause() instanceof ValidationException && !committable.positionDeletes().isEmpty();
+            e.getCause() instanceof ValidationException
+                && (!committable.positionDeletes().isEmpty()
+                    || !committable.compactedDataFiles().isEmpty());
         if (!retryable || attempt >= MAX_POSITION_DELETE_ATTEMPTS) {
           throw e;
         }
@@ -278,10 +281,28 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     prepared.dataFiles.forEach(f -> ours.add(f.location()));
     List<String> theirs =
         prepared.referenced.stream().filter(location -> !ours.contains(location)).toList();
-    if (positions.isEmpty() && theirs.isEmpty()) {
+    List<String> compacted = committable.compactedDataFiles();
+    if (positions.isEmpty() && theirs.isEmpty() && compacted.isEmpty()) {
       return prepared;
     }
     LiveFiles live = LiveFiles.of(table, base);
+    // A compacted file still in the table goes, with its deletion vector; its rows live on in
+    // this commit's data files. One that another writer replaced meanwhile stays gone: the
+    // positions of the rows compacted from it are deleted below like any other deletes of a
+    // replaced file, by key.
+    Set<String> removed = new HashSet<>();
+    for (String location : compacted) {
+      DataFile file = live.dataFile(location);
+      if (file != null) {
+        prepared.compacted.add(file);
+        removed.add(location);
+        for (DeleteFile delete : live.positionDeletesOf(location)) {
+          if (ContentFileUtil.isDV(delete)) {
+            prepared.removedDeletes.add(delete);
+          }
+        }
+      }
+    }
     for (String referenced : theirs) {
       if (live.dataFile(referenced) == null) {
         throw new CommitException(
@@ -296,14 +317,16 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             true);
       }
     }
-    if (positions.isEmpty()) {
-      return prepared;
-    }
     Map<String, long[]> onLive = new java.util.HashMap<>();
     Map<String, long[]> onGone = new java.util.HashMap<>();
     for (String location : positions.files()) {
-      (live.dataFile(location) != null ? onLive : onGone)
-          .put(location, positions.positions(location));
+      if (!removed.contains(location)) {
+        (live.dataFile(location) != null ? onLive : onGone)
+            .put(location, positions.positions(location));
+      }
+    }
+    if (onLive.isEmpty() && onGone.isEmpty()) {
+      return prepared;
     }
     String operationId = "commit-" + checkpointId + "-" + java.util.UUID.randomUUID();
     try {
@@ -348,7 +371,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     SnapshotUpdate<?> update;
     if (overwrite != null) {
       update = overwriteUpdate(prepared, base);
-    } else if (prepared.addedDeletes.isEmpty() && prepared.removedDeletes.isEmpty()) {
+    } else if (prepared.addedDeletes.isEmpty()
+        && prepared.removedDeletes.isEmpty()
+        && prepared.compacted.isEmpty()) {
       AppendFiles append = table.newAppend();
       prepared.dataFiles.forEach(append::appendFile);
       update = append;
@@ -357,6 +382,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       prepared.dataFiles.forEach(delta::addRows);
       prepared.addedDeletes.forEach(delta::addDeletes);
       prepared.removedDeletes.forEach(delta::removeDeletes);
+      prepared.compacted.forEach(delta::removeRows);
       if (base != null) {
         delta.validateFromSnapshot(base.snapshotId());
       }
@@ -374,6 +400,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       update.set(SnapshotSummaryKeys.KAFKA_OFFSETS, kafkaOffsets(base, stats));
     }
     update.set(SnapshotSummaryKeys.DELETES_FELL_BACK, Long.toString(prepared.fellBack));
+    if (!prepared.compacted.isEmpty()) {
+      update.set(
+          SnapshotSummaryKeys.DATA_FILES_COMPACTED, Integer.toString(prepared.compacted.size()));
+    }
     if (overwrite != null) {
       update.set(SnapshotSummaryKeys.OVERWRITE, overwrite.describe());
     }
@@ -560,6 +590,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     final List<DataFile> dataFiles = new ArrayList<>();
     final List<DeleteFile> addedDeletes = new ArrayList<>();
     final List<DeleteFile> removedDeletes = new ArrayList<>();
+    final List<DataFile> compacted = new ArrayList<>();
     final List<DeleteFile> writtenDeletes = new ArrayList<>();
     final java.util.Set<String> referenced = new java.util.LinkedHashSet<>();
     long fellBack;

@@ -71,6 +71,28 @@ class CommitterSerializersTest {
   }
 
   @Test
+  void committablesWithCompactedFilesRoundTripAndReadVersion4() throws IOException {
+    ChangeCommittableSerializer serializer = new ChangeCommittableSerializer();
+    ChangeCommittable compacted =
+        new ChangeCommittable(
+            COMMITTABLE.dataFiles(),
+            List.of(),
+            List.of(),
+            COMMITTABLE.stats(),
+            PositionDeletes.of(Map.of("/data/old.parquet", new long[] {0, 2})),
+            0,
+            List.of("/data/old.parquet"));
+    byte[] bytes = serializer.serialize(compacted);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(compacted);
+
+    byte[] v4 = GoldenFiles.bytes("serializer/change-committable-v4.bin", bytes);
+    ChangeCommittable read = serializer.deserialize(ChangeCommittableSerializer.VERSION_4, v4);
+    assertThat(read).isEqualTo(compacted);
+    assertThat(read.compactedDataFiles()).containsExactly("/data/old.parquet");
+    assertThat(read.hasFiles()).isTrue();
+  }
+
+  @Test
   void committerStateRoundTripsAndReadsVersion1() throws IOException {
     CommitterStateSerializer serializer = new CommitterStateSerializer();
     TreeMap<Long, ChangeCommittable> pending = new TreeMap<>();

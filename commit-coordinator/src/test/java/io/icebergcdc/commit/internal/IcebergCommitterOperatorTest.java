@@ -319,6 +319,48 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
+  void aCompactedFileIsRemovedWithItsDeletionVectorInTheCommitThatAddsItsRows() throws Exception {
+    table.updateProperties().set("format-version", "3").commit();
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    String a = TestTables.dataFile("a").location();
+    harness.processElement(new StreamRecord<>(positions(a, 1, 2)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    assertThat(deletesOf(a)).hasSize(1);
+
+    // The writer wrote a's other live rows into b, and deletes them in a in case a is gone.
+    ChangeCommittable compaction =
+        new ChangeCommittable(
+            files("b", false, 0).dataFiles(),
+            List.of(),
+            List.of(),
+            ChangeStats.EMPTY,
+            io.icebergcdc.commit.PositionDeletes.of(Map.of(a, new long[] {0, 3, 4})),
+            0,
+            List.of(a));
+    harness.processElement(new StreamRecord<>(compaction));
+    harness.snapshot(3, 3);
+    harness.notifyOfCompletedCheckpoint(3);
+
+    table.refresh();
+    List<String> live = new ArrayList<>();
+    try (var tasks = table.newScan().planFiles()) {
+      tasks.forEach(t -> live.add(t.file().location()));
+    }
+    assertThat(live).containsExactly(TestTables.dataFile("b").location());
+    Map<String, String> summary = table.currentSnapshot().summary();
+    assertThat(summary)
+        .containsEntry(SnapshotSummaryKeys.DATA_FILES_COMPACTED, "1")
+        .containsEntry("deleted-data-files", "1")
+        .containsEntry("total-delete-files", "0")
+        .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0");
+    assertThat(committedCheckpoints()).containsExactly("1", "2", "3");
+  }
+
+  @Test
   void positionDeletesInFormatVersion2BecomePositionDeleteFiles() throws Exception {
     var harness = open();
     harness.processElement(new StreamRecord<>(files("a", false, 0)));

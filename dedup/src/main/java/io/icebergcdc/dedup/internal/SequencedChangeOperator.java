@@ -126,6 +126,16 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     live.update(AppliedChange.loaded(file, position));
   }
 
+  /** The live entry of the key in context, or null if it has no live row. */
+  protected final AppliedChange liveEntry() throws Exception {
+    return live.value();
+  }
+
+  /** Records that the live row of the key in context, {@code entry}, moved to a new location. */
+  protected final void moved(AppliedChange entry, String file, long position) throws Exception {
+    live.update(AppliedChange.of(entry.sequence(), entry.fingerprint(), false, file, position));
+  }
+
   @Override
   public void open() throws Exception {
     super.open();

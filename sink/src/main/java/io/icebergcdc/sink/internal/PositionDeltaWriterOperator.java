@@ -16,12 +16,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
@@ -42,14 +44,17 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.encryption.EncryptedOutputFile;
+import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.RowDataWrapper;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.data.FlinkParquetReaders;
 import org.apache.iceberg.flink.data.RowDataProjection;
 import org.apache.iceberg.flink.sink.FlinkFileWriterFactory;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.util.PropertyUtil;
 import org.slf4j.Logger;
@@ -78,6 +83,15 @@ import org.slf4j.LoggerFactory;
  * #prepareSnapshotPreBarrier}, so the index in a checkpoint only points into files handed to the
  * committer for that checkpoint or earlier.
  *
+ * <p><b>Compaction:</b> the writer tracks, for each data file it wrote (all of whose rows have keys
+ * it owns), how many of its rows it has deleted since. At a checkpoint, once a file's commit is
+ * known to be complete and at least the compaction ratio of its rows is deleted, the writer reads
+ * the file, writes each row that its key's entry still points to again into the checkpoint's new
+ * files, moves the entry there, and hands the old file to the committer to remove, with the
+ * positions of the moved rows as deletes for the case where another writer replaced the file
+ * meanwhile. Files are picked by their share of deleted rows, and a checkpoint compacts at most
+ * about as many rows as it writes otherwise (at least {@value #MIN_COMPACTION_ROWS}).
+ *
  * <p><b>Threading:</b> Flink's task thread only.
  */
 public final class PositionDeltaWriterOperator<K>
@@ -86,16 +100,27 @@ public final class PositionDeltaWriterOperator<K>
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(PositionDeltaWriterOperator.class);
   private static final int ROWS_BETWEEN_SIZE_CHECKS = 1000;
+  private static final long MIN_COMPACTION_ROWS = 100_000;
 
   private final TableLoader tableLoader;
   private final ChangeKeySelector<K> keySelector;
   private final boolean bootstrap;
   private final java.util.HashMap<String, String> writeProperties;
+  private final double compactionRatio;
 
   private transient Table table;
   private transient String tablePrefix;
   private transient ListState<Boolean> indexCompleteState;
   private transient boolean indexComplete;
+  private transient ListState<OwnDataFile> ownFilesState;
+
+  /** This subtask's own data files, by location as the index stores it, in order of writing. */
+  private transient Map<String, OwnDataFile> ownFiles;
+
+  private transient long checkpointId;
+  private transient long lastCompletedCheckpoint;
+  private transient long rowsWritten;
+  private transient List<String> compacted;
 
   /**
    * Without checkpoints (a bounded job), the bootstrapped index until each key is first changed;
@@ -117,6 +142,8 @@ public final class PositionDeltaWriterOperator<K>
   private transient long fallbacks;
   private transient Counter dataFilesWritten;
   private transient Counter equalityFallbacks;
+  private transient Counter dataFilesCompacted;
+  private transient Counter rowsCompacted;
 
   public PositionDeltaWriterOperator(
       TableLoader tableLoader,
@@ -125,8 +152,10 @@ public final class PositionDeltaWriterOperator<K>
       boolean bootstrap,
       Map<String, String> writeProperties,
       Duration tombstoneTtl,
-      AmbiguousChangePolicy ambiguousChangePolicy) {
+      AmbiguousChangePolicy ambiguousChangePolicy,
+      double compactionRatio) {
     super(schema, tombstoneTtl, ambiguousChangePolicy);
+    this.compactionRatio = compactionRatio;
     this.tableLoader = tableLoader;
     this.keySelector = keySelector;
     this.bootstrap = bootstrap;
@@ -143,6 +172,25 @@ public final class PositionDeltaWriterOperator<K>
         context
             .getOperatorStateStore()
             .getUnionListState(new ListStateDescriptor<>("key-index-complete", Types.BOOLEAN));
+    ownFilesState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(
+                new ListStateDescriptor<>("own-data-files", OwnDataFile.Serializer.INSTANCE));
+    ownFiles = new LinkedHashMap<>();
+    lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
+    if (context.isRestored()) {
+      int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+      int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+      for (OwnDataFile file : ownFilesState.get()) {
+        if (file.subtask() == subtask && file.parallelism() == parallelism) {
+          ownFiles.put(file.file(), file);
+          // Restored from a completed checkpoint: the commits of its files are complete, or are
+          // made by the committer's restore before any later one.
+          lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, file.checkpoint());
+        }
+      }
+    }
     if (context.isRestored()) {
       boolean complete = true;
       boolean any = false;
@@ -258,14 +306,36 @@ public final class PositionDeltaWriterOperator<K>
     completedFiles = new ArrayList<>();
     equalityDeletes = new HashMap<>();
     positionDeletes = new HashMap<>();
+    compacted = new ArrayList<>();
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
     equalityFallbacks = getMetricGroup().counter("equalityFallbacks");
+    dataFilesCompacted = getMetricGroup().counter("dataFilesCompacted");
+    rowsCompacted = getMetricGroup().counter("rowsCompacted");
   }
 
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
     indexCompleteState.update(List.of(indexComplete));
+    ownFilesState.update(new ArrayList<>(ownFiles.values()));
+  }
+
+  @Override
+  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    this.checkpointId = checkpointId;
+    super.prepareSnapshotPreBarrier(checkpointId);
+  }
+
+  @Override
+  public void endInput() throws Exception {
+    this.checkpointId = Long.MAX_VALUE;
+    super.endInput();
+  }
+
+  @Override
+  public void notifyCheckpointComplete(long checkpointId) throws Exception {
+    super.notifyCheckpointComplete(checkpointId);
+    lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, checkpointId);
   }
 
   @Override
@@ -274,6 +344,10 @@ public final class PositionDeltaWriterOperator<K>
       positionDeletes
           .computeIfAbsent(absolute(prior.file()), f -> new Positions())
           .add(prior.position());
+      OwnDataFile own = ownFiles.get(prior.file());
+      if (own != null) {
+        ownFiles.put(own.file(), own.withDeleted(own.deleted() + 1));
+      }
     } else if (prior == null ? !indexComplete : !prior.deleted()) {
       deleteByKey(net.keyRow());
     }
@@ -294,6 +368,7 @@ public final class PositionDeltaWriterOperator<K>
     }
     file.writer.write(row);
     Location location = new Location(file.storedLocation, file.rows++);
+    rowsWritten++;
     if (file.rows % ROWS_BETWEEN_SIZE_CHECKS == 0 && file.writer.length() >= targetFileSize) {
       complete(file);
       openFiles.remove(partitionKey);
@@ -304,6 +379,116 @@ public final class PositionDeltaWriterOperator<K>
   private void complete(OpenDataFile file) throws IOException {
     file.writer.close();
     completedFiles.add(file.writer.toDataFile());
+    ownFiles.put(
+        file.storedLocation,
+        new OwnDataFile(
+            file.storedLocation,
+            file.rows,
+            0,
+            checkpointId,
+            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()));
+  }
+
+  /**
+   * Compacts the committed own files with the largest shares of deleted rows, as many as the
+   * checkpoint's budget of rows allows.
+   */
+  private void compact() throws Exception {
+    if (compactionRatio >= 1 || ownFiles.isEmpty()) {
+      return;
+    }
+    List<OwnDataFile> candidates = new ArrayList<>();
+    for (OwnDataFile file : ownFiles.values()) {
+      if (file.checkpoint() <= lastCompletedCheckpoint
+          && file.deleted() >= compactionRatio * file.rows()) {
+        candidates.add(file);
+      }
+    }
+    candidates.sort(
+        java.util.Comparator.comparingDouble((OwnDataFile f) -> (double) f.deleted() / f.rows())
+            .reversed());
+    long budget = Math.max(MIN_COMPACTION_ROWS, rowsWritten);
+    long start = System.nanoTime();
+    int files = 0;
+    for (OwnDataFile file : candidates) {
+      if (budget <= 0) {
+        break;
+      }
+      budget -= file.rows() - file.deleted();
+      compact(file);
+      files++;
+    }
+    if (files > 0) {
+      LOG.info(
+          "Compacted {} data files of table {} at checkpoint {} in {} ms",
+          files,
+          table.name(),
+          checkpointId,
+          (System.nanoTime() - start) / 1_000_000L);
+    }
+  }
+
+  /**
+   * Writes the live rows of {@code own} again, moves their keys' entries, and hands the file to the
+   * committer to remove, with the moved rows' positions as deletes.
+   */
+  private void compact(OwnDataFile own) throws Exception {
+    String location = absolute(own.file());
+    int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+    KeyGroupRange keyGroups =
+        KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
+            maxParallelism,
+            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks(),
+            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+    Schema tableSchema = table.schema();
+    Positions moved = null;
+    boolean foreignKeys = false;
+    long rows = 0;
+    try (CloseableIterable<RowData> reader =
+        Parquet.read(table.io().newInputFile(location))
+            .project(tableSchema)
+            .createReaderFunc(
+                fileSchema -> FlinkParquetReaders.buildReader(tableSchema, fileSchema))
+            .build()) {
+      long position = 0;
+      for (RowData row : reader) {
+        K key = keySelector.keyOf(schema.keyOf(row), row);
+        if (!keyGroups.contains(KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism))) {
+          foreignKeys = true;
+        } else {
+          setCurrentKey(key);
+          AppliedChange entry = liveEntry();
+          if (entry != null && own.file().equals(entry.file()) && entry.position() == position) {
+            Location written = write(row);
+            moved(entry, written.file(), written.position());
+            if (moved == null) {
+              moved = positionDeletes.computeIfAbsent(location, f -> new Positions());
+            }
+            moved.add(position);
+            rows++;
+          }
+        }
+        position++;
+      }
+    } catch (NotFoundException e) {
+      LOG.warn(
+          "Data file {} of table {} is gone; it is no longer compacted by this writer",
+          location,
+          table.name(),
+          e);
+      ownFiles.remove(own.file());
+      return;
+    }
+    ownFiles.remove(own.file());
+    rowsCompacted.inc(rows);
+    if (foreignKeys) {
+      // Rows of keys another subtask owns stay where they are; the file stays too.
+      LOG.warn("Data file {} holds keys of other subtasks; it is not compacted", location);
+      return;
+    }
+    compacted.add(location);
+    dataFilesCompacted.inc();
   }
 
   private void deleteByKey(RowData keyRow) throws IOException {
@@ -323,6 +508,7 @@ public final class PositionDeltaWriterOperator<K>
 
   @Override
   protected void checkpointed(ChangeStats stats) throws Exception {
+    compact();
     for (OpenDataFile file : openFiles.values()) {
       complete(file);
     }
@@ -333,7 +519,11 @@ public final class PositionDeltaWriterOperator<K>
       deletes.add(writer.toDeleteFile());
     }
     equalityDeletes.clear();
-    if (completedFiles.isEmpty() && deletes.isEmpty() && positionDeletes.isEmpty()) {
+    rowsWritten = 0;
+    if (completedFiles.isEmpty()
+        && deletes.isEmpty()
+        && positionDeletes.isEmpty()
+        && compacted.isEmpty()) {
       if (!stats.isEmpty()) {
         output.collect(new StreamRecord<>(ChangeCommittable.ofStats(stats)));
       }
@@ -351,8 +541,10 @@ public final class PositionDeltaWriterOperator<K>
                 List.of(),
                 stats,
                 PositionDeletes.of(positions),
-                fallbacks)));
+                fallbacks,
+                compacted)));
     completedFiles.clear();
+    compacted.clear();
     positionDeletes.clear();
     fallbacks = 0;
   }

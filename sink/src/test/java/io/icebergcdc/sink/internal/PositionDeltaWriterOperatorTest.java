@@ -53,6 +53,8 @@ class PositionDeltaWriterOperatorTest {
     return harness(bootstrap, restore, 1, 0);
   }
 
+  private double compactionRatio = 1.0;
+
   private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
       boolean bootstrap, OperatorSubtaskState restore, int parallelism, int subtask)
       throws Exception {
@@ -65,7 +67,8 @@ class PositionDeltaWriterOperatorTest {
                 bootstrap,
                 java.util.Map.of(),
                 java.time.Duration.ofDays(1),
-                io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL),
+                io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+                compactionRatio),
             new RowKeySelector(),
             RowKeyTypeInfo.INSTANCE,
             MAX_PARALLELISM,
@@ -229,6 +232,104 @@ class PositionDeltaWriterOperatorTest {
       assertThat(out.positionDeletes().positions(file.location())).containsExactly(2);
       assertThat(out.equalityFallbacks()).isZero();
       assertThat(out.deleteFiles()).isEmpty();
+    }
+  }
+
+  private static ChangeEvent[] inserts(long from, long to, long sequence) {
+    List<ChangeEvent> events = new java.util.ArrayList<>();
+    for (long id = from; id <= to; id++) {
+      events.add(insert(id, "v" + id, sequence + id));
+    }
+    return events.toArray(new ChangeEvent[0]);
+  }
+
+  private static ChangeEvent[] updates(long from, long to, long sequence) {
+    List<ChangeEvent> events = new java.util.ArrayList<>();
+    for (long id = from; id <= to; id++) {
+      events.add(update(id, "w" + id, sequence + id));
+    }
+    return events.toArray(new ChangeEvent[0]);
+  }
+
+  @Test
+  void aCommittedFileWithEnoughDeletedRowsIsCompactedAndItsKeysMoveWithTheirRows()
+      throws Exception {
+    compactionRatio = 0.3;
+    Table table = table();
+    OperatorSubtaskState state;
+    String first;
+    try (var harness = harness(true, null)) {
+      ChangeCommittable written = checkpoint(harness, 1, inserts(1, 10, 0));
+      append(table, written);
+      first = ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
+      state = harness.snapshot(1, 1);
+    }
+    // Restored from checkpoint 1, whose commit is complete: the writer knows its file again.
+    try (var harness = harness(true, state)) {
+      ChangeCommittable second = checkpoint(harness, 2, updates(1, 4, 100));
+      assertThat(second.compactedDataFiles()).containsExactly(first);
+      // Rows 0-3 were updated, 4-9 moved: all of them are deleted should the file be gone.
+      assertThat(second.positionDeletes().positions(first))
+          .containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+      DataFile secondFile =
+          ContentFileCodec.decodeDataFile(second.dataFiles().get(0), table.specs());
+      assertThat(secondFile.recordCount()).isEqualTo(10);
+
+      // Key 7 was the third row moved, after the four updated ones.
+      ChangeCommittable third = checkpoint(harness, 3, update(7, "x", 1000));
+      assertThat(third.positionDeletes().files()).containsExactly(secondFile.location());
+      assertThat(third.positionDeletes().positions(secondFile.location())).containsExactly(6);
+      assertThat(third.compactedDataFiles()).isEmpty();
+    }
+  }
+
+  @Test
+  void aFileIsNotCompactedBeforeItsCommitIsCompleteNorBelowTheRatio() throws Exception {
+    compactionRatio = 0.3;
+    table();
+    try (var harness = harness(true, null)) {
+      checkpoint(harness, 1, inserts(1, 10, 0));
+      ChangeCommittable second = checkpoint(harness, 2, updates(1, 5, 100));
+      assertThat(second.compactedDataFiles()).as("checkpoint 1 not complete").isEmpty();
+      harness.notifyOfCompletedCheckpoint(1);
+      harness.notifyOfCompletedCheckpoint(2);
+      ChangeCommittable third = checkpoint(harness, 3, updates(6, 6, 200));
+      // The first file has 6 of 10 rows deleted, the second 1 of 5: only the first qualifies.
+      assertThat(third.compactedDataFiles()).hasSize(1);
+    }
+  }
+
+  @Test
+  void afterRescalingNoWriterCompactsTheFilesOfAnother() throws Exception {
+    compactionRatio = 0.1;
+    Table table = table();
+    OperatorSubtaskState[] states = new OperatorSubtaskState[2];
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var writer = harness(true, null, 2, subtask)) {
+        List<ChangeEvent> owned = new java.util.ArrayList<>();
+        for (ChangeEvent event : inserts(0, 99, 0)) {
+          if (org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                  event.key(), MAX_PARALLELISM, 2)
+              == subtask) {
+            owned.add(event);
+          }
+        }
+        append(table, checkpoint(writer, 1, owned.toArray(new ChangeEvent[0])));
+        states[subtask] = writer.snapshot(1, 1);
+      }
+    }
+    OperatorSubtaskState both =
+        org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repackageState(states);
+    try (var single =
+        harness(
+            true,
+            org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness
+                .repartitionOperatorState(both, MAX_PARALLELISM, 2, 1, 0),
+            1,
+            0)) {
+      ChangeCommittable out = checkpoint(single, 2, updates(0, 49, 1000));
+      assertThat(out.compactedDataFiles()).isEmpty();
+      assertThat(out.positionDeletes().count()).isEqualTo(50);
     }
   }
 }
