@@ -1,5 +1,6 @@
 package io.icebergcdc.bench;
 
+import io.icebergcdc.sink.DeleteMode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Locale;
@@ -18,14 +19,29 @@ final class StateSize {
 
   private StateSize() {}
 
+  private static final long KEY_BYTES = 4 + 8; // a bigint key: length and eight bytes
+  // format, sequence (kind, no prefix, 1 long), fingerprint, flag
+  private static final long DEDUP_BYTES = 1 + (1 + 1 + 1 + 8) + 8 + 1;
+
+  /**
+   * The bytes per key: in position mode the key twice (once per state), the dedup's entry and the
+   * index's; in equality mode, which keeps no index, the key and the dedup's entry.
+   */
+  static long bytesPerKey(Table table, DeleteMode mode) {
+    if (mode == DeleteMode.EQUALITY) {
+      return KEY_BYTES + DEDUP_BYTES;
+    }
+    return 2 * KEY_BYTES + DEDUP_BYTES + indexEntryBytes(table);
+  }
+
+  private static long indexEntryBytes(Table table) {
+    return 1 + 2 + averageLocationLength(table) + 8;
+  }
+
   static String describe(Table table) {
-    long keyBytes = 4 + 8; // a bigint key: length and eight bytes
-    long dedupBytes =
-        1
-            + (1 + 1 + 1 + 8)
-            + 8
-            + 1; // format, sequence (kind, no prefix, 1 long), fingerprint, flag
-    long locationBytes = 1 + 2 + averageLocationLength(table) + 8;
+    long keyBytes = KEY_BYTES;
+    long dedupBytes = DEDUP_BYTES;
+    long locationBytes = indexEntryBytes(table);
     long perKeyTwice = 2 * keyBytes; // the key is stored once per state (dedup and index)
     return String.format(
         Locale.ROOT,
