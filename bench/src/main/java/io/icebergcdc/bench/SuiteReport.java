@@ -90,7 +90,7 @@ final class SuiteReport {
         "Each row is a JVM of its own that first runs the same writer on a tenth of the input"
             + " (warm-up). changes/s: over the job's net runtime as Flink reports it. CPU: the"
             + " process's CPU time over the measured job, per million changes. State: our"
-            + " serializers' bytes per key (heap estimate), and the full size of the job's last"
+            + " serializers' bytes per key (heap estimate), and the full size of the job's largest"
             + " checkpoint per key. Files: added per commit (snapshot). Commit latency: snapshot"
             + " time minus the time its checkpoint's barrier left the source, median / max."
             + " Read: the second full read of the table through Iceberg's generic reader (deletes"
@@ -234,7 +234,7 @@ final class SuiteReport {
   }
 
   private static String checkpointPerKey(BenchSuite.Result result) {
-    double bytes = result.get("checkpointBytes");
+    double bytes = result.get("checkpointMaxBytes");
     return bytes > 0 ? number(bytes / result.run().input().finalRows()) : "-";
   }
 

@@ -2,6 +2,7 @@ package io.icebergcdc.bench;
 
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Types;
@@ -39,12 +40,10 @@ enum Workload {
 
   private static final Schema PARTITIONED_SCHEMA =
       new Schema(
-          List.of(
-              Types.NestedField.required(1, "id", Types.LongType.get()),
-              Types.NestedField.optional(2, "payload", Types.StringType.get()),
-              Types.NestedField.optional(3, "amount", Types.LongType.get()),
-              Types.NestedField.optional(4, "seq", Types.LongType.get()),
-              Types.NestedField.required(5, "day", Types.DateType.get())),
+          Stream.concat(
+                  SCHEMA.columns().stream(),
+                  Stream.of(Types.NestedField.required(5, "day", Types.DateType.get())))
+              .toList(),
           Set.of(1, 5));
 
   private final String description;
