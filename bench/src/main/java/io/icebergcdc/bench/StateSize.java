@@ -1,5 +1,6 @@
 package io.icebergcdc.bench;
 
+import io.icebergcdc.sink.DeleteMode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Locale;
@@ -17,19 +18,38 @@ final class StateSize {
 
   private StateSize() {}
 
+  private static final long KEY_BYTES = 4 + 8; // a bigint key: length and eight bytes
+  private static final long SEQUENCE_BYTES = 1 + 1 + 1 + 8; // kind, no prefix, one long
+  // format, flags, sequence, fingerprint (the equality mode's entry, which has no location)
+  private static final long DEDUP_BYTES = 1 + 1 + SEQUENCE_BYTES + 8;
+
+  /**
+   * The bytes per key: the key and its one entry, which in position mode also holds the row's
+   * location.
+   */
+  static long bytesPerKey(Table table, DeleteMode mode) {
+    if (mode == DeleteMode.EQUALITY) {
+      return KEY_BYTES + DEDUP_BYTES;
+    }
+    return KEY_BYTES + DEDUP_BYTES + locationBytes(table);
+  }
+
+  /** The data file's location (length and characters) and the position. */
+  private static long locationBytes(Table table) {
+    return 2 + averageLocationLength(table) + 8;
+  }
+
   static String describe(Table table) {
-    long keyBytes = 4 + 8; // a bigint key: length and eight bytes
-    long sequenceBytes = 1 + 1 + 1 + 8; // kind, no prefix, one long
-    long locationBytes = 2 + averageLocationLength(table) + 8;
-    long entryBytes = 1 + 1 + sequenceBytes + 8 + locationBytes;
+    long locationBytes = locationBytes(table);
+    long entryBytes = DEDUP_BYTES + locationBytes;
     return String.format(
         Locale.ROOT,
         "about %d bytes (key %d bytes; entry %d: sequence %d, fingerprint 8, row location %d, of"
             + " which %d the data file's location)",
-        keyBytes + entryBytes,
-        keyBytes,
+        KEY_BYTES + entryBytes,
+        KEY_BYTES,
         entryBytes,
-        sequenceBytes,
+        SEQUENCE_BYTES,
         locationBytes,
         locationBytes - 10);
   }

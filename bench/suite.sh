@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs the benchmark suite on this machine; see the README's performance section. Each measured
+# writer runs in a JVM of its own, with the JVM options of bench/java.sh (BENCH_JAVA_OPTS too).
+#   bash bench/suite.sh            (5M upserts over 500k keys; about half an hour on 2 cores)
+#   bash bench/suite.sh --quick    (200k over 20k, for a smoke run of a few minutes)
+#   bash bench/suite.sh [--changes N --keys N] [--workloads upserts,disordered,inserts,
+#                       partitioned,debezium-json] [--scaling false] [--parallelism 2]
+#                       [--checkpoint-interval 2s] [--out bench/results/suite-5m-500k.md]
+# Writes the markdown file and, beside it, a PNG chart of the same name.
+BENCH_JAVA_OPTS="-Djava.awt.headless=true ${BENCH_JAVA_OPTS:-}" \
+  exec bash "$(dirname "$0")/java.sh" BenchSuite "$@"
