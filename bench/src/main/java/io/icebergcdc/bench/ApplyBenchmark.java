@@ -136,7 +136,7 @@ public final class ApplyBenchmark {
         String.format(
             Locale.ROOT,
             "%nState per key of iceberg-cdc in position mode, as its serializers write it: %s.%n",
-            StateSize.describe(jobs.icebergTable(Writer.OURS_POSITION.id().replace('-', '_')))));
+            StateSize.describe()));
     System.out.print(report);
     Files.createDirectories(out.toAbsolutePath().getParent());
     Files.writeString(out, report.toString(), StandardCharsets.UTF_8);

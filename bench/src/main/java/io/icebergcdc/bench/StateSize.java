@@ -1,17 +1,12 @@
 package io.icebergcdc.bench;
 
 import io.icebergcdc.sink.DeleteMode;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.Locale;
-import org.apache.iceberg.FileScanTask;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.io.CloseableIterable;
 
 /**
  * Estimates the keyed state per primary key of the position mode from what its serializers write:
  * the key (length and bytes) and its one entry (format byte, flags, sequence, fingerprint, the data
- * file's location relative to the table's, the position). State backends add their own overhead on
+ * file's name in the index's dictionary, the position). State backends add their own overhead on
  * top (RocksDB's per-entry and key-group prefixes, for instance).
  */
 final class StateSize {
@@ -27,47 +22,31 @@ final class StateSize {
    * The bytes per key: the key and its one entry, which in position mode also holds the row's
    * location.
    */
-  static long bytesPerKey(Table table, DeleteMode mode) {
+  static long bytesPerKey(DeleteMode mode) {
     if (mode == DeleteMode.EQUALITY) {
       return KEY_BYTES + DEDUP_BYTES;
     }
-    return KEY_BYTES + DEDUP_BYTES + locationBytes(table);
+    return KEY_BYTES + DEDUP_BYTES + LOCATION_BYTES;
   }
 
-  /** The data file's location (length and characters) and the position. */
-  private static long locationBytes(Table table) {
-    return 2 + averageLocationLength(table) + 8;
-  }
+  /**
+   * The data file's name in the index's dictionary (length, then '#' and a number in base 36: a few
+   * thousand files at most here) and the position.
+   */
+  private static final long LOCATION_BYTES = 2 + 3 + 8;
 
-  static String describe(Table table) {
-    long locationBytes = locationBytes(table);
+  static String describe() {
+    long locationBytes = LOCATION_BYTES;
     long entryBytes = DEDUP_BYTES + locationBytes;
     return String.format(
         Locale.ROOT,
         "about %d bytes (key %d bytes; entry %d: sequence %d, fingerprint 8, row location %d, of"
-            + " which %d the data file's location)",
+            + " which %d the data file's name in the dictionary)",
         KEY_BYTES + entryBytes,
         KEY_BYTES,
         entryBytes,
         SEQUENCE_BYTES,
         locationBytes,
         locationBytes - 10);
-  }
-
-  private static long averageLocationLength(Table table) {
-    long total = 0;
-    long count = 0;
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
-      for (FileScanTask task : tasks) {
-        String location = task.file().location();
-        String prefix = table.location().endsWith("/") ? table.location() : table.location() + "/";
-        total +=
-            location.startsWith(prefix) ? location.length() - prefix.length() : location.length();
-        count++;
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return count == 0 ? 0 : total / count;
   }
 }

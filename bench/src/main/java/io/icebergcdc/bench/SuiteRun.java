@@ -117,9 +117,7 @@ public final class SuiteRun {
     result.setProperty("readSeconds", Double.toString(read));
     if (writer.ours()) {
       DeleteMode mode = writer == Writer.OURS_EQUALITY ? DeleteMode.EQUALITY : DeleteMode.POSITION;
-      result.setProperty(
-          "stateEstimateBytesPerKey",
-          Long.toString(StateSize.bytesPerKey(((IcebergBenchTable) table).table(), mode)));
+      result.setProperty("stateEstimateBytesPerKey", Long.toString(StateSize.bytesPerKey(mode)));
     }
     return result;
   }

@@ -112,6 +112,8 @@ public final class PositionDeltaWriterOperator<K>
   private transient String tablePrefix;
   private transient ListState<Boolean> indexCompleteState;
   private transient boolean indexComplete;
+  private transient ListState<FileDictionary.Entry> dictionaryState;
+  private transient FileDictionary dictionary;
   private transient ListState<OwnDataFile> ownFilesState;
 
   /** This subtask's own data files, by location as the index stores it, in order of writing. */
@@ -179,9 +181,18 @@ public final class PositionDeltaWriterOperator<K>
                 new ListStateDescriptor<>("own-data-files", OwnDataFile.Serializer.INSTANCE));
     ownFiles = new LinkedHashMap<>();
     lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
+    dictionaryState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(
+                new ListStateDescriptor<>(
+                    "file-dictionary", FileDictionary.EntrySerializer.INSTANCE));
+    int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+    int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+    dictionary =
+        new FileDictionary(
+            context.isRestored() ? dictionaryState.get() : List.of(), parallelism, subtask);
     if (context.isRestored()) {
-      int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-      int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
       for (OwnDataFile file : ownFilesState.get()) {
         if (file.subtask() == subtask && file.parallelism() == parallelism) {
           ownFiles.put(file.file(), file);
@@ -190,6 +201,7 @@ public final class PositionDeltaWriterOperator<K>
           lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, file.checkpoint());
         }
       }
+      forgetFilesNoLongerInTheTable();
     }
     if (context.isRestored()) {
       boolean complete = true;
@@ -211,6 +223,30 @@ public final class PositionDeltaWriterOperator<K>
       indexComplete = true;
     } else {
       indexComplete = false;
+    }
+  }
+
+  /**
+   * Drops the dictionary's entries of files that are neither in the table nor this subtask's own
+   * (whose commit may be pending): keys still pointing into them are deleted by key when they
+   * change. This bounds the dictionary after bootstraps and rescalings.
+   */
+  private void forgetFilesNoLongerInTheTable() throws IOException {
+    if (dictionary.size() == 0) {
+      return;
+    }
+    java.util.Set<String> live = new java.util.HashSet<>();
+    if (table.currentSnapshot() != null) {
+      try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = table.newScan().planFiles()) {
+        tasks.forEach(task -> live.add(task.file().location()));
+      }
+    }
+    int dropped = dictionary.retain(live, ownFiles.keySet());
+    if (dropped > 0) {
+      LOG.info(
+          "Dropped {} data files that left table {} from the key index's dictionary",
+          dropped,
+          table.name());
     }
   }
 
@@ -318,6 +354,7 @@ public final class PositionDeltaWriterOperator<K>
     super.snapshotState(context);
     indexCompleteState.update(List.of(indexComplete));
     ownFilesState.update(new ArrayList<>(ownFiles.values()));
+    dictionaryState.update(dictionary.entriesToSnapshot());
   }
 
   @Override
@@ -340,10 +377,9 @@ public final class PositionDeltaWriterOperator<K>
 
   @Override
   protected Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
-    if (prior != null && prior.file() != null) {
-      positionDeletes
-          .computeIfAbsent(absolute(prior.file()), f -> new Positions())
-          .add(prior.position());
+    String location = prior == null || prior.file() == null ? null : absolute(prior.file());
+    if (location != null) {
+      positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
       OwnDataFile own = ownFiles.get(prior.file());
       if (own != null) {
         ownFiles.put(own.file(), own.withDeleted(own.deleted() + 1));
@@ -435,6 +471,10 @@ public final class PositionDeltaWriterOperator<K>
    */
   private void compact(OwnDataFile own) throws Exception {
     String location = absolute(own.file());
+    if (location == null) {
+      ownFiles.remove(own.file());
+      return;
+    }
     int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
     KeyGroupRange keyGroups =
         KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
@@ -488,6 +528,7 @@ public final class PositionDeltaWriterOperator<K>
       return;
     }
     compacted.add(location);
+    dictionary.remove(own.file());
     dataFilesCompacted.inc();
   }
 
@@ -580,16 +621,20 @@ public final class PositionDeltaWriterOperator<K>
     }
   }
 
-  /**
-   * The form in which the index keeps a data file's location: relative to the table's location
-   * where the file lies below it (most of a location is that prefix, and the index keeps one per
-   * key), else whole. A relative form never starts with '/' nor holds a scheme, a whole one does.
-   */
+  /** The form in which the index keeps a data file's location: its name in the dictionary. */
   private String stored(String location) {
-    return location.startsWith(tablePrefix) ? location.substring(tablePrefix.length()) : location;
+    return dictionary.nameOf(location);
   }
 
+  /**
+   * The location of a file as the index keeps it: a dictionary name, or null if its entry was
+   * dropped; or, in entries written before the dictionary, the location itself, relative to the
+   * table's where the file lies below it.
+   */
   private String absolute(String stored) {
+    if (FileDictionary.isName(stored)) {
+      return dictionary.locationOf(stored);
+    }
     return stored.startsWith("/") || stored.contains(":/") ? stored : tablePrefix + stored;
   }
 

@@ -332,4 +332,29 @@ class PositionDeltaWriterOperatorTest {
       assertThat(out.positionDeletes().count()).isEqualTo(50);
     }
   }
+
+  @Test
+  void aKeyWhoseFileLeftTheTableIsDeletedByKeyAfterARestore() throws Exception {
+    Table table = table();
+    DataFile file;
+    try (var first = harness(true, null)) {
+      ChangeCommittable written = checkpoint(first, 1, insert(1, "a", 1), insert(2, "b", 2));
+      append(table, written);
+      file = ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs());
+    }
+    // A job without state loads the index from the table: the file is not its own.
+    OperatorSubtaskState state;
+    try (var loaded = harness(true, null)) {
+      ChangeCommittable out = checkpoint(loaded, 1, update(1, "a2", 3));
+      assertThat(out.positionDeletes().positions(file.location())).containsExactly(0);
+      state = loaded.snapshot(1, 1);
+    }
+    // Another writer removes the file; the restored writer forgets it and deletes key 2 by key.
+    table.newDelete().deleteFile(file).commit();
+    try (var restored = harness(true, state)) {
+      ChangeCommittable out = checkpoint(restored, 2, update(2, "b2", 4));
+      assertThat(out.positionDeletes().isEmpty()).isTrue();
+      assertThat(out.equalityFallbacks()).isEqualTo(1);
+    }
+  }
 }
