@@ -8,9 +8,9 @@ import org.apache.flink.core.memory.DataOutputView;
 
 /**
  * A data file that one writer subtask wrote, with all rows of keys that it owns: the files it may
- * compact. Kept in union operator state with the subtask and parallelism that wrote it, so that
- * after a restore each subtask takes back its own files, and none when the parallelism changed
- * (keys then move between subtasks, and no subtask owns every key of a file any more).
+ * compact. Kept in operator list state with the subtask and parallelism that wrote it: at an
+ * unchanged parallelism each subtask gets its own entries back, and after a rescaling none are
+ * taken (keys then move between subtasks, and no subtask owns every key of a file any more).
  *
  * @param file the file's location as the key index stores it
  * @param rows the rows written to it

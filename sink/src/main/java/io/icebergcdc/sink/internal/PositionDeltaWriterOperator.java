@@ -33,16 +33,20 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
@@ -101,6 +105,7 @@ public final class PositionDeltaWriterOperator<K>
   private static final Logger LOG = LoggerFactory.getLogger(PositionDeltaWriterOperator.class);
   private static final int ROWS_BETWEEN_SIZE_CHECKS = 1000;
   private static final long MIN_COMPACTION_ROWS = 100_000;
+  private static final int MAX_OWN_FILES = 10_000;
 
   private final TableLoader tableLoader;
   private final ChangeKeySelector<K> keySelector;
@@ -177,7 +182,7 @@ public final class PositionDeltaWriterOperator<K>
     ownFilesState =
         context
             .getOperatorStateStore()
-            .getUnionListState(
+            .getListState(
                 new ListStateDescriptor<>("own-data-files", OwnDataFile.Serializer.INSTANCE));
     ownFiles = new LinkedHashMap<>();
     lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
@@ -237,7 +242,7 @@ public final class PositionDeltaWriterOperator<K>
     }
     java.util.Set<String> live = new java.util.HashSet<>();
     if (table.currentSnapshot() != null) {
-      try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = table.newScan().planFiles()) {
+      try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
         tasks.forEach(task -> live.add(task.file().location()));
       }
     }
@@ -415,6 +420,10 @@ public final class PositionDeltaWriterOperator<K>
   private void complete(OpenDataFile file) throws IOException {
     file.writer.close();
     completedFiles.add(file.writer.toDataFile());
+    if (ownFiles.size() >= MAX_OWN_FILES) {
+      // The oldest file that never reached the ratio is left to table maintenance.
+      ownFiles.remove(ownFiles.keySet().iterator().next());
+    }
     ownFiles.put(
         file.storedLocation,
         new OwnDataFile(
@@ -428,7 +437,8 @@ public final class PositionDeltaWriterOperator<K>
 
   /**
    * Compacts the committed own files with the largest shares of deleted rows, as many as the
-   * checkpoint's budget of rows allows.
+   * checkpoint's budget of rows read allows (and always one, so that files larger than the budget
+   * are compacted too, one per checkpoint).
    */
   private void compact() throws Exception {
     if (compactionRatio >= 1 || ownFiles.isEmpty()) {
@@ -441,19 +451,40 @@ public final class PositionDeltaWriterOperator<K>
         candidates.add(file);
       }
     }
+    if (candidates.isEmpty()) {
+      return;
+    }
     candidates.sort(
         java.util.Comparator.comparingDouble((OwnDataFile f) -> (double) f.deleted() / f.rows())
             .reversed());
+    // Compaction copies what the table holds now: only files still in it, without the rows that
+    // anyone (another engine too) has deleted from them.
+    table.refresh();
+    Map<String, FileScanTask> live = new HashMap<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      tasks.forEach(task -> live.put(task.file().location(), task));
+    }
     long budget = Math.max(MIN_COMPACTION_ROWS, rowsWritten);
+    long read = 0;
     long start = System.nanoTime();
     int files = 0;
     for (OwnDataFile file : candidates) {
-      if (budget <= 0) {
-        break;
+      String location = absolute(file.file());
+      FileScanTask task = location == null ? null : live.get(location);
+      if (task == null) {
+        // Not in the table: replaced by another writer, or its commit not yet seen here.
+        if (file.checkpoint() < lastCompletedCheckpoint - 2) {
+          ownFiles.remove(file.file());
+        }
+        continue;
       }
-      budget -= file.rows() - file.deleted();
-      compact(file);
-      files++;
+      if (files > 0 && read + file.rows() > budget) {
+        continue;
+      }
+      read += file.rows();
+      if (compact(file, location, task)) {
+        files++;
+      }
     }
     if (files > 0) {
       LOG.info(
@@ -468,45 +499,59 @@ public final class PositionDeltaWriterOperator<K>
   /**
    * Writes the live rows of {@code own} again, moves their keys' entries, and hands the file to the
    * committer to remove, with the moved rows' positions as deletes.
+   *
+   * @param task the file as the table holds it now, with the deletes that apply to it
+   * @return whether the file was compacted
    */
-  private void compact(OwnDataFile own) throws Exception {
-    String location = absolute(own.file());
-    if (location == null) {
-      ownFiles.remove(own.file());
-      return;
+  private boolean compact(OwnDataFile own, String location, FileScanTask task) throws Exception {
+    List<DeleteFile> positional = new ArrayList<>();
+    for (DeleteFile delete : task.deletes()) {
+      if (delete.content() != FileContent.POSITION_DELETES) {
+        // Rows deleted by key, by another writer: left to table maintenance.
+        ownFiles.remove(own.file());
+        return false;
+      }
+      positional.add(delete);
     }
+    PositionDeleteIndex deleted =
+        positional.isEmpty()
+            ? null
+            : new BaseDeleteLoader(f -> table.io().newInputFile(f.location()))
+                .loadPositionDeletes(positional, location);
     int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
     KeyGroupRange keyGroups =
         KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
             maxParallelism,
             getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks(),
             getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
-    Schema tableSchema = table.schema();
+    // Read as this job writes rows (by field id, whatever columns the table has gained since).
+    Schema rowSchema = schema.schema();
     Positions moved = null;
     boolean foreignKeys = false;
     long rows = 0;
     try (CloseableIterable<RowData> reader =
         Parquet.read(table.io().newInputFile(location))
-            .project(tableSchema)
-            .createReaderFunc(
-                fileSchema -> FlinkParquetReaders.buildReader(tableSchema, fileSchema))
+            .project(rowSchema)
+            .createReaderFunc(fileSchema -> FlinkParquetReaders.buildReader(rowSchema, fileSchema))
             .build()) {
       long position = 0;
       for (RowData row : reader) {
-        K key = keySelector.keyOf(schema.keyOf(row), row);
-        if (!keyGroups.contains(KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism))) {
-          foreignKeys = true;
-        } else {
-          setCurrentKey(key);
-          AppliedChange entry = liveEntry();
-          if (entry != null && own.file().equals(entry.file()) && entry.position() == position) {
-            Location written = write(row);
-            moved(entry, written.file(), written.position());
-            if (moved == null) {
-              moved = positionDeletes.computeIfAbsent(location, f -> new Positions());
+        if (deleted == null || !deleted.isDeleted(position)) {
+          K key = keySelector.keyOf(schema.keyOf(row), row);
+          if (!keyGroups.contains(KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism))) {
+            foreignKeys = true;
+          } else {
+            setCurrentKey(key);
+            AppliedChange entry = liveEntry();
+            if (entry != null && own.file().equals(entry.file()) && entry.position() == position) {
+              Location written = write(row);
+              moved(entry, written.file(), written.position());
+              if (moved == null) {
+                moved = positionDeletes.computeIfAbsent(location, f -> new Positions());
+              }
+              moved.add(position);
+              rows++;
             }
-            moved.add(position);
-            rows++;
           }
         }
         position++;
@@ -518,18 +563,19 @@ public final class PositionDeltaWriterOperator<K>
           table.name(),
           e);
       ownFiles.remove(own.file());
-      return;
+      return false;
     }
     ownFiles.remove(own.file());
     rowsCompacted.inc(rows);
     if (foreignKeys) {
       // Rows of keys another subtask owns stay where they are; the file stays too.
       LOG.warn("Data file {} holds keys of other subtasks; it is not compacted", location);
-      return;
+      return false;
     }
     compacted.add(location);
     dictionary.remove(own.file());
     dataFilesCompacted.inc();
+    return true;
   }
 
   private void deleteByKey(RowData keyRow) throws IOException {

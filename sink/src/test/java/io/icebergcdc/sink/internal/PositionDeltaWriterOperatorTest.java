@@ -286,10 +286,11 @@ class PositionDeltaWriterOperatorTest {
   @Test
   void aFileIsNotCompactedBeforeItsCommitIsCompleteNorBelowTheRatio() throws Exception {
     compactionRatio = 0.3;
-    table();
+    Table table = table();
     try (var harness = harness(true, null)) {
-      checkpoint(harness, 1, inserts(1, 10, 0));
+      append(table, checkpoint(harness, 1, inserts(1, 10, 0)));
       ChangeCommittable second = checkpoint(harness, 2, updates(1, 5, 100));
+      append(table, second);
       assertThat(second.compactedDataFiles()).as("checkpoint 1 not complete").isEmpty();
       harness.notifyOfCompletedCheckpoint(1);
       harness.notifyOfCompletedCheckpoint(2);
@@ -355,6 +356,58 @@ class PositionDeltaWriterOperatorTest {
       ChangeCommittable out = checkpoint(restored, 2, update(2, "b2", 4));
       assertThat(out.positionDeletes().isEmpty()).isTrue();
       assertThat(out.equalityFallbacks()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void compactionDoesNotCopyARowThatAnotherEngineDeleted() throws Exception {
+    compactionRatio = 0.3;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      ChangeCommittable written = checkpoint(harness, 1, inserts(1, 10, 0));
+      append(table, written);
+      String first =
+          ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
+      harness.notifyOfCompletedCheckpoint(1);
+      // Another engine deletes key 5, the fifth row, with a deletion vector.
+      org.apache.iceberg.deletes.BaseDVFileWriter dvs =
+          new org.apache.iceberg.deletes.BaseDVFileWriter(
+              org.apache.iceberg.io.OutputFileFactory.builderFor(table, 9, 9)
+                  .format(org.apache.iceberg.FileFormat.PUFFIN)
+                  .build(),
+              path -> null);
+      try (dvs) {
+        dvs.delete(first, 4, table.spec(), null);
+      }
+      org.apache.iceberg.RowDelta delta = table.newRowDelta();
+      dvs.result().deleteFiles().forEach(delta::addDeletes);
+      delta.commit();
+
+      ChangeCommittable second = checkpoint(harness, 2, updates(1, 4, 100));
+      assertThat(second.compactedDataFiles()).containsExactly(first);
+      assertThat(second.positionDeletes().positions(first))
+          .containsExactly(0, 1, 2, 3, 5, 6, 7, 8, 9);
+      assertThat(
+              ContentFileCodec.decodeDataFile(second.dataFiles().get(0), table.specs())
+                  .recordCount())
+          .isEqualTo(9);
+    }
+  }
+
+  @Test
+  void aFileThatLeftTheTableIsNotCompacted() throws Exception {
+    compactionRatio = 0.3;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      ChangeCommittable written = checkpoint(harness, 1, inserts(1, 10, 0));
+      append(table, written);
+      harness.notifyOfCompletedCheckpoint(1);
+      table
+          .newDelete()
+          .deleteFile(ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()))
+          .commit();
+      ChangeCommittable second = checkpoint(harness, 2, updates(1, 4, 100));
+      assertThat(second.compactedDataFiles()).isEmpty();
     }
   }
 }
