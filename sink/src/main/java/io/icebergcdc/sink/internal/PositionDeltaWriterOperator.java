@@ -436,9 +436,9 @@ public final class PositionDeltaWriterOperator<K>
   }
 
   /**
-   * Compacts the committed own files with the largest shares of deleted rows, as many as the
-   * checkpoint's budget of rows read allows (and always one, so that files larger than the budget
-   * are compacted too, one per checkpoint).
+   * Compacts the committed own files with the largest shares of deleted rows until about as many
+   * rows were moved as the checkpoint wrote otherwise (at least {@value #MIN_COMPACTION_ROWS}); the
+   * last file may pass that budget, so a file larger than it is compacted too, alone.
    */
   private void compact() throws Exception {
     if (compactionRatio >= 1 || ownFiles.isEmpty()) {
@@ -465,7 +465,7 @@ public final class PositionDeltaWriterOperator<K>
       tasks.forEach(task -> live.put(task.file().location(), task));
     }
     long budget = Math.max(MIN_COMPACTION_ROWS, rowsWritten);
-    long read = 0;
+    long moved = 0;
     long start = System.nanoTime();
     int files = 0;
     for (OwnDataFile file : candidates) {
@@ -478,10 +478,10 @@ public final class PositionDeltaWriterOperator<K>
         }
         continue;
       }
-      if (files > 0 && read + file.rows() > budget) {
-        continue;
+      if (moved >= budget) {
+        break;
       }
-      read += file.rows();
+      moved += file.rows() - file.deleted();
       if (compact(file, location, task)) {
         files++;
       }
