@@ -151,46 +151,57 @@ class PositionDeltaWriterOperatorTest {
     }
   }
 
-  @Test
-  void theIndexIsRedistributedWhenTheWritersAreRescaled() throws Exception {
-    Table table = table();
+  /**
+   * Two writers write and commit the keys 0 to 99 that each owns; returns their state rescaled for
+   * one writer. {@code written} sees each writer's keys and committable.
+   */
+  private OperatorSubtaskState twoWritersRescaledToOne(
+      Table table, java.util.function.BiConsumer<List<ChangeEvent>, ChangeCommittable> written)
+      throws Exception {
     OperatorSubtaskState[] states = new OperatorSubtaskState[2];
-    java.util.Map<Long, String> fileOfKey = new java.util.HashMap<>();
     for (int subtask = 0; subtask < 2; subtask++) {
       try (var writer = harness(true, null, 2, subtask)) {
         List<ChangeEvent> owned = new java.util.ArrayList<>();
-        for (long id = 0; id < 100; id++) {
-          ChangeEvent event = insert(id, "v" + id, id + 1);
+        for (ChangeEvent event : inserts(0, 99, 0)) {
           if (org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
                   event.key(), MAX_PARALLELISM, 2)
               == subtask) {
             owned.add(event);
           }
         }
-        ChangeCommittable written = checkpoint(writer, 1, owned.toArray(new ChangeEvent[0]));
-        append(table, written);
-        String file =
-            ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
-        owned.forEach(e -> fileOfKey.put(e.keyRow().getLong(0), file));
+        ChangeCommittable out = checkpoint(writer, 1, owned.toArray(new ChangeEvent[0]));
+        append(table, out);
+        written.accept(owned, out);
         states[subtask] = writer.snapshot(1, 1);
       }
     }
-    OperatorSubtaskState both =
-        org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repackageState(states);
+    return org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness
+        .repartitionOperatorState(
+            org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repackageState(
+                states),
+            MAX_PARALLELISM,
+            2,
+            1,
+            0);
+  }
+
+  @Test
+  void theIndexIsRedistributedWhenTheWritersAreRescaled() throws Exception {
+    Table table = table();
+    java.util.Map<Long, String> fileOfKey = new java.util.HashMap<>();
+    OperatorSubtaskState rescaled =
+        twoWritersRescaledToOne(
+            table,
+            (owned, written) -> {
+              String file =
+                  ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs())
+                      .location();
+              owned.forEach(e -> fileOfKey.put(e.keyRow().getLong(0), file));
+            });
 
     // One writer now owns all keys: every update finds its row by position.
-    try (var single =
-        harness(
-            true,
-            org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness
-                .repartitionOperatorState(both, MAX_PARALLELISM, 2, 1, 0),
-            1,
-            0)) {
-      List<ChangeEvent> updates = new java.util.ArrayList<>();
-      for (long id = 0; id < 100; id++) {
-        updates.add(update(id, "w" + id, 1000 + id));
-      }
-      ChangeCommittable out = checkpoint(single, 2, updates.toArray(new ChangeEvent[0]));
+    try (var single = harness(true, rescaled, 1, 0)) {
+      ChangeCommittable out = checkpoint(single, 2, updates(0, 99, 1000));
       assertThat(out.equalityFallbacks()).isZero();
       assertThat(out.positionDeletes().count()).isEqualTo(100);
       assertThat(out.positionDeletes().files())
@@ -304,30 +315,8 @@ class PositionDeltaWriterOperatorTest {
   void afterRescalingNoWriterCompactsTheFilesOfAnother() throws Exception {
     compactionRatio = 0.1;
     Table table = table();
-    OperatorSubtaskState[] states = new OperatorSubtaskState[2];
-    for (int subtask = 0; subtask < 2; subtask++) {
-      try (var writer = harness(true, null, 2, subtask)) {
-        List<ChangeEvent> owned = new java.util.ArrayList<>();
-        for (ChangeEvent event : inserts(0, 99, 0)) {
-          if (org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
-                  event.key(), MAX_PARALLELISM, 2)
-              == subtask) {
-            owned.add(event);
-          }
-        }
-        append(table, checkpoint(writer, 1, owned.toArray(new ChangeEvent[0])));
-        states[subtask] = writer.snapshot(1, 1);
-      }
-    }
-    OperatorSubtaskState both =
-        org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repackageState(states);
-    try (var single =
-        harness(
-            true,
-            org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness
-                .repartitionOperatorState(both, MAX_PARALLELISM, 2, 1, 0),
-            1,
-            0)) {
+    OperatorSubtaskState rescaled = twoWritersRescaledToOne(table, (owned, written) -> {});
+    try (var single = harness(true, rescaled, 1, 0)) {
       ChangeCommittable out = checkpoint(single, 2, updates(0, 49, 1000));
       assertThat(out.compactedDataFiles()).isEmpty();
       assertThat(out.positionDeletes().count()).isEqualTo(50);
