@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
@@ -16,16 +18,18 @@ import org.apache.iceberg.io.CloseableIterable;
 
 /**
  * The live data files of one snapshot of a table, with the position deletes (files or deletion
- * vectors) that apply to each: what a commit of position deletes is checked and merged against.
+ * vectors) that apply to each: what a commit of position deletes is checked and merged against, and
+ * what a writer's compaction reads.
  */
-final class LiveFiles {
+public final class LiveFiles {
 
   private final Map<String, DataFile> dataFiles = new HashMap<>();
   private final Map<String, List<DeleteFile>> positionDeletes = new HashMap<>();
+  private final Set<String> withEqualityDeletes = new HashSet<>();
 
   private LiveFiles() {}
 
-  static LiveFiles of(Table table, Snapshot snapshot) {
+  public static LiveFiles of(Table table, Snapshot snapshot) {
     LiveFiles live = new LiveFiles();
     if (snapshot == null) {
       return live;
@@ -38,6 +42,8 @@ final class LiveFiles {
         for (DeleteFile delete : task.deletes()) {
           if (delete.content() == FileContent.POSITION_DELETES) {
             live.positionDeletes.computeIfAbsent(location, l -> new ArrayList<>()).add(delete);
+          } else {
+            live.withEqualityDeletes.add(location);
           }
         }
       }
@@ -48,12 +54,17 @@ final class LiveFiles {
   }
 
   /** The live data file at {@code location}, or null if the snapshot has none there. */
-  DataFile dataFile(String location) {
+  public DataFile dataFile(String location) {
     return dataFiles.get(location);
   }
 
   /** Position delete files and deletion vectors that apply to the data file at {@code location}. */
-  List<DeleteFile> positionDeletesOf(String location) {
+  public List<DeleteFile> positionDeletesOf(String location) {
     return positionDeletes.getOrDefault(location, List.of());
+  }
+
+  /** Whether equality deletes apply to the data file at {@code location}. */
+  public boolean hasEqualityDeletes(String location) {
+    return withEqualityDeletes.contains(location);
   }
 }

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -65,11 +66,6 @@ final class FileDictionary {
     return name;
   }
 
-  /** Whether {@code stored} is a name of this dictionary's form (rather than a location). */
-  static boolean isName(String stored) {
-    return stored.startsWith(PREFIX);
-  }
-
   /** The location that {@code name} stands for, or null if its entry was dropped. */
   String locationOf(String name) {
     return locations.get(name);
@@ -83,14 +79,12 @@ final class FileDictionary {
     }
   }
 
-  /**
-   * Drops the entries of files that are not in {@code live}, except those named in {@code keep}.
-   */
-  int retain(Set<String> live, Set<String> keep) {
+  /** Drops the entries of files that are not {@code live}, except those named in {@code keep}. */
+  int retain(Predicate<String> live, Set<String> keep) {
     List<String> gone = new ArrayList<>();
     locations.forEach(
         (name, location) -> {
-          if (!live.contains(location) && !keep.contains(name)) {
+          if (!live.test(location) && !keep.contains(name)) {
             gone.add(name);
           }
         });

@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.PositionDeletes;
+import io.icebergcdc.commit.internal.LiveFiles;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.internal.AppliedChange;
 import io.icebergcdc.dedup.internal.SequencedChangeOperator;
@@ -23,7 +24,6 @@ import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Counter;
-import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
@@ -33,9 +33,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
@@ -114,7 +112,6 @@ public final class PositionDeltaWriterOperator<K>
   private final double compactionRatio;
 
   private transient Table table;
-  private transient String tablePrefix;
   private transient ListState<Boolean> indexCompleteState;
   private transient boolean indexComplete;
   private transient ListState<FileDictionary.Entry> dictionaryState;
@@ -174,7 +171,6 @@ public final class PositionDeltaWriterOperator<K>
     super.initializeState(context);
     tableLoader.open();
     table = tableLoader.loadTable();
-    tablePrefix = table.location().endsWith("/") ? table.location() : table.location() + "/";
     indexCompleteState =
         context
             .getOperatorStateStore()
@@ -207,8 +203,6 @@ public final class PositionDeltaWriterOperator<K>
         }
       }
       forgetFilesNoLongerInTheTable();
-    }
-    if (context.isRestored()) {
       boolean complete = true;
       boolean any = false;
       for (Boolean flag : indexCompleteState.get()) {
@@ -240,13 +234,8 @@ public final class PositionDeltaWriterOperator<K>
     if (dictionary.size() == 0) {
       return;
     }
-    java.util.Set<String> live = new java.util.HashSet<>();
-    if (table.currentSnapshot() != null) {
-      try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
-        tasks.forEach(task -> live.add(task.file().location()));
-      }
-    }
-    int dropped = dictionary.retain(live, ownFiles.keySet());
+    LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
+    int dropped = dictionary.retain(location -> live.dataFile(location) != null, ownFiles.keySet());
     if (dropped > 0) {
       LOG.info(
           "Dropped {} data files that left table {} from the key index's dictionary",
@@ -257,9 +246,6 @@ public final class PositionDeltaWriterOperator<K>
 
   /** Loads the location of every live row of the keys this subtask owns. */
   private void bootstrapIndex() throws Exception {
-    int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-    int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
-    int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
     Schema tableSchema = table.schema();
     Schema projection =
         TypeUtil.join(
@@ -273,8 +259,7 @@ public final class PositionDeltaWriterOperator<K>
         GenericRowData keyRow = KeyRows.fromRecord(tableSchema, keyPositions, row);
         RowKey rowKey = schema.keyOf(keyRow);
         K key = keySelector.keyOf(rowKey, keyRow);
-        if (KeyGroupRangeAssignment.assignKeyToParallelOperator(key, maxParallelism, parallelism)
-            != subtask) {
+        if (!owns(key)) {
           continue;
         }
         String file = stored(row.getField(MetadataColumns.FILE_PATH.name()).toString());
@@ -291,9 +276,18 @@ public final class PositionDeltaWriterOperator<K>
     LOG.info(
         "Loaded the key index of table {} for subtask {}: {} keys in {} ms",
         table.name(),
-        subtask,
+        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
         loaded,
         (System.nanoTime() - start) / 1_000_000L);
+  }
+
+  /** Whether {@code key} belongs to this subtask's key groups. */
+  private boolean owns(K key) {
+    return KeyGroupRangeAssignment.assignKeyToParallelOperator(
+            key,
+            getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
+            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks())
+        == getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
   }
 
   @Override
@@ -460,18 +454,14 @@ public final class PositionDeltaWriterOperator<K>
     // Compaction copies what the table holds now: only files still in it, without the rows that
     // anyone (another engine too) has deleted from them.
     table.refresh();
-    Map<String, FileScanTask> live = new HashMap<>();
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
-      tasks.forEach(task -> live.put(task.file().location(), task));
-    }
+    LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
     long budget = Math.max(MIN_COMPACTION_ROWS, rowsWritten);
     long moved = 0;
     long start = System.nanoTime();
     int files = 0;
     for (OwnDataFile file : candidates) {
       String location = absolute(file.file());
-      FileScanTask task = location == null ? null : live.get(location);
-      if (task == null) {
+      if (location == null || live.dataFile(location) == null) {
         // Not in the table: replaced by another writer, or its commit not yet seen here.
         if (file.checkpoint() < lastCompletedCheckpoint - 2) {
           ownFiles.remove(file.file());
@@ -482,7 +472,7 @@ public final class PositionDeltaWriterOperator<K>
         break;
       }
       moved += file.rows() - file.deleted();
-      if (compact(file, location, task)) {
+      if (compact(file, location, live)) {
         files++;
       }
     }
@@ -503,27 +493,18 @@ public final class PositionDeltaWriterOperator<K>
    * @param task the file as the table holds it now, with the deletes that apply to it
    * @return whether the file was compacted
    */
-  private boolean compact(OwnDataFile own, String location, FileScanTask task) throws Exception {
-    List<DeleteFile> positional = new ArrayList<>();
-    for (DeleteFile delete : task.deletes()) {
-      if (delete.content() != FileContent.POSITION_DELETES) {
-        // Rows deleted by key, by another writer: left to table maintenance.
-        ownFiles.remove(own.file());
-        return false;
-      }
-      positional.add(delete);
+  private boolean compact(OwnDataFile own, String location, LiveFiles live) throws Exception {
+    if (live.hasEqualityDeletes(location)) {
+      // Rows deleted by key, by another writer: left to table maintenance.
+      ownFiles.remove(own.file());
+      return false;
     }
+    List<DeleteFile> positional = live.positionDeletesOf(location);
     PositionDeleteIndex deleted =
         positional.isEmpty()
             ? null
             : new BaseDeleteLoader(f -> table.io().newInputFile(f.location()))
                 .loadPositionDeletes(positional, location);
-    int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
-    KeyGroupRange keyGroups =
-        KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
-            maxParallelism,
-            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks(),
-            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
     // Read as this job writes rows (by field id, whatever columns the table has gained since).
     Schema rowSchema = schema.schema();
     Positions moved = null;
@@ -538,7 +519,7 @@ public final class PositionDeltaWriterOperator<K>
       for (RowData row : reader) {
         if (deleted == null || !deleted.isDeleted(position)) {
           K key = keySelector.keyOf(schema.keyOf(row), row);
-          if (!keyGroups.contains(KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism))) {
+          if (!owns(key)) {
             foreignKeys = true;
           } else {
             setCurrentKey(key);
@@ -672,16 +653,9 @@ public final class PositionDeltaWriterOperator<K>
     return dictionary.nameOf(location);
   }
 
-  /**
-   * The location of a file as the index keeps it: a dictionary name, or null if its entry was
-   * dropped; or, in entries written before the dictionary, the location itself, relative to the
-   * table's where the file lies below it.
-   */
+  /** The location of a file as the index keeps it, or null if its name's entry was dropped. */
   private String absolute(String stored) {
-    if (FileDictionary.isName(stored)) {
-      return dictionary.locationOf(stored);
-    }
-    return stored.startsWith("/") || stored.contains(":/") ? stored : tablePrefix + stored;
+    return dictionary.locationOf(stored);
   }
 
   /** The positions to delete in one data file, unboxed. */
