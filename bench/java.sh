@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the bench module and runs one of its main classes with Flink's JVM flags:
 #   bash bench/java.sh <ClassName> [arguments]
-# BENCH_JAVA_OPTS adds JVM options; BENCH_MAVEN_ARGS adds Maven options (for instance
+# BENCH_JAVA_OPTS adds JVM options (-Dbench.sink.<option>=<value> sets one of our sink's options
+# in the jobs of ours, for experiments); BENCH_MAVEN_ARGS adds Maven options (for instance
 # -Dmaven.repo.local=DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -127,6 +127,8 @@ final class BenchJobs implements AutoCloseable {
     return TableLoader.fromCatalog(catalogLoader, TableIdentifier.of("bench", name));
   }
 
+  private static final String SINK_OPTION_PREFIX = "bench.sink.";
+
   private BenchTable ours(
       StreamExecutionEnvironment env, Input input, String name, DeleteMode mode, int version) {
     Table table = create(name, input, version);
@@ -137,6 +139,16 @@ final class BenchJobs implements AutoCloseable {
             : GeneratedChanges.events(env, input, schema);
     Configuration options = new Configuration();
     options.setString("sink.delete-mode", mode.name());
+    // For experiments: -Dbench.sink.<option>=<value> (BENCH_JAVA_OPTS) sets any sink option.
+    System.getProperties()
+        .stringPropertyNames()
+        .forEach(
+            property -> {
+              if (property.startsWith(SINK_OPTION_PREFIX)) {
+                options.setString(
+                    property.substring(SINK_OPTION_PREFIX.length()), System.getProperty(property));
+              }
+            });
     IcebergCdcSink.builder().table(loader(name)).options(options).build().apply(changes);
     return new IcebergBenchTable(table);
   }

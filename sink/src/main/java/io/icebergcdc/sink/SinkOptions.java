@@ -46,7 +46,7 @@ public final class SinkOptions {
   public static final ConfigOption<Double> COMPACTION_DELETED_RATIO =
       ConfigOptions.key("sink.compaction.deleted-ratio")
           .doubleType()
-          .defaultValue(0.3)
+          .defaultValue(0.5)
           .withDescription(
               "In position mode, a writer compacts a data file it wrote, once committed, when at"
                   + " least this fraction of its rows is deleted: at a checkpoint it writes the"

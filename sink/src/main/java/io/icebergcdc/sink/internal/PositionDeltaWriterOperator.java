@@ -16,6 +16,7 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -86,13 +87,15 @@ import org.slf4j.LoggerFactory;
  * committer for that checkpoint or earlier.
  *
  * <p><b>Compaction:</b> the writer tracks, for each data file it wrote (all of whose rows have keys
- * it owns), how many of its rows it has deleted since. At a checkpoint, once a file's commit is
- * known to be complete and at least the compaction ratio of its rows is deleted, the writer reads
- * the file, writes each row that its key's entry still points to again into the checkpoint's new
- * files, moves the entry there, and hands the old file to the committer to remove, with the
- * positions of the moved rows as deletes for the case where another writer replaced the file
- * meanwhile. Files are picked by their share of deleted rows, and a checkpoint compacts at most
- * about as many rows as it writes otherwise (at least {@value #MIN_COMPACTION_ROWS}).
+ * it owns), how many of its rows it has deleted since, and in memory which (rows deleted before a
+ * restore are in the table's deletes). At a checkpoint, once a file's commit is known to be
+ * complete and at least the compaction ratio of its rows is deleted, the writer reads the file,
+ * skips the rows deleted by it or in the table, writes each other row that its key's entry still
+ * points to again into the checkpoint's new files, moves the entry there, and hands the old file to
+ * the committer to remove, with the positions of the moved rows as deletes for the case where
+ * another writer replaced the file meanwhile. Files are picked by their share of deleted rows, and
+ * a checkpoint compacts at most about as many rows as it writes otherwise (at least {@value
+ * #MIN_COMPACTION_ROWS}).
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
@@ -119,7 +122,7 @@ public final class PositionDeltaWriterOperator<K>
   private transient ListState<OwnDataFile> ownFilesState;
 
   /** This subtask's own data files, by location as the index stores it, in order of writing. */
-  private transient Map<String, OwnDataFile> ownFiles;
+  private transient Map<String, OwnFile> ownFiles;
 
   private transient long checkpointId;
   private transient long lastCompletedCheckpoint;
@@ -196,7 +199,7 @@ public final class PositionDeltaWriterOperator<K>
     if (context.isRestored()) {
       for (OwnDataFile file : ownFilesState.get()) {
         if (file.subtask() == subtask && file.parallelism() == parallelism) {
-          ownFiles.put(file.file(), file);
+          ownFiles.put(file.file(), new OwnFile(file));
           // Restored from a completed checkpoint: the commits of its files are complete, or are
           // made by the committer's restore before any later one.
           lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, file.checkpoint());
@@ -352,7 +355,11 @@ public final class PositionDeltaWriterOperator<K>
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
     indexCompleteState.update(List.of(indexComplete));
-    ownFilesState.update(new ArrayList<>(ownFiles.values()));
+    List<OwnDataFile> files = new ArrayList<>(ownFiles.size());
+    for (OwnFile file : ownFiles.values()) {
+      files.add(file.state());
+    }
+    ownFilesState.update(files);
     dictionaryState.update(dictionary.entriesToSnapshot());
   }
 
@@ -379,9 +386,9 @@ public final class PositionDeltaWriterOperator<K>
     String location = prior == null || prior.file() == null ? null : absolute(prior.file());
     if (location != null) {
       positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
-      OwnDataFile own = ownFiles.get(prior.file());
+      OwnFile own = ownFiles.get(prior.file());
       if (own != null) {
-        ownFiles.put(own.file(), own.withDeleted(own.deleted() + 1));
+        own.deleted(prior.position());
       }
     } else if (prior == null ? !indexComplete : !prior.deleted()) {
       deleteByKey(net.keyRow());
@@ -420,13 +427,14 @@ public final class PositionDeltaWriterOperator<K>
     }
     ownFiles.put(
         file.storedLocation,
-        new OwnDataFile(
-            file.storedLocation,
-            file.rows,
-            0,
-            checkpointId,
-            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()));
+        new OwnFile(
+            new OwnDataFile(
+                file.storedLocation,
+                file.rows,
+                0,
+                checkpointId,
+                getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks())));
   }
 
   /**
@@ -438,8 +446,8 @@ public final class PositionDeltaWriterOperator<K>
     if (compactionRatio >= 1 || ownFiles.isEmpty()) {
       return;
     }
-    List<OwnDataFile> candidates = new ArrayList<>();
-    for (OwnDataFile file : ownFiles.values()) {
+    List<OwnFile> candidates = new ArrayList<>();
+    for (OwnFile file : ownFiles.values()) {
       if (file.checkpoint() <= lastCompletedCheckpoint
           && file.deleted() >= compactionRatio * file.rows()) {
         candidates.add(file);
@@ -449,7 +457,7 @@ public final class PositionDeltaWriterOperator<K>
       return;
     }
     candidates.sort(
-        java.util.Comparator.comparingDouble((OwnDataFile f) -> (double) f.deleted() / f.rows())
+        java.util.Comparator.comparingDouble((OwnFile f) -> (double) f.deleted() / f.rows())
             .reversed());
     // Compaction copies what the table holds now: only files still in it, without the rows that
     // anyone (another engine too) has deleted from them.
@@ -459,7 +467,7 @@ public final class PositionDeltaWriterOperator<K>
     long moved = 0;
     long start = System.nanoTime();
     int files = 0;
-    for (OwnDataFile file : candidates) {
+    for (OwnFile file : candidates) {
       String location = absolute(file.file());
       if (location == null || live.dataFile(location) == null) {
         // Not in the table: replaced by another writer, or its commit not yet seen here.
@@ -493,7 +501,7 @@ public final class PositionDeltaWriterOperator<K>
    * @param task the file as the table holds it now, with the deletes that apply to it
    * @return whether the file was compacted
    */
-  private boolean compact(OwnDataFile own, String location, LiveFiles live) throws Exception {
+  private boolean compact(OwnFile own, String location, LiveFiles live) throws Exception {
     if (live.hasEqualityDeletes(location)) {
       // Rows deleted by key, by another writer: left to table maintenance.
       ownFiles.remove(own.file());
@@ -517,7 +525,9 @@ public final class PositionDeltaWriterOperator<K>
             .build()) {
       long position = 0;
       for (RowData row : reader) {
-        if (deleted == null || !deleted.isDeleted(position)) {
+        // Rows this subtask deleted are not live; those committed are in the table's deletes too,
+        // the others need no lookup of their keys either.
+        if ((deleted == null || !deleted.isDeleted(position)) && !own.deletedHere(position)) {
           K key = keySelector.keyOf(schema.keyOf(row), row);
           if (!owns(key)) {
             foreignKeys = true;
@@ -672,6 +682,52 @@ public final class PositionDeltaWriterOperator<K>
 
     long[] toArray() {
       return Arrays.copyOf(values, size);
+    }
+  }
+
+  /**
+   * An own data file as the writer tracks it: how many of its rows this subtask has deleted, and
+   * which (those since the subtask started; those before are in the table's deletes).
+   */
+  private static final class OwnFile {
+    private final OwnDataFile restored;
+    private long deleted;
+    private final BitSet deletedHere = new BitSet();
+
+    OwnFile(OwnDataFile restored) {
+      this.restored = restored;
+      this.deleted = restored.deleted();
+    }
+
+    String file() {
+      return restored.file();
+    }
+
+    long rows() {
+      return restored.rows();
+    }
+
+    long checkpoint() {
+      return restored.checkpoint();
+    }
+
+    long deleted() {
+      return deleted;
+    }
+
+    void deleted(long position) {
+      deleted++;
+      if (position <= Integer.MAX_VALUE) {
+        deletedHere.set((int) position);
+      }
+    }
+
+    boolean deletedHere(long position) {
+      return position <= Integer.MAX_VALUE && deletedHere.get((int) position);
+    }
+
+    OwnDataFile state() {
+      return restored.withDeleted(deleted);
     }
   }
 
