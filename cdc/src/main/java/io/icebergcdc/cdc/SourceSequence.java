@@ -40,14 +40,37 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     UNORDERED
   }
 
+  /** Components kept in fields; a sequence with more keeps them all in {@link #more}. */
+  private static final int INLINE = 3;
+
+  // One object per sequence, however many components it has (up to three): each dedup state entry
+  // holds one, and its snapshot, comparisons and serialization read it without following arrays.
   private final Kind kind;
-  private final long[] components;
   private final String prefix;
+  private final int size;
+  private final long c0;
+  private final long c1;
+  private final long c2;
+  private final long[] more;
 
   private SourceSequence(Kind kind, String prefix, long... components) {
     this.kind = Objects.requireNonNull(kind, "kind");
     this.prefix = prefix;
-    this.components = components;
+    this.size = components.length;
+    this.c0 = size > 0 ? components[0] : 0;
+    this.c1 = size > 1 ? components[1] : 0;
+    this.c2 = size > 2 ? components[2] : 0;
+    this.more = size > INLINE ? components : null;
+  }
+
+  private SourceSequence(Kind kind, String prefix, int size, long c0, long c1, long c2) {
+    this.kind = Objects.requireNonNull(kind, "kind");
+    this.prefix = prefix;
+    this.size = size;
+    this.c0 = c0;
+    this.c1 = c1;
+    this.c2 = c2;
+    this.more = null;
   }
 
   /** A PostgreSQL log sequence number. */
@@ -106,7 +129,7 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
 
   /** Whether this is an arrival yet to be numbered. */
   public boolean isUnnumberedArrival() {
-    return kind == Kind.ARRIVAL && components.length == 0;
+    return kind == Kind.ARRIVAL && size == 0;
   }
 
   /** A Kafka partition and offset. */
@@ -121,6 +144,18 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     return new SourceSequence(kind, prefix, components.clone());
   }
 
+  /**
+   * Rebuilds a sequence of at most three components from its parts, without an array; the unused
+   * components are ignored.
+   */
+  public static SourceSequence of(Kind kind, String prefix, int size, long c0, long c1, long c2) {
+    if (size < 0 || size > INLINE) {
+      throw new IllegalArgumentException("not 0 to " + INLINE + " components: " + size);
+    }
+    return new SourceSequence(
+        kind, prefix, size, size > 0 ? c0 : 0, size > 1 ? c1 : 0, size > 2 ? c2 : 0);
+  }
+
   public Kind kind() {
     return kind;
   }
@@ -130,8 +165,27 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     return prefix;
   }
 
+  /** The components, in a new array. */
   public long[] components() {
-    return components.clone();
+    long[] components = new long[size];
+    for (int i = 0; i < size; i++) {
+      components[i] = component(i);
+    }
+    return components;
+  }
+
+  /** How many components the sequence has. */
+  public int size() {
+    return size;
+  }
+
+  /** The component at {@code index}, below {@link #size()}. */
+  public long component(int index) {
+    Objects.checkIndex(index, size);
+    if (more != null) {
+      return more[index];
+    }
+    return index == 0 ? c0 : index == 1 ? c1 : c2;
   }
 
   /** Whichever of the two is later; {@code other} may be null. */
@@ -145,14 +199,14 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
       throw new IllegalArgumentException(
           "cannot order a " + kind + " position against a " + other.kind + " position");
     }
-    int n = Math.min(components.length, other.components.length);
+    int n = Math.min(size, other.size);
     for (int i = 0; i < n; i++) {
-      int c = Long.compare(components[i], other.components[i]);
+      int c = Long.compare(component(i), other.component(i));
       if (c != 0) {
         return c;
       }
     }
-    return Integer.compare(components.length, other.components.length);
+    return Integer.compare(size, other.size);
   }
 
   @Override
@@ -164,12 +218,12 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
       return false;
     }
     SourceSequence that = (SourceSequence) o;
-    return kind == that.kind && Arrays.equals(components, that.components);
+    return kind == that.kind && Arrays.equals(components(), that.components());
   }
 
   @Override
   public int hashCode() {
-    return 31 * kind.hashCode() + Arrays.hashCode(components);
+    return 31 * kind.hashCode() + Arrays.hashCode(components());
   }
 
   /** The position as the source writes it. */
@@ -177,31 +231,21 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
   public String toString() {
     switch (kind) {
       case POSTGRES_LSN:
-        if (components.length == 2) {
-          return "lsn="
-              + formatLsn(components[1])
-              + " (after commit "
-              + formatLsn(components[0])
-              + ")";
+        if (size == 2) {
+          return "lsn=" + formatLsn(c1) + " (after commit " + formatLsn(c0) + ")";
         }
-        return "lsn=" + formatLsn(components[0]);
+        return "lsn=" + formatLsn(c0);
       case MYSQL_BINLOG:
-        return String.format(
-            Locale.ROOT,
-            "%s%06d:%d#%d",
-            prefix == null ? "" : prefix,
-            components[0],
-            components[1],
-            components[2]);
+        return String.format(Locale.ROOT, "%s%06d:%d#%d", prefix == null ? "" : prefix, c0, c1, c2);
       case KAFKA_OFFSET:
-        return "partition=" + components[0] + ",offset=" + components[1];
+        return "partition=" + c0 + ",offset=" + c1;
       case ARRIVAL:
-        return components.length == 0 ? "arrival" : "arrival #" + components[0];
+        return size == 0 ? "arrival" : "arrival #" + c0;
       case UNORDERED:
         return "unordered";
       case COLUMN:
       default:
-        return "sequence=" + components[0];
+        return "sequence=" + c0;
     }
   }
 

@@ -23,10 +23,10 @@ public final class SourceSequenceCodec {
     if (prefix != null) {
       out.writeUTF(prefix);
     }
-    long[] components = sequence.components();
-    out.writeByte(components.length);
-    for (long component : components) {
-      out.writeLong(component);
+    int size = sequence.size();
+    out.writeByte(size);
+    for (int i = 0; i < size; i++) {
+      out.writeLong(sequence.component(i));
     }
   }
 
@@ -36,8 +36,15 @@ public final class SourceSequenceCodec {
       throw new IOException("unknown source sequence kind " + ordinal);
     }
     String prefix = in.readBoolean() ? in.readUTF() : null;
-    long[] components = new long[in.readByte()];
-    for (int i = 0; i < components.length; i++) {
+    int size = in.readByte();
+    if (size <= 3) {
+      long c0 = size > 0 ? in.readLong() : 0;
+      long c1 = size > 1 ? in.readLong() : 0;
+      long c2 = size > 2 ? in.readLong() : 0;
+      return SourceSequence.of(KINDS[ordinal], prefix, size, c0, c1, c2);
+    }
+    long[] components = new long[size];
+    for (int i = 0; i < size; i++) {
       components[i] = in.readLong();
     }
     return SourceSequence.of(KINDS[ordinal], prefix, components);

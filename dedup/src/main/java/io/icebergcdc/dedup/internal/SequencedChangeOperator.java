@@ -177,7 +177,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           event.withSequence(
               SourceSequence.arrival(
                   lastSequence != null && lastSequence.kind() == SourceSequence.Kind.ARRIVAL
-                      ? lastSequence.components()[0] + 1
+                      ? lastSequence.component(0) + 1
                       : 1));
     } else if (event.sequence().kind() != SourceSequence.Kind.UNORDERED) {
       lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
