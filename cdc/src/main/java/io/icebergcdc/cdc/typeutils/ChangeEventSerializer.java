@@ -5,10 +5,12 @@ import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.Objects;
 import org.apache.flink.api.common.typeutils.CompositeTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.table.data.RowData;
@@ -26,6 +28,13 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   private final RowDataSerializer rowSerializer;
 
+  // The last table name read, and its bytes: a stream's events mostly name one table, which is
+  // then read without decoding a new string each time. Per instance, like the row serializer's
+  // reused row: duplicate() gives each thread its own.
+  private transient byte[] tableBytes;
+  private transient String table;
+  private transient byte[] nameBuffer;
+
   public ChangeEventSerializer(RowDataSerializer rowSerializer) {
     this.rowSerializer = Objects.requireNonNull(rowSerializer, "rowSerializer");
   }
@@ -41,8 +50,7 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public TypeSerializer<ChangeEvent> duplicate() {
-    RowDataSerializer copy = (RowDataSerializer) rowSerializer.duplicate();
-    return copy == rowSerializer ? this : new ChangeEventSerializer(copy);
+    return new ChangeEventSerializer((RowDataSerializer) rowSerializer.duplicate());
   }
 
   @Override
@@ -94,7 +102,7 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public ChangeEvent deserialize(DataInputView in) throws IOException {
-    String table = in.readUTF();
+    String table = readTable(in);
     Operation operation = OPERATIONS[in.readByte()];
     RowKey key = RowKeySerializer.INSTANCE.deserialize(in);
     RowData before = readRow(in);
@@ -113,6 +121,24 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
   @Override
   public void copy(DataInputView in, DataOutputView out) throws IOException {
     serialize(deserialize(in), out);
+  }
+
+  /** Reads what {@code writeUTF} wrote, returning the last table's string if the bytes match. */
+  private String readTable(DataInputView in) throws IOException {
+    int length = in.readUnsignedShort();
+    if (nameBuffer == null || nameBuffer.length < length + 2) {
+      nameBuffer = new byte[Math.max(64, length + 2)];
+    }
+    in.readFully(nameBuffer, 2, length);
+    if (table != null
+        && Arrays.equals(nameBuffer, 2, length + 2, tableBytes, 0, tableBytes.length)) {
+      return table;
+    }
+    nameBuffer[0] = (byte) (length >>> 8);
+    nameBuffer[1] = (byte) length;
+    table = new DataInputDeserializer(nameBuffer, 0, length + 2).readUTF();
+    tableBytes = Arrays.copyOfRange(nameBuffer, 2, length + 2);
+    return table;
   }
 
   private void writeRow(RowData row, DataOutputView out) throws IOException {

@@ -83,6 +83,61 @@ class SerializersTest {
   }
 
   @Test
+  void changeEventsKeepTheirTableWhateverTheTablesBeforeThem() throws IOException {
+    TypeSerializer<ChangeEvent> serializer =
+        ChangeEventTypeInfo.of(TestChanges.CHANGE_SCHEMA)
+            .createSerializer(new SerializerConfigImpl());
+    String[] tables = {"db.orders", "db.orders", "db.orderz", "db.öre", "db.orders", "", "db.öre"};
+    DataOutputSerializer out = new DataOutputSerializer(64);
+    for (int i = 0; i < tables.length; i++) {
+      ChangeEvent event = TestChanges.insert(i, "v", i);
+      serializer.serialize(
+          new ChangeEvent(
+              tables[i],
+              event.operation(),
+              event.key(),
+              event.before(),
+              event.after(),
+              event.sequence(),
+              event.sourceTimestampMillis()),
+          out);
+    }
+    DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+    TypeSerializer<ChangeEvent> reader = serializer.duplicate();
+    for (int i = 0; i < tables.length; i++) {
+      ChangeEvent read = reader.deserialize(in);
+      assertThat(read.table()).isEqualTo(tables[i]);
+      assertThat(read.keyRow().getLong(0)).isEqualTo(i);
+    }
+  }
+
+  @Test
+  void sequencesOfAnyLengthRoundTripAndCompare() throws IOException {
+    SourceSequence[] sequences = {
+      SourceSequence.unordered(),
+      SourceSequence.postgresLsn(5),
+      SourceSequence.postgresLsn(5, 7),
+      SourceSequence.mysqlBinlog("mysql-bin.000003", 120, 2),
+      SourceSequence.of(SourceSequence.Kind.COLUMN, null, new long[] {1, 2, 3, 4, 5})
+    };
+    for (SourceSequence sequence : sequences) {
+      DataOutputSerializer out = new DataOutputSerializer(64);
+      SourceSequenceCodec.write(sequence, out);
+      SourceSequence read =
+          SourceSequenceCodec.read(new DataInputDeserializer(out.getCopyOfBuffer()));
+      assertThat(read).isEqualTo(sequence).hasToString(sequence.toString());
+      assertThat(read.components()).isEqualTo(sequence.components());
+      assertThat(read.prefix()).isEqualTo(sequence.prefix());
+    }
+    assertThat(SourceSequence.mysqlBinlog("mysql-bin.000003", 120, 2))
+        .isGreaterThan(SourceSequence.mysqlBinlog("mysql-bin.000003", 120, 1))
+        .isLessThan(SourceSequence.mysqlBinlog("mysql-bin.000004", 4, 0));
+    assertThat(SourceSequence.of(SourceSequence.Kind.COLUMN, null, new long[] {1, 2, 3, 4, 6}))
+        .isGreaterThan(sequences[4]);
+    assertThat(SourceSequence.postgresLsn(5, 7).component(1)).isEqualTo(7);
+  }
+
+  @Test
   void rowKeysRoundTrip() throws IOException {
     DataOutputSerializer out = new DataOutputSerializer(16);
     RowKeySerializer.INSTANCE.serialize(TestChanges.insert(7, "x", 1).key(), out);
