@@ -115,6 +115,12 @@ public final class SuiteRun {
     double read = table.read(rows, false);
     System.out.printf(Locale.ROOT, "  warm read %.2f s (%,d rows)%n", read, input.finalRows());
     result.setProperty("readSeconds", Double.toString(read));
+    if (table instanceof IcebergBenchTable iceberg && iceberg.table().currentSnapshot() != null) {
+      // Rows in the table's data files, deleted or not: what a reader scans.
+      result.setProperty(
+          "storedRows",
+          iceberg.table().currentSnapshot().summary().getOrDefault("total-records", "0"));
+    }
     if (writer.ours()) {
       DeleteMode mode = writer == Writer.OURS_EQUALITY ? DeleteMode.EQUALITY : DeleteMode.POSITION;
       result.setProperty("stateEstimateBytesPerKey", Long.toString(StateSize.bytesPerKey(mode)));
