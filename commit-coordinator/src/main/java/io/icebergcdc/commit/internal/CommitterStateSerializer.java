@@ -16,11 +16,14 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * <p>Version 1: the job id, the number of pending checkpoints, then for each its id and its
  * committable as version, length and bytes of {@link ChangeCommittableSerializer}, so that the two
  * formats evolve apart.
+ *
+ * <p>Version 2: the job id, whether the table's UUID follows and the UUID, then as version 1.
  */
 final class CommitterStateSerializer implements SimpleVersionedSerializer<CommitterState> {
 
   static final int VERSION_1 = 1;
-  private static final int CURRENT = VERSION_1;
+  static final int VERSION_2 = 2;
+  private static final int CURRENT = VERSION_2;
 
   private final ChangeCommittableSerializer committables = new ChangeCommittableSerializer();
 
@@ -33,6 +36,10 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
   public byte[] serialize(CommitterState state) throws IOException {
     DataOutputSerializer out = new DataOutputSerializer(256);
     out.writeUTF(state.jobId());
+    out.writeBoolean(state.tableUuid() != null);
+    if (state.tableUuid() != null) {
+      out.writeUTF(state.tableUuid());
+    }
     out.writeInt(state.pending().size());
     for (var entry : state.pending().entrySet()) {
       out.writeLong(entry.getKey());
@@ -43,11 +50,12 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
 
   @Override
   public CommitterState deserialize(int version, byte[] bytes) throws IOException {
-    if (version != VERSION_1) {
+    if (version != VERSION_1 && version != VERSION_2) {
       throw new IOException("unknown version " + version + " of the committer's state");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
     String jobId = in.readUTF();
+    String tableUuid = version >= VERSION_2 && in.readBoolean() ? in.readUTF() : null;
     int count = in.readInt();
     NavigableMap<Long, ChangeCommittable> pending = new TreeMap<>();
     for (int i = 0; i < count; i++) {
@@ -55,6 +63,6 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
       pending.put(
           checkpointId, SimpleVersionedSerialization.readVersionAndDeSerialize(committables, in));
     }
-    return new CommitterState(jobId, pending);
+    return new CommitterState(jobId, tableUuid, pending);
   }
 }

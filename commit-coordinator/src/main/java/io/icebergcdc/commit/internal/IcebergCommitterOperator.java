@@ -147,6 +147,22 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   }
 
   private void commitRestored(CommitterState restored) {
+    String uuid = tableUuid();
+    if (restored.tableUuid() != null && uuid != null && !restored.tableUuid().equals(uuid)) {
+      throw new IllegalStateException(
+          "The restored state of the committer of table "
+              + table.name()
+              + " belongs to another table (UUID "
+              + restored.tableUuid()
+              + "; this one is "
+              + uuid
+              + "): the table was dropped and created again, or the job now names another table."
+              + " The job's state (pending checkpoints "
+              + restored.pending().keySet()
+              + ", the applied sequence and row location of every key) describes that table;"
+              + " start the job without that checkpoint or savepoint, or point it at the table"
+              + " it wrote.");
+    }
     long maxCommitted = CommitHistory.maxCommittedCheckpointId(table, restored.jobId(), operatorId);
     NavigableMap<Long, ChangeCommittable> uncommitted =
         new TreeMap<>(restored.pending().tailMap(maxCommitted, false));
@@ -158,6 +174,16 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
         maxCommitted,
         uncommitted.keySet());
     commitUpTo(uncommitted, Long.MAX_VALUE, restored.jobId());
+  }
+
+  /** The table's UUID; null for a table that has none. */
+  private String tableUuid() {
+    try {
+      java.util.UUID uuid = table.uuid();
+      return uuid == null ? null : uuid.toString();
+    } catch (UnsupportedOperationException e) {
+      return null;
+    }
   }
 
   @Override
@@ -173,7 +199,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     checkpointedState.update(
         List.of(
             SimpleVersionedSerialization.writeVersionAndSerialize(
-                stateSerializer, new CommitterState(jobId, pending))));
+                stateSerializer, new CommitterState(jobId, tableUuid(), pending))));
   }
 
   @Override

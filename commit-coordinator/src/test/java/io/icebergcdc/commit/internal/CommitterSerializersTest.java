@@ -93,17 +93,25 @@ class CommitterSerializersTest {
   }
 
   @Test
-  void committerStateRoundTripsAndReadsVersion1() throws IOException {
+  void committerStateRoundTripsAndReadsVersions1And2() throws IOException {
     CommitterStateSerializer serializer = new CommitterStateSerializer();
     TreeMap<Long, ChangeCommittable> pending = new TreeMap<>();
     pending.put(3L, COMMITTABLE);
     pending.put(4L, ChangeCommittable.EMPTY);
-    CommitterState state = new CommitterState("0123456789abcdef0123456789abcdef", pending);
+    String job = "0123456789abcdef0123456789abcdef";
+    CommitterState state = new CommitterState(job, "6f1c2f0e-2b7d-4a59-9a43-4f0c5c1e8a11", pending);
     byte[] bytes = serializer.serialize(state);
     assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(state);
+    CommitterState withoutTable = new CommitterState(job, null, pending);
+    assertThat(serializer.deserialize(serializer.getVersion(), serializer.serialize(withoutTable)))
+        .isEqualTo(withoutTable);
 
-    byte[] v1 = GoldenFiles.bytes("serializer/committer-state-v1.bin", bytes);
-    assertThat(serializer.deserialize(CommitterStateSerializer.VERSION_1, v1)).isEqualTo(state);
+    byte[] v2 = GoldenFiles.bytes("serializer/committer-state-v2.bin", bytes);
+    assertThat(serializer.deserialize(CommitterStateSerializer.VERSION_2, v2)).isEqualTo(state);
+    // Version 1 did not name the table.
+    byte[] v1 = GoldenFiles.bytes("serializer/committer-state-v1.bin", null);
+    assertThat(serializer.deserialize(CommitterStateSerializer.VERSION_1, v1))
+        .isEqualTo(withoutTable);
     assertThatThrownBy(() -> serializer.deserialize(7, bytes)).isInstanceOf(IOException.class);
   }
 }

@@ -222,6 +222,23 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
+  void theStateOfATableDroppedAndCreatedAgainIsRefusedOnRestore() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+    String written = table.uuid().toString();
+    TestTables.catalog(warehouse).loadCatalog().dropTable(TestTables.ID, true);
+    table = TestTables.create(warehouse);
+
+    assertThatThrownBy(() -> open(state, null))
+        .hasMessageContaining(table.name())
+        .hasMessageContaining(written)
+        .hasMessageContaining(table.uuid().toString())
+        .hasMessageContaining("pending checkpoints [1]");
+    assertThat(snapshots()).isEmpty();
+  }
+
+  @Test
   void aFailedCommitFailsTheJobAndIsCommittedByTheRestore() throws Exception {
     CommitListener failOnce = new FailingListener();
     var harness = open(null, failOnce);
