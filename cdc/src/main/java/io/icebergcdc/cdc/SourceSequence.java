@@ -40,8 +40,11 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     UNORDERED
   }
 
-  /** Components kept in fields; a sequence with more keeps them all in {@link #more}. */
-  private static final int INLINE = 3;
+  /**
+   * Components kept in fields, as {@link #of(Kind, String, int, long, long, long)} takes them; a
+   * sequence with more keeps them all in an array.
+   */
+  public static final int INLINE_COMPONENTS = 3;
 
   // One object per sequence, however many components it has (up to three): each dedup state entry
   // holds one, and its snapshot, comparisons and serialization read it without following arrays.
@@ -60,7 +63,7 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     this.c0 = size > 0 ? components[0] : 0;
     this.c1 = size > 1 ? components[1] : 0;
     this.c2 = size > 2 ? components[2] : 0;
-    this.more = size > INLINE ? components : null;
+    this.more = size > INLINE_COMPONENTS ? components : null;
   }
 
   private SourceSequence(Kind kind, String prefix, int size, long c0, long c1, long c2) {
@@ -149,8 +152,8 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
    * components are ignored.
    */
   public static SourceSequence of(Kind kind, String prefix, int size, long c0, long c1, long c2) {
-    if (size < 0 || size > INLINE) {
-      throw new IllegalArgumentException("not 0 to " + INLINE + " components: " + size);
+    if (size < 0 || size > INLINE_COMPONENTS) {
+      throw new IllegalArgumentException("not 0 to " + INLINE_COMPONENTS + " components: " + size);
     }
     return new SourceSequence(
         kind, prefix, size, size > 0 ? c0 : 0, size > 1 ? c1 : 0, size > 2 ? c2 : 0);
@@ -218,7 +221,7 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
       return false;
     }
     SourceSequence that = (SourceSequence) o;
-    return kind == that.kind && Arrays.equals(components(), that.components());
+    return kind == that.kind && compareTo(that) == 0;
   }
 
   @Override

@@ -16,6 +16,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -217,12 +219,12 @@ class ApplyChangelogITCase {
     // Distribution by partition: each partition is written by one writer subtask, whose index
     // starts the names of its files. (A snapshot may add two files of a partition: the last one
     // commits what the end of input flushed and what the final checkpoint compacted.)
-    Map<String, Set<String>> writersByPartition = new java.util.TreeMap<>();
+    Map<String, Set<String>> writersByPartition = new TreeMap<>();
     for (Snapshot snapshot : snapshots(table)) {
       for (DataFile file : snapshot.addedDataFiles(table.io())) {
         String name = Path.of(file.location()).getFileName().toString();
         writersByPartition
-            .computeIfAbsent(file.partition().toString(), p -> new java.util.TreeSet<>())
+            .computeIfAbsent(file.partition().toString(), p -> new TreeSet<>())
             .add(name.substring(0, name.indexOf('-')));
       }
     }

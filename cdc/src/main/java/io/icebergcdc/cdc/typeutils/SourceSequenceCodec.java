@@ -37,7 +37,7 @@ public final class SourceSequenceCodec {
     }
     String prefix = in.readBoolean() ? in.readUTF() : null;
     int size = in.readByte();
-    if (size <= 3) {
+    if (size <= SourceSequence.INLINE_COMPONENTS) {
       long c0 = size > 0 ? in.readLong() : 0;
       long c1 = size > 1 ? in.readLong() : 0;
       long c2 = size > 2 ? in.readLong() : 0;

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
@@ -90,6 +91,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private final Overwrite overwrite;
 
   private transient Table table;
+
+  /** The table's UUID, which the state names; null for a table that has none. */
+  private transient String tableUuid;
+
   private transient String jobId;
   private transient String operatorId;
   private transient ListState<byte[]> checkpointedState;
@@ -118,6 +123,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     super.initializeState(context);
     tableLoader.open();
     table = tableLoader.loadTable();
+    tableUuid = uuidOf(table);
     jobId = getRuntimeContext().getJobInfo().getJobId().toString();
     if (overwrite != null && getRuntimeContext().isCheckpointingEnabled()) {
       throw new IllegalStateException(
@@ -147,15 +153,16 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   }
 
   private void commitRestored(CommitterState restored) {
-    String uuid = tableUuid();
-    if (restored.tableUuid() != null && uuid != null && !restored.tableUuid().equals(uuid)) {
+    if (restored.tableUuid() != null
+        && tableUuid != null
+        && !restored.tableUuid().equals(tableUuid)) {
       throw new IllegalStateException(
           "The restored state of the committer of table "
               + table.name()
               + " belongs to another table (UUID "
               + restored.tableUuid()
               + "; this one is "
-              + uuid
+              + tableUuid
               + "): the table was dropped and created again, or the job now names another table."
               + " The job's state (pending checkpoints "
               + restored.pending().keySet()
@@ -176,10 +183,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     commitUpTo(uncommitted, Long.MAX_VALUE, restored.jobId());
   }
 
-  /** The table's UUID; null for a table that has none. */
-  private String tableUuid() {
+  private static String uuidOf(Table table) {
     try {
-      java.util.UUID uuid = table.uuid();
+      UUID uuid = table.uuid();
       return uuid == null ? null : uuid.toString();
     } catch (UnsupportedOperationException e) {
       return null;
@@ -199,7 +205,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     checkpointedState.update(
         List.of(
             SimpleVersionedSerialization.writeVersionAndSerialize(
-                stateSerializer, new CommitterState(jobId, tableUuid(), pending))));
+                stateSerializer, new CommitterState(jobId, tableUuid, pending))));
   }
 
   @Override
@@ -354,7 +360,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     if (onLive.isEmpty() && onGone.isEmpty()) {
       return prepared;
     }
-    String operationId = "commit-" + checkpointId + "-" + java.util.UUID.randomUUID();
+    String operationId = "commit-" + checkpointId + "-" + UUID.randomUUID();
     try {
       if (!onLive.isEmpty()) {
         DeleteWriteResult written =

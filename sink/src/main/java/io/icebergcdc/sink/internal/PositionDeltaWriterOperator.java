@@ -498,7 +498,8 @@ public final class PositionDeltaWriterOperator<K>
    * Writes the live rows of {@code own} again, moves their keys' entries, and hands the file to the
    * committer to remove, with the moved rows' positions as deletes.
    *
-   * @param task the file as the table holds it now, with the deletes that apply to it
+   * @param location the file's location
+   * @param live the table's live files now, with the deletes that apply to each
    * @return whether the file was compacted
    */
   private boolean compact(OwnFile own, String location, LiveFiles live) throws Exception {
@@ -690,25 +691,27 @@ public final class PositionDeltaWriterOperator<K>
    * which (those since the subtask started; those before are in the table's deletes).
    */
   private static final class OwnFile {
-    private final OwnDataFile restored;
+    /** The file as recorded when it was written or restored. */
+    private final OwnDataFile recorded;
+
     private long deleted;
     private final BitSet deletedHere = new BitSet();
 
-    OwnFile(OwnDataFile restored) {
-      this.restored = restored;
-      this.deleted = restored.deleted();
+    OwnFile(OwnDataFile recorded) {
+      this.recorded = recorded;
+      this.deleted = recorded.deleted();
     }
 
     String file() {
-      return restored.file();
+      return recorded.file();
     }
 
     long rows() {
-      return restored.rows();
+      return recorded.rows();
     }
 
     long checkpoint() {
-      return restored.checkpoint();
+      return recorded.checkpoint();
     }
 
     long deleted() {
@@ -727,7 +730,7 @@ public final class PositionDeltaWriterOperator<K>
     }
 
     OwnDataFile state() {
-      return restored.withDeleted(deleted);
+      return recorded.withDeleted(deleted);
     }
   }
 

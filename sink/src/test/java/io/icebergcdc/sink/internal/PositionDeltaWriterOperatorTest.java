@@ -24,10 +24,14 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.io.OutputFileFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -96,6 +100,20 @@ class PositionDeltaWriterOperatorTest {
     List<ChangeCommittable> out = harness.extractOutputValues();
     assertThat(out).hasSize(1);
     return out.get(0);
+  }
+
+  /**
+   * Writes keys 1 to 10 in checkpoint 1 and commits them as the committer would, checkpoint 1
+   * complete: the location of their file.
+   */
+  private static String commitTenKeys(
+      KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness,
+      Table table)
+      throws Exception {
+    ChangeCommittable written = checkpoint(harness, 1, inserts(1, 10, 0));
+    append(table, written);
+    harness.notifyOfCompletedCheckpoint(1);
+    return ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
   }
 
   private static void append(Table table, ChangeCommittable committable) {
@@ -353,22 +371,16 @@ class PositionDeltaWriterOperatorTest {
     compactionRatio = 0.3;
     Table table = table();
     try (var harness = harness(true, null)) {
-      ChangeCommittable written = checkpoint(harness, 1, inserts(1, 10, 0));
-      append(table, written);
-      String first =
-          ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
-      harness.notifyOfCompletedCheckpoint(1);
+      String first = commitTenKeys(harness, table);
       // Another engine deletes key 5, the fifth row, with a deletion vector.
-      org.apache.iceberg.deletes.BaseDVFileWriter dvs =
-          new org.apache.iceberg.deletes.BaseDVFileWriter(
-              org.apache.iceberg.io.OutputFileFactory.builderFor(table, 9, 9)
-                  .format(org.apache.iceberg.FileFormat.PUFFIN)
-                  .build(),
+      BaseDVFileWriter dvs =
+          new BaseDVFileWriter(
+              OutputFileFactory.builderFor(table, 9, 9).format(FileFormat.PUFFIN).build(),
               path -> null);
       try (dvs) {
         dvs.delete(first, 4, table.spec(), null);
       }
-      org.apache.iceberg.RowDelta delta = table.newRowDelta();
+      RowDelta delta = table.newRowDelta();
       dvs.result().deleteFiles().forEach(delta::addDeletes);
       delta.commit();
 
@@ -388,13 +400,7 @@ class PositionDeltaWriterOperatorTest {
     compactionRatio = 0.3;
     Table table = table();
     try (var harness = harness(true, null)) {
-      ChangeCommittable written = checkpoint(harness, 1, inserts(1, 10, 0));
-      append(table, written);
-      harness.notifyOfCompletedCheckpoint(1);
-      table
-          .newDelete()
-          .deleteFile(ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()))
-          .commit();
+      table.newDelete().deleteFile(commitTenKeys(harness, table)).commit();
       ChangeCommittable second = checkpoint(harness, 2, updates(1, 4, 100));
       assertThat(second.compactedDataFiles()).isEmpty();
     }
