@@ -27,6 +27,7 @@ public final class ChangeCommittable {
   private final PositionDeletes positionDeletes;
   private final long equalityFallbacks;
   private final List<String> compactedDataFiles;
+  private final PositionDeletes compactedRows;
 
   public ChangeCommittable(
       List<String> dataFiles,
@@ -72,7 +73,33 @@ public final class ChangeCommittable {
       PositionDeletes positionDeletes,
       long equalityFallbacks,
       List<String> compactedDataFiles) {
+    this(
+        dataFiles,
+        deleteFiles,
+        referencedDataFiles,
+        stats,
+        positionDeletes,
+        equalityFallbacks,
+        compactedDataFiles,
+        PositionDeletes.NONE);
+  }
+
+  /**
+   * @param compactedRows for each compacted data file, the positions of the rows written again (a
+   *     subset of its {@code positionDeletes}): the committer checks that no other writer deleted
+   *     any of them meanwhile, and deletes the copies of those it did
+   */
+  public ChangeCommittable(
+      List<String> dataFiles,
+      List<String> deleteFiles,
+      List<String> referencedDataFiles,
+      ChangeStats stats,
+      PositionDeletes positionDeletes,
+      long equalityFallbacks,
+      List<String> compactedDataFiles,
+      PositionDeletes compactedRows) {
     this.compactedDataFiles = List.copyOf(compactedDataFiles);
+    this.compactedRows = Objects.requireNonNull(compactedRows, "compactedRows");
     this.dataFiles = List.copyOf(dataFiles);
     this.deleteFiles = List.copyOf(deleteFiles);
     this.referencedDataFiles = List.copyOf(referencedDataFiles);
@@ -118,6 +145,14 @@ public final class ChangeCommittable {
     return compactedDataFiles;
   }
 
+  /**
+   * Positions of the rows written again, by compacted data file; empty for committables of releases
+   * that did not record them.
+   */
+  public PositionDeletes compactedRows() {
+    return compactedRows;
+  }
+
   /** Whether there is anything to commit. */
   public boolean hasFiles() {
     return !dataFiles.isEmpty()
@@ -135,7 +170,8 @@ public final class ChangeCommittable {
         stats.plus(other.stats),
         positionDeletes.plus(other.positionDeletes),
         equalityFallbacks + other.equalityFallbacks,
-        concat(compactedDataFiles, other.compactedDataFiles));
+        concat(compactedDataFiles, other.compactedDataFiles),
+        compactedRows.plus(other.compactedRows));
   }
 
   private static List<String> concat(List<String> a, List<String> b) {
@@ -163,7 +199,8 @@ public final class ChangeCommittable {
         && stats.equals(that.stats)
         && positionDeletes.equals(that.positionDeletes)
         && equalityFallbacks == that.equalityFallbacks
-        && compactedDataFiles.equals(that.compactedDataFiles);
+        && compactedDataFiles.equals(that.compactedDataFiles)
+        && compactedRows.equals(that.compactedRows);
   }
 
   @Override

@@ -23,7 +23,8 @@ import org.apache.flink.core.memory.DataOutputView;
  * position deletes (a count of files, then per file its location, a count and the positions) and
  * the number of equality fallbacks. Version 3 writes the statistics in {@link
  * ChangeStatsSerializer} version 2, with the Kafka offsets. Version 4 appends the compacted data
- * files (a count and strings).
+ * files (a count and strings). Version 5 appends the positions of the compacted rows, in the form
+ * of the position deletes.
  */
 public final class ChangeCommittableSerializer
     implements SimpleVersionedSerializer<ChangeCommittable> {
@@ -32,7 +33,8 @@ public final class ChangeCommittableSerializer
   public static final int VERSION_2 = 2;
   public static final int VERSION_3 = 3;
   public static final int VERSION_4 = 4;
-  private static final int CURRENT = VERSION_4;
+  public static final int VERSION_5 = 5;
+  private static final int CURRENT = VERSION_5;
 
   @Override
   public int getVersion() {
@@ -46,24 +48,16 @@ public final class ChangeCommittableSerializer
     writeStrings(committable.deleteFiles(), out);
     writeStrings(committable.referencedDataFiles(), out);
     ChangeStatsSerializer.write(committable.stats(), out);
-    PositionDeletes deletes = committable.positionDeletes();
-    out.writeInt(deletes.files().size());
-    for (String file : deletes.files()) {
-      Utf8Strings.write(file, out);
-      long[] positions = deletes.positions(file);
-      out.writeInt(positions.length);
-      for (long position : positions) {
-        out.writeLong(position);
-      }
-    }
+    writePositions(committable.positionDeletes(), out);
     out.writeLong(committable.equalityFallbacks());
     writeStrings(committable.compactedDataFiles(), out);
+    writePositions(committable.compactedRows(), out);
     return out.getCopyOfBuffer();
   }
 
   @Override
   public ChangeCommittable deserialize(int version, byte[] bytes) throws IOException {
-    if (version < VERSION_1 || version > VERSION_4) {
+    if (version < VERSION_1 || version > VERSION_5) {
       throw new IOException("unknown version " + version + " of a serialized change committable");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -79,6 +73,28 @@ public final class ChangeCommittableSerializer
     if (version == VERSION_1) {
       return new ChangeCommittable(data, deletes, referenced, stats);
     }
+    PositionDeletes positions = readPositions(in);
+    long fallbacks = in.readLong();
+    List<String> compacted = version >= VERSION_4 ? readStrings(in) : List.of();
+    PositionDeletes compactedRows = version >= VERSION_5 ? readPositions(in) : PositionDeletes.NONE;
+    return new ChangeCommittable(
+        data, deletes, referenced, stats, positions, fallbacks, compacted, compactedRows);
+  }
+
+  private static void writePositions(PositionDeletes deletes, DataOutputView out)
+      throws IOException {
+    out.writeInt(deletes.files().size());
+    for (String file : deletes.files()) {
+      Utf8Strings.write(file, out);
+      long[] positions = deletes.positions(file);
+      out.writeInt(positions.length);
+      for (long position : positions) {
+        out.writeLong(position);
+      }
+    }
+  }
+
+  private static PositionDeletes readPositions(DataInputView in) throws IOException {
     int files = in.readInt();
     Map<String, long[]> positions = new HashMap<>(files);
     for (int i = 0; i < files; i++) {
@@ -89,10 +105,7 @@ public final class ChangeCommittableSerializer
       }
       positions.put(file, filePositions);
     }
-    long fallbacks = in.readLong();
-    List<String> compacted = version >= VERSION_4 ? readStrings(in) : List.of();
-    return new ChangeCommittable(
-        data, deletes, referenced, stats, PositionDeletes.of(positions), fallbacks, compacted);
+    return PositionDeletes.of(positions);
   }
 
   private static void writeStrings(List<String> values, DataOutputView out) throws IOException {

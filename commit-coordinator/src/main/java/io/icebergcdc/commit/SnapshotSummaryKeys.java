@@ -36,6 +36,13 @@ public final class SnapshotSummaryKeys {
   public static final String DATA_FILES_COMPACTED = PREFIX + "data-files-compacted";
 
   /**
+   * Rows that another writer deleted from a compacted data file while the compaction copied them:
+   * this snapshot deletes their copies as well. Present only when there were any.
+   */
+  public static final String COMPACTED_ROWS_DELETED_MEANWHILE =
+      PREFIX + "compacted-rows-deleted-meanwhile";
+
+  /**
    * For changes read from Kafka: per topic partition, the highest offset of a record whose changes
    * this snapshot or an earlier one of the same committer holds, as {@code topic/partition=offset}
    * pairs separated by commas.

@@ -357,6 +357,39 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             .put(location, positions.positions(location));
       }
     }
+    if (!compacted.isEmpty()) {
+      // Deletes that another writer adds to a compacted file after this base fail the commit,
+      // which is then prepared again against the new base.
+      prepared.validateDeleteConflicts = true;
+    }
+    PositionDeletes copies;
+    try {
+      copies =
+          CompactedCopies.deletedMeanwhile(
+              table, base, live, committable.compactedRows(), prepared.dataFiles);
+    } catch (java.io.IOException | RuntimeException e) {
+      throw new CommitException(
+          "cannot check the rows compacted in checkpoint "
+              + checkpointId
+              + " against concurrent deletes in table "
+              + table.name()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    if (!copies.isEmpty()) {
+      prepared.copiesDeleted = copies.count();
+      LOG.warn(
+          "{} rows compacted in checkpoint {} were deleted by another writer of table {} meanwhile;"
+              + " their copies are deleted too",
+          copies.count(),
+          checkpointId,
+          table.name());
+      prepared.dataFiles.forEach(live::include);
+      for (String location : copies.files()) {
+        onLive.put(location, copies.positions(location));
+      }
+    }
     if (onLive.isEmpty() && onGone.isEmpty()) {
       return prepared;
     }
@@ -369,7 +402,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
         prepared.addedDeletes.addAll(written.deleteFiles());
         prepared.writtenDeletes.addAll(written.deleteFiles());
         prepared.removedDeletes.addAll(written.rewrittenDeleteFiles());
-        written.referencedDataFiles().forEach(f -> prepared.referenced.add(f.toString()));
+        written.referencedDataFiles().stream()
+            .map(Object::toString)
+            .filter(location -> !ours.contains(location))
+            .forEach(prepared.referenced::add);
         prepared.validateDeleteConflicts = true;
       }
       if (!onGone.isEmpty()) {
@@ -435,6 +471,11 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     if (!prepared.compacted.isEmpty()) {
       update.set(
           SnapshotSummaryKeys.DATA_FILES_COMPACTED, Integer.toString(prepared.compacted.size()));
+    }
+    if (prepared.copiesDeleted > 0) {
+      update.set(
+          SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE,
+          Long.toString(prepared.copiesDeleted));
     }
     if (overwrite != null) {
       update.set(SnapshotSummaryKeys.OVERWRITE, overwrite.describe());
@@ -626,6 +667,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     final List<DeleteFile> writtenDeletes = new ArrayList<>();
     final java.util.Set<String> referenced = new java.util.LinkedHashSet<>();
     long fellBack;
+    long copiesDeleted;
     boolean validateDeleteConflicts;
 
     /** Removes the delete files the committer wrote for an attempt that did not commit. */

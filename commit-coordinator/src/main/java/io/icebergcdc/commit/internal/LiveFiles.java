@@ -53,6 +53,11 @@ public final class LiveFiles {
     return live;
   }
 
+  /** Counts {@code file}, which a commit adds, as live, without deletes. */
+  void include(DataFile file) {
+    dataFiles.put(file.location(), file);
+  }
+
   /** The live data file at {@code location}, or null if the snapshot has none there. */
   public DataFile dataFile(String location) {
     return dataFiles.get(location);

@@ -93,6 +93,32 @@ class CommitterSerializersTest {
   }
 
   @Test
+  void committablesWithCompactedRowsRoundTripAndReadVersion5() throws IOException {
+    ChangeCommittableSerializer serializer = new ChangeCommittableSerializer();
+    ChangeCommittable compacted =
+        new ChangeCommittable(
+            COMMITTABLE.dataFiles(),
+            List.of(),
+            List.of(),
+            COMMITTABLE.stats(),
+            PositionDeletes.of(Map.of("/data/old.parquet", new long[] {0, 1, 2})),
+            0,
+            List.of("/data/old.parquet"),
+            PositionDeletes.of(Map.of("/data/old.parquet", new long[] {2, 0})));
+    byte[] bytes = serializer.serialize(compacted);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(compacted);
+
+    byte[] v5 = GoldenFiles.bytes("serializer/change-committable-v5.bin", bytes);
+    ChangeCommittable read = serializer.deserialize(ChangeCommittableSerializer.VERSION_5, v5);
+    assertThat(read).isEqualTo(compacted);
+    assertThat(read.compactedRows().positions("/data/old.parquet")).containsExactly(0, 2);
+    // Version 4 did not record which rows were compacted.
+    byte[] v4 = GoldenFiles.bytes("serializer/change-committable-v4.bin", null);
+    assertThat(serializer.deserialize(ChangeCommittableSerializer.VERSION_4, v4).compactedRows())
+        .isEqualTo(PositionDeletes.NONE);
+  }
+
+  @Test
   void committerStateRoundTripsAndReadsVersions1And2() throws IOException {
     CommitterStateSerializer serializer = new CommitterStateSerializer();
     TreeMap<Long, ChangeCommittable> pending = new TreeMap<>();

@@ -21,6 +21,7 @@ import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.jobgraph.OperatorID;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -375,6 +376,154 @@ class IcebergCommitterOperatorTest {
         .containsEntry("total-delete-files", "0")
         .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0");
     assertThat(committedCheckpoints()).containsExactly("1", "2", "3");
+  }
+
+  @Test
+  void aRowAnotherWriterDeletesWhileItIsCompactedIsNotBroughtBack() throws Exception {
+    table.updateProperties().set("format-version", "3").commit();
+    DataFile a = writeRows(table, "a", 1, 2, 3);
+    table.newAppend().appendFile(a).commit();
+    // The writer compacted a: its rows 1, 2 and 3 are copied into b. Before the commit, another
+    // engine deletes row 2 from a (and the first attempt loses that race).
+    DataFile b = writeRows(table, "b", 1, 2, 3);
+    ConcurrentDelete.warehouse = warehouse.toString();
+    ConcurrentDelete.location = a.location();
+    ConcurrentDelete.done = false;
+    var harness = open(null, new ConcurrentDelete());
+    harness.processElement(new StreamRecord<>(compaction(a, b, 0, 1, 2)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+
+    assertThat(ids()).containsExactlyInAnyOrder(1L, 3L);
+    Map<String, String> summary = table.currentSnapshot().summary();
+    assertThat(summary)
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "1")
+        .containsEntry(SnapshotSummaryKeys.DATA_FILES_COMPACTED, "1")
+        .containsEntry(SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE, "1");
+  }
+
+  @Test
+  void aRowAnotherWriterDeletesByRewritingTheCompactedFileIsNotBroughtBack() throws Exception {
+    table.updateProperties().set("format-version", "3").commit();
+    DataFile a = writeRows(table, "a", 1, 2, 3);
+    table.newAppend().appendFile(a).commit();
+    DataFile b = writeRows(table, "b", 1, 2, 3);
+    // Another engine deletes row 2 copy-on-write: a is replaced by a file of rows 1 and 3.
+    DataFile rewritten = writeRows(table, "a2", 1, 3);
+    table.newOverwrite().deleteFile(a).addFile(rewritten).commit();
+
+    var harness = open();
+    harness.processElement(new StreamRecord<>(compaction(a, b, 0, 1, 2)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+
+    assertThat(ids()).containsExactlyInAnyOrder(1L, 3L);
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE, "1");
+  }
+
+  @Test
+  void compactedRowsNobodyElseTouchedAreKeptWithoutALookUp() throws Exception {
+    table.updateProperties().set("format-version", "3").commit();
+    DataFile a = writeRows(table, "a", 1, 2, 3);
+    table.newAppend().appendFile(a).commit();
+    DataFile b = writeRows(table, "b", 1, 3);
+    var harness = open();
+    // Row 2 is deleted by this checkpoint (an update elsewhere), rows 1 and 3 are compacted.
+    ChangeCommittable compaction =
+        new ChangeCommittable(
+            List.of(ContentFileCodec.encode(b, table.specs())),
+            List.of(),
+            List.of(),
+            ChangeStats.EMPTY,
+            io.icebergcdc.commit.PositionDeletes.of(Map.of(a.location(), new long[] {0, 1, 2})),
+            0,
+            List.of(a.location()),
+            io.icebergcdc.commit.PositionDeletes.of(Map.of(a.location(), new long[] {0, 2})));
+    harness.processElement(new StreamRecord<>(compaction));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+
+    assertThat(ids()).containsExactlyInAnyOrder(1L, 3L);
+    assertThat(table.currentSnapshot().summary())
+        .doesNotContainKey(SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE)
+        .containsEntry("total-delete-files", "0");
+  }
+
+  /** A compaction of {@code from} whose rows at {@code positions} were copied into {@code to}. */
+  private ChangeCommittable compaction(DataFile from, DataFile to, long... positions) {
+    return new ChangeCommittable(
+        List.of(ContentFileCodec.encode(to, table.specs())),
+        List.of(),
+        List.of(),
+        ChangeStats.EMPTY,
+        io.icebergcdc.commit.PositionDeletes.of(Map.of(from.location(), positions)),
+        0,
+        List.of(from.location()),
+        io.icebergcdc.commit.PositionDeletes.of(Map.of(from.location(), positions)));
+  }
+
+  /** Writes a data file of rows with the given ids, named after {@code name}. */
+  private static DataFile writeRows(Table table, String name, long... ids) throws Exception {
+    var writer =
+        new org.apache.iceberg.data.GenericFileWriterFactory.Builder(table)
+            .dataFileFormat(org.apache.iceberg.FileFormat.PARQUET)
+            .build()
+            .newDataWriter(
+                org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(
+                    table.io().newOutputFile(table.location() + "/data/" + name + ".parquet")),
+                table.spec(),
+                null);
+    try (writer) {
+      for (long id : ids) {
+        org.apache.iceberg.data.GenericRecord row =
+            org.apache.iceberg.data.GenericRecord.create(table.schema());
+        row.setField("id", id);
+        row.setField("name", name + "-" + id);
+        writer.write(row);
+      }
+    }
+    return writer.toDataFile();
+  }
+
+  /** The ids of the table's rows, deletes applied. */
+  private List<Long> ids() throws Exception {
+    table.refresh();
+    List<Long> ids = new ArrayList<>();
+    try (var rows = org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+      rows.forEach(r -> ids.add((Long) r.getField("id")));
+    }
+    return ids;
+  }
+
+  /** Deletes the row at position 1 of a data file, by deletion vector, before the first commit. */
+  private static final class ConcurrentDelete implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    static String warehouse;
+    static String location;
+    static boolean done;
+
+    @Override
+    public void beforeCommit(long checkpointId) {
+      if (done) {
+        return;
+      }
+      done = true;
+      Table other = TestTables.catalog(Path.of(warehouse)).loadCatalog().loadTable(TestTables.ID);
+      var files =
+          org.apache.iceberg.io.OutputFileFactory.builderFor(other, 9, 9)
+              .format(org.apache.iceberg.FileFormat.PUFFIN)
+              .build();
+      var writer = new org.apache.iceberg.deletes.BaseDVFileWriter(files, path -> null);
+      try (writer) {
+        writer.delete(location, 1, other.spec(), null);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      var delta = other.newRowDelta();
+      writer.result().deleteFiles().forEach(delta::addDeletes);
+      delta.commit();
+    }
   }
 
   @Test

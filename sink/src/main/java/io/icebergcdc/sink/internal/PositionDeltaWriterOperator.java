@@ -93,8 +93,9 @@ import org.slf4j.LoggerFactory;
  * skips the rows deleted by it or in the table, writes each other row that its key's entry still
  * points to again into the checkpoint's new files, moves the entry there, and hands the old file to
  * the committer to remove, with the positions of the moved rows as deletes for the case where
- * another writer replaced the file meanwhile. Files are picked by their share of deleted rows, and
- * a checkpoint compacts at most about as many rows as it writes otherwise (at least {@value
+ * another writer replaced the file meanwhile, and apart, so that the committer can delete the
+ * copies of rows another writer deleted meanwhile. Files are picked by their share of deleted rows,
+ * and a checkpoint compacts at most about as many rows as it writes otherwise (at least {@value
  * #MIN_COMPACTION_ROWS}).
  *
  * <p><b>Threading:</b> Flink's task thread only.
@@ -146,6 +147,10 @@ public final class PositionDeltaWriterOperator<K>
   private transient List<DataFile> completedFiles;
   private transient Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes;
   private transient Map<String, Positions> positionDeletes;
+
+  /** The positions of the rows compacted at this checkpoint, by compacted data file. */
+  private transient Map<String, Positions> compactedRows;
+
   private transient long fallbacks;
   private transient Counter dataFilesWritten;
   private transient Counter equalityFallbacks;
@@ -344,6 +349,7 @@ public final class PositionDeltaWriterOperator<K>
     completedFiles = new ArrayList<>();
     equalityDeletes = new HashMap<>();
     positionDeletes = new HashMap<>();
+    compactedRows = new HashMap<>();
     compacted = new ArrayList<>();
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
     equalityFallbacks = getMetricGroup().counter("equalityFallbacks");
@@ -539,9 +545,11 @@ public final class PositionDeltaWriterOperator<K>
               Location written = write(row);
               moved(entry, written.file(), written.position());
               if (moved == null) {
-                moved = positionDeletes.computeIfAbsent(location, f -> new Positions());
+                moved = new Positions();
+                compactedRows.put(location, moved);
               }
               moved.add(position);
+              positionDeletes.computeIfAbsent(location, f -> new Positions()).add(position);
               rows++;
             }
           }
@@ -608,8 +616,6 @@ public final class PositionDeltaWriterOperator<K>
       }
       return;
     }
-    Map<String, long[]> positions = new HashMap<>();
-    positionDeletes.forEach((file, list) -> positions.put(file, list.toArray()));
     Map<Integer, PartitionSpec> specs = table.specs();
     dataFilesWritten.inc(completedFiles.size());
     output.collect(
@@ -619,11 +625,13 @@ public final class PositionDeltaWriterOperator<K>
                 ContentFileCodec.encodeAll(deletes, specs),
                 List.of(),
                 stats,
-                PositionDeletes.of(positions),
+                positionsOf(positionDeletes),
                 fallbacks,
-                compacted)));
+                compacted,
+                positionsOf(compactedRows))));
     completedFiles.clear();
     compacted.clear();
+    compactedRows.clear();
     positionDeletes.clear();
     fallbacks = 0;
   }
@@ -657,6 +665,12 @@ public final class PositionDeltaWriterOperator<K>
     } catch (IOException | UncheckedIOException e) {
       LOG.warn("Cannot remove the unfinished data file {}", location, e);
     }
+  }
+
+  private static PositionDeletes positionsOf(Map<String, Positions> byFile) {
+    Map<String, long[]> positions = new HashMap<>();
+    byFile.forEach((file, list) -> positions.put(file, list.toArray()));
+    return PositionDeletes.of(positions);
   }
 
   /** The form in which the index keeps a data file's location: its name in the dictionary. */
