@@ -9,20 +9,39 @@ import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
 import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
+import io.icebergcdc.cdc.typeutils.RowKeySerializer;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
 import io.icebergcdc.dedup.AmbiguousChangeException;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.DedupOptions;
+import java.io.InputStream;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
+import java.util.stream.Stream;
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataInputViewStreamWrapper;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
+import org.apache.flink.runtime.state.KeyGroupsList;
+import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -37,15 +56,19 @@ import org.apache.flink.util.OutputTag;
  * partition), directly after the source or parser. Subclasses decide what a net change becomes:
  * {@link DedupOperator} emits it to the writers, the key-indexed writer writes it.
  *
- * <p><b>State:</b> per key, in keyed state, the {@link AppliedChange} of the last change applied
- * (with the location of the key's live row, where the subclass keeps one): without expiry while the
- * row exists, and with a processing-time time to live once it is deleted (the tombstone), so that a
- * late change older than the delete cannot bring the row back while the tombstone lives. Between
- * checkpoints the operator also holds, on the heap, what it knew of each key touched since the last
- * checkpoint and the latest change accepted for it. Keyed state is read once per key and interval
- * and written once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier}
- * (and at the end of input); so the buffer is always empty when state is snapshotted and needs no
- * state of its own.
+ * <p><b>State:</b> per key, the {@link AppliedChange} of the last change applied (with the location
+ * of the key's live row, where the subclass keeps one): without expiry while the row exists, and
+ * with a processing-time time to live once it is deleted (the tombstone), so that a late change
+ * older than the delete cannot bring the row back while the tombstone lives. Where the job
+ * checkpoints with the heap state backend, the entries live in a {@link KeyIndex}, written to raw
+ * keyed state per key group at every snapshot, so they rescale as keyed state does; otherwise
+ * (RocksDB, or batch execution) in keyed state. A restore moves entries from one form into the
+ * other when the backend changed (through a savepoint in the canonical format). Between checkpoints
+ * the operator also holds, on the heap, what it knew of each key touched since the last checkpoint
+ * and the latest change accepted for it. Keyed state is read once per key and interval and written
+ * once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier} (and at the
+ * end of input); so the buffer is always empty when state is snapshotted and needs no state of its
+ * own.
  *
  * <p><b>Invariants:</b> a change is applied only if its sequence is greater than that of every
  * change applied to its key before, whatever the arrival order. A change at the same sequence as
@@ -79,6 +102,13 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
 
   private transient ValueState<AppliedChange> live;
   private transient ValueState<AppliedChange> tombstone;
+
+  /** With heap state and checkpoints, the entries themselves; else null, and in keyed state. */
+  private transient KeyIndex index;
+
+  private transient LongSupplier clock;
+  private transient TypeSerializer<Object> keySerializer;
+  private transient DataOutputSerializer buffer;
   private transient Map<RowKey, Pending> pending;
   private transient DedupMetrics metrics;
 
@@ -116,6 +146,133 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
             .cleanupInRocksdbCompactFilter(1000)
             .build());
     tombstone = context.getKeyedStateStore().getState(tombstoneDescriptor);
+    @SuppressWarnings("unchecked")
+    TypeSerializer<Object> serializer =
+        (TypeSerializer<Object>) getKeyedStateBackend().getKeySerializer();
+    keySerializer = serializer;
+    buffer = new DataOutputSerializer(4096);
+    boolean inMemory =
+        getRuntimeContext().isCheckpointingEnabled()
+            && getKeyedStateBackend() instanceof HeapKeyedStateBackend;
+    if (inMemory) {
+      index = new KeyIndex(tombstoneTtl.toMillis());
+      restoreIndex(context);
+      moveKeyedStateIntoIndex();
+    } else if (context.isRestored()) {
+      moveIndexIntoKeyedState(context);
+    }
+  }
+
+  /** Reads the index's raw keyed state of this subtask's key groups. */
+  private void restoreIndex(StateInitializationContext context) throws Exception {
+    long now = now();
+    for (KeyGroupStatePartitionStreamProvider group : context.getRawKeyedStateInputs()) {
+      try (InputStream in = group.getStream()) {
+        index.read(group.getKeyGroupId(), new DataInputViewStreamWrapper(in), now);
+      }
+    }
+  }
+
+  /**
+   * Moves entries restored into keyed state (written by a job with another state backend, or by a
+   * release before the in-memory index) into the index, and empties the keyed state.
+   */
+  private void moveKeyedStateIntoIndex() throws Exception {
+    long now = now();
+    for (ValueState<AppliedChange> state : List.of(live, tombstone)) {
+      String name = state == live ? "applied" : "tombstone";
+      List<Object> keys = new ArrayList<>();
+      try (Stream<Object> stream = getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
+        stream.forEach(keys::add);
+      }
+      for (Object key : keys) {
+        setCurrentKey(key);
+        AppliedChange value = state.value();
+        if (value != null) {
+          byte[] bytes = keyBytes(key);
+          index.put(bytes, KeyIndex.hash(bytes), currentKeyGroup(), value, now);
+        }
+        state.clear();
+      }
+    }
+  }
+
+  /** Moves entries restored into the index's raw keyed state into keyed state. */
+  private void moveIndexIntoKeyedState(StateInitializationContext context) throws Exception {
+    KeyIndex restored = new KeyIndex(tombstoneTtl.toMillis());
+    long now = now();
+    for (KeyGroupStatePartitionStreamProvider group : context.getRawKeyedStateInputs()) {
+      try (InputStream in = group.getStream()) {
+        restored.read(group.getKeyGroupId(), new DataInputViewStreamWrapper(in), now);
+      }
+    }
+    restored.forEach(
+        (key, keyGroup, value) -> {
+          setCurrentKey(keyOf(key));
+          (value.deleted() ? tombstone : live).update(value);
+        });
+  }
+
+  /**
+   * The bytes by which the index keeps {@code key}: those of a {@link RowKey}, else the key
+   * serializer's.
+   */
+  private byte[] keyBytes(Object key) throws java.io.IOException {
+    if (key instanceof RowKey) {
+      return ((RowKey) key).bytes();
+    }
+    buffer.clear();
+    keySerializer.serialize(key, buffer);
+    return buffer.getCopyOfBuffer();
+  }
+
+  private Object keyOf(byte[] bytes) throws java.io.IOException {
+    if ((TypeSerializer<?>) keySerializer instanceof RowKeySerializer) {
+      return new RowKey(bytes);
+    }
+    return keySerializer.deserialize(new DataInputDeserializer(bytes));
+  }
+
+  /** The key group of the key in context; the index is only used with the heap backend. */
+  private int currentKeyGroup() {
+    return ((AbstractKeyedStateBackend<?>) getKeyedStateBackend()).getCurrentKeyGroupIndex();
+  }
+
+  /** Processing time as tombstones' time to live counts it. */
+  private long now() {
+    return clock == null ? System.currentTimeMillis() : clock.getAsLong();
+  }
+
+  /** Replaces the processing time of the in-memory index's tombstones, for tests. */
+  @VisibleForTesting
+  void useClock(LongSupplier clock) {
+    this.clock = clock;
+  }
+
+  @Override
+  protected boolean isUsingCustomRawKeyedState() {
+    return true;
+  }
+
+  @Override
+  public void snapshotState(StateSnapshotContext context) throws Exception {
+    super.snapshotState(context);
+    if (index == null) {
+      return;
+    }
+    index.forgetUnusedFiles();
+    KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
+    KeyGroupsList range = out.getKeyGroupList();
+    int first = range.getKeyGroupId(0);
+    int[][] grouped = index.slotsByKeyGroup(first, range.getNumberOfKeyGroups());
+    int[] order = grouped[0];
+    int[] start = grouped[1];
+    long now = now();
+    DataOutputViewStreamWrapper view = new DataOutputViewStreamWrapper(out);
+    for (int g = 0; g < range.getNumberOfKeyGroups(); g++) {
+      out.startNewKeyGroup(first + g);
+      index.write(order, start[g], start[g + 1], now, buffer, view);
+    }
   }
 
   /**
@@ -123,17 +280,32 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
    * the table before this job changed it.
    */
   protected final void loaded(String file, long position) throws Exception {
-    live.update(AppliedChange.loaded(file, position));
+    putCurrent(AppliedChange.loaded(file, position));
+  }
+
+  /** Records {@code value} for the key in context. */
+  private void putCurrent(AppliedChange value) throws Exception {
+    if (index != null) {
+      byte[] key = keyBytes(getCurrentKey());
+      index.put(key, KeyIndex.hash(key), currentKeyGroup(), value, now());
+    } else {
+      live.update(value);
+    }
   }
 
   /** The live entry of the key in context, or null if it has no live row. */
   protected final AppliedChange liveEntry() throws Exception {
+    if (index != null) {
+      byte[] key = keyBytes(getCurrentKey());
+      AppliedChange entry = index.get(key, KeyIndex.hash(key), now());
+      return entry == null || entry.deleted() ? null : entry;
+    }
     return live.value();
   }
 
   /** Records that the live row of the key in context, {@code entry}, moved to a new location. */
   protected final void moved(AppliedChange entry, String file, long position) throws Exception {
-    live.update(AppliedChange.of(entry.sequence(), entry.fingerprint(), false, file, position));
+    putCurrent(AppliedChange.of(entry.sequence(), entry.fingerprint(), false, file, position));
   }
 
   @Override
@@ -156,13 +328,21 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     AppliedChange prior = null;
     SourceSequence lastSequence;
     long lastFingerprint;
+    byte[] indexKey = null;
+    long indexHash = 0;
     if (entry != null) {
       lastSequence = entry.latest.sequence();
       lastFingerprint = entry.fingerprint;
     } else {
-      prior = live.value();
-      if (prior == null) {
-        prior = tombstone.value();
+      if (index != null) {
+        indexKey = keyBytes(getCurrentKey());
+        indexHash = KeyIndex.hash(indexKey);
+        prior = index.get(indexKey, indexHash, now());
+      } else {
+        prior = live.value();
+        if (prior == null) {
+          prior = tombstone.value();
+        }
       }
       if (prior == null) {
         prior = unknownKey(getCurrentKey());
@@ -201,7 +381,13 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     }
     long fingerprint = schema.fingerprint(event);
     if (entry == null) {
-      pending.put(event.key(), new Pending(getCurrentKey(), prior, event, fingerprint));
+      Pending added = new Pending(getCurrentKey(), prior, event, fingerprint);
+      if (index != null) {
+        added.indexKey = indexKey;
+        added.indexHash = indexHash;
+        added.keyGroup = currentKeyGroup();
+      }
+      pending.put(event.key(), added);
     } else {
       entry.latest = event;
       entry.fingerprint = fingerprint;
@@ -271,8 +457,11 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     long inserted = 0;
     long updated = 0;
     long deleted = 0;
+    long now = now();
     for (Pending entry : pending.values()) {
-      setCurrentKey(entry.key);
+      if (index == null) {
+        setCurrentKey(entry.key);
+      }
       ChangeEvent latest = entry.latest;
       AppliedChange prior = entry.prior;
       boolean existed = prior != null && !prior.deleted();
@@ -285,24 +474,34 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           inserted++;
         }
         Location written = apply(latest.withOperation(net), prior);
-        live.update(
+        AppliedChange applied =
             AppliedChange.live(
                 latest.sequence(),
                 entry.fingerprint,
                 written == null ? null : written.file,
-                written == null ? 0 : written.position));
-        if (prior != null && prior.deleted()) {
-          tombstone.clear();
+                written == null ? 0 : written.position);
+        if (index != null) {
+          index.put(entry.indexKey, entry.indexHash, entry.keyGroup, applied, now);
+        } else {
+          live.update(applied);
+          if (prior != null && prior.deleted()) {
+            tombstone.clear();
+          }
         }
       } else {
         if (mayExist) {
           deleted++;
           apply(latest.withOperation(Operation.DELETE), prior);
         }
-        if (existed) {
-          live.clear();
+        AppliedChange applied = new AppliedChange(latest.sequence(), entry.fingerprint, true);
+        if (index != null) {
+          index.put(entry.indexKey, entry.indexHash, entry.keyGroup, applied, now);
+        } else {
+          if (existed) {
+            live.clear();
+          }
+          tombstone.update(applied);
         }
-        tombstone.update(new AppliedChange(latest.sequence(), entry.fingerprint, true));
       }
     }
     pending.clear();
@@ -341,6 +540,12 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     final AppliedChange prior;
     ChangeEvent latest;
     long fingerprint;
+
+    /** With the in-memory index: the key's bytes, their hash and its key group. */
+    byte[] indexKey;
+
+    long indexHash;
+    int keyGroup;
 
     Pending(Object key, AppliedChange prior, ChangeEvent latest, long fingerprint) {
       this.key = key;

@@ -29,7 +29,7 @@ import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class DedupOperatorTest {
 
@@ -64,6 +64,12 @@ class DedupOperatorTest {
 
   private void open() throws Exception {
     open(AmbiguousChangePolicy.FAIL, new HashMapStateBackend(), null);
+  }
+
+  /** Sets the processing time of state time-to-live, in keyed state and in the in-memory index. */
+  private void time(long millis) {
+    harness.setStateTtlProcessingTime(millis);
+    ((SequencedChangeOperator<?>) harness.getOperator()).useClock(() -> millis);
   }
 
   private void feed(ChangeEvent... events) throws Exception {
@@ -200,15 +206,15 @@ class DedupOperatorTest {
   @Test
   void afterTheTombstoneExpiresALateOlderChangeAppliesAgain() throws Exception {
     open();
-    harness.setStateTtlProcessingTime(0);
+    time(0);
     feed(insert(1, "a", 10), delete(1, 20));
     checkpoint();
 
-    harness.setStateTtlProcessingTime(TTL.toMillis() - 1);
+    time(TTL.toMillis() - 1);
     feed(update(1, "late", 15));
     assertThat(checkpoint()).isEmpty();
 
-    harness.setStateTtlProcessingTime(TTL.toMillis() + 1);
+    time(TTL.toMillis() + 1);
     feed(update(1, "late", 15));
     assertThat(checkpoint()).containsExactly("INSERT 1 late");
   }
@@ -216,10 +222,10 @@ class DedupOperatorTest {
   @Test
   void liveKeysNeverExpire() throws Exception {
     open();
-    harness.setStateTtlProcessingTime(0);
+    time(0);
     feed(insert(1, "a", 10));
     checkpoint();
-    harness.setStateTtlProcessingTime(TTL.toMillis() * 10);
+    time(TTL.toMillis() * 10);
     feed(update(1, "old", 5));
     assertThat(checkpoint()).isEmpty();
   }
@@ -262,20 +268,35 @@ class DedupOperatorTest {
         .containsExactly(Operation.INSERT, Operation.INSERT);
   }
 
+  /**
+   * With the heap backend the entries are in the in-memory index (raw keyed state), with RocksDB in
+   * keyed state; a restart may switch backends, and the entries move along.
+   */
   @ParameterizedTest
-  @ValueSource(strings = {"hashmap", "rocksdb"})
-  void restoredStateKeepsOrderingAcrossTheRestart(String backend) throws Exception {
+  @CsvSource({"hashmap, hashmap", "rocksdb, rocksdb", "hashmap, rocksdb", "rocksdb, hashmap"})
+  void restoredStateKeepsOrderingAcrossTheRestart(String backend, String restoredBackend)
+      throws Exception {
     open(AmbiguousChangePolicy.FAIL, backend(backend), null);
     feed(insert(1, "a", 10), insert(2, "b", 10));
     checkpoint();
     feed(delete(2, 20));
     checkpoint();
-    OperatorSubtaskState snapshot = harness.snapshot(checkpointId, 0);
+    // Switching backends takes a savepoint in the canonical format.
+    OperatorSubtaskState snapshot =
+        backend.equals(restoredBackend)
+            ? harness.snapshot(checkpointId, 0)
+            : harness
+                .snapshotWithLocalState(
+                    checkpointId,
+                    0,
+                    org.apache.flink.runtime.checkpoint.SavepointType.savepoint(
+                        org.apache.flink.core.execution.SavepointFormatType.CANONICAL))
+                .getJobManagerOwnedState();
     // Changes after the snapshot are lost with the failure and replayed by the source.
     feed(update(1, "lost", 30));
     harness.close();
 
-    open(AmbiguousChangePolicy.FAIL, backend(backend), snapshot);
+    open(AmbiguousChangePolicy.FAIL, backend(restoredBackend), snapshot);
     feed(update(1, "stale", 5), insert(2, "stale", 15), update(1, "a", 10));
     assertThat(checkpoint()).isEmpty();
     feed(update(1, "replayed", 30), insert(2, "back", 25));

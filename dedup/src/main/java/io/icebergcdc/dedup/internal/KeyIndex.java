@@ -1,0 +1,494 @@
+package io.icebergcdc.dedup.internal;
+
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.typeutils.SourceSequenceCodec;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.core.memory.DataOutputView;
+
+/**
+ * The {@link AppliedChange} of every key of one subtask, in flat arrays on the heap, written to and
+ * read from raw keyed state one key group at a time.
+ *
+ * <p>Flink's heap state keeps a graph of objects per key (the map entry, the key, the value, its
+ * sequence and file name) and, at every checkpoint, walks the whole graph to serialize it while
+ * copying on write what the task changes meanwhile. Here one key is one slot of eight longs (hash,
+ * key group and flags, file, position, fingerprint, three sequence components) plus its key bytes:
+ * a look-up touches two or three cache lines, and a snapshot writes the slots of a key group into
+ * one buffer. It is an open-addressing table with linear probing and backward-shift removal.
+ *
+ * <p>Deleted keys (tombstones) keep the time they were written in the position's place and expire
+ * {@code tombstoneTtlMillis} later: an expired tombstone is not returned, is removed when met, and
+ * is not written to snapshots, as Flink's state time-to-live with {@code NeverReturnExpired} and
+ * full-snapshot cleanup does.
+ *
+ * <p>File names and sequence prefixes are stored as numbers into tables of their distinct values.
+ * The file table only grows while the job runs; it is rebuilt from the entries on restore.
+ *
+ * <p>Not thread-safe: Flink's task thread only.
+ */
+final class KeyIndex {
+
+  /** Format of a key group's bytes; changes need a new number and a reader for the old ones. */
+  static final int FORMAT_1 = 1;
+
+  private static final int STRIDE = 8;
+  private static final int HASH = 0;
+  private static final int META = 1;
+  private static final int FILE = 2;
+  private static final int POSITION = 3;
+  private static final int FINGERPRINT = 4;
+  private static final int C0 = 5;
+
+  // META: key group (bits 0-15), flags (16-23), sequence kind (24-31), sequence size (32-39),
+  // sequence prefix number plus one, 0 for none (40-63).
+  private static final int DELETED = 1;
+  private static final int SEQUENCED = 2;
+  private static final int LOCATED = 4;
+  private static final int SEQUENCE_OBJECT = 8;
+
+  private static final SourceSequence.Kind[] KINDS = SourceSequence.Kind.values();
+  private static final float LOAD = 0.6f;
+
+  private final long tombstoneTtlMillis;
+  private long[] slots;
+  private byte[][] keys;
+  private SourceSequence[] longSequences;
+  private int mask;
+  private int size;
+  private int threshold;
+
+  private final List<String> files = new ArrayList<>();
+  private final Map<String, Integer> fileNumbers = new HashMap<>();
+  private final List<String> prefixes = new ArrayList<>();
+
+  /** Per file number, its number in the key group being written, valid where stamped. */
+  private int[] localNumbers = new int[0];
+
+  private int[] localStamps = new int[0];
+  private int stamp;
+  private final Map<String, Integer> prefixNumbers = new HashMap<>();
+
+  KeyIndex(long tombstoneTtlMillis) {
+    this.tombstoneTtlMillis = tombstoneTtlMillis;
+    allocate(1024);
+  }
+
+  private void allocate(int capacity) {
+    slots = new long[capacity * STRIDE];
+    keys = new byte[capacity][];
+    longSequences = new SourceSequence[capacity];
+    mask = capacity - 1;
+    threshold = (int) (capacity * LOAD);
+  }
+
+  /** The hash of a key's bytes, never 0 (which marks a free slot). */
+  static long hash(byte[] key) {
+    long h = 0xcbf29ce484222325L;
+    for (byte b : key) {
+      h ^= b & 0xff;
+      h *= 0x100000001b3L;
+    }
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return h == 0 ? 1 : h;
+  }
+
+  int size() {
+    return size;
+  }
+
+  /** The slot of {@code key}, or -1. */
+  private int find(byte[] key, long hash) {
+    int slot = (int) hash & mask;
+    while (true) {
+      long h = slots[slot * STRIDE + HASH];
+      if (h == 0) {
+        return -1;
+      }
+      if (h == hash && Arrays.equals(keys[slot], key)) {
+        return slot;
+      }
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  /** What was applied to {@code key}; null if nothing, or only a tombstone that has expired. */
+  AppliedChange get(byte[] key, long hash, long now) {
+    int slot = find(key, hash);
+    if (slot < 0) {
+      return null;
+    }
+    int base = slot * STRIDE;
+    long meta = slots[base + META];
+    int flags = (int) (meta >>> 16) & 0xff;
+    boolean deleted = (flags & DELETED) != 0;
+    if (deleted && expired(slots[base + POSITION], now)) {
+      removeSlot(slot);
+      return null;
+    }
+    SourceSequence sequence = null;
+    long fingerprint = 0;
+    if ((flags & SEQUENCED) != 0) {
+      sequence = sequenceAt(slot, meta, flags);
+      fingerprint = slots[base + FINGERPRINT];
+    }
+    String file = (flags & LOCATED) != 0 ? files.get((int) slots[base + FILE]) : null;
+    long position = deleted ? 0 : slots[base + POSITION];
+    return AppliedChange.of(sequence, fingerprint, deleted, file, position);
+  }
+
+  private boolean expired(long writtenAt, long now) {
+    return now - writtenAt >= tombstoneTtlMillis;
+  }
+
+  private SourceSequence sequenceAt(int slot, long meta, int flags) {
+    if ((flags & SEQUENCE_OBJECT) != 0) {
+      return longSequences[slot];
+    }
+    int base = slot * STRIDE;
+    int prefix = (int) (meta >>> 40);
+    return SourceSequence.of(
+        KINDS[(int) (meta >>> 24) & 0xff],
+        prefix == 0 ? null : prefixes.get(prefix - 1),
+        (int) (meta >>> 32) & 0xff,
+        slots[base + C0],
+        slots[base + C0 + 1],
+        slots[base + C0 + 2]);
+  }
+
+  /**
+   * Records {@code value} for {@code key}; a deleted value is a tombstone written at {@code now}.
+   */
+  void put(byte[] key, long hash, int keyGroup, AppliedChange value, long now) {
+    int slot = (int) hash & mask;
+    while (true) {
+      long h = slots[slot * STRIDE + HASH];
+      if (h == 0) {
+        if (size >= threshold) {
+          grow();
+          put(key, hash, keyGroup, value, now);
+          return;
+        }
+        size++;
+        keys[slot] = key;
+        break;
+      }
+      if (h == hash && Arrays.equals(keys[slot], key)) {
+        break;
+      }
+      slot = (slot + 1) & mask;
+    }
+    int base = slot * STRIDE;
+    slots[base + HASH] = hash;
+    int flags = value.deleted() ? DELETED : 0;
+    long meta = keyGroup & 0xffffL;
+    SourceSequence sequence = value.sequence();
+    longSequences[slot] = null;
+    if (sequence != null) {
+      flags |= SEQUENCED;
+      slots[base + FINGERPRINT] = value.fingerprint();
+      if (sequence.size() > SourceSequence.INLINE_COMPONENTS) {
+        flags |= SEQUENCE_OBJECT;
+        longSequences[slot] = sequence;
+      } else {
+        int prefix = sequence.prefix() == null ? 0 : prefixNumber(sequence.prefix()) + 1;
+        meta |=
+            ((long) sequence.kind().ordinal() << 24)
+                | ((long) sequence.size() << 32)
+                | ((long) prefix << 40);
+        for (int i = 0; i < SourceSequence.INLINE_COMPONENTS; i++) {
+          slots[base + C0 + i] = i < sequence.size() ? sequence.component(i) : 0;
+        }
+      }
+    }
+    if (value.file() != null) {
+      flags |= LOCATED;
+      slots[base + FILE] = fileNumber(value.file());
+    }
+    slots[base + POSITION] = value.deleted() ? now : value.position();
+    slots[base + META] = meta | ((long) flags << 16);
+  }
+
+  private int fileNumber(String file) {
+    Integer number = fileNumbers.get(file);
+    if (number == null) {
+      number = files.size();
+      files.add(file);
+      fileNumbers.put(file, number);
+    }
+    return number;
+  }
+
+  private int prefixNumber(String prefix) {
+    Integer number = prefixNumbers.get(prefix);
+    if (number == null) {
+      number = prefixes.size();
+      prefixes.add(prefix);
+      prefixNumbers.put(prefix, number);
+    }
+    return number;
+  }
+
+  /**
+   * Drops the names of files no entry refers to any more, once they are most of the table: files
+   * are written at every checkpoint and their rows move on.
+   */
+  void forgetUnusedFiles() {
+    if (files.size() < 1024) {
+      return;
+    }
+    int[] renumbered = new int[files.size()];
+    Arrays.fill(renumbered, -1);
+    List<String> used = new ArrayList<>();
+    for (int slot = 0; slot < keys.length; slot++) {
+      int base = slot * STRIDE;
+      if (slots[base + HASH] != 0 && ((slots[base + META] >>> 16) & LOCATED) != 0) {
+        int file = (int) slots[base + FILE];
+        if (renumbered[file] < 0) {
+          renumbered[file] = used.size();
+          used.add(files.get(file));
+        }
+      }
+    }
+    if (used.size() * 2 > files.size()) {
+      return;
+    }
+    for (int slot = 0; slot < keys.length; slot++) {
+      int base = slot * STRIDE;
+      if (slots[base + HASH] != 0 && ((slots[base + META] >>> 16) & LOCATED) != 0) {
+        slots[base + FILE] = renumbered[(int) slots[base + FILE]];
+      }
+    }
+    files.clear();
+    fileNumbers.clear();
+    for (String file : used) {
+      fileNumbers.put(file, files.size());
+      files.add(file);
+    }
+  }
+
+  /** How many file names the index holds. */
+  int fileNames() {
+    return files.size();
+  }
+
+  /** Forgets {@code key}. */
+  void remove(byte[] key, long hash) {
+    int slot = find(key, hash);
+    if (slot >= 0) {
+      removeSlot(slot);
+    }
+  }
+
+  /**
+   * Empties a slot and moves later entries of its probe run back, so that no look-up stops early.
+   */
+  private void removeSlot(int slot) {
+    int gap = slot;
+    int next = (gap + 1) & mask;
+    while (true) {
+      long h = slots[next * STRIDE + HASH];
+      if (h == 0) {
+        break;
+      }
+      int home = (int) h & mask;
+      // The entry at next may fill the gap if its home is not cyclically within (gap, next].
+      boolean movable = gap <= next ? (home <= gap || home > next) : (home <= gap && home > next);
+      if (movable) {
+        System.arraycopy(slots, next * STRIDE, slots, gap * STRIDE, STRIDE);
+        keys[gap] = keys[next];
+        longSequences[gap] = longSequences[next];
+        gap = next;
+      }
+      next = (next + 1) & mask;
+    }
+    Arrays.fill(slots, gap * STRIDE, gap * STRIDE + STRIDE, 0L);
+    keys[gap] = null;
+    longSequences[gap] = null;
+    size--;
+  }
+
+  private void grow() {
+    long[] oldSlots = slots;
+    byte[][] oldKeys = keys;
+    SourceSequence[] oldSequences = longSequences;
+    allocate((mask + 1) * 2);
+    for (int old = 0; old < oldKeys.length; old++) {
+      long h = oldSlots[old * STRIDE + HASH];
+      if (h == 0) {
+        continue;
+      }
+      int slot = (int) h & mask;
+      while (slots[slot * STRIDE + HASH] != 0) {
+        slot = (slot + 1) & mask;
+      }
+      System.arraycopy(oldSlots, old * STRIDE, slots, slot * STRIDE, STRIDE);
+      keys[slot] = oldKeys[old];
+      longSequences[slot] = oldSequences[old];
+    }
+  }
+
+  /** Visits every entry, expired tombstones included. */
+  interface EntryVisitor {
+    void visit(byte[] key, int keyGroup, AppliedChange value) throws Exception;
+  }
+
+  void forEach(EntryVisitor visitor) throws Exception {
+    for (int slot = 0; slot < keys.length; slot++) {
+      if (slots[slot * STRIDE + HASH] != 0) {
+        visitor.visit(keys[slot], keyGroupOf(slot), getAt(slot));
+      }
+    }
+  }
+
+  private int keyGroupOf(int slot) {
+    return (int) slots[slot * STRIDE + META] & 0xffff;
+  }
+
+  private AppliedChange getAt(int slot) {
+    long meta = slots[slot * STRIDE + META];
+    int flags = (int) (meta >>> 16) & 0xff;
+    boolean deleted = (flags & DELETED) != 0;
+    SourceSequence sequence = (flags & SEQUENCED) != 0 ? sequenceAt(slot, meta, flags) : null;
+    return AppliedChange.of(
+        sequence,
+        sequence == null ? 0 : slots[slot * STRIDE + FINGERPRINT],
+        deleted,
+        (flags & LOCATED) != 0 ? files.get((int) slots[slot * STRIDE + FILE]) : null,
+        deleted ? 0 : slots[slot * STRIDE + POSITION]);
+  }
+
+  /**
+   * The slots of each key group of {@code first} to {@code first + count - 1}, in one array: those
+   * of key group {@code first + g} are at {@code [start[g], start[g + 1])}.
+   */
+  int[][] slotsByKeyGroup(int first, int count) {
+    int[] start = new int[count + 1];
+    for (int slot = 0; slot < keys.length; slot++) {
+      if (slots[slot * STRIDE + HASH] != 0) {
+        start[keyGroupOf(slot) - first + 1]++;
+      }
+    }
+    for (int g = 0; g < count; g++) {
+      start[g + 1] += start[g];
+    }
+    int[] order = new int[size];
+    int[] next = Arrays.copyOf(start, count);
+    for (int slot = 0; slot < keys.length; slot++) {
+      if (slots[slot * STRIDE + HASH] != 0) {
+        order[next[keyGroupOf(slot) - first]++] = slot;
+      }
+    }
+    return new int[][] {order, start};
+  }
+
+  /**
+   * Writes the entries at {@code order[from, to)} (one key group's), without expired tombstones:
+   * format number, the group's file names, the entry count, then per entry the key, a byte of
+   * flags, the sequence and fingerprint if sequenced, the file's number in the group's names and
+   * the position if located, the time written if deleted.
+   */
+  void write(
+      int[] order, int from, int to, long now, DataOutputSerializer buffer, DataOutputView out)
+      throws IOException {
+    if (localNumbers.length < files.size()) {
+      localNumbers = new int[files.size() * 2];
+      localStamps = new int[files.size() * 2];
+    }
+    stamp++;
+    List<String> names = new ArrayList<>();
+    buffer.clear();
+    int count = 0;
+    for (int i = from; i < to; i++) {
+      int slot = order[i];
+      int base = slot * STRIDE;
+      long meta = slots[base + META];
+      int flags = (int) (meta >>> 16) & 0xff;
+      if ((flags & DELETED) != 0 && expired(slots[base + POSITION], now)) {
+        continue;
+      }
+      count++;
+      byte[] key = keys[slot];
+      buffer.writeInt(key.length);
+      buffer.write(key);
+      buffer.writeByte(flags & (DELETED | SEQUENCED | LOCATED));
+      if ((flags & SEQUENCED) != 0) {
+        if ((flags & SEQUENCE_OBJECT) != 0) {
+          SourceSequenceCodec.write(longSequences[slot], buffer);
+        } else {
+          // As SourceSequenceCodec writes it, without making the sequence.
+          buffer.writeByte((int) (meta >>> 24) & 0xff);
+          int prefix = (int) (meta >>> 40);
+          buffer.writeBoolean(prefix != 0);
+          if (prefix != 0) {
+            buffer.writeUTF(prefixes.get(prefix - 1));
+          }
+          int size = (int) (meta >>> 32) & 0xff;
+          buffer.writeByte(size);
+          for (int c = 0; c < size; c++) {
+            buffer.writeLong(slots[base + C0 + c]);
+          }
+        }
+        buffer.writeLong(slots[base + FINGERPRINT]);
+      }
+      if ((flags & LOCATED) != 0) {
+        int file = (int) slots[base + FILE];
+        if (localStamps[file] != stamp) {
+          localStamps[file] = stamp;
+          localNumbers[file] = names.size();
+          names.add(files.get(file));
+        }
+        buffer.writeInt(localNumbers[file]);
+      }
+      buffer.writeLong(slots[base + POSITION]);
+    }
+    out.writeInt(FORMAT_1);
+    out.writeInt(names.size());
+    for (String name : names) {
+      out.writeUTF(name);
+    }
+    out.writeInt(count);
+    out.write(buffer.getSharedBuffer(), 0, buffer.length());
+  }
+
+  /** Reads what {@link #write} wrote for {@code keyGroup} and adds it. */
+  void read(int keyGroup, DataInputView in, long now) throws IOException {
+    int format = in.readInt();
+    if (format != FORMAT_1) {
+      throw new IOException(
+          "unknown format " + format + " of the key index's state of key group " + keyGroup);
+    }
+    String[] names = new String[in.readInt()];
+    for (int i = 0; i < names.length; i++) {
+      names[i] = in.readUTF();
+    }
+    int count = in.readInt();
+    for (int i = 0; i < count; i++) {
+      byte[] key = new byte[in.readInt()];
+      in.readFully(key);
+      int flags = in.readByte();
+      SourceSequence sequence = null;
+      long fingerprint = 0;
+      if ((flags & SEQUENCED) != 0) {
+        sequence = SourceSequenceCodec.read(in);
+        fingerprint = in.readLong();
+      }
+      String file = (flags & LOCATED) != 0 ? names[in.readInt()] : null;
+      long position = in.readLong();
+      boolean deleted = (flags & DELETED) != 0;
+      AppliedChange value =
+          AppliedChange.of(sequence, fingerprint, deleted, file, deleted ? 0 : position);
+      put(key, hash(key), keyGroup, value, deleted ? position : now);
+    }
+  }
+}

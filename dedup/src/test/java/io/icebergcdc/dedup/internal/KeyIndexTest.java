@@ -1,0 +1,170 @@
+package io.icebergcdc.dedup.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.SourceSequence;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.junit.jupiter.api.Test;
+
+class KeyIndexTest {
+
+  private static final long TTL = 1000;
+
+  private static byte[] key(long id) {
+    return ByteBuffer.allocate(8).putLong(id).array();
+  }
+
+  /** A random entry: live with or without location, loaded, or a tombstone. */
+  private static AppliedChange randomEntry(Random random) {
+    SourceSequence sequence =
+        switch (random.nextInt(4)) {
+          case 0 -> SourceSequence.postgresLsn(random.nextLong(), random.nextLong());
+          case 1 ->
+              SourceSequence.mysqlBinlog(
+                  "mysql-bin.00000" + random.nextInt(10), random.nextInt(100), random.nextLong());
+          case 2 -> SourceSequence.of(SourceSequence.Kind.COLUMN, null, new long[] {1, 2, 3, 4});
+          default -> SourceSequence.column(random.nextLong());
+        };
+    return switch (random.nextInt(4)) {
+      case 0 -> AppliedChange.loaded("f" + random.nextInt(50), random.nextInt(1 << 20));
+      case 1 -> new AppliedChange(sequence, random.nextLong(), true);
+      case 2 -> AppliedChange.live(sequence, random.nextLong(), null, 0);
+      default ->
+          AppliedChange.live(
+              sequence, random.nextLong(), "f" + random.nextInt(50), random.nextInt(1 << 20));
+    };
+  }
+
+  @Test
+  void keepsWhatARandomMixOfPutsAndRemovesLeavesAsAHashMapDoes() {
+    Random random = new Random(42);
+    KeyIndex index = new KeyIndex(Long.MAX_VALUE);
+    Map<Long, AppliedChange> model = new HashMap<>();
+    for (int i = 0; i < 200_000; i++) {
+      long id = random.nextInt(20_000);
+      byte[] key = key(id);
+      if (random.nextInt(5) == 0) {
+        index.remove(key, KeyIndex.hash(key));
+        model.remove(id);
+      } else {
+        AppliedChange value = randomEntry(random);
+        index.put(key, KeyIndex.hash(key), (int) (id % 128), value, 0);
+        model.put(id, value);
+      }
+    }
+    assertThat(index.size()).isEqualTo(model.size());
+    for (long id = 0; id < 20_000; id++) {
+      byte[] key = key(id);
+      assertThat(index.get(key, KeyIndex.hash(key), 0)).as("key %d", id).isEqualTo(model.get(id));
+    }
+  }
+
+  @Test
+  void keysWhoseHashesCollideAreKeptApart() {
+    KeyIndex index = new KeyIndex(Long.MAX_VALUE);
+    AppliedChange a = AppliedChange.loaded("a", 1);
+    AppliedChange b = AppliedChange.loaded("b", 2);
+    index.put(key(1), 7, 0, a, 0);
+    index.put(key(2), 7, 0, b, 0);
+    assertThat(index.get(key(1), 7, 0)).isEqualTo(a);
+    assertThat(index.get(key(2), 7, 0)).isEqualTo(b);
+    index.remove(key(1), 7);
+    assertThat(index.get(key(1), 7, 0)).isNull();
+    assertThat(index.get(key(2), 7, 0)).isEqualTo(b);
+  }
+
+  @Test
+  void aTombstoneExpiresItsTimeToLiveAfterItWasWritten() {
+    KeyIndex index = new KeyIndex(TTL);
+    byte[] key = key(1);
+    AppliedChange deleted = new AppliedChange(SourceSequence.column(5), 9, true);
+    index.put(key, KeyIndex.hash(key), 0, deleted, 10_000);
+    assertThat(index.get(key, KeyIndex.hash(key), 10_000 + TTL - 1)).isEqualTo(deleted);
+    assertThat(index.get(key, KeyIndex.hash(key), 10_000 + TTL)).isNull();
+    assertThat(index.size()).isZero();
+
+    AppliedChange live = AppliedChange.live(SourceSequence.column(6), 1, "f", 3);
+    index.put(key, KeyIndex.hash(key), 0, live, 0);
+    assertThat(index.get(key, KeyIndex.hash(key), Long.MAX_VALUE)).isEqualTo(live);
+  }
+
+  @Test
+  void eachKeyGroupIsWrittenApartAndReadBackWithoutExpiredTombstones() throws Exception {
+    Random random = new Random(7);
+    KeyIndex index = new KeyIndex(TTL);
+    Map<Long, AppliedChange> model = new HashMap<>();
+    for (long id = 0; id < 5_000; id++) {
+      AppliedChange value = randomEntry(random);
+      byte[] key = key(id);
+      // Tombstones of even keys are written long ago and have expired by the snapshot.
+      long now = value.deleted() && id % 2 == 0 ? 0 : 100_000;
+      index.put(key, KeyIndex.hash(key), 10 + (int) (id % 4), value, now);
+      if (!value.deleted() || id % 2 == 1) {
+        model.put(id, value);
+      }
+    }
+    int[][] grouped = index.slotsByKeyGroup(10, 4);
+    DataOutputSerializer buffer = new DataOutputSerializer(64);
+    Map<Integer, byte[]> groups = new HashMap<>();
+    for (int g = 0; g < 4; g++) {
+      DataOutputSerializer out = new DataOutputSerializer(64);
+      index.write(grouped[0], grouped[1][g], grouped[1][g + 1], 100_000, buffer, out);
+      groups.put(10 + g, out.getCopyOfBuffer());
+    }
+
+    // Key groups 11 and 13 move to another subtask, as a rescaling does.
+    KeyIndex restored = new KeyIndex(TTL);
+    for (int group : new int[] {11, 13}) {
+      restored.read(group, new DataInputDeserializer(groups.get(group)), 100_000);
+    }
+    long expected = model.keySet().stream().filter(id -> id % 4 == 1 || id % 4 == 3).count();
+    assertThat(restored.size()).isEqualTo(expected);
+    for (long id = 0; id < 5_000; id++) {
+      byte[] key = key(id);
+      AppliedChange value = restored.get(key, KeyIndex.hash(key), 100_000);
+      if (id % 4 == 1 || id % 4 == 3) {
+        assertThat(value).as("key %d", id).isEqualTo(model.get(id));
+      } else {
+        assertThat(value).as("key %d", id).isNull();
+      }
+    }
+    restored.forEach(
+        (key, keyGroup, value) ->
+            assertThat(keyGroup).isEqualTo(10 + (int) (ByteBuffer.wrap(key).getLong() % 4)));
+
+    byte[] corrupt = groups.get(10).clone();
+    corrupt[3] = 9;
+    assertThatThrownBy(() -> new KeyIndex(TTL).read(10, new DataInputDeserializer(corrupt), 0))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("format 9");
+  }
+
+  @Test
+  void namesOfFilesNoEntryRefersToAreDropped() {
+    KeyIndex index = new KeyIndex(Long.MAX_VALUE);
+    for (int i = 0; i < 3000; i++) {
+      byte[] key = key(i % 10);
+      index.put(
+          key,
+          KeyIndex.hash(key),
+          0,
+          AppliedChange.live(SourceSequence.column(i), 0, "f" + i, i),
+          0);
+    }
+    assertThat(index.fileNames()).isEqualTo(3000);
+    index.forgetUnusedFiles();
+    assertThat(index.fileNames()).isEqualTo(10);
+    for (int k = 0; k < 10; k++) {
+      byte[] key = key(k);
+      int last = 2990 + k;
+      assertThat(index.get(key, KeyIndex.hash(key), 0).file()).isEqualTo("f" + last);
+    }
+  }
+}
