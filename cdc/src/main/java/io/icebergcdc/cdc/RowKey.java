@@ -12,11 +12,11 @@ import java.util.Arrays;
 public final class RowKey {
 
   private final byte[] bytes;
-  private final int hash;
+  private final long hash64;
 
   public RowKey(byte[] bytes) {
     this.bytes = bytes;
-    this.hash = hash(bytes);
+    this.hash64 = hash64(bytes, bytes.length);
   }
 
   /**
@@ -25,12 +25,7 @@ public final class RowKey {
    * onto a few thousand hash codes, and the hash tables of the heap state backend degrade. The hash
    * code also decides a key's key group, so this function is part of the state format.
    */
-  private static int hash(byte[] bytes) {
-    return (int) hash64(bytes, bytes.length);
-  }
-
-  /** The 64-bit hash of the first {@code length} bytes: FNV-1a, then MurmurHash3's mix. */
-  static long hash64(byte[] bytes, int length) {
+  public static long hash64(byte[] bytes, int length) {
     long h = 0xcbf29ce484222325L;
     for (int i = 0; i < length; i++) {
       h ^= bytes[i] & 0xff;
@@ -56,7 +51,12 @@ public final class RowKey {
 
   @Override
   public int hashCode() {
-    return hash;
+    return (int) hash64;
+  }
+
+  /** The 64-bit hash of the bytes, of which {@link #hashCode()} is the lower half. */
+  public long hash64() {
+    return hash64;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.icebergcdc.dedup.internal;
 
+import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.SourceSequenceCodec;
 import java.io.IOException;
@@ -59,7 +60,10 @@ final class KeyIndex {
   private final long tombstoneTtlMillis;
   private long[] slots;
   private byte[][] keys;
+
+  /** Sequences of more than three components, which few sources have: null until there is one. */
   private SourceSequence[] longSequences;
+
   private int mask;
   private int size;
   private int threshold;
@@ -83,24 +87,23 @@ final class KeyIndex {
   private void allocate(int capacity) {
     slots = new long[capacity * STRIDE];
     keys = new byte[capacity][];
-    longSequences = new SourceSequence[capacity];
+    longSequences = longSequences == null ? null : new SourceSequence[capacity];
     mask = capacity - 1;
     threshold = (int) (capacity * LOAD);
   }
 
-  /** The hash of a key's bytes, never 0 (which marks a free slot). */
+  /** The hash of a key's bytes, never 0 (which marks a free slot): that of {@link RowKey}. */
   static long hash(byte[] key) {
-    long h = 0xcbf29ce484222325L;
-    for (byte b : key) {
-      h ^= b & 0xff;
-      h *= 0x100000001b3L;
-    }
-    h ^= h >>> 33;
-    h *= 0xff51afd7ed558ccdL;
-    h ^= h >>> 33;
-    h *= 0xc4ceb9fe1a85ec53L;
-    h ^= h >>> 33;
-    return h == 0 ? 1 : h;
+    return nonZero(RowKey.hash64(key, key.length));
+  }
+
+  /** The hash of a key: that of its bytes, which a {@link RowKey} has already. */
+  static long hash(Object key, byte[] bytes) {
+    return key instanceof RowKey ? nonZero(((RowKey) key).hash64()) : hash(bytes);
+  }
+
+  private static long nonZero(long hash) {
+    return hash == 0 ? 1 : hash;
   }
 
   int size() {
@@ -193,12 +196,17 @@ final class KeyIndex {
     int flags = value.deleted() ? DELETED : 0;
     long meta = keyGroup & 0xffffL;
     SourceSequence sequence = value.sequence();
-    longSequences[slot] = null;
+    if (longSequences != null) {
+      longSequences[slot] = null;
+    }
     if (sequence != null) {
       flags |= SEQUENCED;
       slots[base + FINGERPRINT] = value.fingerprint();
       if (sequence.size() > SourceSequence.INLINE_COMPONENTS) {
         flags |= SEQUENCE_OBJECT;
+        if (longSequences == null) {
+          longSequences = new SourceSequence[keys.length];
+        }
         longSequences[slot] = sequence;
       } else {
         int prefix = sequence.prefix() == null ? 0 : prefixNumber(sequence.prefix()) + 1;
@@ -307,14 +315,18 @@ final class KeyIndex {
       if (movable) {
         System.arraycopy(slots, next * STRIDE, slots, gap * STRIDE, STRIDE);
         keys[gap] = keys[next];
-        longSequences[gap] = longSequences[next];
+        if (longSequences != null) {
+          longSequences[gap] = longSequences[next];
+        }
         gap = next;
       }
       next = (next + 1) & mask;
     }
     Arrays.fill(slots, gap * STRIDE, gap * STRIDE + STRIDE, 0L);
     keys[gap] = null;
-    longSequences[gap] = null;
+    if (longSequences != null) {
+      longSequences[gap] = null;
+    }
     size--;
   }
 
@@ -334,7 +346,9 @@ final class KeyIndex {
       }
       System.arraycopy(oldSlots, old * STRIDE, slots, slot * STRIDE, STRIDE);
       keys[slot] = oldKeys[old];
-      longSequences[slot] = oldSequences[old];
+      if (oldSequences != null) {
+        longSequences[slot] = oldSequences[old];
+      }
     }
   }
 

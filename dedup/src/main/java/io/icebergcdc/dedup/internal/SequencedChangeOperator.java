@@ -286,8 +286,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   /** Records {@code value} for the key in context. */
   private void putCurrent(AppliedChange value) throws Exception {
     if (index != null) {
-      byte[] key = keyBytes(getCurrentKey());
-      index.put(key, KeyIndex.hash(key), currentKeyGroup(), value, now());
+      Object current = getCurrentKey();
+      byte[] key = keyBytes(current);
+      index.put(key, KeyIndex.hash(current, key), currentKeyGroup(), value, now());
     } else {
       live.update(value);
     }
@@ -296,8 +297,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   /** The live entry of the key in context, or null if it has no live row. */
   protected final AppliedChange liveEntry() throws Exception {
     if (index != null) {
-      byte[] key = keyBytes(getCurrentKey());
-      AppliedChange entry = index.get(key, KeyIndex.hash(key), now());
+      Object current = getCurrentKey();
+      byte[] key = keyBytes(current);
+      AppliedChange entry = index.get(key, KeyIndex.hash(current, key), now());
       return entry == null || entry.deleted() ? null : entry;
     }
     return live.value();
@@ -336,7 +338,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     } else {
       if (index != null) {
         indexKey = keyBytes(getCurrentKey());
-        indexHash = KeyIndex.hash(indexKey);
+        indexHash = KeyIndex.hash(getCurrentKey(), indexKey);
         prior = index.get(indexKey, indexHash, now());
       } else {
         prior = live.value();
