@@ -47,8 +47,8 @@ final class KeyIndex {
   private static final int FINGERPRINT = 4;
   private static final int C0 = 5;
 
-  // META: key group (bits 0-15), flags (16-23), sequence kind (24-31), sequence size (32-39),
-  // sequence prefix number plus one, 0 for none (40-63).
+  // META: flags (bits 16-23), sequence kind (24-31), sequence size (32-39), sequence prefix
+  // number plus one, 0 for none (40-63).
   private static final int DELETED = 1;
   private static final int SEQUENCED = 2;
   private static final int LOCATED = 4;
@@ -61,6 +61,9 @@ final class KeyIndex {
   private long[] slots;
   private byte[][] keys;
 
+  /** Per slot, its key group plus one; 0 for a free slot. Compact, so snapshots sweep it fast. */
+  private char[] groups;
+
   /** Sequences of more than three components, which few sources have: null until there is one. */
   private SourceSequence[] longSequences;
 
@@ -71,22 +74,25 @@ final class KeyIndex {
   private final List<String> files = new ArrayList<>();
   private final Map<String, Integer> fileNumbers = new HashMap<>();
   private final List<String> prefixes = new ArrayList<>();
-
-  /** Per file number, its number in the key group being written, valid where stamped. */
-  private int[] localNumbers = new int[0];
-
-  private int[] localStamps = new int[0];
-  private int stamp;
   private final Map<String, Integer> prefixNumbers = new HashMap<>();
 
+  private final int entriesPerBatch;
+
   KeyIndex(long tombstoneTtlMillis) {
+    this(tombstoneTtlMillis, ENTRIES_PER_BATCH);
+  }
+
+  /** With snapshots serialized {@code entriesPerBatch} entries at a time, for tests. */
+  KeyIndex(long tombstoneTtlMillis, int entriesPerBatch) {
     this.tombstoneTtlMillis = tombstoneTtlMillis;
+    this.entriesPerBatch = entriesPerBatch;
     allocate(1024);
   }
 
   private void allocate(int capacity) {
     slots = new long[capacity * STRIDE];
     keys = new byte[capacity][];
+    groups = new char[capacity];
     longSequences = longSequences == null ? null : new SourceSequence[capacity];
     mask = capacity - 1;
     threshold = (int) (capacity * LOAD);
@@ -193,8 +199,9 @@ final class KeyIndex {
     }
     int base = slot * STRIDE;
     slots[base + HASH] = hash;
+    groups[slot] = (char) (keyGroup + 1);
     int flags = value.deleted() ? DELETED : 0;
-    long meta = keyGroup & 0xffffL;
+    long meta = 0;
     SourceSequence sequence = value.sequence();
     if (longSequences != null) {
       longSequences[slot] = null;
@@ -315,6 +322,7 @@ final class KeyIndex {
       if (movable) {
         System.arraycopy(slots, next * STRIDE, slots, gap * STRIDE, STRIDE);
         keys[gap] = keys[next];
+        groups[gap] = groups[next];
         if (longSequences != null) {
           longSequences[gap] = longSequences[next];
         }
@@ -324,6 +332,7 @@ final class KeyIndex {
     }
     Arrays.fill(slots, gap * STRIDE, gap * STRIDE + STRIDE, 0L);
     keys[gap] = null;
+    groups[gap] = 0;
     if (longSequences != null) {
       longSequences[gap] = null;
     }
@@ -333,6 +342,7 @@ final class KeyIndex {
   private void grow() {
     long[] oldSlots = slots;
     byte[][] oldKeys = keys;
+    char[] oldGroups = groups;
     SourceSequence[] oldSequences = longSequences;
     allocate((mask + 1) * 2);
     for (int old = 0; old < oldKeys.length; old++) {
@@ -346,6 +356,7 @@ final class KeyIndex {
       }
       System.arraycopy(oldSlots, old * STRIDE, slots, slot * STRIDE, STRIDE);
       keys[slot] = oldKeys[old];
+      groups[slot] = oldGroups[old];
       if (oldSequences != null) {
         longSequences[slot] = oldSequences[old];
       }
@@ -366,7 +377,7 @@ final class KeyIndex {
   }
 
   private int keyGroupOf(int slot) {
-    return (int) slots[slot * STRIDE + META] & 0xffff;
+    return groups[slot] - 1;
   }
 
   private AppliedChange getAt(int slot) {
@@ -382,97 +393,112 @@ final class KeyIndex {
         deleted ? 0 : slots[slot * STRIDE + POSITION]);
   }
 
-  /**
-   * The slots of each key group of {@code first} to {@code first + count - 1}, in one array: those
-   * of key group {@code first + g} are at {@code [start[g], start[g + 1])}.
-   */
-  int[][] slotsByKeyGroup(int first, int count) {
-    int[] start = new int[count + 1];
-    for (int slot = 0; slot < keys.length; slot++) {
-      if (slots[slot * STRIDE + HASH] != 0) {
-        start[keyGroupOf(slot) - first + 1]++;
-      }
-    }
-    for (int g = 0; g < count; g++) {
-      start[g + 1] += start[g];
-    }
-    int[] order = new int[size];
-    int[] next = Arrays.copyOf(start, count);
-    for (int slot = 0; slot < keys.length; slot++) {
-      if (slots[slot * STRIDE + HASH] != 0) {
-        order[next[keyGroupOf(slot) - first]++] = slot;
-      }
-    }
-    return new int[][] {order, start};
+  /** Starts a key group in the output, as {@code KeyedStateCheckpointOutputStream} does. */
+  interface KeyGroupStart {
+    void start(int keyGroup) throws IOException;
   }
 
+  /** Entries serialized into memory at a time while a snapshot is written. */
+  static final int ENTRIES_PER_BATCH = 1 << 18;
+
   /**
-   * Writes the entries at {@code order[from, to)} (one key group's), without expired tombstones:
-   * format number, the group's file names, the entry count, then per entry the key, a byte of
-   * flags, the sequence and fingerprint if sequenced, the file's number in the group's names and
-   * the position if located, the time written if deleted.
+   * Writes the entries of key groups {@code first} to {@code first + count - 1}, each after
+   * starting it, without expired tombstones. A key group is: the format number; the count of file
+   * names its entries use, then each as its number and name; the entry count; then per entry the
+   * key's length and bytes, a byte of flags, the sequence and fingerprint if sequenced, the file's
+   * number if located, and the position (for a tombstone, the time it was written).
+   *
+   * <p>The slots are visited in the table's order, each entry serialized into the buffer of its key
+   * group, in batches of key groups of about {@value #ENTRIES_PER_BATCH} entries at most: following
+   * the table through memory, rather than each key group's scattered slots, keeps the snapshot from
+   * waiting on memory at every entry.
    */
-  void write(
-      int[] order, int from, int to, long now, DataOutputSerializer buffer, DataOutputView out)
+  void write(int first, int count, long now, KeyGroupStart start, DataOutputView out)
       throws IOException {
-    if (localNumbers.length < files.size()) {
-      localNumbers = new int[files.size() * 2];
-      localStamps = new int[files.size() * 2];
-    }
-    stamp++;
-    List<String> names = new ArrayList<>();
-    buffer.clear();
-    int count = 0;
-    for (int i = from; i < to; i++) {
-      int slot = order[i];
-      int base = slot * STRIDE;
-      long meta = slots[base + META];
-      int flags = (int) (meta >>> 16) & 0xff;
-      if ((flags & DELETED) != 0 && expired(slots[base + POSITION], now)) {
-        continue;
+    int[] entries = new int[count];
+    for (char group : groups) {
+      if (group != 0) {
+        entries[group - 1 - first]++;
       }
-      count++;
-      byte[] key = keys[slot];
-      buffer.writeInt(key.length);
-      buffer.write(key);
-      buffer.writeByte(flags & (DELETED | SEQUENCED | LOCATED));
-      if ((flags & SEQUENCED) != 0) {
-        if ((flags & SEQUENCE_OBJECT) != 0) {
-          SourceSequenceCodec.write(longSequences[slot], buffer);
-        } else {
-          // As SourceSequenceCodec writes it, without making the sequence.
-          buffer.writeByte((int) (meta >>> 24) & 0xff);
-          int prefix = (int) (meta >>> 40);
-          buffer.writeBoolean(prefix != 0);
-          if (prefix != 0) {
-            buffer.writeUTF(prefixes.get(prefix - 1));
-          }
-          int size = (int) (meta >>> 32) & 0xff;
-          buffer.writeByte(size);
-          for (int c = 0; c < size; c++) {
-            buffer.writeLong(slots[base + C0 + c]);
-          }
+    }
+    int from = 0;
+    while (from < count) {
+      int to = from + 1;
+      long batch = entries[from];
+      while (to < count && batch + entries[to] <= entriesPerBatch) {
+        batch += entries[to++];
+      }
+      DataOutputSerializer[] buffers = new DataOutputSerializer[to - from];
+      int[] written = new int[to - from];
+      java.util.BitSet[] used = new java.util.BitSet[to - from];
+      for (int g = 0; g < buffers.length; g++) {
+        buffers[g] = new DataOutputSerializer(Math.max(64, entries[from + g] * 48));
+        used[g] = new java.util.BitSet();
+      }
+      for (int slot = 0; slot < groups.length; slot++) {
+        int g = groups[slot] - 1 - first - from;
+        if (g < 0 || g >= buffers.length) {
+          continue;
         }
-        buffer.writeLong(slots[base + FINGERPRINT]);
-      }
-      if ((flags & LOCATED) != 0) {
-        int file = (int) slots[base + FILE];
-        if (localStamps[file] != stamp) {
-          localStamps[file] = stamp;
-          localNumbers[file] = names.size();
-          names.add(files.get(file));
+        if (writeEntry(slot, now, buffers[g], used[g])) {
+          written[g]++;
         }
-        buffer.writeInt(localNumbers[file]);
       }
-      buffer.writeLong(slots[base + POSITION]);
+      for (int g = 0; g < buffers.length; g++) {
+        start.start(first + from + g);
+        out.writeInt(FORMAT_1);
+        out.writeInt(used[g].cardinality());
+        for (int file = used[g].nextSetBit(0); file >= 0; file = used[g].nextSetBit(file + 1)) {
+          out.writeInt(file);
+          out.writeUTF(files.get(file));
+        }
+        out.writeInt(written[g]);
+        out.write(buffers[g].getSharedBuffer(), 0, buffers[g].length());
+        buffers[g] = null;
+      }
+      from = to;
     }
-    out.writeInt(FORMAT_1);
-    out.writeInt(names.size());
-    for (String name : names) {
-      out.writeUTF(name);
+  }
+
+  /** Serializes the entry of {@code slot} unless it is an expired tombstone. */
+  private boolean writeEntry(int slot, long now, DataOutputSerializer buffer, java.util.BitSet used)
+      throws IOException {
+    int base = slot * STRIDE;
+    long meta = slots[base + META];
+    int flags = (int) (meta >>> 16) & 0xff;
+    if ((flags & DELETED) != 0 && expired(slots[base + POSITION], now)) {
+      return false;
     }
-    out.writeInt(count);
-    out.write(buffer.getSharedBuffer(), 0, buffer.length());
+    byte[] key = keys[slot];
+    buffer.writeInt(key.length);
+    buffer.write(key);
+    buffer.writeByte(flags & (DELETED | SEQUENCED | LOCATED));
+    if ((flags & SEQUENCED) != 0) {
+      if ((flags & SEQUENCE_OBJECT) != 0) {
+        SourceSequenceCodec.write(longSequences[slot], buffer);
+      } else {
+        // As SourceSequenceCodec writes it, without making the sequence.
+        buffer.writeByte((int) (meta >>> 24) & 0xff);
+        int prefix = (int) (meta >>> 40);
+        buffer.writeBoolean(prefix != 0);
+        if (prefix != 0) {
+          buffer.writeUTF(prefixes.get(prefix - 1));
+        }
+        int size = (int) (meta >>> 32) & 0xff;
+        buffer.writeByte(size);
+        for (int c = 0; c < size; c++) {
+          buffer.writeLong(slots[base + C0 + c]);
+        }
+      }
+      buffer.writeLong(slots[base + FINGERPRINT]);
+    }
+    if ((flags & LOCATED) != 0) {
+      int file = (int) slots[base + FILE];
+      used.set(file);
+      buffer.writeInt(file);
+    }
+    buffer.writeLong(slots[base + POSITION]);
+    return true;
   }
 
   /** Reads what {@link #write} wrote for {@code keyGroup} and adds it. */
@@ -482,9 +508,10 @@ final class KeyIndex {
       throw new IOException(
           "unknown format " + format + " of the key index's state of key group " + keyGroup);
     }
-    String[] names = new String[in.readInt()];
-    for (int i = 0; i < names.length; i++) {
-      names[i] = in.readUTF();
+    int fileCount = in.readInt();
+    Map<Integer, String> names = new HashMap<>(fileCount * 2);
+    for (int i = 0; i < fileCount; i++) {
+      names.put(in.readInt(), in.readUTF());
     }
     int count = in.readInt();
     for (int i = 0; i < count; i++) {
@@ -497,7 +524,15 @@ final class KeyIndex {
         sequence = SourceSequenceCodec.read(in);
         fingerprint = in.readLong();
       }
-      String file = (flags & LOCATED) != 0 ? names[in.readInt()] : null;
+      String file = null;
+      if ((flags & LOCATED) != 0) {
+        int number = in.readInt();
+        file = names.get(number);
+        if (file == null) {
+          throw new IOException(
+              "the key index's state of key group " + keyGroup + " names no file " + number);
+        }
+      }
       long position = in.readLong();
       boolean deleted = (flags & DELETED) != 0;
       AppliedChange value =

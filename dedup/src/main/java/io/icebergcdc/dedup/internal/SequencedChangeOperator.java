@@ -96,6 +96,17 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           "dedup-dead-letters",
           new SimpleVersionedTypeInfo<>(DeadLetter.class, DeadLetterSerializer::new));
 
+  /**
+   * The most keys per subtask the in-memory index holds. Its snapshot is synchronous: below about a
+   * million keys it costs less than the heap backend's asynchronous one does in all, above (at 2.5
+   * million keys per subtask and checkpoints every 2 seconds, measured) the task waits on it for
+   * too long, and keyed state, snapshotted beside the task, is faster.
+   */
+  static final long MAX_INDEX_KEYS = 1_000_000;
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(SequencedChangeOperator.class);
+
   protected final ChangeSchema schema;
   private final Duration tombstoneTtl;
   private final AmbiguousChangePolicy ambiguousChangePolicy;
@@ -107,6 +118,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private transient KeyIndex index;
 
   private transient LongSupplier clock;
+  private long maxIndexKeys = MAX_INDEX_KEYS;
   private transient TypeSerializer<Object> keySerializer;
   private transient DataOutputSerializer buffer;
   private transient Map<RowKey, Pending> pending;
@@ -157,10 +169,25 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     if (inMemory) {
       index = new KeyIndex(tombstoneTtl.toMillis());
       restoreIndex(context);
-      moveKeyedStateIntoIndex();
+      if (index.size() + keysInKeyedState() > maxIndexKeys) {
+        moveIntoKeyedState(index);
+        index = null;
+      } else {
+        moveKeyedStateIntoIndex();
+      }
     } else if (context.isRestored()) {
       moveIndexIntoKeyedState(context);
     }
+  }
+
+  private long keysInKeyedState() {
+    long keys = 0;
+    for (String name : List.of("applied", "tombstone")) {
+      try (Stream<Object> stream = getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
+        keys += stream.count();
+      }
+    }
+    return keys;
   }
 
   /** Reads the index's raw keyed state of this subtask's key groups. */
@@ -206,7 +233,12 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         restored.read(group.getKeyGroupId(), new DataInputViewStreamWrapper(in), now);
       }
     }
-    restored.forEach(
+    moveIntoKeyedState(restored);
+  }
+
+  /** Writes every entry of {@code from} into keyed state. */
+  private void moveIntoKeyedState(KeyIndex from) throws Exception {
+    from.forEach(
         (key, keyGroup, value) -> {
           setCurrentKey(keyOf(key));
           (value.deleted() ? tombstone : live).update(value);
@@ -254,25 +286,37 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     return true;
   }
 
+  /** Replaces the most keys the in-memory index holds before moving into keyed state, for tests. */
+  @VisibleForTesting
+  void useIndexUpTo(long maxKeys) {
+    this.maxIndexKeys = maxKeys;
+  }
+
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
     if (index == null) {
       return;
     }
+    if (index.size() > maxIndexKeys) {
+      // Keyed state of the heap backend is snapshotted asynchronously, once this returns.
+      LOG.info(
+          "The in-memory key index holds {} keys, more than {}: moving it into keyed state",
+          index.size(),
+          maxIndexKeys);
+      moveIntoKeyedState(index);
+      index = null;
+      return;
+    }
     index.forgetUnusedFiles();
     KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
     KeyGroupsList range = out.getKeyGroupList();
-    int first = range.getKeyGroupId(0);
-    int[][] grouped = index.slotsByKeyGroup(first, range.getNumberOfKeyGroups());
-    int[] order = grouped[0];
-    int[] start = grouped[1];
-    long now = now();
-    DataOutputViewStreamWrapper view = new DataOutputViewStreamWrapper(out);
-    for (int g = 0; g < range.getNumberOfKeyGroups(); g++) {
-      out.startNewKeyGroup(first + g);
-      index.write(order, start[g], start[g + 1], now, buffer, view);
-    }
+    index.write(
+        range.getKeyGroupId(0),
+        range.getNumberOfKeyGroups(),
+        now(),
+        out::startNewKeyGroup,
+        new DataOutputViewStreamWrapper(out));
   }
 
   /**

@@ -306,6 +306,36 @@ class DedupOperatorTest {
     assertThat(stats.duplicatesDropped()).isEqualTo(1);
   }
 
+  @Test
+  void anIndexGrownBeyondItsLimitMovesIntoKeyedStateAndKeepsOrdering() throws Exception {
+    open();
+    ((SequencedChangeOperator<?>) harness.getOperator()).useIndexUpTo(2);
+    feed(insert(1, "a", 10), insert(2, "b", 10), insert(3, "c", 10));
+    checkpoint();
+    feed(delete(3, 20));
+    checkpoint();
+    // The index holds three keys, more than two: the snapshot moves them into keyed state.
+    OperatorSubtaskState snapshot = harness.snapshot(checkpointId, 0);
+    assertThat(snapshot.getRawKeyedState()).isEmpty();
+    assertThat(snapshot.getManagedKeyedState()).isNotEmpty();
+    feed(update(1, "after the move", 30));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 after the move");
+    harness.close();
+
+    // Restored, three keys are too many for the index too: they stay in keyed state.
+    DedupOperator restored =
+        new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, AmbiguousChangePolicy.FAIL);
+    restored.useIndexUpTo(2);
+    harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(restored, BY_KEY, RowKeyTypeInfo.INSTANCE);
+    harness.setStateBackend(new HashMapStateBackend());
+    harness.initializeState(snapshot);
+    harness.open();
+    feed(update(1, "stale", 5), insert(3, "stale", 15), update(2, "b2", 11));
+    assertThat(checkpoint()).containsExactly("UPDATE 2 b2");
+    assertThat(stats().get(0).staleDropped()).isEqualTo(2);
+  }
+
   private static StateBackend backend(String name) {
     return name.equals("rocksdb") ? new EmbeddedRocksDBStateBackend() : new HashMapStateBackend();
   }

@@ -3,6 +3,7 @@ package io.icebergcdc.dedup.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.icebergcdc.cdc.GoldenFiles;
 import io.icebergcdc.cdc.SourceSequence;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -98,7 +99,8 @@ class KeyIndexTest {
   @Test
   void eachKeyGroupIsWrittenApartAndReadBackWithoutExpiredTombstones() throws Exception {
     Random random = new Random(7);
-    KeyIndex index = new KeyIndex(TTL);
+    // Small batches, so that the snapshot serializes the key groups in several sweeps.
+    KeyIndex index = new KeyIndex(TTL, 3000);
     Map<Long, AppliedChange> model = new HashMap<>();
     for (long id = 0; id < 5_000; id++) {
       AppliedChange value = randomEntry(random);
@@ -110,14 +112,7 @@ class KeyIndexTest {
         model.put(id, value);
       }
     }
-    int[][] grouped = index.slotsByKeyGroup(10, 4);
-    DataOutputSerializer buffer = new DataOutputSerializer(64);
-    Map<Integer, byte[]> groups = new HashMap<>();
-    for (int g = 0; g < 4; g++) {
-      DataOutputSerializer out = new DataOutputSerializer(64);
-      index.write(grouped[0], grouped[1][g], grouped[1][g + 1], 100_000, buffer, out);
-      groups.put(10 + g, out.getCopyOfBuffer());
-    }
+    Map<Integer, byte[]> groups = write(index, 10, 4, 100_000);
 
     // Key groups 11 and 13 move to another subtask, as a rescaling does.
     KeyIndex restored = new KeyIndex(TTL);
@@ -144,6 +139,45 @@ class KeyIndexTest {
     assertThatThrownBy(() -> new KeyIndex(TTL).read(10, new DataInputDeserializer(corrupt), 0))
         .isInstanceOf(IOException.class)
         .hasMessageContaining("format 9");
+  }
+
+  @Test
+  void readsTheKeyGroupFormatOfVersion1() throws Exception {
+    KeyIndex index = new KeyIndex(TTL);
+    AppliedChange live = AppliedChange.live(SourceSequence.postgresLsn(7, 9), 11, "#3", 42);
+    AppliedChange binlog =
+        AppliedChange.live(SourceSequence.mysqlBinlog("mysql-bin.000004", 120, 2), 12, null, 0);
+    AppliedChange loaded = AppliedChange.loaded("#3", 5);
+    AppliedChange deleted = new AppliedChange(SourceSequence.column(3), 13, true);
+    AppliedChange[] values = {live, binlog, loaded, deleted};
+    for (int i = 0; i < values.length; i++) {
+      byte[] key = key(i);
+      index.put(key, KeyIndex.hash(key), 5, values[i], 1_000);
+    }
+    byte[] v1 = GoldenFiles.bytes("serializer/key-index-v1.bin", write(index, 5, 1, 1_000).get(5));
+    KeyIndex read = new KeyIndex(TTL);
+    read.read(5, new DataInputDeserializer(v1), 1_000);
+    for (int i = 0; i < values.length; i++) {
+      byte[] key = key(i);
+      assertThat(read.get(key, KeyIndex.hash(key), 1_500)).isEqualTo(values[i]);
+    }
+    // The tombstone kept the time it was written.
+    assertThat(read.get(key(3), KeyIndex.hash(key(3)), 1_000 + TTL)).isNull();
+  }
+
+  /** The bytes of each key group, as a snapshot writes them into raw keyed state. */
+  private static Map<Integer, byte[]> write(KeyIndex index, int first, int count, long now)
+      throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(64);
+    Map<Integer, Integer> starts = new java.util.TreeMap<>();
+    index.write(first, count, now, group -> starts.put(group, out.length()), out);
+    Map<Integer, byte[]> groups = new HashMap<>();
+    byte[] all = out.getCopyOfBuffer();
+    for (int g = first; g < first + count; g++) {
+      int end = g + 1 < first + count ? starts.get(g + 1) : all.length;
+      groups.put(g, java.util.Arrays.copyOfRange(all, starts.get(g), end));
+    }
+    return groups;
   }
 
   @Test
