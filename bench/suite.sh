@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite on this machine; see the README's performance section. Each measured
 # writer runs in a JVM of its own, with the JVM options of bench/java.sh (BENCH_JAVA_OPTS too).
-#   bash bench/suite.sh            (5M upserts over 500k keys; about 15 minutes on 2 cores)
+#   bash bench/suite.sh            (5M upserts over 500k keys; 15 to 35 minutes on 2 cores)
 #   bash bench/suite.sh --quick    (200k over 20k, for a smoke run of a few minutes)
 #   bash bench/suite.sh [--changes N --keys N] [--workloads upserts,disordered,inserts,
 #                       partitioned,debezium-json] [--scaling false] [--parallelism 2]

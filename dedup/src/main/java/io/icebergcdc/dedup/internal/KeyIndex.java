@@ -235,21 +235,20 @@ final class KeyIndex {
   }
 
   private int fileNumber(String file) {
-    Integer number = fileNumbers.get(file);
-    if (number == null) {
-      number = files.size();
-      files.add(file);
-      fileNumbers.put(file, number);
-    }
-    return number;
+    return numberOf(file, files, fileNumbers);
   }
 
   private int prefixNumber(String prefix) {
-    Integer number = prefixNumbers.get(prefix);
+    return numberOf(prefix, prefixes, prefixNumbers);
+  }
+
+  /** The number of {@code value} in a table of distinct values, added if new. */
+  private static int numberOf(String value, List<String> values, Map<String, Integer> numbers) {
+    Integer number = numbers.get(value);
     if (number == null) {
-      number = prefixes.size();
-      prefixes.add(prefix);
-      prefixNumbers.put(prefix, number);
+      number = values.size();
+      values.add(value);
+      numbers.put(value, number);
     }
     return number;
   }
