@@ -137,7 +137,7 @@ class StandaloneClusterITCase {
   }
 
   @Test
-  void aCdcJobStoppedWithASavepointResumesFromItWithoutLossOrRepeats() throws Exception {
+  void aCdcJobStoppedWithASavepointResumesFromItRescaledWithoutLossOrRepeats() throws Exception {
     String topic = "shop.public.items";
     KAFKA.createTopic(topic, 3);
     Changelog changelog = new ChangelogGenerator(4000, 400, 0.1, 0.05, 22).generate();
@@ -187,9 +187,12 @@ class StandaloneClusterITCase {
     String savepoint = stop.find("Savepoint completed\\. Path: (\\S+)");
     cluster.awaitJobState(first, Duration.ofSeconds(60), "FINISHED");
 
-    // Written while the job is stopped; the resumed job reads on from the savepoint's offsets.
+    // Written while the job is stopped; the resumed job reads on from the savepoint's offsets,
+    // with one writer more: the per-key state is redistributed by key group.
     KAFKA.produce(topic, records.subList(records.size() / 2, records.size()));
-    String second = submitWithScript(apply, savepoints);
+    List<String> rescaled = new ArrayList<>(apply);
+    rescaled.set(rescaled.indexOf("--parallelism") + 1, "3");
+    String second = submitWithScript(rescaled, savepoints);
     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
     List<String> differences;
     do {

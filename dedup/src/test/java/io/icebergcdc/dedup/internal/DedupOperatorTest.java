@@ -21,10 +21,12 @@ import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -334,6 +336,66 @@ class DedupOperatorTest {
     feed(update(1, "stale", 5), insert(3, "stale", 15), update(2, "b2", 11));
     assertThat(checkpoint()).containsExactly("UPDATE 2 b2");
     assertThat(stats().get(0).staleDropped()).isEqualTo(2);
+  }
+
+  @Test
+  void theEntriesAreRedistributedByKeyGroupWhenTheDedupIsRescaled() throws Exception {
+    int maxParallelism = 128;
+    var single =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, AmbiguousChangePolicy.FAIL),
+            BY_KEY,
+            RowKeyTypeInfo.INSTANCE,
+            maxParallelism,
+            1,
+            0);
+    single.setStateBackend(new HashMapStateBackend());
+    single.open();
+    for (int id = 1; id <= 40; id++) {
+      single.processElement(new StreamRecord<>(insert(id, "a", 10)));
+      if (id % 4 == 0) {
+        single.processElement(new StreamRecord<>(delete(id, 20)));
+      }
+    }
+    single.prepareSnapshotPreBarrier(1);
+    OperatorSubtaskState state = single.snapshot(1, 0);
+    single.close();
+
+    long stale = 0;
+    for (int subtask = 0; subtask < 2; subtask++) {
+      var part =
+          new KeyedOneInputStreamOperatorTestHarness<>(
+              new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, AmbiguousChangePolicy.FAIL),
+              BY_KEY,
+              RowKeyTypeInfo.INSTANCE,
+              maxParallelism,
+              2,
+              subtask);
+      part.setStateBackend(new HashMapStateBackend());
+      part.initializeState(
+          AbstractStreamOperatorTestHarness.repartitionOperatorState(
+              state, maxParallelism, 1, 2, subtask));
+      part.open();
+      int fed = 0;
+      for (int id = 1; id <= 40; id++) {
+        ChangeEvent late = id % 4 == 0 ? insert(id, "back", 15) : update(id, "stale", 5);
+        if (KeyGroupRangeAssignment.assignKeyToParallelOperator(late.key(), maxParallelism, 2)
+            == subtask) {
+          part.processElement(new StreamRecord<>(late));
+          fed++;
+        }
+      }
+      part.prepareSnapshotPreBarrier(2);
+      assertThat(part.extractOutputValues()).as("subtask %d", subtask).isEmpty();
+      assertThat(fed).isPositive();
+      stale +=
+          part.getSideOutput(DedupOperator.STATS).stream()
+              .mapToLong(r -> r.getValue().staleDropped())
+              .sum();
+      part.close();
+    }
+    // Every late change met its key's entry, on the subtask that now owns its key group.
+    assertThat(stale).isEqualTo(40);
   }
 
   private static StateBackend backend(String name) {
