@@ -72,6 +72,10 @@ final class KeyIndex {
   private int threshold;
 
   private final List<String> files = new ArrayList<>();
+
+  /** How many file names there were after {@link #forgetUnusedFiles} last swept the table. */
+  private int filesAfterLastSweep;
+
   private final Map<String, Integer> fileNumbers = new HashMap<>();
   private final List<String> prefixes = new ArrayList<>();
   private final Map<String, Integer> prefixNumbers = new HashMap<>();
@@ -138,22 +142,12 @@ final class KeyIndex {
       return null;
     }
     int base = slot * STRIDE;
-    long meta = slots[base + META];
-    int flags = (int) (meta >>> 16) & 0xff;
-    boolean deleted = (flags & DELETED) != 0;
+    boolean deleted = ((slots[base + META] >>> 16) & DELETED) != 0;
     if (deleted && expired(slots[base + POSITION], now)) {
       removeSlot(slot);
       return null;
     }
-    SourceSequence sequence = null;
-    long fingerprint = 0;
-    if ((flags & SEQUENCED) != 0) {
-      sequence = sequenceAt(slot, meta, flags);
-      fingerprint = slots[base + FINGERPRINT];
-    }
-    String file = (flags & LOCATED) != 0 ? files.get((int) slots[base + FILE]) : null;
-    long position = deleted ? 0 : slots[base + POSITION];
-    return AppliedChange.of(sequence, fingerprint, deleted, file, position);
+    return getAt(slot);
   }
 
   private boolean expired(long writtenAt, long now) {
@@ -258,7 +252,8 @@ final class KeyIndex {
    * are written at every checkpoint and their rows move on.
    */
   void forgetUnusedFiles() {
-    if (files.size() < 1024) {
+    // Each sweep reads the whole table: sweep again only once the names have doubled since.
+    if (files.size() < Math.max(1024, 2 * filesAfterLastSweep)) {
       return;
     }
     int[] renumbered = new int[files.size()];
@@ -275,8 +270,10 @@ final class KeyIndex {
       }
     }
     if (used.size() * 2 > files.size()) {
+      filesAfterLastSweep = files.size();
       return;
     }
+    filesAfterLastSweep = used.size();
     for (int slot = 0; slot < keys.length; slot++) {
       int base = slot * STRIDE;
       if (slots[base + HASH] != 0 && ((slots[base + META] >>> 16) & LOCATED) != 0) {
