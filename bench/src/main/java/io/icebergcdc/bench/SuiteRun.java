@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -117,9 +118,12 @@ public final class SuiteRun {
     result.setProperty("readSeconds", Double.toString(read));
     if (table instanceof IcebergBenchTable iceberg && iceberg.table().currentSnapshot() != null) {
       // Rows in the table's data files, deleted or not: what a reader scans.
+      Map<String, String> summary = iceberg.table().currentSnapshot().summary();
+      result.setProperty("storedRows", summary.getOrDefault("total-records", "0"));
+      // Delete files a reader may have to open, and the positions they hold.
+      result.setProperty("liveDeleteFiles", summary.getOrDefault("total-delete-files", "0"));
       result.setProperty(
-          "storedRows",
-          iceberg.table().currentSnapshot().summary().getOrDefault("total-records", "0"));
+          "livePositionDeletes", summary.getOrDefault("total-position-deletes", "0"));
     }
     if (writer.ours()) {
       DeleteMode mode = writer == Writer.OURS_EQUALITY ? DeleteMode.EQUALITY : DeleteMode.POSITION;

@@ -318,7 +318,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       return prepared;
     }
     LiveFiles live = LiveFiles.of(table, base);
-    // A compacted file still in the table goes, with its deletion vector; its rows live on in
+    // A compacted file still in the table goes, with the deletes of its own; its rows live on in
     // this commit's data files. One that another writer replaced meanwhile stays gone: the
     // positions of the rows compacted from it are deleted below like any other deletes of a
     // replaced file, by key.
@@ -329,7 +329,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
         prepared.compacted.add(file);
         removed.add(location);
         for (DeleteFile delete : live.positionDeletesOf(location)) {
-          if (ContentFileUtil.isDV(delete)) {
+          if (ContentFileUtil.isFileScoped(delete)) {
+            // Its deletion vector, or position delete file of its own: of no use without it.
             prepared.removedDeletes.add(delete);
           }
         }

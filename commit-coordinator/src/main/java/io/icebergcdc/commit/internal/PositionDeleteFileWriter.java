@@ -4,6 +4,7 @@ import io.icebergcdc.commit.PositionDeletes;
 import java.io.IOException;
 import java.util.List;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
@@ -13,17 +14,21 @@ import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
+import org.apache.iceberg.deletes.DeleteGranularity;
 import org.apache.iceberg.deletes.PositionDelete;
 import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.FanoutPositionOnlyDeleteWriter;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.util.ContentFileUtil;
 import org.apache.iceberg.util.PropertyUtil;
 
 /**
  * Writes a checkpoint's position deletes of live data files, in the committer, so that every data
  * file gets its deletes from one place: for format version 3 one deletion vector per data file,
  * merged with the deletion vector (or position delete files) the file already has, which the commit
- * then replaces; for format version 2 position delete files, one or more per partition.
+ * then replaces; for format version 2 position delete files, one per data file by default (merged
+ * with the file's earlier one, which the commit then replaces) or per partition where the table's
+ * {@code write.delete.granularity} asks for it.
  */
 final class PositionDeleteFileWriter {
 
@@ -73,8 +78,25 @@ final class PositionDeleteFileWriter {
             .deleteFileFormat(FileFormat.PARQUET)
             .writerProperties(table.properties())
             .build();
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
     FanoutPositionOnlyDeleteWriter<Record> writer =
-        new FanoutPositionOnlyDeleteWriter<>(factory, files, table.io(), targetSize);
+        new FanoutPositionOnlyDeleteWriter<>(
+            factory,
+            files,
+            table.io(),
+            targetSize,
+            granularity(table),
+            location -> {
+              // A file's earlier file-scoped deletes are merged into its new file, which replaces
+              // them; deletes that span several data files stay.
+              List<DeleteFile> previous =
+                  live.positionDeletesOf(location.toString()).stream()
+                      .filter(ContentFileUtil::isFileScoped)
+                      .toList();
+              return previous.isEmpty()
+                  ? null
+                  : loader.loadPositionDeletes(previous, location.toString());
+            });
     PositionDelete<Record> delete = PositionDelete.create();
     try (writer) {
       for (String location : deletes.files()) {
@@ -86,5 +108,16 @@ final class PositionDeleteFileWriter {
       }
     }
     return writer.result();
+  }
+
+  /**
+   * The table's {@code write.delete.granularity} where set; otherwise file, as Spark writes: a
+   * delete file per data file applies to that file only, and replaces its earlier one, where a
+   * delete file per partition applies, for readers, to every older data file of the partition and
+   * stays in the table as long as any of them does.
+   */
+  static DeleteGranularity granularity(Table table) {
+    String value = table.properties().get(TableProperties.DELETE_GRANULARITY);
+    return value == null ? DeleteGranularity.FILE : DeleteGranularity.fromString(value);
   }
 }

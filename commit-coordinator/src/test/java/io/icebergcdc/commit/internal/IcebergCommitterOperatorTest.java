@@ -527,7 +527,7 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
-  void positionDeletesInFormatVersion2BecomePositionDeleteFiles() throws Exception {
+  void positionDeletesInFormatVersion2BecomeOnePositionDeleteFilePerDataFile() throws Exception {
     var harness = open();
     harness.processElement(new StreamRecord<>(files("a", false, 0)));
     harness.snapshot(1, 1);
@@ -541,11 +541,72 @@ class IcebergCommitterOperatorTest {
     harness.snapshot(3, 3);
     harness.notifyOfCompletedCheckpoint(3);
 
+    // The second checkpoint's file holds the first's positions too and replaced it.
     assertThat(deletesOf(a))
-        .hasSize(2)
-        .allSatisfy(d -> assertThat(d.format()).isEqualTo(org.apache.iceberg.FileFormat.PARQUET));
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(d.format()).isEqualTo(org.apache.iceberg.FileFormat.PARQUET);
+              assertThat(d.recordCount()).isEqualTo(3);
+              assertThat(org.apache.iceberg.util.ContentFileUtil.referencedDataFile(d))
+                  .hasToString(a);
+            });
     assertThat(snapshots().get(2).summary())
-        .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0");
+        .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0")
+        .containsEntry("removed-position-delete-files", "1");
+
+    // A compaction of a removes its delete file with it.
+    ChangeCommittable compaction =
+        new ChangeCommittable(
+            files("b", false, 0).dataFiles(),
+            List.of(),
+            List.of(),
+            ChangeStats.EMPTY,
+            io.icebergcdc.commit.PositionDeletes.of(Map.of(a, new long[] {0, 4})),
+            0,
+            List.of(a));
+    harness.processElement(new StreamRecord<>(compaction));
+    harness.snapshot(4, 4);
+    harness.notifyOfCompletedCheckpoint(4);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.DATA_FILES_COMPACTED, "1")
+        .containsEntry("total-delete-files", "0");
+  }
+
+  @Test
+  void positionDeletesInFormatVersion2FollowTheTablesDeleteGranularity() throws Exception {
+    table
+        .updateProperties()
+        .set(org.apache.iceberg.TableProperties.DELETE_GRANULARITY, "partition")
+        .commit();
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.processElement(new StreamRecord<>(files("b", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    String a = TestTables.dataFile("a").location();
+    String b = TestTables.dataFile("b").location();
+
+    ChangeCommittable both =
+        new ChangeCommittable(
+            List.of(),
+            List.of(),
+            List.of(),
+            ChangeStats.EMPTY,
+            io.icebergcdc.commit.PositionDeletes.of(
+                Map.of(a, new long[] {1, 2}, b, new long[] {5})),
+            0);
+    harness.processElement(new StreamRecord<>(both));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+
+    // One file for the partition, whatever data files its deletes are in.
+    List<org.apache.iceberg.DeleteFile> ofA = deletesOf(a);
+    assertThat(ofA).singleElement().satisfies(d -> assertThat(d.recordCount()).isEqualTo(3));
+    assertThat(deletesOf(b))
+        .singleElement()
+        .satisfies(d -> assertThat(d.location()).isEqualTo(ofA.get(0).location()));
   }
 
   private static ChangeCommittable positions(String file, long... positions) {
