@@ -19,10 +19,12 @@ import org.apache.flink.core.memory.DataOutputView;
  *
  * <p>Flink's heap state keeps a graph of objects per key (the map entry, the key, the value, its
  * sequence and file name) and, at every checkpoint, walks the whole graph to serialize it while
- * copying on write what the task changes meanwhile. Here one key is one slot of eight longs (hash,
- * key group and flags, file, position, fingerprint, three sequence components) plus its key bytes:
- * a look-up touches two or three cache lines, and a snapshot writes the slots of a key group into
- * one buffer. It is an open-addressing table with linear probing and backward-shift removal.
+ * copying on write what the task changes meanwhile. Here one key is one slot of ten longs (hash,
+ * flags and key length, file, position, fingerprint, three sequence components, and the key's bytes
+ * if it has at most 16, as most keys of one or two numbers do; a longer key is kept beside the
+ * slot) and a char for its key group: a look-up of a short key touches one or two cache lines, and
+ * a snapshot reads no other memory than the slots. It is an open-addressing table with linear
+ * probing and backward-shift removal.
  *
  * <p>Deleted keys (tombstones) keep the time they were written in the position's place and expire
  * {@code tombstoneTtlMillis} later: an expired tombstone is not returned, is removed when met, and
@@ -39,16 +41,21 @@ final class KeyIndex {
   /** Format of a key group's bytes; changes need a new number and a reader for the old ones. */
   static final int FORMAT_1 = 1;
 
-  private static final int STRIDE = 8;
+  private static final int STRIDE = 10;
   private static final int HASH = 0;
   private static final int META = 1;
   private static final int FILE = 2;
   private static final int POSITION = 3;
   private static final int FINGERPRINT = 4;
   private static final int C0 = 5;
+  private static final int K0 = 8;
 
-  // META: flags (bits 16-23), sequence kind (24-31), sequence size (32-39), sequence prefix
-  // number plus one, 0 for none (40-63).
+  /** Keys of up to this many bytes are kept in the slot itself (K0 and K1), big-endian. */
+  private static final int INLINE_KEY_BYTES = 16;
+
+  // META: the length plus one of a key kept in the slot, 0 for a longer key (bits 0-7), flags
+  // (16-23), sequence kind (24-31), sequence size (32-39), sequence prefix number plus one, 0 for
+  // none (40-63).
   private static final int DELETED = 1;
   private static final int SEQUENCED = 2;
   private static final int LOCATED = 4;
@@ -59,6 +66,8 @@ final class KeyIndex {
 
   private final long tombstoneTtlMillis;
   private long[] slots;
+
+  /** Keys longer than {@value #INLINE_KEY_BYTES} bytes, by slot: null until there is one. */
   private byte[][] keys;
 
   /** Per slot, its key group plus one; 0 for a free slot. Compact, so snapshots sweep it fast. */
@@ -95,7 +104,7 @@ final class KeyIndex {
 
   private void allocate(int capacity) {
     slots = new long[capacity * STRIDE];
-    keys = new byte[capacity][];
+    keys = keys == null ? null : new byte[capacity][];
     groups = new char[capacity];
     longSequences = longSequences == null ? null : new SourceSequence[capacity];
     mask = capacity - 1;
@@ -120,18 +129,77 @@ final class KeyIndex {
     return size;
   }
 
-  /** The slot of {@code key}, or -1. */
+  /** The slot of {@code key}, or -1 if it has none; where it would go, minus 2, then. */
   private int find(byte[] key, long hash) {
     int slot = (int) hash & mask;
-    while (true) {
-      long h = slots[slot * STRIDE + HASH];
-      if (h == 0) {
-        return -1;
+    if (key.length <= INLINE_KEY_BYTES) {
+      long tag = key.length + 1;
+      long k0 = pack(key, 0);
+      long k1 = pack(key, 8);
+      while (true) {
+        int base = slot * STRIDE;
+        long h = slots[base + HASH];
+        if (h == 0) {
+          return -2 - slot;
+        }
+        if (h == hash
+            && (slots[base + META] & 0xff) == tag
+            && slots[base + K0] == k0
+            && slots[base + K0 + 1] == k1) {
+          return slot;
+        }
+        slot = (slot + 1) & mask;
       }
-      if (h == hash && Arrays.equals(keys[slot], key)) {
+    }
+    while (true) {
+      int base = slot * STRIDE;
+      long h = slots[base + HASH];
+      if (h == 0) {
+        return -2 - slot;
+      }
+      if (h == hash && (slots[base + META] & 0xff) == 0 && Arrays.equals(keys[slot], key)) {
         return slot;
       }
       slot = (slot + 1) & mask;
+    }
+  }
+
+  /** Bytes {@code from} to {@code from + 7} of {@code key} as a big-endian long, 0 beyond it. */
+  private static long pack(byte[] key, int from) {
+    long packed = 0;
+    for (int i = from; i < from + 8; i++) {
+      packed = (packed << 8) | (i < key.length ? key[i] & 0xff : 0);
+    }
+    return packed;
+  }
+
+  /** The key of {@code slot}. */
+  private byte[] keyAt(int slot) {
+    int base = slot * STRIDE;
+    int tag = (int) slots[base + META] & 0xff;
+    if (tag == 0) {
+      return keys[slot];
+    }
+    byte[] key = new byte[tag - 1];
+    for (int i = 0; i < key.length; i++) {
+      key[i] = (byte) (slots[base + K0 + (i >> 3)] >>> (56 - 8 * (i & 7)));
+    }
+    return key;
+  }
+
+  /** Keeps {@code key} as the key of the free {@code slot}. */
+  private void setKey(int slot, byte[] key) {
+    int base = slot * STRIDE;
+    if (key.length <= INLINE_KEY_BYTES) {
+      slots[base + K0] = pack(key, 0);
+      slots[base + K0 + 1] = pack(key, 8);
+      slots[base + META] = key.length + 1;
+    } else {
+      if (keys == null) {
+        keys = new byte[mask + 1][];
+      }
+      keys[slot] = key;
+      slots[base + META] = 0;
     }
   }
 
@@ -173,23 +241,16 @@ final class KeyIndex {
    * Records {@code value} for {@code key}; a deleted value is a tombstone written at {@code now}.
    */
   void put(byte[] key, long hash, int keyGroup, AppliedChange value, long now) {
-    int slot = (int) hash & mask;
-    while (true) {
-      long h = slots[slot * STRIDE + HASH];
-      if (h == 0) {
-        if (size >= threshold) {
-          grow();
-          put(key, hash, keyGroup, value, now);
-          return;
-        }
-        size++;
-        keys[slot] = key;
-        break;
+    int slot = find(key, hash);
+    if (slot < 0) {
+      if (size >= threshold) {
+        grow();
+        put(key, hash, keyGroup, value, now);
+        return;
       }
-      if (h == hash && Arrays.equals(keys[slot], key)) {
-        break;
-      }
-      slot = (slot + 1) & mask;
+      slot = -2 - slot;
+      size++;
+      setKey(slot, key);
     }
     int base = slot * STRIDE;
     slots[base + HASH] = hash;
@@ -206,7 +267,7 @@ final class KeyIndex {
       if (sequence.size() > SourceSequence.INLINE_COMPONENTS) {
         flags |= SEQUENCE_OBJECT;
         if (longSequences == null) {
-          longSequences = new SourceSequence[keys.length];
+          longSequences = new SourceSequence[mask + 1];
         }
         longSequences[slot] = sequence;
       } else {
@@ -225,7 +286,7 @@ final class KeyIndex {
       slots[base + FILE] = fileNumber(value.file());
     }
     slots[base + POSITION] = value.deleted() ? now : value.position();
-    slots[base + META] = meta | ((long) flags << 16);
+    slots[base + META] = (slots[base + META] & 0xff) | meta | ((long) flags << 16);
   }
 
   private int fileNumber(String file) {
@@ -259,7 +320,7 @@ final class KeyIndex {
     int[] renumbered = new int[files.size()];
     Arrays.fill(renumbered, -1);
     List<String> used = new ArrayList<>();
-    for (int slot = 0; slot < keys.length; slot++) {
+    for (int slot = 0; slot <= mask; slot++) {
       int base = slot * STRIDE;
       if (slots[base + HASH] != 0 && ((slots[base + META] >>> 16) & LOCATED) != 0) {
         int file = (int) slots[base + FILE];
@@ -274,7 +335,7 @@ final class KeyIndex {
       return;
     }
     filesAfterLastSweep = used.size();
-    for (int slot = 0; slot < keys.length; slot++) {
+    for (int slot = 0; slot <= mask; slot++) {
       int base = slot * STRIDE;
       if (slots[base + HASH] != 0 && ((slots[base + META] >>> 16) & LOCATED) != 0) {
         slots[base + FILE] = renumbered[(int) slots[base + FILE]];
@@ -317,7 +378,9 @@ final class KeyIndex {
       boolean movable = gap <= next ? (home <= gap || home > next) : (home <= gap && home > next);
       if (movable) {
         System.arraycopy(slots, next * STRIDE, slots, gap * STRIDE, STRIDE);
-        keys[gap] = keys[next];
+        if (keys != null) {
+          keys[gap] = keys[next];
+        }
         groups[gap] = groups[next];
         if (longSequences != null) {
           longSequences[gap] = longSequences[next];
@@ -327,7 +390,9 @@ final class KeyIndex {
       next = (next + 1) & mask;
     }
     Arrays.fill(slots, gap * STRIDE, gap * STRIDE + STRIDE, 0L);
-    keys[gap] = null;
+    if (keys != null) {
+      keys[gap] = null;
+    }
     groups[gap] = 0;
     if (longSequences != null) {
       longSequences[gap] = null;
@@ -340,8 +405,9 @@ final class KeyIndex {
     byte[][] oldKeys = keys;
     char[] oldGroups = groups;
     SourceSequence[] oldSequences = longSequences;
-    allocate((mask + 1) * 2);
-    for (int old = 0; old < oldKeys.length; old++) {
+    int oldCapacity = mask + 1;
+    allocate(oldCapacity * 2);
+    for (int old = 0; old < oldCapacity; old++) {
       long h = oldSlots[old * STRIDE + HASH];
       if (h == 0) {
         continue;
@@ -351,7 +417,9 @@ final class KeyIndex {
         slot = (slot + 1) & mask;
       }
       System.arraycopy(oldSlots, old * STRIDE, slots, slot * STRIDE, STRIDE);
-      keys[slot] = oldKeys[old];
+      if (oldKeys != null) {
+        keys[slot] = oldKeys[old];
+      }
       groups[slot] = oldGroups[old];
       if (oldSequences != null) {
         longSequences[slot] = oldSequences[old];
@@ -365,9 +433,9 @@ final class KeyIndex {
   }
 
   void forEach(EntryVisitor visitor) throws Exception {
-    for (int slot = 0; slot < keys.length; slot++) {
+    for (int slot = 0; slot <= mask; slot++) {
       if (slots[slot * STRIDE + HASH] != 0) {
-        visitor.visit(keys[slot], keyGroupOf(slot), getAt(slot));
+        visitor.visit(keyAt(slot), keyGroupOf(slot), getAt(slot));
       }
     }
   }
@@ -505,9 +573,22 @@ final class KeyIndex {
     if ((flags & DELETED) != 0 && expired(slots[base + POSITION], now)) {
       return false;
     }
-    byte[] key = keys[slot];
-    buffer.writeInt(key.length);
-    buffer.write(key);
+    int tag = (int) meta & 0xff;
+    if (tag == 0) {
+      byte[] key = keys[slot];
+      buffer.writeInt(key.length);
+      buffer.write(key);
+    } else {
+      int length = tag - 1;
+      buffer.writeInt(length);
+      int i = 0;
+      for (; i + 8 <= length; i += 8) {
+        buffer.writeLong(slots[base + K0 + (i >> 3)]);
+      }
+      for (; i < length; i++) {
+        buffer.writeByte((int) (slots[base + K0 + (i >> 3)] >>> (56 - 8 * (i & 7))));
+      }
+    }
     buffer.writeByte(flags & (DELETED | SEQUENCED | LOCATED));
     if ((flags & SEQUENCED) != 0) {
       if ((flags & SEQUENCE_OBJECT) != 0) {

@@ -7,7 +7,9 @@ import io.icebergcdc.cdc.GoldenFiles;
 import io.icebergcdc.cdc.SourceSequence;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.apache.flink.core.memory.DataInputDeserializer;
@@ -68,6 +70,52 @@ class KeyIndexTest {
   }
 
   @Test
+  void keysOfAnyLengthAreKeptInOrBesideTheirSlotsAndSurviveASnapshot() throws Exception {
+    Random random = new Random(5);
+    KeyIndex index = new KeyIndex(Long.MAX_VALUE);
+    Map<ByteBuffer, AppliedChange> model = new HashMap<>();
+    // Lengths around the 16 bytes kept in the slot, and keys that differ only by trailing zeros.
+    List<byte[]> keys = new ArrayList<>();
+    for (int length = 0; length <= 40; length++) {
+      for (int variant = 0; variant < 200; variant++) {
+        byte[] key = new byte[length];
+        random.nextBytes(key);
+        keys.add(key);
+      }
+    }
+    keys.add(new byte[] {1});
+    keys.add(new byte[] {1, 0});
+    keys.add(new byte[16]);
+    keys.add(new byte[17]);
+    for (int i = 0; i < 100_000; i++) {
+      byte[] key = keys.get(random.nextInt(keys.size()));
+      if (random.nextInt(10) == 0) {
+        index.remove(key, KeyIndex.hash(key));
+        model.remove(ByteBuffer.wrap(key));
+      } else {
+        AppliedChange value = randomEntry(random);
+        index.put(key, KeyIndex.hash(key), 3, value, 0);
+        model.put(ByteBuffer.wrap(key), value);
+      }
+    }
+    assertThat(index.size()).isEqualTo(model.size());
+    for (byte[] key : keys) {
+      assertThat(index.get(key, KeyIndex.hash(key), 0))
+          .as("key of %d bytes", key.length)
+          .isEqualTo(model.get(ByteBuffer.wrap(key)));
+    }
+    Map<ByteBuffer, AppliedChange> visited = new HashMap<>();
+    index.forEach((key, group, value) -> visited.put(ByteBuffer.wrap(key), value));
+    assertThat(visited).isEqualTo(model);
+
+    KeyIndex restored = new KeyIndex(Long.MAX_VALUE);
+    restored.read(3, new DataInputDeserializer(write(index, 3, 1, 0).get(3)), 0);
+    Map<ByteBuffer, AppliedChange> read = new HashMap<>();
+    restored.forEach((key, group, value) -> read.put(ByteBuffer.wrap(key), value));
+    assertThat(read).isEqualTo(model);
+  }
+
+  @Test
   void keysWhoseHashesCollideAreKeptApart() {
     KeyIndex index = new KeyIndex(Long.MAX_VALUE);
     AppliedChange a = AppliedChange.loaded("a", 1);
@@ -79,6 +127,20 @@ class KeyIndexTest {
     index.remove(key(1), 7);
     assertThat(index.get(key(1), 7, 0)).isNull();
     assertThat(index.get(key(2), 7, 0)).isEqualTo(b);
+
+    // Kept in their slots as the same two longs: only their lengths tell them apart.
+    index.put(new byte[] {1}, 9, 0, a, 0);
+    index.put(new byte[] {1, 0}, 9, 0, b, 0);
+    assertThat(index.get(new byte[] {1}, 9, 0)).isEqualTo(a);
+    assertThat(index.get(new byte[] {1, 0}, 9, 0)).isEqualTo(b);
+    // Longer than a slot holds, and equal in their first 16 bytes.
+    byte[] long1 = new byte[20];
+    byte[] long2 = new byte[20];
+    long2[19] = 1;
+    index.put(long1, 9, 0, a, 0);
+    index.put(long2, 9, 0, b, 0);
+    assertThat(index.get(long1, 9, 0)).isEqualTo(a);
+    assertThat(index.get(long2, 9, 0)).isEqualTo(b);
   }
 
   @Test
