@@ -61,6 +61,11 @@ final class KeyIndex {
   private static final int LOCATED = 4;
   private static final int SEQUENCE_OBJECT = 8;
 
+  /** A key with changes pending and nothing applied yet: no entry until {@link #put}. */
+  private static final int RESERVED = 16;
+
+  // FILE: the file number (bits 0-31), the key's pending number, 0 for none (32-63).
+
   private static final SourceSequence.Kind[] KINDS = SourceSequence.Kind.values();
   private static final float LOAD = 0.6f;
 
@@ -205,17 +210,60 @@ final class KeyIndex {
 
   /** What was applied to {@code key}; null if nothing, or only a tombstone that has expired. */
   AppliedChange get(byte[] key, long hash, long now) {
+    int slot = slotOf(key, hash, now);
+    return slot < 0 ? null : at(slot);
+  }
+
+  /**
+   * The slot of {@code key}, or -1 if it has none, or only a tombstone that has expired and no
+   * pending number (the tombstone is removed then). Valid until the next change of the index.
+   */
+  int slotOf(byte[] key, long hash, long now) {
     int slot = find(key, hash);
     if (slot < 0) {
-      return null;
+      return -1;
     }
     int base = slot * STRIDE;
     boolean deleted = ((slots[base + META] >>> 16) & DELETED) != 0;
-    if (deleted && expired(slots[base + POSITION], now)) {
+    if (deleted && pendingAt(slot) == 0 && expired(slots[base + POSITION], now)) {
       removeSlot(slot);
-      return null;
+      return -1;
     }
-    return getAt(slot);
+    return slot;
+  }
+
+  /** What was applied to the key of {@code slot}: null if nothing yet (its changes pending). */
+  AppliedChange at(int slot) {
+    int flags = (int) (slots[slot * STRIDE + META] >>> 16) & 0xff;
+    return (flags & RESERVED) != 0 ? null : getAt(slot);
+  }
+
+  /** The number {@link #markPending} gave the key of {@code slot}, 0 if none since its put. */
+  int pendingAt(int slot) {
+    return (int) (slots[slot * STRIDE + FILE] >>> 32);
+  }
+
+  /**
+   * Gives {@code key} a number (above 0) by which the caller finds its pending changes, until the
+   * next {@link #put} of the key; a key without entry gets a slot, with nothing applied.
+   */
+  void markPending(byte[] key, long hash, int keyGroup, int number) {
+    int slot = find(key, hash);
+    if (slot < 0) {
+      if (size >= threshold) {
+        grow();
+        markPending(key, hash, keyGroup, number);
+        return;
+      }
+      slot = -2 - slot;
+      size++;
+      setKey(slot, key);
+      slots[slot * STRIDE + HASH] = hash;
+      groups[slot] = (char) (keyGroup + 1);
+      slots[slot * STRIDE + META] |= (long) RESERVED << 16;
+    }
+    int base = slot * STRIDE;
+    slots[base + FILE] = (slots[base + FILE] & 0xffffffffL) | ((long) number << 32);
   }
 
   private boolean expired(long writtenAt, long now) {
@@ -281,6 +329,8 @@ final class KeyIndex {
         }
       }
     }
+    // Clears the key's pending number too.
+    slots[base + FILE] = 0;
     if (value.file() != null) {
       flags |= LOCATED;
       slots[base + FILE] = fileNumber(value.file());
@@ -338,7 +388,8 @@ final class KeyIndex {
     for (int slot = 0; slot <= mask; slot++) {
       int base = slot * STRIDE;
       if (slots[base + HASH] != 0 && ((slots[base + META] >>> 16) & LOCATED) != 0) {
-        slots[base + FILE] = renumbered[(int) slots[base + FILE]];
+        slots[base + FILE] =
+            (slots[base + FILE] & ~0xffffffffL) | renumbered[(int) slots[base + FILE]];
       }
     }
     files.clear();
@@ -435,8 +486,21 @@ final class KeyIndex {
   void forEach(EntryVisitor visitor) throws Exception {
     for (int slot = 0; slot <= mask; slot++) {
       if (slots[slot * STRIDE + HASH] != 0) {
-        visitor.visit(keyAt(slot), keyGroupOf(slot), getAt(slot));
+        visitor.visit(keyAt(slot), keyGroupOf(slot), settledAt(slot));
       }
+    }
+  }
+
+  /** The entry of {@code slot}, which must have no changes pending. */
+  private AppliedChange settledAt(int slot) {
+    requireSettled(slot);
+    return getAt(slot);
+  }
+
+  private void requireSettled(int slot) {
+    if (pendingAt(slot) != 0) {
+      throw new IllegalStateException(
+          "the key index holds changes not yet applied: they are applied before every snapshot");
     }
   }
 
@@ -570,6 +634,7 @@ final class KeyIndex {
     int base = slot * STRIDE;
     long meta = slots[base + META];
     int flags = (int) (meta >>> 16) & 0xff;
+    requireSettled(slot);
     if ((flags & DELETED) != 0 && expired(slots[base + POSITION], now)) {
       return false;
     }

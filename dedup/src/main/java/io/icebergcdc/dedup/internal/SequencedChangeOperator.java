@@ -18,7 +18,6 @@ import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -68,7 +67,8 @@ import org.apache.flink.util.OutputTag;
  * and the latest change accepted for it. Keyed state is read once per key and interval and written
  * once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier} (and at the
  * end of input); so the buffer is always empty when state is snapshotted and needs no state of its
- * own.
+ * own. With the in-memory index, a key's entry also holds its place in the buffer, so that one
+ * look-up finds both (a key new to the index gets a slot with nothing applied until then).
  *
  * <p><b>Invariants:</b> a change is applied only if its sequence is greater than that of every
  * change applied to its key before, whatever the arrival order. A change at the same sequence as
@@ -121,7 +121,15 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private long maxIndexKeys = MAX_INDEX_KEYS;
   private transient TypeSerializer<Object> keySerializer;
   private transient DataOutputSerializer buffer;
-  private transient Map<RowKey, Pending> pending;
+
+  /**
+   * The keys with changes since the last checkpoint, in the order they came. With the in-memory
+   * index, a key's entry there holds its number in this list (plus one); otherwise {@link
+   * #pendingByKey} finds it.
+   */
+  private transient List<Pending> pending;
+
+  private transient Map<RowKey, Pending> pendingByKey;
   private transient DedupMetrics metrics;
 
   private transient long stale;
@@ -357,7 +365,8 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   @Override
   public void open() throws Exception {
     super.open();
-    pending = new LinkedHashMap<>();
+    pending = new ArrayList<>();
+    pendingByKey = new HashMap<>();
     offsets = new HashMap<>();
     metrics = new DedupMetrics(getMetricGroup(), () -> pending.size());
   }
@@ -370,20 +379,29 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       offsets.merge(event.originPartition(), event.originOffset(), Math::max);
     }
 
-    Pending entry = pending.get(event.key());
+    Pending entry;
     AppliedChange prior = null;
     SourceSequence lastSequence;
     long lastFingerprint;
     byte[] indexKey = null;
     long indexHash = 0;
+    int indexSlot = -1;
+    if (index != null) {
+      // One look-up finds both the key's pending changes and, if none, its entry.
+      indexKey = keyBytes(getCurrentKey());
+      indexHash = KeyIndex.hash(getCurrentKey(), indexKey);
+      indexSlot = index.slotOf(indexKey, indexHash, now());
+      int number = indexSlot < 0 ? 0 : index.pendingAt(indexSlot);
+      entry = number == 0 ? null : pending.get(number - 1);
+    } else {
+      entry = pendingByKey.get(event.key());
+    }
     if (entry != null) {
       lastSequence = entry.latest.sequence();
       lastFingerprint = entry.fingerprint;
     } else {
       if (index != null) {
-        indexKey = keyBytes(getCurrentKey());
-        indexHash = KeyIndex.hash(getCurrentKey(), indexKey);
-        prior = index.get(indexKey, indexHash, now());
+        prior = indexSlot < 0 ? null : index.at(indexSlot);
       } else {
         prior = live.value();
         if (prior == null) {
@@ -428,12 +446,15 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     long fingerprint = schema.fingerprint(event);
     if (entry == null) {
       Pending added = new Pending(getCurrentKey(), prior, event, fingerprint);
+      pending.add(added);
       if (index != null) {
         added.indexKey = indexKey;
         added.indexHash = indexHash;
         added.keyGroup = currentKeyGroup();
+        index.markPending(indexKey, indexHash, added.keyGroup, pending.size());
+      } else {
+        pendingByKey.put(event.key(), added);
       }
-      pending.put(event.key(), added);
     } else {
       entry.latest = event;
       entry.fingerprint = fingerprint;
@@ -504,7 +525,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     long updated = 0;
     long deleted = 0;
     long now = now();
-    for (Pending entry : pending.values()) {
+    for (Pending entry : pending) {
       if (index == null) {
         setCurrentKey(entry.key);
       }
@@ -551,6 +572,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       }
     }
     pending.clear();
+    pendingByKey.clear();
     metrics.inserted.inc(inserted);
     metrics.updated.inc(updated);
     metrics.deleted.inc(deleted);

@@ -222,6 +222,21 @@ class DedupOperatorTest {
   }
 
   @Test
+  void aTombstoneThatExpiresWhileItsKeyHasChangesPendingStillYieldsOneNetChange() throws Exception {
+    open();
+    time(0);
+    feed(insert(1, "a", 10), delete(1, 20));
+    checkpoint();
+
+    // The first change meets the tombstone; the second comes after it would have expired.
+    time(TTL.toMillis() - 1);
+    feed(update(1, "b", 30));
+    time(TTL.toMillis() + 1);
+    feed(update(1, "c", 40));
+    assertThat(checkpoint()).containsExactly("INSERT 1 c");
+  }
+
+  @Test
   void liveKeysNeverExpire() throws Exception {
     open();
     time(0);
