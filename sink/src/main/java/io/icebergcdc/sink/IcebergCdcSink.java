@@ -232,15 +232,15 @@ public final class IcebergCdcSink {
       ChangeKeySelector<K> keys,
       OperatorUids uids,
       int parallelism) {
+    DedupOperator dedup =
+        new DedupOperator(
+            schema,
+            options.get(DedupOptions.TOMBSTONE_TTL),
+            options.get(DedupOptions.ON_AMBIGUOUS_CHANGE));
+    dedup.setIndexMaxKeys(options.get(DedupOptions.INDEX_MAX_KEYS));
     return changes
         .keyBy(keys, keyType(keys))
-        .transform(
-            "dedup by source sequence",
-            ChangeEventTypeInfo.of(schema),
-            new DedupOperator(
-                schema,
-                options.get(DedupOptions.TOMBSTONE_TTL),
-                options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)))
+        .transform("dedup by source sequence", ChangeEventTypeInfo.of(schema), dedup)
         .uid(uids.dedup())
         .setParallelism(parallelism);
   }
@@ -250,20 +250,23 @@ public final class IcebergCdcSink {
       ChangeKeySelector<K> keys,
       OperatorUids uids,
       int parallelism) {
+    PositionDeltaWriterOperator<K> writer =
+        new PositionDeltaWriterOperator<>(
+            tableLoader,
+            schema,
+            keys,
+            options.get(SinkOptions.BOOTSTRAP_INDEX),
+            writeProperties,
+            options.get(DedupOptions.TOMBSTONE_TTL),
+            options.get(DedupOptions.ON_AMBIGUOUS_CHANGE),
+            options.get(SinkOptions.COMPACTION_DELETED_RATIO));
+    writer.setIndexMaxKeys(options.get(DedupOptions.INDEX_MAX_KEYS));
     return changes
         .keyBy(keys, keyType(keys))
         .transform(
             "dedup by source sequence, write Parquet files and position deletes",
             COMMITTABLE_TYPE,
-            new PositionDeltaWriterOperator<>(
-                tableLoader,
-                schema,
-                keys,
-                options.get(SinkOptions.BOOTSTRAP_INDEX),
-                writeProperties,
-                options.get(DedupOptions.TOMBSTONE_TTL),
-                options.get(DedupOptions.ON_AMBIGUOUS_CHANGE),
-                options.get(SinkOptions.COMPACTION_DELETED_RATIO)))
+            writer)
         .uid(uids.indexedWriter())
         .setParallelism(parallelism);
   }

@@ -92,7 +92,8 @@ public final class SinkOptions {
         UID_PREFIX,
         OVERWRITE_ALLOW_EMPTY_INPUT,
         DedupOptions.TOMBSTONE_TTL,
-        DedupOptions.ON_AMBIGUOUS_CHANGE);
+        DedupOptions.ON_AMBIGUOUS_CHANGE,
+        DedupOptions.INDEX_MAX_KEYS);
   }
 
   /**
@@ -115,6 +116,15 @@ public final class SinkOptions {
               + "' is "
               + ratio
               + "; it must be above 0 (1 or more turns compaction off)");
+    }
+    long maxKeys = config.get(DedupOptions.INDEX_MAX_KEYS);
+    if (maxKeys < 0) {
+      throw new IllegalArgumentException(
+          "option '"
+              + DedupOptions.INDEX_MAX_KEYS.key()
+              + "' is "
+              + maxKeys
+              + "; it must be 0 or more (0 keeps the dedup's entries in keyed state)");
     }
   }
 }

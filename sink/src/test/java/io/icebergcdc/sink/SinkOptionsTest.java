@@ -30,6 +30,15 @@ class SinkOptionsTest {
     Configuration other = new Configuration();
     other.setString("pipeline.name", "x");
     other.setString("dedup.tombstone-ttl", "1 h");
+    other.setString("dedup.index.max-keys", "0");
     SinkOptions.validate(other);
+  }
+
+  @Test
+  void aNegativeKeyLimitOfTheIndexFailsNamingTheOption() {
+    Configuration config = new Configuration();
+    config.setString("dedup.index.max-keys", "-1");
+    assertThatThrownBy(() -> SinkOptions.validate(config))
+        .hasMessageContaining("'dedup.index.max-keys' is -1");
   }
 }

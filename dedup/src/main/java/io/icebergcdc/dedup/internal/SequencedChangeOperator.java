@@ -96,14 +96,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           "dedup-dead-letters",
           new SimpleVersionedTypeInfo<>(DeadLetter.class, DeadLetterSerializer::new));
 
-  /**
-   * The most keys per subtask the in-memory index holds. Its snapshot is synchronous: below about a
-   * million keys it costs less than the heap backend's asynchronous one does in all, above (at 2.5
-   * million keys per subtask and checkpoints every 2 seconds, measured) the task waits on it for
-   * too long, and keyed state, snapshotted beside the task, is faster.
-   */
-  static final long MAX_INDEX_KEYS = 1_000_000;
-
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(SequencedChangeOperator.class);
 
@@ -118,7 +110,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private transient KeyIndex index;
 
   private transient LongSupplier clock;
-  private long maxIndexKeys = MAX_INDEX_KEYS;
+
+  /** The most keys the in-memory index holds before it moves into keyed state. */
+  private long maxIndexKeys = DedupOptions.INDEX_MAX_KEYS.defaultValue();
+
   private transient TypeSerializer<Object> keySerializer;
   private transient DataOutputSerializer buffer;
 
@@ -172,7 +167,8 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     keySerializer = serializer;
     buffer = new DataOutputSerializer(4096);
     boolean inMemory =
-        getRuntimeContext().isCheckpointingEnabled()
+        maxIndexKeys > 0
+            && getRuntimeContext().isCheckpointingEnabled()
             && getKeyedStateBackend() instanceof HeapKeyedStateBackend;
     if (inMemory) {
       index = new KeyIndex(tombstoneTtl.toMillis());
@@ -294,9 +290,19 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     return true;
   }
 
-  /** Replaces the most keys the in-memory index holds before moving into keyed state, for tests. */
-  @VisibleForTesting
-  void useIndexUpTo(long maxKeys) {
+  /**
+   * Sets the most keys per subtask the in-memory index holds before its entries move into keyed
+   * state ({@link DedupOptions#INDEX_MAX_KEYS}); 0 keeps them in keyed state.
+   */
+  public final void setIndexMaxKeys(long maxKeys) {
+    if (maxKeys < 0) {
+      throw new IllegalArgumentException(
+          "option '"
+              + DedupOptions.INDEX_MAX_KEYS.key()
+              + "' is "
+              + maxKeys
+              + "; it must be 0 or more");
+    }
     this.maxIndexKeys = maxKeys;
   }
 
@@ -316,6 +322,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       index = null;
       return;
     }
+    long start = System.nanoTime();
     index.forgetUnusedFiles();
     KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
     KeyGroupsList range = out.getKeyGroupList();
@@ -325,6 +332,11 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         now(),
         out::startNewKeyGroup,
         new DataOutputViewStreamWrapper(out));
+    LOG.debug(
+        "Wrote the in-memory key index of {} keys for checkpoint {} in {} ms",
+        index.size(),
+        context.getCheckpointId(),
+        (System.nanoTime() - start) / 1_000_000L);
   }
 
   /**

@@ -326,7 +326,7 @@ class DedupOperatorTest {
   @Test
   void anIndexGrownBeyondItsLimitMovesIntoKeyedStateAndKeepsOrdering() throws Exception {
     open();
-    ((SequencedChangeOperator<?>) harness.getOperator()).useIndexUpTo(2);
+    ((SequencedChangeOperator<?>) harness.getOperator()).setIndexMaxKeys(2);
     feed(insert(1, "a", 10), insert(2, "b", 10), insert(3, "c", 10));
     checkpoint();
     feed(delete(3, 20));
@@ -342,7 +342,7 @@ class DedupOperatorTest {
     // Restored, three keys are too many for the index too: they stay in keyed state.
     DedupOperator restored =
         new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, AmbiguousChangePolicy.FAIL);
-    restored.useIndexUpTo(2);
+    restored.setIndexMaxKeys(2);
     harness =
         new KeyedOneInputStreamOperatorTestHarness<>(restored, BY_KEY, RowKeyTypeInfo.INSTANCE);
     harness.setStateBackend(new HashMapStateBackend());
