@@ -354,6 +354,28 @@ class DedupOperatorTest {
   }
 
   @Test
+  void aKeyLimitOfZeroKeepsTheEntriesInKeyedStateFromTheStart() throws Exception {
+    DedupOperator operator =
+        new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, AmbiguousChangePolicy.FAIL);
+    operator.setIndexMaxKeys(0);
+    harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(operator, BY_KEY, RowKeyTypeInfo.INSTANCE);
+    harness.setStateBackend(new HashMapStateBackend());
+    harness.open();
+    checkpoint();
+    assertThat(harness.snapshot(checkpointId, 0).getRawKeyedState()).isEmpty();
+    feed(insert(1, "a", 10));
+    checkpoint();
+    OperatorSubtaskState snapshot = harness.snapshot(checkpointId, 0);
+    assertThat(snapshot.getRawKeyedState()).isEmpty();
+    assertThat(snapshot.getManagedKeyedState()).isNotEmpty();
+    feed(update(1, "stale", 5), update(1, "b", 20));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 b");
+    assertThatThrownBy(() -> operator.setIndexMaxKeys(-1))
+        .hasMessageContaining("'dedup.index.max-keys' is -1");
+  }
+
+  @Test
   void theEntriesAreRedistributedByKeyGroupWhenTheDedupIsRescaled() throws Exception {
     int maxParallelism = 128;
     var single =
