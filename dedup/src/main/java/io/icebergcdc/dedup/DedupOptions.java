@@ -32,6 +32,19 @@ public final class DedupOptions {
                   + " the next checkpoint, whose snapshots run beside the task; 0 keeps them in"
                   + " keyed state from the start.");
 
+  /** Returns {@code maxKeys}, a value of {@link #INDEX_MAX_KEYS}; fails, naming it, if negative. */
+  public static long checkIndexMaxKeys(long maxKeys) {
+    if (maxKeys < 0) {
+      throw new IllegalArgumentException(
+          "option '"
+              + INDEX_MAX_KEYS.key()
+              + "' is "
+              + maxKeys
+              + "; it must be 0 or more (0 keeps the dedup's entries in keyed state)");
+    }
+    return maxKeys;
+  }
+
   public static final ConfigOption<AmbiguousChangePolicy> ON_AMBIGUOUS_CHANGE =
       ConfigOptions.key("dedup.on-ambiguous-change")
           .enumType(AmbiguousChangePolicy.class)

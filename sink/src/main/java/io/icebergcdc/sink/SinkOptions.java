@@ -117,14 +117,6 @@ public final class SinkOptions {
               + ratio
               + "; it must be above 0 (1 or more turns compaction off)");
     }
-    long maxKeys = config.get(DedupOptions.INDEX_MAX_KEYS);
-    if (maxKeys < 0) {
-      throw new IllegalArgumentException(
-          "option '"
-              + DedupOptions.INDEX_MAX_KEYS.key()
-              + "' is "
-              + maxKeys
-              + "; it must be 0 or more (0 keeps the dedup's entries in keyed state)");
-    }
+    DedupOptions.checkIndexMaxKeys(config.get(DedupOptions.INDEX_MAX_KEYS));
   }
 }

@@ -295,15 +295,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
    * state ({@link DedupOptions#INDEX_MAX_KEYS}); 0 keeps them in keyed state.
    */
   public final void setIndexMaxKeys(long maxKeys) {
-    if (maxKeys < 0) {
-      throw new IllegalArgumentException(
-          "option '"
-              + DedupOptions.INDEX_MAX_KEYS.key()
-              + "' is "
-              + maxKeys
-              + "; it must be 0 or more");
-    }
-    this.maxIndexKeys = maxKeys;
+    this.maxIndexKeys = DedupOptions.checkIndexMaxKeys(maxKeys);
   }
 
   @Override
