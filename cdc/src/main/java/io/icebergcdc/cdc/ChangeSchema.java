@@ -38,6 +38,7 @@ public final class ChangeSchema implements Serializable {
   private final int[] keyPositions;
   private transient RowType rowType;
   private transient RowData.FieldGetter[] getters;
+  private transient ColumnEncoder[] encoders;
   private transient DataOutputSerializer buffer;
 
   /**
@@ -95,12 +96,10 @@ public final class ChangeSchema implements Serializable {
     DataOutputSerializer out = buffer();
     try {
       for (int pos : keyPositions) {
-        Object value = getters()[pos].getFieldOrNull(row);
-        if (value == null) {
+        if (!encoders()[pos].writeValue(row, out)) {
           throw new IllegalArgumentException(
               "primary key column '" + schema.columns().get(pos).name() + "' is null");
         }
-        encode(value, rowType().getTypeAt(pos), out);
       }
     } catch (java.io.IOException e) {
       throw new IllegalStateException("cannot encode a key in memory", e);
@@ -133,12 +132,8 @@ public final class ChangeSchema implements Serializable {
       out.writeBoolean(event.operation().isUpsert());
       RowData row = event.operation().isUpsert() ? event.after() : null;
       if (row != null) {
-        for (int i = 0; i < getters().length; i++) {
-          Object value = getters()[i].getFieldOrNull(row);
-          out.writeBoolean(value == null);
-          if (value != null) {
-            encode(value, rowType().getTypeAt(i), out);
-          }
+        for (ColumnEncoder encoder : encoders()) {
+          encoder.writeNullAndValue(row, out);
         }
       }
     } catch (java.io.IOException e) {
@@ -166,6 +161,87 @@ public final class ChangeSchema implements Serializable {
       getters = result;
     }
     return getters;
+  }
+
+  private ColumnEncoder[] encoders() {
+    if (encoders == null) {
+      RowType type = rowType();
+      ColumnEncoder[] result = new ColumnEncoder[type.getFieldCount()];
+      for (int i = 0; i < result.length; i++) {
+        result[i] = encoderOf(type.getTypeAt(i), i, getters()[i]);
+      }
+      encoders = result;
+    }
+    return encoders;
+  }
+
+  /**
+   * Writes one column's value as {@link #encode} does: numbers read as primitives, without the
+   * boxing of a {@link RowData.FieldGetter}, which costs a tenth of a writer's time otherwise.
+   */
+  private abstract static class ColumnEncoder {
+
+    /** Writes whether the value is null, then the value if not. */
+    final void writeNullAndValue(RowData row, DataOutputSerializer out) throws java.io.IOException {
+      int mark = out.length();
+      out.writeBoolean(false);
+      if (!writeValue(row, out)) {
+        out.setPosition(mark);
+        out.writeBoolean(true);
+      }
+    }
+
+    /** Writes the value; false, having written nothing, if it is null. */
+    abstract boolean writeValue(RowData row, DataOutputSerializer out) throws java.io.IOException;
+  }
+
+  private static ColumnEncoder encoderOf(LogicalType type, int pos, RowData.FieldGetter getter) {
+    switch (type.getTypeRoot()) {
+      case BOOLEAN:
+        return primitive(pos, (row, out) -> out.writeBoolean(row.getBoolean(pos)));
+      case INTEGER:
+        return primitive(pos, (row, out) -> out.writeLong(row.getInt(pos)));
+      case DATE:
+      case TIME_WITHOUT_TIME_ZONE:
+        return primitive(pos, (row, out) -> out.writeInt(row.getInt(pos)));
+      case BIGINT:
+        return primitive(pos, (row, out) -> out.writeLong(row.getLong(pos)));
+      case FLOAT:
+        return primitive(pos, (row, out) -> out.writeInt(Float.floatToIntBits(row.getFloat(pos))));
+      case DOUBLE:
+        return primitive(
+            pos, (row, out) -> out.writeLong(Double.doubleToLongBits(row.getDouble(pos))));
+      default:
+        return new ColumnEncoder() {
+          @Override
+          boolean writeValue(RowData row, DataOutputSerializer out) throws java.io.IOException {
+            Object value = getter.getFieldOrNull(row);
+            if (value == null) {
+              return false;
+            }
+            encode(value, type, out);
+            return true;
+          }
+        };
+    }
+  }
+
+  /** Writes a primitive column's value. */
+  private interface PrimitiveWriter {
+    void write(RowData row, DataOutputSerializer out) throws java.io.IOException;
+  }
+
+  private static ColumnEncoder primitive(int pos, PrimitiveWriter writer) {
+    return new ColumnEncoder() {
+      @Override
+      boolean writeValue(RowData row, DataOutputSerializer out) throws java.io.IOException {
+        if (row.isNullAt(pos)) {
+          return false;
+        }
+        writer.write(row, out);
+        return true;
+      }
+    };
   }
 
   private static void encode(Object value, LogicalType type, DataOutputSerializer out)

@@ -130,4 +130,18 @@ class ChangeSchemaTest {
     assertThat(current)
         .isEqualTo(GoldenFiles.bytes("schema/keys-and-fingerprints-v1.bin", current));
   }
+
+  @Test
+  void aKeyColumnWithoutValueFailsNamingIt() {
+    GenericRowData noId = allTypes(true);
+    noId.setField(0, null);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> ALL_TYPES.keyOf(noId))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("primary key column 'id' is null");
+    GenericRowData noName = allTypes(true);
+    noName.setField(1, null);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> ALL_TYPES.keyOf(noName))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("primary key column 'name' is null");
+  }
 }
