@@ -134,7 +134,10 @@ final class KeyIndex {
     return size;
   }
 
-  /** The slot of {@code key}, or -1 if it has none; where it would go, minus 2, then. */
+  /**
+   * The slot of {@code key}; if it has none, {@code -2 - s}, where {@code s} is the free slot it
+   * would take.
+   */
   private int find(byte[] key, long hash) {
     int slot = (int) hash & mask;
     if (key.length <= INLINE_KEY_BYTES) {
@@ -190,6 +193,23 @@ final class KeyIndex {
       key[i] = (byte) (slots[base + K0 + (i >> 3)] >>> (56 - 8 * (i & 7)));
     }
     return key;
+  }
+
+  /**
+   * Takes a free slot for {@code key}, which has none ({@code found} is what {@link #find} returned
+   * for it), growing the table first if it is full.
+   */
+  private int takeSlot(byte[] key, long hash, int keyGroup, int found) {
+    if (size >= threshold) {
+      grow();
+      found = find(key, hash);
+    }
+    int slot = -2 - found;
+    size++;
+    setKey(slot, key);
+    slots[slot * STRIDE + HASH] = hash;
+    groups[slot] = (char) (keyGroup + 1);
+    return slot;
   }
 
   /** Keeps {@code key} as the key of the free {@code slot}. */
@@ -250,16 +270,7 @@ final class KeyIndex {
   void markPending(byte[] key, long hash, int keyGroup, int number) {
     int slot = find(key, hash);
     if (slot < 0) {
-      if (size >= threshold) {
-        grow();
-        markPending(key, hash, keyGroup, number);
-        return;
-      }
-      slot = -2 - slot;
-      size++;
-      setKey(slot, key);
-      slots[slot * STRIDE + HASH] = hash;
-      groups[slot] = (char) (keyGroup + 1);
+      slot = takeSlot(key, hash, keyGroup, slot);
       slots[slot * STRIDE + META] |= (long) RESERVED << 16;
     }
     int base = slot * STRIDE;
@@ -291,17 +302,9 @@ final class KeyIndex {
   void put(byte[] key, long hash, int keyGroup, AppliedChange value, long now) {
     int slot = find(key, hash);
     if (slot < 0) {
-      if (size >= threshold) {
-        grow();
-        put(key, hash, keyGroup, value, now);
-        return;
-      }
-      slot = -2 - slot;
-      size++;
-      setKey(slot, key);
+      slot = takeSlot(key, hash, keyGroup, slot);
     }
     int base = slot * STRIDE;
-    slots[base + HASH] = hash;
     groups[slot] = (char) (keyGroup + 1);
     int flags = value.deleted() ? DELETED : 0;
     long meta = 0;
