@@ -350,16 +350,7 @@ class IcebergCommitterOperatorTest {
     assertThat(deletesOf(a)).hasSize(1);
 
     // The writer wrote a's other live rows into b, and deletes them in a in case a is gone.
-    ChangeCommittable compaction =
-        new ChangeCommittable(
-            files("b", false, 0).dataFiles(),
-            List.of(),
-            List.of(),
-            ChangeStats.EMPTY,
-            io.icebergcdc.commit.PositionDeletes.of(Map.of(a, new long[] {0, 3, 4})),
-            0,
-            List.of(a));
-    harness.processElement(new StreamRecord<>(compaction));
+    harness.processElement(new StreamRecord<>(compactedInto(a, "b", 0, 3, 4)));
     harness.snapshot(3, 3);
     harness.notifyOfCompletedCheckpoint(3);
 
@@ -556,16 +547,7 @@ class IcebergCommitterOperatorTest {
         .containsEntry("removed-position-delete-files", "1");
 
     // A compaction of a removes its delete file with it.
-    ChangeCommittable compaction =
-        new ChangeCommittable(
-            files("b", false, 0).dataFiles(),
-            List.of(),
-            List.of(),
-            ChangeStats.EMPTY,
-            io.icebergcdc.commit.PositionDeletes.of(Map.of(a, new long[] {0, 4})),
-            0,
-            List.of(a));
-    harness.processElement(new StreamRecord<>(compaction));
+    harness.processElement(new StreamRecord<>(compactedInto(a, "b", 0, 4)));
     harness.snapshot(4, 4);
     harness.notifyOfCompletedCheckpoint(4);
     table.refresh();
@@ -607,6 +589,21 @@ class IcebergCommitterOperatorTest {
     assertThat(deletesOf(b))
         .singleElement()
         .satisfies(d -> assertThat(d.location()).isEqualTo(ofA.get(0).location()));
+  }
+
+  /**
+   * A compaction of {@code file} whose live rows, at {@code positions}, the writer wrote into a new
+   * data file named after {@code into}, deleting them in {@code file} in case it is gone.
+   */
+  private ChangeCommittable compactedInto(String file, String into, long... positions) {
+    return new ChangeCommittable(
+        files(into, false, 0).dataFiles(),
+        List.of(),
+        List.of(),
+        ChangeStats.EMPTY,
+        io.icebergcdc.commit.PositionDeletes.of(Map.of(file, positions)),
+        0,
+        List.of(file));
   }
 
   private static ChangeCommittable positions(String file, long... positions) {
