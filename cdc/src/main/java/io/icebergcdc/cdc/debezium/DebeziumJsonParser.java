@@ -88,6 +88,26 @@ public final class DebeziumJsonParser {
   }
 
   /**
+   * Reads the UTF-8 JSON of one event from its bytes; fails with a message naming {@code locator},
+   * also on bytes that are not UTF-8.
+   */
+  public static JsonNode readTree(byte[] json, String locator) {
+    try {
+      return MAPPER.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new MalformedChangeException(
+          locator + ": not valid JSON: " + e.getOriginalMessage(), e);
+    } catch (java.io.IOException e) {
+      throw new MalformedChangeException(locator + ": cannot be read: " + e.getMessage(), e);
+    }
+  }
+
+  /** Parses one event from its UTF-8 bytes; as {@link #parse(String, String)}. */
+  public List<ChangeEvent> parse(byte[] json, String locator) {
+    return parse(readTree(json, locator), locator);
+  }
+
+  /**
    * Parses one event.
    *
    * @param json the event's JSON text

@@ -105,6 +105,18 @@ class DebeziumJsonParserTest {
   }
 
   @Test
+  void anEventReadFromItsBytesIsTheEventReadFromItsText() {
+    String json = pg("u", "null", "{\"id\":1,\"name\":\"zwölf €\"}", 11);
+    assertThat(parser.parse(json.getBytes(java.nio.charset.StandardCharsets.UTF_8), "l"))
+        .isEqualTo(parser.parse(json, "l"));
+    byte[] notUtf8 = pg("c", "null", "{\"id\":1,\"name\":\"x\"}", 11).getBytes();
+    notUtf8[notUtf8.length - 20] = (byte) 0xff;
+    assertThatThrownBy(() -> parser.parse(notUtf8, "topic t/0@7"))
+        .isInstanceOf(io.icebergcdc.cdc.MalformedChangeException.class)
+        .hasMessageStartingWith("topic t/0@7: not valid JSON");
+  }
+
+  @Test
   void anUpdateThatChangesTheKeyBecomesADeleteAndAnInsert() {
     List<ChangeEvent> events =
         parser.parse(pg("u", "{\"id\":1,\"name\":\"x\"}", "{\"id\":5,\"name\":\"x\"}", 11), "l");

@@ -1,11 +1,18 @@
 package io.icebergcdc.jobs.kafka;
 
+import io.icebergcdc.cdc.MalformedChangeException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
  * One Kafka record of a change topic: where it was ({@code topic}, {@code partition}, {@code
- * offset}) and its key and value as UTF-8 text, either null where the record has none (a null value
- * is a tombstone).
+ * offset}) and the bytes of its key and value, UTF-8 text, either null where the record has none (a
+ * null value is a tombstone). Bytes that are not UTF-8 are refused as a malformed change when read
+ * as text, not replaced.
  *
  * <p>A Flink POJO: public fields and a public no-argument constructor.
  */
@@ -14,17 +21,51 @@ public final class KafkaRecord {
   public String topic;
   public int partition;
   public long offset;
-  public String key;
-  public String value;
+  public byte[] key;
+  public byte[] value;
 
   public KafkaRecord() {}
 
-  public KafkaRecord(String topic, int partition, long offset, String key, String value) {
+  public KafkaRecord(String topic, int partition, long offset, byte[] key, byte[] value) {
     this.topic = topic;
     this.partition = partition;
     this.offset = offset;
     this.key = key;
     this.value = value;
+  }
+
+  /** The key as text; null if the record has none. */
+  public String keyText() {
+    return text(key, "key");
+  }
+
+  /** The value as text; null for a tombstone. */
+  public String valueText() {
+    return text(value, "value");
+  }
+
+  private String text(byte[] bytes, String part) {
+    if (bytes == null) {
+      return null;
+    }
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
+    } catch (CharacterCodingException e) {
+      throw new MalformedChangeException(
+          "topic " + position() + ": the record's " + part + " is not UTF-8 text", e);
+    }
+  }
+
+  /** The value, or else the key, for messages and dead letters: bytes not UTF-8 show as U+FFFD. */
+  public String describe() {
+    return value != null
+        ? new String(value, StandardCharsets.UTF_8)
+        : "key " + (key == null ? null : new String(key, StandardCharsets.UTF_8));
   }
 
   /** Where the record is, for messages: {@code topic/partition@offset}. */
@@ -38,8 +79,8 @@ public final class KafkaRecord {
         && topic.equals(other.topic)
         && partition == other.partition
         && offset == other.offset
-        && Objects.equals(key, other.key)
-        && Objects.equals(value, other.value);
+        && Arrays.equals(key, other.key)
+        && Arrays.equals(value, other.value);
   }
 
   @Override
@@ -49,6 +90,6 @@ public final class KafkaRecord {
 
   @Override
   public String toString() {
-    return position() + " " + key + " " + value;
+    return position() + " " + describe();
   }
 }

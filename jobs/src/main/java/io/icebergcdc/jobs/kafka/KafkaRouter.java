@@ -81,14 +81,16 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
       case KafkaJob.UPSERT_JSON:
         UpsertJsonParser upsert = new UpsertJsonParser(route.schema(), route.tableName());
         return (record, locator) ->
-            upsert.parse(record.key, record.value, record.partition, record.offset, locator);
+            upsert.parse(
+                record.keyText(), record.valueText(), record.partition, record.offset, locator);
       case KafkaJob.MAXWELL_JSON:
         MaxwellJsonParser maxwell =
             new MaxwellJsonParser(route.schema(), route.tableName(), sequenceColumn);
-        return (record, locator) -> maxwell.parse(record.value, locator);
+        return (record, locator) -> maxwell.parse(record.valueText(), locator);
       default:
         DebeziumJsonParser debezium =
             new DebeziumJsonParser(route.schema(), route.tableName(), sequenceColumn);
+        // From the bytes: Jackson refuses bytes that are not UTF-8.
         return (record, locator) -> debezium.parse(record.value, locator);
     }
   }
@@ -112,7 +114,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
       }
     } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {
-        throw TableRoute.withRecord(e, String.valueOf(record.value));
+        throw TableRoute.withRecord(e, record.describe());
       }
       badRecords.inc();
       ctx.output(
@@ -121,7 +123,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
               route == null ? record.topic : route.tableName(),
               "kafka " + record.position(),
               e.getMessage(),
-              record.value == null ? "key " + record.key : record.value));
+              record.describe()));
     }
   }
 }
