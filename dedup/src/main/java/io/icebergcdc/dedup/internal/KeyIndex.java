@@ -190,9 +190,14 @@ final class KeyIndex {
     }
     byte[] key = new byte[tag - 1];
     for (int i = 0; i < key.length; i++) {
-      key[i] = (byte) (slots[base + K0 + (i >> 3)] >>> (56 - 8 * (i & 7)));
+      key[i] = inlineKeyByte(base, i);
     }
     return key;
+  }
+
+  /** Byte {@code i} of the key kept in the slot at {@code base}. */
+  private byte inlineKeyByte(int base, int i) {
+    return (byte) (slots[base + K0 + (i >> 3)] >>> (56 - 8 * (i & 7)));
   }
 
   /**
@@ -305,7 +310,6 @@ final class KeyIndex {
       slot = takeSlot(key, hash, keyGroup, slot);
     }
     int base = slot * STRIDE;
-    groups[slot] = (char) (keyGroup + 1);
     int flags = value.deleted() ? DELETED : 0;
     long meta = 0;
     SourceSequence sequence = value.sequence();
@@ -654,7 +658,7 @@ final class KeyIndex {
         buffer.writeLong(slots[base + K0 + (i >> 3)]);
       }
       for (; i < length; i++) {
-        buffer.writeByte((int) (slots[base + K0 + (i >> 3)] >>> (56 - 8 * (i & 7))));
+        buffer.writeByte(inlineKeyByte(base, i));
       }
     }
     buffer.writeByte(flags & (DELETED | SEQUENCED | LOCATED));
