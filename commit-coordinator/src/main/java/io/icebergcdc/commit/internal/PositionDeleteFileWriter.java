@@ -3,6 +3,8 @@ package io.icebergcdc.commit.internal;
 import io.icebergcdc.commit.PositionDeletes;
 import java.io.IOException;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
@@ -16,6 +18,7 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.deletes.DeleteGranularity;
 import org.apache.iceberg.deletes.PositionDelete;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.FanoutPositionOnlyDeleteWriter;
 import org.apache.iceberg.io.OutputFileFactory;
@@ -48,14 +51,10 @@ final class PositionDeleteFileWriter {
             .operationId(operationId)
             .build();
     if (deletionVectors) {
-      BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
-      BaseDVFileWriter writer =
-          new BaseDVFileWriter(
-              files,
-              location -> {
-                List<org.apache.iceberg.DeleteFile> existing = live.positionDeletesOf(location);
-                return existing.isEmpty() ? null : loader.loadPositionDeletes(existing, location);
-              });
+      // A file's deletion vector holds all its position deletes, whoever wrote them.
+      Function<CharSequence, PositionDeleteIndex> previous =
+          previousDeletes(table, live, d -> true);
+      BaseDVFileWriter writer = new BaseDVFileWriter(files, previous::apply);
       try (writer) {
         for (String location : deletes.files()) {
           DataFile file = live.dataFile(location);
@@ -78,7 +77,8 @@ final class PositionDeleteFileWriter {
             .deleteFileFormat(FileFormat.PARQUET)
             .writerProperties(table.properties())
             .build();
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    // A file's earlier file-scoped deletes are merged into its new file, which replaces them;
+    // deletes that span several data files stay.
     FanoutPositionOnlyDeleteWriter<Record> writer =
         new FanoutPositionOnlyDeleteWriter<>(
             factory,
@@ -86,17 +86,7 @@ final class PositionDeleteFileWriter {
             table.io(),
             targetSize,
             granularity(table),
-            location -> {
-              // A file's earlier file-scoped deletes are merged into its new file, which replaces
-              // them; deletes that span several data files stay.
-              List<DeleteFile> previous =
-                  live.positionDeletesOf(location.toString()).stream()
-                      .filter(ContentFileUtil::isFileScoped)
-                      .toList();
-              return previous.isEmpty()
-                  ? null
-                  : loader.loadPositionDeletes(previous, location.toString());
-            });
+            previousDeletes(table, live, ContentFileUtil::isFileScoped));
     PositionDelete<Record> delete = PositionDelete.create();
     try (writer) {
       for (String location : deletes.files()) {
@@ -108,6 +98,20 @@ final class PositionDeleteFileWriter {
       }
     }
     return writer.result();
+  }
+
+  /**
+   * The positions that the {@code which} delete files of a data file delete, for a writer to merge
+   * into the file's new deletes (and the commit to replace those files); null if it has none.
+   */
+  private static Function<CharSequence, PositionDeleteIndex> previousDeletes(
+      Table table, LiveFiles live, Predicate<DeleteFile> which) {
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    return location -> {
+      List<DeleteFile> previous =
+          live.positionDeletesOf(location.toString()).stream().filter(which).toList();
+      return previous.isEmpty() ? null : loader.loadPositionDeletes(previous, location.toString());
+    };
   }
 
   /**
