@@ -82,8 +82,7 @@ public final class DebeziumJsonParser {
     try {
       return MAPPER.readTree(json);
     } catch (JsonProcessingException e) {
-      throw new MalformedChangeException(
-          locator + ": not valid JSON: " + e.getOriginalMessage(), e);
+      throw notJson(locator, e);
     }
   }
 
@@ -95,11 +94,14 @@ public final class DebeziumJsonParser {
     try {
       return MAPPER.readTree(json);
     } catch (JsonProcessingException e) {
-      throw new MalformedChangeException(
-          locator + ": not valid JSON: " + e.getOriginalMessage(), e);
+      throw notJson(locator, e);
     } catch (java.io.IOException e) {
       throw new MalformedChangeException(locator + ": cannot be read: " + e.getMessage(), e);
     }
+  }
+
+  private static MalformedChangeException notJson(String locator, JsonProcessingException e) {
+    return new MalformedChangeException(locator + ": not valid JSON: " + e.getOriginalMessage(), e);
   }
 
   /** Parses one event from its UTF-8 bytes; as {@link #parse(String, String)}. */
