@@ -43,7 +43,8 @@ public final class IcebergCdcMain {
           "        [--dead-letter-path <dir>] [--distribution primary_key|partition]",
           "        [--tombstone-ttl <duration>] [--on-ambiguous-change fail|dead_letter]",
           "        [--delete-mode position|equality] [--bootstrap-index true|false]",
-          "        [--compaction-deleted-ratio <0..1>] [--index-max-keys N]",
+          "        [--compaction-deleted-ratio <0..1>] [--compaction-cache-size <size>]",
+          "        [--index-max-keys N]",
           "        [--checkpoint-dir <dir>] [--state-backend hashmap|rocksdb]",
           "  apply --source postgres|mysql|mariadb --host <host> [--port N] --user <user>",
           "        [--password-env <VAR> | --password-file <file>] --database <db>",
@@ -82,6 +83,7 @@ public final class IcebergCdcMain {
           "delete-mode",
           "bootstrap-index",
           "compaction-deleted-ratio",
+          "compaction-cache-size",
           "index-max-keys",
           "checkpoint-dir",
           "state-backend",
@@ -211,6 +213,7 @@ public final class IcebergCdcMain {
     putEnumIfGiven(args, sinkOptions, "delete-mode", "sink.delete-mode");
     putIfGiven(args, sinkOptions, "bootstrap-index", "sink.bootstrap-index");
     putIfGiven(args, sinkOptions, "compaction-deleted-ratio", "sink.compaction.deleted-ratio");
+    putIfGiven(args, sinkOptions, "compaction-cache-size", "sink.compaction.cache-size");
     putIfGiven(args, sinkOptions, "index-max-keys", "dedup.index.max-keys");
     // Submitted to a cluster, the job takes the cluster's state backend and checkpoint directory
     // unless told otherwise; run embedded, it has defaults of its own.

@@ -261,6 +261,7 @@ public final class IcebergCdcSink {
             options.get(DedupOptions.ON_AMBIGUOUS_CHANGE),
             options.get(SinkOptions.COMPACTION_DELETED_RATIO));
     writer.setIndexMaxKeys(options.get(DedupOptions.INDEX_MAX_KEYS));
+    writer.setCompactionCacheBytes(options.get(SinkOptions.COMPACTION_CACHE_SIZE).getBytes());
     return changes
         .keyBy(keys, keyType(keys))
         .transform(

@@ -7,6 +7,7 @@ import java.util.stream.Collectors;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
 
 /**
  * Options of the sink. Write properties of the table (file size, Parquet codec and sizes) are
@@ -55,6 +56,17 @@ public final class SinkOptions {
                   + " few deleted rows. Between 0 (exclusive) and 1; 1 or more turns compaction"
                   + " off.");
 
+  public static final ConfigOption<MemorySize> COMPACTION_CACHE_SIZE =
+      ConfigOptions.key("sink.compaction.cache-size")
+          .memoryType()
+          .defaultValue(MemorySize.parse("64mb"))
+          .withDescription(
+              "In position mode, how much of the rows of its most recent data files each writer"
+                  + " keeps in memory (Flink's binary row format, on the heap), so that compacting"
+                  + " such a file copies its live rows from memory instead of decoding the whole"
+                  + " file from Parquet again. The files written first are forgotten first; a"
+                  + " file not held is read. 0 keeps none.");
+
   public static final ConfigOption<Integer> PARALLELISM =
       ConfigOptions.key("sink.parallelism")
           .intType()
@@ -88,6 +100,7 @@ public final class SinkOptions {
         DELETE_MODE,
         BOOTSTRAP_INDEX,
         COMPACTION_DELETED_RATIO,
+        COMPACTION_CACHE_SIZE,
         PARALLELISM,
         UID_PREFIX,
         OVERWRITE_ALLOW_EMPTY_INPUT,
@@ -118,5 +131,18 @@ public final class SinkOptions {
               + "; it must be above 0 (1 or more turns compaction off)");
     }
     DedupOptions.checkIndexMaxKeys(config.get(DedupOptions.INDEX_MAX_KEYS));
+  }
+
+  /** Returns {@code bytes}, the value of {@link #COMPACTION_CACHE_SIZE}, if it is not negative. */
+  public static long checkCompactionCacheBytes(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException(
+          "option '"
+              + COMPACTION_CACHE_SIZE.key()
+              + "' is "
+              + bytes
+              + " bytes; it must be 0 (keep no rows) or more");
+    }
+    return bytes;
   }
 }

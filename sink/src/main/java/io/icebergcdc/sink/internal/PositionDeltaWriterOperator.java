@@ -11,6 +11,7 @@ import io.icebergcdc.commit.internal.LiveFiles;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.internal.AppliedChange;
 import io.icebergcdc.dedup.internal.SequencedChangeOperator;
+import io.icebergcdc.sink.SinkOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -21,6 +22,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -114,6 +116,7 @@ public final class PositionDeltaWriterOperator<K>
   private final boolean bootstrap;
   private final java.util.HashMap<String, String> writeProperties;
   private final double compactionRatio;
+  private long compactionCacheBytes = SinkOptions.COMPACTION_CACHE_SIZE.defaultValue().getBytes();
 
   private transient Table table;
   private transient ListState<Boolean> indexCompleteState;
@@ -124,6 +127,9 @@ public final class PositionDeltaWriterOperator<K>
 
   /** This subtask's own data files, by location as the index stores it, in order of writing. */
   private transient Map<String, OwnFile> ownFiles;
+
+  /** The rows of this subtask's most recent own files, for their compaction. */
+  private transient RecentRows recentRows;
 
   private transient long checkpointId;
   private transient long lastCompletedCheckpoint;
@@ -156,6 +162,7 @@ public final class PositionDeltaWriterOperator<K>
   private transient Counter equalityFallbacks;
   private transient Counter dataFilesCompacted;
   private transient Counter rowsCompacted;
+  private transient Counter dataFilesCompactedFromMemory;
 
   public PositionDeltaWriterOperator(
       TableLoader tableLoader,
@@ -172,6 +179,20 @@ public final class PositionDeltaWriterOperator<K>
     this.keySelector = keySelector;
     this.bootstrap = bootstrap;
     this.writeProperties = new java.util.HashMap<>(writeProperties);
+  }
+
+  /**
+   * Bytes of the rows of its most recent data files a writer keeps in memory, so that compacting
+   * them needs no read of the files; 0 keeps none.
+   */
+  public void setCompactionCacheBytes(long bytes) {
+    this.compactionCacheBytes = SinkOptions.checkCompactionCacheBytes(bytes);
+  }
+
+  /** How many data files compaction copied from the rows held in memory. */
+  @VisibleForTesting
+  long dataFilesCompactedFromMemory() {
+    return dataFilesCompactedFromMemory.getCount();
   }
 
   @Override
@@ -355,6 +376,8 @@ public final class PositionDeltaWriterOperator<K>
     equalityFallbacks = getMetricGroup().counter("equalityFallbacks");
     dataFilesCompacted = getMetricGroup().counter("dataFilesCompacted");
     rowsCompacted = getMetricGroup().counter("rowsCompacted");
+    dataFilesCompactedFromMemory = getMetricGroup().counter("dataFilesCompactedFromMemory");
+    recentRows = new RecentRows(schema.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
   }
 
   @Override
@@ -415,6 +438,7 @@ public final class PositionDeltaWriterOperator<K>
       openFiles.put(partition, file);
     }
     file.writer.write(row);
+    recentRows.add(file.storedLocation, file.rows, row);
     Location location = new Location(file.storedLocation, file.rows++);
     rowsWritten++;
     if (file.rows % ROWS_BETWEEN_SIZE_CHECKS == 0 && file.writer.length() >= targetFileSize) {
@@ -429,7 +453,7 @@ public final class PositionDeltaWriterOperator<K>
     completedFiles.add(file.writer.toDataFile());
     if (ownFiles.size() >= MAX_OWN_FILES) {
       // The oldest file that never reached the ratio is left to table maintenance.
-      ownFiles.remove(ownFiles.keySet().iterator().next());
+      forgetOwnFile(ownFiles.keySet().iterator().next());
     }
     ownFiles.put(
         file.storedLocation,
@@ -473,12 +497,13 @@ public final class PositionDeltaWriterOperator<K>
     long moved = 0;
     long start = System.nanoTime();
     int files = 0;
+    long fromMemory = dataFilesCompactedFromMemory.getCount();
     for (OwnFile file : candidates) {
       String location = absolute(file.file());
       if (location == null || live.dataFile(location) == null) {
         // Not in the table: replaced by another writer, or its commit not yet seen here.
         if (file.checkpoint() < lastCompletedCheckpoint - 2) {
-          ownFiles.remove(file.file());
+          forgetOwnFile(file.file());
         }
         continue;
       }
@@ -492,8 +517,9 @@ public final class PositionDeltaWriterOperator<K>
     }
     if (files > 0) {
       LOG.info(
-          "Compacted {} data files of table {} at checkpoint {} in {} ms",
+          "Compacted {} data files ({} from memory) of table {} at checkpoint {} in {} ms",
           files,
+          dataFilesCompactedFromMemory.getCount() - fromMemory,
           table.name(),
           checkpointId,
           (System.nanoTime() - start) / 1_000_000L);
@@ -511,7 +537,7 @@ public final class PositionDeltaWriterOperator<K>
   private boolean compact(OwnFile own, String location, LiveFiles live) throws Exception {
     if (live.hasEqualityDeletes(location)) {
       // Rows deleted by key, by another writer: left to table maintenance.
-      ownFiles.remove(own.file());
+      forgetOwnFile(own.file());
       return false;
     }
     List<DeleteFile> positional = live.positionDeletesOf(location);
@@ -525,11 +551,15 @@ public final class PositionDeltaWriterOperator<K>
     Positions moved = null;
     boolean foreignKeys = false;
     long rows = 0;
+    Iterable<RowData> held = recentRows.rowsOf(own.file(), own.rows());
     try (CloseableIterable<RowData> reader =
-        Parquet.read(table.io().newInputFile(location))
-            .project(rowSchema)
-            .createReaderFunc(fileSchema -> FlinkParquetReaders.buildReader(rowSchema, fileSchema))
-            .build()) {
+        held != null
+            ? CloseableIterable.withNoopClose(held)
+            : Parquet.read(table.io().newInputFile(location))
+                .project(rowSchema)
+                .createReaderFunc(
+                    fileSchema -> FlinkParquetReaders.buildReader(rowSchema, fileSchema))
+                .build()) {
       long position = 0;
       for (RowData row : reader) {
         // Rows this subtask deleted are not live; those committed are in the table's deletes too,
@@ -562,10 +592,10 @@ public final class PositionDeltaWriterOperator<K>
           location,
           table.name(),
           e);
-      ownFiles.remove(own.file());
+      forgetOwnFile(own.file());
       return false;
     }
-    ownFiles.remove(own.file());
+    forgetOwnFile(own.file());
     rowsCompacted.inc(rows);
     if (foreignKeys) {
       // Rows of keys another subtask owns stay where they are; the file stays too.
@@ -575,7 +605,16 @@ public final class PositionDeltaWriterOperator<K>
     compacted.add(location);
     dictionary.remove(own.file());
     dataFilesCompacted.inc();
+    if (held != null) {
+      dataFilesCompactedFromMemory.inc();
+    }
     return true;
+  }
+
+  /** Stops tracking an own file: it was compacted, left the table, or is left to maintenance. */
+  private void forgetOwnFile(String file) {
+    ownFiles.remove(file);
+    recentRows.forget(file);
   }
 
   private void deleteByKey(RowData keyRow) throws IOException {

@@ -28,12 +28,18 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.parquet.Parquet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class PositionDeltaWriterOperatorTest {
 
@@ -59,20 +65,28 @@ class PositionDeltaWriterOperatorTest {
 
   private double compactionRatio = 1.0;
 
+  /** Bytes of recent rows the writer holds for compaction; negative for the option's default. */
+  private long compactionCacheBytes = -1;
+
   private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
       boolean bootstrap, OperatorSubtaskState restore, int parallelism, int subtask)
       throws Exception {
+    PositionDeltaWriterOperator<RowKey> operator =
+        new PositionDeltaWriterOperator<>(
+            TableLoader.fromCatalog(catalog(), ID),
+            TestChanges.CHANGE_SCHEMA,
+            new RowKeySelector(),
+            bootstrap,
+            java.util.Map.of(),
+            java.time.Duration.ofDays(1),
+            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+            compactionRatio);
+    if (compactionCacheBytes >= 0) {
+      operator.setCompactionCacheBytes(compactionCacheBytes);
+    }
     var harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
-            new PositionDeltaWriterOperator<>(
-                TableLoader.fromCatalog(catalog(), ID),
-                TestChanges.CHANGE_SCHEMA,
-                new RowKeySelector(),
-                bootstrap,
-                java.util.Map.of(),
-                java.time.Duration.ofDays(1),
-                io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
-                compactionRatio),
+            operator,
             new RowKeySelector(),
             RowKeyTypeInfo.INSTANCE,
             MAX_PARALLELISM,
@@ -310,6 +324,44 @@ class PositionDeltaWriterOperatorTest {
       assertThat(third.positionDeletes().positions(secondFile.location())).containsExactly(6);
       assertThat(third.compactedDataFiles()).isEmpty();
     }
+  }
+
+  @ParameterizedTest(name = "rows held in memory: {0}")
+  @ValueSource(booleans = {true, false})
+  void compactionCopiesTheSameRowsWhetherItHoldsThemOrReadsTheFile(boolean held) throws Exception {
+    compactionRatio = 0.3;
+    compactionCacheBytes = held ? 1 << 20 : 0;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      String first = commitTenKeys(harness, table);
+      List<ChangeEvent> changes = new java.util.ArrayList<>(List.of(updates(1, 4, 100)));
+      changes.add(delete(9, 150));
+      ChangeCommittable second = checkpoint(harness, 2, changes.toArray(new ChangeEvent[0]));
+      assertThat(second.compactedDataFiles()).containsExactly(first);
+      assertThat(
+              ((PositionDeltaWriterOperator<?>) harness.getOperator())
+                  .dataFilesCompactedFromMemory())
+          .isEqualTo(held ? 1 : 0);
+      DataFile written = ContentFileCodec.decodeDataFile(second.dataFiles().get(0), table.specs());
+      // The four updated rows, then the five live rows of the first file in their order there.
+      assertThat(rowsOf(table, written))
+          .containsExactly(
+              "1:w1", "2:w2", "3:w3", "4:w4", "5:v5", "6:v6", "7:v7", "8:v8", "10:v10");
+    }
+  }
+
+  private static List<String> rowsOf(Table table, DataFile file) throws Exception {
+    List<String> rows = new java.util.ArrayList<>();
+    try (CloseableIterable<Record> records =
+        Parquet.read(table.io().newInputFile(file.location()))
+            .project(table.schema())
+            .createReaderFunc(s -> GenericParquetReaders.buildReader(table.schema(), s))
+            .build()) {
+      for (Record record : records) {
+        rows.add(record.getField("id") + ":" + record.getField("name"));
+      }
+    }
+    return rows;
   }
 
   @Test

@@ -1,0 +1,192 @@
+package io.icebergcdc.sink.internal;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.core.memory.MemorySegmentFactory;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * The rows a writer wrote to its most recent data files, in Flink's binary row format, up to a
+ * number of bytes: compacting such a file copies its live rows from here instead of decoding the
+ * whole file again from Parquet.
+ *
+ * <p>Under steady updates, most rows of a file are deleted within a checkpoint or two of its
+ * writing, and compaction then reads the file to move its few live rows; that read decodes every
+ * row, deleted or not, and cost about as much as writing the rows in the first place. The rows held
+ * here are exactly those written, position by position; a file is either held whole or not at all.
+ * When the bytes pass the limit, the files written first are forgotten first.
+ *
+ * <p>Not thread-safe: Flink's task thread only.
+ */
+final class RecentRows {
+
+  /**
+   * Rows are copied into chunks of memory, the first of a file this large, each next one twice as
+   * large as the one before up to {@link #MAX_CHUNK_BYTES} (or as large as a longer row): small
+   * files take little memory, large ones few chunks.
+   */
+  private static final int FIRST_CHUNK_BYTES = 8 << 10;
+
+  private static final int MAX_CHUNK_BYTES = 1 << 20;
+
+  private final long maxBytes;
+  private final int arity;
+  private final RowDataSerializer serializer;
+
+  /** Files by their location as the index keeps it, in order of their first row. */
+  private final Map<String, FileRows> files = new LinkedHashMap<>();
+
+  private long bytes;
+
+  RecentRows(RowType rowType, long maxBytes) {
+    this.maxBytes = maxBytes;
+    this.arity = rowType.getFieldCount();
+    this.serializer = new RowDataSerializer(rowType);
+  }
+
+  /**
+   * Holds {@code row}, written at {@code position} of {@code file}; ignored unless every earlier
+   * row of the file is held.
+   */
+  void add(String file, long position, RowData row) {
+    if (maxBytes <= 0) {
+      return;
+    }
+    FileRows rows = files.get(file);
+    if (rows == null) {
+      if (position != 0) {
+        // Its first rows were forgotten, or written before this writer started.
+        return;
+      }
+      rows = new FileRows(arity);
+      files.put(file, rows);
+    }
+    if (rows.count != position) {
+      forget(file);
+      return;
+    }
+    bytes += rows.add(row instanceof BinaryRowData b ? b : serializer.toBinaryRow(row));
+    while (bytes > maxBytes && !files.isEmpty()) {
+      forget(files.keySet().iterator().next());
+    }
+  }
+
+  /** The rows of {@code file} in order of position, if all of its {@code rows} are held. */
+  Iterable<RowData> rowsOf(String file, long rows) {
+    FileRows held = files.get(file);
+    return held == null || held.count != rows ? null : held;
+  }
+
+  /** Forgets the rows of {@code file}; an iteration of them under way may go on. */
+  void forget(String file) {
+    FileRows rows = files.remove(file);
+    if (rows != null) {
+      bytes -= rows.bytes;
+    }
+  }
+
+  /** Bytes held, for tests. */
+  long bytes() {
+    return bytes;
+  }
+
+  /** The rows of one file: their bytes in chunks, and where each row starts and ends. */
+  private static final class FileRows implements Iterable<RowData> {
+    private final int arity;
+    private final List<MemorySegment> chunks = new ArrayList<>();
+    private MemorySegment chunk;
+    private int used;
+
+    /** Per row, its chunk number (high 32 bits) and its offset in the chunk. */
+    private long[] starts = new long[64];
+
+    private int[] sizes = new int[64];
+    private int count;
+    private long bytes;
+
+    FileRows(int arity) {
+      this.arity = arity;
+    }
+
+    /** Copies {@code row} in; returns the memory that took: a new chunk, larger position arrays. */
+    long add(BinaryRowData row) {
+      int size = row.getSizeInBytes();
+      long taken = 0;
+      if (chunk == null || used + size > chunk.size()) {
+        int chunkBytes =
+            Math.max(
+                size,
+                chunk == null ? FIRST_CHUNK_BYTES : Math.min(MAX_CHUNK_BYTES, 2 * chunk.size()));
+        chunk = MemorySegmentFactory.wrap(new byte[chunkBytes]);
+        chunks.add(chunk);
+        used = 0;
+        taken = chunkBytes;
+      }
+      if (count == starts.length) {
+        starts = Arrays.copyOf(starts, count * 2);
+        sizes = Arrays.copyOf(sizes, count * 2);
+        taken += count * 12L;
+      }
+      copy(row, chunk, used);
+      starts[count] = ((long) (chunks.size() - 1) << 32) | used;
+      sizes[count] = size;
+      count++;
+      used += size;
+      bytes += taken;
+      return taken;
+    }
+
+    private static void copy(BinaryRowData row, MemorySegment target, int offset) {
+      MemorySegment[] segments = row.getSegments();
+      int from = row.getOffset();
+      int remaining = row.getSizeInBytes();
+      for (MemorySegment segment : segments) {
+        if (from >= segment.size()) {
+          from -= segment.size();
+          continue;
+        }
+        int length = Math.min(remaining, segment.size() - from);
+        segment.copyTo(from, target, offset, length);
+        offset += length;
+        remaining -= length;
+        from = 0;
+        if (remaining == 0) {
+          break;
+        }
+      }
+    }
+
+    @Override
+    public Iterator<RowData> iterator() {
+      return new Iterator<>() {
+        private final BinaryRowData row = new BinaryRowData(arity);
+        private int next;
+
+        @Override
+        public boolean hasNext() {
+          return next < count;
+        }
+
+        @Override
+        public RowData next() {
+          if (next >= count) {
+            throw new NoSuchElementException();
+          }
+          long start = starts[next];
+          row.pointTo(chunks.get((int) (start >>> 32)), (int) start, sizes[next]);
+          next++;
+          return row;
+        }
+      };
+    }
+  }
+}
