@@ -309,6 +309,14 @@ final class KeyIndex {
     if (slot < 0) {
       slot = takeSlot(key, hash, keyGroup, slot);
     }
+    putAt(slot, value, now);
+  }
+
+  /**
+   * Records {@code value} for the key of {@code slot}, which {@link #slotOf} returned with no
+   * change of the index since; a deleted value is a tombstone written at {@code now}.
+   */
+  void putAt(int slot, AppliedChange value, long now) {
     int base = slot * STRIDE;
     int flags = value.deleted() ? DELETED : 0;
     long meta = 0;

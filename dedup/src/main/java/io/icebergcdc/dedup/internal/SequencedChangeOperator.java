@@ -390,6 +390,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     byte[] indexKey = null;
     long indexHash = 0;
     int indexSlot = -1;
+    boolean priorInIndex = false;
     if (index != null) {
       // One look-up finds both the key's pending changes and, if none, its entry.
       indexKey = keyBytes(getCurrentKey());
@@ -406,6 +407,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     } else {
       if (index != null) {
         prior = indexSlot < 0 ? null : index.at(indexSlot);
+        priorInIndex = prior != null;
       } else {
         prior = live.value();
         if (prior == null) {
@@ -449,7 +451,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     }
     long fingerprint = schema.fingerprint(event);
     if (entry == null) {
-      Pending added = new Pending(getCurrentKey(), prior, event, fingerprint);
+      // What the index holds stays there until the flush, which reads it again: a pending change
+      // that holds no more objects than it needs costs the garbage collector less to keep.
+      AppliedChange kept = priorInIndex ? null : prior;
+      Pending added = new Pending(getCurrentKey(), kept, event, fingerprint);
       pending.add(added);
       if (index != null) {
         added.indexKey = indexKey;
@@ -535,6 +540,17 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       }
       ChangeEvent latest = entry.latest;
       AppliedChange prior = entry.prior;
+      int slot = -1;
+      if (index != null) {
+        // Its slot, given by markPending, holds what was applied before (or nothing, reserved).
+        slot = index.slotOf(entry.indexKey, entry.indexHash, now);
+        if (slot < 0) {
+          throw new IllegalStateException("a key with changes pending has no slot in the index");
+        }
+        if (prior == null) {
+          prior = index.at(slot);
+        }
+      }
       boolean existed = prior != null && !prior.deleted();
       boolean mayExist = existed || (prior == null && !unknownKeysHaveNoRow());
       if (latest.operation().isUpsert()) {
@@ -552,7 +568,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
                 written == null ? null : written.file,
                 written == null ? 0 : written.position);
         if (index != null) {
-          index.put(entry.indexKey, entry.indexHash, entry.keyGroup, applied, now);
+          index.putAt(slot, applied, now);
         } else {
           live.update(applied);
           if (prior != null && prior.deleted()) {
@@ -566,7 +582,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         }
         AppliedChange applied = new AppliedChange(latest.sequence(), entry.fingerprint, true);
         if (index != null) {
-          index.put(entry.indexKey, entry.indexHash, entry.keyGroup, applied, now);
+          index.putAt(slot, applied, now);
         } else {
           if (existed) {
             live.clear();
@@ -609,7 +625,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
 
   private static final class Pending {
     final Object key;
+
+    /** What was known of the key before; with the index, null where the index holds it. */
     final AppliedChange prior;
+
     ChangeEvent latest;
     long fingerprint;
 
