@@ -30,13 +30,18 @@ import org.apache.flink.table.types.logical.RowType;
 final class RecentRows {
 
   /**
-   * Rows are copied into chunks of memory, the first of a file this large, each next one twice as
-   * large as the one before up to {@link #MAX_CHUNK_BYTES} (or as large as a longer row): small
+   * Rows are copied into chunks of memory, the first of a file this large, each next one four times
+   * as large as the one before up to {@link #MAX_CHUNK_BYTES} (or as large as a longer row): small
    * files take little memory, large ones few chunks.
    */
-  private static final int FIRST_CHUNK_BYTES = 8 << 10;
+  private static final int FIRST_CHUNK_BYTES = 64 << 10;
 
-  private static final int MAX_CHUNK_BYTES = 1 << 20;
+  /**
+   * Just under 8 MiB, so that with G1's regions of up to 8 MiB (heaps below 32 GiB) a full chunk is
+   * a humongous object that fills whole regions: allocated outside the young generation, it is not
+   * copied by each young collection while it lives, as chunks of the young generation would be.
+   */
+  private static final int MAX_CHUNK_BYTES = (8 << 20) - 64;
 
   private final long maxBytes;
   private final int arity;
@@ -125,7 +130,9 @@ final class RecentRows {
         int chunkBytes =
             Math.max(
                 size,
-                chunk == null ? FIRST_CHUNK_BYTES : Math.min(MAX_CHUNK_BYTES, 2 * chunk.size()));
+                chunk == null
+                    ? FIRST_CHUNK_BYTES
+                    : (int) Math.min(MAX_CHUNK_BYTES, 4L * chunk.size()));
         chunk = MemorySegmentFactory.wrap(new byte[chunkBytes]);
         chunks.add(chunk);
         used = 0;

@@ -95,8 +95,8 @@ class RecentRowsTest {
 
   @Test
   void theFilesWrittenFirstAreForgottenFirstWhenTheLimitIsPassed() {
-    // 8 KiB, the first chunk of one file, plus a little.
-    RecentRows recent = new RecentRows(TYPE, (8 << 10) + 100);
+    // 64 KiB, the first chunk of one file, plus a little.
+    RecentRows recent = new RecentRows(TYPE, (64 << 10) + 100);
     recent.add("first", 0, row(1, "a"));
     recent.add("second", 0, row(2, "b"));
     assertThat(recent.rowsOf("first", 1)).isNull();
@@ -104,10 +104,10 @@ class RecentRowsTest {
 
     // A file that outgrows the limit alone is not held either, nor are its later rows.
     String value = "v".repeat(1000);
-    for (int position = 1; position < 20; position++) {
+    for (int position = 1; position < 100; position++) {
       recent.add("second", position, row(position, value));
     }
-    assertThat(recent.rowsOf("second", 20)).isNull();
+    assertThat(recent.rowsOf("second", 100)).isNull();
     assertThat(recent.bytes()).isZero();
   }
 
