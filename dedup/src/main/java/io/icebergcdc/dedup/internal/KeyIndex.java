@@ -278,6 +278,14 @@ final class KeyIndex {
       slot = takeSlot(key, hash, keyGroup, slot);
       slots[slot * STRIDE + META] |= (long) RESERVED << 16;
     }
+    markPendingAt(slot, number);
+  }
+
+  /**
+   * Gives the key of {@code slot}, which {@link #slotOf} returned with no change of the index
+   * since, a number as {@link #markPending} does.
+   */
+  void markPendingAt(int slot, int number) {
     int base = slot * STRIDE;
     slots[base + FILE] = (slots[base + FILE] & 0xffffffffL) | ((long) number << 32);
   }

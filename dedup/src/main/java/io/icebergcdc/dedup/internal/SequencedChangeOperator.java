@@ -460,7 +460,12 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         added.indexKey = indexKey;
         added.indexHash = indexHash;
         added.keyGroup = currentKeyGroup();
-        index.markPending(indexKey, indexHash, added.keyGroup, pending.size());
+        if (indexSlot >= 0) {
+          // Nothing has changed the index since slotOf found the key's slot.
+          index.markPendingAt(indexSlot, pending.size());
+        } else {
+          index.markPending(indexKey, indexHash, added.keyGroup, pending.size());
+        }
       } else {
         pendingByKey.put(event.key(), added);
       }
