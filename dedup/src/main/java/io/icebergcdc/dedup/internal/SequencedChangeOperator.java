@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
 import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
 import io.icebergcdc.cdc.typeutils.RowKeySerializer;
@@ -63,12 +64,14 @@ import org.apache.flink.util.OutputTag;
  * keyed state per key group at every snapshot, so they rescale as keyed state does; otherwise
  * (RocksDB, or batch execution) in keyed state. A restore moves entries from one form into the
  * other when the backend changed (through a savepoint in the canonical format). Between checkpoints
- * the operator also holds, on the heap, what it knew of each key touched since the last checkpoint
- * and the latest change accepted for it. Keyed state is read once per key and interval and written
- * once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier} (and at the
- * end of input); so the buffer is always empty when state is snapshotted and needs no state of its
- * own. With the in-memory index, a key's entry also holds its place in the buffer, so that one
- * look-up finds both (a key new to the index gets a slot with nothing applied until then).
+ * the operator also holds, on the heap, the latest change accepted for each key touched since the
+ * last checkpoint, serialized into reused chunks of memory ({@link PendingChanges}: kept as
+ * objects, they were copied by every young collection until the checkpoint), and what it knew of
+ * the key where the index does not keep that. Keyed state is read once per key and interval and
+ * written once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier} (and
+ * at the end of input); so the buffer is always empty when state is snapshotted and needs no state
+ * of its own. With the in-memory index, a key's entry also holds its place in the buffer, so that
+ * one look-up finds both (a key new to the index gets a slot with nothing applied until then).
  *
  * <p><b>Invariants:</b> a change is applied only if its sequence is greater than that of every
  * change applied to its key before, whatever the arrival order. A change at the same sequence as
@@ -118,13 +121,13 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private transient DataOutputSerializer buffer;
 
   /**
-   * The keys with changes since the last checkpoint, in the order they came. With the in-memory
-   * index, a key's entry there holds its number in this list (plus one); otherwise {@link
-   * #pendingByKey} finds it.
+   * The keys with changes since the last checkpoint, numbered in the order they came. With the
+   * in-memory index, a key's entry there holds its number; otherwise {@link #pendingByKey} finds
+   * it.
    */
-  private transient List<Pending> pending;
+  private transient PendingChanges pending;
 
-  private transient Map<RowKey, Pending> pendingByKey;
+  private transient Map<RowKey, Integer> pendingByKey;
   private transient DedupMetrics metrics;
 
   private transient long stale;
@@ -369,7 +372,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   @Override
   public void open() throws Exception {
     super.open();
-    pending = new ArrayList<>();
+    pending =
+        new PendingChanges(
+            ChangeEventTypeInfo.of(schema)
+                .createSerializer(getExecutionConfig().getSerializerConfig()));
     pendingByKey = new HashMap<>();
     offsets = new HashMap<>();
     metrics = new DedupMetrics(getMetricGroup(), () -> pending.size());
@@ -383,7 +389,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       offsets.merge(event.originPartition(), event.originOffset(), Math::max);
     }
 
-    Pending entry;
+    int number;
     AppliedChange prior = null;
     SourceSequence lastSequence;
     long lastFingerprint;
@@ -392,18 +398,18 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     int indexSlot = -1;
     boolean priorInIndex = false;
     if (index != null) {
-      // One look-up finds both the key's pending changes and, if none, its entry.
+      // One look-up finds both the key's pending change and, if none, its entry.
       indexKey = keyBytes(getCurrentKey());
       indexHash = KeyIndex.hash(getCurrentKey(), indexKey);
       indexSlot = index.slotOf(indexKey, indexHash, now());
-      int number = indexSlot < 0 ? 0 : index.pendingAt(indexSlot);
-      entry = number == 0 ? null : pending.get(number - 1);
+      number = indexSlot < 0 ? 0 : index.pendingAt(indexSlot);
     } else {
-      entry = pendingByKey.get(event.key());
+      Integer found = pendingByKey.get(event.key());
+      number = found == null ? 0 : found;
     }
-    if (entry != null) {
-      lastSequence = entry.latest.sequence();
-      lastFingerprint = entry.fingerprint;
+    if (number != 0) {
+      lastSequence = pending.sequence(number);
+      lastFingerprint = pending.fingerprint(number);
     } else {
       if (index != null) {
         prior = indexSlot < 0 ? null : index.at(indexSlot);
@@ -450,28 +456,21 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       }
     }
     long fingerprint = schema.fingerprint(event);
-    if (entry == null) {
-      // What the index holds stays there until the flush, which reads it again: a pending change
-      // that holds no more objects than it needs costs the garbage collector less to keep.
-      AppliedChange kept = priorInIndex ? null : prior;
-      Pending added = new Pending(getCurrentKey(), kept, event, fingerprint);
-      pending.add(added);
-      if (index != null) {
-        added.indexKey = indexKey;
-        added.indexHash = indexHash;
-        added.keyGroup = currentKeyGroup();
-        if (indexSlot >= 0) {
-          // Nothing has changed the index since slotOf found the key's slot.
-          index.markPendingAt(indexSlot, pending.size());
-        } else {
-          index.markPending(indexKey, indexHash, added.keyGroup, pending.size());
-        }
+    if (number != 0) {
+      pending.replace(number, event, fingerprint);
+    } else if (index != null) {
+      // What the index holds stays there until the flush, which reads it again.
+      int added =
+          pending.add(indexKey, indexHash, null, priorInIndex ? null : prior, event, fingerprint);
+      if (indexSlot >= 0) {
+        // Nothing has changed the index since slotOf found the key's slot.
+        index.markPendingAt(indexSlot, added);
       } else {
-        pendingByKey.put(event.key(), added);
+        index.markPending(indexKey, indexHash, currentKeyGroup(), added);
       }
     } else {
-      entry.latest = event;
-      entry.fingerprint = fingerprint;
+      int added = pending.add(null, 0, getCurrentKey(), prior, event, fingerprint);
+      pendingByKey.put(event.key(), added);
     }
   }
 
@@ -539,16 +538,17 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     long updated = 0;
     long deleted = 0;
     long now = now();
-    for (Pending entry : pending) {
+    for (int number = 1; number <= pending.size(); number++) {
       if (index == null) {
-        setCurrentKey(entry.key);
+        setCurrentKey(pending.key(number));
       }
-      ChangeEvent latest = entry.latest;
-      AppliedChange prior = entry.prior;
+      ChangeEvent latest = pending.event(number);
+      long fingerprint = pending.fingerprint(number);
+      AppliedChange prior = pending.prior(number);
       int slot = -1;
       if (index != null) {
         // Its slot, given by markPending, holds what was applied before (or nothing, reserved).
-        slot = index.slotOf(entry.indexKey, entry.indexHash, now);
+        slot = index.slotOf(pending.indexKey(number), pending.hash(number), now);
         if (slot < 0) {
           throw new IllegalStateException("a key with changes pending has no slot in the index");
         }
@@ -569,7 +569,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         AppliedChange applied =
             AppliedChange.live(
                 latest.sequence(),
-                entry.fingerprint,
+                fingerprint,
                 written == null ? null : written.file,
                 written == null ? 0 : written.position);
         if (index != null) {
@@ -585,7 +585,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           deleted++;
           apply(latest.withOperation(Operation.DELETE), prior);
         }
-        AppliedChange applied = new AppliedChange(latest.sequence(), entry.fingerprint, true);
+        AppliedChange applied = new AppliedChange(latest.sequence(), fingerprint, true);
         if (index != null) {
           index.putAt(slot, applied, now);
         } else {
@@ -627,29 +627,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
 
   /** A data file (in the form the writer keeps it) and a row position in it. */
   public record Location(String file, long position) {}
-
-  private static final class Pending {
-    final Object key;
-
-    /** What was known of the key before; with the index, null where the index holds it. */
-    final AppliedChange prior;
-
-    ChangeEvent latest;
-    long fingerprint;
-
-    /** With the in-memory index: the key's bytes, their hash and its key group. */
-    byte[] indexKey;
-
-    long indexHash;
-    int keyGroup;
-
-    Pending(Object key, AppliedChange prior, ChangeEvent latest, long fingerprint) {
-      this.key = key;
-      this.prior = prior;
-      this.latest = latest;
-      this.fingerprint = fingerprint;
-    }
-  }
 
   /** Counters of the dedup, in the operator's metric group. */
   private static final class DedupMetrics {

@@ -1,0 +1,237 @@
+package io.icebergcdc.dedup.internal;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.typeutils.SourceSequenceCodec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
+/**
+ * The latest change accepted for each key since the last checkpoint, numbered from 1 in the order
+ * the keys first came, kept as bytes in large reused chunks of memory rather than as objects.
+ *
+ * <p>A change accepted at the start of a checkpoint interval lives until its end. Kept as objects
+ * (the event, its rows, key, sequence and their memory segments: about ten objects, 400 bytes a
+ * key), every young collection of the interval copied them again, and promoted them into the old
+ * generation, which grew and was collected in turn. Here a key's change is one record in a chunk
+ * (its sequence, the key's bytes as the index keeps them, then the serialized event), and the
+ * numbers that are compared on every change (fingerprint, hash) are array elements. A newer change
+ * of the same key appends a new record; the space of the old one is reclaimed with all others when
+ * {@link #clear} empties the buffer at the checkpoint. Chunks are kept for the next interval,
+ * except those the interval just ended did not need.
+ *
+ * <p>Not thread-safe: Flink's task thread only.
+ */
+final class PendingChanges {
+
+  /**
+   * The first chunk is this large, each next one four times as large as the one before up to {@link
+   * #MAX_CHUNK_BYTES} (or as large as a longer record).
+   */
+  private static final int FIRST_CHUNK_BYTES = 64 << 10;
+
+  /**
+   * Just under 8 MiB: with G1's regions of up to 8 MiB (heaps below 32 GiB) a full chunk is a
+   * humongous object, allocated outside the young generation and never copied by its collections.
+   */
+  private static final int MAX_CHUNK_BYTES = (8 << 20) - 64;
+
+  private final TypeSerializer<ChangeEvent> serializer;
+  private final DataOutputSerializer scratch = new DataOutputSerializer(512);
+  private final DataInputDeserializer reader = new DataInputDeserializer();
+
+  private final List<byte[]> chunks = new ArrayList<>();
+
+  /** The chunk records are being added to, and the bytes of it in use. */
+  private int chunk;
+
+  private int used;
+
+  /** Per key, by number minus one: its latest record, as chunk (high 32 bits) and offset. */
+  private long[] records = new long[1024];
+
+  private long[] fingerprints = new long[1024];
+  private long[] hashes = new long[1024];
+
+  /** Per key, objects the caller asked to keep with it (null where it keeps none). */
+  private Object[] keys = new Object[1024];
+
+  private AppliedChange[] priors = new AppliedChange[1024];
+
+  private int size;
+
+  PendingChanges(TypeSerializer<ChangeEvent> serializer) {
+    this.serializer = serializer;
+  }
+
+  /** Keys with a change pending. */
+  int size() {
+    return size;
+  }
+
+  /**
+   * Adds the first change of a key since the last checkpoint, and returns the key's number.
+   *
+   * @param indexKey the key's bytes, as the key index keeps them; null where it is not used
+   * @param hash their hash
+   * @param key the key object to give back at the flush, or null if it is not needed
+   * @param prior what was known of the key before, or null if the caller reads it again later
+   */
+  int add(
+      byte[] indexKey,
+      long hash,
+      Object key,
+      AppliedChange prior,
+      ChangeEvent event,
+      long fingerprint) {
+    if (size == records.length) {
+      int capacity = size * 2;
+      records = Arrays.copyOf(records, capacity);
+      fingerprints = Arrays.copyOf(fingerprints, capacity);
+      hashes = Arrays.copyOf(hashes, capacity);
+      keys = Arrays.copyOf(keys, capacity);
+      priors = Arrays.copyOf(priors, capacity);
+    }
+    records[size] =
+        indexKey == null ? append(null, 0, 0, event) : append(indexKey, 0, indexKey.length, event);
+    fingerprints[size] = fingerprint;
+    hashes[size] = hash;
+    keys[size] = key;
+    priors[size] = prior;
+    return ++size;
+  }
+
+  /** Makes {@code event} the latest change of the key numbered {@code number}. */
+  void replace(int number, ChangeEvent event, long fingerprint) {
+    int i = number - 1;
+    byte[] bytes = chunks.get((int) (records[i] >>> 32));
+    DataInputDeserializer in = readerAt(number);
+    try {
+      SourceSequenceCodec.read(in);
+      int keyLength = in.readInt();
+      records[i] = append(bytes, in.getPosition(), keyLength, event);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    fingerprints[i] = fingerprint;
+  }
+
+  /** The sequence of the latest change of the key numbered {@code number}. */
+  SourceSequence sequence(int number) {
+    try {
+      return SourceSequenceCodec.read(readerAt(number));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  long fingerprint(int number) {
+    return fingerprints[number - 1];
+  }
+
+  long hash(int number) {
+    return hashes[number - 1];
+  }
+
+  Object key(int number) {
+    return keys[number - 1];
+  }
+
+  AppliedChange prior(int number) {
+    return priors[number - 1];
+  }
+
+  /** The bytes of the key numbered {@code number}, as given to {@link #add}; a new array. */
+  byte[] indexKey(int number) {
+    try {
+      DataInputDeserializer in = readerAt(number);
+      SourceSequenceCodec.read(in);
+      byte[] key = new byte[in.readInt()];
+      in.readFully(key);
+      return key;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The latest change of the key numbered {@code number}; a new object. */
+  ChangeEvent event(int number) {
+    try {
+      DataInputDeserializer in = readerAt(number);
+      SourceSequenceCodec.read(in);
+      in.skipBytesToRead(in.readInt());
+      return serializer.deserialize(in);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Forgets every pending change. Chunks the interval used are kept for the next one; those it did
+   * not use (after a burst) are released.
+   */
+  void clear() {
+    while (chunks.size() > chunk + 1) {
+      chunks.remove(chunks.size() - 1);
+    }
+    Arrays.fill(keys, 0, size, null);
+    Arrays.fill(priors, 0, size, null);
+    size = 0;
+    chunk = 0;
+    used = 0;
+  }
+
+  /** Bytes of the chunks held, for tests. */
+  long chunkBytes() {
+    return chunks.stream().mapToLong(c -> c.length).sum();
+  }
+
+  private DataInputDeserializer readerAt(int number) {
+    long record = records[number - 1];
+    byte[] bytes = chunks.get((int) (record >>> 32));
+    int offset = (int) record;
+    reader.setBuffer(bytes, offset, bytes.length - offset);
+    return reader;
+  }
+
+  /**
+   * Writes a record of {@code event} with the key's bytes ({@code keyLength} bytes of {@code key}
+   * from {@code keyOffset}), and returns where it starts.
+   */
+  private long append(byte[] key, int keyOffset, int keyLength, ChangeEvent event) {
+    scratch.clear();
+    try {
+      SourceSequenceCodec.write(event.sequence(), scratch);
+      scratch.writeInt(keyLength);
+      if (keyLength > 0) {
+        scratch.write(key, keyOffset, keyLength);
+      }
+      serializer.serialize(event, scratch);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    int length = scratch.length();
+    if (chunks.isEmpty()) {
+      chunks.add(new byte[Math.max(length, FIRST_CHUNK_BYTES)]);
+    } else if (used + length > chunks.get(chunk).length) {
+      int bytes = Math.max(length, (int) Math.min(MAX_CHUNK_BYTES, 4L * chunks.get(chunk).length));
+      chunk++;
+      used = 0;
+      if (chunk == chunks.size()) {
+        chunks.add(new byte[bytes]);
+      } else if (chunks.get(chunk).length < length) {
+        chunks.set(chunk, new byte[bytes]);
+      }
+    }
+    System.arraycopy(scratch.getSharedBuffer(), 0, chunks.get(chunk), used, length);
+    long record = ((long) chunk << 32) | used;
+    used += length;
+    return record;
+  }
+}
