@@ -81,6 +81,9 @@ final class KeyIndex {
   /** Sequences of more than three components, which few sources have: null until there is one. */
   private SourceSequence[] longSequences;
 
+  /** The slot of each pending number, less one; moved with its entry. */
+  private int[] pendingSlots = new int[1024];
+
   private int mask;
   private int size;
   private int threshold;
@@ -240,13 +243,14 @@ final class KeyIndex {
   }
 
   /**
-   * The slot of {@code key}, or -1 if it has none, or only a tombstone that has expired and no
-   * pending number (the tombstone is removed then). Valid until the next change of the index.
+   * The slot of {@code key}, valid until the next change of the index; negative if it has none, or
+   * only a tombstone that has expired and no pending number (the tombstone is removed then): then
+   * what {@link #reserve} takes.
    */
   int slotOf(byte[] key, long hash, long now) {
     int slot = find(key, hash);
     if (slot < 0) {
-      return -1;
+      return slot;
     }
     int base = slot * STRIDE;
     boolean deleted = ((slots[base + META] >>> 16) & DELETED) != 0;
@@ -263,31 +267,56 @@ final class KeyIndex {
     return (flags & RESERVED) != 0 ? null : getAt(slot);
   }
 
-  /** The number {@link #markPending} gave the key of {@code slot}, 0 if none since its put. */
+  /** The number {@link #markPendingAt} gave the key of {@code slot}, 0 if none since its put. */
   int pendingAt(int slot) {
     return (int) (slots[slot * STRIDE + FILE] >>> 32);
   }
 
   /**
-   * Gives {@code key} a number (above 0) by which the caller finds its pending changes, until the
-   * next {@link #put} of the key; a key without entry gets a slot, with nothing applied.
+   * Gives {@code key}, for which {@link #slotOf} just returned {@code missing} (negative), a slot
+   * with nothing applied, and returns it.
    */
-  void markPending(byte[] key, long hash, int keyGroup, int number) {
-    int slot = find(key, hash);
-    if (slot < 0) {
-      slot = takeSlot(key, hash, keyGroup, slot);
-      slots[slot * STRIDE + META] |= (long) RESERVED << 16;
+  int reserve(byte[] key, long hash, int keyGroup, int missing) {
+    // Where slotOf removed an expired tombstone, the free slot it found may have moved.
+    int found = missing <= -2 ? missing : find(key, hash);
+    if (found >= 0) {
+      throw new IllegalStateException("a key reserved in the index already has a slot");
     }
-    markPendingAt(slot, number);
+    int slot = takeSlot(key, hash, keyGroup, found);
+    slots[slot * STRIDE + META] |= (long) RESERVED << 16;
+    return slot;
   }
 
   /**
-   * Gives the key of {@code slot}, which {@link #slotOf} returned with no change of the index
-   * since, a number as {@link #markPending} does.
+   * Gives the key of {@code slot} (from {@link #slotOf} or {@link #reserve}, with no change of the
+   * index since) a number above 0, by which the caller finds its pending changes and {@link
+   * #slotOfPending} its slot, until the next put of the key. Numbers are given from 1 up after
+   * every put of all pending keys.
    */
   void markPendingAt(int slot, int number) {
     int base = slot * STRIDE;
     slots[base + FILE] = (slots[base + FILE] & 0xffffffffL) | ((long) number << 32);
+    if (number > pendingSlots.length) {
+      pendingSlots = Arrays.copyOf(pendingSlots, Math.max(number, 2 * pendingSlots.length));
+    }
+    pendingSlots[number - 1] = slot;
+  }
+
+  /** The slot of the key that {@code number} was given to and has had no put since. */
+  int slotOfPending(int number) {
+    int slot = number <= pendingSlots.length ? pendingSlots[number - 1] : -1;
+    if (slot < 0 || slot > mask || pendingAt(slot) != number) {
+      throw new IllegalStateException("no key in the index has pending number " + number);
+    }
+    return slot;
+  }
+
+  /** Keeps {@link #pendingSlots} right after the entry of {@code slot} moved there. */
+  private void movedTo(int slot) {
+    int number = pendingAt(slot);
+    if (number != 0) {
+      pendingSlots[number - 1] = slot;
+    }
   }
 
   private boolean expired(long writtenAt, long now) {
@@ -452,6 +481,7 @@ final class KeyIndex {
       boolean movable = gap <= next ? (home <= gap || home > next) : (home <= gap && home > next);
       if (movable) {
         System.arraycopy(slots, next * STRIDE, slots, gap * STRIDE, STRIDE);
+        movedTo(gap);
         if (keys != null) {
           keys[gap] = keys[next];
         }
@@ -491,6 +521,7 @@ final class KeyIndex {
         slot = (slot + 1) & mask;
       }
       System.arraycopy(oldSlots, old * STRIDE, slots, slot * STRIDE, STRIDE);
+      movedTo(slot);
       if (oldKeys != null) {
         keys[slot] = oldKeys[old];
       }

@@ -20,11 +20,10 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * (the event, its rows, key, sequence and their memory segments: about ten objects, 400 bytes a
  * key), every young collection of the interval copied them again, and promoted them into the old
  * generation, which grew and was collected in turn. Here a key's change is one record in a chunk
- * (its sequence, the key's bytes as the index keeps them, then the serialized event), and the
- * numbers that are compared on every change (fingerprint, hash) are array elements. A newer change
- * of the same key appends a new record; the space of the old one is reclaimed with all others when
- * {@link #clear} empties the buffer at the checkpoint. Chunks are kept for the next interval,
- * except those the interval just ended did not need.
+ * (its sequence, then the serialized event), and its fingerprint, compared with every change, an
+ * array element. A newer change of the same key appends a new record; the space of the old one is
+ * reclaimed with all others when {@link #clear} empties the buffer at the checkpoint. Chunks are
+ * kept for the next interval, except those the interval just ended did not need.
  *
  * <p>Not thread-safe: Flink's task thread only.
  */
@@ -57,7 +56,6 @@ final class PendingChanges {
   private long[] records = new long[1024];
 
   private long[] fingerprints = new long[1024];
-  private long[] hashes = new long[1024];
 
   /** Per key, objects the caller asked to keep with it (null where it keeps none). */
   private Object[] keys = new Object[1024];
@@ -78,30 +76,19 @@ final class PendingChanges {
   /**
    * Adds the first change of a key since the last checkpoint, and returns the key's number.
    *
-   * @param indexKey the key's bytes, as the key index keeps them; null where it is not used
-   * @param hash their hash
    * @param key the key object to give back at the flush, or null if it is not needed
    * @param prior what was known of the key before, or null if the caller reads it again later
    */
-  int add(
-      byte[] indexKey,
-      long hash,
-      Object key,
-      AppliedChange prior,
-      ChangeEvent event,
-      long fingerprint) {
+  int add(Object key, AppliedChange prior, ChangeEvent event, long fingerprint) {
     if (size == records.length) {
       int capacity = size * 2;
       records = Arrays.copyOf(records, capacity);
       fingerprints = Arrays.copyOf(fingerprints, capacity);
-      hashes = Arrays.copyOf(hashes, capacity);
       keys = Arrays.copyOf(keys, capacity);
       priors = Arrays.copyOf(priors, capacity);
     }
-    records[size] =
-        indexKey == null ? append(null, 0, 0, event) : append(indexKey, 0, indexKey.length, event);
+    records[size] = append(event);
     fingerprints[size] = fingerprint;
-    hashes[size] = hash;
     keys[size] = key;
     priors[size] = prior;
     return ++size;
@@ -109,17 +96,8 @@ final class PendingChanges {
 
   /** Makes {@code event} the latest change of the key numbered {@code number}. */
   void replace(int number, ChangeEvent event, long fingerprint) {
-    int i = number - 1;
-    byte[] bytes = chunks.get((int) (records[i] >>> 32));
-    DataInputDeserializer in = readerAt(number);
-    try {
-      SourceSequenceCodec.read(in);
-      int keyLength = in.readInt();
-      records[i] = append(bytes, in.getPosition(), keyLength, event);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    fingerprints[i] = fingerprint;
+    records[number - 1] = append(event);
+    fingerprints[number - 1] = fingerprint;
   }
 
   /** The sequence of the latest change of the key numbered {@code number}. */
@@ -135,10 +113,6 @@ final class PendingChanges {
     return fingerprints[number - 1];
   }
 
-  long hash(int number) {
-    return hashes[number - 1];
-  }
-
   Object key(int number) {
     return keys[number - 1];
   }
@@ -147,25 +121,11 @@ final class PendingChanges {
     return priors[number - 1];
   }
 
-  /** The bytes of the key numbered {@code number}, as given to {@link #add}; a new array. */
-  byte[] indexKey(int number) {
-    try {
-      DataInputDeserializer in = readerAt(number);
-      SourceSequenceCodec.read(in);
-      byte[] key = new byte[in.readInt()];
-      in.readFully(key);
-      return key;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
   /** The latest change of the key numbered {@code number}; a new object. */
   ChangeEvent event(int number) {
     try {
       DataInputDeserializer in = readerAt(number);
       SourceSequenceCodec.read(in);
-      in.skipBytesToRead(in.readInt());
       return serializer.deserialize(in);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -200,18 +160,11 @@ final class PendingChanges {
     return reader;
   }
 
-  /**
-   * Writes a record of {@code event} with the key's bytes ({@code keyLength} bytes of {@code key}
-   * from {@code keyOffset}), and returns where it starts.
-   */
-  private long append(byte[] key, int keyOffset, int keyLength, ChangeEvent event) {
+  /** Writes a record of {@code event} and returns where it starts. */
+  private long append(ChangeEvent event) {
     scratch.clear();
     try {
       SourceSequenceCodec.write(event.sequence(), scratch);
-      scratch.writeInt(keyLength);
-      if (keyLength > 0) {
-        scratch.write(key, keyOffset, keyLength);
-      }
       serializer.serialize(event, scratch);
     } catch (IOException e) {
       throw new UncheckedIOException(e);

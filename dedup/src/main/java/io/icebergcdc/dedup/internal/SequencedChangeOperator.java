@@ -460,16 +460,14 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       pending.replace(number, event, fingerprint);
     } else if (index != null) {
       // What the index holds stays there until the flush, which reads it again.
-      int added =
-          pending.add(indexKey, indexHash, null, priorInIndex ? null : prior, event, fingerprint);
-      if (indexSlot >= 0) {
-        // Nothing has changed the index since slotOf found the key's slot.
-        index.markPendingAt(indexSlot, added);
-      } else {
-        index.markPending(indexKey, indexHash, currentKeyGroup(), added);
+      int added = pending.add(null, priorInIndex ? null : prior, event, fingerprint);
+      if (indexSlot < 0) {
+        // Nothing has changed the index since slotOf looked the key up.
+        indexSlot = index.reserve(indexKey, indexHash, currentKeyGroup(), indexSlot);
       }
+      index.markPendingAt(indexSlot, added);
     } else {
-      int added = pending.add(null, 0, getCurrentKey(), prior, event, fingerprint);
+      int added = pending.add(getCurrentKey(), prior, event, fingerprint);
       pendingByKey.put(event.key(), added);
     }
   }
@@ -547,11 +545,8 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       AppliedChange prior = pending.prior(number);
       int slot = -1;
       if (index != null) {
-        // Its slot, given by markPending, holds what was applied before (or nothing, reserved).
-        slot = index.slotOf(pending.indexKey(number), pending.hash(number), now);
-        if (slot < 0) {
-          throw new IllegalStateException("a key with changes pending has no slot in the index");
-        }
+        // Its slot holds what was applied before (or nothing, reserved).
+        slot = index.slotOfPending(number);
         if (prior == null) {
           prior = index.at(slot);
         }

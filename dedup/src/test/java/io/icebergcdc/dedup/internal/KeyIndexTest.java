@@ -144,6 +144,53 @@ class KeyIndexTest {
   }
 
   @Test
+  void pendingNumbersFindTheirKeysAfterEntriesMoveByGrowthAndRemoval() {
+    KeyIndex index = new KeyIndex(TTL);
+    // Tombstones first in the probe run of hash 7, then keys of the same hash behind them.
+    for (int i = 0; i < 4; i++) {
+      index.put(key(1000 + i), 7, 0, new AppliedChange(SourceSequence.column(i), i, true), 0);
+    }
+    List<byte[]> keys = new ArrayList<>();
+    List<Long> hashes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      index.put(key(i), 7, 0, AppliedChange.loaded("f", i), 0);
+    }
+    int number = 0;
+    for (int i = 0; i < 3; i++) {
+      int slot = index.slotOf(key(i), 7, 0);
+      assertThat(slot).isNotNegative();
+      index.markPendingAt(slot, ++number);
+      keys.add(key(i));
+      hashes.add(7L);
+    }
+    // Expired now: looking one up removes it and shifts the keys behind it back.
+    assertThat(index.slotOf(key(1000), 7, TTL)).isNegative();
+    // New keys, reserved, until the table has grown several times.
+    for (long i = 10; i < 10_000; i++) {
+      long hash = KeyIndex.hash(key(i));
+      int missing = index.slotOf(key(i), hash, TTL);
+      assertThat(missing).isNegative();
+      index.markPendingAt(index.reserve(key(i), hash, 0, missing), ++number);
+      keys.add(key(i));
+      hashes.add(hash);
+    }
+    // Another expired tombstone whose removal moves pending keys, after the growth.
+    assertThat(index.slotOf(key(1001), 7, TTL)).isNegative();
+
+    for (int n = 1; n <= number; n++) {
+      int slot = index.slotOfPending(n);
+      assertThat(index.pendingAt(slot)).isEqualTo(n);
+      assertThat(index.at(slot)).isEqualTo(n <= 3 ? AppliedChange.loaded("f", n - 1) : null);
+      index.putAt(slot, AppliedChange.loaded("g", n), TTL);
+    }
+    for (int n = 1; n <= number; n++) {
+      assertThat(index.get(keys.get(n - 1), hashes.get(n - 1), TTL))
+          .isEqualTo(AppliedChange.loaded("g", n));
+    }
+    assertThatThrownBy(() -> index.slotOfPending(1)).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
   void aTombstoneExpiresItsTimeToLiveAfterItWasWritten() {
     KeyIndex index = new KeyIndex(TTL);
     byte[] key = key(1);

@@ -10,7 +10,6 @@ import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.TestChanges;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
-import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.junit.jupiter.api.Test;
 
@@ -24,8 +23,8 @@ class PendingChangesTest {
   @Test
   void givesBackEachKeysChangeWithWhatWasKeptBesideIt() {
     AppliedChange prior = AppliedChange.live(SourceSequence.postgresLsn(5), 55L, "f", 3);
-    int first = pending.add(bytes("k1"), 11L, "key-1", prior, insert(1, "a", 10), 101L);
-    int second = pending.add(bytes("k2"), 22L, null, null, delete(2, 20), 202L);
+    int first = pending.add("key-1", prior, insert(1, "a", 10), 101L);
+    int second = pending.add(null, null, delete(2, 20), 202L);
 
     assertThat(first).isEqualTo(1);
     assertThat(second).isEqualTo(2);
@@ -34,9 +33,6 @@ class PendingChangesTest {
     assertSameChange(pending.event(2), delete(2, 20));
     assertThat(pending.sequence(1)).isEqualTo(SourceSequence.postgresLsn(10));
     assertThat(pending.sequence(2)).isEqualTo(SourceSequence.postgresLsn(20));
-    assertThat(pending.indexKey(1)).isEqualTo(bytes("k1"));
-    assertThat(pending.indexKey(2)).isEqualTo(bytes("k2"));
-    assertThat(pending.hash(2)).isEqualTo(22L);
     assertThat(pending.fingerprint(1)).isEqualTo(101L);
     assertThat(pending.key(1)).isEqualTo("key-1");
     assertThat(pending.key(2)).isNull();
@@ -45,9 +41,9 @@ class PendingChangesTest {
   }
 
   @Test
-  void aNewerChangeReplacesTheKeysChangeAndKeepsItsKey() {
-    pending.add(bytes("k1"), 11L, null, null, insert(1, "a", 10), 101L);
-    pending.add(bytes("k2"), 22L, null, null, insert(2, "b", 11), 102L);
+  void aNewerChangeReplacesTheKeysChange() {
+    pending.add(null, null, insert(1, "a", 10), 101L);
+    pending.add(null, null, insert(2, "b", 11), 102L);
 
     pending.replace(1, update(1, "c", 30), 303L);
     pending.replace(1, delete(1, 40), 404L);
@@ -56,7 +52,6 @@ class PendingChangesTest {
     assertSameChange(pending.event(1), delete(1, 40));
     assertThat(pending.sequence(1)).isEqualTo(SourceSequence.postgresLsn(40));
     assertThat(pending.fingerprint(1)).isEqualTo(404L);
-    assertThat(pending.indexKey(1)).isEqualTo(bytes("k1"));
     assertSameChange(pending.event(2), insert(2, "b", 11));
   }
 
@@ -66,7 +61,7 @@ class PendingChangesTest {
     int keys = 200_000;
     for (int i = 0; i < keys; i++) {
       String name = i == 1000 ? large : "name-" + i;
-      pending.add(bytes("key-" + i), i, null, null, insert(i, name, i + 1), i);
+      pending.add(null, null, insert(i, name, i + 1), i);
     }
     for (int i = 0; i < keys; i += 7) {
       pending.replace(i + 1, update(i, "updated-" + i, keys + i), -i);
@@ -79,7 +74,6 @@ class PendingChangesTest {
               ? update(i, "updated-" + i, keys + i)
               : insert(i, i == 1000 ? large : "name-" + i, i + 1);
       assertSameChange(pending.event(i + 1), expected);
-      assertThat(pending.indexKey(i + 1)).isEqualTo(bytes("key-" + i));
       assertThat(pending.fingerprint(i + 1)).isEqualTo(i % 7 == 0 ? -i : i);
     }
   }
@@ -87,7 +81,7 @@ class PendingChangesTest {
   @Test
   void clearingKeepsTheChunksTheIntervalUsedAndReleasesTheOthers() {
     for (int i = 0; i < 100_000; i++) {
-      pending.add(bytes("key-" + i), i, "key", null, insert(i, "name-" + i, i + 1), i);
+      pending.add("key", null, insert(i, "name-" + i, i + 1), i);
     }
     long afterBurst = pending.chunkBytes();
 
@@ -95,16 +89,12 @@ class PendingChangesTest {
     assertThat(pending.size()).isZero();
     assertThat(pending.chunkBytes()).isEqualTo(afterBurst);
 
-    pending.add(bytes("k"), 1L, null, null, insert(1, "a", 1), 1L);
+    pending.add(null, null, insert(1, "a", 1), 1L);
     assertSameChange(pending.event(1), insert(1, "a", 1));
     assertThat(pending.key(1)).isNull();
     pending.clear();
     assertThat(pending.chunkBytes()).isLessThan(afterBurst);
     assertThat(pending.chunkBytes()).isGreaterThan(0L);
-  }
-
-  private static byte[] bytes(String text) {
-    return text.getBytes(StandardCharsets.UTF_8);
   }
 
   private static void assertSameChange(ChangeEvent actual, ChangeEvent expected) {
