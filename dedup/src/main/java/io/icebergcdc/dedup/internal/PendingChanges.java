@@ -20,10 +20,10 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * (the event, its rows, key, sequence and their memory segments: about ten objects, 400 bytes a
  * key), every young collection of the interval copied them again, and promoted them into the old
  * generation, which grew and was collected in turn. Here a key's change is one record in a chunk
- * (its sequence, then the serialized event), and its fingerprint, compared with every change, an
- * array element. A newer change of the same key appends a new record; the space of the old one is
- * reclaimed with all others when {@link #clear} empties the buffer at the checkpoint. Chunks are
- * kept for the next interval, except those the interval just ended did not need.
+ * (its sequence, then the serialized event). A newer change of the same key appends a new record;
+ * the space of the old one is reclaimed with all others when {@link #clear} empties the buffer at
+ * the checkpoint. Chunks are kept for the next interval, except those the interval just ended did
+ * not need.
  *
  * <p>Not thread-safe: Flink's task thread only.
  */
@@ -55,8 +55,6 @@ final class PendingChanges {
   /** Per key, by number minus one: its latest record, as chunk (high 32 bits) and offset. */
   private long[] records = new long[1024];
 
-  private long[] fingerprints = new long[1024];
-
   /** Per key, objects the caller asked to keep with it (null where it keeps none). */
   private Object[] keys = new Object[1024];
 
@@ -79,25 +77,22 @@ final class PendingChanges {
    * @param key the key object to give back at the flush, or null if it is not needed
    * @param prior what was known of the key before, or null if the caller reads it again later
    */
-  int add(Object key, AppliedChange prior, ChangeEvent event, long fingerprint) {
+  int add(Object key, AppliedChange prior, ChangeEvent event) {
     if (size == records.length) {
       int capacity = size * 2;
       records = Arrays.copyOf(records, capacity);
-      fingerprints = Arrays.copyOf(fingerprints, capacity);
       keys = Arrays.copyOf(keys, capacity);
       priors = Arrays.copyOf(priors, capacity);
     }
     records[size] = append(event);
-    fingerprints[size] = fingerprint;
     keys[size] = key;
     priors[size] = prior;
     return ++size;
   }
 
   /** Makes {@code event} the latest change of the key numbered {@code number}. */
-  void replace(int number, ChangeEvent event, long fingerprint) {
+  void replace(int number, ChangeEvent event) {
     records[number - 1] = append(event);
-    fingerprints[number - 1] = fingerprint;
   }
 
   /** The sequence of the latest change of the key numbered {@code number}. */
@@ -107,10 +102,6 @@ final class PendingChanges {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  long fingerprint(int number) {
-    return fingerprints[number - 1];
   }
 
   Object key(int number) {

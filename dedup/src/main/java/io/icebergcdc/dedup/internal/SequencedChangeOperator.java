@@ -392,7 +392,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     int number;
     AppliedChange prior = null;
     SourceSequence lastSequence;
-    long lastFingerprint;
     byte[] indexKey = null;
     long indexHash = 0;
     int indexSlot = -1;
@@ -409,7 +408,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     }
     if (number != 0) {
       lastSequence = pending.sequence(number);
-      lastFingerprint = pending.fingerprint(number);
     } else {
       if (index != null) {
         prior = indexSlot < 0 ? null : index.at(indexSlot);
@@ -424,7 +422,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         prior = unknownKey(getCurrentKey());
       }
       lastSequence = prior == null ? null : prior.sequence();
-      lastFingerprint = prior == null ? 0 : prior.fingerprint();
     }
 
     if (event.sequence().isUnnumberedArrival()) {
@@ -446,6 +443,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         return;
       }
       if (order == 0) {
+        // Fingerprints are taken only here and when a change is applied: most changes are
+        // neither the same as the one before nor the last of their key in the interval.
+        long lastFingerprint =
+            number != 0 ? schema.fingerprint(pending.event(number)) : prior.fingerprint();
         if (schema.fingerprint(event) == lastFingerprint) {
           duplicates++;
           metrics.duplicates.inc();
@@ -455,19 +456,18 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         return;
       }
     }
-    long fingerprint = schema.fingerprint(event);
     if (number != 0) {
-      pending.replace(number, event, fingerprint);
+      pending.replace(number, event);
     } else if (index != null) {
       // What the index holds stays there until the flush, which reads it again.
-      int added = pending.add(null, priorInIndex ? null : prior, event, fingerprint);
+      int added = pending.add(null, priorInIndex ? null : prior, event);
       if (indexSlot < 0) {
         // Nothing has changed the index since slotOf looked the key up.
         indexSlot = index.reserve(indexKey, indexHash, currentKeyGroup(), indexSlot);
       }
       index.markPendingAt(indexSlot, added);
     } else {
-      int added = pending.add(getCurrentKey(), prior, event, fingerprint);
+      int added = pending.add(getCurrentKey(), prior, event);
       pendingByKey.put(event.key(), added);
     }
   }
@@ -541,7 +541,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         setCurrentKey(pending.key(number));
       }
       ChangeEvent latest = pending.event(number);
-      long fingerprint = pending.fingerprint(number);
+      long fingerprint = schema.fingerprint(latest);
       AppliedChange prior = pending.prior(number);
       int slot = -1;
       if (index != null) {

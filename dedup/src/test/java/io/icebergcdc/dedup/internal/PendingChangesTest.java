@@ -23,8 +23,8 @@ class PendingChangesTest {
   @Test
   void givesBackEachKeysChangeWithWhatWasKeptBesideIt() {
     AppliedChange prior = AppliedChange.live(SourceSequence.postgresLsn(5), 55L, "f", 3);
-    int first = pending.add("key-1", prior, insert(1, "a", 10), 101L);
-    int second = pending.add(null, null, delete(2, 20), 202L);
+    int first = pending.add("key-1", prior, insert(1, "a", 10));
+    int second = pending.add(null, null, delete(2, 20));
 
     assertThat(first).isEqualTo(1);
     assertThat(second).isEqualTo(2);
@@ -33,7 +33,6 @@ class PendingChangesTest {
     assertSameChange(pending.event(2), delete(2, 20));
     assertThat(pending.sequence(1)).isEqualTo(SourceSequence.postgresLsn(10));
     assertThat(pending.sequence(2)).isEqualTo(SourceSequence.postgresLsn(20));
-    assertThat(pending.fingerprint(1)).isEqualTo(101L);
     assertThat(pending.key(1)).isEqualTo("key-1");
     assertThat(pending.key(2)).isNull();
     assertThat(pending.prior(1)).isEqualTo(prior);
@@ -42,16 +41,15 @@ class PendingChangesTest {
 
   @Test
   void aNewerChangeReplacesTheKeysChange() {
-    pending.add(null, null, insert(1, "a", 10), 101L);
-    pending.add(null, null, insert(2, "b", 11), 102L);
+    pending.add(null, null, insert(1, "a", 10));
+    pending.add(null, null, insert(2, "b", 11));
 
-    pending.replace(1, update(1, "c", 30), 303L);
-    pending.replace(1, delete(1, 40), 404L);
+    pending.replace(1, update(1, "c", 30));
+    pending.replace(1, delete(1, 40));
 
     assertThat(pending.size()).isEqualTo(2);
     assertSameChange(pending.event(1), delete(1, 40));
     assertThat(pending.sequence(1)).isEqualTo(SourceSequence.postgresLsn(40));
-    assertThat(pending.fingerprint(1)).isEqualTo(404L);
     assertSameChange(pending.event(2), insert(2, "b", 11));
   }
 
@@ -61,10 +59,10 @@ class PendingChangesTest {
     int keys = 200_000;
     for (int i = 0; i < keys; i++) {
       String name = i == 1000 ? large : "name-" + i;
-      pending.add(null, null, insert(i, name, i + 1), i);
+      pending.add(null, null, insert(i, name, i + 1));
     }
     for (int i = 0; i < keys; i += 7) {
-      pending.replace(i + 1, update(i, "updated-" + i, keys + i), -i);
+      pending.replace(i + 1, update(i, "updated-" + i, keys + i));
     }
 
     assertThat(pending.chunkBytes()).isGreaterThan(8L << 20);
@@ -74,14 +72,13 @@ class PendingChangesTest {
               ? update(i, "updated-" + i, keys + i)
               : insert(i, i == 1000 ? large : "name-" + i, i + 1);
       assertSameChange(pending.event(i + 1), expected);
-      assertThat(pending.fingerprint(i + 1)).isEqualTo(i % 7 == 0 ? -i : i);
     }
   }
 
   @Test
   void clearingKeepsTheChunksTheIntervalUsedAndReleasesTheOthers() {
     for (int i = 0; i < 100_000; i++) {
-      pending.add("key", null, insert(i, "name-" + i, i + 1), i);
+      pending.add("key", null, insert(i, "name-" + i, i + 1));
     }
     long afterBurst = pending.chunkBytes();
 
@@ -89,7 +86,7 @@ class PendingChangesTest {
     assertThat(pending.size()).isZero();
     assertThat(pending.chunkBytes()).isEqualTo(afterBurst);
 
-    pending.add(null, null, insert(1, "a", 1), 1L);
+    pending.add(null, null, insert(1, "a", 1));
     assertSameChange(pending.event(1), insert(1, "a", 1));
     assertThat(pending.key(1)).isNull();
     pending.clear();
