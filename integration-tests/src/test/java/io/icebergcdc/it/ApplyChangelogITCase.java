@@ -12,12 +12,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -28,14 +30,17 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
@@ -294,6 +299,33 @@ class ApplyChangelogITCase {
         .isPositive();
   }
 
+  @ParameterizedTest(name = "format version {0}")
+  @ValueSource(ints = {2, 3})
+  void rowsAnotherWriterDeletesWhileTheWritersCompactThemStayDeleted(int formatVersion)
+      throws Exception {
+    ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 9L);
+    ForeignDeletes.reset(dir.resolve("warehouse").toString());
+
+    new ApplyPipeline(
+            job(null, formatVersion, Map.of(), 0, options(DeleteMode.POSITION)),
+            new ForeignDeletes())
+        .run();
+
+    assertThat(ForeignDeletes.DELETED).isNotEmpty();
+    Table table = table();
+    assertThat(
+            changelog
+                .model()
+                .afterDeletesByAnotherWriter(ForeignDeletes.DELETED)
+                .differences(table, 20))
+        .isEmpty();
+    List<Snapshot> snapshots = snapshots(table);
+    assertOneCommitPerCheckpoint(snapshots);
+    assertThat(sum(snapshots, SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE))
+        .as("rows the other writer deleted while the writers compacted their files")
+        .isPositive();
+  }
+
   @ParameterizedTest(name = "bootstrap {0}")
   @ValueSource(booleans = {true, false})
   void aJobWithoutStateOnAFilledTableBootstrapsTheKeyIndex(boolean bootstrap) throws Exception {
@@ -409,6 +441,68 @@ class ApplyChangelogITCase {
           .rewriteFiles(dataFiles, deleteFiles, Set.of(writer.toDataFile()), Set.of())
           .commit();
       REWRITES.incrementAndGet();
+    }
+  }
+
+  /**
+   * Plays another engine deleting rows by key while the job runs: just before the commit of each of
+   * the third to the eighth checkpoint (when the writers have compacted files whose rows it
+   * deletes, and the commit has yet to remove them), it deletes a tenth of the table's live rows, a
+   * different tenth each time, with an equality delete file. Once per checkpoint: deleting again
+   * before each retry of the commit that lost the race would keep it losing.
+   */
+  static final class ForeignDeletes implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    static final List<Record> DELETED = Collections.synchronizedList(new ArrayList<>());
+    private static final Set<Long> CHECKPOINTS = ConcurrentHashMap.newKeySet();
+    private static volatile String warehouse;
+
+    static void reset(String warehouseDir) {
+      DELETED.clear();
+      CHECKPOINTS.clear();
+      warehouse = warehouseDir;
+    }
+
+    @Override
+    public void beforeCommit(long checkpointId) throws Exception {
+      if (!CHECKPOINTS.add(checkpointId)) {
+        return;
+      }
+      int nth = CHECKPOINTS.size();
+      if (nth < 3 || nth > 8) {
+        return;
+      }
+      Table table = ApplyPipeline.catalogLoader(warehouse, Map.of()).loadCatalog().loadTable(TABLE);
+      List<Record> rows = new ArrayList<>();
+      try (CloseableIterable<Record> read = IcebergGenerics.read(table).build()) {
+        for (Record row : read) {
+          if ((Long) row.getField("id") % 10 == nth) {
+            rows.add(row.copy());
+          }
+        }
+      }
+      Schema keySchema = table.schema().select("id");
+      OutputFileFactory files =
+          OutputFileFactory.builderFor(table, 98, checkpointId).format(FileFormat.PARQUET).build();
+      EqualityDeleteWriter<Record> writer =
+          new GenericFileWriterFactory.Builder(table)
+              .equalityFieldIds(new int[] {table.schema().findField("id").fieldId()})
+              .equalityDeleteRowSchema(keySchema)
+              .build()
+              .newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+      try (writer) {
+        for (Record row : rows) {
+          Record key = GenericRecord.create(keySchema);
+          key.setField("id", row.getField("id"));
+          writer.write(key);
+        }
+      }
+      table
+          .newRowDelta()
+          .addDeletes(writer.toDeleteFile())
+          .validateFromSnapshot(table.currentSnapshot().snapshotId())
+          .commit();
+      DELETED.addAll(rows);
     }
   }
 }

@@ -3,6 +3,7 @@ package io.icebergcdc.jobs.demo;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,31 @@ public final class ReferenceModel {
   }
 
   /**
+   * The rows the changelog must leave where another writer deleted {@code deleted} (rows as the
+   * table held them then) while it was applied: a key whose deleted row was its final one stays
+   * deleted, since no later change brings it back; any other key ends as its final change left it.
+   */
+  public ReferenceModel afterDeletesByAnotherWriter(Collection<Record> deleted) {
+    ReferenceModel result = new ReferenceModel();
+    result.rows.putAll(rows);
+    for (Record record : deleted) {
+      List<Object> values = valuesOf(record);
+      if (values.equals(rows.get((Long) values.get(0)))) {
+        result.rows.remove((Long) values.get(0));
+      }
+    }
+    return result;
+  }
+
+  private static List<Object> valuesOf(Record record) {
+    List<Object> values = new ArrayList<>();
+    for (String column : DemoRow.COLUMNS) {
+      values.add(record.getField(column));
+    }
+    return values;
+  }
+
+  /**
    * Compares the table, read through Iceberg with its deletes applied, with the model.
    *
    * @return the differences, at most {@code limit} of them, with the total count; empty if the
@@ -44,10 +70,7 @@ public final class ReferenceModel {
     int duplicateKeys = 0;
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record record : records) {
-        List<Object> values = new ArrayList<>();
-        for (String column : DemoRow.COLUMNS) {
-          values.add(record.getField(column));
-        }
+        List<Object> values = valuesOf(record);
         if (actual.put((Long) values.get(0), values) != null) {
           duplicateKeys++;
           if (problems.size() < limit) {
