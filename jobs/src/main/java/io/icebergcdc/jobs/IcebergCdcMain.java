@@ -9,6 +9,7 @@ import io.icebergcdc.jobs.capture.DatabaseSource;
 import io.icebergcdc.jobs.demo.ChangelogGenerator;
 import io.icebergcdc.jobs.kafka.KafkaJob;
 import io.icebergcdc.jobs.kafka.KafkaPipeline;
+import io.icebergcdc.sink.SinkOptions;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -215,6 +216,12 @@ public final class IcebergCdcMain {
     putIfGiven(args, sinkOptions, "compaction-deleted-ratio", "sink.compaction.deleted-ratio");
     putIfGiven(args, sinkOptions, "compaction-cache-size", "sink.compaction.cache-size");
     putIfGiven(args, sinkOptions, "index-max-keys", "dedup.index.max-keys");
+    try {
+      // Before the job touches a table: a bad value is an argument error.
+      SinkOptions.validate(sinkOptions);
+    } catch (IllegalArgumentException e) {
+      throw new Arguments.UsageException("apply: " + rootMessage(e));
+    }
     // Submitted to a cluster, the job takes the cluster's state backend and checkpoint directory
     // unless told otherwise; run embedded, it has defaults of its own.
     Optional<ReadableConfig> cluster = ApplyPipeline.clusterConfiguration();

@@ -83,6 +83,33 @@ class SourceArgumentsTest {
   }
 
   @Test
+  void aBadSinkOptionOfTheFileSourceFailsNamingTheOption() throws Exception {
+    Path changes = Files.writeString(dir.resolve("changes.jsonl"), "");
+    String[] base = {
+      "apply",
+      "--source",
+      "file",
+      "--path",
+      changes.toString(),
+      "--warehouse",
+      dir.resolve("w").toString(),
+      "--table",
+      "db.items",
+      "--primary-key",
+      "id"
+    };
+    assertThat(run(concat(base, "--compaction-cache-size", "lots")))
+        .startsWith("2: error: apply: ")
+        .contains("sink.compaction.cache-size")
+        .contains("lots");
+    assertThat(run(concat(base, "--compaction-deleted-ratio", "0")))
+        .startsWith("2: error: apply: option 'sink.compaction.deleted-ratio' is 0.0");
+    assertThat(run(concat(base, "--index-max-keys", "-1")))
+        .startsWith("2: error: apply: ")
+        .contains("'dedup.index.max-keys' is -1");
+  }
+
+  @Test
   void namesAMissingConnectionOption() {
     assertThat(run("apply", "--source", "postgres", "--warehouse", "w", "--user", "u"))
         .isEqualTo("2: error: apply: --host is required");

@@ -110,8 +110,8 @@ public final class SinkOptions {
   }
 
   /**
-   * Fails on a key in the sink's or dedup's namespace that is no option, naming the key; keys of
-   * other namespaces are left to their owners.
+   * Fails on a key in the sink's or dedup's namespace that is no option, or on a value that is not
+   * valid for its option, naming the key; keys of other namespaces are left to their owners.
    */
   public static void validate(Configuration config) {
     Set<String> known = all().stream().map(ConfigOption::key).collect(Collectors.toSet());
@@ -131,6 +131,7 @@ public final class SinkOptions {
               + "; it must be above 0 (1 or more turns compaction off)");
     }
     DedupOptions.checkIndexMaxKeys(config.get(DedupOptions.INDEX_MAX_KEYS));
+    checkCompactionCacheBytes(config.get(COMPACTION_CACHE_SIZE).getBytes());
   }
 
   /** Returns {@code bytes}, the value of {@link #COMPACTION_CACHE_SIZE}, if it is not negative. */
