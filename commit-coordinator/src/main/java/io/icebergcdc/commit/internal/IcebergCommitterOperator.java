@@ -465,8 +465,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       update = delta;
     }
     summary(checkpointId, commitJobId, stats).forEach(update::set);
-    if (!stats.sourceOffsets().isEmpty()) {
-      update.set(SnapshotSummaryKeys.KAFKA_OFFSETS, kafkaOffsets(base, stats));
+    String offsets = kafkaOffsets(base, stats);
+    if (!offsets.isEmpty()) {
+      update.set(SnapshotSummaryKeys.KAFKA_OFFSETS, offsets);
     }
     update.set(SnapshotSummaryKeys.DELETES_FELL_BACK, Long.toString(prepared.fellBack));
     if (!prepared.compacted.isEmpty()) {
@@ -688,17 +689,29 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    * The offsets of this commit merged with those of the latest earlier snapshot of this committer
    * that has any, so that every snapshot tells how far each partition is applied.
    */
+  /**
+   * The Kafka offsets the snapshot's summary gives: this checkpoint's, merged over those of this
+   * operator's latest snapshot that has any, so that a commit without new records (one that only
+   * compacts, say) still says where the source stands; empty for sources without offsets. A
+   * checkpoint without offsets of its own looks no further than this operator's latest snapshot.
+   */
   private String kafkaOffsets(Snapshot base, ChangeStats stats) {
     java.util.TreeMap<String, Long> offsets = new java.util.TreeMap<>(stats.sourceOffsets());
     Iterable<Snapshot> earlier =
         base == null ? List.of() : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot);
     for (Snapshot s : earlier) {
+      if (!operatorId.equals(s.summary().get(SnapshotSummaryKeys.OPERATOR_ID))) {
+        continue;
+      }
       String previous = s.summary().get(SnapshotSummaryKeys.KAFKA_OFFSETS);
-      if (previous != null && operatorId.equals(s.summary().get(SnapshotSummaryKeys.OPERATOR_ID))) {
+      if (previous != null) {
         for (String pair : previous.split(",")) {
           int eq = pair.lastIndexOf('=');
           offsets.merge(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)), Math::max);
         }
+        break;
+      }
+      if (offsets.isEmpty()) {
         break;
       }
     }
