@@ -46,6 +46,7 @@ final class PendingChanges {
   private final DataInputDeserializer reader = new DataInputDeserializer();
 
   private final List<byte[]> chunks = new ArrayList<>();
+  private long chunkBytes;
 
   /** The chunk records are being added to, and the bytes of it in use. */
   private int chunk;
@@ -129,7 +130,7 @@ final class PendingChanges {
    */
   void clear() {
     while (chunks.size() > chunk + 1) {
-      chunks.remove(chunks.size() - 1);
+      chunkBytes -= chunks.remove(chunks.size() - 1).length;
     }
     Arrays.fill(keys, 0, size, null);
     Arrays.fill(priors, 0, size, null);
@@ -138,9 +139,9 @@ final class PendingChanges {
     used = 0;
   }
 
-  /** Bytes of the chunks held, for tests. */
+  /** Bytes of the chunks held, used or kept for the next interval. */
   long chunkBytes() {
-    return chunks.stream().mapToLong(c -> c.length).sum();
+    return chunkBytes;
   }
 
   private DataInputDeserializer readerAt(int number) {
@@ -149,6 +150,16 @@ final class PendingChanges {
     int offset = (int) record;
     reader.setBuffer(bytes, offset, bytes.length - offset);
     return reader;
+  }
+
+  /** Puts a new chunk of {@code bytes} at {@code index}, the end or in place of a smaller one. */
+  private void addChunk(int index, int bytes) {
+    if (index == chunks.size()) {
+      chunks.add(new byte[bytes]);
+    } else {
+      chunkBytes -= chunks.set(index, new byte[bytes]).length;
+    }
+    chunkBytes += bytes;
   }
 
   /** Writes a record of {@code event} and returns where it starts. */
@@ -162,15 +173,13 @@ final class PendingChanges {
     }
     int length = scratch.length();
     if (chunks.isEmpty()) {
-      chunks.add(new byte[Math.max(length, FIRST_CHUNK_BYTES)]);
+      addChunk(chunks.size(), Math.max(length, FIRST_CHUNK_BYTES));
     } else if (used + length > chunks.get(chunk).length) {
       int bytes = Math.max(length, (int) Math.min(MAX_CHUNK_BYTES, 4L * chunks.get(chunk).length));
       chunk++;
       used = 0;
-      if (chunk == chunks.size()) {
-        chunks.add(new byte[bytes]);
-      } else if (chunks.get(chunk).length < length) {
-        chunks.set(chunk, new byte[bytes]);
+      if (chunk == chunks.size() || chunks.get(chunk).length < length) {
+        addChunk(chunk, bytes);
       }
     }
     System.arraycopy(scratch.getSharedBuffer(), 0, chunks.get(chunk), used, length);

@@ -378,7 +378,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
                 .createSerializer(getExecutionConfig().getSerializerConfig()));
     pendingByKey = new HashMap<>();
     offsets = new HashMap<>();
-    metrics = new DedupMetrics(getMetricGroup(), () -> pending.size());
+    metrics = new DedupMetrics(getMetricGroup(), () -> pending.size(), () -> pending.chunkBytes());
   }
 
   @Override
@@ -633,7 +633,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     final Counter updated;
     final Counter deleted;
 
-    DedupMetrics(MetricGroup group, org.apache.flink.metrics.Gauge<Integer> buffered) {
+    DedupMetrics(
+        MetricGroup group,
+        org.apache.flink.metrics.Gauge<Integer> buffered,
+        org.apache.flink.metrics.Gauge<Long> bufferBytes) {
       received = group.counter("changesReceived");
       stale = group.counter("staleChangesDropped");
       duplicates = group.counter("duplicateChangesDropped");
@@ -642,6 +645,8 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       updated = group.counter("rowsUpdated");
       deleted = group.counter("rowsDeleted");
       group.gauge("keysBufferedSinceCheckpoint", buffered);
+      // The memory of the buffer: what the last interval needed, kept for the next one.
+      group.gauge("bufferedChangeBytes", bufferBytes);
     }
   }
 }

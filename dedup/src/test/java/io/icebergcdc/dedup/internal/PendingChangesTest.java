@@ -94,6 +94,25 @@ class PendingChangesTest {
     assertThat(pending.chunkBytes()).isGreaterThan(0L);
   }
 
+  @Test
+  void aChangeLargerThanTheChunkItWouldReuseGetsALargerOne() {
+    for (int i = 0; i < 10_000; i++) {
+      pending.add(null, null, insert(i, "name-" + i, i + 1));
+    }
+    pending.clear();
+    long held = pending.chunkBytes();
+
+    String large = "y".repeat(1 << 20);
+    pending.add(null, null, insert(1, "a", 1));
+    pending.add(null, null, insert(2, "b".repeat(70_000), 2));
+    pending.add(null, null, insert(3, large, 3));
+
+    assertThat(pending.chunkBytes()).isGreaterThan(held);
+    assertSameChange(pending.event(1), insert(1, "a", 1));
+    assertSameChange(pending.event(2), insert(2, "b".repeat(70_000), 2));
+    assertSameChange(pending.event(3), insert(3, large, 3));
+  }
+
   private static void assertSameChange(ChangeEvent actual, ChangeEvent expected) {
     assertThat(actual.table()).isEqualTo(expected.table());
     assertThat(actual.operation()).isEqualTo(expected.operation());
