@@ -464,7 +464,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       }
       update = delta;
     }
-    summary(checkpointId, commitJobId, stats).forEach(update::set);
+    summary(checkpointId, commitJobId, stats, base).forEach(update::set);
     String offsets = kafkaOffsets(base, stats);
     if (!offsets.isEmpty()) {
       update.set(SnapshotSummaryKeys.KAFKA_OFFSETS, offsets);
@@ -725,7 +725,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     return text.toString();
   }
 
-  private Map<String, String> summary(long checkpointId, String commitJobId, ChangeStats stats) {
+  private Map<String, String> summary(
+      long checkpointId, String commitJobId, ChangeStats stats, Snapshot base) {
     Map<String, String> summary = new java.util.LinkedHashMap<>();
     summary.put(SnapshotSummaryKeys.JOB_ID, commitJobId);
     summary.put(SnapshotSummaryKeys.OPERATOR_ID, operatorId);
@@ -738,8 +739,27 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     summary.put(SnapshotSummaryKeys.DEAD_LETTERED, Long.toString(stats.deadLettered()));
     if (stats.lastSourcePosition() != null) {
       summary.put(SnapshotSummaryKeys.SOURCE_POSITION, stats.lastSourcePosition().toString());
+    } else {
+      // A checkpoint without changes (one that only compacts, say): the position stands.
+      Map<String, String> previous = latestSummaryOfThisOperator(base);
+      if (previous.containsKey(SnapshotSummaryKeys.SOURCE_POSITION)) {
+        summary.put(
+            SnapshotSummaryKeys.SOURCE_POSITION, previous.get(SnapshotSummaryKeys.SOURCE_POSITION));
+      }
     }
     return summary;
+  }
+
+  /** The summary of this operator's latest snapshot up to {@code base}; empty if it has none. */
+  private Map<String, String> latestSummaryOfThisOperator(Snapshot base) {
+    if (base != null) {
+      for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
+        if (operatorId.equals(s.summary().get(SnapshotSummaryKeys.OPERATOR_ID))) {
+          return s.summary();
+        }
+      }
+    }
+    return Map.of();
   }
 
   @Override

@@ -414,7 +414,7 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
-  void aCommitWithoutNewRecordsStillSaysWhereTheKafkaSourceStands() throws Exception {
+  void aCommitWithoutNewChangesStillSaysWhereTheSourceStands() throws Exception {
     table.updateProperties().set("format-version", "3").commit();
     DataFile a = writeRows(table, "a", 1, 2, 3);
     DataFile b = writeRows(table, "b", 1, 3);
@@ -425,14 +425,22 @@ class IcebergCommitterOperatorTest {
                 List.of(ContentFileCodec.encode(a, table.specs())),
                 List.of(),
                 List.of(),
-                new ChangeStats(3, 0, 0, 0, 0, 0, null, Map.of("t/0", 41L, "t/1", 7L)))));
+                new ChangeStats(
+                    3,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    SourceSequence.postgresLsn(99),
+                    Map.of("t/0", 41L, "t/1", 7L)))));
     harness.snapshot(1, 1);
     harness.notifyOfCompletedCheckpoint(1);
     table.refresh();
     assertThat(table.currentSnapshot().summary())
         .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=7");
 
-    // The next checkpoint read nothing new and only compacts: its snapshot keeps the offsets.
+    // The next checkpoint read nothing new and only compacts: its snapshot keeps the position.
     harness.processElement(new StreamRecord<>(compaction(a, b, 0, 2)));
     harness.snapshot(2, 2);
     harness.notifyOfCompletedCheckpoint(2);
@@ -440,7 +448,9 @@ class IcebergCommitterOperatorTest {
     assertThat(table.currentSnapshot().summary())
         .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
         .containsEntry(SnapshotSummaryKeys.DATA_FILES_COMPACTED, "1")
-        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=7");
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=7")
+        .containsEntry(
+            SnapshotSummaryKeys.SOURCE_POSITION, SourceSequence.postgresLsn(99).toString());
 
     // New records of one partition move it on, and the other keeps its offset.
     harness.processElement(
