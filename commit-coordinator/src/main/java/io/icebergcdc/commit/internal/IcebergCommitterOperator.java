@@ -686,10 +686,6 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   }
 
   /**
-   * The offsets of this commit merged with those of the latest earlier snapshot of this committer
-   * that has any, so that every snapshot tells how far each partition is applied.
-   */
-  /**
    * The Kafka offsets the snapshot's summary gives: this checkpoint's, merged over those of this
    * operator's latest snapshot that has any, so that a commit without new records (one that only
    * compacts, say) still says where the source stands; empty for sources without offsets. A
@@ -697,22 +693,14 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    */
   private String kafkaOffsets(Snapshot base, ChangeStats stats) {
     java.util.TreeMap<String, Long> offsets = new java.util.TreeMap<>(stats.sourceOffsets());
-    Iterable<Snapshot> earlier =
-        base == null ? List.of() : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot);
-    for (Snapshot s : earlier) {
-      if (!operatorId.equals(s.summary().get(SnapshotSummaryKeys.OPERATOR_ID))) {
-        continue;
-      }
-      String previous = s.summary().get(SnapshotSummaryKeys.KAFKA_OFFSETS);
-      if (previous != null) {
-        for (String pair : previous.split(",")) {
-          int eq = pair.lastIndexOf('=');
-          offsets.merge(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)), Math::max);
-        }
-        break;
-      }
-      if (offsets.isEmpty()) {
-        break;
+    String previous =
+        latestSummaryOfThisOperator(
+                base, offsets.isEmpty() ? null : SnapshotSummaryKeys.KAFKA_OFFSETS)
+            .get(SnapshotSummaryKeys.KAFKA_OFFSETS);
+    if (previous != null) {
+      for (String pair : previous.split(",")) {
+        int eq = pair.lastIndexOf('=');
+        offsets.merge(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)), Math::max);
       }
     }
     StringBuilder text = new StringBuilder();
@@ -741,7 +729,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       summary.put(SnapshotSummaryKeys.SOURCE_POSITION, stats.lastSourcePosition().toString());
     } else {
       // A checkpoint without changes (one that only compacts, say): the position stands.
-      Map<String, String> previous = latestSummaryOfThisOperator(base);
+      Map<String, String> previous = latestSummaryOfThisOperator(base, null);
       if (previous.containsKey(SnapshotSummaryKeys.SOURCE_POSITION)) {
         summary.put(
             SnapshotSummaryKeys.SOURCE_POSITION, previous.get(SnapshotSummaryKeys.SOURCE_POSITION));
@@ -750,12 +738,17 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     return summary;
   }
 
-  /** The summary of this operator's latest snapshot up to {@code base}; empty if it has none. */
-  private Map<String, String> latestSummaryOfThisOperator(Snapshot base) {
+  /**
+   * The summary of this operator's latest snapshot up to {@code base} that has {@code key} (any
+   * key, where null); empty if there is none.
+   */
+  private Map<String, String> latestSummaryOfThisOperator(Snapshot base, String key) {
     if (base != null) {
       for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
-        if (operatorId.equals(s.summary().get(SnapshotSummaryKeys.OPERATOR_ID))) {
-          return s.summary();
+        Map<String, String> summary = s.summary();
+        if (operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+            && (key == null || summary.containsKey(key))) {
+          return summary;
         }
       }
     }
