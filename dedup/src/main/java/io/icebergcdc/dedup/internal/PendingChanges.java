@@ -2,6 +2,7 @@ package io.icebergcdc.dedup.internal;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.typeutils.ChunkSizes;
 import io.icebergcdc.cdc.typeutils.SourceSequenceCodec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,24 +23,13 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * generation, which grew and was collected in turn. Here a key's change is one record in a chunk
  * (its sequence, then the serialized event). A newer change of the same key appends a new record;
  * the space of the old one is reclaimed with all others when {@link #clear} empties the buffer at
- * the checkpoint. Chunks are kept for the next interval, except those the interval just ended did
+ * the checkpoint. Chunks grow as {@link ChunkSizes} says, the large ones out of the young
+ * generation's reach; they are kept for the next interval, except those the interval just ended did
  * not need.
  *
  * <p>Not thread-safe: Flink's task thread only.
  */
 final class PendingChanges {
-
-  /**
-   * The first chunk is this large, each next one four times as large as the one before up to {@link
-   * #MAX_CHUNK_BYTES} (or as large as a longer record).
-   */
-  private static final int FIRST_CHUNK_BYTES = 64 << 10;
-
-  /**
-   * Just under 8 MiB: with G1's regions of up to 8 MiB (heaps below 32 GiB) a full chunk is a
-   * humongous object, allocated outside the young generation and never copied by its collections.
-   */
-  private static final int MAX_CHUNK_BYTES = (8 << 20) - 64;
 
   private final TypeSerializer<ChangeEvent> serializer;
   private final DataOutputSerializer scratch = new DataOutputSerializer(512);
@@ -173,9 +163,9 @@ final class PendingChanges {
     }
     int length = scratch.length();
     if (chunks.isEmpty()) {
-      addChunk(chunks.size(), Math.max(length, FIRST_CHUNK_BYTES));
+      addChunk(chunks.size(), ChunkSizes.next(0, length));
     } else if (used + length > chunks.get(chunk).length) {
-      int bytes = Math.max(length, (int) Math.min(MAX_CHUNK_BYTES, 4L * chunks.get(chunk).length));
+      int bytes = ChunkSizes.next(chunks.get(chunk).length, length);
       chunk++;
       used = 0;
       if (chunk == chunks.size() || chunks.get(chunk).length < length) {

@@ -1,5 +1,6 @@
 package io.icebergcdc.sink.internal;
 
+import io.icebergcdc.cdc.typeutils.ChunkSizes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -28,20 +29,6 @@ import org.apache.flink.table.types.logical.RowType;
  * <p>Not thread-safe: Flink's task thread only.
  */
 final class RecentRows {
-
-  /**
-   * Rows are copied into chunks of memory, the first of a file this large, each next one four times
-   * as large as the one before up to {@link #MAX_CHUNK_BYTES} (or as large as a longer row): small
-   * files take little memory, large ones few chunks.
-   */
-  private static final int FIRST_CHUNK_BYTES = 64 << 10;
-
-  /**
-   * Just under 8 MiB, so that with G1's regions of up to 8 MiB (heaps below 32 GiB) a full chunk is
-   * a humongous object that fills whole regions: allocated outside the young generation, it is not
-   * copied by each young collection while it lives, as chunks of the young generation would be.
-   */
-  private static final int MAX_CHUNK_BYTES = (8 << 20) - 64;
 
   private final long maxBytes;
   private final int arity;
@@ -127,12 +114,8 @@ final class RecentRows {
       int size = row.getSizeInBytes();
       long taken = 0;
       if (chunk == null || used + size > chunk.size()) {
-        int chunkBytes =
-            Math.max(
-                size,
-                chunk == null
-                    ? FIRST_CHUNK_BYTES
-                    : (int) Math.min(MAX_CHUNK_BYTES, 4L * chunk.size()));
+        // Small files take little memory, large ones few chunks, which G1 does not copy.
+        int chunkBytes = ChunkSizes.next(chunk == null ? 0 : chunk.size(), size);
         chunk = MemorySegmentFactory.wrap(new byte[chunkBytes]);
         chunks.add(chunk);
         used = 0;
