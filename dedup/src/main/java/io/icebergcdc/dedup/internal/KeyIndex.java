@@ -304,11 +304,11 @@ final class KeyIndex {
 
   /** The slot of the key that {@code number} was given to and has had no put since. */
   int slotOfPending(int number) {
-    int slot = number <= pendingSlots.length ? pendingSlots[number - 1] : -1;
-    if (slot < 0 || slot > mask || pendingAt(slot) != number) {
+    // Slots only move within the table, which only grows: a slot once given is still in it.
+    if (number > pendingSlots.length || pendingAt(pendingSlots[number - 1]) != number) {
       throw new IllegalStateException("no key in the index has pending number " + number);
     }
-    return slot;
+    return pendingSlots[number - 1];
   }
 
   /** Keeps {@link #pendingSlots} right after the entry of {@code slot} moved there. */
