@@ -1,6 +1,7 @@
 package io.icebergcdc.sink.table;
 
 import io.icebergcdc.dedup.DedupOptions;
+import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.SinkOptions;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -14,7 +15,6 @@ import org.apache.flink.table.catalog.ObjectIdentifier;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.FactoryUtil;
-import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
 
@@ -28,21 +28,6 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
 
   public static final String IDENTIFIER = "iceberg-cdc";
 
-  static final ConfigOption<String> CATALOG_TYPE =
-      ConfigOptions.key("catalog-type")
-          .stringType()
-          .defaultValue("hadoop")
-          .withDescription("hadoop, rest or jdbc; or set catalog-impl");
-  static final ConfigOption<String> CATALOG_IMPL =
-      ConfigOptions.key("catalog-impl")
-          .stringType()
-          .noDefaultValue()
-          .withDescription("the class of a custom Iceberg catalog");
-  static final ConfigOption<String> CATALOG_NAME =
-      ConfigOptions.key("catalog-name").stringType().defaultValue("iceberg_cdc");
-  static final ConfigOption<String> WAREHOUSE =
-      ConfigOptions.key("warehouse").stringType().noDefaultValue();
-  static final ConfigOption<String> URI = ConfigOptions.key("uri").stringType().noDefaultValue();
   static final ConfigOption<String> DATABASE =
       ConfigOptions.key("database-name")
           .stringType()
@@ -66,7 +51,6 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
           .defaultValue(2)
           .withDescription("the format version of a table the sink creates");
 
-  private static final String CATALOG_PREFIX = "catalog.";
   private static final String WRITE_PREFIX = "write.";
 
   static final ConfigOption<String> COMPRESSION =
@@ -89,11 +73,11 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
   @Override
   public Set<ConfigOption<?>> optionalOptions() {
     Set<ConfigOption<?>> options = new LinkedHashSet<>();
-    options.add(CATALOG_TYPE);
-    options.add(CATALOG_IMPL);
-    options.add(CATALOG_NAME);
-    options.add(WAREHOUSE);
-    options.add(URI);
+    options.add(CatalogDefinition.CATALOG_TYPE);
+    options.add(CatalogDefinition.CATALOG_IMPL);
+    options.add(CatalogDefinition.CATALOG_NAME);
+    options.add(CatalogDefinition.WAREHOUSE);
+    options.add(CatalogDefinition.URI);
     options.add(DATABASE);
     options.add(TABLE);
     options.add(SEQUENCE_FIELD);
@@ -108,7 +92,7 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
   @Override
   public DynamicTableSink createDynamicTableSink(Context context) {
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
-    helper.validateExcept(CATALOG_PREFIX, WRITE_PREFIX);
+    helper.validateExcept(CatalogDefinition.PROPERTY_PREFIX, WRITE_PREFIX);
     ReadableConfig options = helper.getOptions();
     if (options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)
         == io.icebergcdc.dedup.AmbiguousChangePolicy.DEAD_LETTER) {
@@ -159,41 +143,31 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
     from.getOptional(option).ifPresent(value -> to.set(option, value));
   }
 
-  /** The Iceberg catalog the options describe. */
+  /** The Iceberg catalog the options describe, checked. */
   static CatalogLoader catalogLoader(ReadableConfig options, Map<String, String> all) {
-    Map<String, String> properties = new HashMap<>();
+    return catalog(options, all).loader();
+  }
+
+  static CatalogDefinition catalog(ReadableConfig options, Map<String, String> all) {
+    CatalogDefinition.Builder catalog =
+        CatalogDefinition.builder()
+            .name(options.get(CatalogDefinition.CATALOG_NAME))
+            .impl(options.getOptional(CatalogDefinition.CATALOG_IMPL).orElse(null))
+            .uri(options.getOptional(CatalogDefinition.URI).orElse(null))
+            .warehouse(options.getOptional(CatalogDefinition.WAREHOUSE).orElse(null));
+    if (options.getOptional(CatalogDefinition.CATALOG_IMPL).isEmpty()) {
+      catalog.type(options.get(CatalogDefinition.CATALOG_TYPE));
+    }
     all.forEach(
         (key, value) -> {
-          if (key.startsWith(CATALOG_PREFIX)) {
-            properties.put(key.substring(CATALOG_PREFIX.length()), value);
+          if (key.startsWith(CatalogDefinition.PROPERTY_PREFIX)) {
+            catalog.property(key.substring(CatalogDefinition.PROPERTY_PREFIX.length()), value);
           }
         });
-    options
-        .getOptional(WAREHOUSE)
-        .ifPresent(w -> properties.put(CatalogProperties.WAREHOUSE_LOCATION, w));
-    options.getOptional(URI).ifPresent(u -> properties.put(CatalogProperties.URI, u));
-    String name = options.get(CATALOG_NAME);
-    org.apache.hadoop.conf.Configuration hadoop = new org.apache.hadoop.conf.Configuration();
-    if (options.getOptional(CATALOG_IMPL).isPresent()) {
-      return CatalogLoader.custom(name, properties, hadoop, options.get(CATALOG_IMPL));
-    }
-    switch (options.get(CATALOG_TYPE)) {
-      case "hadoop":
-        if (!properties.containsKey(CatalogProperties.WAREHOUSE_LOCATION)) {
-          throw new IllegalArgumentException(
-              "option 'warehouse' is required for catalog-type hadoop");
-        }
-        return CatalogLoader.hadoop(name, hadoop, properties);
-      case "rest":
-        return CatalogLoader.rest(name, hadoop, properties);
-      case "jdbc":
-        return CatalogLoader.custom(
-            name, properties, hadoop, "org.apache.iceberg.jdbc.JdbcCatalog");
-      default:
-        throw new IllegalArgumentException(
-            "option 'catalog-type' must be hadoop, rest or jdbc, not '"
-                + options.get(CATALOG_TYPE)
-                + "'; or give catalog-impl");
+    try {
+      return catalog.build();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("table option: " + e.getMessage(), e);
     }
   }
 }

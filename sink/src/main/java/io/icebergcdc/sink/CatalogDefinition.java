@@ -1,0 +1,349 @@
+package io.icebergcdc.sink;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Iceberg catalog a job or a SQL table writes through: its type ({@code hadoop}, {@code rest},
+ * {@code jdbc}, {@code hive}) or the class of any other catalog ({@code catalog-impl}, such as
+ * Glue's or Nessie's), its uri and warehouse, and its further properties ({@code io-impl}, {@code
+ * s3.endpoint}, {@code credential}, ...). The command line and the SQL connector share these option
+ * names: {@code --catalog-type}, {@code --catalog-uri}, {@code --warehouse}, {@code
+ * --catalog-property k=v} mirror {@code catalog-type}, {@code uri}, {@code warehouse}, {@code
+ * catalog.k}.
+ *
+ * <p>Properties whose key names a secret ({@link #isSecret}) are never printed: {@link #toString()}
+ * and {@link #describe()} leave them out. They travel in the job graph inside the {@link
+ * CatalogLoader}, as for Iceberg's own Flink sink, and never in checkpoint state or snapshot
+ * summaries.
+ */
+public final class CatalogDefinition implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(CatalogDefinition.class);
+
+  /** The catalog types the project knows by name; any other catalog is given by its class. */
+  public enum Type {
+    HADOOP,
+    REST,
+    JDBC,
+    HIVE;
+
+    /** The type of a name, in any case. */
+    public static Type of(String name) {
+      for (Type type : values()) {
+        if (type.name().equalsIgnoreCase(name.trim())) {
+          return type;
+        }
+      }
+      throw new IllegalArgumentException(
+          "catalog type '"
+              + name
+              + "' is not known; use hadoop, rest, jdbc or hive, or give the"
+              + " class of another catalog as catalog-impl");
+    }
+
+    public String lowerCase() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  public static final ConfigOption<String> CATALOG_TYPE =
+      ConfigOptions.key("catalog-type")
+          .stringType()
+          .defaultValue("hadoop")
+          .withDescription(
+              "The Iceberg catalog: hadoop (tables in a warehouse directory), rest, jdbc or hive.");
+
+  public static final ConfigOption<String> CATALOG_IMPL =
+      ConfigOptions.key("catalog-impl")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "The class of another Iceberg catalog (such as org.apache.iceberg.aws.glue"
+                  + ".GlueCatalog or org.apache.iceberg.nessie.NessieCatalog), instead of a"
+                  + " catalog-type.");
+
+  public static final ConfigOption<String> CATALOG_NAME =
+      ConfigOptions.key("catalog-name")
+          .stringType()
+          .defaultValue("iceberg_cdc")
+          .withDescription("The catalog's name, as the catalog and its metrics report it.");
+
+  public static final ConfigOption<String> URI =
+      ConfigOptions.key("uri")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "The catalog's address: the REST endpoint, the JDBC URL or the Hive metastore's"
+                  + " thrift:// address.");
+
+  public static final ConfigOption<String> WAREHOUSE =
+      ConfigOptions.key("warehouse")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "Where tables are kept: the directory of a hadoop catalog (required there), the"
+                  + " location of new tables for jdbc and hive, or the warehouse a REST catalog"
+                  + " is asked for.");
+
+  /** The prefix of the SQL connector's further catalog properties: {@code catalog.<key>}. */
+  public static final String PROPERTY_PREFIX = "catalog.";
+
+  private static final List<String> SECRET_WORDS =
+      List.of("secret", "password", "token", "credential", "session", "private", "key-id");
+
+  private final String name;
+  private final Type type;
+  private final String impl;
+  private final Map<String, String> properties;
+
+  private CatalogDefinition(String name, Type type, String impl, Map<String, String> properties) {
+    this.name = name;
+    this.type = type;
+    this.impl = impl;
+    this.properties = Map.copyOf(properties);
+  }
+
+  /** A hadoop catalog over a warehouse directory: the embedded default. */
+  public static CatalogDefinition hadoop(String warehouse) {
+    return builder().warehouse(warehouse).build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The catalog's name. */
+  public String name() {
+    return name;
+  }
+
+  /** The catalog type, or null when {@link #impl()} names the catalog's class. */
+  public Type type() {
+    return type;
+  }
+
+  /** The class of a catalog given by {@code catalog-impl}, or null. */
+  public String impl() {
+    return impl;
+  }
+
+  /** All the catalog's properties, secrets included: for the catalog only, never to print. */
+  public Map<String, String> properties() {
+    return properties;
+  }
+
+  public String uri() {
+    return properties.get(CatalogProperties.URI);
+  }
+
+  public String warehouse() {
+    return properties.get(CatalogProperties.WAREHOUSE_LOCATION);
+  }
+
+  /** A loader of the catalog, for the job's operators. */
+  public CatalogLoader loader() {
+    org.apache.hadoop.conf.Configuration hadoop = new org.apache.hadoop.conf.Configuration();
+    if (impl != null) {
+      return CatalogLoader.custom(name, properties, hadoop, impl);
+    }
+    switch (type) {
+      case HADOOP:
+        return CatalogLoader.hadoop(name, hadoop, properties);
+      case REST:
+        return CatalogLoader.rest(name, hadoop, properties);
+      case JDBC:
+        return CatalogLoader.custom(
+            name, properties, hadoop, "org.apache.iceberg.jdbc.JdbcCatalog");
+      case HIVE:
+        if (!onClassPath(CatalogUtil.ICEBERG_CATALOG_HIVE)) {
+          throw new IllegalArgumentException(
+              "catalog "
+                  + describe()
+                  + ": catalog-type hive needs iceberg-hive-metastore and the Hive metastore"
+                  + " client, which this jar does not carry; add them to the class path (the"
+                  + " README says how)");
+        }
+        return CatalogLoader.hive(name, hadoop, properties);
+      default:
+        throw new IllegalStateException("unknown catalog type " + type);
+    }
+  }
+
+  /**
+   * Closes a catalog loaded for a moment (to create tables, say): a REST catalog holds an HTTP
+   * client and a thread that refreshes its token.
+   */
+  public static void close(Catalog catalog) {
+    if (catalog instanceof Closeable closeable) {
+      try {
+        closeable.close();
+      } catch (IOException e) {
+        LOG.warn("Closing catalog {} failed", catalog.name(), e);
+      }
+    }
+  }
+
+  /** The catalog for messages: its type or class, uri and warehouse; no other property. */
+  public String describe() {
+    StringBuilder text = new StringBuilder(impl != null ? impl : type.lowerCase());
+    if (uri() != null) {
+      text.append(' ').append(redactUri(uri()));
+    }
+    if (warehouse() != null) {
+      text.append(" warehouse ").append(warehouse());
+    }
+    return text.toString();
+  }
+
+  /** The catalog with its properties, secrets shown as {@code ***}. */
+  @Override
+  public String toString() {
+    Map<String, String> shown = new TreeMap<>();
+    properties.forEach((k, v) -> shown.put(k, isSecret(k) ? "***" : v));
+    return "catalog " + name + " (" + (impl != null ? impl : type.lowerCase()) + ") " + shown;
+  }
+
+  /**
+   * Whether a catalog property holds a secret, by its key: tokens, credentials, passwords, S3 keys
+   * ({@code s3.access-key-id}, {@code s3.secret-access-key}, {@code s3.session-token}), JDBC
+   * passwords ({@code jdbc.password}).
+   */
+  public static boolean isSecret(String key) {
+    String lower = key.toLowerCase(Locale.ROOT);
+    for (String word : SECRET_WORDS) {
+      if (lower.contains(word)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Catalog properties from a Java properties file, such as a file of secrets. */
+  public static Map<String, String> readPropertiesFile(Path file) throws IOException {
+    Properties read = new Properties();
+    try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      read.load(reader);
+    }
+    Map<String, String> properties = new TreeMap<>();
+    read.stringPropertyNames().forEach(k -> properties.put(k.trim(), read.getProperty(k).trim()));
+    return properties;
+  }
+
+  /** A URI without the user information some JDBC and REST addresses carry. */
+  private static String redactUri(String uri) {
+    return uri.replaceAll("//[^/@]*@", "//***@").replaceAll("(?i)(password=)[^&;]*", "$1***");
+  }
+
+  private static boolean onClassPath(String className) {
+    try {
+      Class.forName(className, false, CatalogDefinition.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /**
+   * Builds a definition and checks it: a known type, one of type and impl, the uri a rest, jdbc or
+   * hive catalog needs, the warehouse a hadoop catalog needs.
+   */
+  public static final class Builder {
+    private String name = CATALOG_NAME.defaultValue();
+    private String type;
+    private String impl;
+    private final Map<String, String> properties = new LinkedHashMap<>();
+
+    private Builder() {}
+
+    public Builder name(String name) {
+      this.name = name;
+      return this;
+    }
+
+    /** hadoop, rest, jdbc or hive; hadoop when neither this nor {@link #impl} is given. */
+    public Builder type(String type) {
+      this.type = type;
+      return this;
+    }
+
+    public Builder impl(String impl) {
+      this.impl = impl;
+      return this;
+    }
+
+    public Builder uri(String uri) {
+      return property(CatalogProperties.URI, uri);
+    }
+
+    public Builder warehouse(String warehouse) {
+      return property(CatalogProperties.WAREHOUSE_LOCATION, warehouse);
+    }
+
+    public Builder property(String key, String value) {
+      if (value != null) {
+        properties.put(key, value);
+      }
+      return this;
+    }
+
+    public Builder properties(Map<String, String> properties) {
+      properties.forEach(this::property);
+      return this;
+    }
+
+    /** The definition; an {@link IllegalArgumentException} names what is missing or wrong. */
+    public CatalogDefinition build() {
+      if (impl != null && type != null) {
+        throw new IllegalArgumentException(
+            "give catalog-type or catalog-impl, not both (catalog-type "
+                + type
+                + ", catalog-impl "
+                + impl
+                + ")");
+      }
+      Type parsed = impl != null ? null : Type.of(type == null ? "hadoop" : type);
+      String what = impl != null ? "catalog " + impl : "catalog-type " + parsed.lowerCase();
+      if (parsed != null
+          && parsed != Type.HADOOP
+          && properties.get(CatalogProperties.URI) == null) {
+        throw new IllegalArgumentException(what + " needs the catalog's uri");
+      }
+      String warehouse = properties.get(CatalogProperties.WAREHOUSE_LOCATION);
+      if (parsed == Type.HADOOP && warehouse == null) {
+        throw new IllegalArgumentException(what + " needs a warehouse directory");
+      }
+      if (parsed == Type.HADOOP && warehouse.matches("(?i)(s3a?|gs|abfss?|oss)://.*")) {
+        // Its commit renames a metadata file, which an object store does not do atomically.
+        throw new IllegalArgumentException(
+            "catalog-type hadoop is not safe on an object store ("
+                + warehouse
+                + "); use a rest, jdbc or hive catalog for tables there");
+      }
+      if (name == null || name.isBlank()) {
+        throw new IllegalArgumentException("the catalog name must not be empty");
+      }
+      return new CatalogDefinition(name, parsed, impl, properties);
+    }
+  }
+}
