@@ -2,7 +2,7 @@ package io.icebergcdc.bench;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
-import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.DeleteMode;
 import io.icebergcdc.sink.IcebergCdcSink;
 import java.nio.file.Path;
@@ -47,7 +47,7 @@ final class BenchJobs implements AutoCloseable {
     this.warehouse = warehouse;
     this.parallelism = parallelism;
     this.checkpointMillis = checkpointMillis;
-    this.catalogLoader = ApplyPipeline.catalogLoader(warehouse.toString(), Map.of());
+    this.catalogLoader = CatalogDefinition.hadoop(warehouse.toString()).loader();
     this.catalog = catalogLoader.loadCatalog();
     this.paimonCatalog =
         CatalogFactory.createCatalog(

@@ -2,10 +2,13 @@ package io.icebergcdc.bench;
 
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyPipeline;
-import io.icebergcdc.jobs.capture.CaptureJob;
-import io.icebergcdc.jobs.capture.CapturePipeline;
-import io.icebergcdc.jobs.capture.DatabaseSource;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.DeadLetterOutput;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.RuntimeDefinition;
+import io.icebergcdc.jobs.definition.TableDefinition;
+import io.icebergcdc.jobs.pipeline.JobRunner;
+import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -93,8 +96,8 @@ public final class CaptureBenchmark {
     Path work = Files.createTempDirectory("iceberg-cdc-capture-bench");
     createSourceTable();
 
-    CaptureJob job =
-        new CaptureJob(
+    JobDefinition job =
+        new JobDefinition(
             new DatabaseSource(
                 DatabaseSource.Kind.POSTGRES,
                 "127.0.0.1",
@@ -107,20 +110,15 @@ public final class CaptureBenchmark {
                 SLOT,
                 0,
                 "bench"),
-            work.resolve("warehouse").toString(),
-            "cdc.{table}",
-            3,
-            parallelism,
-            interval,
-            work.resolve("checkpoints").toString(),
-            "hashmap",
+            CatalogDefinition.hadoop(work.resolve("warehouse").toString()),
+            new TableDefinition("cdc.{table}", List.of(), null, 3),
             new Configuration(),
-            null,
-            null,
-            0);
-    Catalog catalog = ApplyPipeline.catalogLoader(job.warehouse(), Map.of()).loadCatalog();
+            DeadLetterOutput.NONE,
+            new RuntimeDefinition(
+                parallelism, interval, work.resolve("checkpoints").toString(), "hashmap", null, 0));
+    Catalog catalog = job.catalog().loader().loadCatalog();
     long submitted = System.currentTimeMillis();
-    JobClient client = new CapturePipeline(job).start();
+    JobClient client = new JobRunner(job).start();
     try (Connection connection = connect()) {
       Table table = catalog.loadTable(TableIdentifier.of("cdc", "items"));
       long snapshotDone = awaitRecords(client, table, rows);

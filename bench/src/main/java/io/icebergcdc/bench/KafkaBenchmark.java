@@ -3,11 +3,15 @@ package io.icebergcdc.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.jobs.definition.DeadLetterOutput;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.KafkaTopics;
+import io.icebergcdc.jobs.definition.RuntimeDefinition;
+import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.demo.ChangelogGenerator;
-import io.icebergcdc.jobs.kafka.KafkaJob;
-import io.icebergcdc.jobs.kafka.KafkaPipeline;
+import io.icebergcdc.jobs.pipeline.JobRunner;
 import io.icebergcdc.localkafka.LocalKafkaBroker;
+import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,18 +94,18 @@ public final class KafkaBenchmark {
     report.append("| --- | ---: | ---: |\n");
     try (LocalKafkaBroker broker = LocalKafkaBroker.start()) {
       Catalog catalog =
-          ApplyPipeline.catalogLoader(work.resolve("warehouse").toString(), Map.of()).loadCatalog();
-      for (String format : List.of(KafkaJob.DEBEZIUM_JSON, KafkaJob.UPSERT_JSON)) {
+          CatalogDefinition.hadoop(work.resolve("warehouse").toString()).loader().loadCatalog();
+      for (String format : List.of(KafkaTopics.DEBEZIUM_JSON, KafkaTopics.UPSERT_JSON)) {
         String topic = "bench." + format.replace('-', '_');
         broker.createTopic(topic, parallelism);
         List<RecordMetadata> sent =
-            broker.produce(topic, format.equals(KafkaJob.DEBEZIUM_JSON) ? debezium : upserts);
+            broker.produce(topic, format.equals(KafkaTopics.DEBEZIUM_JSON) ? debezium : upserts);
         Map<String, Long> ends = new HashMap<>();
         for (RecordMetadata metadata : sent) {
           ends.merge(topic + "/" + metadata.partition(), metadata.offset(), Math::max);
         }
         TableIdentifier identifier = TableIdentifier.of("bench", topic.replace('.', '_'));
-        if (format.equals(KafkaJob.UPSERT_JSON)) {
+        if (format.equals(KafkaTopics.UPSERT_JSON)) {
           createUpsertTable(catalog, identifier);
         }
         double seconds =
@@ -128,31 +132,30 @@ public final class KafkaBenchmark {
       int parallelism,
       Duration interval)
       throws Exception {
-    KafkaJob job =
-        new KafkaJob(
-            broker.bootstrapServers(),
-            List.of(topic),
-            null,
-            "bench-" + format,
-            "earliest",
-            format,
-            Map.of(),
-            "bench.{topic}",
-            List.of(),
-            null,
-            work.resolve("warehouse").toString(),
-            3,
-            parallelism,
-            interval,
-            work.resolve("checkpoints-" + format).toString(),
-            "hashmap",
+    JobDefinition job =
+        new JobDefinition(
+            new KafkaTopics(
+                broker.bootstrapServers(),
+                List.of(topic),
+                null,
+                "bench-" + format,
+                "earliest",
+                format,
+                Map.of(),
+                null),
+            CatalogDefinition.hadoop(work.resolve("warehouse").toString()),
+            new TableDefinition("bench.{topic}", List.of(), null, 3),
             new Configuration(),
-            null,
-            null,
-            null,
-            0);
+            DeadLetterOutput.NONE,
+            new RuntimeDefinition(
+                parallelism,
+                interval,
+                work.resolve("checkpoints-" + format).toString(),
+                "hashmap",
+                null,
+                0));
     long submitted = System.currentTimeMillis();
-    JobClient client = new KafkaPipeline(job).start();
+    JobClient client = new JobRunner(job).start();
     try {
       while (true) {
         if (client.getJobStatus().get().isGloballyTerminalState()) {

@@ -1,4 +1,4 @@
-package io.icebergcdc.commit.internal;
+package io.icebergcdc.commit;
 
 /** A commit failed in a way that retrying inside the committer cannot fix; the job fails. */
 public final class CommitException extends RuntimeException {
@@ -7,7 +7,7 @@ public final class CommitException extends RuntimeException {
 
   private final boolean surelyNotCommitted;
 
-  CommitException(String message, Throwable cause) {
+  public CommitException(String message, Throwable cause) {
     this(message, cause, false);
   }
 
@@ -15,12 +15,12 @@ public final class CommitException extends RuntimeException {
    * @param surelyNotCommitted whether the table is known not to hold the commit, so that files
    *     written for it can be removed
    */
-  CommitException(String message, Throwable cause, boolean surelyNotCommitted) {
+  public CommitException(String message, Throwable cause, boolean surelyNotCommitted) {
     super(message, cause);
     this.surelyNotCommitted = surelyNotCommitted;
   }
 
-  boolean surelyNotCommitted() {
+  public boolean surelyNotCommitted() {
     return surelyNotCommitted;
   }
 }

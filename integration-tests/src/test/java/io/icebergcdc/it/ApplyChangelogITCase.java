@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyJob;
-import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.jobs.definition.ChangelogFile;
+import io.icebergcdc.jobs.definition.DeadLetterOutput;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.RuntimeDefinition;
+import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import io.icebergcdc.jobs.pipeline.JobRunner;
+import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.DeleteMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,28 +84,28 @@ class ApplyChangelogITCase {
     return changelog;
   }
 
-  private ApplyJob job(
+  private JobDefinition job(
       String partitionBy,
       int formatVersion,
       Map<String, String> catalogProperties,
       int restartAttempts,
       Configuration sinkOptions) {
-    return new ApplyJob(
-        dir.resolve("changes.jsonl").toString(),
-        dir.resolve("warehouse").toString(),
-        catalogProperties,
-        TABLE,
-        List.of("id"),
-        partitionBy,
-        formatVersion,
-        2,
-        Duration.ofMillis(200),
-        null,
-        null,
-        restartAttempts,
+    return new JobDefinition(
+        new ChangelogFile(dir.resolve("changes.jsonl").toString(), null),
+        CatalogDefinition.builder()
+            .warehouse(dir.resolve("warehouse").toString())
+            .properties(catalogProperties)
+            .build(),
+        new TableDefinition(TABLE.toString(), List.of("id"), partitionBy, formatVersion),
         sinkOptions,
-        dir.resolve("checkpoints").toString(),
-        "hashmap");
+        DeadLetterOutput.NONE,
+        new RuntimeDefinition(
+            2,
+            Duration.ofMillis(200),
+            dir.resolve("checkpoints").toString(),
+            "hashmap",
+            null,
+            restartAttempts));
   }
 
   private static Configuration options(DeleteMode mode) {
@@ -110,7 +115,8 @@ class ApplyChangelogITCase {
   }
 
   private Table table() {
-    return ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of())
+    return CatalogDefinition.hadoop(dir.resolve("warehouse").toString())
+        .loader()
         .loadCatalog()
         .loadTable(TABLE);
   }
@@ -188,7 +194,7 @@ class ApplyChangelogITCase {
       throws Exception {
     ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 1L);
 
-    new ApplyPipeline(job(null, formatVersion, Map.of(), 0, options(mode)), null).run();
+    new JobRunner(job(null, formatVersion, Map.of(), 0, options(mode)), null).run();
 
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
@@ -214,7 +220,7 @@ class ApplyChangelogITCase {
     Configuration options = options(DeleteMode.POSITION);
     options.setString("sink.distribution", "PARTITION");
 
-    new ApplyPipeline(job("bucket(4, id)", 3, Map.of(), 0, options), null).run();
+    new JobRunner(job("bucket(4, id)", 3, Map.of(), 0, options), null).run();
 
     Table table = table();
     assertThat(TableUtil.formatVersion(table)).isEqualTo(3);
@@ -245,7 +251,7 @@ class ApplyChangelogITCase {
     FlakyFileIO.failEvery(2, 3);
     InjectedCommitFailures.reset();
 
-    new ApplyPipeline(
+    new JobRunner(
             job(
                 null,
                 formatVersion,
@@ -278,7 +284,7 @@ class ApplyChangelogITCase {
     ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 5L);
     RewriteEverything.reset(dir.resolve("warehouse").toString());
 
-    new ApplyPipeline(
+    new JobRunner(
             job(null, formatVersion, Map.of(), 0, options(DeleteMode.POSITION)),
             new RewriteEverything())
         .run();
@@ -301,7 +307,7 @@ class ApplyChangelogITCase {
     ChangelogGenerator.Changelog changelog = changelog(200_000, 10_000, 9L);
     ForeignDeletes.reset(dir.resolve("warehouse").toString());
 
-    new ApplyPipeline(
+    new JobRunner(
             job(null, formatVersion, Map.of(), 0, options(DeleteMode.POSITION)),
             new ForeignDeletes())
         .run();
@@ -330,12 +336,12 @@ class ApplyChangelogITCase {
         new ChangelogGenerator(40_000, 4_000, 0.0, 0.0, 6L).generate();
     List<String> lines = changelog.lines();
     Files.write(dir.resolve("changes.jsonl"), lines.subList(0, lines.size() / 2));
-    new ApplyPipeline(job(null, 3, Map.of(), 0, options(DeleteMode.POSITION)), null).run();
+    new JobRunner(job(null, 3, Map.of(), 0, options(DeleteMode.POSITION)), null).run();
 
     Files.write(dir.resolve("changes.jsonl"), lines.subList(lines.size() / 2, lines.size()));
     Configuration second = options(DeleteMode.POSITION);
     second.setString("sink.bootstrap-index", Boolean.toString(bootstrap));
-    new ApplyPipeline(job(null, 3, Map.of(), 0, second), null).run();
+    new JobRunner(job(null, 3, Map.of(), 0, second), null).run();
 
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
@@ -408,7 +414,7 @@ class ApplyChangelogITCase {
       if (commit != 1 && commit != 3) {
         return;
       }
-      Table table = ApplyPipeline.catalogLoader(warehouse, Map.of()).loadCatalog().loadTable(TABLE);
+      Table table = CatalogDefinition.hadoop(warehouse).loader().loadCatalog().loadTable(TABLE);
       Set<DataFile> dataFiles = new HashSet<>();
       Set<DeleteFile> deleteFiles = new HashSet<>();
       try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
@@ -467,7 +473,7 @@ class ApplyChangelogITCase {
       if (nth < 3 || nth > 8) {
         return;
       }
-      Table table = ApplyPipeline.catalogLoader(warehouse, Map.of()).loadCatalog().loadTable(TABLE);
+      Table table = CatalogDefinition.hadoop(warehouse).loader().loadCatalog().loadTable(TABLE);
       List<Record> rows = new ArrayList<>();
       try (CloseableIterable<Record> read = IcebergGenerics.read(table).build()) {
         for (Record row : read) {

@@ -3,12 +3,15 @@ package io.icebergcdc.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyPipeline;
 import io.icebergcdc.jobs.Checkpoints;
-import io.icebergcdc.jobs.capture.CaptureJob;
-import io.icebergcdc.jobs.capture.CapturePipeline;
-import io.icebergcdc.jobs.capture.CapturedTable;
-import io.icebergcdc.jobs.capture.DatabaseSource;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.DeadLetterOutput;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.RuntimeDefinition;
+import io.icebergcdc.jobs.definition.TableDefinition;
+import io.icebergcdc.jobs.pipeline.JobRunner;
+import io.icebergcdc.jobs.pipeline.TableTarget;
+import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -70,26 +73,26 @@ abstract class CaptureScenario {
   JobClient running;
 
   /** The job, resuming from a checkpoint or not. */
-  abstract CaptureJob job(String restoreFrom);
+  abstract JobDefinition job(String restoreFrom);
 
   /**
    * A job of the scenario: two writers, checkpoints every 300 ms into the test's directory, and no
    * restarts, so that a failure fails the test at once.
    */
-  CaptureJob job(DatabaseSource source, String tableTemplate, String restoreFrom) {
-    return new CaptureJob(
+  JobDefinition job(DatabaseSource source, String tableTemplate, String restoreFrom) {
+    return new JobDefinition(
         source,
-        dir.resolve("warehouse").toString(),
-        tableTemplate,
-        2,
-        2,
-        Duration.ofMillis(300),
-        dir.resolve("checkpoints").toString(),
-        "hashmap",
+        CatalogDefinition.hadoop(dir.resolve("warehouse").toString()),
+        new TableDefinition(tableTemplate, List.of(), null, 2),
         new Configuration(),
-        null,
-        restoreFrom,
-        0);
+        DeadLetterOutput.NONE,
+        new RuntimeDefinition(
+            2,
+            Duration.ofMillis(300),
+            dir.resolve("checkpoints").toString(),
+            "hashmap",
+            restoreFrom,
+            0));
   }
 
   /** The qualified name of a source table in SQL. */
@@ -109,12 +112,12 @@ abstract class CaptureScenario {
   }
 
   /** Runs the scenario and returns the Iceberg tables it checked. */
-  Map<?, TableIdentifier> snapshotThenStreamThenResume() throws Exception {
-    CaptureJob job = job(null);
-    CapturePipeline pipeline = new CapturePipeline(job);
+  List<TableTarget> snapshotThenStreamThenResume() throws Exception {
+    JobDefinition job = job(null);
+    JobRunner pipeline = new JobRunner(job);
     running = pipeline.start();
     Catalog catalog = catalog(job);
-    Map<?, TableIdentifier> targets = pipeline.targets();
+    List<TableTarget> targets = pipeline.targets();
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
 
     String customers = table("customers");
@@ -145,12 +148,13 @@ abstract class CaptureScenario {
         "UPDATE " + customers + " SET email = 'while-down@example.com' WHERE id % 2 = 0",
         "DELETE FROM " + customers + " WHERE id BETWEEN 100 AND 120",
         "INSERT INTO " + orderLines + " VALUES (99, 1, 1, 'while down')");
-    String checkpoint = Checkpoints.latest(job.checkpointDirectory()).orElseThrow().toString();
-    running = new CapturePipeline(job(checkpoint)).start();
+    String checkpoint =
+        Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+    running = new JobRunner(job(checkpoint)).start();
     execute("UPDATE " + customers + " SET visits = 42 WHERE id = 150");
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
 
-    for (TableIdentifier identifier : targets.values()) {
+    for (TableIdentifier identifier : targets.stream().map(TableTarget::table).toList()) {
       Table table = catalog.loadTable(identifier);
       assertEachCheckpointCommittedOnce(table);
       if (identifier.name().endsWith("customers")) {
@@ -167,13 +171,13 @@ abstract class CaptureScenario {
    * column added and a required column dropped on {@code customers} and {@code order_lines.qty}
    * widened from int to bigint, all before the first change that shows them; then, after the job
    * has caught up, another column added to {@code order_lines}. The job ends at the first event of
-   * a changed schema and {@link CapturePipeline#run()} resumes it, built again.
+   * a changed schema and {@link JobRunner#run()} resumes it, composed again.
    */
   @Test
   void followsSchemaChangesMidStream(@InjectClusterClient ClusterClient<?> client)
       throws Exception {
-    CaptureJob job = job(null);
-    CapturePipeline pipeline = new CapturePipeline(job);
+    JobDefinition job = job(null);
+    JobRunner pipeline = new JobRunner(job);
     ExecutorService runner = Executors.newSingleThreadExecutor();
     Future<?> run =
         runner.submit(
@@ -193,7 +197,12 @@ abstract class CaptureScenario {
       Catalog catalog = catalog(job);
       awaitColumn(running, pipeline, "customers", "name");
       SourceTables.awaitEqual(
-          running, connection, catalog, pipeline::targets, Duration.ofSeconds(90));
+          running,
+          connection,
+          catalog,
+          (DatabaseSource) job.source(),
+          pipeline::targets,
+          Duration.ofSeconds(90));
 
       String customers = table("customers");
       String orderLines = table("order_lines");
@@ -210,14 +219,24 @@ abstract class CaptureScenario {
           "UPDATE " + orderLines + " SET qty = qty + 5000000000 WHERE line = 3");
       awaitColumn(running, pipeline, "customers", "loyalty");
       SourceTables.awaitEqual(
-          running, connection, catalog, pipeline::targets, Duration.ofSeconds(120));
+          running,
+          connection,
+          catalog,
+          (DatabaseSource) job.source(),
+          pipeline::targets,
+          Duration.ofSeconds(120));
 
       execute(
           "ALTER TABLE " + orderLines + " ADD COLUMN shipped date",
           "UPDATE " + orderLines + " SET shipped = DATE '2026-05-01' WHERE order_id = 2");
       awaitColumn(running, pipeline, "order_lines", "shipped");
       SourceTables.awaitEqual(
-          running, connection, catalog, pipeline::targets, Duration.ofSeconds(120));
+          running,
+          connection,
+          catalog,
+          (DatabaseSource) job.source(),
+          pipeline::targets,
+          Duration.ofSeconds(120));
 
       Table icebergCustomers = catalog.loadTable(target(pipeline, "customers"));
       Table icebergOrderLines = catalog.loadTable(target(pipeline, "order_lines"));
@@ -268,13 +287,14 @@ abstract class CaptureScenario {
 
   /** Waits until the job was built (again) from a source table that has the column. */
   private static void awaitColumn(
-      Callable<?> running, CapturePipeline pipeline, String table, String column) throws Exception {
+      Callable<?> running, JobRunner pipeline, String table, String column) throws Exception {
     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
     while (System.nanoTime() < deadline) {
       running.call();
       try {
-        for (CapturedTable captured : pipeline.targets().keySet()) {
-          if (captured.name().equals(table) && captured.schema().findField(column) != null) {
+        for (TableTarget target : pipeline.targets()) {
+          if (target.source().endsWith("." + table)
+              && target.schema().schema().findField(column) != null) {
             return;
           }
         }
@@ -286,23 +306,29 @@ abstract class CaptureScenario {
     throw new AssertionError("no job was built with column " + column + " of " + table);
   }
 
-  private static TableIdentifier target(CapturePipeline pipeline, String table) {
-    return pipeline.targets().entrySet().stream()
-        .filter(e -> e.getKey().name().equals(table))
+  private static TableIdentifier target(JobRunner pipeline, String table) {
+    return pipeline.targets().stream()
+        .filter(t -> t.source().endsWith("." + table))
         .findFirst()
         .orElseThrow()
-        .getValue();
+        .table();
   }
 
   /** The SQL for the current time with microseconds. */
   abstract String now();
 
-  void awaitEqual(CaptureJob job, CapturePipeline pipeline, Duration timeout) throws Exception {
-    SourceTables.awaitEqual(running, connection, catalog(job), pipeline.targets(), timeout);
+  void awaitEqual(JobDefinition job, JobRunner pipeline, Duration timeout) throws Exception {
+    SourceTables.awaitEqual(
+        running,
+        connection,
+        catalog(job),
+        (DatabaseSource) job.source(),
+        pipeline.targets(),
+        timeout);
   }
 
-  static Catalog catalog(CaptureJob job) {
-    return ApplyPipeline.catalogLoader(job.warehouse(), Map.of()).loadCatalog();
+  static Catalog catalog(JobDefinition job) {
+    return job.catalog().loader().loadCatalog();
   }
 
   /** The rows that the commits of the job that committed last updated. */

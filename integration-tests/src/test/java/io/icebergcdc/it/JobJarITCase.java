@@ -153,7 +153,7 @@ class JobJarITCase {
 
     Result unknown = run("inspect", "--warehouse", "wh", "--tabel", "x.y");
     assertThat(unknown.status()).isEqualTo(2);
-    assertThat(lastLine(unknown.err())).contains("unknown option --tabel");
+    assertThat(lastLine(unknown.err())).contains("unknown flag --tabel");
 
     Result noTable = run("inspect", "--warehouse", "wh", "--table", "no.such");
     assertThat(noTable.status()).isEqualTo(2);

@@ -5,12 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyPipeline;
 import io.icebergcdc.jobs.Checkpoints;
+import io.icebergcdc.jobs.definition.DeadLetterOutput;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.KafkaTopics;
+import io.icebergcdc.jobs.definition.RuntimeDefinition;
+import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.demo.ChangelogGenerator;
 import io.icebergcdc.jobs.demo.ChangelogGenerator.Changelog;
-import io.icebergcdc.jobs.kafka.KafkaJob;
-import io.icebergcdc.jobs.kafka.KafkaPipeline;
+import io.icebergcdc.jobs.pipeline.JobRunner;
+import io.icebergcdc.jobs.pipeline.TableTarget;
+import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -100,11 +105,11 @@ class KafkaApplyITCase {
       List<Map.Entry<String, String>> list = topic.getValue();
       noteOffsets(lastOffsets, topic.getKey(), list.subList(0, list.size() * 3 / 5), malformed);
     }
-    KafkaJob job = job(null);
-    KafkaPipeline pipeline = new KafkaPipeline(job);
+    JobDefinition job = job(null);
+    JobRunner pipeline = new JobRunner(job);
     running = pipeline.start();
-    Catalog catalog = ApplyPipeline.catalogLoader(job.warehouse(), Map.of()).loadCatalog();
-    awaitCommitted(catalog, pipeline.targets().values());
+    Catalog catalog = job.catalog().loader().loadCatalog();
+    awaitCommitted(catalog, pipeline.targets().stream().map(TableTarget::table).toList());
     running.cancel().get();
     running = null;
 
@@ -114,13 +119,14 @@ class KafkaApplyITCase {
       noteOffsets(
           lastOffsets, topic.getKey(), list.subList(list.size() * 3 / 5, list.size()), malformed);
     }
-    String checkpoint = Checkpoints.latest(job.checkpointDirectory()).orElseThrow().toString();
-    KafkaPipeline resumed = new KafkaPipeline(job(checkpoint));
+    String checkpoint =
+        Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+    JobRunner resumed = new JobRunner(job(checkpoint));
     running = resumed.start();
 
     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
     for (Map.Entry<String, Changelog> entry : changelogs.entrySet()) {
-      Table table = catalog.loadTable(resumed.targets().get(entry.getKey()));
+      Table table = catalog.loadTable(tableOf(resumed, entry.getKey()));
       List<String> differences;
       do {
         assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
@@ -166,7 +172,7 @@ class KafkaApplyITCase {
     KAFKA.createTopic(topic, 3);
     KAFKA.createTopic("dead-letters.accounts", 1);
     Catalog catalog =
-        ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of()).loadCatalog();
+        CatalogDefinition.hadoop(dir.resolve("warehouse").toString()).loader().loadCatalog();
     TableIdentifier identifier = TableIdentifier.of("shop", "accounts");
     catalog.createTable(
         identifier,
@@ -212,14 +218,14 @@ class KafkaApplyITCase {
     KAFKA.produce(topic, records);
 
     running =
-        new KafkaPipeline(
-                new KafkaJob(
+        new JobRunner(
+                kafkaJob(
                     KAFKA.bootstrapServers(),
                     List.of(topic),
                     null,
                     "iceberg-cdc-upsert-it",
                     "earliest",
-                    KafkaJob.UPSERT_JSON,
+                    KafkaTopics.UPSERT_JSON,
                     Map.of(),
                     "shop.{table}",
                     List.of(),
@@ -265,7 +271,7 @@ class KafkaApplyITCase {
     KAFKA.createTopic(topic, 3);
     Changelog changelog = new ChangelogGenerator(2000, 200, 0.1, 0.05, 21).generate();
     Catalog catalog =
-        ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of()).loadCatalog();
+        CatalogDefinition.hadoop(dir.resolve("warehouse").toString()).loader().loadCatalog();
     TableIdentifier identifier = TableIdentifier.of("shop", "items");
     JsonNode first = MAPPER.readTree(changelog.lines().get(0));
     catalog.createTable(
@@ -281,14 +287,14 @@ class KafkaApplyITCase {
     KAFKA.produce(topic, records);
 
     running =
-        new KafkaPipeline(
-                new KafkaJob(
+        new JobRunner(
+                kafkaJob(
                     KAFKA.bootstrapServers(),
                     List.of(topic),
                     null,
                     "iceberg-cdc-maxwell-it",
                     "earliest",
-                    KafkaJob.MAXWELL_JSON,
+                    KafkaTopics.MAXWELL_JSON,
                     Map.of(),
                     "shop.{table}",
                     List.of(),
@@ -407,14 +413,14 @@ class KafkaApplyITCase {
     }
   }
 
-  private KafkaJob job(String restoreFrom) {
-    return new KafkaJob(
+  private JobDefinition job(String restoreFrom) {
+    return kafkaJob(
         KAFKA.bootstrapServers(),
         List.of(),
         "shop\\.public\\..*",
         "iceberg-cdc-it",
         "earliest",
-        KafkaJob.DEBEZIUM_JSON,
+        KafkaTopics.DEBEZIUM_JSON,
         Map.of(),
         "shop.{table}",
         List.of(),
@@ -430,6 +436,60 @@ class KafkaApplyITCase {
         null,
         restoreFrom,
         0);
+  }
+
+  private static TableIdentifier tableOf(JobRunner runner, String topic) {
+    return runner.targets().stream()
+        .filter(t -> t.source().equals(topic))
+        .findFirst()
+        .orElseThrow()
+        .table();
+  }
+
+  /** A Kafka job of the test, in the order of the fields the tests set. */
+  private static JobDefinition kafkaJob(
+      String bootstrapServers,
+      List<String> topics,
+      String topicPattern,
+      String groupId,
+      String startingOffsets,
+      String format,
+      Map<String, String> kafkaProperties,
+      String tableTemplate,
+      List<String> primaryKey,
+      String sequenceColumn,
+      String warehouse,
+      int formatVersion,
+      int parallelism,
+      Duration checkpointInterval,
+      String checkpointDirectory,
+      String stateBackend,
+      Configuration sinkOptions,
+      String deadLetterPath,
+      String deadLetterTopic,
+      String restoreFrom,
+      int restartAttempts) {
+    return new JobDefinition(
+        new KafkaTopics(
+            bootstrapServers,
+            topics,
+            topicPattern,
+            groupId,
+            startingOffsets,
+            format,
+            kafkaProperties,
+            sequenceColumn),
+        CatalogDefinition.hadoop(warehouse),
+        new TableDefinition(tableTemplate, primaryKey, null, formatVersion),
+        sinkOptions,
+        new DeadLetterOutput(deadLetterPath, deadLetterTopic),
+        new RuntimeDefinition(
+            parallelism,
+            checkpointInterval,
+            checkpointDirectory,
+            stateBackend,
+            restoreFrom,
+            restartAttempts));
   }
 
   /** The Kafka key Debezium writes: the primary key of the row the event changes. */

@@ -3,12 +3,12 @@ package io.icebergcdc.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.capture.CaptureJob;
-import io.icebergcdc.jobs.capture.DatabaseSource;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.pipeline.TableTarget;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.Map;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,8 +54,8 @@ class MariaDbCaptureITCase extends CaptureScenario {
 
   @Test
   void snapshotThenStreamThenResumeFromCheckpoint() throws Exception {
-    Map<?, TableIdentifier> targets = snapshotThenStreamThenResume();
-    assertThat(targets.values())
+    List<TableTarget> targets = snapshotThenStreamThenResume();
+    assertThat(targets.stream().map(TableTarget::table).toList())
         .extracting(TableIdentifier::toString)
         .containsExactlyInAnyOrder("mariadb.customers", "mariadb.order_lines");
     Table customers = catalog(job(null)).loadTable(TableIdentifier.parse("mariadb.customers"));
@@ -79,7 +79,7 @@ class MariaDbCaptureITCase extends CaptureScenario {
   }
 
   @Override
-  CaptureJob job(String restoreFrom) {
+  JobDefinition job(String restoreFrom) {
     DatabaseSource source =
         new DatabaseSource(
             DatabaseSource.Kind.MARIADB,

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.jobs.Checkpoints;
-import io.icebergcdc.jobs.capture.CaptureJob;
-import io.icebergcdc.jobs.capture.CapturePipeline;
-import io.icebergcdc.jobs.capture.DatabaseSource;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.pipeline.JobRunner;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -14,7 +14,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -87,20 +86,20 @@ class PostgresCaptureITCase extends CaptureScenario {
 
   @Test
   void snapshotThenStreamThenResumeFromCheckpoint() throws Exception {
-    assertThat(snapshotThenStreamThenResume().values())
-        .extracting(TableIdentifier::toString)
+    assertThat(snapshotThenStreamThenResume())
+        .extracting(target -> target.table().toString())
         .containsExactlyInAnyOrder("cdc.inventory_customers", "cdc.inventory_order_lines");
   }
 
   @Test
   void refusesToResumeBehindTheReplicationSlot() throws Exception {
-    CaptureJob job = job(null);
-    CapturePipeline pipeline = new CapturePipeline(job);
+    JobDefinition job = job(null);
+    JobRunner pipeline = new JobRunner(job);
     running = pipeline.start();
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
     execute("UPDATE inventory.customers SET visits = 1 WHERE id = 1");
     awaitEqual(job, pipeline, Duration.ofSeconds(60));
-    Path early = Checkpoints.latest(job.checkpointDirectory()).orElseThrow();
+    Path early = Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow();
     Path kept = dir.resolve("kept-checkpoint");
     copyDirectory(early, kept);
 
@@ -113,12 +112,12 @@ class PostgresCaptureITCase extends CaptureScenario {
 
     // The refusal is logged by Flink as the source task's failure, then reported here.
     assertThatThrownBy(
-            () -> new CapturePipeline(job(kept.toString())).start().getJobExecutionResult().get())
+            () -> new JobRunner(job(kept.toString())).start().getJobExecutionResult().get())
         .hasStackTraceContaining("has already released the log");
   }
 
   @Override
-  CaptureJob job(String restoreFrom) {
+  JobDefinition job(String restoreFrom) {
     DatabaseSource source =
         new DatabaseSource(
             DatabaseSource.Kind.POSTGRES,

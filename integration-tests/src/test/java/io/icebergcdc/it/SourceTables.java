@@ -3,6 +3,8 @@ package io.icebergcdc.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.jobs.capture.CapturedTable;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.pipeline.TableTarget;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
@@ -23,7 +25,6 @@ import java.util.function.Supplier;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
@@ -42,7 +43,8 @@ final class SourceTables {
       JobClient job,
       Connection connection,
       Catalog catalog,
-      Map<CapturedTable, TableIdentifier> targets,
+      DatabaseSource source,
+      List<TableTarget> targets,
       Duration timeout)
       throws Exception {
     awaitEqual(
@@ -55,6 +57,7 @@ final class SourceTables {
         },
         connection,
         catalog,
+        source,
         () -> targets,
         timeout);
   }
@@ -64,31 +67,36 @@ final class SourceTables {
    * has (an Iceberg table keeps columns the source dropped), and fails with the difference.
    *
    * @param checkRunning throws if the job under test has ended
-   * @param targets the captured tables as the job last discovered them, asked again each round
+   * @param source the captured database, whose tables are described again each round
+   * @param targets the tables of the job as it was last composed, asked again each round
    */
   static void awaitEqual(
       Callable<?> checkRunning,
       Connection connection,
       Catalog catalog,
-      Supplier<Map<CapturedTable, TableIdentifier>> targets,
+      DatabaseSource source,
+      Supplier<List<TableTarget>> targets,
       Duration timeout)
       throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
       checkRunning.call();
       boolean equal = true;
-      for (Map.Entry<CapturedTable, TableIdentifier> target : targets.get().entrySet()) {
-        List<Types.NestedField> columns = target.getKey().schema().columns();
-        List<String> source = sourceRows(connection, target.getKey());
-        List<String> iceberg = icebergRows(catalog.loadTable(target.getValue()), columns);
-        if (!source.equals(iceberg)) {
+      Map<String, CapturedTable> tables = new java.util.HashMap<>();
+      for (CapturedTable table : io.icebergcdc.jobs.capture.SourceTables.discover(source)) {
+        tables.put(table.qualifiedName(), table);
+      }
+      for (TableTarget target : targets.get()) {
+        CapturedTable captured = tables.get(target.source());
+        List<Types.NestedField> columns = captured.schema().columns();
+        List<String> rows = sourceRows(connection, captured);
+        List<String> iceberg = icebergRows(catalog.loadTable(target.table()), columns);
+        if (!rows.equals(iceberg)) {
           equal = false;
           if (System.nanoTime() > deadline) {
             assertThat(iceberg)
-                .as(
-                    "Iceberg table %s against source table %s",
-                    target.getValue(), target.getKey().qualifiedName())
-                .containsExactlyElementsOf(source);
+                .as("Iceberg table %s against source table %s", target.table(), target.source())
+                .containsExactlyElementsOf(rows);
           }
         }
       }

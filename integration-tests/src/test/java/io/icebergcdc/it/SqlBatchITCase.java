@@ -4,11 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -450,7 +449,8 @@ class SqlBatchITCase {
   }
 
   private Table table(String name) {
-    return ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of())
+    return CatalogDefinition.hadoop(dir.resolve("warehouse").toString())
+        .loader()
         .loadCatalog()
         .loadTable(TableIdentifier.of("db", name));
   }

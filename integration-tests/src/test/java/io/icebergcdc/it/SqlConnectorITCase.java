@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyPipeline;
+import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -230,7 +230,8 @@ class SqlConnectorITCase {
   }
 
   private Table table(String name) {
-    return ApplyPipeline.catalogLoader(dir.resolve("warehouse").toString(), Map.of())
+    return CatalogDefinition.hadoop(dir.resolve("warehouse").toString())
+        .loader()
         .loadCatalog()
         .loadTable(TableIdentifier.of("db", name));
   }

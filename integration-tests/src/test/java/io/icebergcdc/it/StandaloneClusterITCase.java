@@ -3,10 +3,10 @@ package io.icebergcdc.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.jobs.ApplyPipeline;
 import io.icebergcdc.jobs.demo.ChangelogGenerator;
 import io.icebergcdc.jobs.demo.ChangelogGenerator.Changelog;
 import io.icebergcdc.localflink.LocalFlinkCluster;
+import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -422,7 +422,7 @@ class StandaloneClusterITCase {
   }
 
   private static Catalog catalog(String warehouse) {
-    return ApplyPipeline.catalogLoader(warehouse, Map.of()).loadCatalog();
+    return CatalogDefinition.hadoop(warehouse).loader().loadCatalog();
   }
 
   /** The Kafka key Debezium writes: the primary key of the row the event changes. */

@@ -2,6 +2,7 @@ package io.icebergcdc.commit.internal;
 
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.Overwrite;

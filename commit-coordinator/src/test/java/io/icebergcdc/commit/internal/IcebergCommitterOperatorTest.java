@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ChangeCommittableSerializer;
+import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.Overwrite;

@@ -1,5 +1,6 @@
 package io.icebergcdc.jobs.capture;
 
+import io.icebergcdc.jobs.definition.DatabaseSource;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;

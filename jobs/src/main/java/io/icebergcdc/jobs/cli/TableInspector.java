@@ -1,4 +1,4 @@
-package io.icebergcdc.jobs;
+package io.icebergcdc.jobs.cli;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.io.IOException;

@@ -1,6 +1,7 @@
-package io.icebergcdc.jobs.capture;
+package io.icebergcdc.jobs.definition;
 
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.jobs.capture.CapturedTable;
 import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.SQLException;
@@ -12,8 +13,9 @@ import java.util.Properties;
 import java.util.regex.Pattern;
 
 /**
- * A database captured through Debezium: where it is, which of its tables, and the replication
- * settings. Knows the Debezium properties and the JDBC address that follow from them.
+ * A database captured through Debezium ({@code apply --source postgres|mysql|mariadb}): where it
+ * is, which of its tables, and the replication settings. Knows the Debezium properties and the JDBC
+ * address that follow from them. Its password is kept for the connector and never printed.
  *
  * @param kind PostgreSQL, MySQL or MariaDB
  * @param database the database (PostgreSQL: the one to connect to; MySQL: the one whose tables are
@@ -36,7 +38,8 @@ public record DatabaseSource(
     String slot,
     String publication,
     long serverId,
-    String name) {
+    String name)
+    implements SourceDefinition {
 
   /** The database products the job captures. */
   public enum Kind {
@@ -70,6 +73,11 @@ public record DatabaseSource(
               "unknown database '" + name + "'; this build captures postgres, mysql and mariadb");
       }
     }
+  }
+
+  @Override
+  public String toString() {
+    return "DatabaseSource[" + origin() + ", user " + user + ", tables " + tables + "]";
   }
 
   public DatabaseSource {
@@ -110,6 +118,7 @@ public record DatabaseSource(
   }
 
   /** The database, for messages: {@code postgres://host:port/database}. */
+  @Override
   public String origin() {
     return kind.name().toLowerCase(Locale.ROOT) + "://" + host + ":" + port + "/" + database;
   }

@@ -6,7 +6,8 @@ import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /** Keeps each Kafka record's key and value bytes, with its topic, partition and offset. */
-final class KafkaRecordDeserializer implements KafkaRecordDeserializationSchema<KafkaRecord> {
+public final class KafkaRecordDeserializer
+    implements KafkaRecordDeserializationSchema<KafkaRecord> {
 
   private static final long serialVersionUID = 1L;
 

@@ -10,6 +10,7 @@ import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
 import io.icebergcdc.cdc.debezium.MaxwellJsonParser;
 import io.icebergcdc.cdc.debezium.UpsertJsonParser;
 import io.icebergcdc.cdc.source.TableRoute;
+import io.icebergcdc.jobs.definition.KafkaTopics;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +34,7 @@ import org.apache.flink.util.OutputTag;
  * DebeziumJsonParseFunction#DEAD_LETTERS} with them and the reason, and is counted in {@code
  * badRecords}.
  */
-final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
+public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
 
   private static final long serialVersionUID = 1L;
   private final Map<String, TableRoute> routes;
@@ -48,7 +49,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
    * @param schemas the schema of each topic's table
    * @param tableNames the Iceberg table of each topic, for messages and dead letters
    */
-  KafkaRouter(
+  public KafkaRouter(
       Map<String, ChangeSchema> schemas,
       Map<String, String> tableNames,
       String sequenceColumn,
@@ -60,7 +61,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
     this.badRecordPolicy = badRecordPolicy;
   }
 
-  OutputTag<ChangeEvent> outputOf(String topic) {
+  public OutputTag<ChangeEvent> outputOf(String topic) {
     return TableRoute.outputOf(routes, topic);
   }
 
@@ -78,12 +79,12 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
 
   private RecordParser parser(TableRoute route) {
     switch (format) {
-      case KafkaJob.UPSERT_JSON:
+      case KafkaTopics.UPSERT_JSON:
         UpsertJsonParser upsert = new UpsertJsonParser(route.schema(), route.tableName());
         return (record, locator) ->
             upsert.parse(
                 record.keyText(), record.valueText(), record.partition, record.offset, locator);
-      case KafkaJob.MAXWELL_JSON:
+      case KafkaTopics.MAXWELL_JSON:
         MaxwellJsonParser maxwell =
             new MaxwellJsonParser(route.schema(), route.tableName(), sequenceColumn);
         return (record, locator) -> maxwell.parse(record.valueText(), locator);
@@ -97,7 +98,7 @@ final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
 
   @Override
   public void processElement(KafkaRecord record, Context ctx, Collector<ChangeEvent> out) {
-    if (record.value == null && !format.equals(KafkaJob.UPSERT_JSON)) {
+    if (record.value == null && !format.equals(KafkaTopics.UPSERT_JSON)) {
       return;
     }
     TableRoute route = routes.get(record.topic);

@@ -3,10 +3,10 @@ package io.icebergcdc.jobs.capture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.time.Duration;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.TableDefinition;
 import java.util.List;
 import java.util.regex.Pattern;
-import org.apache.flink.configuration.Configuration;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
@@ -53,21 +53,10 @@ class SourceTablesTest {
             "customers",
             new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get())),
             List.of("id"));
-    CaptureJob job =
-        new CaptureJob(
-            source(List.of()),
-            "/tmp/warehouse",
-            "cdc_{database}.{schema}_{table}",
-            2,
-            1,
-            Duration.ofSeconds(1),
-            "/tmp/checkpoints",
-            "hashmap",
-            new Configuration(),
-            null,
-            null,
-            0);
-    assertThat(job.targetName(table)).isEqualTo("cdc_shop.inventory_customers");
+    TableDefinition tables =
+        new TableDefinition("cdc_{database}.{schema}_{table}", List.of(), null, null);
+    assertThat(tables.nameOf(table.namespace(), table.name(), "shop"))
+        .isEqualTo("cdc_shop.inventory_customers");
     assertThat(table.topic("pg")).isEqualTo("pg.inventory.customers");
   }
 

@@ -1,7 +1,8 @@
-package io.icebergcdc.jobs;
+package io.icebergcdc.jobs.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.icebergcdc.jobs.Checkpoints;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Argument errors of {@code apply --source postgres|mysql|mariadb|kafka}: one line and status 2.
  */
-class SourceArgumentsTest {
+class CommandLineTest {
 
   @TempDir Path dir;
 
@@ -21,8 +22,8 @@ class SourceArgumentsTest {
   void refusesAnUnknownSource() {
     assertThat(run("apply", "--source", "oracle", "--warehouse", "w"))
         .isEqualTo(
-            "2: error: apply: --source oracle is not supported; use file, postgres, mysql,"
-                + " mariadb or kafka");
+            "2: error: apply: --source must be file, postgres, mysql, mariadb or kafka, not"
+                + " 'oracle'");
   }
 
   @Test
@@ -84,7 +85,7 @@ class SourceArgumentsTest {
 
   @Test
   void aBadSinkOptionOfTheFileSourceFailsNamingTheOption() throws Exception {
-    Path changes = Files.writeString(dir.resolve("changes.jsonl"), "");
+    Path changes = Files.writeString(dir.resolve("changes.jsonl"), "{}");
     String[] base = {
       "apply",
       "--source",
@@ -99,14 +100,14 @@ class SourceArgumentsTest {
       "id"
     };
     assertThat(run(concat(base, "--compaction-cache-size", "lots")))
-        .startsWith("2: error: apply: ")
-        .contains("sink.compaction.cache-size")
-        .contains("lots");
+        .isEqualTo(
+            "2: error: apply: --compaction-cache-size must be a size such as 64mb or 1gb, not"
+                + " 'lots'");
     assertThat(run(concat(base, "--compaction-deleted-ratio", "0")))
-        .startsWith("2: error: apply: option 'sink.compaction.deleted-ratio' is 0.0");
+        .startsWith("2: error: apply: --compaction-deleted-ratio is 0.0");
     assertThat(run(concat(base, "--index-max-keys", "-1")))
         .startsWith("2: error: apply: ")
-        .contains("'dedup.index.max-keys' is -1");
+        .contains("--index-max-keys is -1");
   }
 
   @Test
@@ -219,10 +220,150 @@ class SourceArgumentsTest {
     assertThat(Checkpoints.latest(dir.toString())).contains(newer.toAbsolutePath());
   }
 
+  /** The file-source command line of a table in the test's warehouse, and more flags. */
+  private String[] fileJob(String... more) throws Exception {
+    Path changes = dir.resolve("changes.jsonl");
+    if (!Files.exists(changes)) {
+      Files.writeString(changes, "{}\n");
+    }
+    String[] base = {
+      "apply",
+      "--source",
+      "file",
+      "--path",
+      changes.toString(),
+      "--warehouse",
+      dir.resolve("w").toString(),
+      "--table",
+      "db.items",
+      "--primary-key",
+      "id"
+    };
+    return concat(base, more);
+  }
+
+  @Test
+  void everyBadValueNamesItsFlagAndTheValidValuesAndCreatesNothing() throws Exception {
+    assertThat(run(fileJob("--delete-mode", "foo")))
+        .isEqualTo("2: error: apply: --delete-mode must be position or equality, not 'foo'");
+    assertThat(run(fileJob("--distribution", "foo")))
+        .isEqualTo("2: error: apply: --distribution must be primary_key or partition, not 'foo'");
+    assertThat(run(fileJob("--on-ambiguous-change", "foo")))
+        .isEqualTo("2: error: apply: --on-ambiguous-change must be fail or dead_letter, not 'foo'");
+    assertThat(run(fileJob("--bootstrap-index", "maybe")))
+        .isEqualTo("2: error: apply: --bootstrap-index must be true or false, not 'maybe'");
+    assertThat(run(fileJob("--tombstone-ttl", "forever")))
+        .isEqualTo(
+            "2: error: apply: --tombstone-ttl must be a duration such as 10s, 5min or 7d, not"
+                + " 'forever'");
+    assertThat(run(fileJob("--checkpoint-interval", "0s")))
+        .isEqualTo(
+            "2: error: apply: --checkpoint-interval must be at least 10ms, such as 10s, not"
+                + " '0s'");
+    assertThat(run(fileJob("--format-version", "7")))
+        .isEqualTo("2: error: apply: --format-version must be 2 or 3, not '7'");
+    assertThat(run(fileJob("--parallelism", "0")))
+        .isEqualTo("2: error: apply: --parallelism must be a whole number of at least 1, not '0'");
+    assertThat(run(fileJob("--state-backend", "disk")))
+        .isEqualTo("2: error: apply: --state-backend must be hashmap or rocksdb, not 'disk'");
+    // None of them created the warehouse, let alone a table.
+    assertThat(dir.resolve("w")).doesNotExist();
+  }
+
+  @Test
+  void aDistributionByPartitionOfAnUnpartitionedTableIsAnArgumentErrorBeforeTheTableExists()
+      throws Exception {
+    Files.writeString(
+        dir.resolve("changes.jsonl"),
+        "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"field\":\"after\",\"type\":\"struct\","
+            + "\"fields\":[{\"field\":\"id\",\"type\":\"int32\",\"optional\":false}]}]},"
+            + "\"payload\":{\"op\":\"c\",\"after\":{\"id\":1}}}\n");
+    assertThat(run(fileJob("--distribution", "partition")))
+        .isEqualTo(
+            "2: error: apply: table db.items is not partitioned: distribution by partition needs"
+                + " a partitioned table; use distribution primary_key or partition the table");
+    assertThat(dir.resolve("w/db/items")).doesNotExist();
+  }
+
+  @Test
+  void flagsWithoutValuesUnknownFlagsAndMissingCommandsHaveMessagesOfTheirOwn() throws Exception {
+    assertThat(run(fileJob("--parallelism")))
+        .isEqualTo("2: error: apply: --parallelism needs a value (<N>)");
+    assertThat(run(fileJob("--paralelism", "2")))
+        .startsWith("2: error: apply: unknown flag --paralelism");
+    assertThat(run("aply")).startsWith("2: error: unknown command 'aply'; the commands are");
+    assertThat(run("apply"))
+        .isEqualTo("2: error: apply: --source is required: file, postgres, mysql, mariadb, kafka");
+    assertThat(run(fileJob("extra"))).startsWith("2: error: apply: unexpected argument 'extra'");
+  }
+
+  @Test
+  void everyCommandHasHelpWithItsFlagsAndDefaults() {
+    for (String command : new String[] {"apply", "inspect", "demo"}) {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      int status =
+          CommandLine.run(
+              new String[] {command, "--help"},
+              new PrintStream(out, true, StandardCharsets.UTF_8),
+              new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+      String help = out.toString(StandardCharsets.UTF_8);
+      assertThat(status).isZero();
+      assertThat(help).startsWith("usage: " + command).contains("--catalog-type", "--warehouse");
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CommandLine.run(
+        new String[] {"apply", "--source", "file", "--help"},
+        new PrintStream(out, true, StandardCharsets.UTF_8),
+        System.err);
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("--delete-mode position|equality", "Default: position.")
+        .contains("--tombstone-ttl <duration>", "Default: PT168H.")
+        .contains("--catalog-properties-file <file>");
+  }
+
+  @Test
+  void catalogArgumentsAreCheckedAndSecretsStayOffTheCommandLine() throws Exception {
+    assertThat(run(fileJob("--catalog-type", "glue")))
+        .startsWith("2: error: apply: catalog type 'glue' is not known; use hadoop, rest, jdbc");
+    assertThat(run(fileJob("--catalog-type", "rest")))
+        .isEqualTo("2: error: apply: catalog-type rest needs the catalog's uri");
+    assertThat(
+            run(
+                fileJob(
+                    "--catalog-type",
+                    "rest",
+                    "--catalog-uri",
+                    "http://localhost:1",
+                    "--catalog-property",
+                    "credential=client:secret")))
+        .isEqualTo(
+            "2: error: apply: --catalog-property credential is a secret; put it in the file of"
+                + " --catalog-properties-file instead of on the command line");
+    assertThat(run(fileJob("--catalog-property", "noequals")))
+        .isEqualTo("2: error: apply: --catalog-property takes key=value, not 'noequals'");
+    assertThat(run(fileJob("--catalog-properties-file", dir.resolve("none").toString())))
+        .startsWith("2: error: apply: cannot read --catalog-properties-file");
+    Path file = Files.writeString(dir.resolve("file"), "");
+    assertThat(run("inspect", "--table", "a.b", "--warehouse", file.toString()))
+        .isEqualTo("2: error: inspect: --warehouse " + file + " is a file, not a directory");
+    assertThat(run("inspect", "--table", "a.b", "--warehouse", "s3://bucket/w"))
+        .startsWith("2: error: inspect: catalog-type hadoop is not safe on an object store");
+  }
+
+  @Test
+  void anEmptyChangesFileIsSaidToBeEmpty() throws Exception {
+    Files.writeString(dir.resolve("changes.jsonl"), "");
+    assertThat(run(fileJob()))
+        .isEqualTo(
+            "2: error: apply: --path "
+                + dir.resolve("changes.jsonl")
+                + " is empty: there are no changes to apply");
+  }
+
   private static String run(String... args) {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status =
-        IcebergCdcMain.run(
+        CommandLine.run(
             args,
             new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
             new PrintStream(err, true, StandardCharsets.UTF_8));

@@ -1,0 +1,132 @@
+package io.icebergcdc.jobs.cli;
+
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.commit.CommitException;
+import io.icebergcdc.dedup.AmbiguousChangeException;
+import io.icebergcdc.jobs.definition.JobDefinitionException;
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Set;
+
+/** Parses a command line, runs its command and turns what went wrong into one line and a status. */
+public final class CommandLine {
+
+  private CommandLine() {}
+
+  private static final String USAGE =
+      String.join(
+          "\n",
+          "usage: <command> [flags]; <command> --help lists a command's flags",
+          "  apply --source file|postgres|mysql|mariadb|kafka ...  apply a changelog to Iceberg"
+              + " tables",
+          "  inspect --table <db.table> ...                         show a table's snapshots and"
+              + " files",
+          "  demo [--changes N] [--keys N] ...                      the default: generate,"
+              + " apply and check a changelog",
+          "Every command takes the catalog flags --catalog-type hadoop|rest|jdbc|hive,"
+              + " --catalog-uri, --warehouse,",
+          "--catalog-property key=value and --catalog-properties-file <file>.");
+
+  private static final Set<String> HELP = Set.of("--help", "-h", "help");
+
+  /** Runs a command; returns the process exit status. */
+  public static int run(String[] args, PrintStream out, PrintStream err) {
+    // The demo is the default command, also when only its flags are given.
+    boolean implicitDemo =
+        args.length == 0 || (args[0].startsWith("--") && !HELP.contains(args[0]));
+    String command = implicitDemo ? "demo" : args[0];
+    int from = implicitDemo ? 0 : 1;
+    try {
+      switch (command) {
+        case "apply":
+          if (wantsHelp(args, from)) {
+            out.print(ApplyCommand.help());
+            return 0;
+          }
+          return ApplyCommand.run(Arguments.parse("apply", args, from, ApplyCommand.flags()), out);
+        case "inspect":
+          if (wantsHelp(args, from)) {
+            out.print(InspectCommand.help());
+            return 0;
+          }
+          return InspectCommand.run(
+              Arguments.parse("inspect", args, from, InspectCommand.flags()), out);
+        case "demo":
+          if (wantsHelp(args, from)) {
+            out.print(DemoCommand.help());
+            return 0;
+          }
+          return DemoCommand.run(Arguments.parse("demo", args, from, DemoCommand.flags()), out);
+        case "help":
+        case "--help":
+        case "-h":
+          out.println(USAGE);
+          return 0;
+        default:
+          err.println(
+              "error: unknown command '"
+                  + command
+                  + "'; the commands are apply, inspect and demo (see --help)");
+          return 2;
+      }
+    } catch (Arguments.UsageException e) {
+      err.println("error: " + e.getMessage());
+      return 2;
+    } catch (Exception e) {
+      Throwable definition = find(e, JobDefinitionException.class);
+      if (definition != null) {
+        err.println("error: " + command + ": " + definition.getMessage());
+        return 2;
+      }
+      err.println("error: " + rootMessage(e));
+      return 1;
+    }
+  }
+
+  private static boolean wantsHelp(String[] args, int from) {
+    for (int i = from; i < args.length; i++) {
+      if (HELP.contains(args[i])) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static Throwable find(Throwable e, Class<? extends Throwable> type) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (type.isInstance(cause)) {
+        return cause;
+      }
+      if (cause.getCause() == cause) {
+        break;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The message worth one line: that of the first exception in the cause chain that the applier or
+   * an argument check raised, else that of the deepest cause.
+   */
+  static String rootMessage(Throwable e) {
+    String deepest = e.toString();
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      for (Class<?> type : LEADING) {
+        if (type.isInstance(cause)) {
+          return cause.getMessage();
+        }
+      }
+      if (cause.getMessage() != null) {
+        deepest = cause.getMessage();
+      }
+    }
+    return deepest;
+  }
+
+  private static final List<Class<?>> LEADING =
+      List.of(
+          MalformedChangeException.class,
+          AmbiguousChangeException.class,
+          CommitException.class,
+          IllegalArgumentException.class);
+}

@@ -1,0 +1,224 @@
+package io.icebergcdc.jobs.cli;
+
+import io.icebergcdc.dedup.AmbiguousChangePolicy;
+import io.icebergcdc.dedup.DedupOptions;
+import io.icebergcdc.jobs.Checkpoints;
+import io.icebergcdc.jobs.definition.RuntimeDefinition;
+import io.icebergcdc.jobs.pipeline.RuntimeTranslator;
+import io.icebergcdc.sink.DeleteMode;
+import io.icebergcdc.sink.Distribution;
+import io.icebergcdc.sink.SinkOptions;
+import java.net.URI;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.ReadableConfig;
+
+/**
+ * The flags of every job: the sink's and dedup's options (named from their keys), and how the job
+ * runs (parallelism, checkpoints, state backend, restore).
+ */
+final class JobFlags {
+
+  private JobFlags() {}
+
+  /** Flink's smallest checkpoint interval. */
+  private static final Duration MIN_CHECKPOINT_INTERVAL = Duration.ofMillis(10);
+
+  /**
+   * How often a job on its embedded Flink restarts from its last checkpoint after a failure (a lost
+   * database connection, an unreachable catalog) before it gives up and reports the error.
+   */
+  static final int RESTART_ATTEMPTS = 3;
+
+  private static final List<ConfigOption<?>> SINK_OPTIONS =
+      List.of(
+          SinkOptions.DISTRIBUTION,
+          SinkOptions.DELETE_MODE,
+          SinkOptions.BOOTSTRAP_INDEX,
+          SinkOptions.COMPACTION_DELETED_RATIO,
+          SinkOptions.COMPACTION_CACHE_SIZE,
+          DedupOptions.TOMBSTONE_TTL,
+          DedupOptions.ON_AMBIGUOUS_CHANGE,
+          DedupOptions.INDEX_MAX_KEYS);
+
+  static final List<Flag> SINK =
+      List.of(
+          Flag.of(SinkOptions.DISTRIBUTION, "primary_key|partition"),
+          Flag.of(SinkOptions.DELETE_MODE, "position|equality"),
+          Flag.of(SinkOptions.BOOTSTRAP_INDEX, "true|false"),
+          Flag.of(SinkOptions.COMPACTION_DELETED_RATIO, "<0..1>"),
+          Flag.of(SinkOptions.COMPACTION_CACHE_SIZE, "<size>"),
+          Flag.of(DedupOptions.TOMBSTONE_TTL, "<duration>"),
+          Flag.of(DedupOptions.ON_AMBIGUOUS_CHANGE, "fail|dead_letter"),
+          Flag.of(DedupOptions.INDEX_MAX_KEYS, "<N>"));
+
+  static final List<Flag> RUNTIME =
+      List.of(
+          Flag.of("parallelism", "<N>", "The parallelism of dedup and writers.", 2),
+          Flag.of(
+              "checkpoint-interval",
+              "<duration>",
+              "How often the job checkpoints, and so commits.",
+              "10s"),
+          Flag.of(
+              "checkpoint-dir",
+              "<dir or uri>",
+              "Where checkpoints are kept (s3://... with Flink's S3 file system plugin). Default:"
+                  + " the cluster's execution.checkpointing.dir, or a temporary directory when"
+                  + " embedded."),
+          Flag.of(
+              "state-backend",
+              "hashmap|rocksdb",
+              "Flink's state backend. Default: the cluster's, or hashmap when embedded."),
+          Flag.of(
+              "restore-from",
+              "<checkpoint>|latest",
+              "Resume from a checkpoint or savepoint; latest is the newest completed checkpoint in"
+                  + " --checkpoint-dir."),
+          Flag.of(
+              "dead-letter-path",
+              "<dir or uri>",
+              "Write records that cannot be applied there as JSON lines, instead of failing the"
+                  + " job."));
+
+  /** The sink and dedup options of the flags, checked. */
+  static Configuration sinkOptions(Arguments args) {
+    Configuration options = new Configuration();
+    Distribution distribution = args.enumValue("distribution", Distribution.class);
+    if (distribution != null) {
+      options.set(SinkOptions.DISTRIBUTION, distribution);
+    }
+    DeleteMode deleteMode = args.enumValue("delete-mode", DeleteMode.class);
+    if (deleteMode != null) {
+      options.set(SinkOptions.DELETE_MODE, deleteMode);
+    }
+    Boolean bootstrap = args.bool("bootstrap-index");
+    if (bootstrap != null) {
+      options.set(SinkOptions.BOOTSTRAP_INDEX, bootstrap);
+    }
+    String ratio = args.optional("compaction-deleted-ratio", null);
+    if (ratio != null) {
+      try {
+        options.set(SinkOptions.COMPACTION_DELETED_RATIO, Double.parseDouble(ratio.trim()));
+      } catch (NumberFormatException e) {
+        throw args.invalid("compaction-deleted-ratio", ratio, "a number above 0");
+      }
+    }
+    String cacheSize = args.optional("compaction-cache-size", null);
+    if (cacheSize != null) {
+      try {
+        options.set(SinkOptions.COMPACTION_CACHE_SIZE, MemorySize.parse(cacheSize.trim()));
+      } catch (IllegalArgumentException e) {
+        throw args.invalid("compaction-cache-size", cacheSize, "a size such as 64mb or 1gb");
+      }
+    }
+    if (args.has("tombstone-ttl")) {
+      options.set(DedupOptions.TOMBSTONE_TTL, args.duration("tombstone-ttl", null));
+    }
+    AmbiguousChangePolicy ambiguous =
+        args.enumValue("on-ambiguous-change", AmbiguousChangePolicy.class);
+    if (ambiguous != null) {
+      options.set(DedupOptions.ON_AMBIGUOUS_CHANGE, ambiguous);
+    }
+    if (args.has("index-max-keys")) {
+      options.set(DedupOptions.INDEX_MAX_KEYS, (long) args.intValue("index-max-keys", 0));
+    }
+    try {
+      SinkOptions.validate(options);
+    } catch (IllegalArgumentException e) {
+      throw new Arguments.UsageException(args.command() + ": " + withFlagNames(e.getMessage()));
+    }
+    return options;
+  }
+
+  /** A message of the options' checks, with each option's key replaced by its flag. */
+  private static String withFlagNames(String message) {
+    for (ConfigOption<?> option : SINK_OPTIONS) {
+      message =
+          message.replace("option '" + option.key() + "'", "--" + Flag.flagName(option.key()));
+      message = message.replace("'" + option.key() + "'", "--" + Flag.flagName(option.key()));
+    }
+    return message;
+  }
+
+  /** How the job runs, from the flags and, submitted to a cluster, the cluster's configuration. */
+  static RuntimeDefinition runtime(Arguments args) {
+    String command = args.command();
+    // Submitted to a cluster, the job takes the cluster's state backend and checkpoint directory
+    // unless told otherwise; run embedded, it has defaults of its own.
+    Optional<ReadableConfig> cluster = RuntimeTranslator.clusterConfiguration();
+    String stateBackend =
+        args.choice(
+            "state-backend", cluster.isPresent() ? null : "hashmap", List.of("hashmap", "rocksdb"));
+    int parallelism = args.intValue("parallelism", 2, 1);
+    Duration interval = args.duration("checkpoint-interval", Duration.ofSeconds(10));
+    if (interval.compareTo(MIN_CHECKPOINT_INTERVAL) < 0) {
+      throw args.invalid(
+          "checkpoint-interval", args.peek("checkpoint-interval"), "at least 10ms, such as 10s");
+    }
+    String checkpointDirectory = checkpointDirectory(args, cluster);
+    return new RuntimeDefinition(
+        parallelism,
+        interval,
+        checkpointDirectory,
+        stateBackend,
+        restoreFrom(args, checkpointDirectory),
+        RESTART_ATTEMPTS);
+  }
+
+  /**
+   * The job's checkpoint directory: {@code --checkpoint-dir}; else, on a cluster, the cluster's
+   * {@code execution.checkpointing.dir}; else a temporary directory.
+   */
+  private static String checkpointDirectory(Arguments args, Optional<ReadableConfig> cluster) {
+    String given = args.optional("checkpoint-dir", null);
+    if (given != null) {
+      return given;
+    }
+    if ("latest".equals(args.peek("restore-from")) && cluster.isPresent()) {
+      // The cluster's directory is shared by all its jobs: the newest checkpoint in it may be
+      // another job's.
+      throw new Arguments.UsageException(
+          args.command()
+              + ": --restore-from latest on a cluster needs the job's own --checkpoint-dir");
+    }
+    if (cluster.isEmpty()) {
+      return defaultCheckpointDirectory();
+    }
+    String clusters = cluster.get().get(CheckpointingOptions.CHECKPOINTS_DIRECTORY);
+    if (clusters == null) {
+      throw new Arguments.UsageException(
+          args.command()
+              + ": the cluster has no execution.checkpointing.dir; give --checkpoint-dir");
+    }
+    return clusters.startsWith("file:") ? Paths.get(URI.create(clusters)).toString() : clusters;
+  }
+
+  static String defaultCheckpointDirectory() {
+    return Paths.get(System.getProperty("java.io.tmpdir"), "iceberg-cdc-checkpoints").toString();
+  }
+
+  /** The checkpoint to resume from: the flag's, or the newest in the directory for latest. */
+  private static String restoreFrom(Arguments args, String checkpointDirectory) {
+    String restoreFrom = args.optional("restore-from", null);
+    if ("latest".equals(restoreFrom)) {
+      restoreFrom =
+          Checkpoints.latest(checkpointDirectory)
+              .orElseThrow(
+                  () ->
+                      new Arguments.UsageException(
+                          args.command()
+                              + ": --restore-from latest, but "
+                              + checkpointDirectory
+                              + " holds no completed checkpoint"))
+              .toString();
+    }
+    return restoreFrom;
+  }
+}

@@ -1,0 +1,119 @@
+package io.icebergcdc.jobs.pipeline;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import io.icebergcdc.cdc.source.DebeziumRecord;
+import io.icebergcdc.cdc.source.DebeziumRouter;
+import io.icebergcdc.cdc.source.DebeziumSource;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.jobs.capture.CapturedTable;
+import io.icebergcdc.jobs.capture.SourceTables;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.sink.CdcTables;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A PostgreSQL, MySQL or MariaDB database captured through Debezium: one reader (parallelism 1) and
+ * a router that parses each record for its table. Tables missing in the catalog are created from
+ * the source's schema; existing ones are evolved to it ({@link CdcTables#evolve}).
+ */
+final class DatabaseSourceTranslator implements SourceTranslator {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DatabaseSourceTranslator.class);
+
+  private final JobDefinition job;
+  private final DatabaseSource source;
+  private List<CapturedTable> captured;
+
+  DatabaseSourceTranslator(JobDefinition job, DatabaseSource source) {
+    this.job = job;
+    this.source = source;
+  }
+
+  @Override
+  public List<TableTarget> prepareTables(Catalog catalog) {
+    captured = SourceTables.discover(source);
+    List<TableTarget> targets = new ArrayList<>();
+    for (CapturedTable table : captured) {
+      TableIdentifier identifier =
+          TableIdentifier.parse(
+              job.tables().nameOf(table.namespace(), table.name(), source.database()));
+      TableChecks.check(catalog, identifier, table.schema(), job.tables(), job.sinkOptions());
+      Table iceberg =
+          CdcTables.createOrLoad(
+              catalog,
+              identifier,
+              table.schema(),
+              null,
+              job.tables().formatVersionToCreate(),
+              table.primaryKey());
+      List<String> evolved = CdcTables.evolve(iceberg, table.schema(), true);
+      if (!evolved.isEmpty()) {
+        LOG.info("Evolved Iceberg table {} to its source's schema: {}", identifier, evolved);
+        iceberg.refresh();
+      }
+      targets.add(
+          new TableTarget(
+              table.qualifiedName(),
+              table.topic(source.name()),
+              identifier,
+              new ChangeSchema(iceberg.schema())));
+    }
+    return targets;
+  }
+
+  @Override
+  public RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets) {
+    Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
+    Map<String, String> tableNames = new LinkedHashMap<>();
+    for (TableTarget target : targets) {
+      schemas.put(target.route(), target.schema());
+      tableNames.put(target.route(), target.source());
+    }
+    DataStream<DebeziumRecord> records =
+        env.fromSource(
+                new DebeziumSource(source.debeziumProperties(captured)),
+                WatermarkStrategy.noWatermarks(),
+                "Debezium " + source.origin())
+            .uid(OperatorUids.DEBEZIUM_SOURCE)
+            .setParallelism(1);
+    DebeziumRouter router =
+        new DebeziumRouter(schemas, tableNames, source.origin(), job.deadLetters().policy());
+    SingleOutputStreamOperator<ChangeEvent> routed =
+        records
+            .process(router)
+            .returns(ChangeEventTypeInfo.of(targets.get(0).schema()))
+            .name(OperatorUids.ROUTE_DEBEZIUM_NAME)
+            .uid(OperatorUids.ROUTE_DEBEZIUM)
+            .setParallelism(1);
+    Map<TableIdentifier, DataStream<ChangeEvent>> changes = new LinkedHashMap<>();
+    for (TableTarget target : targets) {
+      changes.put(target.table(), routed.getSideOutput(router.outputOf(target.route())));
+    }
+    return new RoutedChanges(changes, routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
+  }
+
+  @Override
+  public boolean prefixesSinkUids() {
+    return true;
+  }
+
+  @Override
+  public String jobName(List<TableTarget> targets) {
+    return "iceberg-cdc capture " + source.origin();
+  }
+}

@@ -1,0 +1,135 @@
+package io.icebergcdc.jobs.pipeline;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.debezium.DebeziumSchemas;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.jobs.definition.ChangelogFile;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.TableDefinition;
+import io.icebergcdc.sink.CdcTables;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.connector.file.src.FileSource;
+import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * A file of Debezium JSON change events, read by one reader and parsed into the changes of one
+ * table. A missing table is created from the Connect schema of the file's first event.
+ */
+final class FileSourceTranslator implements SourceTranslator {
+
+  private final JobDefinition job;
+  private final ChangelogFile file;
+
+  FileSourceTranslator(JobDefinition job, ChangelogFile file) {
+    this.job = job;
+    this.file = file;
+  }
+
+  @Override
+  public List<TableTarget> prepareTables(Catalog catalog) throws IOException {
+    TableDefinition tables = job.tables();
+    TableIdentifier identifier = TableIdentifier.parse(tables.nameTemplate());
+    Schema schema = catalog.tableExists(identifier) ? null : schemaFromFirstEvent(identifier);
+    TableChecks.check(catalog, identifier, schema, tables, job.sinkOptions());
+    Table table =
+        CdcTables.createOrLoad(
+            catalog,
+            identifier,
+            schema,
+            tables.partitionBy(),
+            tables.formatVersionToCreate(),
+            tables.primaryKey());
+    return List.of(
+        new TableTarget(
+            file.origin(), file.origin(), identifier, new ChangeSchema(table.schema())));
+  }
+
+  @Override
+  public RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets) {
+    TableTarget target = targets.get(0);
+    FileSource<String> source =
+        FileSource.forRecordStreamFormat(
+                new TextLineInputFormat(), new Path(Paths.get(file.path()).toUri()))
+            .build();
+    SingleOutputStreamOperator<ChangeEvent> changes =
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "changes file " + file.origin())
+            .uid(OperatorUids.FILE_SOURCE)
+            .setParallelism(1)
+            .process(
+                new DebeziumJsonParseFunction(
+                    target.schema(),
+                    target.table().toString(),
+                    file.sequenceColumn(),
+                    file.origin(),
+                    job.deadLetters().policy()))
+            .returns(ChangeEventTypeInfo.of(target.schema()))
+            .name(OperatorUids.PARSE_DEBEZIUM_JSON_NAME)
+            .uid(OperatorUids.PARSE_DEBEZIUM_JSON)
+            .setParallelism(1);
+    return new RoutedChanges(
+        Map.of(target.table(), changes),
+        changes.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
+  }
+
+  @Override
+  public boolean prefixesSinkUids() {
+    return false;
+  }
+
+  @Override
+  public String jobName(List<TableTarget> targets) {
+    return "iceberg-cdc apply " + file.origin() + " -> " + targets.get(0).table();
+  }
+
+  /** The table schema that the Connect schema of the file's first event describes. */
+  private Schema schemaFromFirstEvent(TableIdentifier identifier) throws IOException {
+    try (BufferedReader reader =
+        Files.newBufferedReader(Paths.get(file.path()), StandardCharsets.UTF_8)) {
+      String line;
+      int number = 0;
+      while ((line = reader.readLine()) != null) {
+        number++;
+        if (line.isBlank()) {
+          continue;
+        }
+        JsonNode root = DebeziumJsonParser.readTree(line, file.path() + ":" + number);
+        if (root.has("schema") && root.has("payload")) {
+          return DebeziumSchemas.toIcebergSchema(root.get("schema"), job.tables().primaryKey());
+        }
+        throw new IllegalArgumentException(
+            "table "
+                + identifier
+                + " does not exist and the first event of "
+                + file.path()
+                + " (line "
+                + number
+                + ") carries no schema to create it from; create the table first, or write the"
+                + " events with Debezium's schemas enabled");
+      }
+    }
+    throw new IllegalArgumentException(
+        "table "
+            + identifier
+            + " does not exist and "
+            + file.path()
+            + " holds no event to create it from");
+  }
+}

@@ -1,0 +1,164 @@
+package io.icebergcdc.jobs.pipeline;
+
+import io.icebergcdc.cdc.SourceSchemaChangedException;
+import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.jobs.Checkpoints;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.CdcTables;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.client.JobExecutionException;
+import org.apache.flink.util.ExceptionUtils;
+import org.apache.flink.util.SerializedThrowable;
+import org.apache.iceberg.catalog.Catalog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a {@link JobDefinition}: composes it and executes it, to its end ({@link #run()}) or in the
+ * background ({@link #start()}).
+ *
+ * <p>A captured table whose schema changes while the job runs ends the job with {@link
+ * SourceSchemaChangedException}. {@link #run()} then evolves the Iceberg table, composes the job
+ * again from the new schemas and resumes it from its latest checkpoint.
+ */
+public final class JobRunner {
+
+  private static final Logger LOG = LoggerFactory.getLogger(JobRunner.class);
+
+  private final JobDefinition job;
+  private final CommitListener commitListener;
+  private volatile List<TableTarget> targets;
+
+  public JobRunner(JobDefinition job) {
+    this(job, null);
+  }
+
+  /** A runner whose sinks tell a listener of their commits, as tests that inject failures do. */
+  public JobRunner(JobDefinition job, CommitListener commitListener) {
+    this.job = job;
+    this.commitListener = commitListener;
+  }
+
+  /** Starts the job and returns at once. */
+  public JobClient start() throws Exception {
+    PipelineComposer.ComposedJob composed = compose(job);
+    return composed.environment().executeAsync(composed.name());
+  }
+
+  /**
+   * Runs the job until it ends, fails or is cancelled. When it ends because a source table's schema
+   * changed, evolves the table's Iceberg table and runs the job again, composed from the new
+   * schemas, from the ended job's latest completed checkpoint (or, if it completed none, from where
+   * it was itself started).
+   */
+  public void run() throws Exception {
+    JobDefinition current = job;
+    SourceSchemaChangedException previous = null;
+    while (true) {
+      try {
+        PipelineComposer.ComposedJob composed = compose(current);
+        composed.environment().execute(composed.name());
+        return;
+      } catch (Exception e) {
+        SourceSchemaChangedException change = schemaChange(e);
+        if (change == null
+            || change.sourceSchema() == null
+            || (previous != null
+                && previous.table().equals(change.table())
+                && previous.changes().equals(change.changes()))) {
+          // Not a schema change, one that cannot be followed, or the same change again after
+          // the table was evolved for it: the evolution did not take, and another round would
+          // only repeat it.
+          throw e;
+        }
+        previous = change;
+        evolve(change);
+        String checkpoint = resumePoint(current, e);
+        LOG.info(
+            "Source table {} changed its schema ({}); resuming from {}",
+            change.table(),
+            String.join("; ", change.changes()),
+            checkpoint == null ? "the start, no checkpoint was completed" : checkpoint);
+        current = current.restoringFrom(checkpoint);
+      }
+    }
+  }
+
+  /** The tables the job writes; known once it is composed. */
+  public List<TableTarget> targets() {
+    List<TableTarget> known = targets;
+    if (known == null) {
+      throw new IllegalStateException("the job is not composed yet");
+    }
+    return known;
+  }
+
+  private PipelineComposer.ComposedJob compose(JobDefinition definition) throws Exception {
+    PipelineComposer.ComposedJob composed = PipelineComposer.compose(definition, commitListener);
+    targets = composed.targets();
+    return composed;
+  }
+
+  /**
+   * Where a job that ended resumes: its own latest completed checkpoint, else where it was restored
+   * from itself, else the start.
+   */
+  private static String resumePoint(JobDefinition ended, Exception failure) {
+    JobExecutionException execution =
+        ExceptionUtils.findThrowable(failure, JobExecutionException.class).orElse(null);
+    if (execution != null) {
+      Optional<Path> own =
+          Checkpoints.latestOf(
+              ended.runtime().checkpointDirectory(), execution.getJobID().toString());
+      if (own.isPresent()) {
+        return own.get().toString();
+      }
+    }
+    return ended.runtime().restoreFrom();
+  }
+
+  private void evolve(SourceSchemaChangedException change) {
+    for (TableTarget target : targets()) {
+      if (target.source().equals(change.table())) {
+        Catalog catalog = job.catalog().loader().loadCatalog();
+        try {
+          List<String> done =
+              CdcTables.evolve(catalog.loadTable(target.table()), change.sourceSchema(), false);
+          LOG.info("Evolved Iceberg table {}: {}", target.table(), done);
+        } finally {
+          CatalogDefinition.close(catalog);
+        }
+        return;
+      }
+    }
+    throw new IllegalStateException(
+        "the job does not capture table " + change.table() + " that changed", change);
+  }
+
+  /** The schema change that ended a job, if that is what ended it. */
+  static SourceSchemaChangedException schemaChange(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof SourceSchemaChangedException change) {
+        return change;
+      }
+      if (t instanceof SerializedThrowable serialized
+          && SourceSchemaChangedException.class
+              .getName()
+              .equals(serialized.getOriginalErrorClassName())) {
+        Throwable original =
+            serialized.deserializeError(SourceSchemaChangedException.class.getClassLoader());
+        if (original instanceof SourceSchemaChangedException change) {
+          return change;
+        }
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,276 @@
+package io.icebergcdc.jobs.pipeline;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.debezium.DebeziumSchemas;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.KafkaTopics;
+import io.icebergcdc.jobs.kafka.KafkaRecord;
+import io.icebergcdc.jobs.kafka.KafkaRecordDeserializer;
+import io.icebergcdc.jobs.kafka.KafkaRouter;
+import io.icebergcdc.sink.CdcTables;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Pattern;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * Kafka topics of change events: a {@link KafkaSource} (its offsets live in Flink's checkpoints)
+ * and a router that parses each record for its topic's table. Topics given by a pattern are listed
+ * when the job starts; for Debezium JSON, a table missing in the catalog is created from the
+ * Connect schema of the first record of its topic that carries one.
+ */
+final class KafkaSourceTranslator implements SourceTranslator {
+
+  private static final Duration SCHEMA_LOOKUP_TIMEOUT = Duration.ofSeconds(30);
+
+  private final JobDefinition job;
+  private final KafkaTopics kafka;
+
+  KafkaSourceTranslator(JobDefinition job, KafkaTopics kafka) {
+    this.job = job;
+    this.kafka = kafka;
+  }
+
+  @Override
+  public List<TableTarget> prepareTables(Catalog catalog) throws Exception {
+    List<String> primaryKey = job.tables().primaryKey();
+    int formatVersion = job.tables().formatVersionToCreate();
+    List<TableTarget> targets = new ArrayList<>();
+    for (String topic : topics()) {
+      TableIdentifier identifier = TableIdentifier.parse(job.tables().nameOfTopic(topic));
+      Table table;
+      if (catalog.tableExists(identifier)) {
+        TableChecks.check(catalog, identifier, null, job.tables(), job.sinkOptions());
+        table = catalog.loadTable(identifier);
+        if (!primaryKey.isEmpty()) {
+          // Checks that the table's key is the one the user named.
+          CdcTables.createOrLoad(catalog, identifier, null, null, formatVersion, primaryKey);
+        }
+      } else if (!kafka.format().equals(KafkaTopics.DEBEZIUM_JSON)) {
+        throw new IllegalArgumentException(
+            "table "
+                + identifier
+                + " does not exist; "
+                + kafka.format()
+                + " records carry no schema to create it from, create it first with the primary"
+                + " key as identifier fields");
+      } else {
+        Schema schema = schemaFromTopic(topic, identifier);
+        TableChecks.check(catalog, identifier, schema, job.tables(), job.sinkOptions());
+        table =
+            CdcTables.createOrLoad(
+                catalog,
+                identifier,
+                schema,
+                null,
+                formatVersion,
+                List.copyOf(schema.identifierFieldNames()));
+      }
+      targets.add(new TableTarget(topic, topic, identifier, new ChangeSchema(table.schema())));
+    }
+    return targets;
+  }
+
+  @Override
+  public RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets) {
+    Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
+    Map<String, String> tableNames = new LinkedHashMap<>();
+    List<String> topics = new ArrayList<>();
+    for (TableTarget target : targets) {
+      schemas.put(target.route(), target.schema());
+      tableNames.put(target.route(), target.table().toString());
+      topics.add(target.route());
+    }
+    KafkaSource<KafkaRecord> source =
+        KafkaSource.<KafkaRecord>builder()
+            .setBootstrapServers(kafka.bootstrapServers())
+            .setTopics(topics)
+            .setGroupId(kafka.groupId())
+            .setStartingOffsets(startingOffsets(kafka.startingOffsets()))
+            .setDeserializer(new KafkaRecordDeserializer())
+            .setProperties(consumerProperties(kafka))
+            .build();
+    KafkaRouter router =
+        new KafkaRouter(
+            schemas,
+            tableNames,
+            kafka.sequenceColumn(),
+            kafka.format(),
+            job.deadLetters().policy());
+    SingleOutputStreamOperator<ChangeEvent> routed =
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)
+            .uid(OperatorUids.KAFKA_SOURCE)
+            .process(router)
+            .returns(ChangeEventTypeInfo.of(targets.get(0).schema()))
+            .name(OperatorUids.ROUTE_KAFKA_NAME)
+            .uid(OperatorUids.ROUTE_KAFKA);
+    Map<TableIdentifier, DataStream<ChangeEvent>> changes = new LinkedHashMap<>();
+    for (TableTarget target : targets) {
+      changes.put(target.table(), routed.getSideOutput(router.outputOf(target.route())));
+    }
+    return new RoutedChanges(changes, routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
+  }
+
+  @Override
+  public boolean prefixesSinkUids() {
+    return true;
+  }
+
+  @Override
+  public String jobName(List<TableTarget> targets) {
+    return "iceberg-cdc kafka "
+        + kafka.bootstrapServers()
+        + " "
+        + targets.stream().map(TableTarget::route).toList();
+  }
+
+  /** Where a job without state starts reading. */
+  static OffsetsInitializer startingOffsets(String option) {
+    switch (option) {
+      case "earliest":
+        return OffsetsInitializer.earliest();
+      case "latest":
+        return OffsetsInitializer.latest();
+      case "committed":
+        return OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+      default:
+        if (option.startsWith("timestamp:")) {
+          try {
+            return OffsetsInitializer.timestamp(Long.parseLong(option.substring(10)));
+          } catch (NumberFormatException e) {
+            // falls through to the message below
+          }
+        }
+        throw new IllegalArgumentException(
+            "starting offsets must be earliest, latest, committed or timestamp:<epoch millis>,"
+                + " not '"
+                + option
+                + "'");
+    }
+  }
+
+  /** The consumer's properties: the user's, reading only committed records by default. */
+  static Properties consumerProperties(KafkaTopics kafka) {
+    Properties properties = new Properties();
+    properties.putAll(kafka.kafkaProperties());
+    properties.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    return properties;
+  }
+
+  /** The topics to read: the given ones, or those matching the pattern now. */
+  private List<String> topics() throws Exception {
+    if (kafka.topicPattern() == null) {
+      return kafka.topics();
+    }
+    Properties properties = consumerProperties(kafka);
+    properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    properties.remove(ConsumerConfig.ISOLATION_LEVEL_CONFIG);
+    Pattern pattern = Pattern.compile(kafka.topicPattern());
+    List<String> matching = new ArrayList<>();
+    try (Admin admin = Admin.create(properties)) {
+      for (String topic : admin.listTopics().names().get()) {
+        if (pattern.matcher(topic).matches()) {
+          matching.add(topic);
+        }
+      }
+    }
+    if (matching.isEmpty()) {
+      throw new IllegalArgumentException(
+          "no topic of " + kafka.bootstrapServers() + " matches " + kafka.topicPattern());
+    }
+    matching.sort(null);
+    return matching;
+  }
+
+  /**
+   * The table schema that the first record of the topic with a Connect schema describes, with the
+   * primary key given to the job or else the fields of that record's key.
+   */
+  private Schema schemaFromTopic(String topic, TableIdentifier identifier) {
+    Properties properties = consumerProperties(kafka);
+    properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    List<String> primaryKey = job.tables().primaryKey();
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<TopicPartition> partitions = new ArrayList<>();
+      for (PartitionInfo info : consumer.partitionsFor(topic, SCHEMA_LOOKUP_TIMEOUT)) {
+        partitions.add(new TopicPartition(topic, info.partition()));
+      }
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+      long deadline = System.nanoTime() + SCHEMA_LOOKUP_TIMEOUT.toNanos();
+      while (System.nanoTime() < deadline) {
+        for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+          if (record.value() == null) {
+            continue;
+          }
+          String locator = "topic " + topic + "/" + record.partition() + "@" + record.offset();
+          JsonNode value =
+              DebeziumJsonParser.readTree(
+                  new String(record.value(), StandardCharsets.UTF_8), locator);
+          if (value.has("schema") && value.has("payload")) {
+            List<String> key = primaryKey.isEmpty() ? keyFields(record.key(), locator) : primaryKey;
+            return DebeziumSchemas.toIcebergSchema(value.get("schema"), key);
+          }
+        }
+        if (partitions.stream().allMatch(p -> consumer.position(p) >= ends.get(p))) {
+          break;
+        }
+      }
+    }
+    throw new IllegalArgumentException(
+        "table "
+            + identifier
+            + " does not exist and topic "
+            + topic
+            + " holds no event with a schema to create it from; create the table first, or write"
+            + " the events with Debezium's schemas enabled");
+  }
+
+  /** The primary key as Debezium writes it: the fields of the record's key. */
+  private static List<String> keyFields(byte[] key, String locator) {
+    if (key == null) {
+      throw new IllegalArgumentException(
+          locator + " has no key to take the primary key from; give --primary-key");
+    }
+    JsonNode node = DebeziumJsonParser.readTree(new String(key, StandardCharsets.UTF_8), locator);
+    JsonNode fields = node.has("payload") ? node.get("payload") : node;
+    List<String> names = new ArrayList<>();
+    fields.fieldNames().forEachRemaining(names::add);
+    if (!fields.isObject() || names.isEmpty()) {
+      throw new IllegalArgumentException(
+          locator + ": its key is no JSON object of key columns; give --primary-key");
+    }
+    return names;
+  }
+}

@@ -1,0 +1,30 @@
+package io.icebergcdc.jobs.pipeline;
+
+/**
+ * The uids and names of the operators the composer adds around the sinks. A savepoint maps its
+ * state to operators by uid: a changed uid here is a breaking change of restore, and the README
+ * says so. The uids are those of earlier versions of the job jar.
+ *
+ * <p>The sink's own operators (dedup, writers, committer) take their uids from the sink, prefixed
+ * per table with the Iceberg table's name ({@code db.table/...}) when a job writes several tables;
+ * the single table of a file job has no prefix, as before.
+ */
+final class OperatorUids {
+
+  private OperatorUids() {}
+
+  static final String FILE_SOURCE = "file-source";
+  static final String PARSE_DEBEZIUM_JSON = "parse-debezium-json";
+  static final String DEBEZIUM_SOURCE = "debezium-source";
+  static final String ROUTE_DEBEZIUM = "route-debezium";
+  static final String KAFKA_SOURCE = "kafka-source";
+  static final String ROUTE_KAFKA = "route-kafka";
+  static final String DEAD_LETTER_FILES = "dead-letter-sink";
+  static final String DEAD_LETTER_TOPIC = "dead-letter-topic";
+
+  static final String PARSE_DEBEZIUM_JSON_NAME = "parse Debezium JSON";
+  static final String ROUTE_DEBEZIUM_NAME = "parse and route Debezium changes";
+  static final String ROUTE_KAFKA_NAME = "parse and route Kafka changes";
+  static final String DEAD_LETTERS_AS_JSON_NAME = "dead letters as JSON";
+  static final String DEAD_LETTER_FILES_NAME = "dead-letter files";
+}

@@ -1,0 +1,57 @@
+package io.icebergcdc.jobs.pipeline;
+
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.sink.CatalogDefinition;
+import java.util.List;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.flink.CatalogLoader;
+
+/**
+ * Builds the Flink job of a {@link JobDefinition}, stage by stage: the tables made ready in the
+ * catalog, then {@code source -> parse/route} ({@link SourceTranslator}), {@code dedup -> write ->
+ * commit} per table ({@link SinkTranslator}), and the dead letters ({@link DeadLetterTranslator}),
+ * in the environment of its runtime definition ({@link RuntimeTranslator}). The operators' uids
+ * come from {@link OperatorUids} and the sink.
+ */
+public final class PipelineComposer {
+
+  private PipelineComposer() {}
+
+  /** A composed job: its environment, ready to execute, its name, and the tables it writes. */
+  public record ComposedJob(
+      StreamExecutionEnvironment environment, String name, List<TableTarget> targets) {}
+
+  /** Prepares the job's tables and builds its job graph. */
+  public static ComposedJob compose(JobDefinition job) throws Exception {
+    return compose(job, null);
+  }
+
+  /**
+   * Prepares the job's tables and builds its job graph, with a listener of every table's commits
+   * (tests use it to inject failures around commits), or null.
+   */
+  public static ComposedJob compose(JobDefinition job, CommitListener commitListener)
+      throws Exception {
+    SourceTranslator source = SourceTranslator.of(job);
+    CatalogLoader catalogLoader = job.catalog().loader();
+    List<TableTarget> targets;
+    Catalog catalog = catalogLoader.loadCatalog();
+    try {
+      targets = source.prepareTables(catalog);
+    } finally {
+      CatalogDefinition.close(catalog);
+    }
+
+    StreamExecutionEnvironment env = RuntimeTranslator.environment(job.runtime());
+    RoutedChanges routed = source.translate(env, targets);
+    DataStream<DeadLetter> deadLetters =
+        SinkTranslator.apply(
+            routed, catalogLoader, job.sinkOptions(), source.prefixesSinkUids(), commitListener);
+    DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());
+    return new ComposedJob(env, source.jobName(targets), targets);
+  }
+}

@@ -1,0 +1,45 @@
+package io.icebergcdc.jobs.pipeline;
+
+import io.icebergcdc.jobs.definition.ChangelogFile;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.KafkaTopics;
+import java.util.List;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.catalog.Catalog;
+
+/**
+ * The first stage of a job: the tables its source feeds, made ready in the catalog, and the source
+ * with its parser or router, which splits the changes by table.
+ */
+interface SourceTranslator {
+
+  /** The translator of a job's source. */
+  static SourceTranslator of(JobDefinition job) {
+    if (job.source() instanceof ChangelogFile file) {
+      return new FileSourceTranslator(job, file);
+    }
+    if (job.source() instanceof DatabaseSource database) {
+      return new DatabaseSourceTranslator(job, database);
+    }
+    return new KafkaSourceTranslator(job, (KafkaTopics) job.source());
+  }
+
+  /**
+   * Creates the tables that are missing (from the source's schema) and loads the others; called
+   * before anything is added to the job.
+   */
+  List<TableTarget> prepareTables(Catalog catalog) throws Exception;
+
+  /** Adds the source and its parser to the job. */
+  RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets);
+
+  /**
+   * Whether each table's sink takes the table's name as uid prefix: every source but the file,
+   * whose one table's operators had unprefixed uids in earlier versions.
+   */
+  boolean prefixesSinkUids();
+
+  /** The Flink job's name. */
+  String jobName(List<TableTarget> targets);
+}

@@ -1,0 +1,90 @@
+package io.icebergcdc.jobs.pipeline;
+
+import io.icebergcdc.jobs.definition.JobDefinitionException;
+import io.icebergcdc.jobs.definition.TableDefinition;
+import io.icebergcdc.sink.CdcTables;
+import io.icebergcdc.sink.Distribution;
+import io.icebergcdc.sink.SinkOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * Checks of a job's tables against its definition, before the job creates or changes anything: an
+ * existing table must have the partition spec and format version the definition asks for, if it
+ * asks; a distribution by partition needs a partitioned table.
+ */
+final class TableChecks {
+
+  private TableChecks() {}
+
+  /**
+   * Checks the table of a definition, existing or to be created with {@code schema} (null when it
+   * exists).
+   */
+  static void check(
+      Catalog catalog,
+      TableIdentifier identifier,
+      Schema schema,
+      TableDefinition tables,
+      Configuration sinkOptions) {
+    boolean partitioned;
+    if (catalog.tableExists(identifier)) {
+      Table table = catalog.loadTable(identifier);
+      if (tables.partitionBy() != null) {
+        PartitionSpec asked = CdcTables.parsePartitionSpec(table.schema(), tables.partitionBy());
+        if (!asked.compatibleWith(table.spec())) {
+          throw new JobDefinitionException(
+              "table "
+                  + identifier
+                  + " exists partitioned by "
+                  + describe(table.spec())
+                  + ", not by "
+                  + describe(asked)
+                  + " as asked; drop the partition flag or write to another table");
+        }
+      }
+      int version = formatVersion(table);
+      if (tables.formatVersion() != null && tables.formatVersion() != version) {
+        throw new JobDefinitionException(
+            "table "
+                + identifier
+                + " exists with format version "
+                + version
+                + ", not "
+                + tables.formatVersion()
+                + " as asked; drop --format-version or write to another table");
+      }
+      partitioned = table.spec().isPartitioned();
+    } else {
+      partitioned =
+          schema != null
+              && tables.partitionBy() != null
+              && CdcTables.parsePartitionSpec(schema, tables.partitionBy()).isPartitioned();
+    }
+    if (!partitioned && sinkOptions.get(SinkOptions.DISTRIBUTION) == Distribution.PARTITION) {
+      throw new JobDefinitionException(
+          "table "
+              + identifier
+              + " is not partitioned: distribution by partition needs a partitioned table; use"
+              + " distribution primary_key or partition the table");
+    }
+  }
+
+  private static int formatVersion(Table table) {
+    return ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion();
+  }
+
+  private static String describe(PartitionSpec spec) {
+    if (spec.isUnpartitioned()) {
+      return "nothing (unpartitioned)";
+    }
+    return spec.fields().stream()
+        .map(f -> f.transform() + "(" + spec.schema().findColumnName(f.sourceId()) + ")")
+        .reduce((a, b) -> a + ", " + b)
+        .orElse("");
+  }
+}
