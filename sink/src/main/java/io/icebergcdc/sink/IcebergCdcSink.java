@@ -278,7 +278,11 @@ public final class IcebergCdcSink {
         .transform(
             "commit to Iceberg",
             Types.VOID,
-            new IcebergCommitterOperator(tableLoader, commitListener, overwrite))
+            new IcebergCommitterOperator(
+                tableLoader,
+                commitListener,
+                overwrite,
+                options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT)))
         .uid(uids.committer())
         .setParallelism(1)
         .setMaxParallelism(1)

@@ -1,6 +1,7 @@
 package io.icebergcdc.sink;
 
 import io.icebergcdc.dedup.DedupOptions;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -67,6 +68,17 @@ public final class SinkOptions {
                   + " file from Parquet again. The files written first are forgotten first; a"
                   + " file not held is read. 0 keeps none.");
 
+  public static final ConfigOption<Duration> COMMIT_CATALOG_RETRY_TIMEOUT =
+      ConfigOptions.key("sink.commit.catalog-retry-timeout")
+          .durationType()
+          .defaultValue(Duration.ofMinutes(5))
+          .withDescription(
+              "How long the committer keeps trying a commit while the catalog cannot be reached"
+                  + " (refused or timed-out connections, 503 answers), pausing 1 s, then up to 15"
+                  + " s, between attempts; a commit whose answer was lost is looked up in the"
+                  + " snapshot log first. Past it the job fails. Keep it below the checkpoint"
+                  + " timeout: no checkpoint completes while the committer waits.");
+
   public static final ConfigOption<Integer> PARALLELISM =
       ConfigOptions.key("sink.parallelism")
           .intType()
@@ -101,6 +113,7 @@ public final class SinkOptions {
         BOOTSTRAP_INDEX,
         COMPACTION_DELETED_RATIO,
         COMPACTION_CACHE_SIZE,
+        COMMIT_CATALOG_RETRY_TIMEOUT,
         PARALLELISM,
         UID_PREFIX,
         OVERWRITE_ALLOW_EMPTY_INPUT,

@@ -8,6 +8,7 @@ import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -68,8 +69,10 @@ import org.slf4j.LoggerFactory;
  * <p><b>Failures:</b> Iceberg retries a commit that lost a race with another writer
  * (commit.retry.num-retries), re-validating it against what the other writer committed; a conflict
  * that validation rejects, a commit whose outcome is unknown, and any other error fail the job with
- * a message naming the table and checkpoint. After a commit of unknown outcome, the restore decides
- * from the snapshot log.
+ * a message naming the table and checkpoint. A catalog that cannot be reached makes the commit wait
+ * and try again, for a bounded time ({@link CatalogOutage}); a commit of unknown outcome is then
+ * looked up in the snapshot log before it is tried again. After a failure, the restore decides from
+ * the snapshot log.
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
@@ -90,6 +93,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private final TableLoader tableLoader;
   private final CommitListener listener;
   private final Overwrite overwrite;
+  private final Duration catalogRetryTimeout;
+
+  /** How long a commit is tried again while the catalog cannot be reached, by default. */
+  public static final Duration DEFAULT_CATALOG_RETRY_TIMEOUT = Duration.ofMinutes(5);
 
   private transient Table table;
 
@@ -114,9 +121,22 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    */
   public IcebergCommitterOperator(
       TableLoader tableLoader, CommitListener listener, Overwrite overwrite) {
+    this(tableLoader, listener, overwrite, DEFAULT_CATALOG_RETRY_TIMEOUT);
+  }
+
+  /**
+   * @param catalogRetryTimeout how long a commit is tried again while the catalog cannot be
+   *     reached, before the job fails
+   */
+  public IcebergCommitterOperator(
+      TableLoader tableLoader,
+      CommitListener listener,
+      Overwrite overwrite,
+      Duration catalogRetryTimeout) {
     this.tableLoader = tableLoader;
     this.listener = listener == null ? new CommitListener() {} : listener;
     this.overwrite = overwrite;
+    this.catalogRetryTimeout = catalogRetryTimeout;
   }
 
   @Override
@@ -263,7 +283,47 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
   }
 
+  /**
+   * Commits one checkpoint, waiting out a catalog that cannot be reached ({@link CatalogOutage}):
+   * after a failed attempt, the snapshot log says whether the attempt committed after all.
+   */
   private void commit(
+      long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
+    CatalogOutage outage = new CatalogOutage(catalogRetryTimeout);
+    while (true) {
+      try {
+        if (outage.failures() > 0) {
+          table.refresh();
+          if (CommitHistory.maxCommittedCheckpointId(table, commitJobId, operatorId)
+              >= checkpointId) {
+            LOG.info(
+                "Checkpoint {} was committed to table {} by the attempt whose answer was lost",
+                checkpointId,
+                table.name());
+            return;
+          }
+        }
+        commitWithRebuilds(checkpointId, committable, carried, commitJobId);
+        return;
+      } catch (RuntimeException e) {
+        outage.pauseOrThrow(e);
+        LOG.warn(
+            "The catalog of table {} cannot be reached to commit checkpoint {} (attempt {});"
+                + " trying again for up to {}: {}",
+            table.name(),
+            checkpointId,
+            outage.failures(),
+            catalogRetryTimeout,
+            e.toString());
+      }
+    }
+  }
+
+  /**
+   * Commits one checkpoint, building its position deletes again when a concurrent change of the
+   * table conflicts with them.
+   */
+  private void commitWithRebuilds(
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
     ChangeStats stats = committable.stats().plus(carried);
     for (int attempt = 1; ; attempt++) {

@@ -43,6 +43,7 @@ final class JobFlags {
           SinkOptions.BOOTSTRAP_INDEX,
           SinkOptions.COMPACTION_DELETED_RATIO,
           SinkOptions.COMPACTION_CACHE_SIZE,
+          SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT,
           DedupOptions.TOMBSTONE_TTL,
           DedupOptions.ON_AMBIGUOUS_CHANGE,
           DedupOptions.INDEX_MAX_KEYS);
@@ -54,6 +55,7 @@ final class JobFlags {
           Flag.of(SinkOptions.BOOTSTRAP_INDEX, "true|false"),
           Flag.of(SinkOptions.COMPACTION_DELETED_RATIO, "<0..1>"),
           Flag.of(SinkOptions.COMPACTION_CACHE_SIZE, "<size>"),
+          Flag.of(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT, "<duration>"),
           Flag.of(DedupOptions.TOMBSTONE_TTL, "<duration>"),
           Flag.of(DedupOptions.ON_AMBIGUOUS_CHANGE, "fail|dead_letter"),
           Flag.of(DedupOptions.INDEX_MAX_KEYS, "<N>"));
@@ -117,6 +119,11 @@ final class JobFlags {
       } catch (IllegalArgumentException e) {
         throw args.invalid("compaction-cache-size", cacheSize, "a size such as 64mb or 1gb");
       }
+    }
+    if (args.has("commit-catalog-retry-timeout")) {
+      options.set(
+          SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT,
+          args.duration("commit-catalog-retry-timeout", null));
     }
     if (args.has("tombstone-ttl")) {
       options.set(DedupOptions.TOMBSTONE_TTL, args.duration("tombstone-ttl", null));

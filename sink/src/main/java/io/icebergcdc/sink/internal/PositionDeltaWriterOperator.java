@@ -491,7 +491,14 @@ public final class PositionDeltaWriterOperator<K>
             .reversed());
     // Compaction copies what the table holds now: only files still in it, without the rows that
     // anyone (another engine too) has deleted from them.
-    table.refresh();
+    try {
+      table.refresh();
+    } catch (RuntimeException e) {
+      // A catalog out of reach for a while: the committer waits for it; compaction, which can
+      // always wait, tries again at a later checkpoint.
+      LOG.warn("Table {} cannot be refreshed, compaction waits: {}", table.name(), e.toString());
+      return;
+    }
     LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
     long budget = Math.max(MIN_COMPACTION_ROWS, rowsWritten);
     long moved = 0;

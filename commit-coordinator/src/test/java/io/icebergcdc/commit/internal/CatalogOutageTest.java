@@ -1,0 +1,57 @@
+package io.icebergcdc.commit.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.ConnectException;
+import java.time.Duration;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.NotAuthorizedException;
+import org.apache.iceberg.exceptions.RESTException;
+import org.apache.iceberg.exceptions.ServiceUnavailableException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.junit.jupiter.api.Test;
+
+class CatalogOutageTest {
+
+  @Test
+  void anUnreachableOrUnavailableCatalogIsAnOutage() {
+    assertThat(
+            CatalogOutage.isOutage(
+                new RESTException(new ConnectException("Connection refused"), "POST failed")))
+        .isTrue();
+    assertThat(CatalogOutage.isOutage(new ServiceUnavailableException("503"))).isTrue();
+    assertThat(
+            CatalogOutage.isOutage(
+                new IllegalStateException(
+                    "commit", new CommitStateUnknownException(new RuntimeException("reset")))))
+        .isTrue();
+  }
+
+  @Test
+  void aRefusalIsNoOutage() {
+    assertThat(CatalogOutage.isOutage(new NotAuthorizedException("bad token"))).isFalse();
+    assertThat(CatalogOutage.isOutage(new ValidationException("conflict"))).isFalse();
+    assertThat(CatalogOutage.isOutage(new IllegalStateException("injected"))).isFalse();
+  }
+
+  @Test
+  void pausesUntilTheTimeIsUpThenRethrows() {
+    CatalogOutage outage = new CatalogOutage(Duration.ofMillis(1_500));
+    RuntimeException down = new RESTException(new ConnectException("refused"), "down");
+    long start = System.nanoTime();
+    outage.pauseOrThrow(down); // 1 s
+    outage.pauseOrThrow(down); // the rest of the 1.5 s
+    assertThatThrownBy(() -> outage.pauseOrThrow(down)).isSameAs(down);
+    assertThat(outage.failures()).isEqualTo(3);
+    assertThat(System.nanoTime() - start)
+        .isGreaterThanOrEqualTo(Duration.ofMillis(1_400).toNanos());
+  }
+
+  @Test
+  void rethrowsWhatIsNoOutageAtOnce() {
+    CatalogOutage outage = new CatalogOutage(Duration.ofMinutes(5));
+    RuntimeException refused = new NotAuthorizedException("bad token");
+    assertThatThrownBy(() -> outage.pauseOrThrow(refused)).isSameAs(refused);
+  }
+}
