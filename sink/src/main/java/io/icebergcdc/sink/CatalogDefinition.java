@@ -191,6 +191,33 @@ public final class CatalogDefinition implements Serializable {
   }
 
   /**
+   * Loads the catalog here, for a moment (to create tables, to inspect one), with a failure told as
+   * one line naming the catalog: unreachable, refused credentials, a class that is missing.
+   */
+  public Catalog connect() {
+    try {
+      return loader().loadCatalog();
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(
+          "catalog " + describe() + " cannot be used: " + rootCause(e), e);
+    }
+  }
+
+  /** The innermost message of a failure, with the type of the exception that carries it. */
+  public static String rootCause(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String message = root.getMessage();
+    String outer = e.getMessage();
+    if (root != e && outer != null && !outer.equals(message)) {
+      return outer + " (" + root.getClass().getSimpleName() + ": " + message + ")";
+    }
+    return root.getClass().getSimpleName() + ": " + message;
+  }
+
+  /**
    * Closes a catalog loaded for a moment (to create tables, say): a REST catalog holds an HTTP
    * client and a thread that refreshes its token.
    */

@@ -45,7 +45,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
   }
 
   @Override
-  public List<TableTarget> prepareTables(Catalog catalog) {
+  public List<TableTarget> prepareTables(TablePreparation preparation) {
+    Catalog catalog = preparation.catalog();
     captured = SourceTables.discover(source);
     List<TableTarget> targets = new ArrayList<>();
     for (CapturedTable table : captured) {
@@ -54,8 +55,7 @@ final class DatabaseSourceTranslator implements SourceTranslator {
               job.tables().nameOf(table.namespace(), table.name(), source.database()));
       TableChecks.check(catalog, identifier, table.schema(), job.tables(), job.sinkOptions());
       Table iceberg =
-          CdcTables.createOrLoad(
-              catalog,
+          preparation.createOrLoad(
               identifier,
               table.schema(),
               null,

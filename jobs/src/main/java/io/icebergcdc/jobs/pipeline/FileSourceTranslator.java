@@ -10,7 +10,6 @@ import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.jobs.definition.ChangelogFile;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.TableDefinition;
-import io.icebergcdc.sink.CdcTables;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -44,14 +43,14 @@ final class FileSourceTranslator implements SourceTranslator {
   }
 
   @Override
-  public List<TableTarget> prepareTables(Catalog catalog) throws IOException {
+  public List<TableTarget> prepareTables(TablePreparation preparation) throws IOException {
+    Catalog catalog = preparation.catalog();
     TableDefinition tables = job.tables();
     TableIdentifier identifier = TableIdentifier.parse(tables.nameTemplate());
     Schema schema = catalog.tableExists(identifier) ? null : schemaFromFirstEvent(identifier);
     TableChecks.check(catalog, identifier, schema, tables, job.sinkOptions());
     Table table =
-        CdcTables.createOrLoad(
-            catalog,
+        preparation.createOrLoad(
             identifier,
             schema,
             tables.partitionBy(),

@@ -12,7 +12,6 @@ import io.icebergcdc.jobs.definition.KafkaTopics;
 import io.icebergcdc.jobs.kafka.KafkaRecord;
 import io.icebergcdc.jobs.kafka.KafkaRecordDeserializer;
 import io.icebergcdc.jobs.kafka.KafkaRouter;
-import io.icebergcdc.sink.CdcTables;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,7 +59,8 @@ final class KafkaSourceTranslator implements SourceTranslator {
   }
 
   @Override
-  public List<TableTarget> prepareTables(Catalog catalog) throws Exception {
+  public List<TableTarget> prepareTables(TablePreparation preparation) throws Exception {
+    Catalog catalog = preparation.catalog();
     List<String> primaryKey = job.tables().primaryKey();
     int formatVersion = job.tables().formatVersionToCreate();
     List<TableTarget> targets = new ArrayList<>();
@@ -72,7 +72,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
         table = catalog.loadTable(identifier);
         if (!primaryKey.isEmpty()) {
           // Checks that the table's key is the one the user named.
-          CdcTables.createOrLoad(catalog, identifier, null, null, formatVersion, primaryKey);
+          preparation.createOrLoad(identifier, null, null, formatVersion, primaryKey);
         }
       } else if (!kafka.format().equals(KafkaTopics.DEBEZIUM_JSON)) {
         throw new IllegalArgumentException(
@@ -86,8 +86,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
         Schema schema = schemaFromTopic(topic, identifier);
         TableChecks.check(catalog, identifier, schema, job.tables(), job.sinkOptions());
         table =
-            CdcTables.createOrLoad(
-                catalog,
+            preparation.createOrLoad(
                 identifier,
                 schema,
                 null,

@@ -39,9 +39,14 @@ public final class PipelineComposer {
     SourceTranslator source = SourceTranslator.of(job);
     CatalogLoader catalogLoader = job.catalog().loader();
     List<TableTarget> targets;
-    Catalog catalog = catalogLoader.loadCatalog();
+    Catalog catalog = job.catalog().connect();
+    TablePreparation preparation = new TablePreparation(catalog, job.catalog());
     try {
-      targets = source.prepareTables(catalog);
+      targets = source.prepareTables(preparation);
+      preparation.probeStorage(targets);
+    } catch (Exception e) {
+      preparation.rollback();
+      throw e;
     } finally {
       CatalogDefinition.close(catalog);
     }

@@ -6,7 +6,6 @@ import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.KafkaTopics;
 import java.util.List;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.iceberg.catalog.Catalog;
 
 /**
  * The first stage of a job: the tables its source feeds, made ready in the catalog, and the source
@@ -29,7 +28,7 @@ interface SourceTranslator {
    * Creates the tables that are missing (from the source's schema) and loads the others; called
    * before anything is added to the job.
    */
-  List<TableTarget> prepareTables(Catalog catalog) throws Exception;
+  List<TableTarget> prepareTables(TablePreparation preparation) throws Exception;
 
   /** Adds the source and its parser to the job. */
   RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets);
