@@ -48,7 +48,6 @@ import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -121,39 +120,6 @@ class ApplyChangelogITCase {
         .loadTable(TABLE);
   }
 
-  private static List<Snapshot> snapshots(Table table) {
-    List<Snapshot> snapshots = new ArrayList<>();
-    SnapshotUtil.currentAncestors(table).forEach(s -> snapshots.add(0, s));
-    return snapshots;
-  }
-
-  /** Every snapshot of ours commits one checkpoint, each checkpoint at most once, in order. */
-  private static void assertOneCommitPerCheckpoint(List<Snapshot> snapshots) {
-    long previous = -1;
-    Set<String> jobs = new HashSet<>();
-    for (Snapshot snapshot : snapshots) {
-      Map<String, String> summary = snapshot.summary();
-      if (!summary.containsKey(SnapshotSummaryKeys.JOB_ID)) {
-        continue; // another writer's snapshot
-      }
-      assertThat(summary)
-          .containsKeys(
-              SnapshotSummaryKeys.OPERATOR_ID,
-              SnapshotSummaryKeys.ROWS_INSERTED,
-              SnapshotSummaryKeys.ROWS_UPDATED,
-              SnapshotSummaryKeys.ROWS_DELETED,
-              SnapshotSummaryKeys.STALE_DROPPED,
-              SnapshotSummaryKeys.DUPLICATES_DROPPED,
-              SnapshotSummaryKeys.DELETES_FELL_BACK,
-              SnapshotSummaryKeys.SOURCE_POSITION);
-      long checkpoint = Long.parseLong(summary.get(SnapshotSummaryKeys.CHECKPOINT_ID));
-      assertThat(checkpoint).as("checkpoints commit once each, in order").isGreaterThan(previous);
-      previous = checkpoint;
-      jobs.add(summary.get(SnapshotSummaryKeys.JOB_ID));
-    }
-    assertThat(jobs).hasSize(1);
-  }
-
   private static long sum(List<Snapshot> snapshots, String key) {
     return snapshots.stream()
         .mapToLong(s -> Long.parseLong(s.summary().getOrDefault(key, "0")))
@@ -198,9 +164,9 @@ class ApplyChangelogITCase {
 
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
-    List<Snapshot> snapshots = snapshots(table);
+    List<Snapshot> snapshots = Commits.snapshots(table);
     assertThat(snapshots.size()).isGreaterThan(1);
-    assertOneCommitPerCheckpoint(snapshots);
+    Commits.assertOneCommitPerCheckpoint(snapshots);
     assertDeleteFilesOf(table, mode);
     // Every delivered change is applied, or dropped as stale or duplicate and counted.
     assertThat(sum(snapshots, SnapshotSummaryKeys.DUPLICATES_DROPPED))
@@ -225,13 +191,13 @@ class ApplyChangelogITCase {
     Table table = table();
     assertThat(TableUtil.formatVersion(table)).isEqualTo(3);
     assertThat(changelog.model().differences(table, 20)).isEmpty();
-    assertOneCommitPerCheckpoint(snapshots(table));
+    Commits.assertOneCommitPerCheckpoint(Commits.snapshots(table));
     assertDeleteFilesOf(table, DeleteMode.POSITION);
     // Distribution by partition: each partition is written by one writer subtask, whose index
     // starts the names of its files. (A snapshot may add two files of a partition: the last one
     // commits what the end of input flushed and what the final checkpoint compacted.)
     Map<String, Set<String>> writersByPartition = new TreeMap<>();
-    for (Snapshot snapshot : snapshots(table)) {
+    for (Snapshot snapshot : Commits.snapshots(table)) {
       for (DataFile file : snapshot.addedDataFiles(table.io())) {
         String name = Path.of(file.location()).getFileName().toString();
         writersByPartition
@@ -268,10 +234,10 @@ class ApplyChangelogITCase {
     assertThat(InjectedCommitFailures.AFTER.get()).as("failures after a commit").isBetween(1, 2);
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
-    assertOneCommitPerCheckpoint(snapshots(table));
+    Commits.assertOneCommitPerCheckpoint(Commits.snapshots(table));
     assertDeleteFilesOf(table, mode);
     if (mode == DeleteMode.POSITION) {
-      assertThat(sum(snapshots(table), SnapshotSummaryKeys.DATA_FILES_COMPACTED))
+      assertThat(sum(Commits.snapshots(table), SnapshotSummaryKeys.DATA_FILES_COMPACTED))
           .as("data files compacted by the writers, across the restores")
           .isPositive();
     }
@@ -293,8 +259,8 @@ class ApplyChangelogITCase {
     assertThat(RewriteEverything.REWRITES.get()).isBetween(1, 2);
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
-    assertOneCommitPerCheckpoint(snapshots(table));
-    assertThat(sum(snapshots(table), SnapshotSummaryKeys.DELETES_FELL_BACK))
+    Commits.assertOneCommitPerCheckpoint(Commits.snapshots(table));
+    assertThat(sum(Commits.snapshots(table), SnapshotSummaryKeys.DELETES_FELL_BACK))
         .as("deletes of rows in rewritten files")
         .isPositive();
   }
@@ -320,8 +286,8 @@ class ApplyChangelogITCase {
                 .afterDeletesByAnotherWriter(ForeignDeletes.DELETED)
                 .differences(table, 20))
         .isEmpty();
-    List<Snapshot> snapshots = snapshots(table);
-    assertOneCommitPerCheckpoint(snapshots);
+    List<Snapshot> snapshots = Commits.snapshots(table);
+    Commits.assertOneCommitPerCheckpoint(snapshots);
     assertThat(sum(snapshots, SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE))
         .as("rows the other writer deleted while the writers compacted their files")
         .isPositive();
@@ -345,7 +311,7 @@ class ApplyChangelogITCase {
 
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
-    long fellBack = sum(snapshots(table), SnapshotSummaryKeys.DELETES_FELL_BACK);
+    long fellBack = sum(Commits.snapshots(table), SnapshotSummaryKeys.DELETES_FELL_BACK);
     if (bootstrap) {
       assertThat(fellBack).isZero();
       assertDeleteFilesOf(table, DeleteMode.POSITION);
