@@ -323,6 +323,72 @@ class KafkaApplyITCase {
     assertThat(differences).isEmpty();
   }
 
+  /**
+   * A Debezium topic applied through a JDBC catalog on the machine's PostgreSQL: the job creates
+   * the namespace and the table from the topic's first schema, and the table ends equal to the
+   * changelog's model.
+   */
+  @Test
+  void appliesATopicThroughAJdbcCatalog() throws Exception {
+    String topic = "jdbc.public.items";
+    KAFKA.createTopic(topic, 2);
+    Changelog changelog = new ChangelogGenerator(2000, 200, 0.1, 0.05, 23).generate();
+    List<Map.Entry<String, String>> records = new ArrayList<>();
+    for (String line : changelog.lines()) {
+      records.add(Map.entry(keyOf(line), line));
+    }
+    KAFKA.produce(topic, records);
+    CatalogDefinition jdbc =
+        JdbcCatalogs.fresh("icebergcdc_kafka_catalog", dir.resolve("jdbc-warehouse").toString());
+    JobDefinition hadoopJob =
+        kafkaJob(
+            KAFKA.bootstrapServers(),
+            List.of(topic),
+            null,
+            "iceberg-cdc-jdbc-it",
+            "earliest",
+            KafkaTopics.DEBEZIUM_JSON,
+            Map.of(),
+            "jdbc_shop.{table}",
+            List.of(),
+            null,
+            dir.resolve("unused").toString(),
+            2,
+            2,
+            Duration.ofMillis(300),
+            dir.resolve("checkpoints").toString(),
+            "hashmap",
+            new Configuration(),
+            null,
+            null,
+            null,
+            0);
+    JobDefinition job =
+        new JobDefinition(
+            hadoopJob.source(),
+            jdbc,
+            hadoopJob.tables(),
+            hadoopJob.sinkOptions(),
+            hadoopJob.deadLetters(),
+            hadoopJob.runtime());
+    running = new JobRunner(job).start();
+    Catalog catalog = jdbc.connect();
+    TableIdentifier identifier = TableIdentifier.of("jdbc_shop", "items");
+    assertThat(catalog.tableExists(identifier)).as("created before the job runs").isTrue();
+    Table table = catalog.loadTable(identifier);
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    List<String> differences;
+    do {
+      assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+      Thread.sleep(300);
+      table.refresh();
+      differences = changelog.model().differences(table, 10);
+    } while (!differences.isEmpty() && System.nanoTime() < deadline);
+    assertThat(differences).isEmpty();
+    Commits.jobsThatCommittedEachCheckpointOnce(table);
+    CatalogDefinition.close(catalog);
+  }
+
   /** A generated Debezium event as Maxwell's record of the same change. */
   private static String maxwell(String line) throws Exception {
     JsonNode root = MAPPER.readTree(line);

@@ -67,7 +67,7 @@ final class DemoCommand {
         catalogDefinition.type() == CatalogDefinition.Type.HADOOP
             ? Paths.get(catalogDefinition.warehouse())
             : Files.createTempDirectory("iceberg-cdc-demo");
-    Catalog catalog = catalogDefinition.loader().loadCatalog();
+    Catalog catalog = catalogDefinition.connect();
     try {
       if (catalog.tableExists(TABLE)) {
         catalog.dropTable(TABLE, true);

@@ -38,7 +38,7 @@ final class InspectCommand {
         TableIdentifier.parse(ApplyCommand.tableName(args.required("table")));
     CatalogDefinition definition = CatalogFlags.definition(args, null);
     args.rejectUnused("inspect");
-    Catalog catalog = definition.loader().loadCatalog();
+    Catalog catalog = definition.connect();
     try {
       Table table;
       try {

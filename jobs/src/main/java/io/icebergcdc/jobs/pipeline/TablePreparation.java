@@ -42,8 +42,33 @@ final class TablePreparation {
     return catalog;
   }
 
-  /** {@link CdcTables#createOrLoad}, creating the namespace first where the catalog needs it. */
+  /**
+   * {@link CdcTables#createOrLoad}, creating the namespace first where the catalog needs it; a
+   * failure of the catalog or its storage is told naming both.
+   */
   Table createOrLoad(
+      TableIdentifier identifier,
+      Schema schema,
+      String partitionBy,
+      int formatVersion,
+      List<String> primaryKey) {
+    try {
+      return createOrLoadTable(identifier, schema, partitionBy, formatVersion, primaryKey);
+    } catch (IllegalArgumentException e) {
+      throw e; // what the definition asks does not fit the table: its own message says so
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(
+          "catalog "
+              + definition.describe()
+              + ": cannot create or load table "
+              + identifier
+              + ": "
+              + CatalogDefinition.rootCause(e),
+          e);
+    }
+  }
+
+  private Table createOrLoadTable(
       TableIdentifier identifier,
       Schema schema,
       String partitionBy,
