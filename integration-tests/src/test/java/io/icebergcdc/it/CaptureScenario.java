@@ -72,6 +72,9 @@ abstract class CaptureScenario {
   Connection connection;
   JobClient running;
 
+  /** The catalog of the scenario's tables: a hadoop catalog in the test's directory by default. */
+  CatalogDefinition catalog;
+
   /** The job, resuming from a checkpoint or not. */
   abstract JobDefinition job(String restoreFrom);
 
@@ -82,7 +85,7 @@ abstract class CaptureScenario {
   JobDefinition job(DatabaseSource source, String tableTemplate, String restoreFrom) {
     return new JobDefinition(
         source,
-        CatalogDefinition.hadoop(dir.resolve("warehouse").toString()),
+        catalog != null ? catalog : CatalogDefinition.hadoop(dir.resolve("warehouse").toString()),
         new TableDefinition(tableTemplate, List.of(), null, 2),
         new Configuration(),
         DeadLetterOutput.NONE,
