@@ -122,7 +122,7 @@ class JobJarITCase {
     String last = lastLine(result.err());
     assertThat(last)
         .startsWith("error: ")
-        .contains("changes.jsonl")
+        .contains(dir.resolve("changes.jsonl") + ":1501, key id=1")
         .contains("unknown operation 'z'")
         .contains("\"op\":\"z\"");
   }
@@ -142,7 +142,7 @@ class JobJarITCase {
       }
     }
     assertThat(letters).hasSize(1);
-    assertThat(letters.get(0)).contains("unknown operation 'z'").contains("changes.jsonl");
+    assertThat(letters.get(0)).contains("unknown operation 'z'").contains("changes.jsonl:1501");
   }
 
   @Test

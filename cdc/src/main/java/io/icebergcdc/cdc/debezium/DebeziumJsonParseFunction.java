@@ -1,5 +1,6 @@
 package io.icebergcdc.cdc.debezium;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.icebergcdc.cdc.BadRecordPolicy;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
@@ -8,19 +9,22 @@ import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Parses lines of Debezium JSON into change events, right after the source. A line that cannot be
- * applied fails the job with a message naming it, or, under {@link BadRecordPolicy#DEAD_LETTER},
- * goes to {@link #DEAD_LETTERS} with the reason and is counted in {@code badRecords}.
+ * Parses numbered lines of Debezium JSON (line number, text) into change events, right after the
+ * source. A line that cannot be applied fails the job with a message naming the file, the line and,
+ * where the event shows it, the key; or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
+ * #DEAD_LETTERS} with the reason and is counted in {@code badRecords}.
  *
  * <p>Stateless; each parallel instance has its own parser.
  */
-public final class DebeziumJsonParseFunction extends ProcessFunction<String, ChangeEvent> {
+public final class DebeziumJsonParseFunction
+    extends ProcessFunction<Tuple2<Long, String>, ChangeEvent> {
 
   private static final long serialVersionUID = 1L;
   private static final int SHOWN_RECORD_CHARS = 160;
@@ -40,7 +44,7 @@ public final class DebeziumJsonParseFunction extends ProcessFunction<String, Cha
   private transient Counter badRecords;
 
   /**
-   * @param origin where the lines come from (a file name), for messages
+   * @param origin where the lines come from (a file's path), for messages
    */
   public DebeziumJsonParseFunction(
       ChangeSchema schema,
@@ -62,13 +66,18 @@ public final class DebeziumJsonParseFunction extends ProcessFunction<String, Cha
   }
 
   @Override
-  public void processElement(String line, Context ctx, Collector<ChangeEvent> out) {
+  public void processElement(
+      Tuple2<Long, String> numbered, Context ctx, Collector<ChangeEvent> out) {
+    String line = numbered.f1;
     if (line.isBlank()) {
       return;
     }
-    String locator = origin + ", record '" + abbreviate(line) + "'";
+    String at = origin + ":" + numbered.f0;
+    JsonNode root;
     try {
-      for (ChangeEvent event : parser.parse(line, locator)) {
+      root = DebeziumJsonParser.readTree(line, at + ", record '" + abbreviate(line) + "'");
+      String locator = at + keyOf(root) + ", record '" + abbreviate(payloadOf(line)) + "'";
+      for (ChangeEvent event : parser.parse(root, locator)) {
         out.collect(event);
       }
     } catch (MalformedChangeException e) {
@@ -76,8 +85,38 @@ public final class DebeziumJsonParseFunction extends ProcessFunction<String, Cha
         throw e;
       }
       badRecords.inc();
-      ctx.output(DEAD_LETTERS, new DeadLetter(tableName, origin, e.getMessage(), line));
+      ctx.output(DEAD_LETTERS, new DeadLetter(tableName, at, e.getMessage(), line));
     }
+  }
+
+  /** The key of the row the event changes, as {@code ", key id=5"}, or "" if it shows none. */
+  private String keyOf(JsonNode root) {
+    JsonNode payload = root.has("payload") ? root.get("payload") : root;
+    if (payload == null || !payload.isObject()) {
+      return "";
+    }
+    JsonNode row = payload.path("after");
+    if (!row.isObject()) {
+      row = payload.path("before");
+    }
+    if (!row.isObject()) {
+      return "";
+    }
+    StringBuilder key = new StringBuilder();
+    for (String column : schema.keyColumns()) {
+      JsonNode value = row.get(column);
+      if (value == null) {
+        return "";
+      }
+      key.append(key.length() == 0 ? ", key " : ", ").append(column).append('=').append(value);
+    }
+    return key.toString();
+  }
+
+  /** The part of a line after its Connect schema, which every line of a file repeats. */
+  private static String payloadOf(String line) {
+    int payload = line.indexOf("\"payload\"");
+    return payload > 0 && line.startsWith("{\"schema\"") ? "{" + line.substring(payload) : line;
   }
 
   private static String abbreviate(String line) {

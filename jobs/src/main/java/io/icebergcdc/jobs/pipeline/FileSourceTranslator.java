@@ -18,8 +18,8 @@ import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.connector.file.src.FileSource;
-import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -64,9 +64,9 @@ final class FileSourceTranslator implements SourceTranslator {
   @Override
   public RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets) {
     TableTarget target = targets.get(0);
-    FileSource<String> source =
+    FileSource<Tuple2<Long, String>> source =
         FileSource.forRecordStreamFormat(
-                new TextLineInputFormat(), new Path(Paths.get(file.path()).toUri()))
+                new NumberedLineFormat(), new Path(Paths.get(file.path()).toUri()))
             .build();
     SingleOutputStreamOperator<ChangeEvent> changes =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "changes file " + file.origin())
@@ -77,7 +77,7 @@ final class FileSourceTranslator implements SourceTranslator {
                     target.schema(),
                     target.table().toString(),
                     file.sequenceColumn(),
-                    file.origin(),
+                    file.path(),
                     job.deadLetters().policy()))
             .returns(ChangeEventTypeInfo.of(target.schema()))
             .name(OperatorUids.PARSE_DEBEZIUM_JSON_NAME)
