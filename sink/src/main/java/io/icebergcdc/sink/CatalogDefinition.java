@@ -176,7 +176,9 @@ public final class CatalogDefinition implements Serializable {
         return CatalogLoader.custom(
             name, properties, hadoop, "org.apache.iceberg.jdbc.JdbcCatalog");
       case HIVE:
-        if (!onClassPath(CatalogUtil.ICEBERG_CATALOG_HIVE)) {
+        // Iceberg's HiveCatalog comes with iceberg-flink; the Hive metastore client does not.
+        if (!onClassPath(CatalogUtil.ICEBERG_CATALOG_HIVE)
+            || !onClassPath("org.apache.hadoop.hive.conf.HiveConf")) {
           throw new IllegalArgumentException(
               "catalog "
                   + describe()
@@ -247,7 +249,9 @@ public final class CatalogDefinition implements Serializable {
   @Override
   public String toString() {
     Map<String, String> shown = new TreeMap<>();
-    properties.forEach((k, v) -> shown.put(k, isSecret(k) ? "***" : v));
+    properties.forEach(
+        (k, v) ->
+            shown.put(k, isSecret(k) ? "***" : k.equals(CatalogProperties.URI) ? redactUri(v) : v));
     return "catalog " + name + " (" + (impl != null ? impl : type.lowerCase()) + ") " + shown;
   }
 

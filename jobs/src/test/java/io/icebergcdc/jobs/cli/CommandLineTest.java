@@ -351,6 +351,16 @@ class CommandLineTest {
   }
 
   @Test
+  void theFileSourceResumesFromASavepointAsTheOtherSourcesDo() throws Exception {
+    String[] args = fileJob("--restore-from", "/savepoints/savepoint-1", "--format-version", "3");
+    io.icebergcdc.jobs.definition.JobDefinition job =
+        ApplyCommand.definition(Arguments.parse("apply", args, 1, ApplyCommand.flags()));
+    assertThat(job.runtime().restoreFrom()).isEqualTo("/savepoints/savepoint-1");
+    assertThat(job.tables().formatVersion()).isEqualTo(3);
+    assertThat(job.catalog().describe()).isEqualTo("hadoop warehouse " + dir.resolve("w"));
+  }
+
+  @Test
   void anEmptyChangesFileIsSaidToBeEmpty() throws Exception {
     Files.writeString(dir.resolve("changes.jsonl"), "");
     assertThat(run(fileJob()))
