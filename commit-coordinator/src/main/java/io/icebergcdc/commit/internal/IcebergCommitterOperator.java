@@ -144,6 +144,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     super.initializeState(context);
     tableLoader.open();
     table = tableLoader.loadTable();
+    createFileIoClientHere(table);
     tableUuid = uuidOf(table);
     jobId = getRuntimeContext().getJobInfo().getJobId().toString();
     if (overwrite != null && getRuntimeContext().isCheckpointingEnabled()) {
@@ -202,6 +203,21 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
         maxCommitted,
         uncommitted.keySet());
     commitUpTo(uncommitted, Long.MAX_VALUE, restored.jobId());
+  }
+
+  /**
+   * Has the table's file IO create its storage client now, on this task's thread. S3FileIO makes
+   * its client on first use and loads the HTTP client's classes through the context class loader of
+   * the thread it runs on; Iceberg writes manifests on its shared worker pool, whose threads keep
+   * the context class loader of the job that started them, which may be closed by now (another job
+   * of the same JVM or TaskManager, when Iceberg is on the cluster's class path).
+   */
+  private static void createFileIoClientHere(Table table) {
+    try {
+      table.io().newInputFile(table.location() + "/metadata/version-hint.text");
+    } catch (RuntimeException e) {
+      LOG.debug("The file IO of table {} made no client up front", table.name(), e);
+    }
   }
 
   private static String uuidOf(Table table) {
