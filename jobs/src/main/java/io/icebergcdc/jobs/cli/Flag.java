@@ -42,6 +42,8 @@ record Flag(
     Object fallback = option.hasDefaultValue() ? option.defaultValue() : null;
     if (fallback instanceof Enum<?> constant) {
       fallback = constant.name().toLowerCase(Locale.ROOT);
+    } else if (fallback instanceof java.time.Duration duration) {
+      fallback = org.apache.flink.util.TimeUtils.formatWithHighestUnit(duration).replace(" ", "");
     }
     return new Flag(
         flagName(option.key()),

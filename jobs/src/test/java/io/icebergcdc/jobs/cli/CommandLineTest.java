@@ -317,7 +317,7 @@ class CommandLineTest {
         System.err);
     assertThat(out.toString(StandardCharsets.UTF_8))
         .contains("--delete-mode position|equality", "Default: position.")
-        .contains("--tombstone-ttl <duration>", "Default: PT168H.")
+        .contains("--tombstone-ttl <duration>", "Default: 7d.")
         .contains("--catalog-properties-file <file>");
   }
 
