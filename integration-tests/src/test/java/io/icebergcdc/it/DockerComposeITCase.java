@@ -40,6 +40,9 @@ class DockerComposeITCase {
             "mariadb",
             "kafka",
             "kafka-init",
+            "minio",
+            "minio-init",
+            "rest",
             "submit-postgres",
             "submit-mariadb",
             "submit-kafka");
