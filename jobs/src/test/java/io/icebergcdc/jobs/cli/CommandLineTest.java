@@ -177,6 +177,17 @@ class CommandLineTest {
   }
 
   @Test
+  void theDemoChecksItsArgumentsToo() throws Exception {
+    assertThat(run("demo", "--keys", "0"))
+        .isEqualTo("2: error: demo: --keys must be a whole number of at least 1, not '0'");
+    assertThat(run("demo", "--parallelism", "0"))
+        .isEqualTo("2: error: demo: --parallelism must be a whole number of at least 1, not '0'");
+    Path file = Files.writeString(dir.resolve("a-file"), "");
+    assertThat(run("demo", "--warehouse", file.toString()))
+        .isEqualTo("2: error: demo: --warehouse " + file + " is a file, not a directory");
+  }
+
+  @Test
   void takesDemoOptionsWithoutTheDemoCommand() {
     assertThat(run("--changes", "x"))
         .isEqualTo("2: error: demo: --changes must be a whole number, not 'x'");
