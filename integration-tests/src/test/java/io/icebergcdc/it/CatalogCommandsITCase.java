@@ -33,8 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 class CatalogCommandsITCase {
 
   private static final Path JAR = Paths.get("../jobs/target/iceberg-cdc-jobs.jar");
-  private static final String BUCKET = "cli-lake";
-
+  static LakeServers lake;
   static LocalS3Store s3;
   static LocalRestCatalog rest;
 
@@ -43,18 +42,15 @@ class CatalogCommandsITCase {
   @BeforeAll
   static void startServers() throws Exception {
     assertThat(JAR).as("the job jar; build with mvn package first").isRegularFile();
-    s3 = LocalS3Store.start();
-    s3.createBucket(BUCKET);
-    rest = LocalRestCatalog.start("s3://" + BUCKET + "/warehouse", s3.icebergProperties());
+    lake = LakeServers.start("cli-lake");
+    s3 = lake.s3;
+    rest = lake.rest;
   }
 
   @AfterAll
   static void stopServers() throws Exception {
-    if (rest != null) {
-      rest.close();
-    }
-    if (s3 != null) {
-      s3.close();
+    if (lake != null) {
+      lake.close();
     }
   }
 
@@ -126,12 +122,7 @@ class CatalogCommandsITCase {
   }
 
   private static Catalog restCatalog() {
-    return CatalogDefinition.builder()
-        .type("rest")
-        .uri(rest.uri())
-        .properties(s3.icebergProperties())
-        .build()
-        .connect();
+    return lake.restCatalog().connect();
   }
 
   @Test
@@ -158,7 +149,7 @@ class CatalogCommandsITCase {
     assertThat(inspected.status()).as(inspected.err()).isZero();
     assertThat(inspected.out())
         .contains("primary key [id]")
-        .contains("s3://" + BUCKET + "/warehouse/")
+        .contains(lake.warehouse())
         .containsPattern("Rows \\(deletes applied\\): \\d+");
     for (Result result : List.of(applied, inspected)) {
       assertThat(result.out() + result.err()).doesNotContain(s3.secretKey());

@@ -7,9 +7,6 @@ import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.pipeline.JobRunner;
-import io.icebergcdc.locallake.LocalRestCatalog;
-import io.icebergcdc.locallake.LocalS3Store;
-import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -96,27 +93,18 @@ class PostgresCaptureITCase extends CaptureScenario {
 
   @Test
   void snapshotThenStreamThenResumeOnARestCatalogWithTablesOnS3() throws Exception {
-    try (LocalS3Store s3 = LocalS3Store.start()) {
-      s3.createBucket("capture-lake");
-      try (LocalRestCatalog rest =
-          LocalRestCatalog.start("s3://capture-lake/warehouse", s3.icebergProperties())) {
-        catalog =
-            CatalogDefinition.builder()
-                .type("rest")
-                .uri(rest.uri())
-                .properties(RestCatalogITCase.s3Properties(s3))
-                .build();
-        assertThat(snapshotThenStreamThenResume())
-            .extracting(target -> target.table().toString())
-            .containsExactlyInAnyOrder("cdc.inventory_customers", "cdc.inventory_order_lines");
-        try (var files = java.nio.file.Files.walk(s3.bucketDirectory("capture-lake"))) {
-          assertThat(files.filter(p -> p.toString().endsWith(".parquet")).count()).isPositive();
-        }
-      } finally {
-        if (running != null) {
-          running.cancel().get();
-          running = null;
-        }
+    try (LakeServers lake = LakeServers.start("capture-lake")) {
+      catalog = lake.restCatalog();
+      assertThat(snapshotThenStreamThenResume())
+          .extracting(target -> target.table().toString())
+          .containsExactlyInAnyOrder("cdc.inventory_customers", "cdc.inventory_order_lines");
+      try (var files = java.nio.file.Files.walk(lake.s3.bucketDirectory(lake.bucket))) {
+        assertThat(files.filter(p -> p.toString().endsWith(".parquet")).count()).isPositive();
+      }
+    } finally {
+      if (running != null) {
+        running.cancel().get();
+        running = null;
       }
     }
   }

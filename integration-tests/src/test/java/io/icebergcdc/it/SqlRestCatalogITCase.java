@@ -3,8 +3,6 @@ package io.icebergcdc.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
-import io.icebergcdc.locallake.LocalRestCatalog;
-import io.icebergcdc.locallake.LocalS3Store;
 import io.icebergcdc.sink.CatalogDefinition;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -52,24 +50,17 @@ class SqlRestCatalogITCase {
               .setNumberSlotsPerTaskManager(8)
               .build());
 
-  private static final String BUCKET = "sql-lake";
-  static LocalS3Store s3;
-  static LocalRestCatalog rest;
+  static LakeServers lake;
 
   @BeforeAll
   static void startServers() throws Exception {
-    s3 = LocalS3Store.start();
-    s3.createBucket(BUCKET);
-    rest = LocalRestCatalog.start("s3://" + BUCKET + "/warehouse", s3.icebergProperties());
+    lake = LakeServers.start("sql-lake");
   }
 
   @AfterAll
   static void stopServers() throws Exception {
-    if (rest != null) {
-      rest.close();
-    }
-    if (s3 != null) {
-      s3.close();
+    if (lake != null) {
+      lake.close();
     }
   }
 
@@ -78,13 +69,13 @@ class SqlRestCatalogITCase {
    * sql_db}.
    */
   private static String with(String extra) {
-    Map<String, String> properties = RestCatalogITCase.s3Properties(s3);
+    Map<String, String> properties = lake.s3Properties();
     String catalog =
         properties.entrySet().stream()
             .map(e -> ", 'catalog." + e.getKey() + "' = '" + e.getValue() + "'")
             .collect(Collectors.joining());
     return " WITH ('connector' = 'iceberg-cdc', 'catalog-type' = 'rest', 'uri' = '"
-        + rest.uri()
+        + lake.rest.uri()
         + "', 'database-name' = 'sql_db'"
         + catalog
         + extra
@@ -92,13 +83,7 @@ class SqlRestCatalogITCase {
   }
 
   private static Table table(String name) {
-    Catalog catalog =
-        CatalogDefinition.builder()
-            .type("rest")
-            .uri(rest.uri())
-            .properties(RestCatalogITCase.s3Properties(s3))
-            .build()
-            .connect();
+    Catalog catalog = lake.restCatalog().connect();
     try {
       return catalog.loadTable(TableIdentifier.of("sql_db", name));
     } finally {
@@ -151,7 +136,7 @@ class SqlRestCatalogITCase {
     sql.executeSql("INSERT INTO items SELECT * FROM changes").await();
 
     Table table = table("items");
-    assertThat(table.location()).startsWith("s3://" + BUCKET + "/warehouse/");
+    assertThat(table.location()).startsWith(lake.warehouse());
     List<String> rows = new ArrayList<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
