@@ -192,7 +192,7 @@ public final class CatalogBenchmark {
             changes,
             keys,
             parallelism,
-            interval,
+            TimeUtils.formatWithHighestUnit(interval),
             Runtime.getRuntime().availableProcessors(),
             System.getProperty("java.version")));
     text.append(
