@@ -7,14 +7,11 @@ import io.icebergcdc.locallake.LocalRestCatalog;
 import io.icebergcdc.locallake.LocalS3Store;
 import io.icebergcdc.sink.CatalogDefinition;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -32,7 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CatalogCommandsITCase {
 
-  private static final Path JAR = Paths.get("../jobs/target/iceberg-cdc-jobs.jar");
   static LakeServers lake;
   static LocalS3Store s3;
   static LocalRestCatalog rest;
@@ -41,7 +37,7 @@ class CatalogCommandsITCase {
 
   @BeforeAll
   static void startServers() throws Exception {
-    assertThat(JAR).as("the job jar; build with mvn package first").isRegularFile();
+    JobJar.assertBuilt();
     lake = LakeServers.start("cli-lake");
     s3 = lake.s3;
     rest = lake.rest;
@@ -54,27 +50,8 @@ class CatalogCommandsITCase {
     }
   }
 
-  private record Result(int status, String out, String err) {}
-
-  private Result run(List<String> args) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-jar");
-    command.add(JAR.toAbsolutePath().toString());
-    command.addAll(args);
-    Path out = dir.resolve("stdout.txt");
-    Path err = dir.resolve("stderr.txt");
-    Process process =
-        new ProcessBuilder(command)
-            .directory(dir.toFile())
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .start();
-    assertThat(process.waitFor(5, TimeUnit.MINUTES)).as("the command ends").isTrue();
-    return new Result(
-        process.exitValue(),
-        Files.readString(out, StandardCharsets.UTF_8),
-        Files.readString(err, StandardCharsets.UTF_8));
+  private JobJar.Result run(List<String> args) throws Exception {
+    return JobJar.run(dir, args);
   }
 
   /** The catalog flags of the REST catalog, with the S3 keys in a properties file. */
@@ -116,11 +93,6 @@ class CatalogCommandsITCase {
     return all;
   }
 
-  private static String lastLine(String text) {
-    String[] lines = text.strip().split("\n");
-    return lines[lines.length - 1];
-  }
-
   private static Catalog restCatalog() {
     return lake.restCatalog().connect();
   }
@@ -137,11 +109,11 @@ class CatalogCommandsITCase {
             "id",
             "--checkpoint-interval",
             "1s");
-    Result applied = run(concat(apply, restFlags(s3.secretKey()).toArray(new String[0])));
+    JobJar.Result applied = run(concat(apply, restFlags(s3.secretKey()).toArray(new String[0])));
     assertThat(applied.status()).as(applied.err()).isZero();
     assertThat(applied.out()).contains("to rest " + rest.uri());
 
-    Result inspected =
+    JobJar.Result inspected =
         run(
             concat(
                 List.of("inspect", "--table", "cli_db.items"),
@@ -151,7 +123,7 @@ class CatalogCommandsITCase {
         .contains("primary key [id]")
         .contains(lake.warehouse())
         .containsPattern("Rows \\(deletes applied\\): \\d+");
-    for (Result result : List.of(applied, inspected)) {
+    for (JobJar.Result result : List.of(applied, inspected)) {
       assertThat(result.out() + result.err()).doesNotContain(s3.secretKey());
     }
   }
@@ -162,7 +134,7 @@ class CatalogCommandsITCase {
     try (ServerSocket socket = new ServerSocket(0)) {
       closed = socket.getLocalPort();
     }
-    Result result =
+    JobJar.Result result =
         run(
             List.of(
                 "inspect",
@@ -175,7 +147,7 @@ class CatalogCommandsITCase {
     assertThat(result.status()).isEqualTo(1);
     assertThat(result.err().strip().lines().filter(l -> l.startsWith("error:")).count())
         .isEqualTo(1);
-    assertThat(lastLine(result.err()))
+    assertThat(result.lastErrorLine())
         .startsWith("error: catalog rest http://127.0.0.1:" + closed + " cannot be used: ");
   }
 
@@ -189,9 +161,9 @@ class CatalogCommandsITCase {
             "refused_db.items",
             "--primary-key",
             "id");
-    Result result = run(concat(apply, restFlags("not-the-secret").toArray(new String[0])));
+    JobJar.Result result = run(concat(apply, restFlags("not-the-secret").toArray(new String[0])));
     assertThat(result.status()).isEqualTo(1);
-    assertThat(lastLine(result.err()))
+    assertThat(result.lastErrorLine())
         .startsWith("error: catalog rest " + rest.uri())
         .contains("cannot write to the location of table refused_db.items")
         .contains("403");
@@ -240,9 +212,9 @@ class CatalogCommandsITCase {
             "http-client.type=urlconnection",
             "--catalog-properties-file",
             secrets.toString());
-    Result result = run(args);
+    JobJar.Result result = run(args);
     assertThat(result.status()).isEqualTo(1);
-    assertThat(lastLine(result.err()))
+    assertThat(result.lastErrorLine())
         .startsWith("error: catalog jdbc " + jdbc.uri())
         .contains("table missing_db.items")
         .contains("bucket does not exist");

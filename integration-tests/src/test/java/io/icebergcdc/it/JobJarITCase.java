@@ -7,10 +7,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -19,40 +17,19 @@ import org.junit.jupiter.api.io.TempDir;
 /** Runs the shaded job jar the way a user does: {@code java -jar iceberg-cdc-jobs.jar ...}. */
 class JobJarITCase {
 
-  private static final Path JAR = Paths.get("../jobs/target/iceberg-cdc-jobs.jar");
-
   @TempDir Path dir;
 
   @BeforeAll
   static void jarIsBuilt() {
-    assertThat(JAR).as("the job jar; build with mvn package first").isRegularFile();
+    JobJar.assertBuilt();
   }
 
-  private record Result(int status, String out, String err) {}
-
-  private Result run(String... args) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-jar");
-    command.add(JAR.toAbsolutePath().toString());
-    command.addAll(List.of(args));
-    Path out = dir.resolve("stdout.txt");
-    Path err = dir.resolve("stderr.txt");
-    Process process =
-        new ProcessBuilder(command)
-            .directory(dir.toFile())
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .start();
-    assertThat(process.waitFor(5, TimeUnit.MINUTES)).as("the command ends").isTrue();
-    return new Result(
-        process.exitValue(),
-        Files.readString(out, StandardCharsets.UTF_8),
-        Files.readString(err, StandardCharsets.UTF_8));
+  private JobJar.Result run(String... args) throws Exception {
+    return JobJar.run(dir, List.of(args));
   }
 
   /** Runs {@code apply --source file} on {@code file} into the warehouse {@code wh}. */
-  private Result apply(Path file, String... more) throws Exception {
+  private JobJar.Result apply(Path file, String... more) throws Exception {
     List<String> args =
         new ArrayList<>(
             List.of("apply", "--source", "file", "--path", file.toString(), "--warehouse", "wh"));
@@ -74,7 +51,7 @@ class JobJarITCase {
 
   @Test
   void theDemoAppliesAChangelogAndChecksTheTable() throws Exception {
-    Result result = run("demo", "--changes", "4000", "--keys", "400", "--warehouse", "wh");
+    JobJar.Result result = run("demo", "--changes", "4000", "--keys", "400", "--warehouse", "wh");
     assertThat(result.status()).as(result.err()).isZero();
     assertThat(result.out())
         .contains("out of order")
@@ -86,7 +63,7 @@ class JobJarITCase {
   @Test
   void applyThenInspectShowsWhatEachCommitDid() throws Exception {
     Path file = changes(false);
-    Result apply =
+    JobJar.Result apply =
         apply(
             file,
             "--table",
@@ -101,7 +78,7 @@ class JobJarITCase {
             "2");
     assertThat(apply.status()).as(apply.err()).isZero();
 
-    Result inspect = run("inspect", "--warehouse", "wh", "--table", "inventory.items");
+    JobJar.Result inspect = run("inspect", "--warehouse", "wh", "--table", "inventory.items");
     assertThat(inspect.status()).as(inspect.err()).isZero();
     assertThat(inspect.out())
         .contains("primary key [id]")
@@ -117,9 +94,9 @@ class JobJarITCase {
   @Test
   void aMalformedRecordFailsTheJobWithOneLineNamingIt() throws Exception {
     Path file = changes(true);
-    Result result = apply(file, "--table", "db.t", "--primary-key", "id");
+    JobJar.Result result = apply(file, "--table", "db.t", "--primary-key", "id");
     assertThat(result.status()).isEqualTo(1);
-    String last = lastLine(result.err());
+    String last = result.lastErrorLine();
     assertThat(last)
         .startsWith("error: ")
         .contains(dir.resolve("changes.jsonl") + ":1501, key id=1")
@@ -130,7 +107,7 @@ class JobJarITCase {
   @Test
   void aMalformedRecordGoesToTheDeadLetterOutputWhenAskedFor() throws Exception {
     Path file = changes(true);
-    Result result =
+    JobJar.Result result =
         apply(file, "--table", "db.t", "--primary-key", "id", "--dead-letter-path", "dead");
     assertThat(result.status()).as(result.err()).isZero();
     List<String> letters = new ArrayList<>();
@@ -147,21 +124,16 @@ class JobJarITCase {
 
   @Test
   void badArgumentsPrintOneLineAndExitWithStatus2() throws Exception {
-    Result missing = run("apply", "--source", "file", "--warehouse", "wh");
+    JobJar.Result missing = run("apply", "--source", "file", "--warehouse", "wh");
     assertThat(missing.status()).isEqualTo(2);
     assertThat(missing.err().strip()).isEqualTo("error: apply: --path is required");
 
-    Result unknown = run("inspect", "--warehouse", "wh", "--tabel", "x.y");
+    JobJar.Result unknown = run("inspect", "--warehouse", "wh", "--tabel", "x.y");
     assertThat(unknown.status()).isEqualTo(2);
-    assertThat(lastLine(unknown.err())).contains("unknown flag --tabel");
+    assertThat(unknown.lastErrorLine()).contains("unknown flag --tabel");
 
-    Result noTable = run("inspect", "--warehouse", "wh", "--table", "no.such");
+    JobJar.Result noTable = run("inspect", "--warehouse", "wh", "--table", "no.such");
     assertThat(noTable.status()).isEqualTo(2);
-    assertThat(lastLine(noTable.err())).contains("no table no.such");
-  }
-
-  private static String lastLine(String text) {
-    String[] lines = text.strip().split("\n");
-    return lines[lines.length - 1];
+    assertThat(noTable.lastErrorLine()).contains("no table no.such");
   }
 }

@@ -2,7 +2,6 @@ package io.icebergcdc.jobs.pipeline;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
-import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.source.DebeziumRecord;
 import io.icebergcdc.cdc.source.DebeziumRouter;
 import io.icebergcdc.cdc.source.DebeziumSource;
@@ -100,11 +99,7 @@ final class DatabaseSourceTranslator implements SourceTranslator {
             .name(OperatorUids.ROUTE_DEBEZIUM_NAME)
             .uid(OperatorUids.ROUTE_DEBEZIUM)
             .setParallelism(1);
-    Map<TableIdentifier, DataStream<ChangeEvent>> changes = new LinkedHashMap<>();
-    for (TableTarget target : targets) {
-      changes.put(target.table(), routed.getSideOutput(router.outputOf(target.route())));
-    }
-    return new RoutedChanges(changes, routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
+    return RoutedChanges.ofRouter(routed, targets, router::outputOf);
   }
 
   @Override

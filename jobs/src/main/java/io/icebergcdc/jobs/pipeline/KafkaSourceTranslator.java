@@ -3,7 +3,6 @@ package io.icebergcdc.jobs.pipeline;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
-import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
 import io.icebergcdc.cdc.debezium.DebeziumSchemas;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
@@ -23,7 +22,6 @@ import java.util.regex.Pattern;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
-import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.Schema;
@@ -131,11 +129,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
             .returns(ChangeEventTypeInfo.of(targets.get(0).schema()))
             .name(OperatorUids.ROUTE_KAFKA_NAME)
             .uid(OperatorUids.ROUTE_KAFKA);
-    Map<TableIdentifier, DataStream<ChangeEvent>> changes = new LinkedHashMap<>();
-    for (TableTarget target : targets) {
-      changes.put(target.table(), routed.getSideOutput(router.outputOf(target.route())));
-    }
-    return new RoutedChanges(changes, routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
+    return RoutedChanges.ofRouter(routed, targets, router::outputOf);
   }
 
   @Override

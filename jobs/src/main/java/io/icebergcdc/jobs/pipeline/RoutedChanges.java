@@ -2,8 +2,14 @@ package io.icebergcdc.jobs.pipeline;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.util.OutputTag;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
@@ -11,4 +17,20 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * the parser could not read.
  */
 record RoutedChanges(
-    Map<TableIdentifier, DataStream<ChangeEvent>> changes, DataStream<DeadLetter> deadLetters) {}
+    Map<TableIdentifier, DataStream<ChangeEvent>> changes, DataStream<DeadLetter> deadLetters) {
+
+  /**
+   * The changes of a router that sends each table's changes to a side output of its own, found by
+   * the table's route, and its dead letters.
+   */
+  static RoutedChanges ofRouter(
+      SingleOutputStreamOperator<ChangeEvent> routed,
+      List<TableTarget> targets,
+      Function<String, OutputTag<ChangeEvent>> outputOf) {
+    Map<TableIdentifier, DataStream<ChangeEvent>> changes = new LinkedHashMap<>();
+    for (TableTarget target : targets) {
+      changes.put(target.table(), routed.getSideOutput(outputOf.apply(target.route())));
+    }
+    return new RoutedChanges(changes, routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
+  }
+}
