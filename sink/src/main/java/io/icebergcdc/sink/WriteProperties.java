@@ -22,8 +22,20 @@ public final class WriteProperties {
           TableProperties.PARQUET_PAGE_ROW_LIMIT,
           TableProperties.PARQUET_DICT_SIZE_BYTES);
 
+  /** The content-defined chunking keys of the loading guides, checked here. */
+  static final String CDC_PREFIX = "write.parquet.content-defined-chunking.";
+
+  static final String CDC_ENABLED = CDC_PREFIX + "enabled";
+  static final String CDC_MIN = CDC_PREFIX + "min-chunk-size";
+  static final String CDC_MAX = CDC_PREFIX + "max-chunk-size";
+  static final String CDC_NORM_LEVEL = CDC_PREFIX + "norm-level";
+
   static final Set<String> KNOWN =
       Set.of(
+          CDC_ENABLED,
+          CDC_MIN,
+          CDC_MAX,
+          CDC_NORM_LEVEL,
           TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
           TableProperties.PARQUET_COMPRESSION,
           TableProperties.PARQUET_COMPRESSION_LEVEL,
@@ -86,6 +98,92 @@ public final class WriteProperties {
   }
 
   /**
+   * The content-defined chunking keys: sizes positive, the maximum above the minimum, a whole
+   * normalization level; {@code enabled = true} is refused, as the Parquet writer Iceberg 1.11 uses
+   * (parquet-java 1.17) cannot cut pages by content yet: a table asking for it would otherwise get
+   * files written without it.
+   */
+  private static void checkContentDefinedChunking(String table, Map<String, String> properties) {
+    String enabled = properties.get(CDC_ENABLED);
+    if (enabled != null) {
+      if (!enabled.trim().equalsIgnoreCase("true") && !enabled.trim().equalsIgnoreCase("false")) {
+        throw new IllegalArgumentException(
+            "table "
+                + table
+                + ": write property '"
+                + CDC_ENABLED
+                + "' must be true or false, not '"
+                + enabled
+                + "'");
+      }
+      if (Boolean.parseBoolean(enabled.trim())) {
+        throw new IllegalArgumentException(
+            "table "
+                + table
+                + ": write property '"
+                + CDC_ENABLED
+                + "' is true, but the Parquet writer of Iceberg 1.11 (parquet-java 1.17) has no"
+                + " content-defined chunking yet; set it to false or leave it out");
+      }
+    }
+    long min = positive(table, properties, CDC_MIN);
+    long max = positive(table, properties, CDC_MAX);
+    if (min > 0 && max > 0 && max <= min) {
+      throw new IllegalArgumentException(
+          "table "
+              + table
+              + ": write property '"
+              + CDC_MAX
+              + "' is "
+              + max
+              + "; it must be above '"
+              + CDC_MIN
+              + "', "
+              + min);
+    }
+    String level = properties.get(CDC_NORM_LEVEL);
+    if (level != null) {
+      try {
+        Integer.parseInt(level.trim());
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(
+            "table "
+                + table
+                + ": write property '"
+                + CDC_NORM_LEVEL
+                + "' must be a whole number, not '"
+                + level
+                + "'");
+      }
+    }
+  }
+
+  /** A property that must be a positive number, or 0 when it is not given. */
+  private static long positive(String table, Map<String, String> properties, String key) {
+    String text = properties.get(key);
+    if (text == null) {
+      return 0;
+    }
+    long value;
+    try {
+      value = Long.parseLong(text.trim());
+    } catch (NumberFormatException e) {
+      value = -1;
+    }
+    if (value <= 0) {
+      throw new IllegalArgumentException(
+          "table "
+              + table
+              + ": write property '"
+              + key
+              + "' must be a positive number, not '"
+              + text
+              + "'");
+    }
+    return value;
+  }
+
+  /**
    * @throws IllegalArgumentException naming the property and the table
    */
   public static void validate(String table, Map<String, String> properties) {
@@ -115,6 +213,7 @@ public final class WriteProperties {
         }
       }
     }
+    checkContentDefinedChunking(table, properties);
     String distribution = properties.get(TableProperties.WRITE_DISTRIBUTION_MODE);
     if (distribution != null
         && !distribution.equalsIgnoreCase("none")

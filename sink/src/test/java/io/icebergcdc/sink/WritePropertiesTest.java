@@ -120,4 +120,34 @@ class WritePropertiesTest {
                     "db.t", table, Map.of("compression", "snappy", "compression-level", "1")))
         .hasMessageContaining("codec snappy takes no compression level");
   }
+
+  @Test
+  void contentDefinedChunkingKeysAreCheckedAndItsUseIsRefusedForNow() {
+    WriteProperties.validate(
+        "db.t",
+        Map.of(
+            "write.parquet.content-defined-chunking.enabled", "false",
+            "write.parquet.content-defined-chunking.min-chunk-size", "262144",
+            "write.parquet.content-defined-chunking.max-chunk-size", "1048576",
+            "write.parquet.content-defined-chunking.norm-level", "0"));
+    assertThatThrownBy(
+            () ->
+                WriteProperties.validate(
+                    "db.t", Map.of("write.parquet.content-defined-chunking.enabled", "true")))
+        .hasMessageContaining("has no content-defined chunking yet");
+    assertThatThrownBy(
+            () ->
+                WriteProperties.validate(
+                    "db.t",
+                    Map.of(
+                        "write.parquet.content-defined-chunking.min-chunk-size", "1000",
+                        "write.parquet.content-defined-chunking.max-chunk-size", "1000")))
+        .hasMessageContaining(
+            "must be above 'write.parquet.content-defined-chunking.min-chunk-size'");
+    assertThatThrownBy(
+            () ->
+                WriteProperties.validate(
+                    "db.t", Map.of("write.parquet.content-defined-chunking.min-chunk-size", "0")))
+        .hasMessageContaining("must be a positive number");
+  }
 }

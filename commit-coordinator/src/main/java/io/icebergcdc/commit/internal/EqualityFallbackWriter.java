@@ -1,5 +1,6 @@
 package io.icebergcdc.commit.internal;
 
+import io.icebergcdc.commit.ParquetWriterProperties;
 import io.icebergcdc.commit.PositionDeletes;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -49,7 +50,7 @@ final class EqualityFallbackWriter {
             .deleteFileFormat(FileFormat.PARQUET)
             .equalityFieldIds(equalityFieldIds)
             .equalityDeleteRowSchema(keySchema)
-            .writerProperties(table.properties())
+            .writerProperties(ParquetWriterProperties.of(table.properties()))
             .build();
     OutputFileFactory files =
         OutputFileFactory.builderFor(table, 1, taskId)

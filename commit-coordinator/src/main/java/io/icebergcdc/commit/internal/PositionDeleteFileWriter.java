@@ -1,5 +1,6 @@
 package io.icebergcdc.commit.internal;
 
+import io.icebergcdc.commit.ParquetWriterProperties;
 import io.icebergcdc.commit.PositionDeletes;
 import java.io.IOException;
 import java.util.List;
@@ -75,7 +76,7 @@ final class PositionDeleteFileWriter {
     GenericFileWriterFactory factory =
         new GenericFileWriterFactory.Builder(table)
             .deleteFileFormat(FileFormat.PARQUET)
-            .writerProperties(table.properties())
+            .writerProperties(ParquetWriterProperties.of(table.properties()))
             .build();
     // A file's earlier file-scoped deletes are merged into its new file, which replaces them;
     // deletes that span several data files stay.

@@ -349,7 +349,7 @@ public final class PositionDeltaWriterOperator<K>
                 tableSchema.identifierFieldIds().stream().mapToInt(Integer::intValue).toArray())
             .equalityDeleteRowSchema(keySchema)
             .equalityDeleteFlinkType(keyType)
-            .writerProperties(properties)
+            .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
             .build();
     outputFiles =
         OutputFileFactory.builderFor(

@@ -3,6 +3,7 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.ParquetWriterProperties;
 import io.icebergcdc.sink.WriteProperties;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -100,7 +101,7 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
                 TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
                 TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT),
             FileFormat.PARQUET,
-            properties,
+            ParquetWriterProperties.of(properties),
             upsert ? new ArrayList<>(table.schema().identifierFieldIds()) : List.of(),
             upsert);
     writerFactory.initialize(
