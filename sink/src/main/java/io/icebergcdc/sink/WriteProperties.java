@@ -195,22 +195,7 @@ public final class WriteProperties {
             "table " + table + ": unknown write property '" + key + "'; the writers know " + KNOWN);
       }
       if (SIZES.contains(key)) {
-        long value;
-        try {
-          value = Long.parseLong(property.getValue().trim());
-        } catch (NumberFormatException e) {
-          value = -1;
-        }
-        if (value <= 0) {
-          throw new IllegalArgumentException(
-              "table "
-                  + table
-                  + ": write property '"
-                  + key
-                  + "' must be a positive number, not '"
-                  + property.getValue()
-                  + "'");
-        }
+        positive(table, properties, key);
       }
     }
     checkContentDefinedChunking(table, properties);
