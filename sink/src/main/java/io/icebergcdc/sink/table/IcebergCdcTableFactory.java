@@ -107,14 +107,7 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
         TableIdentifier.of(
             options.getOptional(DATABASE).orElse(flinkName.getDatabaseName()),
             options.getOptional(TABLE).orElse(flinkName.getObjectName()));
-    Configuration sinkOptions = new Configuration();
-    for (ConfigOption<?> option : SinkOptions.all()) {
-      copy(options, sinkOptions, option);
-    }
-    if (!sinkOptions.contains(SinkOptions.UID_PREFIX)) {
-      // Several sinks of one statement set need uids of their own.
-      sinkOptions.set(SinkOptions.UID_PREFIX, "iceberg-cdc-" + table);
-    }
+    Configuration sinkOptions = sinkOptions(options, table);
     // This write's own write properties: write.* keys and their aliases, from the WITH clause or
     // a hint, over the table's.
     Map<String, String> writeProperties = new HashMap<>();
@@ -123,8 +116,7 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
         .getOptions()
         .forEach(
             (key, value) -> {
-              if (key.startsWith(WRITE_PREFIX)
-                  || io.icebergcdc.sink.WriteProperties.ALIASES.containsKey(key)) {
+              if (isWriteProperty(key)) {
                 writeProperties.put(key, value);
               }
             });
@@ -137,6 +129,27 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
         options.get(FORMAT_VERSION),
         sinkOptions,
         writeProperties);
+  }
+
+  /**
+   * The sink and dedup options of a table's options, with a uid prefix of the table's own unless
+   * one is given (several sinks of one statement set need uids of their own).
+   */
+  static Configuration sinkOptions(ReadableConfig options, TableIdentifier table) {
+    Configuration sinkOptions = new Configuration();
+    for (ConfigOption<?> option : SinkOptions.all()) {
+      copy(options, sinkOptions, option);
+    }
+    if (!sinkOptions.contains(SinkOptions.UID_PREFIX)) {
+      sinkOptions.set(SinkOptions.UID_PREFIX, "iceberg-cdc-" + table);
+    }
+    return sinkOptions;
+  }
+
+  /** Whether a table option is a write property of this write: a write.* key or an alias. */
+  static boolean isWriteProperty(String key) {
+    return key.startsWith(WRITE_PREFIX)
+        || io.icebergcdc.sink.WriteProperties.ALIASES.containsKey(key);
   }
 
   private static <T> void copy(ReadableConfig from, Configuration to, ConfigOption<T> option) {

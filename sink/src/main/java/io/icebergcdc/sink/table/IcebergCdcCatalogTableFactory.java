@@ -1,0 +1,99 @@
+package io.icebergcdc.sink.table;
+
+import io.icebergcdc.sink.CatalogDefinition;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.table.catalog.ObjectIdentifier;
+import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.factories.DynamicTableSinkFactory;
+import org.apache.flink.table.factories.DynamicTableSourceFactory;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.FlinkDynamicTableFactory;
+
+/**
+ * The tables of an {@link IcebergCdcCatalog}: written through this project's sink, read through
+ * Iceberg's own Flink source.
+ *
+ * <p>A catalog table's options are the Iceberg table's properties with the statement's hints over
+ * them; the write properties of one write are those hints that differ from the table's property, so
+ * a hint's {@code 'compression' = 'gzip'} overrides the table's {@code
+ * write.parquet.compression-codec} for that write, and an alias conflicts with its full key only
+ * where both are hints.
+ */
+final class IcebergCdcCatalogTableFactory
+    implements DynamicTableSinkFactory, DynamicTableSourceFactory {
+
+  private final IcebergCdcCatalog catalog;
+  private final CatalogDefinition definition;
+
+  IcebergCdcCatalogTableFactory(IcebergCdcCatalog catalog, CatalogDefinition definition) {
+    this.catalog = catalog;
+    this.definition = definition;
+  }
+
+  @Override
+  public String factoryIdentifier() {
+    return IcebergCdcTableFactory.IDENTIFIER;
+  }
+
+  @Override
+  public Set<ConfigOption<?>> requiredOptions() {
+    return Set.of();
+  }
+
+  @Override
+  public Set<ConfigOption<?>> optionalOptions() {
+    return Set.of();
+  }
+
+  @Override
+  public DynamicTableSource createDynamicTableSource(Context context) {
+    return new FlinkDynamicTableFactory(catalog).createDynamicTableSource(context);
+  }
+
+  @Override
+  public DynamicTableSink createDynamicTableSink(Context context) {
+    ObjectIdentifier name = context.getObjectIdentifier();
+    TableIdentifier identifier = TableIdentifier.of(name.getDatabaseName(), name.getObjectName());
+    Map<String, String> options = context.getCatalogTable().getOptions();
+    Map<String, String> tableProperties = tableProperties(identifier);
+    Map<String, String> overrides = new HashMap<>();
+    options.forEach(
+        (key, value) -> {
+          if (IcebergCdcTableFactory.isWriteProperty(key)
+              && !value.equals(tableProperties.get(key))) {
+            overrides.put(key, value);
+          }
+        });
+    Configuration config = Configuration.fromMap(options);
+    return new IcebergCdcDynamicSink(
+        definition.loader(),
+        identifier,
+        context.getCatalogTable().getResolvedSchema(),
+        context.getCatalogTable().getPartitionKeys(),
+        config.getOptional(IcebergCdcTableFactory.SEQUENCE_FIELD).orElse(null),
+        Integer.parseInt(
+            tableProperties.getOrDefault(
+                TableProperties.FORMAT_VERSION,
+                Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
+        IcebergCdcTableFactory.sinkOptions(config, identifier),
+        overrides);
+  }
+
+  private Map<String, String> tableProperties(TableIdentifier identifier) {
+    Catalog iceberg = definition.connect();
+    try {
+      Table table = iceberg.loadTable(identifier);
+      return table.properties();
+    } finally {
+      CatalogDefinition.close(iceberg);
+    }
+  }
+}
