@@ -55,7 +55,9 @@ public final class IcebergCdcCatalogFactory implements CatalogFactory {
       config.set(CatalogDefinition.CATALOG_NAME, context.getName());
     }
     CatalogDefinition definition = IcebergCdcTableFactory.catalog(config, options);
-    return new IcebergCdcCatalog(
-        context.getName(), config.get(DEFAULT_DATABASE), definition, options);
+    return ContextClassLoader.ofThisJar(
+        () ->
+            new IcebergCdcCatalog(
+                context.getName(), config.get(DEFAULT_DATABASE), definition, options));
   }
 }

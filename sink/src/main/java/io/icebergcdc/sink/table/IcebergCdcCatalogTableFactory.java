@@ -16,6 +16,7 @@ import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.FlinkDynamicTableFactory;
+import org.apache.iceberg.flink.source.IcebergTableSource;
 
 /**
  * The tables of an {@link IcebergCdcCatalog}: written through this project's sink, read through
@@ -55,11 +56,19 @@ final class IcebergCdcCatalogTableFactory
 
   @Override
   public DynamicTableSource createDynamicTableSource(Context context) {
-    return new FlinkDynamicTableFactory(catalog).createDynamicTableSource(context);
+    return ContextClassLoader.ofThisJar(
+        () ->
+            new CatalogTableSource(
+                (IcebergTableSource)
+                    new FlinkDynamicTableFactory(catalog).createDynamicTableSource(context)));
   }
 
   @Override
   public DynamicTableSink createDynamicTableSink(Context context) {
+    return ContextClassLoader.ofThisJar(() -> sink(context));
+  }
+
+  private DynamicTableSink sink(Context context) {
     ObjectIdentifier name = context.getObjectIdentifier();
     TableIdentifier identifier = TableIdentifier.of(name.getDatabaseName(), name.getObjectName());
     Map<String, String> options = context.getCatalogTable().getOptions();

@@ -114,7 +114,7 @@ final class IcebergCdcDynamicSink
       @Override
       public DataStreamSink<?> consumeDataStream(
           ProviderContext providerContext, DataStream<RowData> rows) {
-        return consume(rows, bounded);
+        return ContextClassLoader.ofThisJar(() -> consume(rows, bounded));
       }
     };
   }
