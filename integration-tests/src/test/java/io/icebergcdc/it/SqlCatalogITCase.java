@@ -88,6 +88,15 @@ class SqlCatalogITCase {
             + " VALUES (2, 'b2'), (3, 'c')");
     assertThat(select(sql, "SELECT id, name FROM shop.customers"))
         .containsExactly("1,a", "2,b2", "3,c");
+    // The checks after a load, in SQL: what each commit did, and the files.
+    assertThat(
+            select(
+                sql,
+                "SELECT operation, summary['iceberg-cdc.rows-inserted'],"
+                    + " summary['iceberg-cdc.rows-updated'] FROM shop.`customers$snapshots`"))
+        .containsExactlyInAnyOrder("append,2,0", "overwrite,1,1");
+    assertThat(select(sql, "SELECT content, record_count FROM shop.`customers$files`"))
+        .contains("0,2");
   }
 
   @Test
