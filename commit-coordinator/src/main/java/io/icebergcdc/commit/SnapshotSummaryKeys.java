@@ -52,6 +52,9 @@ public final class SnapshotSummaryKeys {
   /** For an overwrite of a bounded input, what it replaced, as {@link Overwrite#describe()}. */
   public static final String OVERWRITE = PREFIX + "overwrite";
 
+  /** {@code true} on the snapshot of a {@code TRUNCATE TABLE}, which removed every row. */
+  public static final String TRUNCATE = PREFIX + "truncate";
+
   /** The latest source position among the changes this snapshot commits. */
   public static final String SOURCE_POSITION = PREFIX + "source-position";
 }

@@ -429,6 +429,32 @@ class SqlBatchITCase {
   }
 
   @Test
+  void truncateRemovesEveryRowInOneMetadataOnlySnapshot() throws Exception {
+    // TRUNCATE needs a table environment made in batch mode, not one over a batch environment.
+    sql =
+        StreamTableEnvironment.create(
+            env, org.apache.flink.table.api.EnvironmentSettings.inBatchMode());
+    sql.executeSql(
+        "CREATE TABLE keyed (id BIGINT NOT NULL, v STRING, PRIMARY KEY (id) NOT ENFORCED)"
+            + with(""));
+    run("INSERT INTO keyed VALUES (1, 'a'), (2, 'b')");
+    run("INSERT INTO keyed VALUES (2, 'b2'), (3, 'c')");
+    run("TRUNCATE TABLE keyed");
+
+    Table table = table("keyed");
+    assertThat(rows(table, "id", "v")).isEmpty();
+    Snapshot truncate = table.currentSnapshot();
+    assertThat(truncate.operation()).isEqualTo(DataOperations.DELETE);
+    assertThat(truncate.summary())
+        .containsEntry(SnapshotSummaryKeys.TRUNCATE, "true")
+        .containsEntry("total-data-files", "0")
+        .containsEntry("total-delete-files", "0");
+    assertThat(table.newScan().planFiles()).isEmpty();
+    run("INSERT INTO keyed VALUES (4, 'd')");
+    assertThat(rows(table("keyed"), "id", "v")).containsExactly("4,d");
+  }
+
+  @Test
   void hashDistributionWritesEachPartitionFromOneWriter() throws Exception {
     createEvents(", 'write.distribution-mode' = 'hash'");
     generated("few", 400);

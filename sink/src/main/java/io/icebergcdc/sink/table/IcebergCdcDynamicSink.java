@@ -4,6 +4,8 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.commit.Overwrite;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.CdcTables;
 import io.icebergcdc.sink.IcebergCdcSink;
 import io.icebergcdc.sink.SinkOptions;
@@ -21,6 +23,7 @@ import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.sink.abilities.SupportsOverwrite;
 import org.apache.flink.table.connector.sink.abilities.SupportsPartitioning;
+import org.apache.flink.table.connector.sink.abilities.SupportsTruncate;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
@@ -30,6 +33,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.TableLoader;
@@ -45,7 +49,7 @@ import org.apache.iceberg.flink.TableLoader;
  * same columns and key.
  */
 final class IcebergCdcDynamicSink
-    implements DynamicTableSink, SupportsOverwrite, SupportsPartitioning {
+    implements DynamicTableSink, SupportsOverwrite, SupportsPartitioning, SupportsTruncate {
 
   private final CatalogLoader catalogLoader;
   private final TableIdentifier identifier;
@@ -259,6 +263,31 @@ final class IcebergCdcDynamicSink
       }
     }
     return table;
+  }
+
+  /**
+   * {@code TRUNCATE TABLE}: one snapshot that removes every data file and the delete files with
+   * them, a metadata-only delete that reads and writes no data file. A running streaming job's key
+   * index still names rows of the removed files; its next change of such a key meets a removed file
+   * at commit and falls back to an equality delete, as after any rewrite by another writer.
+   */
+  @Override
+  public void executeTruncation() {
+    ContextClassLoader.ofThisJar(
+        () -> {
+          Catalog catalog = catalogLoader.loadCatalog();
+          try {
+            Table table = catalog.loadTable(identifier);
+            table
+                .newDelete()
+                .deleteFromRowFilter(Expressions.alwaysTrue())
+                .set(SnapshotSummaryKeys.TRUNCATE, "true")
+                .commit();
+            return null;
+          } finally {
+            CatalogDefinition.close(catalog);
+          }
+        });
   }
 
   @Override
