@@ -131,6 +131,24 @@ class SqlCatalogITCase {
         .as("the hint's codec for its write only")
         .containsExactlyInAnyOrder("ZSTD", "GZIP");
     assertThat(table.properties()).containsEntry("write.parquet.compression-codec", "zstd");
+
+    // Partition transforms, which PARTITIONED BY cannot say.
+    run(
+        sql,
+        "CREATE TABLE shop.orders (id BIGINT NOT NULL, total INT, PRIMARY KEY (id) NOT ENFORCED)"
+            + " WITH ('partition-spec' = 'bucket(4, id)')");
+    run(sql, "INSERT INTO shop.orders VALUES (1, 10), (2, 20), (3, 30)");
+    run(sql, "INSERT INTO shop.orders VALUES (2, 21)");
+    assertThat(select(sql, "SELECT id, total FROM shop.orders"))
+        .containsExactly("1,10", "2,21", "3,30");
+    Table orders =
+        CatalogDefinition.hadoop(warehouse)
+            .connect()
+            .loadTable(TableIdentifier.of("shop", "orders"));
+    assertThat(orders.spec().fields())
+        .extracting(f -> f.transform().toString())
+        .containsExactly("bucket[4]");
+    assertThat(orders.properties()).doesNotContainKey("partition-spec");
   }
 
   @Test

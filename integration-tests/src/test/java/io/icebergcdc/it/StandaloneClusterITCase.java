@@ -373,44 +373,6 @@ class StandaloneClusterITCase {
         .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, "1");
   }
 
-  @Test
-  void theSqlClientWritesAndReadsThroughTheCatalog() throws Exception {
-    String warehouse = dir.resolve("catalog-warehouse").toString();
-    Path statements = dir.resolve("catalog.sql");
-    Files.writeString(
-        statements,
-        String.join(
-            "\n",
-            "SET 'table.dml-sync' = 'true';",
-            "SET 'execution.runtime-mode' = 'batch';",
-            "SET 'sql-client.execution.result-mode' = 'tableau';",
-            "SET 'parallelism.default' = '2';",
-            "CREATE CATALOG lake WITH ('type' = 'iceberg-cdc', 'warehouse' = '" + warehouse + "');",
-            "USE CATALOG lake;",
-            "CREATE DATABASE crm;",
-            "CREATE TABLE crm.people (id BIGINT NOT NULL, name STRING, PRIMARY KEY (id) NOT"
-                + " ENFORCED);",
-            "INSERT INTO crm.people VALUES (1, 'ann'), (2, 'bob');",
-            "INSERT INTO crm.people VALUES (2, 'bobby'), (3, 'cy');",
-            "SELECT id, name FROM crm.people WHERE id = 2;",
-            ""),
-        StandardCharsets.UTF_8);
-
-    LocalFlinkCluster.Result result =
-        cluster.sqlClient(CLI_TIMEOUT, statements, JAR.toAbsolutePath());
-    assertThat(result.exitCode()).as(result.output()).isZero();
-    assertThat(result.output()).doesNotContain("[ERROR]").contains("bobby");
-
-    Table table = catalog(warehouse).loadTable(TableIdentifier.of("crm", "people"));
-    List<String> rows = new ArrayList<>();
-    try (var records = org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
-      records.forEach(r -> rows.add(r.getField("id") + "," + r.getField("name")));
-    }
-    assertThat(rows).containsExactlyInAnyOrder("1,ann", "2,bobby", "3,cy");
-    assertThat(table.currentSnapshot().summary())
-        .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, "1");
-  }
-
   /**
    * Submits the job with the Docker deployment's {@code docker/flink/submit-job.sh}, with this
    * cluster's {@code flink} command on the path; returns the id of the job it submitted, running,

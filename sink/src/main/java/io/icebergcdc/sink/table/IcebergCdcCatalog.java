@@ -1,11 +1,24 @@
 package io.icebergcdc.sink.table;
 
 import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.CdcTables;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import org.apache.flink.table.catalog.CatalogBaseTable;
+import org.apache.flink.table.catalog.ObjectPath;
+import org.apache.flink.table.catalog.ResolvedCatalogTable;
+import org.apache.flink.table.catalog.exceptions.CatalogException;
+import org.apache.flink.table.catalog.exceptions.TableAlreadyExistException;
 import org.apache.flink.table.factories.Factory;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.FlinkCatalog;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
 
 /**
  * A Flink catalog over any Iceberg catalog ({@code CREATE CATALOG lake WITH ('type' =
@@ -17,6 +30,9 @@ import org.apache.iceberg.flink.FlinkCatalog;
  */
 final class IcebergCdcCatalog extends FlinkCatalog {
 
+  /** The table option naming a table's partition transforms, as {@code --partition-by} does. */
+  static final String PARTITION_SPEC = "partition-spec";
+
   private final CatalogDefinition definition;
 
   IcebergCdcCatalog(
@@ -26,6 +42,58 @@ final class IcebergCdcCatalog extends FlinkCatalog {
       Map<String, String> options) {
     super(name, defaultDatabase, Namespace.empty(), definition.loader(), options, false, -1);
     this.definition = definition;
+  }
+
+  /**
+   * Creates a table; with the option {@code 'partition-spec' = 'bucket(16, id), days(ts)'} (the
+   * syntax of {@code --partition-by}) partitioned by those transforms, which Flink's {@code
+   * PARTITIONED BY} cannot say; the other options become the table's properties.
+   */
+  @Override
+  public void createTable(ObjectPath path, CatalogBaseTable table, boolean ignoreIfExists)
+      throws CatalogException, TableAlreadyExistException {
+    String partitionSpec = table.getOptions().get(PARTITION_SPEC);
+    if (partitionSpec == null) {
+      super.createTable(path, table, ignoreIfExists);
+      return;
+    }
+    if (!(table instanceof ResolvedCatalogTable resolved)) {
+      throw new IllegalArgumentException("table " + path + " has no resolved schema");
+    }
+    if (!resolved.getPartitionKeys().isEmpty()) {
+      throw new IllegalArgumentException(
+          "table "
+              + path
+              + ": give PARTITIONED BY or the option '"
+              + PARTITION_SPEC
+              + "', not both");
+    }
+    TableIdentifier identifier = TableIdentifier.of(path.getDatabaseName(), path.getObjectName());
+    if (catalog().tableExists(identifier)) {
+      if (ignoreIfExists) {
+        return;
+      }
+      throw new TableAlreadyExistException(getName(), path);
+    }
+    Schema converted = FlinkSchemaUtil.convert(resolved.getResolvedSchema());
+    Set<Integer> keyIds = new HashSet<>();
+    resolved
+        .getResolvedSchema()
+        .getPrimaryKey()
+        .ifPresent(
+            key -> key.getColumns().forEach(c -> keyIds.add(converted.findField(c).fieldId())));
+    Schema schema = new Schema(converted.columns(), keyIds);
+    PartitionSpec spec = CdcTables.parsePartitionSpec(schema, partitionSpec);
+    if (!keyIds.isEmpty()) {
+      CdcTables.checkPartitionColumnsAreKeyColumns(schema, spec);
+    }
+    Map<String, String> properties = new HashMap<>(table.getOptions());
+    properties.remove(PARTITION_SPEC);
+    catalog()
+        .buildTable(identifier, schema)
+        .withPartitionSpec(spec)
+        .withProperties(properties)
+        .create();
   }
 
   @Override
