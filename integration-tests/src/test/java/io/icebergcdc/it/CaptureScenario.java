@@ -199,13 +199,7 @@ abstract class CaptureScenario {
     try {
       Catalog catalog = catalog(job);
       awaitColumn(running, pipeline, "customers", "name");
-      SourceTables.awaitEqual(
-          running,
-          connection,
-          catalog,
-          (DatabaseSource) job.source(),
-          pipeline::targets,
-          Duration.ofSeconds(90));
+      awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(90));
 
       String customers = table("customers");
       String orderLines = table("order_lines");
@@ -221,25 +215,13 @@ abstract class CaptureScenario {
           "DELETE FROM " + customers + " WHERE id = 9",
           "UPDATE " + orderLines + " SET qty = qty + 5000000000 WHERE line = 3");
       awaitColumn(running, pipeline, "customers", "loyalty");
-      SourceTables.awaitEqual(
-          running,
-          connection,
-          catalog,
-          (DatabaseSource) job.source(),
-          pipeline::targets,
-          Duration.ofSeconds(120));
+      awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(120));
 
       execute(
           "ALTER TABLE " + orderLines + " ADD COLUMN shipped date",
           "UPDATE " + orderLines + " SET shipped = DATE '2026-05-01' WHERE order_id = 2");
       awaitColumn(running, pipeline, "order_lines", "shipped");
-      SourceTables.awaitEqual(
-          running,
-          connection,
-          catalog,
-          (DatabaseSource) job.source(),
-          pipeline::targets,
-          Duration.ofSeconds(120));
+      awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(120));
 
       Table icebergCustomers = catalog.loadTable(target(pipeline, "customers"));
       Table icebergOrderLines = catalog.loadTable(target(pipeline, "order_lines"));
@@ -319,6 +301,17 @@ abstract class CaptureScenario {
 
   /** The SQL for the current time with microseconds. */
   abstract String now();
+
+  /**
+   * Waits until every table of the job as it was last composed equals its source table, while
+   * {@code running} says the job runs.
+   */
+  private void awaitEqual(
+      Callable<?> running, Catalog catalog, JobDefinition job, JobRunner pipeline, Duration timeout)
+      throws Exception {
+    SourceTables.awaitEqual(
+        running, connection, catalog, (DatabaseSource) job.source(), pipeline::targets, timeout);
+  }
 
   void awaitEqual(JobDefinition job, JobRunner pipeline, Duration timeout) throws Exception {
     SourceTables.awaitEqual(

@@ -11,9 +11,7 @@ import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.FlinkDynamicTableFactory;
 import org.apache.iceberg.flink.source.IcebergTableSource;
@@ -96,13 +94,8 @@ final class IcebergCdcCatalogTableFactory
         overrides);
   }
 
+  /** The table's properties, through the catalog this Flink catalog already holds. */
   private Map<String, String> tableProperties(TableIdentifier identifier) {
-    Catalog iceberg = definition.connect();
-    try {
-      Table table = iceberg.loadTable(identifier);
-      return table.properties();
-    } finally {
-      CatalogDefinition.close(iceberg);
-    }
+    return catalog.catalog().loadTable(identifier).properties();
   }
 }
