@@ -15,4 +15,10 @@ public interface CommitListener extends Serializable {
 
   /** Called once the checkpoint's snapshot is committed, before the committer forgets it. */
   default void afterCommit(long checkpointId, Snapshot snapshot) throws Exception {}
+
+  /**
+   * Called instead of a commit when a load's write id was published before, by {@code snapshot}:
+   * this attempt commits nothing.
+   */
+  default void alreadyPublished(String writeId, Snapshot snapshot) throws Exception {}
 }

@@ -55,6 +55,15 @@ public final class SnapshotSummaryKeys {
   /** {@code true} on the snapshot of a {@code TRUNCATE TABLE}, which removed every row. */
   public static final String TRUNCATE = PREFIX + "truncate";
 
+  /**
+   * The write id of a load ({@link BoundedWrite#writeId()}): a load with a write id that a snapshot
+   * of the table records is not published again.
+   */
+  public static final String WRITE_ID = PREFIX + "write-id";
+
+  /** The SQL statement a snapshot carries out: {@code UPDATE} or {@code DELETE}. */
+  public static final String STATEMENT = PREFIX + "statement";
+
   /** The latest source position among the changes this snapshot commits. */
   public static final String SOURCE_POSITION = PREFIX + "source-position";
 }

@@ -1,6 +1,7 @@
 package io.icebergcdc.commit.internal;
 
 import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
@@ -93,6 +94,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private final TableLoader tableLoader;
   private final CommitListener listener;
   private final Overwrite overwrite;
+  private final BoundedWrite bounded;
   private final Duration catalogRetryTimeout;
 
   /** How long a commit is tried again while the catalog cannot be reached, by default. */
@@ -133,7 +135,21 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       CommitListener listener,
       Overwrite overwrite,
       Duration catalogRetryTimeout) {
+    this(tableLoader, listener, overwrite, BoundedWrite.NONE, catalogRetryTimeout);
+  }
+
+  /**
+   * @param bounded the write id and statement of a bounded write, committed once at the end of its
+   *     input
+   */
+  public IcebergCommitterOperator(
+      TableLoader tableLoader,
+      CommitListener listener,
+      Overwrite overwrite,
+      BoundedWrite bounded,
+      Duration catalogRetryTimeout) {
     this.tableLoader = tableLoader;
+    this.bounded = bounded == null ? BoundedWrite.NONE : bounded;
     this.listener = listener == null ? new CommitListener() {} : listener;
     this.overwrite = overwrite;
     this.catalogRetryTimeout = catalogRetryTimeout;
@@ -153,6 +169,15 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               + table.name()
               + " commits once at the end of a bounded input, so its job must run without"
               + " checkpoints (batch execution)");
+    }
+    if (!bounded.isNone() && getRuntimeContext().isCheckpointingEnabled()) {
+      throw new IllegalStateException(
+          (bounded.writeId() != null
+                  ? "a load of table " + table.name() + " with a write id ('" + bounded.writeId()
+                  : "an " + bounded.statement() + " of table " + table.name())
+              + (bounded.writeId() != null ? "')" : "")
+              + " commits once at the end of a bounded input, so its job must run without"
+              + " checkpoints (batch execution: 'execution.runtime-mode' = 'batch')");
     }
     operatorId = getOperatorID().toString();
     stateSerializer = new CommitterStateSerializer();
@@ -264,6 +289,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
         LOG.info("The end of input of job {} is already committed to {}", jobId, table.name());
         return;
       }
+      if (alreadyPublished(all)) {
+        return;
+      }
       if (overwrite != null) {
         commitOverwrite(all);
         return;
@@ -272,6 +300,37 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       commitUpTo(pending, END_OF_INPUT_CHECKPOINT_ID, jobId);
     }
     // With checkpoints, the final checkpoint after the end of input commits what is left.
+  }
+
+  /**
+   * Whether the load's write id was published by a snapshot of the table already: then this
+   * attempt's files are removed and nothing is committed.
+   */
+  private boolean alreadyPublished(ChangeCommittable all) {
+    if (bounded.writeId() == null) {
+      return false;
+    }
+    Snapshot published = WriteIds.publishedBy(table, bounded.writeId());
+    if (published == null) {
+      return false;
+    }
+    deleteWrittenFiles(all);
+    LOG.warn(
+        "The load with write id '{}' was already published to table {} as snapshot {} at {}:"
+            + " this attempt commits nothing ({})",
+        bounded.writeId(),
+        table.name(),
+        published.snapshotId(),
+        java.time.Instant.ofEpochMilli(published.timestampMillis()),
+        all.stats());
+    try {
+      listener.alreadyPublished(bounded.writeId(), published);
+    } catch (Exception e) {
+      throw new CommitException(
+          "the commit listener failed on the already published load '" + bounded.writeId() + "'",
+          e);
+    }
+    return true;
   }
 
   /**
@@ -519,7 +578,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       update = overwriteUpdate(prepared, base);
     } else if (prepared.addedDeletes.isEmpty()
         && prepared.removedDeletes.isEmpty()
-        && prepared.compacted.isEmpty()) {
+        && prepared.compacted.isEmpty()
+        && bounded.readSnapshotId() == null) {
       AppendFiles append = table.newAppend();
       prepared.dataFiles.forEach(append::appendFile);
       update = append;
@@ -537,6 +597,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       }
       delta.validateDeletedFiles();
       if (prepared.validateDeleteConflicts) {
+        delta.validateNoConflictingDeleteFiles();
+      }
+      if (bounded.readSnapshotId() != null) {
+        // Rows computed from what the statement read: whatever was committed after that fails it.
+        delta.validateFromSnapshot(bounded.readSnapshotId());
+        delta.validateNoConflictingDataFiles();
         delta.validateNoConflictingDeleteFiles();
       }
       update = delta;
@@ -558,6 +624,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
     if (overwrite != null) {
       update.set(SnapshotSummaryKeys.OVERWRITE, overwrite.describe());
+    }
+    if (bounded.writeId() != null) {
+      update.set(SnapshotSummaryKeys.WRITE_ID, bounded.writeId());
+    }
+    if (bounded.statement() != null) {
+      update.set(SnapshotSummaryKeys.STATEMENT, bounded.statement());
     }
 
     long start = System.nanoTime();

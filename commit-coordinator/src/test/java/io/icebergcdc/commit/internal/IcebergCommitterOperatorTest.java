@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitException;
@@ -74,9 +75,19 @@ class IcebergCommitterOperatorTest {
 
   private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> harness(
       CommitListener listener, Overwrite overwrite) throws Exception {
+    return harness(listener, overwrite, BoundedWrite.NONE);
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> harness(
+      CommitListener listener, Overwrite overwrite, BoundedWrite bounded) throws Exception {
     var harness =
         new OneInputStreamOperatorTestHarness<>(
-            new IcebergCommitterOperator(TestTables.loader(warehouse), listener, overwrite),
+            new IcebergCommitterOperator(
+                TestTables.loader(warehouse),
+                listener,
+                overwrite,
+                bounded,
+                IcebergCommitterOperator.DEFAULT_CATALOG_RETRY_TIMEOUT),
             1,
             1,
             0,
@@ -755,6 +766,92 @@ class IcebergCommitterOperatorTest {
     harness.processElement(new StreamRecord<>(files("a", true, 0)));
     assertThatThrownBy(harness::endInput).hasMessageContaining("takes rows to insert");
     assertThat(snapshots()).isEmpty();
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> batch(
+      CommitListener listener, BoundedWrite bounded) throws Exception {
+    var harness = harness(listener, null, bounded);
+    harness.getStreamConfig().setCheckpointingEnabled(false);
+    harness.open();
+    return harness;
+  }
+
+  @Test
+  void aLoadRetriedWithItsWriteIdAfterAnUncertainOutcomeCommitsNothing() throws Exception {
+    BoundedWrite load = BoundedWrite.NONE.withWriteId("daily-2026-11-30");
+    CommitListener answerLost =
+        new CommitListener() {
+          @Override
+          public void afterCommit(long checkpointId, Snapshot snapshot) {
+            throw new IllegalStateException("the answer of the commit was lost");
+          }
+        };
+    var first = batch(answerLost, load);
+    first.processElement(new StreamRecord<>(files("a", false, 0)));
+    assertThatThrownBy(first::endInput).hasStackTraceContaining("answer of the commit was lost");
+    assertThat(snapshots()).hasSize(1);
+    assertThat(snapshots().get(0).summary())
+        .containsEntry(SnapshotSummaryKeys.WRITE_ID, "daily-2026-11-30");
+
+    List<String> heard = new ArrayList<>();
+    CommitListener listener =
+        new CommitListener() {
+          @Override
+          public void alreadyPublished(String writeId, Snapshot snapshot) {
+            heard.add(writeId + "@" + snapshot.snapshotId());
+          }
+        };
+    var retry = batch(listener, load);
+    retry.processElement(new StreamRecord<>(files("a-again", false, 0)));
+    retry.endInput();
+    assertThat(snapshots()).as("the retry publishes nothing").hasSize(1);
+    assertThat(heard).containsExactly("daily-2026-11-30@" + snapshots().get(0).snapshotId());
+
+    var other = batch(null, BoundedWrite.NONE.withWriteId("daily-2026-12-01"));
+    other.processElement(new StreamRecord<>(files("b", false, 0)));
+    other.endInput();
+    assertThat(snapshots()).as("another write id is another load").hasSize(2);
+  }
+
+  @Test
+  void aLoadRetriedWithItsWriteIdAfterAFailureBeforePublicationPublishesOnce() throws Exception {
+    BoundedWrite load = BoundedWrite.NONE.withWriteId("daily-2026-11-30");
+    var first = batch(new FailingListener(), load);
+    first.processElement(new StreamRecord<>(files("a", false, 0)));
+    assertThatThrownBy(first::endInput).hasStackTraceContaining("injected failure");
+    assertThat(snapshots()).isEmpty();
+
+    var retry = batch(null, load);
+    retry.processElement(new StreamRecord<>(files("a", false, 0)));
+    retry.endInput();
+    assertThat(snapshots()).hasSize(1);
+    assertThat(snapshots().get(0).summary())
+        .containsEntry(SnapshotSummaryKeys.WRITE_ID, "daily-2026-11-30");
+  }
+
+  @Test
+  void aWriteIdNeedsBatchExecution() {
+    assertThatThrownBy(() -> harness(null, null, BoundedWrite.NONE.withWriteId("w")).open())
+        .hasMessageContaining("with a write id ('w')")
+        .hasMessageContaining("'execution.runtime-mode' = 'batch'");
+  }
+
+  @Test
+  void aStatementSaysWhatItDidAndFailsOnChangesCommittedAfterItsRead() throws Exception {
+    table.newAppend().appendFile(TestTables.dataFile("before")).commit();
+    long read = table.currentSnapshot().snapshotId();
+
+    var update = batch(null, BoundedWrite.NONE.withStatement("UPDATE", read));
+    update.processElement(new StreamRecord<>(files("updated", false, 0)));
+    update.endInput();
+    Snapshot updated = snapshots().get(1);
+    assertThat(updated.summary()).containsEntry(SnapshotSummaryKeys.STATEMENT, "UPDATE");
+
+    table.newAppend().appendFile(TestTables.dataFile("concurrent")).commit();
+    var stale = batch(null, BoundedWrite.NONE.withStatement("UPDATE", updated.snapshotId()));
+    stale.processElement(new StreamRecord<>(files("updated-again", false, 0)));
+    assertThatThrownBy(stale::endInput).hasMessageContaining("conflicts with a concurrent change");
+    assertThat(snapshots()).hasSize(3);
   }
 
   /** Fails the first commit it sees. */
