@@ -6,6 +6,7 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.cdc.typeutils.RowKeyTypeInfo;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
+import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitListener;
@@ -69,6 +70,7 @@ public final class IcebergCdcSink {
   private final CommitListener commitListener;
   private final Map<String, String> writeProperties;
   private final Overwrite overwrite;
+  private final BoundedWrite bounded;
   private final Distribution distribution;
   private final RowType rowType;
 
@@ -83,6 +85,7 @@ public final class IcebergCdcSink {
     this.commitListener = builder.commitListener;
     this.writeProperties = builder.writeProperties;
     this.overwrite = builder.overwrite;
+    this.bounded = builder.bounded;
     this.distribution = builder.distribution;
     this.rowType = builder.rowType;
     this.tableSchema = builder.tableSchema;
@@ -282,6 +285,7 @@ public final class IcebergCdcSink {
                 tableLoader,
                 commitListener,
                 overwrite,
+                bounded,
                 options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT)))
         .uid(uids.committer())
         .setParallelism(1)
@@ -300,6 +304,7 @@ public final class IcebergCdcSink {
     private CommitListener commitListener;
     private Map<String, String> writeProperties = Map.of();
     private Overwrite overwrite;
+    private BoundedWrite bounded = BoundedWrite.NONE;
     private Distribution distribution;
     private RowType rowType;
     private Schema tableSchema;
@@ -345,6 +350,15 @@ public final class IcebergCdcSink {
     }
 
     /** Hears about every commit; optional. */
+    /**
+     * Gives the write, committed once at the end of its bounded input, a write id (published at
+     * most once) or the statement it carries out; see {@link BoundedWrite}.
+     */
+    public Builder boundedWrite(BoundedWrite bounded) {
+      this.bounded = bounded == null ? BoundedWrite.NONE : bounded;
+      return this;
+    }
+
     public Builder commitListener(CommitListener listener) {
       this.commitListener = listener;
       return this;

@@ -13,8 +13,7 @@ import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.flink.FlinkDynamicTableFactory;
-import org.apache.iceberg.flink.source.IcebergTableSource;
+import org.apache.iceberg.flink.TableLoader;
 
 /**
  * The tables of an {@link IcebergCdcCatalog}: written through this project's sink, read through
@@ -54,11 +53,15 @@ final class IcebergCdcCatalogTableFactory
 
   @Override
   public DynamicTableSource createDynamicTableSource(Context context) {
+    ObjectIdentifier name = context.getObjectIdentifier();
+    TableIdentifier identifier = TableIdentifier.of(name.getDatabaseName(), name.getObjectName());
     return ContextClassLoader.ofThisJar(
         () ->
             new CatalogTableSource(
-                (IcebergTableSource)
-                    new FlinkDynamicTableFactory(catalog).createDynamicTableSource(context)));
+                TableLoader.fromCatalog(definition.loader(), identifier),
+                context.getCatalogTable().getResolvedSchema(),
+                context.getCatalogTable().getOptions(),
+                context.getConfiguration()));
   }
 
   @Override
@@ -91,7 +94,8 @@ final class IcebergCdcCatalogTableFactory
                 TableProperties.FORMAT_VERSION,
                 Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
         IcebergCdcTableFactory.sinkOptions(config, identifier),
-        overrides);
+        overrides,
+        config.getOptional(IcebergCdcTableFactory.WRITE_ID).orElse(null));
   }
 
   /** The table's properties, through the catalog this Flink catalog already holds. */

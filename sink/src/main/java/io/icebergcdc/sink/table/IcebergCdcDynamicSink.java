@@ -3,6 +3,7 @@ package io.icebergcdc.sink.table;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.sink.CatalogDefinition;
@@ -13,18 +14,25 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
+import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.ProviderContext;
+import org.apache.flink.table.connector.RowLevelModificationScanContext;
 import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.sink.abilities.SupportsDeletePushDown;
 import org.apache.flink.table.connector.sink.abilities.SupportsOverwrite;
 import org.apache.flink.table.connector.sink.abilities.SupportsPartitioning;
+import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelDelete;
+import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelUpdate;
 import org.apache.flink.table.connector.sink.abilities.SupportsTruncate;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.expressions.ResolvedExpression;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.PartitionField;
@@ -49,7 +57,13 @@ import org.apache.iceberg.flink.TableLoader;
  * same columns and key.
  */
 final class IcebergCdcDynamicSink
-    implements DynamicTableSink, SupportsOverwrite, SupportsPartitioning, SupportsTruncate {
+    implements DynamicTableSink,
+        SupportsOverwrite,
+        SupportsPartitioning,
+        SupportsTruncate,
+        SupportsDeletePushDown,
+        SupportsRowLevelDelete,
+        SupportsRowLevelUpdate {
 
   private final CatalogLoader catalogLoader;
   private final TableIdentifier identifier;
@@ -61,6 +75,15 @@ final class IcebergCdcDynamicSink
   private final Map<String, String> writeProperties;
   private boolean overwrite;
   private Map<String, String> staticPartition = Map.of();
+  private BoundedWrite bounded;
+
+  /**
+   * Whether the input is every row the table keeps (a row-level statement on a table without a
+   * primary key), replacing all of it.
+   */
+  private boolean replacesAll;
+
+  private MetadataDelete metadataDelete;
 
   IcebergCdcDynamicSink(
       CatalogLoader catalogLoader,
@@ -70,7 +93,9 @@ final class IcebergCdcDynamicSink
       String sequenceField,
       int formatVersion,
       Configuration sinkOptions,
-      Map<String, String> writeProperties) {
+      Map<String, String> writeProperties,
+      String writeId) {
+    this.bounded = BoundedWrite.NONE.withWriteId(writeId);
     this.writeProperties = Map.copyOf(writeProperties);
     this.catalogLoader = catalogLoader;
     this.identifier = identifier;
@@ -106,32 +131,45 @@ final class IcebergCdcDynamicSink
 
   @Override
   public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
-    boolean bounded = context.isBounded();
-    if (overwrite && !bounded) {
+    boolean boundedInput = context.isBounded();
+    if (overwrite && !boundedInput) {
       throw new IllegalArgumentException(
           "INSERT OVERWRITE of "
               + identifier
               + " needs a bounded input in batch execution ('execution.runtime-mode' = 'batch'):"
               + " it commits once, at the end of its input");
     }
+    if (bounded.writeId() != null && !boundedInput) {
+      throw new IllegalArgumentException(
+          "option '"
+              + BoundedWrite.WRITE_ID_OPTION
+              + "' of "
+              + identifier
+              + " names a load, which needs a bounded input in batch execution"
+              + " ('execution.runtime-mode' = 'batch'): it commits once, at the end of its input");
+    }
     return new DataStreamSinkProvider() {
       @Override
       public DataStreamSink<?> consumeDataStream(
           ProviderContext providerContext, DataStream<RowData> rows) {
-        return ContextClassLoader.ofThisJar(() -> consume(rows, bounded));
+        return ContextClassLoader.ofThisJar(() -> consume(rows, boundedInput));
       }
     };
   }
 
-  private DataStreamSink<?> consume(DataStream<RowData> rows, boolean bounded) {
+  private DataStreamSink<?> consume(DataStream<RowData> rows, boolean boundedInput) {
     Table table = createOrLoad();
     TableLoader loader = TableLoader.fromCatalog(catalogLoader, identifier);
     IcebergCdcSink.Builder builder =
         IcebergCdcSink.builder()
             .table(loader)
             .options(sinkOptions)
-            .writeProperties(writeProperties);
-    if (overwrite) {
+            .writeProperties(writeProperties)
+            .boundedWrite(bounded);
+    if (replacesAll) {
+      builder.overwrite(
+          new Overwrite(Overwrite.Scope.TABLE, Map.of(), true, bounded.readSnapshotId()));
+    } else if (overwrite) {
       builder.overwrite(overwriteOf(table));
     }
     IcebergCdcSink sink = builder.build();
@@ -147,7 +185,7 @@ final class IcebergCdcDynamicSink
                     identifier.toString(),
                     sequenceField,
                     sequencePosition,
-                    bounded,
+                    boundedInput,
                     overwrite))
             .returns(ChangeEventTypeInfo.of(schema))
             .name("changelog of " + identifier);
@@ -273,17 +311,102 @@ final class IcebergCdcDynamicSink
    */
   @Override
   public void executeTruncation() {
-    ContextClassLoader.ofThisJar(
+    withTable(
+        table -> {
+          table
+              .newDelete()
+              .deleteFromRowFilter(Expressions.alwaysTrue())
+              .set(SnapshotSummaryKeys.TRUNCATE, "true")
+              .commit();
+          return null;
+        });
+  }
+
+  /**
+   * A {@code DELETE} whose {@code WHERE} matches whole data files is a metadata-only delete ({@link
+   * MetadataDelete}); else the planner makes it a row-level delete.
+   */
+  @Override
+  public boolean applyDeleteFilters(List<ResolvedExpression> filters) {
+    metadataDelete = withTable(table -> MetadataDelete.of(table, filters)).orElse(null);
+    return metadataDelete != null;
+  }
+
+  @Override
+  public Optional<Long> executeDeletion() {
+    return withTable(metadataDelete::commit);
+  }
+
+  /**
+   * A row-level {@code DELETE}: with a primary key, the rows to delete, which the key index turns
+   * into position deletes or deletion vectors; without one, the rows that remain, which replace the
+   * table's (copy on write).
+   */
+  @Override
+  public RowLevelDeleteInfo applyRowLevelDelete(RowLevelModificationScanContext context) {
+    bounded = bounded.withStatement("DELETE", readSnapshotOf(context));
+    if (hasPrimaryKey()) {
+      return new RowLevelDeleteInfo() {};
+    }
+    replacesAll = true;
+    return new RowLevelDeleteInfo() {
+      @Override
+      public RowLevelDeleteMode getRowLevelDeleteMode() {
+        return RowLevelDeleteMode.REMAINING_ROWS;
+      }
+    };
+  }
+
+  /**
+   * A row-level {@code UPDATE}: with a primary key, the updated rows, upserted by key (the key
+   * itself cannot be set: that would be a delete and an insert); without one, every row, updated or
+   * not, replacing the table's (copy on write).
+   */
+  @Override
+  public RowLevelUpdateInfo applyRowLevelUpdate(
+      List<Column> updatedColumns, RowLevelModificationScanContext context) {
+    bounded = bounded.withStatement("UPDATE", readSnapshotOf(context));
+    if (hasPrimaryKey()) {
+      List<String> key = flinkSchema.getPrimaryKey().get().getColumns();
+      for (Column column : updatedColumns) {
+        if (key.contains(column.getName())) {
+          throw new IllegalArgumentException(
+              "UPDATE of "
+                  + identifier
+                  + " sets primary key column '"
+                  + column.getName()
+                  + "': a row's key cannot change; DELETE the row and INSERT it with its new key");
+        }
+      }
+      return new RowLevelUpdateInfo() {};
+    }
+    replacesAll = true;
+    return new RowLevelUpdateInfo() {
+      @Override
+      public RowLevelUpdateMode getRowLevelUpdateMode() {
+        return RowLevelUpdateMode.ALL_ROWS;
+      }
+    };
+  }
+
+  /**
+   * The snapshot the statement's scan read, which its commit checks for later changes; without the
+   * scan's word, the table's current one.
+   */
+  private Long readSnapshotOf(RowLevelModificationScanContext context) {
+    if (context instanceof ReadSnapshot read) {
+      return read.snapshotId();
+    }
+    return withTable(
+        table -> table.currentSnapshot() == null ? null : table.currentSnapshot().snapshotId());
+  }
+
+  private <T> T withTable(java.util.function.Function<Table, T> work) {
+    return ContextClassLoader.ofThisJar(
         () -> {
           Catalog catalog = catalogLoader.loadCatalog();
           try {
-            Table table = catalog.loadTable(identifier);
-            table
-                .newDelete()
-                .deleteFromRowFilter(Expressions.alwaysTrue())
-                .set(SnapshotSummaryKeys.TRUNCATE, "true")
-                .commit();
-            return null;
+            return work.apply(catalog.loadTable(identifier));
           } finally {
             CatalogDefinition.close(catalog);
           }
@@ -301,9 +424,13 @@ final class IcebergCdcDynamicSink
             sequenceField,
             formatVersion,
             sinkOptions,
-            writeProperties);
+            writeProperties,
+            null);
     copy.overwrite = overwrite;
     copy.staticPartition = staticPartition;
+    copy.bounded = bounded;
+    copy.replacesAll = replacesAll;
+    copy.metadataDelete = metadataDelete;
     return copy;
   }
 

@@ -1,10 +1,12 @@
 package io.icebergcdc.sink.table;
 
+import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.SinkOptions;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
@@ -13,18 +15,24 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.catalog.ObjectIdentifier;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
+import org.apache.flink.table.factories.DynamicTableSourceFactory;
 import org.apache.flink.table.factories.FactoryUtil;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.FlinkReadOptions;
+import org.apache.iceberg.flink.TableLoader;
 
 /**
- * The {@code 'connector' = 'iceberg-cdc'} table sink: {@code INSERT INTO} such a table applies the
+ * The {@code 'connector' = 'iceberg-cdc'} table: {@code INSERT INTO} such a table applies the
  * query's changelog to an Iceberg table through this project's sink (dedup by sequence, writers
- * with position deletes, one commit per checkpoint). Options are listed by {@link #requiredOptions}
+ * with position deletes, one commit per checkpoint), {@code UPDATE} and {@code DELETE} in batch
+ * execution change its rows, and {@code SELECT} reads it through Iceberg's Flink source. Options are listed by {@link #requiredOptions}
  * and {@link #optionalOptions}; {@code catalog.*} keys go to the Iceberg catalog as they are.
  */
-public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
+public final class IcebergCdcTableFactory
+    implements DynamicTableSinkFactory, DynamicTableSourceFactory {
 
   public static final String IDENTIFIER = "iceberg-cdc";
 
@@ -50,6 +58,40 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
           .intType()
           .defaultValue(2)
           .withDescription("the format version of a table the sink creates");
+
+  static final ConfigOption<String> WRITE_ID =
+      ConfigOptions.key(BoundedWrite.WRITE_ID_OPTION)
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "the id of a load in batch execution: a load whose write id a snapshot of the table"
+                  + " records is not published again");
+
+  /** Iceberg's read options, for the table's source: its reads are Iceberg's own. */
+  static final List<ConfigOption<?>> READ_OPTIONS =
+      List.of(
+          FlinkReadOptions.SNAPSHOT_ID,
+          FlinkReadOptions.TAG,
+          FlinkReadOptions.BRANCH,
+          FlinkReadOptions.START_TAG,
+          FlinkReadOptions.END_TAG,
+          FlinkReadOptions.CASE_SENSITIVE_OPTION,
+          FlinkReadOptions.AS_OF_TIMESTAMP,
+          FlinkReadOptions.STARTING_STRATEGY_OPTION,
+          FlinkReadOptions.START_SNAPSHOT_TIMESTAMP,
+          FlinkReadOptions.START_SNAPSHOT_ID,
+          FlinkReadOptions.END_SNAPSHOT_ID,
+          FlinkReadOptions.SPLIT_SIZE_OPTION,
+          FlinkReadOptions.SPLIT_LOOKBACK_OPTION,
+          FlinkReadOptions.SPLIT_FILE_OPEN_COST_OPTION,
+          FlinkReadOptions.STREAMING_OPTION,
+          FlinkReadOptions.MONITOR_INTERVAL_OPTION,
+          FlinkReadOptions.INCLUDE_COLUMN_STATS_OPTION,
+          FlinkReadOptions.MAX_PLANNING_SNAPSHOT_COUNT_OPTION,
+          FlinkReadOptions.LIMIT_OPTION,
+          FlinkReadOptions.MAX_ALLOWED_PLANNING_FAILURES_OPTION,
+          FlinkReadOptions.WATERMARK_COLUMN_OPTION,
+          FlinkReadOptions.WATERMARK_COLUMN_TIME_UNIT_OPTION);
 
   private static final String WRITE_PREFIX = "write.";
 
@@ -85,7 +127,9 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
     options.add(COMPRESSION);
     options.add(COMPRESSION_LEVEL);
     options.add(TARGET_FILE_SIZE);
+    options.add(WRITE_ID);
     options.addAll(SinkOptions.all());
+    options.addAll(READ_OPTIONS);
     return options;
   }
 
@@ -128,7 +172,31 @@ public final class IcebergCdcTableFactory implements DynamicTableSinkFactory {
         options.getOptional(SEQUENCE_FIELD).orElse(null),
         options.get(FORMAT_VERSION),
         sinkOptions,
-        writeProperties);
+        writeProperties,
+        options.getOptional(WRITE_ID).orElse(null));
+  }
+
+  /**
+   * The table's source: Iceberg's own Flink source of the Iceberg table, batch or (with {@code
+   * 'streaming' = 'true'}) streaming incremental reads, so that {@code SELECT} works and so do the
+   * row-level statements, which scan the table.
+   */
+  @Override
+  public DynamicTableSource createDynamicTableSource(Context context) {
+    FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
+    helper.validateExcept(CatalogDefinition.PROPERTY_PREFIX, WRITE_PREFIX);
+    ReadableConfig options = helper.getOptions();
+    ObjectIdentifier flinkName = context.getObjectIdentifier();
+    TableIdentifier table =
+        TableIdentifier.of(
+            options.getOptional(DATABASE).orElse(flinkName.getDatabaseName()),
+            options.getOptional(TABLE).orElse(flinkName.getObjectName()));
+    CatalogLoader catalog = catalogLoader(options, context.getCatalogTable().getOptions());
+    return new CatalogTableSource(
+        TableLoader.fromCatalog(catalog, table),
+        context.getCatalogTable().getResolvedSchema(),
+        context.getCatalogTable().getOptions(),
+        context.getConfiguration());
   }
 
   /**

@@ -1,0 +1,265 @@
+package io.icebergcdc.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.sink.CatalogDefinition;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.CloseableIterator;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The row-level statements of batch SQL on {@code iceberg-cdc} tables, of the connector and of the
+ * catalog: {@code UPDATE} and {@code DELETE} through the key index (position deletes or deletion
+ * vectors, never equality deletes), a {@code DELETE} of whole files as a metadata-only delete,
+ * copy-on-write for tables without a primary key, and loads with a write id.
+ */
+class SqlRowLevelITCase {
+
+  @RegisterExtension
+  static final MiniClusterExtension FLINK =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(4)
+              .build());
+
+  @TempDir Path dir;
+  private TableEnvironment sql;
+
+  @BeforeEach
+  void batch() {
+    sql = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+    sql.getConfig().set("parallelism.default", "2");
+  }
+
+  private String with(String extra) {
+    return " WITH ('connector' = 'iceberg-cdc', 'warehouse' = '"
+        + dir.resolve("warehouse")
+        + "', 'database-name' = 'db'"
+        + extra
+        + ")";
+  }
+
+  private void run(String statement) throws Exception {
+    sql.executeSql(statement).await();
+  }
+
+  private void keyed(String name, String formatVersion) throws Exception {
+    sql.executeSql(
+        "CREATE TABLE "
+            + name
+            + " (id BIGINT NOT NULL, v STRING, n INT, PRIMARY KEY (id) NOT ENFORCED)"
+            + with(", 'format-version' = '" + formatVersion + "'"));
+    run(
+        "INSERT INTO "
+            + name
+            + " VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30), (4, 'b', 40), (5, 'e', 50)");
+  }
+
+  @Test
+  void updateRewritesTheMatchingRowsByKeyInOneSnapshotWithoutEqualityDeletes() throws Exception {
+    for (String version : List.of("2", "3")) {
+      String name = "keyed_v" + version;
+      keyed(name, version);
+      run("UPDATE " + name + " SET n = n + 1, v = 'updated' WHERE v = 'b'");
+
+      Table table = table(name);
+      assertThat(rows(table, "id", "v", "n"))
+          .containsExactly("1,a,10", "2,updated,21", "3,c,30", "4,updated,41", "5,e,50");
+      assertThat(table.snapshots()).hasSize(2);
+      Snapshot update = table.currentSnapshot();
+      assertThat(update.operation()).isEqualTo(DataOperations.OVERWRITE);
+      assertThat(update.summary())
+          .containsEntry(SnapshotSummaryKeys.STATEMENT, "UPDATE")
+          .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, "2")
+          .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "0")
+          .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0")
+          .containsEntry("added-records", "2");
+      assertThat(deleteContents(table)).containsOnly(FileContent.POSITION_DELETES).isNotEmpty();
+    }
+  }
+
+  @Test
+  void deleteOfSomeRowsOfAFileIsARowLevelDeleteByKey() throws Exception {
+    keyed("keyed", "3");
+    run("DELETE FROM keyed WHERE v = 'b' OR id = 5");
+
+    Table table = table("keyed");
+    assertThat(rows(table, "id", "v", "n")).containsExactly("1,a,10", "3,c,30");
+    Snapshot delete = table.currentSnapshot();
+    assertThat(delete.summary())
+        .containsEntry(SnapshotSummaryKeys.STATEMENT, "DELETE")
+        .containsEntry(SnapshotSummaryKeys.ROWS_DELETED, "3")
+        .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0")
+        .doesNotContainKey("added-data-files");
+    assertThat(deleteContents(table)).containsOnly(FileContent.POSITION_DELETES).isNotEmpty();
+    assertThat(select("SELECT id FROM keyed WHERE n > 15")).containsExactly("+I[3]");
+  }
+
+  @Test
+  void deleteOfWholePartitionsIsMetadataOnly() throws Exception {
+    sql.executeSql(
+        "CREATE TABLE daily (`day` STRING NOT NULL, id BIGINT NOT NULL, v STRING,"
+            + " PRIMARY KEY (`day`, id) NOT ENFORCED) PARTITIONED BY (`day`)"
+            + with(""));
+    run(
+        "INSERT INTO daily VALUES ('mon', 1, 'a'), ('mon', 2, 'b'), ('tue', 3, 'c'),"
+            + " ('wed', 4, 'd')");
+    Table table = table("daily");
+    int filesBefore = files(table).size();
+
+    run("DELETE FROM daily WHERE `day` IN ('mon', 'wed')");
+
+    table.refresh();
+    assertThat(rows(table, "day", "id", "v")).containsExactly("tue,3,c");
+    Snapshot delete = table.currentSnapshot();
+    assertThat(delete.operation()).isEqualTo(DataOperations.DELETE);
+    assertThat(delete.summary())
+        .containsEntry(SnapshotSummaryKeys.STATEMENT, "DELETE")
+        .containsEntry("deleted-records", "3")
+        .doesNotContainKey("added-delete-files")
+        .doesNotContainKey("added-data-files");
+    assertThat(files(table)).hasSizeLessThan(filesBefore);
+
+    run("DELETE FROM daily WHERE `day` = 'fri'");
+    assertThat(table("daily").snapshots()).as("nothing matched: no snapshot").hasSize(2);
+  }
+
+  @Test
+  void updateOfAKeyColumnIsRefusedNamingIt() throws Exception {
+    keyed("keyed", "2");
+    assertThatThrownBy(() -> run("UPDATE keyed SET id = id + 10 WHERE v = 'b'"))
+        .hasStackTraceContaining("sets primary key column 'id'")
+        .hasStackTraceContaining("DELETE the row and INSERT it");
+    assertThat(table("keyed").snapshots()).hasSize(1);
+  }
+
+  @Test
+  void aTableWithoutAPrimaryKeyIsRewrittenByUpdateAndDelete() throws Exception {
+    sql.executeSql("CREATE TABLE plain (id BIGINT, v STRING)" + with(""));
+    run("INSERT INTO plain VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+    run("UPDATE plain SET v = 'B' WHERE id = 2");
+    run("DELETE FROM plain WHERE id = 3");
+
+    Table table = table("plain");
+    assertThat(rows(table, "id", "v")).containsExactly("1,a", "2,B");
+    List<Snapshot> snapshots = new ArrayList<>();
+    table.snapshots().forEach(snapshots::add);
+    assertThat(snapshots).hasSize(3);
+    assertThat(snapshots.subList(1, 3))
+        .extracting(s -> s.summary().get(SnapshotSummaryKeys.STATEMENT))
+        .containsExactly("UPDATE", "DELETE");
+    assertThat(snapshots.get(2).summary())
+        .containsEntry(SnapshotSummaryKeys.OVERWRITE, "the whole table");
+    assertThat(deleteContents(table)).isEmpty();
+  }
+
+  @Test
+  void aLoadWithAWriteIdIsPublishedOnce() throws Exception {
+    keyed("keyed", "2");
+    String load =
+        "INSERT INTO keyed /*+ OPTIONS('write-id' = 'daily-2026-11-30') */"
+            + " VALUES (6, 'f', 60), (7, 'g', 70)";
+    run(load);
+    run(load);
+
+    Table table = table("keyed");
+    assertThat(table.snapshots()).hasSize(2);
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.WRITE_ID, "daily-2026-11-30")
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "2");
+    assertThat(rows(table, "id")).hasSize(7);
+  }
+
+  @Test
+  void aCatalogTableTakesTheSameStatements() throws Exception {
+    sql.executeSql(
+        "CREATE CATALOG lake WITH ('type' = 'iceberg-cdc', 'catalog-type' = 'hadoop',"
+            + " 'warehouse' = '"
+            + dir.resolve("warehouse")
+            + "')");
+    sql.executeSql("CREATE DATABASE lake.db");
+    sql.executeSql(
+        "CREATE TABLE lake.db.orders (id BIGINT NOT NULL, status STRING,"
+            + " PRIMARY KEY (id) NOT ENFORCED) WITH ('format-version' = '3')");
+    run("INSERT INTO lake.db.orders VALUES (1, 'new'), (2, 'new'), (3, 'paid')");
+    run("UPDATE lake.db.orders SET status = 'shipped' WHERE status = 'paid'");
+    run("DELETE FROM lake.db.orders WHERE id = 1");
+
+    assertThat(select("SELECT id, status FROM lake.db.orders"))
+        .containsExactlyInAnyOrder("+I[2, new]", "+I[3, shipped]");
+    Table table = table("orders");
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.STATEMENT, "DELETE");
+    assertThat(deleteContents(table)).containsOnly(FileContent.POSITION_DELETES);
+  }
+
+  private List<String> select(String query) throws Exception {
+    List<String> rows = new ArrayList<>();
+    try (CloseableIterator<Row> it = sql.executeSql(query).collect()) {
+      it.forEachRemaining(r -> rows.add(r.toString()));
+    }
+    return rows;
+  }
+
+  private Table table(String name) {
+    return CatalogDefinition.hadoop(dir.resolve("warehouse").toString())
+        .loader()
+        .loadCatalog()
+        .loadTable(TableIdentifier.of("db", name));
+  }
+
+  private static List<FileScanTask> files(Table table) throws Exception {
+    List<FileScanTask> tasks = new ArrayList<>();
+    try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
+      planned.forEach(tasks::add);
+    }
+    return tasks;
+  }
+
+  /** The content of every delete file the table's current snapshot applies. */
+  private static List<FileContent> deleteContents(Table table) throws Exception {
+    List<FileContent> contents = new ArrayList<>();
+    for (FileScanTask task : files(table)) {
+      task.deletes().forEach(d -> contents.add(d.content()));
+    }
+    return contents;
+  }
+
+  private static List<String> rows(Table table, String... columns) throws Exception {
+    List<String> rows = new ArrayList<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record r : records) {
+        StringBuilder row = new StringBuilder();
+        for (String column : columns) {
+          row.append(row.length() == 0 ? "" : ",").append(r.getField(column));
+        }
+        rows.add(row.toString());
+      }
+    }
+    Collections.sort(rows);
+    return rows;
+  }
+}
