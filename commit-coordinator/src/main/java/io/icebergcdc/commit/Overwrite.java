@@ -24,13 +24,20 @@ import org.apache.iceberg.types.Types;
  * @param startingSnapshotId the table's snapshot when the write was planned, or null for an empty
  *     table: data that other writers commit to the replaced rows after it fails the overwrite
  *     instead of being replaced unseen
+ * @param filter for {@link Scope#FILTER}, the rows replaced; null otherwise
+ * @param filterText for {@link Scope#FILTER}, the filter as the user wrote it, for messages
  */
 public record Overwrite(
     Scope scope,
     Map<String, String> staticPartition,
     boolean allowEmptyInput,
-    Long startingSnapshotId)
+    Long startingSnapshotId,
+    Expression filter,
+    String filterText)
     implements Serializable {
+
+  /** The option naming the rows a filtered overwrite replaces, as a SQL boolean expression. */
+  public static final String FILTER_OPTION = "overwrite.filter";
 
   /** The sink option that lets an overwrite commit an empty input; named in the failure. */
   public static final String ALLOW_EMPTY_INPUT_OPTION = "sink.overwrite.allow-empty-input";
@@ -42,7 +49,27 @@ public record Overwrite(
     /** The one partition named in the statement, whether or not the input has rows. */
     STATIC_PARTITION,
     /** The whole table (an unpartitioned table). */
-    TABLE
+    TABLE,
+    /**
+     * The rows a filter matches, whether or not the input has rows there; every input row must
+     * match it. The filter must match whole data files (by partition or column statistics).
+     */
+    FILTER
+  }
+
+  public Overwrite(
+      Scope scope,
+      Map<String, String> staticPartition,
+      boolean allowEmptyInput,
+      Long startingSnapshotId) {
+    this(scope, staticPartition, allowEmptyInput, startingSnapshotId, null, null);
+  }
+
+  /** An overwrite of the rows {@code filter} matches. */
+  public static Overwrite ofFilter(
+      Expression filter, String filterText, boolean allowEmptyInput, Long startingSnapshotId) {
+    return new Overwrite(
+        Scope.FILTER, Map.of(), allowEmptyInput, startingSnapshotId, filter, filterText);
   }
 
   public Overwrite {
@@ -51,6 +78,9 @@ public record Overwrite(
     if ((scope == Scope.STATIC_PARTITION) == staticPartition.isEmpty()) {
       throw new IllegalArgumentException(
           "a static partition is given exactly when the scope is STATIC_PARTITION");
+    }
+    if ((scope == Scope.FILTER) != (filter != null)) {
+      throw new IllegalArgumentException("a filter is given exactly when the scope is FILTER");
     }
   }
 
@@ -62,6 +92,9 @@ public record Overwrite(
    *     partition value that does not parse as its column's type
    */
   public Expression rowFilter(Schema schema) {
+    if (scope == Scope.FILTER) {
+      return filter;
+    }
     Expression filter = Expressions.alwaysTrue();
     for (Map.Entry<String, String> column : staticPartition.entrySet()) {
       Types.NestedField field = schema.findField(column.getKey());
@@ -113,6 +146,8 @@ public record Overwrite(
         return text.append(')').toString();
       case TABLE:
         return "the whole table";
+      case FILTER:
+        return "the rows where " + filterText;
       case PARTITIONS_IN_INPUT:
       default:
         return "the partitions the input has rows in";

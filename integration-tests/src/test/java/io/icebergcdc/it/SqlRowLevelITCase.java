@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The row-level statements of batch SQL on {@code iceberg-cdc} tables, of the connector and of the
  * catalog: {@code UPDATE} and {@code DELETE} through the key index (position deletes or deletion
  * vectors, never equality deletes), a {@code DELETE} of whole files as a metadata-only delete,
- * copy-on-write for tables without a primary key, and loads with a write id.
+ * copy-on-write for tables without a primary key, loads with a write id, and {@code INSERT
+ * OVERWRITE} by {@code overwrite.filter}.
  */
 class SqlRowLevelITCase {
 
@@ -195,12 +196,7 @@ class SqlRowLevelITCase {
 
   @Test
   void aCatalogTableTakesTheSameStatements() throws Exception {
-    sql.executeSql(
-        "CREATE CATALOG lake WITH ('type' = 'iceberg-cdc', 'catalog-type' = 'hadoop',"
-            + " 'warehouse' = '"
-            + dir.resolve("warehouse")
-            + "')");
-    sql.executeSql("CREATE DATABASE lake.db");
+    lake();
     sql.executeSql(
         "CREATE TABLE lake.db.orders (id BIGINT NOT NULL, status STRING,"
             + " PRIMARY KEY (id) NOT ENFORCED) WITH ('format-version' = '3')");
@@ -214,6 +210,82 @@ class SqlRowLevelITCase {
     assertThat(table.currentSnapshot().summary())
         .containsEntry(SnapshotSummaryKeys.STATEMENT, "DELETE");
     assertThat(deleteContents(table)).containsOnly(FileContent.POSITION_DELETES);
+  }
+
+  private void lake() {
+    sql.executeSql(
+        "CREATE CATALOG lake WITH ('type' = 'iceberg-cdc', 'catalog-type' = 'hadoop',"
+            + " 'warehouse' = '"
+            + dir.resolve("warehouse")
+            + "')");
+    sql.executeSql("CREATE DATABASE IF NOT EXISTS lake.db");
+  }
+
+  @Test
+  void anOverwriteByFilterReplacesWhatTheFilterMatchesWhetherOrNotTheInputHasRowsThere()
+      throws Exception {
+    lake();
+    sql.executeSql(
+        "CREATE TABLE lake.db.events (id BIGINT, event_ts TIMESTAMP(6), v STRING)"
+            + " WITH ('partition-spec' = 'days(event_ts)')");
+    run(
+        "INSERT INTO lake.db.events VALUES"
+            + " (1, TIMESTAMP '2026-01-05 10:00:00', 'old'),"
+            + " (2, TIMESTAMP '2026-01-06 10:00:00', 'old'),"
+            + " (3, TIMESTAMP '2026-01-07 10:00:00', 'old')");
+    String filter = "event_ts >= TIMESTAMP ''2026-01-06 00:00:00''";
+    run(
+        "INSERT OVERWRITE lake.db.events /*+ OPTIONS('overwrite.filter' = '"
+            + filter
+            + "') */ VALUES (4, TIMESTAMP '2026-01-06 11:00:00', 'new')");
+
+    Table table = table("events");
+    assertThat(rows(table, "id", "v")).containsExactly("1,old", "4,new");
+    Snapshot overwrite = table.currentSnapshot();
+    assertThat(overwrite.operation()).isEqualTo(DataOperations.OVERWRITE);
+    assertThat(overwrite.summary())
+        .containsEntry(
+            SnapshotSummaryKeys.OVERWRITE,
+            "the rows where event_ts >= TIMESTAMP '2026-01-06 00:00:00'")
+        .containsEntry("deleted-records", "2")
+        .containsEntry("added-records", "1");
+
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT OVERWRITE lake.db.events /*+ OPTIONS('overwrite.filter' = '"
+                        + filter
+                        + "') */ VALUES (5, TIMESTAMP '2026-01-08 00:00:00', 'in'),"
+                        + " (6, TIMESTAMP '2026-01-04 09:30:00', 'out')"))
+        .hasStackTraceContaining("got the row (id=6, event_ts=2026-01-04T09:30, v=out)")
+        .hasStackTraceContaining("which the filter does not match");
+    assertThat(table("events").snapshots()).as("nothing committed").hasSize(2);
+  }
+
+  @Test
+  void anOverwriteFilterThatSplitsAFileOrIsNotUnderstoodFailsBeforeWriting() throws Exception {
+    sql.executeSql("CREATE TABLE plain (id BIGINT, v STRING)" + with(""));
+    run("INSERT INTO plain VALUES (1, 'a'), (2, 'b')");
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT OVERWRITE plain /*+ OPTIONS('overwrite.filter' = 'v = ''a''') */"
+                        + " VALUES (3, 'a')"))
+        .hasStackTraceContaining("matches some but not all rows of data file")
+        .hasStackTraceContaining("an overwrite replaces whole files");
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT OVERWRITE plain /*+ OPTIONS('overwrite.filter' = 'colour = 1') */"
+                        + " VALUES (3, 'a')"))
+        .hasStackTraceContaining("the table has no column 'colour'");
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT INTO plain /*+ OPTIONS('overwrite.filter' = 'id = 1') */"
+                        + " VALUES (3, 'a')"))
+        .hasStackTraceContaining("says what an INSERT OVERWRITE replaces; this write is not one");
+    assertThat(table("plain").snapshots()).hasSize(1);
   }
 
   private List<String> select(String query) throws Exception {

@@ -349,6 +349,11 @@ public final class IcebergCdcSink {
       return this;
     }
 
+    /** The overwrite given, or null. */
+    public Overwrite overwrite() {
+      return overwrite;
+    }
+
     /** Hears about every commit; optional. */
     /**
      * Gives the write, committed once at the end of its bounded input, a write id (published at

@@ -94,8 +94,7 @@ final class IcebergCdcCatalogTableFactory
                 TableProperties.FORMAT_VERSION,
                 Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
         IcebergCdcTableFactory.sinkOptions(config, identifier),
-        overrides,
-        config.getOptional(IcebergCdcTableFactory.WRITE_ID).orElse(null));
+        overrides);
   }
 
   /** The table's properties, through the catalog this Flink catalog already holds. */

@@ -85,6 +85,9 @@ final class IcebergCdcDynamicSink
 
   private MetadataDelete metadataDelete;
 
+  /** The option {@code overwrite.filter}, or null. */
+  private final String overwriteFilter;
+
   IcebergCdcDynamicSink(
       CatalogLoader catalogLoader,
       TableIdentifier identifier,
@@ -93,9 +96,12 @@ final class IcebergCdcDynamicSink
       String sequenceField,
       int formatVersion,
       Configuration sinkOptions,
-      Map<String, String> writeProperties,
-      String writeId) {
-    this.bounded = BoundedWrite.NONE.withWriteId(writeId);
+      Map<String, String> writeProperties) {
+    this.bounded =
+        BoundedWrite.NONE.withWriteId(
+            sinkOptions.getOptional(IcebergCdcTableFactory.WRITE_ID).orElse(null));
+    this.overwriteFilter =
+        sinkOptions.getOptional(IcebergCdcTableFactory.OVERWRITE_FILTER).orElse(null);
     this.writeProperties = Map.copyOf(writeProperties);
     this.catalogLoader = catalogLoader;
     this.identifier = identifier;
@@ -132,6 +138,14 @@ final class IcebergCdcDynamicSink
   @Override
   public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
     boolean boundedInput = context.isBounded();
+    if (overwriteFilter != null && !overwrite) {
+      throw new IllegalArgumentException(
+          "option '"
+              + Overwrite.FILTER_OPTION
+              + "' of "
+              + identifier
+              + " says what an INSERT OVERWRITE replaces; this write is not one");
+    }
     if (overwrite && !boundedInput) {
       throw new IllegalArgumentException(
           "INSERT OVERWRITE of "
@@ -173,6 +187,18 @@ final class IcebergCdcDynamicSink
       builder.overwrite(overwriteOf(table));
     }
     IcebergCdcSink sink = builder.build();
+    Overwrite replaced = builder.overwrite();
+    if (replaced != null && replaced.scope() == Overwrite.Scope.FILTER) {
+      rows =
+          rows.map(
+                  new RowsWithinFilter(
+                      table.schema(),
+                      replaced.filter(),
+                      replaced.filterText(),
+                      identifier.toString()))
+              .returns(rows.getType())
+              .name("rows within " + Overwrite.FILTER_OPTION);
+    }
     if (!hasPrimaryKey()) {
       return sink.appendRows(rows);
     }
@@ -203,6 +229,9 @@ final class IcebergCdcDynamicSink
     boolean allowEmpty = sinkOptions.get(SinkOptions.OVERWRITE_ALLOW_EMPTY_INPUT);
     Long startingSnapshot =
         table.currentSnapshot() == null ? null : table.currentSnapshot().snapshotId();
+    if (overwriteFilter != null) {
+      return filterOverwrite(table, allowEmpty, startingSnapshot);
+    }
     PartitionSpec spec = table.spec();
     if (spec.isUnpartitioned()) {
       return new Overwrite(Overwrite.Scope.TABLE, Map.of(), allowEmpty, startingSnapshot);
@@ -228,6 +257,42 @@ final class IcebergCdcDynamicSink
     }
     return new Overwrite(
         Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), allowEmpty, startingSnapshot);
+  }
+
+  /**
+   * An overwrite of the rows {@code overwrite.filter} matches: checked against the table's columns
+   * and files before anything is written. Like Iceberg's overwrite by filter, it removes whole data
+   * files, so the filter must match each file it touches wholly, by partition or statistics.
+   */
+  private Overwrite filterOverwrite(Table table, boolean allowEmpty, Long startingSnapshot) {
+    if (!staticPartition.isEmpty()) {
+      throw new IllegalArgumentException(
+          "INSERT OVERWRITE of "
+              + identifier
+              + " names a static partition and option '"
+              + Overwrite.FILTER_OPTION
+              + "'; give one of them");
+    }
+    org.apache.iceberg.expressions.Expression filter =
+        SqlFilter.parse(overwriteFilter, table.schema());
+    MetadataDelete.partlyMatchedFile(table, filter)
+        .ifPresent(
+            file -> {
+              throw new IllegalArgumentException(
+                  "option '"
+                      + Overwrite.FILTER_OPTION
+                      + "' = '"
+                      + overwriteFilter
+                      + "' matches some but not all rows of data file "
+                      + file
+                      + " of "
+                      + identifier
+                      + ", and an overwrite replaces whole files: filter on the table's partition"
+                      + " columns ("
+                      + table.spec().fields()
+                      + ")");
+            });
+    return Overwrite.ofFilter(filter, overwriteFilter, allowEmpty, startingSnapshot);
   }
 
   private static List<String> columnNames(Table table) {
@@ -424,8 +489,7 @@ final class IcebergCdcDynamicSink
             sequenceField,
             formatVersion,
             sinkOptions,
-            writeProperties,
-            null);
+            writeProperties);
     copy.overwrite = overwrite;
     copy.staticPartition = staticPartition;
     copy.bounded = bounded;

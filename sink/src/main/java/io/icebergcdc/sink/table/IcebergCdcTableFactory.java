@@ -1,6 +1,7 @@
 package io.icebergcdc.sink.table;
 
 import io.icebergcdc.commit.BoundedWrite;
+import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.SinkOptions;
@@ -28,8 +29,9 @@ import org.apache.iceberg.flink.TableLoader;
  * The {@code 'connector' = 'iceberg-cdc'} table: {@code INSERT INTO} such a table applies the
  * query's changelog to an Iceberg table through this project's sink (dedup by sequence, writers
  * with position deletes, one commit per checkpoint), {@code UPDATE} and {@code DELETE} in batch
- * execution change its rows, and {@code SELECT} reads it through Iceberg's Flink source. Options are listed by {@link #requiredOptions}
- * and {@link #optionalOptions}; {@code catalog.*} keys go to the Iceberg catalog as they are.
+ * execution change its rows, and {@code SELECT} reads it through Iceberg's Flink source. Options
+ * are listed by {@link #requiredOptions} and {@link #optionalOptions}; {@code catalog.*} keys go to
+ * the Iceberg catalog as they are.
  */
 public final class IcebergCdcTableFactory
     implements DynamicTableSinkFactory, DynamicTableSourceFactory {
@@ -66,6 +68,15 @@ public final class IcebergCdcTableFactory
           .withDescription(
               "the id of a load in batch execution: a load whose write id a snapshot of the table"
                   + " records is not published again");
+
+  static final ConfigOption<String> OVERWRITE_FILTER =
+      ConfigOptions.key(Overwrite.FILTER_OPTION)
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "for INSERT OVERWRITE: the rows it replaces, as a SQL boolean expression over the"
+                  + " table's columns, whether or not the input has rows there; every input row"
+                  + " must match it");
 
   /** Iceberg's read options, for the table's source: its reads are Iceberg's own. */
   static final List<ConfigOption<?>> READ_OPTIONS =
@@ -128,6 +139,7 @@ public final class IcebergCdcTableFactory
     options.add(COMPRESSION_LEVEL);
     options.add(TARGET_FILE_SIZE);
     options.add(WRITE_ID);
+    options.add(OVERWRITE_FILTER);
     options.addAll(SinkOptions.all());
     options.addAll(READ_OPTIONS);
     return options;
@@ -172,8 +184,7 @@ public final class IcebergCdcTableFactory
         options.getOptional(SEQUENCE_FIELD).orElse(null),
         options.get(FORMAT_VERSION),
         sinkOptions,
-        writeProperties,
-        options.getOptional(WRITE_ID).orElse(null));
+        writeProperties);
   }
 
   /**
@@ -200,14 +211,17 @@ public final class IcebergCdcTableFactory
   }
 
   /**
-   * The sink and dedup options of a table's options, with a uid prefix of the table's own unless
-   * one is given (several sinks of one statement set need uids of their own).
+   * The sink and dedup options of a table's options (and those of a bounded write: its write id,
+   * the filter of an overwrite), with a uid prefix of the table's own unless one is given (several
+   * sinks of one statement set need uids of their own).
    */
   static Configuration sinkOptions(ReadableConfig options, TableIdentifier table) {
     Configuration sinkOptions = new Configuration();
     for (ConfigOption<?> option : SinkOptions.all()) {
       copy(options, sinkOptions, option);
     }
+    copy(options, sinkOptions, WRITE_ID);
+    copy(options, sinkOptions, OVERWRITE_FILTER);
     if (!sinkOptions.contains(SinkOptions.UID_PREFIX)) {
       sinkOptions.set(SinkOptions.UID_PREFIX, "iceberg-cdc-" + table);
     }

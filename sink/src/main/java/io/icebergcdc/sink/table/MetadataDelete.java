@@ -52,11 +52,7 @@ final class MetadataDelete {
     boolean countKnown = true;
     try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(filter).planFiles()) {
       for (FileScanTask task : tasks) {
-        Expression residual = task.residual();
-        boolean whole =
-            residual.equals(Expressions.alwaysTrue())
-                || new StrictMetricsEvaluator(table.schema(), residual).eval(task.file());
-        if (!whole) {
+        if (!matchesWholly(table, task)) {
           return Optional.empty();
         }
         files++;
@@ -66,6 +62,33 @@ final class MetadataDelete {
       throw new UncheckedIOException(e);
     }
     return Optional.of(new MetadataDelete(filter, files, countKnown));
+  }
+
+  /**
+   * The first data file of the table's current snapshot that has rows on both sides of {@code
+   * filter}, which a delete of whole files cannot remove; empty when there is none.
+   */
+  static Optional<String> partlyMatchedFile(Table table, Expression filter) {
+    if (table.currentSnapshot() == null) {
+      return Optional.empty();
+    }
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(filter).planFiles()) {
+      for (FileScanTask task : tasks) {
+        if (!matchesWholly(table, task)) {
+          return Optional.of(task.file().location());
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return Optional.empty();
+  }
+
+  /** Whether the filter matches every row of the task's file: by partition, or by statistics. */
+  private static boolean matchesWholly(Table table, FileScanTask task) {
+    Expression residual = task.residual();
+    return residual.equals(Expressions.alwaysTrue())
+        || new StrictMetricsEvaluator(table.schema(), residual).eval(task.file());
   }
 
   /**
