@@ -288,6 +288,68 @@ class SqlRowLevelITCase {
     assertThat(table("plain").snapshots()).hasSize(1);
   }
 
+  @Test
+  void createTableAsSelectSetsTheTablesPropertiesAndSpecBeforeItsFirstLoad() throws Exception {
+    lake();
+    run(
+        "CREATE TABLE lake.db.ctas (PRIMARY KEY (id) NOT ENFORCED) WITH ("
+            + " 'partition-spec' = 'bucket(4, id)',"
+            + " 'format-version' = '3',"
+            + " 'write.parquet.compression-codec' = 'zstd')"
+            + " AS SELECT CAST(id AS BIGINT) AS id, v FROM (VALUES (1, 'a'), (2, 'b'), (3, 'c'))"
+            + " AS t(id, v)");
+    Table table = table("ctas");
+    assertThat(rows(table, "id", "v")).containsExactly("1,a", "2,b", "3,c");
+    assertThat(table.spec().fields())
+        .extracting(f -> f.transform().toString())
+        .containsExactly("bucket[4]");
+    assertThat(table.schema().identifierFieldNames()).containsExactly("id");
+    assertThat(table.properties()).containsEntry("write.parquet.compression-codec", "zstd");
+    assertThat(
+            ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion())
+        .isEqualTo(3);
+    assertThat(table.snapshots()).hasSize(1);
+    assertThat(files(table))
+        .allSatisfy(task -> assertThat(parquetCodecs(task.file().location())).containsOnly("ZSTD"));
+
+    run(
+        "CREATE OR REPLACE TABLE lake.db.ctas WITH ('partition-spec' = 'bucket(2, id)')"
+            + " AS SELECT CAST(7 AS BIGINT) AS id, 'g' AS v");
+    Table replaced = table("ctas");
+    assertThat(rows(replaced, "id", "v")).containsExactly("7,g");
+    assertThat(replaced.spec().fields())
+        .extracting(f -> f.transform().toString())
+        .containsExactly("bucket[2]");
+  }
+
+  private static java.util.Set<String> parquetCodecs(String location) throws Exception {
+    java.util.Set<String> codecs = new java.util.HashSet<>();
+    try (org.apache.parquet.hadoop.ParquetFileReader reader =
+        org.apache.parquet.hadoop.ParquetFileReader.open(
+            org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(
+                new org.apache.hadoop.fs.Path(location),
+                new org.apache.hadoop.conf.Configuration()))) {
+      reader
+          .getFooter()
+          .getBlocks()
+          .forEach(b -> b.getColumns().forEach(c -> codecs.add(c.getCodec().name())));
+    }
+    return codecs;
+  }
+
+  @Test
+  void aCreateTableAsSelectWhoseLoadFailsLeavesTheTableEmpty() throws Exception {
+    lake();
+    assertThatThrownBy(
+            () ->
+                run(
+                    "CREATE TABLE lake.db.failed (PRIMARY KEY (id) NOT ENFORCED) AS SELECT"
+                        + " CAST(id AS BIGINT) AS id, v FROM (VALUES (1, 'a'), (1, 'b')) AS t(id, v)"))
+        .hasStackTraceContaining("key id=1");
+    Table table = table("failed");
+    assertThat(table.snapshots()).isEmpty();
+  }
+
   private List<String> select(String query) throws Exception {
     List<String> rows = new ArrayList<>();
     try (CloseableIterator<Row> it = sql.executeSql(query).collect()) {
