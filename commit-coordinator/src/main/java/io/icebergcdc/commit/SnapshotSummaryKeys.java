@@ -64,6 +64,12 @@ public final class SnapshotSummaryKeys {
   /** The SQL statement a snapshot carries out: {@code UPDATE} or {@code DELETE}. */
   public static final String STATEMENT = PREFIX + "statement";
 
+  /** On a snapshot of {@code add_files}: how many existing Parquet files it adopted. */
+  public static final String ADDED_FILES = PREFIX + "added-files";
+
+  /** On a snapshot of {@code add_files}: the location its files were listed under, as given. */
+  public static final String ADDED_FILES_SOURCE = PREFIX + "added-files-source";
+
   /** The latest source position among the changes this snapshot commits. */
   public static final String SOURCE_POSITION = PREFIX + "source-position";
 }

@@ -21,6 +21,8 @@ public final class CommandLine {
               + " tables",
           "  inspect --table <db.table> ...                         show a table's snapshots and"
               + " files",
+          "  add-files --table <db.table> --path <dir|uri> ...      add existing Parquet files"
+              + " to a table",
           "  demo [--changes N] [--keys N] ...                      the default: generate,"
               + " apply and check a changelog",
           "Every command takes the catalog flags --catalog-type hadoop|rest|jdbc|hive,"
@@ -51,6 +53,13 @@ public final class CommandLine {
           }
           return InspectCommand.run(
               Arguments.parse("inspect", args, from, InspectCommand.flags()), out);
+        case "add-files":
+          if (wantsHelp(args, from)) {
+            out.print(AddFilesCommand.help());
+            return 0;
+          }
+          return AddFilesCommand.run(
+              Arguments.parse("add-files", args, from, AddFilesCommand.flags()), out);
         case "demo":
           if (wantsHelp(args, from)) {
             out.print(DemoCommand.help());
@@ -66,7 +75,7 @@ public final class CommandLine {
           err.println(
               "error: unknown command '"
                   + command
-                  + "'; the commands are apply, inspect and demo (see --help)");
+                  + "'; the commands are apply, inspect, add-files and demo (see --help)");
           return 2;
       }
     } catch (Arguments.UsageException e) {

@@ -4,6 +4,7 @@ import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.CdcTables;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -11,8 +12,11 @@ import org.apache.flink.table.catalog.CatalogBaseTable;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.ResolvedCatalogTable;
 import org.apache.flink.table.catalog.exceptions.CatalogException;
+import org.apache.flink.table.catalog.exceptions.DatabaseNotExistException;
+import org.apache.flink.table.catalog.exceptions.ProcedureNotExistException;
 import org.apache.flink.table.catalog.exceptions.TableAlreadyExistException;
 import org.apache.flink.table.factories.Factory;
+import org.apache.flink.table.procedures.Procedure;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.catalog.Namespace;
@@ -94,6 +98,29 @@ final class IcebergCdcCatalog extends FlinkCatalog {
         .withPartitionSpec(spec)
         .withProperties(properties)
         .create();
+  }
+
+  /** The catalog's procedures, all in its database {@code system}: {@code add_files}. */
+  @Override
+  public List<String> listProcedures(String database)
+      throws DatabaseNotExistException, CatalogException {
+    if (AddFilesProcedure.DATABASE.equals(database)) {
+      return List.of(AddFilesProcedure.NAME);
+    }
+    if (!databaseExists(database)) {
+      throw new DatabaseNotExistException(getName(), database);
+    }
+    return List.of();
+  }
+
+  @Override
+  public Procedure getProcedure(ObjectPath path)
+      throws ProcedureNotExistException, CatalogException {
+    if (AddFilesProcedure.DATABASE.equals(path.getDatabaseName())
+        && AddFilesProcedure.NAME.equals(path.getObjectName())) {
+      return new AddFilesProcedure(catalog(), getName(), getDefaultDatabase());
+    }
+    throw new ProcedureNotExistException(getName(), path);
   }
 
   @Override
