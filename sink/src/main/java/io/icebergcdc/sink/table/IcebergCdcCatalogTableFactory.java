@@ -11,7 +11,9 @@ import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
+import org.apache.iceberg.MetadataTableType;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.TableLoader;
 
@@ -53,8 +55,7 @@ final class IcebergCdcCatalogTableFactory
 
   @Override
   public DynamicTableSource createDynamicTableSource(Context context) {
-    ObjectIdentifier name = context.getObjectIdentifier();
-    TableIdentifier identifier = TableIdentifier.of(name.getDatabaseName(), name.getObjectName());
+    TableIdentifier identifier = sourceIdentifier(context.getObjectIdentifier());
     return ContextClassLoader.ofThisJar(
         () ->
             new CatalogTableSource(
@@ -95,6 +96,31 @@ final class IcebergCdcCatalogTableFactory
                 Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
         IcebergCdcTableFactory.sinkOptions(config, identifier),
         overrides);
+  }
+
+  /**
+   * The Iceberg table a read names: {@code db.t}, or one of its metadata tables, {@code
+   * db.`t$snapshots`}, which Iceberg's catalogs know as {@code db.t.snapshots}.
+   */
+  static TableIdentifier sourceIdentifier(ObjectIdentifier name) {
+    String object = name.getObjectName();
+    int dollar = object.indexOf('$');
+    if (dollar < 0) {
+      return TableIdentifier.of(name.getDatabaseName(), object);
+    }
+    String metadata = object.substring(dollar + 1);
+    if (object.indexOf('$', dollar + 1) >= 0 || MetadataTableType.from(metadata) == null) {
+      throw new IllegalArgumentException(
+          "table "
+              + name.asSummaryString()
+              + ": '"
+              + metadata
+              + "' after '$' is not one of Iceberg's metadata tables "
+              + java.util.Arrays.toString(MetadataTableType.values())
+                  .toLowerCase(java.util.Locale.ROOT));
+    }
+    return TableIdentifier.of(
+        Namespace.of(name.getDatabaseName(), object.substring(0, dollar)), metadata);
   }
 
   /** The table's properties, through the catalog this Flink catalog already holds. */
