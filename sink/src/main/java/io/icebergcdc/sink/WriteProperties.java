@@ -79,7 +79,9 @@ public final class WriteProperties {
                 + previous
                 + "' and '"
                 + override.getValue()
-                + "' (an alias and its full key must agree)");
+                + "' (an alias and its full key must agree; Flink hands a connector table's hints"
+                + " merged into its WITH clause, so a hint that overrides the WITH clause must use"
+                + " the key the WITH clause uses)");
       }
     }
     Map<String, String> result = new java.util.HashMap<>(tableProperties);
