@@ -80,6 +80,7 @@ public final class LocalFlinkCluster implements AutoCloseable {
   private final Path distribution;
   private final int restPort;
   private final List<Process> processes = new ArrayList<>();
+  private final List<Process> taskManagerProcesses = new ArrayList<>();
   private final HttpClient http = HttpClient.newHttpClient();
 
   private LocalFlinkCluster(Path home, Path distribution, int restPort) {
@@ -139,6 +140,28 @@ public final class LocalFlinkCluster implements AutoCloseable {
               + "; build the local-flink module (mvn package) or set -Dlocal-flink.home");
     }
     return directory;
+  }
+
+  /** The process ids of the TaskManagers, to inspect them ({@code jcmd}). */
+  public List<Long> taskManagerPids() {
+    return taskManagerProcesses.stream().map(Process::pid).toList();
+  }
+
+  /**
+   * Runs {@code jcmd} of this JDK against a process of the cluster, for example {@code
+   * GC.class_histogram} or {@code Thread.print}, and returns what it printed.
+   */
+  public String jcmd(long pid, String... command) throws Exception {
+    List<String> line = new ArrayList<>();
+    line.add(Paths.get(System.getProperty("java.home"), "bin", "jcmd").toString());
+    line.add(Long.toString(pid));
+    line.addAll(Arrays.asList(command));
+    Process process = new ProcessBuilder(line).redirectErrorStream(true).start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!process.waitFor(2, TimeUnit.MINUTES) || process.exitValue() != 0) {
+      throw new IllegalStateException("jcmd " + line + " failed: " + output);
+    }
+    return output;
   }
 
   public String restAddress() {
@@ -263,12 +286,14 @@ public final class LocalFlinkCluster implements AutoCloseable {
     for (int i = 0; i < taskManagers; i++) {
       List<String> jvm = new ArrayList<>(List.of("-XX:+UseG1GC"));
       jvm.addAll(split(tm.get(0)));
-      processes.add(
+      Process taskManager =
           daemon(
               "taskmanager-" + i,
               jvm,
               "org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
-              split(tm.get(1))));
+              split(tm.get(1)));
+      processes.add(taskManager);
+      taskManagerProcesses.add(taskManager);
     }
     awaitTaskManagers(taskManagers);
   }
@@ -512,5 +537,6 @@ public final class LocalFlinkCluster implements AutoCloseable {
       }
     }
     processes.clear();
+    taskManagerProcesses.clear();
   }
 }

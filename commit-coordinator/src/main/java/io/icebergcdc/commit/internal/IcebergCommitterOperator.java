@@ -6,6 +6,7 @@ import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.JobClassLoaderRelease;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
@@ -158,6 +159,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
+    JobClassLoaderRelease.registerFor(getRuntimeContext());
     tableLoader.open();
     table = tableLoader.loadTable();
     createFileIoClientHere(table);

@@ -6,6 +6,7 @@ import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.JobClassLoaderRelease;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.internal.LiveFiles;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
@@ -332,6 +333,7 @@ public final class PositionDeltaWriterOperator<K>
   @Override
   public void open() throws Exception {
     super.open();
+    JobClassLoaderRelease.registerFor(getRuntimeContext());
     spec = table.spec();
     Schema tableSchema = table.schema();
     Schema keySchema = TypeUtil.select(tableSchema, tableSchema.identifierFieldIds());

@@ -3,6 +3,7 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.JobClassLoaderRelease;
 import io.icebergcdc.commit.ParquetWriterProperties;
 import io.icebergcdc.sink.WriteProperties;
 import java.io.IOException;
@@ -88,6 +89,7 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
   @Override
   public void open() throws Exception {
     super.open();
+    JobClassLoaderRelease.registerFor(getRuntimeContext());
     tableLoader.open();
     table = tableLoader.loadTable();
     Map<String, String> properties =

@@ -117,7 +117,12 @@ final class CatalogTableSource
       @Override
       public DataStream<RowData> produceDataStream(
           ProviderContext providerContext, StreamExecutionEnvironment env) {
-        return ContextClassLoader.ofThisJar(() -> scan.produceDataStream(providerContext, env));
+        DataStream<RowData> rows =
+            ContextClassLoader.ofThisJar(() -> scan.produceDataStream(providerContext, env));
+        return rows.map(new ReleasingJobClassLoader<>())
+            .returns(rows.getType())
+            .setParallelism(rows.getParallelism())
+            .name(rows.getTransformation().getName());
       }
 
       @Override

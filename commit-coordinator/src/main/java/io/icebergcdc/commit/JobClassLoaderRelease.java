@@ -1,0 +1,222 @@
+package io.icebergcdc.commit;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.sql.Driver;
+import java.sql.DriverManager;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import org.apache.flink.api.common.functions.RuntimeContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Lets a job's class loader go when the job ends on a TaskManager of a session cluster.
+ *
+ * <p>Given with a job ({@code flink run}, the SQL client's {@code -j}), this project's jar and the
+ * libraries in it (Iceberg, Hadoop, the AWS SDK, JDBC drivers) are loaded by the job's own class
+ * loader, and some of them start things that outlive the job and hold that class loader, and with
+ * it every class of the job: Iceberg's shared worker pools and its lock manager's scheduler, the
+ * JVM shutdown hooks of Guava's exiting executors and of Hadoop's {@code ShutdownHookManager},
+ * Hadoop's {@code StatisticsDataReferenceCleaner} thread, the SDK's idle connection reaper, JDBC
+ * drivers in {@link DriverManager}. Fifty jobs then fill Flink's default metaspace. Flink runs the
+ * hook that {@link #registerFor} registers when it releases the job's class loader; it stops and
+ * unregisters what those libraries started, where they were loaded by that class loader. Where
+ * Flink's own {@code lib/} holds them instead, they are not the job's, and nothing is touched.
+ */
+public final class JobClassLoaderRelease {
+
+  private static final Logger LOG = LoggerFactory.getLogger(JobClassLoaderRelease.class);
+  private static final String HOOK_NAME = "iceberg-cdc-release";
+
+  private JobClassLoaderRelease() {}
+
+  /** Registers the release of the job's class loader, once per job and TaskManager. */
+  public static void registerFor(RuntimeContext context) {
+    ClassLoader jobLoader = JobClassLoaderRelease.class.getClassLoader();
+    context.registerUserCodeClassLoaderReleaseHookIfAbsent(HOOK_NAME, () -> release(jobLoader));
+  }
+
+  /**
+   * Stops and unregisters what the libraries loaded by {@code loader} left running. Each step
+   * stands alone: one that fails is logged and the others still run.
+   */
+  public static void release(ClassLoader loader) {
+    step("Iceberg's thread pools", () -> shutDownStaticExecutors(loader, ICEBERG_POOLS));
+    step("Hadoop's file systems", () -> closeHadoopFileSystems(loader));
+    step("shutdown hooks", () -> removeShutdownHooks(loader));
+    step("JDBC drivers", () -> deregisterDrivers(loader));
+    step("threads", () -> stopThreads(loader));
+  }
+
+  /** Classes whose static executors (or lock managers) Iceberg starts once per class loader. */
+  private static final List<String> ICEBERG_POOLS =
+      List.of(
+          "org.apache.iceberg.util.ThreadPools",
+          "org.apache.iceberg.util.LockManagers$BaseLockManager",
+          "org.apache.iceberg.util.LockManagers");
+
+  private static void step(String what, Runnable step) {
+    try {
+      step.run();
+    } catch (RuntimeException | LinkageError e) {
+      LOG.debug("Could not release {} of a job's class loader", what, e);
+    }
+  }
+
+  private static Class<?> loadedBy(ClassLoader loader, String name) {
+    try {
+      Class<?> type = Class.forName(name, false, loader);
+      return type.getClassLoader() == loader ? type : null;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return null;
+    }
+  }
+
+  private static void shutDownStaticExecutors(ClassLoader loader, List<String> classes) {
+    for (String name : classes) {
+      Class<?> type = loadedBy(loader, name);
+      if (type == null) {
+        continue;
+      }
+      for (Field field : type.getDeclaredFields()) {
+        if (!Modifier.isStatic(field.getModifiers())) {
+          continue;
+        }
+        try {
+          field.setAccessible(true);
+          Object value = field.get(null);
+          if (value instanceof ExecutorService executor) {
+            executor.shutdownNow();
+          } else if (value instanceof AutoCloseable closeable
+              && value.getClass().getClassLoader() == loader) {
+            closeable.close();
+          }
+        } catch (Exception | LinkageError e) {
+          LOG.debug("Could not stop {}.{}", name, field.getName(), e);
+        }
+      }
+    }
+  }
+
+  private static void closeHadoopFileSystems(ClassLoader loader) {
+    Class<?> fileSystem = loadedBy(loader, "org.apache.hadoop.fs.FileSystem");
+    if (fileSystem != null) {
+      try {
+        fileSystem.getMethod("closeAll").invoke(null);
+      } catch (ReflectiveOperationException e) {
+        LOG.debug("Could not close Hadoop's cached file systems", e);
+      }
+    }
+  }
+
+  /**
+   * Removes the JVM shutdown hooks whose thread belongs to {@code loader}. The JDK lists them only
+   * in a private field, which Flink's JVM options open ({@code --add-opens java.base/java.lang}).
+   */
+  public static void removeShutdownHooks(ClassLoader loader) {
+    Map<?, ?> hooks;
+    try {
+      Class<?> registry = Class.forName("java.lang.ApplicationShutdownHooks");
+      Field field = registry.getDeclaredField("hooks");
+      field.setAccessible(true);
+      Object value = field.get(null);
+      if (!(value instanceof Map<?, ?> map)) {
+        return; // the JVM is shutting down
+      }
+      synchronized (registry) {
+        hooks = Map.copyOf(map);
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      LOG.debug("Cannot list the JVM's shutdown hooks", e);
+      return;
+    }
+    for (Object hook : hooks.keySet()) {
+      if (hook instanceof Thread thread && belongsTo(thread, loader)) {
+        try {
+          Runtime.getRuntime().removeShutdownHook(thread);
+        } catch (IllegalStateException e) {
+          return; // shutting down
+        }
+      }
+    }
+  }
+
+  private static void deregisterDrivers(ClassLoader loader) {
+    for (Driver driver : Collections.list(DriverManager.getDrivers())) {
+      if (driver.getClass().getClassLoader() == loader) {
+        try {
+          DriverManager.deregisterDriver(driver);
+        } catch (java.sql.SQLException e) {
+          LOG.debug("Could not deregister JDBC driver {}", driver.getClass().getName(), e);
+        }
+      }
+    }
+  }
+
+  /**
+   * Interrupts the threads that the libraries of {@code loader} started (a thread of one of its
+   * classes, or running one of its runnables), and takes {@code loader} off any other thread that
+   * holds it as its context class loader.
+   */
+  private static void stopThreads(ClassLoader loader) {
+    List<Thread> threads = new ArrayList<>(Thread.getAllStackTraces().keySet());
+    for (Thread thread : threads) {
+      if (thread == Thread.currentThread()) {
+        continue;
+      }
+      if (belongsTo(thread, loader)) {
+        thread.interrupt();
+      }
+      if (thread.getContextClassLoader() == loader) {
+        thread.setContextClassLoader(loader.getParent());
+      }
+      forgetInheritedProtectionDomains(thread);
+    }
+  }
+
+  /**
+   * A thread keeps the protection domains of the code that started it, each with its class loader:
+   * a JDK pool thread that the job's code happened to start (one of the default asynchronous
+   * channel group's, say) holds the job's class loader for as long as it lives. Only a security
+   * manager reads them, so without one they are dropped; the JDK keeps them private even from
+   * Flink's opened modules, so those of the job cannot be told from the others.
+   */
+  @SuppressWarnings("removal")
+  private static void forgetInheritedProtectionDomains(Thread thread) {
+    if (System.getSecurityManager() != null) {
+      return;
+    }
+    try {
+      Field inherited = Thread.class.getDeclaredField("inheritedAccessControlContext");
+      inherited.setAccessible(true);
+      if (inherited.get(thread) != null && inherited.get(thread) != NO_DOMAINS) {
+        inherited.set(thread, NO_DOMAINS);
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      LOG.debug("Cannot drop the protection domains thread {} inherited", thread.getName(), e);
+    }
+  }
+
+  @SuppressWarnings("removal")
+  private static final java.security.AccessControlContext NO_DOMAINS =
+      new java.security.AccessControlContext(new java.security.ProtectionDomain[0]);
+
+  /** Whether the thread is of a class of {@code loader}, or runs a runnable of one. */
+  private static boolean belongsTo(Thread thread, ClassLoader loader) {
+    if (thread.getClass().getClassLoader() == loader) {
+      return true;
+    }
+    try {
+      Field target = Thread.class.getDeclaredField("target");
+      target.setAccessible(true);
+      Object runnable = target.get(thread);
+      return runnable != null && runnable.getClass().getClassLoader() == loader;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return false;
+    }
+  }
+}
