@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import org.apache.flink.api.common.functions.RuntimeContext;
+import org.apache.flink.util.FlinkUserCodeClassLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,10 +35,16 @@ public final class JobClassLoaderRelease {
 
   private JobClassLoaderRelease() {}
 
-  /** Registers the release of the job's class loader, once per job and TaskManager. */
+  /**
+   * Registers the release of the job's class loader, once per job and TaskManager, where this jar
+   * was loaded by it: loaded by Flink's own class loader ({@code lib/}, a MiniCluster, the embedded
+   * job jar), the pools and hooks are shared by every job of the JVM and stay.
+   */
   public static void registerFor(RuntimeContext context) {
     ClassLoader jobLoader = JobClassLoaderRelease.class.getClassLoader();
-    context.registerUserCodeClassLoaderReleaseHookIfAbsent(HOOK_NAME, () -> release(jobLoader));
+    if (jobLoader instanceof FlinkUserCodeClassLoader) {
+      context.registerUserCodeClassLoaderReleaseHookIfAbsent(HOOK_NAME, () -> release(jobLoader));
+    }
   }
 
   /**

@@ -152,6 +152,36 @@ class SqlCatalogITCase {
   }
 
   @Test
+  void aStreamingSelectFollowsWhatLaterLoadsAppend() throws Exception {
+    String catalog =
+        "CREATE CATALOG lake WITH ('type' = 'iceberg-cdc', 'warehouse' = '"
+            + dir.resolve("warehouse")
+            + "')";
+    StreamTableEnvironment loads = batch();
+    run(loads, catalog);
+    run(loads, "CREATE DATABASE lake.feed");
+    run(loads, "CREATE TABLE lake.feed.events (id BIGINT, v STRING)");
+    run(loads, "INSERT INTO lake.feed.events VALUES (1, 'a')");
+
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setParallelism(1);
+    StreamTableEnvironment streaming = StreamTableEnvironment.create(env);
+    run(streaming, catalog);
+    org.apache.flink.table.api.TableResult result =
+        streaming.executeSql(
+            "SELECT id, v FROM lake.feed.events"
+                + " /*+ OPTIONS('streaming' = 'true', 'monitor-interval' = '1s') */");
+    try (CloseableIterator<Row> rows = result.collect()) {
+      assertThat(rows.next().toString()).isEqualTo("+I[1, a]");
+      run(loads, "INSERT INTO lake.feed.events VALUES (2, 'b'), (3, 'c')");
+      List<String> appended = List.of(rows.next().toString(), rows.next().toString());
+      assertThat(appended).containsExactlyInAnyOrder("+I[2, b]", "+I[3, c]");
+    } finally {
+      result.getJobClient().ifPresent(job -> job.cancel());
+    }
+  }
+
+  @Test
   void aRestCatalogOnS3IsUsedTheSameWay() throws Exception {
     try (LakeServers lake = LakeServers.start("sql-catalog-lake")) {
       String properties =
