@@ -25,9 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * cluster jar given with {@code -j}: {@code CREATE CATALOG}, {@code CREATE DATABASE}, {@code CREATE
  * TABLE}, two {@code INSERT}s and a {@code SELECT}.
  *
- * <p>A cluster of its own: on the one of {@link StandaloneClusterITCase}, after that class's jobs,
- * the TaskManager died at this test's first job (each job of the jar keeps its class loader on the
- * TaskManager, issue 20's session-cluster item), and the statement waited for a slot.
+ * <p>A cluster of its own, so that it does not depend on what the other cluster tests left running;
+ * that many jobs share one cluster is {@link SessionClusterITCase}'s.
  */
 class SqlClientCatalogITCase {
 
