@@ -72,8 +72,36 @@ final class FileSchemaCheck {
                 + ") is not in the table");
       }
     }
+    if (!ids && !schema.identifierFieldIds().isEmpty()) {
+      readsTheSameByPosition(fileType, typeWithIds);
+    }
     Schema fileSchema = ParquetSchemaUtil.convertAndPrune(typeWithIds);
     new Comparison(metrics, fromPath, ids).struct("", fileSchema.asStruct(), schema.asStruct());
+  }
+
+  /**
+   * A table with a primary key is read by this project's writers (the key index, compaction) and
+   * committer through Iceberg's generic readers, which do not apply a name mapping: they read a
+   * file without field ids by the positions of its columns. Such a file must then read the same by
+   * position as by name.
+   */
+  private static void readsTheSameByPosition(MessageType fileType, MessageType byName) {
+    MessageType byPosition = ParquetSchemaUtil.addFallbackIds(fileType);
+    for (ColumnDescriptor column : byName.getColumns()) {
+      PrimitiveType named = column.getPrimitiveType();
+      PrimitiveType positional =
+          byPosition.getColumnDescription(column.getPath()).getPrimitiveType();
+      if (positional.getId() == null
+          || named.getId() == null
+          || positional.getId().intValue() != named.getId().intValue()) {
+        throw new IllegalArgumentException(
+            "it has no Iceberg field ids and its columns are not in the table's order (column "
+                + String.join(".", column.getPath())
+                + " is at another position): the table has a primary key, and the readers of"
+                + " its key index read such a file by column position; write the file with the"
+                + " table's columns in the table's order, or with Iceberg field ids");
+      }
+    }
   }
 
   private static String parquetType(PrimitiveType type) {

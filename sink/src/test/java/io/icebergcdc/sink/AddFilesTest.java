@@ -239,6 +239,37 @@ class AddFilesTest {
   }
 
   @Test
+  void aKeyedTableRefusesAFileWithoutFieldIdsWhoseColumnsAreInAnotherOrder() throws IOException {
+    HadoopCatalog catalog =
+        new HadoopCatalog(new Configuration(), dir.resolve("warehouse").toString());
+    Table keyed =
+        catalog.createTable(
+            TableIdentifier.of("db", "keyed"),
+            new Schema(SCHEMA.columns(), java.util.Set.of(1)),
+            PartitionSpec.unpartitioned());
+    Path reordered =
+        writeWithoutIds(
+            dir.resolve("keyed/reordered.parquet"),
+            "message hive { optional binary name (STRING); required int64 id;"
+                + " optional int32 day (DATE); }",
+            List.of(values("name", "x", "id", 7L)));
+    assertThatThrownBy(() -> AddFiles.adopt(keyed, reordered.toString()))
+        .hasMessageContaining("reordered.parquet")
+        .hasMessageContaining("not in the table's order")
+        .hasMessageContaining("primary key");
+    assertThat(snapshots(keyed)).isZero();
+
+    Path inOrder =
+        writeWithoutIds(
+            dir.resolve("keyed-ok/in-order.parquet"),
+            "message spark { required int64 id; optional binary name (STRING);"
+                + " optional int32 day (DATE); }",
+            List.of(values("id", 8L, "name", "y")));
+    assertThat(AddFiles.adopt(keyed, inOrder.toString()).files()).isEqualTo(1);
+    assertThat(rows(keyed)).containsExactly("8,y,null");
+  }
+
+  @Test
   void takesIdentityPartitionsFromHiveDirectoriesOrElseFromStatistics() throws IOException {
     Table table = table(PartitionSpec.builderFor(SCHEMA).identity("day").build());
     Path incoming = dir.resolve("incoming");
