@@ -178,6 +178,7 @@ public final class JobClassLoaderRelease {
       if (belongsTo(thread, loader)) {
         thread.interrupt();
       }
+      shutDownPoolOf(thread, loader);
       if (thread.getContextClassLoader() == loader) {
         thread.setContextClassLoader(loader.getParent());
       }
@@ -211,6 +212,32 @@ public final class JobClassLoaderRelease {
   @SuppressWarnings("removal")
   private static final java.security.AccessControlContext NO_DOMAINS =
       new java.security.AccessControlContext(new java.security.ProtectionDomain[0]);
+
+  /**
+   * Shuts down the thread pool that {@code thread} works for, where the pool's thread factory is a
+   * class of {@code loader}: the pools that the libraries keep in statics of their own (the AWS
+   * SDK's idle connection reaper and its clients' schedulers, Hadoop's, Caffeine's) name their
+   * threads through such a factory.
+   */
+  private static void shutDownPoolOf(Thread thread, ClassLoader loader) {
+    try {
+      Field target = Thread.class.getDeclaredField("target");
+      target.setAccessible(true);
+      Object runnable = target.get(thread);
+      if (runnable == null
+          || !runnable.getClass().getName().endsWith("ThreadPoolExecutor$Worker")) {
+        return;
+      }
+      Field owner = runnable.getClass().getDeclaredField("this$0");
+      owner.setAccessible(true);
+      if (owner.get(runnable) instanceof java.util.concurrent.ThreadPoolExecutor pool
+          && pool.getThreadFactory().getClass().getClassLoader() == loader) {
+        pool.shutdownNow();
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      LOG.debug("Cannot tell the pool of thread {}", thread.getName(), e);
+    }
+  }
 
   /** Whether the thread is of a class of {@code loader}, or runs a runnable of one. */
   private static boolean belongsTo(Thread thread, ClassLoader loader) {

@@ -38,11 +38,15 @@ class SessionClusterITCase {
 
   /**
    * How many of the jobs' class loaders may still be alive, whatever the number of jobs. Before the
-   * release ({@code JobClassLoaderRelease}) every job's stayed; with it a few linger for a minute
-   * or more (JDK pool threads started while a job ran, which end after their keep-alive), measured
-   * at 2 to 5 after 10 and after 50 jobs.
+   * release ({@code JobClassLoaderRelease}) every job's stayed. With it, right after the last job
+   * about seven are alive, and a minute later four of fifty (two of ten) stay, which a heap dump
+   * shows no strong path to from any heap root: the JVM holds them itself (most likely compiled
+   * code of Flink's operators that still names their classes), not a thread, a hook or a static.
    */
-  private static final int MOST_LOADERS_LEFT = 5;
+  private static final int MOST_LOADERS_LEFT = Integer.getInteger("session-cluster.most-left", 5);
+
+  /** How long the last jobs' class loaders may take to go. */
+  private static final Duration LINGER = Duration.ofMinutes(3);
 
   @TempDir static Path clusterHome;
   private static LocalFlinkCluster cluster;
@@ -98,9 +102,12 @@ class SessionClusterITCase {
     // Flink releases a job's class loader once its last task on the TaskManager is gone, and the
     // loader's classes go at the next full GC after that.
     Map<String, Integer> loaders = liveClassLoaders(pid);
-    for (int attempt = 0; attempt < 10 && total(loaders) > MOST_LOADERS_LEFT; attempt++) {
-      Thread.sleep(3_000);
+    List<Integer> seen = new ArrayList<>(List.of(total(loaders)));
+    long deadline = System.nanoTime() + LINGER.toNanos();
+    while (total(loaders) > MOST_LOADERS_LEFT && System.nanoTime() < deadline) {
+      Thread.sleep(5_000);
       loaders = liveClassLoaders(pid);
+      seen.add(total(loaders));
     }
     String threads = cluster.jcmd(pid, "Thread.print");
     List<String> leftovers = new ArrayList<>();
@@ -122,8 +129,9 @@ class SessionClusterITCase {
     }
     assertThat(total(loaders))
         .as(
-            "job class loaders live after %s jobs and a full GC: %s; threads left: %s; %s",
-            JOBS, loaders, leftovers, metaspace)
+            "job class loaders live after %s jobs and a full GC: %s (every 5 s: %s); threads"
+                + " left: %s; %s",
+            JOBS, loaders, seen, leftovers, metaspace)
         .isLessThanOrEqualTo(MOST_LOADERS_LEFT);
     assertThat(leftovers).as("threads left behind").isEmpty();
     assertThat(result.output())

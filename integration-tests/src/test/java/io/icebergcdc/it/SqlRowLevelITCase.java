@@ -350,6 +350,25 @@ class SqlRowLevelITCase {
     assertThat(table.snapshots()).isEmpty();
   }
 
+  @Test
+  void aFilteredOverwriteOfAKeyedTableWithGzipLevelSix() throws Exception {
+    lake();
+    run(
+        "CREATE TABLE lake.db.sales (id BIGINT NOT NULL, region STRING, amount INT,"
+            + " sale_date DATE NOT NULL, PRIMARY KEY (id, sale_date) NOT ENFORCED)"
+            + " WITH ('partition-spec' = 'days(sale_date)', 'format-version' = '3',"
+            + " 'write.parquet.compression-codec' = 'zstd')");
+    run(
+        "INSERT INTO lake.db.sales VALUES (1, 'north', 1, DATE '2026-01-01'),"
+            + " (2, 'south', 2, DATE '2026-01-04'), (3, 'south', 3, DATE '2026-01-05')");
+    run(
+        "INSERT OVERWRITE lake.db.sales /*+ OPTIONS('overwrite.filter' ="
+            + " 'sale_date >= DATE ''2026-01-04''', 'compression' = 'gzip',"
+            + " 'compression-level' = '6') */ VALUES (5000, 'east', 7, DATE '2026-01-04')");
+    Table table = table("sales");
+    assertThat(rows(table, "id", "region")).containsExactly("1,north", "5000,east");
+  }
+
   private List<String> select(String query) throws Exception {
     List<String> rows = new ArrayList<>();
     try (CloseableIterator<Row> it = sql.executeSql(query).collect()) {
