@@ -41,8 +41,14 @@ class SqlClientCatalogITCase {
   @BeforeAll
   static void startCluster() throws Exception {
     assertThat(JAR).as("the cluster jar; build with mvn package first").isRegularFile();
-    cluster =
-        LocalFlinkCluster.start(clusterHome, 1, 2, StandaloneClusterITCase.dockerFlinkProperties());
+    // About thirty jobs in a few minutes, on REST + S3 too: the class loaders of the last jobs
+    // linger for a minute or so after each ends (README, "Session clusters"), more than Flink's
+    // default 256 MB of metaspace holds for jobs this size; SessionClusterITCase is the one that
+    // runs at the default.
+    java.util.Map<String, String> properties =
+        new java.util.HashMap<>(StandaloneClusterITCase.dockerFlinkProperties());
+    properties.put("taskmanager.memory.jvm-metaspace.size", "512m");
+    cluster = LocalFlinkCluster.start(clusterHome, 1, 2, properties);
   }
 
   @AfterAll
