@@ -1,6 +1,7 @@
 package io.icebergcdc.commit;
 
 import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.sql.Driver;
 import java.sql.DriverManager;
@@ -23,10 +24,12 @@ import org.slf4j.LoggerFactory;
  * it every class of the job: Iceberg's shared worker pools and its lock manager's scheduler, the
  * JVM shutdown hooks of Guava's exiting executors and of Hadoop's {@code ShutdownHookManager},
  * Hadoop's {@code StatisticsDataReferenceCleaner} thread, the SDK's idle connection reaper, JDBC
- * drivers in {@link DriverManager}. Fifty jobs then fill Flink's default metaspace. Flink runs the
- * hook that {@link #registerFor} registers when it releases the job's class loader; it stops and
- * unregisters what those libraries started, where they were loaded by that class loader. Where
- * Flink's own {@code lib/} holds them instead, they are not the job's, and nothing is touched.
+ * drivers in {@link DriverManager}, and the classes that Flink's SQL runtime generated for the
+ * job's operators, which it keeps in a cache of its own for minutes. Fifty jobs then fill Flink's
+ * default metaspace. Flink runs the hook that {@link #registerFor} registers when it releases the
+ * job's class loader; it stops and unregisters what those libraries started, where they were loaded
+ * by that class loader. Where Flink's own {@code lib/} holds them instead, they are not the job's,
+ * and nothing is touched.
  */
 public final class JobClassLoaderRelease {
 
@@ -57,6 +60,7 @@ public final class JobClassLoaderRelease {
     step("shutdown hooks", () -> removeShutdownHooks(loader));
     step("JDBC drivers", () -> deregisterDrivers(loader));
     step("threads", () -> stopThreads(loader));
+    step("Flink's compiled classes", () -> forgetCompiledClasses(loader));
   }
 
   /** Classes whose static executors (or lock managers) Iceberg starts once per class loader. */
@@ -75,9 +79,17 @@ public final class JobClassLoaderRelease {
   }
 
   private static Class<?> loadedBy(ClassLoader loader, String name) {
+    return loadedBy(loader, name, loader);
+  }
+
+  /**
+   * The class {@code name} as {@code through} sees it, where {@code definer} defined it (any class
+   * loader, where null); null where there is no such class.
+   */
+  private static Class<?> loadedBy(ClassLoader definer, String name, ClassLoader through) {
     try {
-      Class<?> type = Class.forName(name, false, loader);
-      return type.getClassLoader() == loader ? type : null;
+      Class<?> type = Class.forName(name, false, through);
+      return definer == null || type.getClassLoader() == definer ? type : null;
     } catch (ClassNotFoundException | LinkageError e) {
       return null;
     }
@@ -179,7 +191,7 @@ public final class JobClassLoaderRelease {
         thread.interrupt();
       }
       shutDownPoolOf(thread, loader);
-      if (thread.getContextClassLoader() == loader) {
+      if (isOrWraps(thread.getContextClassLoader(), loader)) {
         thread.setContextClassLoader(loader.getParent());
       }
       forgetInheritedProtectionDomains(thread);
@@ -221,9 +233,7 @@ public final class JobClassLoaderRelease {
    */
   private static void shutDownPoolOf(Thread thread, ClassLoader loader) {
     try {
-      Field target = Thread.class.getDeclaredField("target");
-      target.setAccessible(true);
-      Object runnable = target.get(thread);
+      Object runnable = targetOf(thread);
       if (runnable == null
           || !runnable.getClass().getName().endsWith("ThreadPoolExecutor$Worker")) {
         return;
@@ -239,15 +249,121 @@ public final class JobClassLoaderRelease {
     }
   }
 
+  /**
+   * Removes from Flink's cache of compiled generated code ({@code CompileUtils}, in Flink's {@code
+   * lib/}) the classes generated for the job's operators. Flink keeps them softly for five minutes
+   * after their last use, each in a class loader of its own (Janino's) that is a child of the job's
+   * (the safety net wrapper Flink gives tasks), and the JVM keeps a class loader whose classes were
+   * resolved through it for as long as the resolving class loader lives: no path in a heap dump
+   * shows it, but the job's class loader stays for as long as any class generated for it does.
+   */
+  private static void forgetCompiledClasses(ClassLoader loader) {
+    Class<?> compileUtils =
+        loadedBy(null, "org.apache.flink.table.runtime.generated.CompileUtils", loader);
+    if (compileUtils == null) {
+      return;
+    }
+    for (String cache : List.of("COMPILED_CLASS_CACHE", "COMPILED_EXPRESSION_CACHE")) {
+      try {
+        Field field = compileUtils.getDeclaredField(cache);
+        field.setAccessible(true);
+        Object value = field.get(null);
+        Method asMap = publicMethod(value.getClass(), "asMap");
+        if (asMap == null) {
+          continue;
+        }
+        Map<?, ?> compiled = (Map<?, ?>) asMap.invoke(value);
+        compiled
+            .values()
+            .removeIf(generated -> isOrWraps(generatedLoaderParent(generated), loader));
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        LOG.debug("Cannot forget Flink's {} of a job", cache, e);
+      }
+    }
+  }
+
+  /** The parent of the class loader of a generated class, or of a compiled expression's. */
+  private static ClassLoader generatedLoaderParent(Object generated) {
+    Class<?> type = generated instanceof Class<?> c ? c : null;
+    if (type == null) {
+      Method method = publicMethod(generated.getClass(), "getMethod");
+      try {
+        if (method != null && method.invoke(generated) instanceof Method evaluated) {
+          type = evaluated.getDeclaringClass();
+        }
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return null;
+      }
+    }
+    ClassLoader generatedBy = type == null ? null : type.getClassLoader();
+    return generatedBy == null ? null : generatedBy.getParent();
+  }
+
+  /** A public method of a public class or interface of {@code type}, callable from here. */
+  private static Method publicMethod(Class<?> type, String name) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      List<Class<?>> candidates = new ArrayList<>(List.of(c));
+      candidates.addAll(List.of(c.getInterfaces()));
+      for (Class<?> candidate : candidates) {
+        if (!Modifier.isPublic(candidate.getModifiers())) {
+          continue;
+        }
+        try {
+          return candidate.getMethod(name);
+        } catch (NoSuchMethodException e) {
+          // not here
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Whether {@code candidate} is {@code loader}, or the safety net wrapper that Flink gives the
+   * job's tasks around it (closed already, or still holding it).
+   */
+  private static boolean isOrWraps(ClassLoader candidate, ClassLoader loader) {
+    if (candidate == null) {
+      return false;
+    }
+    if (candidate == loader) {
+      return true;
+    }
+    for (Class<?> c = candidate.getClass(); c != null; c = c.getSuperclass()) {
+      if (c.getName()
+          .equals("org.apache.flink.util.FlinkUserCodeClassLoaders$SafetyNetWrapperClassLoader")) {
+        try {
+          Field inner = c.getDeclaredField("inner");
+          inner.setAccessible(true);
+          Object wrapped = inner.get(candidate);
+          return wrapped == loader;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** The runnable a thread was started with, or null. */
+  private static Object targetOf(Thread thread) throws ReflectiveOperationException {
+    if (threadTarget == null) {
+      Field target = Thread.class.getDeclaredField("target");
+      target.setAccessible(true);
+      threadTarget = target;
+    }
+    return threadTarget.get(thread);
+  }
+
+  private static volatile Field threadTarget;
+
   /** Whether the thread is of a class of {@code loader}, or runs a runnable of one. */
   private static boolean belongsTo(Thread thread, ClassLoader loader) {
     if (thread.getClass().getClassLoader() == loader) {
       return true;
     }
     try {
-      Field target = Thread.class.getDeclaredField("target");
-      target.setAccessible(true);
-      Object runnable = target.get(thread);
+      Object runnable = targetOf(thread);
       return runnable != null && runnable.getClass().getClassLoader() == loader;
     } catch (ReflectiveOperationException | RuntimeException e) {
       return false;
