@@ -56,16 +56,17 @@ class SessionClusterITCase {
   static void startCluster() throws Exception {
     assertThat(JAR).as("the cluster jar; build with mvn package first").isRegularFile();
     // Flink's default metaspace, unless a diagnosis asks for more (to dump the heap after the
-    // jobs).
+    // jobs), or for JVM options of the TaskManager (a GC log, a heap dump on OutOfMemoryError).
+    Map<String, String> configuration = new java.util.HashMap<>();
     String metaspace = System.getProperty("session-cluster.metaspace");
-    cluster =
-        LocalFlinkCluster.start(
-            clusterHome,
-            1,
-            2,
-            metaspace == null
-                ? Map.of()
-                : Map.of("taskmanager.memory.jvm-metaspace.size", metaspace));
+    if (metaspace != null) {
+      configuration.put("taskmanager.memory.jvm-metaspace.size", metaspace);
+    }
+    String jvmOptions = System.getProperty("session-cluster.jvm-options");
+    if (jvmOptions != null) {
+      configuration.put("env.java.opts.taskmanager", jvmOptions);
+    }
+    cluster = LocalFlinkCluster.start(clusterHome, 1, 2, configuration);
   }
 
   @AfterAll

@@ -181,6 +181,9 @@ public final class LocalFlinkCluster implements AutoCloseable {
     return home.resolve("conf");
   }
 
+  /** The TaskManagers' own JVM options ({@code env.java.opts.taskmanager}). */
+  private String taskManagerOptions = "";
+
   private void configure(int slots, Map<String, String> extra) throws IOException {
     for (String dir : List.of("conf", "log", "plugins", "data/tmp", "data/savepoints")) {
       Files.createDirectories(home.resolve(dir));
@@ -206,6 +209,7 @@ public final class LocalFlinkCluster implements AutoCloseable {
     config.put("restart-strategy.fixed-delay.attempts", "2");
     config.put("restart-strategy.fixed-delay.delay", "1s");
     config.putAll(extra);
+    taskManagerOptions = config.getOrDefault("env.java.opts.taskmanager", "");
     StringBuilder yaml = new StringBuilder();
     config.forEach((key, value) -> yaml.append(key).append(": ").append(value).append('\n'));
     Files.writeString(conf().resolve("config.yaml"), yaml.toString(), StandardCharsets.UTF_8);
@@ -286,6 +290,8 @@ public final class LocalFlinkCluster implements AutoCloseable {
     for (int i = 0; i < taskManagers; i++) {
       List<String> jvm = new ArrayList<>(List.of("-XX:+UseG1GC"));
       jvm.addAll(split(tm.get(0)));
+      // As taskmanager.sh gives them.
+      jvm.addAll(split(taskManagerOptions));
       Process taskManager =
           daemon(
               "taskmanager-" + i,
