@@ -120,6 +120,34 @@ public final class ChangeSchema implements Serializable {
     return sb.toString();
   }
 
+  /** All columns of a row as {@code name=value} pairs, for messages and dead letters. */
+  public String describeRow(RowData row) {
+    if (row == null) {
+      return "null";
+    }
+    StringBuilder sb = new StringBuilder("{");
+    for (int pos = 0; pos < getters().length; pos++) {
+      if (pos > 0) {
+        sb.append(", ");
+      }
+      sb.append(schema.columns().get(pos).name())
+          .append('=')
+          .append(show(getters()[pos].getFieldOrNull(row)));
+    }
+    return sb.append('}').toString();
+  }
+
+  /** A change as its operation, table, source position and row's values, for dead letters. */
+  public String describe(ChangeEvent event) {
+    return event.operation()
+        + " "
+        + event.table()
+        + " at "
+        + event.sequence()
+        + " "
+        + describeRow(event.operation().isUpsert() ? event.after() : event.keyRow());
+  }
+
   /**
    * A 64-bit hash of a change's operation kind (upsert or delete) and of the row it leaves: equal
    * for two deliveries of one change, and for two different changes only by a chance of about one

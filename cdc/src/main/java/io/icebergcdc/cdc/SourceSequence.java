@@ -130,6 +130,49 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     return new SourceSequence(Kind.UNORDERED, null);
   }
 
+  /**
+   * Whether the source numbers all its changes in one order, whatever their key (a PostgreSQL LSN,
+   * a MySQL binlog position), so that everything at or before a position a table holds was seen by
+   * the job that wrote it; a sequence column, a Kafka offset or an arrival number orders the
+   * changes of a key, or of a partition, only.
+   */
+  public boolean isGlobal() {
+    return kind == Kind.POSTGRES_LSN || kind == Kind.MYSQL_BINLOG;
+  }
+
+  /**
+   * The sequence as text that {@link #decode} reads back, for a snapshot's summary: {@code
+   * KIND:prefix:c0,c1,...} (the prefix empty where there is none).
+   */
+  public String encode() {
+    StringBuilder text = new StringBuilder(kind.name()).append(':');
+    if (prefix != null) {
+      text.append(prefix);
+    }
+    text.append(':');
+    for (int i = 0; i < size; i++) {
+      text.append(i == 0 ? "" : ",").append(component(i));
+    }
+    return text.toString();
+  }
+
+  /** Reads a sequence written by {@link #encode}. */
+  public static SourceSequence decode(String text) {
+    int first = text.indexOf(':');
+    int last = text.lastIndexOf(':');
+    if (first < 0 || last == first) {
+      throw new IllegalArgumentException("'" + text + "' is not an encoded source sequence");
+    }
+    Kind kind = Kind.valueOf(text.substring(0, first));
+    String prefix = text.substring(first + 1, last);
+    String parts = text.substring(last + 1);
+    long[] components =
+        parts.isEmpty()
+            ? new long[0]
+            : Arrays.stream(parts.split(",")).mapToLong(Long::parseLong).toArray();
+    return new SourceSequence(kind, prefix.isEmpty() ? null : prefix, components);
+  }
+
   /** Whether this is an arrival yet to be numbered. */
   public boolean isUnnumberedArrival() {
     return kind == Kind.ARRIVAL && size == 0;

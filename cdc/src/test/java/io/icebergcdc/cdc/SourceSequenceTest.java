@@ -40,4 +40,23 @@ class SourceSequenceTest {
     assertThatThrownBy(() -> SourceSequence.column(1).compareTo(SourceSequence.postgresLsn(1)))
         .isInstanceOf(IllegalArgumentException.class);
   }
+
+  @Test
+  void encodesToTextThatDecodesToTheSameSequence() {
+    for (SourceSequence sequence :
+        java.util.List.of(
+            SourceSequence.postgresLsn(0x16B3748L),
+            SourceSequence.postgresLsn(0x100L, 0x16B3748L),
+            SourceSequence.mysqlBinlog("mysql-bin.000042", 1234, 3),
+            SourceSequence.column(-5),
+            SourceSequence.kafkaOffset(2, 99),
+            SourceSequence.arrival(),
+            SourceSequence.unordered())) {
+      SourceSequence decoded = SourceSequence.decode(sequence.encode());
+      org.assertj.core.api.Assertions.assertThat(decoded).isEqualTo(sequence);
+      org.assertj.core.api.Assertions.assertThat(decoded.toString()).isEqualTo(sequence.toString());
+    }
+    org.assertj.core.api.Assertions.assertThat(SourceSequence.postgresLsn(1).isGlobal()).isTrue();
+    org.assertj.core.api.Assertions.assertThat(SourceSequence.column(1).isGlobal()).isFalse();
+  }
 }

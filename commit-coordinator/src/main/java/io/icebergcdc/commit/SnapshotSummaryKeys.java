@@ -72,4 +72,11 @@ public final class SnapshotSummaryKeys {
 
   /** The latest source position among the changes this snapshot commits. */
   public static final String SOURCE_POSITION = PREFIX + "source-position";
+
+  /**
+   * {@link #SOURCE_POSITION} as {@code SourceSequence#encode()} writes it, for a job that starts
+   * without state to read back: changes of a source with one global order at or before it are
+   * already in the table.
+   */
+  public static final String SOURCE_SEQUENCE = PREFIX + "source-sequence";
 }

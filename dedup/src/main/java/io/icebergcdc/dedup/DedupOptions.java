@@ -45,6 +45,17 @@ public final class DedupOptions {
     return maxKeys;
   }
 
+  public static final ConfigOption<Boolean> IGNORE_TABLE_POSITION =
+      ConfigOptions.key("dedup.ignore-table-position")
+          .booleanType()
+          .defaultValue(false)
+          .withDescription(
+              "A job that starts without state on a table this project wrote takes up where the"
+                  + " table stands: a file or database job drops the changes at or before the"
+                  + " table's source position (LSN, binlog position) as stale, a Kafka job starts"
+                  + " after the table's offsets. True goes back: every change read is applied"
+                  + " again, as by a job that never wrote the table.");
+
   public static final ConfigOption<AmbiguousChangePolicy> ON_AMBIGUOUS_CHANGE =
       ConfigOptions.key("dedup.on-ambiguous-change")
           .enumType(AmbiguousChangePolicy.class)

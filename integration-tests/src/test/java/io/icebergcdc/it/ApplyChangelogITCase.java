@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.jobs.definition.ChangelogFile;
 import io.icebergcdc.jobs.definition.DeadLetterOutput;
 import io.icebergcdc.jobs.definition.JobDefinition;
@@ -13,6 +14,7 @@ import io.icebergcdc.jobs.demo.ChangelogGenerator;
 import io.icebergcdc.jobs.pipeline.JobRunner;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.DeleteMode;
+import io.icebergcdc.sink.MaintenanceOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,6 +28,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -120,6 +123,12 @@ class ApplyChangelogITCase {
         .loadTable(TABLE);
   }
 
+  private static String localPath(String location) {
+    return location.startsWith("file:")
+        ? Path.of(java.net.URI.create(location)).toString()
+        : location;
+  }
+
   private static long sum(List<Snapshot> snapshots, String key) {
     return snapshots.stream()
         .mapToLong(s -> Long.parseLong(s.summary().getOrDefault(key, "0")))
@@ -151,6 +160,109 @@ class ApplyChangelogITCase {
             .as("position delete files of " + task.file().location())
             .isLessThanOrEqualTo(1);
       }
+    }
+  }
+
+  /**
+   * A job started without state on a table this project wrote takes up where the table stands:
+   * applying the first half of a changelog, then the second, then the first again changes nothing,
+   * counts every change of the third run as stale in a snapshot of its own, and leaves the source
+   * position where it was; only with {@code dedup.ignore-table-position} does the old half go in
+   * again.
+   */
+  @Test
+  void aJobWithoutStateTakesUpWhereTheTableStandsAndGoesBackOnlyWhenTold() throws Exception {
+    // In source order, with duplicates: a changelog split into files whose changes interleave (a
+    // later one holding changes older than the latest of an earlier one) is a different case, which
+    // the README describes.
+    ChangelogGenerator.Changelog changelog =
+        new ChangelogGenerator(20_000, 2_000, 0.0, 0.02, 5L).generate();
+    List<String> lines = changelog.lines();
+    List<String> first = lines.subList(0, lines.size() / 2);
+    List<String> second = lines.subList(lines.size() / 2, lines.size());
+    Path file = dir.resolve("changes.jsonl");
+    Files.write(file, first);
+    new JobRunner(job(null, 2, Map.of(), 0, options(DeleteMode.POSITION)), null).run();
+    Files.write(file, second);
+    new JobRunner(job(null, 2, Map.of(), 0, options(DeleteMode.POSITION)), null).run();
+    Table table = table();
+    assertThat(changelog.model().differences(table, 20)).isEmpty();
+    Map<String, String> afterBoth = table.currentSnapshot().summary();
+    long afterBothId = table.currentSnapshot().snapshotId();
+    String position = afterBoth.get(SnapshotSummaryKeys.SOURCE_POSITION);
+    assertThat(position).startsWith("lsn=");
+
+    Files.write(file, first);
+    new JobRunner(job(null, 2, Map.of(), 0, options(DeleteMode.POSITION)), null).run();
+
+    table.refresh();
+    assertThat(changelog.model().differences(table, 20)).isEmpty();
+    Map<String, String> again = table.currentSnapshot().summary();
+    assertThat(table.currentSnapshot().snapshotId())
+        .as("a snapshot that counts the stale changes")
+        .isNotEqualTo(afterBothId);
+    assertThat(again.get(SnapshotSummaryKeys.STALE_DROPPED))
+        .isEqualTo(Integer.toString(first.size()));
+    assertThat(again.get(SnapshotSummaryKeys.ROWS_INSERTED)).isEqualTo("0");
+    assertThat(again.get(SnapshotSummaryKeys.ROWS_UPDATED)).isEqualTo("0");
+    assertThat(again.get(SnapshotSummaryKeys.ROWS_DELETED)).isEqualTo("0");
+    assertThat(again.get(SnapshotSummaryKeys.SOURCE_POSITION)).isEqualTo(position);
+
+    Configuration goBack = options(DeleteMode.POSITION);
+    goBack.set(DedupOptions.IGNORE_TABLE_POSITION, true);
+    new JobRunner(job(null, 2, Map.of(), 0, goBack), null).run();
+    table.refresh();
+    assertThat(changelog.model().differences(table, 20))
+        .as("the first half applied again over the second")
+        .isNotEmpty();
+  }
+
+  /**
+   * With a maintenance policy that keeps only the last three snapshots, checked after every commit,
+   * a job of many commits leaves three snapshots, at most the 20 metadata files a table this
+   * project creates keeps, and no file on storage that none of them references (the data and delete
+   * files that compaction and deletes replaced went with their snapshots); the rows are those of
+   * the model.
+   */
+  @Test
+  void theCommitterExpiresOldSnapshotsAndTheirFilesAndKeepsFewMetadataFiles() throws Exception {
+    ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 3L);
+    Configuration options = options(DeleteMode.POSITION);
+    options.set(MaintenanceOptions.SNAPSHOT_MAX_AGE, Duration.ZERO);
+    options.set(MaintenanceOptions.SNAPSHOTS_RETAINED, 3);
+    options.set(MaintenanceOptions.INTERVAL, Duration.ZERO);
+
+    new JobRunner(job(null, 3, Map.of(), 0, options), null).run();
+
+    Table table = table();
+    assertThat(changelog.model().differences(table, 20)).isEmpty();
+    long commits = table.currentSnapshot().sequenceNumber();
+    assertThat(commits).as("commits of the job").isGreaterThan(5);
+    assertThat(table.snapshots()).hasSizeLessThanOrEqualTo(3);
+    Path tableDir = dir.resolve("warehouse").resolve("db").resolve("items");
+    try (Stream<Path> metadata = Files.list(tableDir.resolve("metadata"))) {
+      assertThat(metadata.filter(f -> f.toString().endsWith(".metadata.json")).count())
+          .as("metadata files after %s commits and as many expiries", commits)
+          .isLessThanOrEqualTo(21);
+    }
+    // What a kept snapshot still lists: its live files, and those it removed (which stay until it
+    // is expired in turn).
+    Set<String> referenced = new HashSet<>();
+    for (Snapshot snapshot : table.snapshots()) {
+      snapshot.removedDataFiles(table.io()).forEach(f -> referenced.add(localPath(f.location())));
+      snapshot.removedDeleteFiles(table.io()).forEach(f -> referenced.add(localPath(f.location())));
+      try (CloseableIterable<FileScanTask> tasks =
+          table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()) {
+        for (FileScanTask task : tasks) {
+          referenced.add(localPath(task.file().location()));
+          task.deletes().forEach(d -> referenced.add(localPath(d.location())));
+        }
+      }
+    }
+    try (Stream<Path> files = Files.walk(tableDir.resolve("data"))) {
+      assertThat(files.filter(f -> f.toString().endsWith(".parquet")).map(Path::toString))
+          .as("files on storage that no kept snapshot references")
+          .allMatch(referenced::contains);
     }
   }
 

@@ -88,7 +88,12 @@ class JobJarITCase {
         .contains("lsn=")
         .contains("id_bucket=0")
         .contains("id_bucket=1")
-        .containsPattern("Rows \\(deletes applied\\): \\d+");
+        .containsPattern("Rows \\(deletes applied\\): \\d+")
+        // The table apply created keeps few metadata files, and says so.
+        .contains("Health:")
+        .containsPattern("snapshots kept +\\d+")
+        .containsPattern("manifests +\\d+ data, \\d+ delete")
+        .contains("metadata retention     old metadata files deleted after commits");
   }
 
   @Test

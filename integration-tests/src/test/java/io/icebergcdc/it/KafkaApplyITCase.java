@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.definition.DeadLetterOutput;
@@ -29,6 +30,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -159,6 +161,118 @@ class KafkaApplyITCase {
           .matches("kafka shop\\.public\\.(items|stock)/\\d@\\d+");
       assertThat(letter.get("reason").asText()).isNotBlank();
     }
+  }
+
+  /**
+   * A job that starts without state (and with a consumer group of its own, so that no committed
+   * offsets help it) on a table an earlier job filled reads on after the offsets the table holds:
+   * it commits nothing until a new record comes, and then only that record.
+   */
+  @Test
+  void aJobWithoutStateStartsAfterTheOffsetsItsTableHolds() throws Exception {
+    String topic = "shop.public.goods";
+    Changelog changelog = new ChangelogGenerator(2000, 200, 0.1, 0.05, 21).generate();
+    KAFKA.createTopic(topic, 3);
+    List<Map.Entry<String, String>> records = new ArrayList<>();
+    for (String line : changelog.lines()) {
+      records.add(Map.entry(keyOf(line), line));
+    }
+    KAFKA.produce(topic, records);
+    JobDefinition first = goodsJob("first", "earliest");
+    JobRunner pipeline = new JobRunner(first);
+    running = pipeline.start();
+    Catalog catalog = first.catalog().loader().loadCatalog();
+    Table table = catalog.loadTable(tableOf(pipeline, topic));
+    long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+    while (!changelog.model().differences(table, 1).isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(300);
+      table.refresh();
+    }
+    assertThat(changelog.model().differences(table, 10)).isEmpty();
+    running.cancel().get();
+    long snapshotsBefore = table.currentSnapshot().snapshotId();
+
+    running = new JobRunner(goodsJob("second", "earliest")).start();
+    Thread.sleep(6_000); // twenty checkpoints
+    assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+    table.refresh();
+    // The writers may compact what the first job left; no change is applied again.
+    assertThat(changesSince(table, snapshotsBefore))
+        .as("changes applied again from the topic's start")
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, 0L)
+        .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, 0L)
+        .containsEntry(SnapshotSummaryKeys.ROWS_DELETED, 0L)
+        .containsEntry(SnapshotSummaryKeys.DUPLICATES_DROPPED, 0L)
+        .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, 0L);
+
+    ObjectNode late = (ObjectNode) MAPPER.readTree(changelog.lines().get(1));
+    ObjectNode payload = late.has("payload") ? (ObjectNode) late.get("payload") : late;
+    ObjectNode row =
+        (ObjectNode) (payload.get("after").isNull() ? payload.get("before") : payload.get("after"));
+    row.put("id", 999_999L);
+    payload.set("after", row);
+    payload.putNull("before");
+    payload.put("op", "c");
+    ((ObjectNode) payload.get("source")).put("lsn", Long.MAX_VALUE / 2);
+    KAFKA.produce(topic, List.of(Map.entry("{\"id\":999999}", MAPPER.writeValueAsString(late))));
+    deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    Map<String, Long> changes;
+    do {
+      Thread.sleep(300);
+      table.refresh();
+      changes = changesSince(table, snapshotsBefore);
+    } while (changes.get(SnapshotSummaryKeys.ROWS_INSERTED) == 0 && System.nanoTime() < deadline);
+    assertThat(changes)
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, 1L)
+        .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, 0L)
+        .containsEntry(SnapshotSummaryKeys.DUPLICATES_DROPPED, 0L);
+  }
+
+  /** The counts of the snapshots committed after {@code snapshotId}, summed. */
+  private static Map<String, Long> changesSince(Table table, long snapshotId) {
+    Map<String, Long> sums = new java.util.TreeMap<>();
+    List<String> keys =
+        List.of(
+            SnapshotSummaryKeys.ROWS_INSERTED,
+            SnapshotSummaryKeys.ROWS_UPDATED,
+            SnapshotSummaryKeys.ROWS_DELETED,
+            SnapshotSummaryKeys.DUPLICATES_DROPPED,
+            SnapshotSummaryKeys.STALE_DROPPED);
+    keys.forEach(k -> sums.put(k, 0L));
+    for (Snapshot s :
+        org.apache.iceberg.util.SnapshotUtil.ancestorsOf(
+            table.currentSnapshot().snapshotId(), table::snapshot)) {
+      if (s.snapshotId() == snapshotId) {
+        break;
+      }
+      keys.forEach(k -> sums.merge(k, Long.parseLong(s.summary().getOrDefault(k, "0")), Long::sum));
+    }
+    return sums;
+  }
+
+  private JobDefinition goodsJob(String name, String startingOffsets) {
+    return kafkaJob(
+        KAFKA.bootstrapServers(),
+        List.of("shop.public.goods"),
+        null,
+        "iceberg-cdc-it-" + name,
+        startingOffsets,
+        KafkaTopics.DEBEZIUM_JSON,
+        Map.of(),
+        "shop.{table}",
+        List.of(),
+        null,
+        dir.resolve("warehouse").toString(),
+        3,
+        2,
+        Duration.ofMillis(300),
+        dir.resolve("checkpoints-" + name).toString(),
+        "hashmap",
+        new Configuration(),
+        null,
+        null,
+        null,
+        0);
   }
 
   /**

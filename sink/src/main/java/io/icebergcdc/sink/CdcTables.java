@@ -3,6 +3,7 @@ package io.icebergcdc.sink;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -25,6 +26,25 @@ public final class CdcTables {
       Pattern.compile("\\s*(\\w+)\\s*\\(\\s*(?:(\\d+)\\s*,\\s*)?(\\w+)\\s*\\)\\s*");
 
   private CdcTables() {}
+
+  /**
+   * The properties every table this project creates gets, unless it is given other values: each
+   * commit writes a new metadata file, and a job that commits every few seconds for months would
+   * leave all of them on storage. Iceberg then keeps the 20 latest and deletes the older ones after
+   * each commit (time travel uses snapshots, which the committer's maintenance keeps, not metadata
+   * files).
+   */
+  public static final Map<String, String> METADATA_RETENTION =
+      Map.of(
+          TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true",
+          TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "20");
+
+  /** {@code properties} with {@link #METADATA_RETENTION} where it does not set them itself. */
+  public static Map<String, String> withMetadataRetention(Map<String, String> properties) {
+    Map<String, String> all = new java.util.HashMap<>(METADATA_RETENTION);
+    all.putAll(properties);
+    return all;
+  }
 
   /**
    * Loads the table, or creates it from {@code schema} if it does not exist.
@@ -66,6 +86,7 @@ public final class CdcTables {
     return catalog
         .buildTable(identifier, schema)
         .withPartitionSpec(spec)
+        .withProperties(METADATA_RETENTION)
         .withProperty(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
         .create();
   }

@@ -3,6 +3,7 @@ package io.icebergcdc.sink;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.cdc.typeutils.RowKeyTypeInfo;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
@@ -10,6 +11,7 @@ import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.internal.IcebergCommitterOperator;
 import io.icebergcdc.dedup.DedupOptions;
@@ -73,6 +75,8 @@ public final class IcebergCdcSink {
   private final BoundedWrite bounded;
   private final Distribution distribution;
   private final RowType rowType;
+  private final MaintenancePolicy maintenance;
+  private final SourceSequence tablePosition;
 
   private final Schema tableSchema;
   private final String tableName;
@@ -88,6 +92,8 @@ public final class IcebergCdcSink {
     this.bounded = builder.bounded;
     this.distribution = builder.distribution;
     this.rowType = builder.rowType;
+    this.maintenance = builder.maintenance;
+    this.tablePosition = builder.tablePosition;
     this.tableSchema = builder.tableSchema;
     this.tableName = builder.tableName;
   }
@@ -241,6 +247,7 @@ public final class IcebergCdcSink {
             options.get(DedupOptions.TOMBSTONE_TTL),
             options.get(DedupOptions.ON_AMBIGUOUS_CHANGE));
     dedup.setIndexMaxKeys(options.get(DedupOptions.INDEX_MAX_KEYS));
+    dedup.setTablePosition(tablePosition);
     return changes
         .keyBy(keys, keyType(keys))
         .transform("dedup by source sequence", ChangeEventTypeInfo.of(schema), dedup)
@@ -265,6 +272,7 @@ public final class IcebergCdcSink {
             options.get(SinkOptions.COMPACTION_DELETED_RATIO));
     writer.setIndexMaxKeys(options.get(DedupOptions.INDEX_MAX_KEYS));
     writer.setCompactionCacheBytes(options.get(SinkOptions.COMPACTION_CACHE_SIZE).getBytes());
+    writer.setTablePosition(tablePosition);
     return changes
         .keyBy(keys, keyType(keys))
         .transform(
@@ -282,11 +290,12 @@ public final class IcebergCdcSink {
             "commit to Iceberg",
             Types.VOID,
             new IcebergCommitterOperator(
-                tableLoader,
-                commitListener,
-                overwrite,
-                bounded,
-                options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT)))
+                    tableLoader,
+                    commitListener,
+                    overwrite,
+                    bounded,
+                    options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT))
+                .maintenance(maintenance))
         .uid(uids.committer())
         .setParallelism(1)
         .setMaxParallelism(1)
@@ -307,6 +316,9 @@ public final class IcebergCdcSink {
     private BoundedWrite bounded = BoundedWrite.NONE;
     private Distribution distribution;
     private RowType rowType;
+    private MaintenancePolicy maintenance;
+    private boolean skipChangesBeforeTablePosition;
+    private SourceSequence tablePosition;
     private Schema tableSchema;
     private String tableName;
 
@@ -369,6 +381,18 @@ public final class IcebergCdcSink {
       return this;
     }
 
+    /**
+     * For a changelog read from its source in the source's own global order (a file, a database's
+     * log; not Kafka, whose partitions interleave): in a job without state, the changes at or
+     * before the source position the table holds are dropped as stale ({@link
+     * DedupOptions#IGNORE_TABLE_POSITION} turns it off), so that reading the changelog again
+     * changes nothing the table already has.
+     */
+    public Builder skipChangesBeforeTablePosition(boolean skip) {
+      this.skipChangesBeforeTablePosition = skip;
+      return this;
+    }
+
     public IcebergCdcSink build() {
       Objects.requireNonNull(tableLoader, "table");
       try (TableLoader loader = tableLoader.clone()) {
@@ -385,6 +409,10 @@ public final class IcebergCdcSink {
         Map<String, String> effective =
             WriteProperties.effective(table.name(), table.properties(), writeProperties);
         distribution = distribution(effective);
+        maintenance = MaintenanceOptions.policy(options, table.properties());
+        if (skipChangesBeforeTablePosition && !options.get(DedupOptions.IGNORE_TABLE_POSITION)) {
+          tablePosition = TablePosition.of(table);
+        }
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }

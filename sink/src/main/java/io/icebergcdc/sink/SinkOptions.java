@@ -105,8 +105,14 @@ public final class SinkOptions {
                   + " replaces the partitions in its input. By default such an overwrite fails"
                   + " and leaves the table as it was.");
 
-  /** Every option of the sink and of its dedup. */
+  /** Every option of the sink, of its dedup and of its maintenance. */
   public static List<ConfigOption<?>> all() {
+    List<ConfigOption<?>> all = new java.util.ArrayList<>(sinkAndDedup());
+    all.addAll(MaintenanceOptions.all());
+    return all;
+  }
+
+  private static List<ConfigOption<?>> sinkAndDedup() {
     return List.of(
         DISTRIBUTION,
         DELETE_MODE,
@@ -119,7 +125,8 @@ public final class SinkOptions {
         OVERWRITE_ALLOW_EMPTY_INPUT,
         DedupOptions.TOMBSTONE_TTL,
         DedupOptions.ON_AMBIGUOUS_CHANGE,
-        DedupOptions.INDEX_MAX_KEYS);
+        DedupOptions.INDEX_MAX_KEYS,
+        DedupOptions.IGNORE_TABLE_POSITION);
   }
 
   /**
@@ -129,7 +136,8 @@ public final class SinkOptions {
   public static void validate(Configuration config) {
     Set<String> known = all().stream().map(ConfigOption::key).collect(Collectors.toSet());
     for (String key : config.keySet()) {
-      if ((key.startsWith("sink.") || key.startsWith("dedup.")) && !known.contains(key)) {
+      if ((key.startsWith("sink.") || key.startsWith("dedup.") || key.startsWith("maintenance."))
+          && !known.contains(key)) {
         throw new IllegalArgumentException(
             "unknown option '" + key + "'; the options are " + known);
       }
@@ -145,6 +153,7 @@ public final class SinkOptions {
     }
     DedupOptions.checkIndexMaxKeys(config.get(DedupOptions.INDEX_MAX_KEYS));
     checkCompactionCacheBytes(config.get(COMPACTION_CACHE_SIZE).getBytes());
+    MaintenanceOptions.validate(config);
   }
 
   /** Returns {@code bytes}, the value of {@link #COMPACTION_CACHE_SIZE}, if it is not negative. */

@@ -20,7 +20,9 @@ final class CommitterMetrics {
   private volatile long lastCommittedCheckpointId = -1L;
   private volatile long lastCommitDurationMs = -1L;
 
-  CommitterMetrics(MetricGroup group) {
+  CommitterMetrics(MetricGroup group, TableMaintainer maintainer) {
+    group.gauge("snapshotsExpired", maintainer::snapshotsExpired);
+    group.gauge("maintenanceFailures", maintainer::failures);
     checkpointsCommitted = group.counter("checkpointsCommitted");
     dataFilesCommitted = group.counter("dataFilesCommitted");
     deleteFilesCommitted = group.counter("deleteFilesCommitted");

@@ -1,12 +1,14 @@
 package io.icebergcdc.commit.internal;
 
 import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.JobClassLoaderRelease;
+import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
@@ -97,6 +99,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private final Overwrite overwrite;
   private final BoundedWrite bounded;
   private final Duration catalogRetryTimeout;
+  private MaintenancePolicy maintenance = MaintenancePolicy.NONE;
 
   /** How long a commit is tried again while the catalog cannot be reached, by default. */
   public static final Duration DEFAULT_CATALOG_RETRY_TIMEOUT = Duration.ofMinutes(5);
@@ -113,6 +116,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private transient ChangeCommittable current;
   private transient CommitterMetrics metrics;
   private transient CommitterStateSerializer stateSerializer;
+  private transient TableMaintainer maintainer;
+
+  /** Whether the input has ended: the last commit is made even without files, for its counts. */
+  private transient boolean inputEnded;
 
   public IcebergCommitterOperator(TableLoader tableLoader, CommitListener listener) {
     this(tableLoader, listener, null);
@@ -156,6 +163,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     this.catalogRetryTimeout = catalogRetryTimeout;
   }
 
+  /** What the committer does after its commits to keep the table healthy; none by default. */
+  public IcebergCommitterOperator maintenance(MaintenancePolicy policy) {
+    this.maintenance = policy == null ? MaintenancePolicy.NONE : policy;
+    return this;
+  }
+
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
@@ -183,7 +196,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
     operatorId = getOperatorID().toString();
     stateSerializer = new CommitterStateSerializer();
-    metrics = new CommitterMetrics(getMetricGroup());
+    maintainer = new TableMaintainer(maintenance, operatorId, System::currentTimeMillis);
+    maintainer.open(table);
+    metrics = new CommitterMetrics(getMetricGroup(), maintainer);
     pending = new TreeMap<>();
     current = ChangeCommittable.EMPTY;
     checkpointedState =
@@ -280,6 +295,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
 
   @Override
   public void endInput() {
+    inputEnded = true;
     if (!getRuntimeContext().isCheckpointingEnabled()) {
       // Without checkpoints there is no restore to protect, and no checkpoint to wait for.
       ChangeCommittable all = current;
@@ -338,7 +354,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   /**
    * Commits, in order, the checkpoints of {@code checkpoints} up to {@code upTo}, removing each
    * from the map once it is committed; checkpoints without files are removed and their counts
-   * carried into the next one.
+   * carried into the next one, but for the last after the end of the input, which is committed
+   * without files when it has counts.
    */
   private void commitUpTo(
       NavigableMap<Long, ChangeCommittable> checkpoints, long upTo, String commitJobId) {
@@ -347,7 +364,11 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     while (!due.isEmpty()) {
       Map.Entry<Long, ChangeCommittable> entry = due.firstEntry();
       ChangeCommittable committable = entry.getValue();
-      if (committable.hasFiles()) {
+      boolean countsWouldBeLost =
+          inputEnded && due.size() == 1 && !carried.plus(committable.stats()).isEmpty();
+      if (committable.hasFiles() || countsWouldBeLost) {
+        // At the end of the input there is no next commit to carry the counts: a snapshot
+        // without files records them (all changes stale or duplicates, say).
         commit(entry.getKey(), committable, carried, commitJobId);
         carried = ChangeStats.EMPTY;
       } else {
@@ -708,6 +729,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       throw new CommitException(
           "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
     }
+    maintainer.afterCommit(table);
   }
 
   /**
@@ -880,17 +902,44 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     summary.put(SnapshotSummaryKeys.STALE_DROPPED, Long.toString(stats.staleDropped()));
     summary.put(SnapshotSummaryKeys.DUPLICATES_DROPPED, Long.toString(stats.duplicatesDropped()));
     summary.put(SnapshotSummaryKeys.DEAD_LETTERED, Long.toString(stats.deadLettered()));
-    if (stats.lastSourcePosition() != null) {
-      summary.put(SnapshotSummaryKeys.SOURCE_POSITION, stats.lastSourcePosition().toString());
+    SourceSequence position = atLeastTheTables(stats.lastSourcePosition(), base);
+    if (position != null) {
+      summary.put(SnapshotSummaryKeys.SOURCE_POSITION, position.toString());
+      summary.put(SnapshotSummaryKeys.SOURCE_SEQUENCE, position.encode());
     } else {
       // A checkpoint without changes (one that only compacts, say): the position stands.
       Map<String, String> previous = latestSummaryOfThisOperator(base, null);
-      if (previous.containsKey(SnapshotSummaryKeys.SOURCE_POSITION)) {
-        summary.put(
-            SnapshotSummaryKeys.SOURCE_POSITION, previous.get(SnapshotSummaryKeys.SOURCE_POSITION));
+      for (String key :
+          List.of(SnapshotSummaryKeys.SOURCE_POSITION, SnapshotSummaryKeys.SOURCE_SEQUENCE)) {
+        if (previous.containsKey(key)) {
+          summary.put(key, previous.get(key));
+        }
       }
     }
     return summary;
+  }
+
+  /**
+   * The source position a snapshot records: that of its changes, but never before the one the table
+   * already records (of the same kind), which a job started without state on the table passes by
+   * when it drops older changes as stale, so that the position never goes back.
+   */
+  private SourceSequence atLeastTheTables(SourceSequence position, Snapshot base) {
+    if (position == null || base == null) {
+      return position;
+    }
+    for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
+      String recorded = s.summary().get(SnapshotSummaryKeys.SOURCE_SEQUENCE);
+      if (recorded != null) {
+        try {
+          SourceSequence before = SourceSequence.decode(recorded);
+          return before.kind() == position.kind() ? position.max(before) : position;
+        } catch (IllegalArgumentException e) {
+          return position;
+        }
+      }
+    }
+    return position;
   }
 
   /**

@@ -117,6 +117,13 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   /** The most keys the in-memory index holds before it moves into keyed state. */
   private long maxIndexKeys = DedupOptions.INDEX_MAX_KEYS.defaultValue();
 
+  /**
+   * The source position the table already holds, for a job that starts without state: a change of a
+   * key without state at or before it is stale. Null when the job restored its state (which knows
+   * each key's own position), or when the table holds no position of a globally ordered source.
+   */
+  private SourceSequence tablePosition;
+
   private transient TypeSerializer<Object> keySerializer;
   private transient DataOutputSerializer buffer;
 
@@ -143,9 +150,27 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     this.ambiguousChangePolicy = ambiguousChangePolicy;
   }
 
+  /**
+   * The source position the table holds ({@link SourceSequence#isGlobal()} only, others are
+   * ignored): in a job that starts without state, a change of a key the state does not know, at or
+   * before it, is dropped as stale, so that reading a changelog again from its start changes
+   * nothing the table already has.
+   */
+  public void setTablePosition(SourceSequence position) {
+    this.tablePosition = position != null && position.isGlobal() ? position : null;
+  }
+
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
+    if (context.isRestored()) {
+      tablePosition = null;
+    } else if (tablePosition != null) {
+      LOG.info(
+          "Started without state on a table at source position {}: changes at or before it are"
+              + " dropped as stale",
+          tablePosition);
+    }
     live =
         context
             .getKeyedStateStore()
@@ -435,6 +460,14 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     } else if (event.sequence().kind() != SourceSequence.Kind.UNORDERED) {
       lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
     }
+    if (lastSequence == null
+        && tablePosition != null
+        && event.sequence().kind() == tablePosition.kind()
+        && event.sequence().compareTo(tablePosition) <= 0) {
+      stale++;
+      metrics.stale.inc();
+      return;
+    }
     if (lastSequence != null) {
       int order = event.sequence().compareTo(lastSequence);
       if (order < 0) {
@@ -517,7 +550,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
                 "key " + schema.describeKey(event.keyRow()) + " at " + event.sequence(),
                 "ambiguous change: a different change was already applied at the same source"
                     + " position",
-                event.toString())));
+                schema.describe(event))));
   }
 
   @Override

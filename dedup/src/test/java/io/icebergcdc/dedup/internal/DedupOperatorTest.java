@@ -272,6 +272,8 @@ class DedupOperatorTest {
     assertThat(letters).hasSize(2);
     assertThat(letters.get(0).origin()).contains("id=1").contains("lsn=0/A");
     assertThat(letters.get(0).reason()).contains("ambiguous");
+    // The refused change's values, not the row object's name.
+    assertThat(letters.get(0).record()).contains("id=1").contains("b").doesNotContain("RowData@");
     assertThat(stats().get(0).deadLettered()).isEqualTo(2);
   }
 

@@ -136,6 +136,7 @@ final class ApplyCommand {
             CatalogFlags.FLAGS,
             TABLE,
             JobFlags.SINK,
+            JobFlags.MAINTENANCE,
             JobFlags.RUNTIME)) {
       group.forEach(f -> all.putIfAbsent(f.name(), f));
     }
@@ -157,6 +158,7 @@ final class ApplyCommand {
     Flag.describe(out, "Catalog (every source)", CatalogFlags.FLAGS);
     Flag.describe(out, "Tables", TABLE);
     Flag.describe(out, "Sink and dedup", JobFlags.SINK);
+    Flag.describe(out, "Maintenance (after the commits)", JobFlags.MAINTENANCE);
     Flag.describe(out, "Runtime", JobFlags.RUNTIME);
     return out.toString();
   }

@@ -35,8 +35,9 @@ record Flag(
   /**
    * The flag of a sink, dedup or catalog option: the key without its namespace, dots made dashes
    * ({@code sink.compaction.deleted-ratio} is {@code --compaction-deleted-ratio}, {@code
-   * dedup.tombstone-ttl} is {@code --tombstone-ttl}); a catalog's {@code uri} is {@code
-   * --catalog-uri}.
+   * dedup.tombstone-ttl} is {@code --tombstone-ttl}), but for the maintenance options, which keep
+   * theirs ({@code maintenance.interval} is {@code --maintenance-interval}); a catalog's {@code
+   * uri} is {@code --catalog-uri}.
    */
   static Flag of(ConfigOption<?> option, String value) {
     Object fallback = option.hasDefaultValue() ? option.defaultValue() : null;
@@ -59,6 +60,9 @@ record Flag(
     }
     if (key.startsWith("sink.") || key.startsWith("dedup.")) {
       return key.substring(key.indexOf('.') + 1).replace('.', '-');
+    }
+    if (key.startsWith("maintenance.")) {
+      return key.replace('.', '-');
     }
     return key;
   }

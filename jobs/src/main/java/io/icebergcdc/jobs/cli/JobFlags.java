@@ -7,6 +7,7 @@ import io.icebergcdc.jobs.definition.RuntimeDefinition;
 import io.icebergcdc.jobs.pipeline.RuntimeTranslator;
 import io.icebergcdc.sink.DeleteMode;
 import io.icebergcdc.sink.Distribution;
+import io.icebergcdc.sink.MaintenanceOptions;
 import io.icebergcdc.sink.SinkOptions;
 import java.net.URI;
 import java.nio.file.Paths;
@@ -46,7 +47,12 @@ final class JobFlags {
           SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT,
           DedupOptions.TOMBSTONE_TTL,
           DedupOptions.ON_AMBIGUOUS_CHANGE,
-          DedupOptions.INDEX_MAX_KEYS);
+          DedupOptions.INDEX_MAX_KEYS,
+          DedupOptions.IGNORE_TABLE_POSITION,
+          MaintenanceOptions.EXPIRE_SNAPSHOTS,
+          MaintenanceOptions.SNAPSHOT_MAX_AGE,
+          MaintenanceOptions.SNAPSHOTS_RETAINED,
+          MaintenanceOptions.INTERVAL);
 
   static final List<Flag> SINK =
       List.of(
@@ -58,7 +64,15 @@ final class JobFlags {
           Flag.of(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT, "<duration>"),
           Flag.of(DedupOptions.TOMBSTONE_TTL, "<duration>"),
           Flag.of(DedupOptions.ON_AMBIGUOUS_CHANGE, "fail|dead_letter"),
-          Flag.of(DedupOptions.INDEX_MAX_KEYS, "<N>"));
+          Flag.of(DedupOptions.INDEX_MAX_KEYS, "<N>"),
+          Flag.of(DedupOptions.IGNORE_TABLE_POSITION, "true|false"));
+
+  static final List<Flag> MAINTENANCE =
+      List.of(
+          Flag.of(MaintenanceOptions.EXPIRE_SNAPSHOTS, "true|false"),
+          Flag.of(MaintenanceOptions.SNAPSHOT_MAX_AGE, "<duration>"),
+          Flag.of(MaintenanceOptions.SNAPSHOTS_RETAINED, "<N>"),
+          Flag.of(MaintenanceOptions.INTERVAL, "<duration>"));
 
   static final List<Flag> RUNTIME =
       List.of(
@@ -136,12 +150,36 @@ final class JobFlags {
     if (args.has("index-max-keys")) {
       options.set(DedupOptions.INDEX_MAX_KEYS, (long) args.intValue("index-max-keys", 0));
     }
+    Boolean ignorePosition = args.bool("ignore-table-position");
+    if (ignorePosition != null) {
+      options.set(DedupOptions.IGNORE_TABLE_POSITION, ignorePosition);
+    }
+    maintenanceOptions(args, options);
     try {
       SinkOptions.validate(options);
     } catch (IllegalArgumentException e) {
       throw new Arguments.UsageException(args.command() + ": " + withFlagNames(e.getMessage()));
     }
     return options;
+  }
+
+  private static void maintenanceOptions(Arguments args, Configuration options) {
+    Boolean expire = args.bool(Flag.flagName(MaintenanceOptions.EXPIRE_SNAPSHOTS.key()));
+    if (expire != null) {
+      options.set(MaintenanceOptions.EXPIRE_SNAPSHOTS, expire);
+    }
+    String maxAge = Flag.flagName(MaintenanceOptions.SNAPSHOT_MAX_AGE.key());
+    if (args.has(maxAge)) {
+      options.set(MaintenanceOptions.SNAPSHOT_MAX_AGE, args.duration(maxAge, null));
+    }
+    String retained = Flag.flagName(MaintenanceOptions.SNAPSHOTS_RETAINED.key());
+    if (args.has(retained)) {
+      options.set(MaintenanceOptions.SNAPSHOTS_RETAINED, args.intValue(retained, 0, 1));
+    }
+    String interval = Flag.flagName(MaintenanceOptions.INTERVAL.key());
+    if (args.has(interval)) {
+      options.set(MaintenanceOptions.INTERVAL, args.duration(interval, null));
+    }
   }
 
   /** A message of the options' checks, with each option's key replaced by its flag. */

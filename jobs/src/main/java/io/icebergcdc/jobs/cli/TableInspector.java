@@ -1,5 +1,6 @@
 package io.icebergcdc.jobs.cli;
 
+import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -13,10 +14,12 @@ import java.util.Set;
 import java.util.TreeMap;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
@@ -45,7 +48,54 @@ final class TableInspector {
             + table.schema().identifierFieldNames());
     printSnapshots(out);
     printFiles(out);
+    printHealth(out);
     out.println("Rows (deletes applied): " + countRows());
+  }
+
+  /**
+   * What a table that a job writes for months needs watched: how many snapshots and metadata files
+   * it keeps, the size of its metadata file, and how many manifests a read or a commit plans over.
+   */
+  private void printHealth(PrintStream out) {
+    out.println();
+    out.println("Health:");
+    int snapshots = 0;
+    long oldest = Long.MAX_VALUE;
+    for (Snapshot s : table.snapshots()) {
+      snapshots++;
+      oldest = Math.min(oldest, s.timestampMillis());
+    }
+    out.printf(
+        "  snapshots kept         %d%s%n",
+        snapshots, snapshots == 0 ? "" : ", the oldest from " + Instant.ofEpochMilli(oldest));
+    if (table instanceof HasTableOperations operations) {
+      TableMetadata metadata = operations.operations().current();
+      String location = metadata.metadataFileLocation();
+      String size = "?";
+      if (location != null) {
+        try {
+          size = bytes(table.io().newInputFile(location).getLength());
+        } catch (RuntimeException e) {
+          size = "? (" + e.getMessage() + ")";
+        }
+      }
+      out.printf("  metadata file          %s, %s%n", location, size);
+      out.printf(
+          "  earlier metadata files %d listed in the metadata log%n",
+          metadata.previousFiles().size());
+    }
+    Snapshot current = table.currentSnapshot();
+    if (current != null) {
+      out.printf(
+          "  manifests              %d data, %d delete%n",
+          current.dataManifests(table.io()).size(), current.deleteManifests(table.io()).size());
+    }
+    List<String> missing = MaintenancePolicy.missingMetadataRetention(table.properties());
+    out.println(
+        "  metadata retention     "
+            + (missing.isEmpty()
+                ? "old metadata files deleted after commits"
+                : "not set: " + String.join(", ", missing)));
   }
 
   private void printSnapshots(PrintStream out) {

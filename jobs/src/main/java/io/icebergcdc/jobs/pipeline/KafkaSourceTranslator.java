@@ -6,11 +6,13 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
 import io.icebergcdc.cdc.debezium.DebeziumSchemas;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.KafkaTopics;
 import io.icebergcdc.jobs.kafka.KafkaRecord;
 import io.icebergcdc.jobs.kafka.KafkaRecordDeserializer;
 import io.icebergcdc.jobs.kafka.KafkaRouter;
+import io.icebergcdc.sink.TablePosition;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,10 +48,16 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  */
 final class KafkaSourceTranslator implements SourceTranslator {
 
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(KafkaSourceTranslator.class);
+
   private static final Duration SCHEMA_LOOKUP_TIMEOUT = Duration.ofSeconds(30);
 
   private final JobDefinition job;
   private final KafkaTopics kafka;
+
+  /** Where each partition's table stands: the next offset to read, for a job without state. */
+  private final Map<TopicPartition, Long> tableOffsets = new LinkedHashMap<>();
 
   KafkaSourceTranslator(JobDefinition job, KafkaTopics kafka) {
     this.job = job;
@@ -92,6 +100,25 @@ final class KafkaSourceTranslator implements SourceTranslator {
                 List.copyOf(schema.identifierFieldNames()));
       }
       targets.add(new TableTarget(topic, topic, identifier, new ChangeSchema(table.schema())));
+      if (!job.sinkOptions().get(DedupOptions.IGNORE_TABLE_POSITION)) {
+        TablePosition.kafkaOffsets(table)
+            .forEach(
+                (partition, offset) -> {
+                  int slash = partition.lastIndexOf('/');
+                  if (partition.substring(0, slash).equals(topic)) {
+                    tableOffsets.put(
+                        new TopicPartition(topic, Integer.parseInt(partition.substring(slash + 1))),
+                        offset + 1);
+                  }
+                });
+      }
+    }
+    if (!tableOffsets.isEmpty()) {
+      LOG.info(
+          "Without state, the job reads on from the offsets its tables hold: {} (partitions not"
+              + " among them start from the group's committed offsets, else {})",
+          tableOffsets,
+          kafka.startingOffsets());
     }
     return targets;
   }
@@ -111,7 +138,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
             .setBootstrapServers(kafka.bootstrapServers())
             .setTopics(topics)
             .setGroupId(kafka.groupId())
-            .setStartingOffsets(startingOffsets(kafka.startingOffsets()))
+            .setStartingOffsets(startingOffsets(kafka.startingOffsets(), tableOffsets))
             .setDeserializer(new KafkaRecordDeserializer())
             .setProperties(consumerProperties(kafka))
             .build();
@@ -138,11 +165,30 @@ final class KafkaSourceTranslator implements SourceTranslator {
   }
 
   @Override
+  public boolean readsInSourceOrder() {
+    return false;
+  }
+
+  @Override
   public String jobName(List<TableTarget> targets) {
     return "iceberg-cdc kafka "
         + kafka.bootstrapServers()
         + " "
         + targets.stream().map(TableTarget::route).toList();
+  }
+
+  /**
+   * Where a job without state starts reading: after the offsets its tables hold where they hold
+   * any, else as {@code option} says.
+   */
+  static OffsetsInitializer startingOffsets(String option, Map<TopicPartition, Long> tableOffsets) {
+    OffsetsInitializer configured = startingOffsets(option);
+    if (tableOffsets.isEmpty()) {
+      return configured;
+    }
+    return OffsetsInitializer.offsets(
+        tableOffsets,
+        option.equals("latest") ? OffsetResetStrategy.LATEST : OffsetResetStrategy.EARLIEST);
   }
 
   /** Where a job without state starts reading. */

@@ -55,7 +55,12 @@ public final class PipelineComposer {
     RoutedChanges routed = source.translate(env, targets);
     DataStream<DeadLetter> deadLetters =
         SinkTranslator.apply(
-            routed, catalogLoader, job.sinkOptions(), source.prefixesSinkUids(), commitListener);
+            routed,
+            catalogLoader,
+            job.sinkOptions(),
+            source.prefixesSinkUids(),
+            source.readsInSourceOrder(),
+            commitListener);
     DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());
     return new ComposedJob(env, source.jobName(targets), targets);
   }

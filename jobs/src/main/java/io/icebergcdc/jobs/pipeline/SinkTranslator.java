@@ -24,6 +24,8 @@ final class SinkTranslator {
    * Applies each table's changes through its sink.
    *
    * @param prefixUids whether each sink's uids take the table's name as prefix
+   * @param inSourceOrder whether the source delivers the changes in their sources' order ({@link
+   *     SourceTranslator#readsInSourceOrder})
    * @param commitListener told of each table's commits (tests use it to inject failures), or null
    * @return the parser's dead letters and those the sinks refused
    */
@@ -32,6 +34,7 @@ final class SinkTranslator {
       CatalogLoader catalog,
       Configuration sinkOptions,
       boolean prefixUids,
+      boolean inSourceOrder,
       CommitListener commitListener) {
     DataStream<DeadLetter> deadLetters = routed.deadLetters();
     for (Map.Entry<TableIdentifier, DataStream<ChangeEvent>> table : routed.changes().entrySet()) {
@@ -44,6 +47,7 @@ final class SinkTranslator {
               .table(TableLoader.fromCatalog(catalog, table.getKey()))
               .options(options)
               .commitListener(commitListener)
+              .skipChangesBeforeTablePosition(inSourceOrder)
               .build();
       deadLetters = deadLetters.union(sink.apply(table.getValue()));
     }

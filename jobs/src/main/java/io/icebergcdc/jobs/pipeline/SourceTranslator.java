@@ -39,6 +39,16 @@ interface SourceTranslator {
    */
   boolean prefixesSinkUids();
 
+  /**
+   * Whether the source delivers each table's changes in the order of their source positions, so
+   * that a job without state may drop those at or before the table's position (a file, a database's
+   * log): a Kafka topic's partitions interleave, so its jobs start from the table's offsets
+   * instead.
+   */
+  default boolean readsInSourceOrder() {
+    return true;
+  }
+
   /** The Flink job's name. */
   String jobName(List<TableTarget> targets);
 }

@@ -108,6 +108,13 @@ class CommandLineTest {
     assertThat(run(concat(base, "--index-max-keys", "-1")))
         .startsWith("2: error: apply: ")
         .contains("--index-max-keys is -1");
+    assertThat(run(concat(base, "--maintenance-expire-snapshots-retain-last", "0")))
+        .startsWith("2: error: apply: --maintenance-expire-snapshots-retain-last")
+        .contains("0");
+    assertThat(run(concat(base, "--maintenance-expire-snapshots-max-age", "-1s")))
+        .startsWith("2: error: apply: --maintenance-expire-snapshots-max-age");
+    assertThat(run(concat(base, "--maintenance-interval", "often")))
+        .startsWith("2: error: apply: --maintenance-interval");
   }
 
   @Test

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.flink.table.catalog.CatalogBaseTable;
+import org.apache.flink.table.catalog.CatalogTable;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.ResolvedCatalogTable;
 import org.apache.flink.table.catalog.exceptions.CatalogException;
@@ -51,11 +52,15 @@ final class IcebergCdcCatalog extends FlinkCatalog {
   /**
    * Creates a table; with the option {@code 'partition-spec' = 'bucket(16, id), days(ts)'} (the
    * syntax of {@code --partition-by}) partitioned by those transforms, which Flink's {@code
-   * PARTITIONED BY} cannot say; the other options become the table's properties.
+   * PARTITIONED BY} cannot say; the other options become the table's properties, with {@link
+   * CdcTables#METADATA_RETENTION} where they do not set it.
    */
   @Override
   public void createTable(ObjectPath path, CatalogBaseTable table, boolean ignoreIfExists)
       throws CatalogException, TableAlreadyExistException {
+    if (table instanceof CatalogTable catalogTable) {
+      table = catalogTable.copy(CdcTables.withMetadataRetention(table.getOptions()));
+    }
     String partitionSpec = table.getOptions().get(PARTITION_SPEC);
     if (partitionSpec == null) {
       super.createTable(path, table, ignoreIfExists);

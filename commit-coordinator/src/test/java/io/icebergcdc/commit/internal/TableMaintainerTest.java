@@ -1,0 +1,176 @@
+package io.icebergcdc.commit.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.icebergcdc.commit.MaintenancePolicy;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.commit.TestTables;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TableMaintainerTest {
+
+  private static final String OPERATOR = "committer-1";
+  private static final MaintenancePolicy HOUR_AND_TEN =
+      new MaintenancePolicy(true, Duration.ofHours(1), 10, Duration.ofMinutes(1));
+
+  @TempDir Path warehouse;
+
+  @Test
+  void expiresWhatIsOlderThanTheAgeBeyondTheLastSnapshotsAndDeletesOnlyTheirFiles()
+      throws Exception {
+    Table table = TestTables.create(warehouse);
+    List<DataFile> files = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      files.add(realFile("f" + i));
+    }
+    // Files 0-4 are deleted early: once the snapshots that still list them go, so do they; the
+    // others are live and stay.
+    for (int i = 0; i < 5; i++) {
+      table
+          .newAppend()
+          .appendFile(files.get(i))
+          .set(SnapshotSummaryKeys.OPERATOR_ID, OPERATOR)
+          .commit();
+    }
+    var delete = table.newDelete();
+    files.subList(0, 5).forEach(delete::deleteFile);
+    delete.set(SnapshotSummaryKeys.OPERATOR_ID, OPERATOR).commit();
+    for (int i = 5; i < 30; i++) {
+      table
+          .newAppend()
+          .appendFile(files.get(i))
+          .set(SnapshotSummaryKeys.OPERATOR_ID, OPERATOR)
+          .commit();
+    }
+    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
+    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get);
+
+    maintainer.afterCommit(table);
+
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(10);
+    assertThat(maintainer.snapshotsExpired()).isEqualTo(21);
+    for (int i = 0; i < 30; i++) {
+      assertThat(Files.exists(Path.of(files.get(i).location())))
+          .as("file %s, deleted from the table: %s", i, i < 5)
+          .isEqualTo(i >= 5);
+    }
+    assertThat(maintainer.failures()).isZero();
+  }
+
+  @Test
+  void keepsTheCommittersLatestSnapshotHoweverOldWhileOthersCommitAfterIt() throws Exception {
+    Table table = TestTables.create(warehouse);
+    for (int i = 0; i < 5; i++) {
+      table
+          .newAppend()
+          .appendFile(realFile("ours" + i))
+          .set(SnapshotSummaryKeys.OPERATOR_ID, OPERATOR)
+          .commit();
+    }
+    table.refresh();
+    long ours = table.currentSnapshot().snapshotId();
+    Thread.sleep(5);
+    for (int i = 0; i < 20; i++) {
+      table
+          .newAppend()
+          .appendFile(realFile("theirs" + i))
+          .set(SnapshotSummaryKeys.OPERATOR_ID, "other")
+          .commit();
+    }
+    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
+
+    new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get).afterCommit(table);
+
+    table.refresh();
+    // Everything from the committer's latest snapshot on: that one and the 20 after it.
+    assertThat(table.snapshot(ours)).isNotNull();
+    assertThat(table.snapshots()).hasSize(21);
+    assertThat(CommitHistory.maxCommittedCheckpointId(table, "job", OPERATOR))
+        .isEqualTo(CommitHistory.NONE);
+  }
+
+  @Test
+  void runsAtMostOncePerIntervalAndNotAtAllWhenOff() throws Exception {
+    Table table = TestTables.create(warehouse);
+    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
+    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get);
+    TableMaintainer off = new TableMaintainer(MaintenancePolicy.NONE, OPERATOR, now::get);
+    for (int i = 0; i < 15; i++) {
+      table.newAppend().appendFile(realFile("a" + i)).commit();
+    }
+    maintainer.afterCommit(table);
+    assertThat(maintainer.snapshotsExpired()).isEqualTo(5);
+    for (int i = 0; i < 15; i++) {
+      table.newAppend().appendFile(realFile("b" + i)).commit();
+    }
+    now.addAndGet(Duration.ofSeconds(59).toMillis());
+    maintainer.afterCommit(table);
+    off.afterCommit(table);
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(25);
+
+    now.addAndGet(Duration.ofSeconds(1).toMillis());
+    maintainer.afterCommit(table);
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(10);
+    assertThat(maintainer.snapshotsExpired()).isEqualTo(20);
+    assertThat(off.snapshotsExpired()).isZero();
+  }
+
+  @Test
+  void leavesATableWithGarbageCollectionOffAlone() throws Exception {
+    Table table = TestTables.create(warehouse);
+    table.updateProperties().set(TableProperties.GC_ENABLED, "false").commit();
+    for (int i = 0; i < 15; i++) {
+      table.newAppend().appendFile(realFile("a" + i)).commit();
+    }
+    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
+    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get);
+
+    maintainer.afterCommit(table);
+
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(15);
+    assertThat(maintainer.failures()).isZero();
+  }
+
+  @Test
+  void namesTheMetadataRetentionPropertiesATableLacks() {
+    Table table = TestTables.create(warehouse);
+    assertThat(MaintenancePolicy.missingMetadataRetention(table.properties()))
+        .hasSize(2)
+        .anySatisfy(m -> assertThat(m).startsWith("write.metadata.delete-after-commit.enabled"))
+        .anySatisfy(m -> assertThat(m).startsWith("write.metadata.previous-versions-max"));
+    table
+        .updateProperties()
+        .set(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
+        .set(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "20")
+        .commit();
+    assertThat(MaintenancePolicy.missingMetadataRetention(table.properties())).isEmpty();
+  }
+
+  private DataFile realFile(String name) throws Exception {
+    Path path = warehouse.resolve("files").resolve(name + ".parquet");
+    Files.createDirectories(path.getParent());
+    Files.write(path, new byte[100]);
+    return DataFiles.builder(PartitionSpec.unpartitioned())
+        .withPath(path.toString())
+        .withFileSizeInBytes(100)
+        .withRecordCount(10)
+        .withFormat(org.apache.iceberg.FileFormat.PARQUET)
+        .build();
+  }
+}

@@ -1,0 +1,109 @@
+package io.icebergcdc.sink;
+
+import io.icebergcdc.commit.MaintenancePolicy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.util.PropertyUtil;
+
+/**
+ * Options of the maintenance the committer does after its commits ({@link MaintenancePolicy}), the
+ * same for the job jar's commands (as {@code --maintenance-...} flags) and the SQL connector.
+ */
+public final class MaintenanceOptions {
+
+  private MaintenanceOptions() {}
+
+  public static final ConfigOption<Boolean> EXPIRE_SNAPSHOTS =
+      ConfigOptions.key("maintenance.expire-snapshots.enabled")
+          .booleanType()
+          .defaultValue(true)
+          .withDescription(
+              "Whether the committer expires old snapshots after its commits (Iceberg's"
+                  + " ExpireSnapshots), deleting the files that only they referenced. The"
+                  + " committer's latest snapshot, which a restore of the job reads, is always"
+                  + " kept. A table with gc.enabled=false is left alone.");
+
+  public static final ConfigOption<Duration> SNAPSHOT_MAX_AGE =
+      ConfigOptions.key("maintenance.expire-snapshots.max-age")
+          .durationType()
+          .defaultValue(MaintenancePolicy.DEFAULT.snapshotMaxAge())
+          .withDescription(
+              "How old a snapshot may get before it is expired: readers can travel back that"
+                  + " far. Unset, the table's history.expire.max-snapshot-age-ms where it has"
+                  + " one, else 1 h.");
+
+  public static final ConfigOption<Integer> SNAPSHOTS_RETAINED =
+      ConfigOptions.key("maintenance.expire-snapshots.retain-last")
+          .intType()
+          .defaultValue(MaintenancePolicy.DEFAULT.snapshotsRetained())
+          .withDescription(
+              "How many of the latest snapshots are kept however old. Unset, the table's"
+                  + " history.expire.min-snapshots-to-keep where it has one, else 10.");
+
+  public static final ConfigOption<Duration> INTERVAL =
+      ConfigOptions.key("maintenance.interval")
+          .durationType()
+          .defaultValue(MaintenancePolicy.DEFAULT.interval())
+          .withDescription(
+              "How often, at most, the committer runs its maintenance: after the first commit"
+                  + " this long after the last run. A task that fails is logged, counted in the"
+                  + " committer's maintenanceFailures metric and tried again then.");
+
+  /** Every maintenance option. */
+  public static List<ConfigOption<?>> all() {
+    return List.of(EXPIRE_SNAPSHOTS, SNAPSHOT_MAX_AGE, SNAPSHOTS_RETAINED, INTERVAL);
+  }
+
+  /** Fails on a value out of range, naming the option. */
+  static void validate(Configuration config) {
+    Duration age = config.get(SNAPSHOT_MAX_AGE);
+    if (age.isNegative()) {
+      throw new IllegalArgumentException(
+          "option '" + SNAPSHOT_MAX_AGE.key() + "' is " + age + "; it must be 0 or more");
+    }
+    int retained = config.get(SNAPSHOTS_RETAINED);
+    if (retained < 1) {
+      throw new IllegalArgumentException(
+          "option '"
+              + SNAPSHOTS_RETAINED.key()
+              + "' is "
+              + retained
+              + "; at least 1 snapshot must be kept");
+    }
+    Duration interval = config.get(INTERVAL);
+    if (interval.isNegative()) {
+      throw new IllegalArgumentException(
+          "option '" + INTERVAL.key() + "' is " + interval + "; it must be 0 or more");
+    }
+  }
+
+  /**
+   * The policy of {@code config}, where an option that is not set takes the table's own property
+   * ({@code history.expire.*}) before this project's default.
+   */
+  public static MaintenancePolicy policy(
+      Configuration config, Map<String, String> tableProperties) {
+    Duration age =
+        config.contains(SNAPSHOT_MAX_AGE)
+            ? config.get(SNAPSHOT_MAX_AGE)
+            : Duration.ofMillis(
+                PropertyUtil.propertyAsLong(
+                    tableProperties,
+                    TableProperties.MAX_SNAPSHOT_AGE_MS,
+                    SNAPSHOT_MAX_AGE.defaultValue().toMillis()));
+    int retained =
+        config.contains(SNAPSHOTS_RETAINED)
+            ? config.get(SNAPSHOTS_RETAINED)
+            : PropertyUtil.propertyAsInt(
+                tableProperties,
+                TableProperties.MIN_SNAPSHOTS_TO_KEEP,
+                SNAPSHOTS_RETAINED.defaultValue());
+    return new MaintenancePolicy(
+        config.get(EXPIRE_SNAPSHOTS), age, Math.max(1, retained), config.get(INTERVAL));
+  }
+}

@@ -1,0 +1,73 @@
+package io.icebergcdc.sink;
+
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.util.SnapshotUtil;
+
+/**
+ * Where a table that this project wrote stands in its source, from its snapshots' summaries: what a
+ * job that starts without state reads so that it takes up from there.
+ */
+public final class TablePosition {
+
+  private TablePosition() {}
+
+  /**
+   * The source position of the table's latest snapshot that records one ({@link
+   * SnapshotSummaryKeys#SOURCE_SEQUENCE}), or null.
+   */
+  public static SourceSequence of(Table table) {
+    String encoded = latest(table, SnapshotSummaryKeys.SOURCE_SEQUENCE);
+    if (encoded == null) {
+      return null;
+    }
+    try {
+      return SourceSequence.decode(encoded);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "table "
+              + table.name()
+              + " records a source position that cannot be read ("
+              + SnapshotSummaryKeys.SOURCE_SEQUENCE
+              + " = '"
+              + encoded
+              + "')",
+          e);
+    }
+  }
+
+  /**
+   * The Kafka offsets the table's latest snapshot that records any holds, as {@code
+   * topic/partition} to the highest offset whose changes are in the table; empty if none.
+   */
+  public static Map<String, Long> kafkaOffsets(Table table) {
+    Map<String, Long> offsets = new LinkedHashMap<>();
+    String text = latest(table, SnapshotSummaryKeys.KAFKA_OFFSETS);
+    if (text == null || text.isBlank()) {
+      return offsets;
+    }
+    for (String pair : text.split(",")) {
+      int eq = pair.lastIndexOf('=');
+      offsets.put(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)));
+    }
+    return offsets;
+  }
+
+  private static String latest(Table table, String key) {
+    Snapshot current = table.currentSnapshot();
+    if (current == null) {
+      return null;
+    }
+    for (Snapshot s : SnapshotUtil.ancestorsOf(current.snapshotId(), table::snapshot)) {
+      String value = s.summary().get(key);
+      if (value != null) {
+        return value;
+      }
+    }
+    return null;
+  }
+}
