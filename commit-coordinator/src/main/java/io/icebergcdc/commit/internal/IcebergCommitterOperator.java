@@ -12,6 +12,7 @@ import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.commit.TableRefresh;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -300,7 +301,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       // Without checkpoints there is no restore to protect, and no checkpoint to wait for.
       ChangeCommittable all = current;
       current = ChangeCommittable.EMPTY;
-      table.refresh();
+      table = TableRefresh.refresh(table, tableLoader);
       if (CommitHistory.maxCommittedCheckpointId(table, jobId, operatorId)
           == END_OF_INPUT_CHECKPOINT_ID) {
         // A task that failed after its commit runs again in batch execution: the commit is done.
@@ -391,7 +392,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     while (true) {
       try {
         if (outage.failures() > 0) {
-          table.refresh();
+          table = TableRefresh.refresh(table, tableLoader);
           if (CommitHistory.maxCommittedCheckpointId(table, commitJobId, operatorId)
               >= checkpointId) {
             LOG.info(
@@ -425,7 +426,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
     ChangeStats stats = committable.stats().plus(carried);
     for (int attempt = 1; ; attempt++) {
-      table.refresh();
+      table = TableRefresh.refresh(table, tableLoader);
       Snapshot base = table.currentSnapshot();
       PreparedCommit prepared = prepare(checkpointId, committable, base);
       try {

@@ -87,10 +87,24 @@ final class TableMaintainer {
     }
     int before = count(table);
     try {
+      List<Snapshot> expiring =
+          table
+              .expireSnapshots()
+              .expireOlderThan(olderThan)
+              .retainLast(policy.snapshotsRetained())
+              .apply();
+      if (expiring.isEmpty()) {
+        return;
+      }
+      // Naming one of the snapshots that expire anyway makes Iceberg clean up by what the kept
+      // snapshots reach, not incrementally by what the expired ones removed: one puffin file
+      // holds the deletion vectors of many data files, and the incremental cleanup deletes it as
+      // soon as one of them was replaced, while the others are still live.
       table
           .expireSnapshots()
           .expireOlderThan(olderThan)
           .retainLast(policy.snapshotsRetained())
+          .expireSnapshotId(expiring.get(0).snapshotId())
           .cleanExpiredFiles(true)
           .commit();
     } catch (ValidationException e) {

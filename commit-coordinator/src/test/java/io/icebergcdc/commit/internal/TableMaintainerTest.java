@@ -70,6 +70,61 @@ class TableMaintainerTest {
     assertThat(maintainer.failures()).isZero();
   }
 
+  /**
+   * One puffin file holds the deletion vectors of several data files: replacing one of them must
+   * not delete the file while the others are live (Iceberg's incremental cleanup would).
+   */
+  @Test
+  void keepsAPuffinFileWhileADeletionVectorInItIsLive() throws Exception {
+    Table table = TestTables.create(warehouse);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    DataFile a = realFile("a");
+    DataFile b = realFile("b");
+    table.newAppend().appendFile(a).appendFile(b).commit();
+    Path shared = warehouse.resolve("files").resolve("shared.puffin");
+    Files.write(shared, new byte[200]);
+    table.newRowDelta().addDeletes(dv(shared, a, 4)).addDeletes(dv(shared, b, 50)).commit();
+    Path own = warehouse.resolve("files").resolve("own.puffin");
+    Files.write(own, new byte[200]);
+    org.apache.iceberg.DeleteFile committedDvOfA = null;
+    try (var tasks = table.newScan().planFiles()) {
+      for (var task : tasks) {
+        if (task.file().location().equals(a.location())) {
+          committedDvOfA = task.deletes().get(0);
+        }
+      }
+    }
+    table
+        .newRowDelta()
+        .validateFromSnapshot(table.currentSnapshot().snapshotId())
+        .removeDeletes(committedDvOfA)
+        .addDeletes(dv(own, a, 4))
+        .commit();
+    for (int i = 0; i < 12; i++) {
+      table.newAppend().appendFile(realFile("later" + i)).commit();
+    }
+    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
+
+    new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get).afterCommit(table);
+
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(10);
+    assertThat(Files.exists(shared)).as("the puffin file that holds b's live vector").isTrue();
+  }
+
+  private static org.apache.iceberg.DeleteFile dv(Path puffin, DataFile of, long offset) {
+    return org.apache.iceberg.FileMetadata.deleteFileBuilder(PartitionSpec.unpartitioned())
+        .ofPositionDeletes()
+        .withFormat(org.apache.iceberg.FileFormat.PUFFIN)
+        .withPath(puffin.toString())
+        .withFileSizeInBytes(200)
+        .withReferencedDataFile(of.location())
+        .withContentOffset(offset)
+        .withContentSizeInBytes(40)
+        .withRecordCount(1)
+        .build();
+  }
+
   @Test
   void keepsTheCommittersLatestSnapshotHoweverOldWhileOthersCommitAfterIt() throws Exception {
     Table table = TestTables.create(warehouse);

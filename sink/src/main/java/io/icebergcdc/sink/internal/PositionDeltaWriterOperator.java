@@ -494,7 +494,7 @@ public final class PositionDeltaWriterOperator<K>
     // Compaction copies what the table holds now: only files still in it, without the rows that
     // anyone (another engine too) has deleted from them.
     try {
-      table.refresh();
+      table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
     } catch (RuntimeException e) {
       // A catalog out of reach for a while: the committer waits for it; compaction, which can
       // always wait, tries again at a later checkpoint.

@@ -1,0 +1,41 @@
+package io.icebergcdc.commit;
+
+import org.apache.iceberg.Table;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.flink.TableLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Refreshes a table that an operator keeps for the life of its task, loading it anew where the
+ * refresh cannot catch up.
+ *
+ * <p>A Hadoop table refreshes by reading its current metadata file's version and walking forward
+ * from it; once more commits than {@code write.metadata.previous-versions-max} have passed since
+ * its last refresh, with {@code write.metadata.delete-after-commit.enabled} (which tables this
+ * project creates have), that file is gone and every later refresh fails with "Metadata file for
+ * version N is missing". A table loaded from the catalog again starts from the version hint.
+ */
+public final class TableRefresh {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TableRefresh.class);
+
+  private TableRefresh() {}
+
+  /** {@code table}, refreshed, or the table loaded again from {@code loader}. */
+  public static Table refresh(Table table, TableLoader loader) {
+    try {
+      table.refresh();
+      return table;
+    } catch (ValidationException e) {
+      if (e.getMessage() == null || !e.getMessage().startsWith("Metadata file for version")) {
+        throw e;
+      }
+      LOG.info(
+          "Table {} fell more commits behind than it keeps metadata files ({}); loading it again",
+          table.name(),
+          e.getMessage());
+      return loader.loadTable();
+    }
+  }
+}
