@@ -8,6 +8,7 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
+import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.metrics.Counter;
@@ -43,6 +44,9 @@ public final class DebeziumJsonParseFunction
   private transient DebeziumJsonParser parser;
   private transient Counter badRecords;
 
+  /** The source table ({@code source.schema.table}) of the first change with one. */
+  private transient String sourceTable;
+
   /**
    * @param origin where the lines come from (a file's path), for messages
    */
@@ -77,7 +81,11 @@ public final class DebeziumJsonParseFunction
     try {
       root = DebeziumJsonParser.readTree(line, at + ", record '" + abbreviate(line) + "'");
       String locator = at + keyOf(root) + ", record '" + abbreviate(payloadOf(line)) + "'";
-      for (ChangeEvent event : parser.parse(root, locator)) {
+      List<ChangeEvent> events = parser.parse(root, locator);
+      for (ChangeEvent event : events) {
+        checkOneSourceTable(event, locator);
+      }
+      for (ChangeEvent event : events) {
         out.collect(event);
       }
     } catch (MalformedChangeException e) {
@@ -86,6 +94,29 @@ public final class DebeziumJsonParseFunction
       }
       badRecords.inc();
       ctx.output(DEAD_LETTERS, new DeadLetter(tableName, at, e.getMessage(), line));
+    }
+  }
+
+  /**
+   * A changelog of this source goes into one table: a change whose source names another table than
+   * the changes before it is refused, naming both, rather than merged into the first one's table.
+   */
+  private void checkOneSourceTable(ChangeEvent event, String locator) {
+    String table = event.table();
+    if (table == null || table.equals(tableName)) {
+      return;
+    }
+    if (sourceTable == null) {
+      sourceTable = table;
+    } else if (!sourceTable.equals(table)) {
+      throw new MalformedChangeException(
+          locator
+              + ": a change of source table "
+              + table
+              + ", but the changes before it are of "
+              + sourceTable
+              + "; this job applies one source table to "
+              + tableName);
     }
   }
 
