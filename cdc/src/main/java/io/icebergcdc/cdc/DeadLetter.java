@@ -8,6 +8,12 @@ import java.util.Objects;
  */
 public final class DeadLetter {
 
+  /**
+   * The Flink accumulator in which the parsers count the records they write to the dead-letter
+   * output: a bounded job reports it when it ends.
+   */
+  public static final String ACCUMULATOR = "iceberg-cdc.dead-lettered-records";
+
   private final String table;
   private final String origin;
   private final String reason;

@@ -125,6 +125,9 @@ class JobJarITCase {
     }
     assertThat(letters).hasSize(1);
     assertThat(letters.get(0)).contains("unknown operation 'z'").contains("changes.jsonl:1501");
+    assertThat(result.out())
+        .as("the end of apply says so")
+        .contains("1 record could not be applied and went to the dead-letter output dead");
   }
 
   @Test

@@ -43,6 +43,7 @@ public final class DebeziumJsonParseFunction
 
   private transient DebeziumJsonParser parser;
   private transient Counter badRecords;
+  private transient org.apache.flink.api.common.accumulators.LongCounter deadLettered;
 
   /** The source table ({@code source.schema.table}) of the first change with one. */
   private transient String sourceTable;
@@ -67,6 +68,8 @@ public final class DebeziumJsonParseFunction
   public void open(OpenContext openContext) {
     parser = new DebeziumJsonParser(schema, tableName, sequenceColumn);
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+    deadLettered = new org.apache.flink.api.common.accumulators.LongCounter();
+    getRuntimeContext().addAccumulator(DeadLetter.ACCUMULATOR, deadLettered);
   }
 
   @Override
@@ -93,6 +96,7 @@ public final class DebeziumJsonParseFunction
         throw e;
       }
       badRecords.inc();
+      deadLettered.add(1);
       ctx.output(DEAD_LETTERS, new DeadLetter(tableName, at, e.getMessage(), line));
     }
   }

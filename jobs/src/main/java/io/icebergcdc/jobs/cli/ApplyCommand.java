@@ -173,12 +173,21 @@ final class ApplyCommand {
             + (job.source() instanceof ChangelogFile
                 ? " table " + job.tables().nameTemplate()
                 : ""));
+    long deadLettered;
     try {
-      new JobRunner(job).run();
+      deadLettered = new JobRunner(job).run();
     } catch (JobDefinitionException e) {
       throw new Arguments.UsageException("apply: " + e.getMessage());
     }
     out.println("applied " + job.source().origin());
+    if (deadLettered > 0) {
+      out.println(
+          deadLettered
+              + " record"
+              + (deadLettered == 1 ? "" : "s")
+              + " could not be applied and went to the dead-letter output "
+              + job.deadLetters().describe());
+    }
     return 0;
   }
 

@@ -17,4 +17,12 @@ public record DeadLetterOutput(String path, String topic) {
   public BadRecordPolicy policy() {
     return path == null && topic == null ? BadRecordPolicy.FAIL : BadRecordPolicy.DEAD_LETTER;
   }
+
+  /** Where the dead letters go, for messages. */
+  public String describe() {
+    if (path != null) {
+      return path;
+    }
+    return topic != null ? "topic " + topic : "(none)";
+  }
 }

@@ -1,5 +1,6 @@
 package io.icebergcdc.jobs.pipeline;
 
+import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.jobs.Checkpoints;
@@ -54,15 +55,22 @@ public final class JobRunner {
    * changed, evolves the table's Iceberg table and runs the job again, composed from the new
    * schemas, from the ended job's latest completed checkpoint (or, if it completed none, from where
    * it was itself started).
+   *
+   * @return how many records the source's parser wrote to the dead-letter output, instead of
+   *     failing, in the run that ended (earlier runs of a schema change count again from their
+   *     checkpoint)
    */
-  public void run() throws Exception {
+  public long run() throws Exception {
     JobDefinition current = job;
     SourceSchemaChangedException previous = null;
+    long deadLettered = 0;
     while (true) {
       try {
         PipelineComposer.ComposedJob composed = compose(current);
-        composed.environment().execute(composed.name());
-        return;
+        org.apache.flink.api.common.JobExecutionResult result =
+            composed.environment().execute(composed.name());
+        Object counted = result.getAccumulatorResult(DeadLetter.ACCUMULATOR);
+        return deadLettered + (counted instanceof Number n ? n.longValue() : 0);
       } catch (Exception e) {
         SourceSchemaChangedException change = schemaChange(e);
         if (change == null
