@@ -65,23 +65,23 @@ public final class JobClassLoaderRelease {
   }
 
   /**
-   * Above this share of the metaspace in use, the release runs a full GC and the finalizers it
-   * finds: see {@link #finalizeWhenMetaspaceIsTight}.
+   * Above this share of the metaspace in use (three quarters), the release runs a full GC and the
+   * finalizers it finds: see {@link #finalizeWhenMetaspaceIsTight}.
    */
-  private static final double TIGHT_METASPACE = 0.5;
+  private static final double TIGHT_METASPACE = 0.75;
 
   /**
-   * Lets the job's objects that have finalizers go now, while metaspace is more than half full. A
-   * finished task (Flink's {@code StreamTask}) and the streams of Iceberg's Hadoop file IO and of
-   * zstd-jni have finalizers, and each holds the job's classes: after they become unreachable, one
-   * GC finds them, the JVM's finalizer thread runs them, and only a later GC can unload the job's
-   * classes. When metaspace runs out, the JVM collects twice in a row before it gives up, without
-   * waiting for the finalizer thread in between, so a TaskManager that ran jobs back to back died
-   * with {@code OutOfMemoryError: Metaspace} while the finished jobs' class loaders waited for
-   * their finalizers (in two of seven runs of ten to fifty SQL jobs here, at the default 256 MB). A
-   * full GC and the finalizers here, when the job ends, leave nothing of the job but what the next
-   * GC unloads; it costs a pause of the TaskManager's heap, so it is done only when metaspace is
-   * tight.
+   * Lets the job's objects that have finalizers go now, while metaspace is more than three quarters
+   * full. A finished task (Flink's {@code StreamTask}) and the streams of Iceberg's Hadoop file IO
+   * and of zstd-jni have finalizers, and each holds the job's classes: after they become
+   * unreachable, one GC finds them, the JVM's finalizer thread runs them, and only a later GC can
+   * unload the job's classes. When metaspace runs out, the JVM collects twice in a row before it
+   * gives up, without waiting for the finalizer thread in between, so a TaskManager that ran jobs
+   * back to back died with {@code OutOfMemoryError: Metaspace} while the finished jobs' class
+   * loaders waited for their finalizers (in two of seven runs of ten to fifty SQL jobs here, at the
+   * default 256 MB). A full GC and the finalizers here, when the job ends, leave nothing of the job
+   * but what the next GC unloads; it costs a pause of the TaskManager's heap, so it is done only
+   * when metaspace is tight.
    */
   private static void finalizeWhenMetaspaceIsTight() {
     for (java.lang.management.MemoryPoolMXBean pool :

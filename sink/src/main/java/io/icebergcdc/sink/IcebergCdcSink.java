@@ -77,6 +77,7 @@ public final class IcebergCdcSink {
   private final RowType rowType;
   private final MaintenancePolicy maintenance;
   private final SourceSequence tablePosition;
+  private final boolean inSourceOrder;
 
   private final Schema tableSchema;
   private final String tableName;
@@ -94,6 +95,7 @@ public final class IcebergCdcSink {
     this.rowType = builder.rowType;
     this.maintenance = builder.maintenance;
     this.tablePosition = builder.tablePosition;
+    this.inSourceOrder = builder.skipChangesBeforeTablePosition;
     this.tableSchema = builder.tableSchema;
     this.tableName = builder.tableName;
   }
@@ -295,7 +297,8 @@ public final class IcebergCdcSink {
                     overwrite,
                     bounded,
                     options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT))
-                .maintenance(maintenance))
+                .maintenance(maintenance)
+                .sourceSequence(inSourceOrder, !options.get(DedupOptions.IGNORE_TABLE_POSITION)))
         .uid(uids.committer())
         .setParallelism(1)
         .setMaxParallelism(1)

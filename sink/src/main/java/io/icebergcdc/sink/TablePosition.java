@@ -4,6 +4,7 @@ import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.util.SnapshotUtil;
@@ -52,11 +53,30 @@ public final class TablePosition {
     }
     for (String pair : text.split(",")) {
       int eq = pair.lastIndexOf('=');
-      offsets.put(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)));
+      int slash = pair.lastIndexOf('/', eq);
+      try {
+        Integer.parseInt(pair.substring(slash + 1, eq));
+        offsets.put(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)));
+      } catch (RuntimeException e) {
+        throw new IllegalStateException(
+            "table "
+                + table.name()
+                + " records Kafka offsets that cannot be read ("
+                + SnapshotSummaryKeys.KAFKA_OFFSETS
+                + " = '"
+                + text
+                + "'); start with --ignore-table-position",
+            e);
+      }
     }
     return offsets;
   }
 
+  /**
+   * {@code key} of the latest snapshot that has it; null if there is none, or if a later snapshot
+   * overwrote or deleted rows without recording a position (an {@code INSERT OVERWRITE}, a {@code
+   * DELETE}, another engine): the position no longer says what the table holds.
+   */
   private static String latest(Table table, String key) {
     Snapshot current = table.currentSnapshot();
     if (current == null) {
@@ -66,6 +86,10 @@ public final class TablePosition {
       String value = s.summary().get(key);
       if (value != null) {
         return value;
+      }
+      String operation = s.operation();
+      if (DataOperations.OVERWRITE.equals(operation) || DataOperations.DELETE.equals(operation)) {
+        return null;
       }
     }
     return null;

@@ -31,6 +31,50 @@ final class CommitHistory {
       Long parent = snapshot.parentId();
       snapshot = parent == null ? null : table.snapshot(parent);
     }
-    return NONE;
+    // Snapshot expiry keeps each recent job's latest snapshot (TableMaintainer#restorePoints),
+    // which may no longer be linked to the current one by parents.
+    long max = NONE;
+    for (Snapshot s : table.snapshots()) {
+      Map<String, String> summary = s.summary();
+      String checkpoint = summary.get(SnapshotSummaryKeys.CHECKPOINT_ID);
+      if (checkpoint != null
+          && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
+          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))) {
+        max = Math.max(max, Long.parseLong(checkpoint));
+      }
+    }
+    return max;
+  }
+
+  /** Whether the table holds a snapshot of {@code operatorId} committed by another job. */
+  static boolean committedByAnotherJob(Table table, String jobId, String operatorId) {
+    for (Snapshot s : table.snapshots()) {
+      Map<String, String> summary = s.summary();
+      if (operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+          && !jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether the current snapshot's ancestry ends at a snapshot whose parent was expired: then a job
+   * whose commits are not found may have committed before that point.
+   */
+  static boolean isTruncated(Table table) {
+    Snapshot snapshot = table.currentSnapshot();
+    while (snapshot != null) {
+      Long parent = snapshot.parentId();
+      if (parent == null) {
+        return false;
+      }
+      Snapshot next = table.snapshot(parent);
+      if (next == null) {
+        return true;
+      }
+      snapshot = next;
+    }
+    return false;
   }
 }

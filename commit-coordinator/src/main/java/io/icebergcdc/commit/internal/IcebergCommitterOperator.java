@@ -101,6 +101,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private final BoundedWrite bounded;
   private final Duration catalogRetryTimeout;
   private MaintenancePolicy maintenance = MaintenancePolicy.NONE;
+  private boolean recordsSourceSequence;
+  private boolean positionNeverGoesBack;
 
   /** How long a commit is tried again while the catalog cannot be reached, by default. */
   public static final Duration DEFAULT_CATALOG_RETRY_TIMEOUT = Duration.ofMinutes(5);
@@ -162,6 +164,18 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     this.listener = listener == null ? new CommitListener() {} : listener;
     this.overwrite = overwrite;
     this.catalogRetryTimeout = catalogRetryTimeout;
+  }
+
+  /**
+   * Whether the snapshots record the source position as {@link
+   * SnapshotSummaryKeys#SOURCE_SEQUENCE}, for a later job without state to take up from: only for
+   * changes read in their source's order (not Kafka's interleaved partitions); and whether that
+   * position never goes back below the table's (not for a job told to go back). Off by default.
+   */
+  public IcebergCommitterOperator sourceSequence(boolean record, boolean neverBack) {
+    this.recordsSourceSequence = record;
+    this.positionNeverGoesBack = record && neverBack;
+    return this;
   }
 
   /** What the committer does after its commits to keep the table healthy; none by default. */
@@ -236,6 +250,23 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               + " it wrote.");
     }
     long maxCommitted = CommitHistory.maxCommittedCheckpointId(table, restored.jobId(), operatorId);
+    if (maxCommitted == CommitHistory.NONE
+        && !restored.pending().isEmpty()
+        && CommitHistory.isTruncated(table)
+        && CommitHistory.committedByAnotherJob(table, restored.jobId(), operatorId)) {
+      throw new IllegalStateException(
+          "The restored state of the committer of table "
+              + table.name()
+              + " is of job "
+              + restored.jobId()
+              + ", whose commits are not in what is left of the table's snapshot history (older"
+              + " snapshots were expired, and later jobs committed since): whether its pending"
+              + " checkpoints "
+              + restored.pending().keySet()
+              + " were committed cannot be told, and committing them again could apply them"
+              + " twice. Restore from a newer checkpoint or savepoint of the job that wrote the"
+              + " table last, or start without state.");
+    }
     NavigableMap<Long, ChangeCommittable> uncommitted =
         new TreeMap<>(restored.pending().tailMap(maxCommitted, false));
     LOG.info(
@@ -903,15 +934,22 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     summary.put(SnapshotSummaryKeys.STALE_DROPPED, Long.toString(stats.staleDropped()));
     summary.put(SnapshotSummaryKeys.DUPLICATES_DROPPED, Long.toString(stats.duplicatesDropped()));
     summary.put(SnapshotSummaryKeys.DEAD_LETTERED, Long.toString(stats.deadLettered()));
-    SourceSequence position = atLeastTheTables(stats.lastSourcePosition(), base);
+    SourceSequence position =
+        positionNeverGoesBack
+            ? atLeastTheTables(stats.lastSourcePosition(), base)
+            : stats.lastSourcePosition();
     if (position != null) {
       summary.put(SnapshotSummaryKeys.SOURCE_POSITION, position.toString());
-      summary.put(SnapshotSummaryKeys.SOURCE_SEQUENCE, position.encode());
+      if (recordsSourceSequence) {
+        summary.put(SnapshotSummaryKeys.SOURCE_SEQUENCE, position.encode());
+      }
     } else {
       // A checkpoint without changes (one that only compacts, say): the position stands.
       Map<String, String> previous = latestSummaryOfThisOperator(base, null);
       for (String key :
-          List.of(SnapshotSummaryKeys.SOURCE_POSITION, SnapshotSummaryKeys.SOURCE_SEQUENCE)) {
+          recordsSourceSequence
+              ? List.of(SnapshotSummaryKeys.SOURCE_POSITION, SnapshotSummaryKeys.SOURCE_SEQUENCE)
+              : List.of(SnapshotSummaryKeys.SOURCE_POSITION)) {
         if (previous.containsKey(key)) {
           summary.put(key, previous.get(key));
         }

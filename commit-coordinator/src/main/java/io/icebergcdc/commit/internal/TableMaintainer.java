@@ -2,12 +2,16 @@ package io.icebergcdc.commit.internal;
 
 import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,9 +21,10 @@ import org.slf4j.LoggerFactory;
  * so it never races the job's own commits; a task that fails is logged, counted and tried again at
  * the next interval, and never fails the job.
  *
- * <p>What a restore of the job needs is never expired: the committer's latest snapshot, which its
- * idempotence check ({@link CommitHistory}) and the source position of a job started without state
- * read, is kept however old it is.
+ * <p>What a restore needs is never expired ({@link #restorePoints}): the latest snapshot of each of
+ * the recent jobs of every committer, which the idempotence check reads. Formerly: the committer's
+ * latest snapshot, which its idempotence check ({@link CommitHistory}) and the source position of a
+ * job started without state read, is kept however old it is.
  */
 final class TableMaintainer {
 
@@ -79,14 +84,18 @@ final class TableMaintainer {
     return failures;
   }
 
+  /** The latest snapshot of how many of each committer's most recent jobs are always kept. */
+  static final int JOBS_KEPT_PER_COMMITTER = 5;
+
   private void expireSnapshots(Table table, long now) {
     long olderThan = now - policy.snapshotMaxAge().toMillis();
-    Snapshot ours = latestOfThisOperator(table);
-    if (ours != null) {
-      olderThan = Math.min(olderThan, ours.timestampMillis());
-    }
-    int before = count(table);
     try {
+      int before = count(table);
+      Set<Long> kept = restorePoints(table);
+      for (long id : kept) {
+        // Everything from the oldest restore point on stays: it, and what is newer.
+        olderThan = Math.min(olderThan, table.snapshot(id).timestampMillis());
+      }
       List<Snapshot> expiring =
           table
               .expireSnapshots()
@@ -107,12 +116,22 @@ final class TableMaintainer {
           .expireSnapshotId(expiring.get(0).snapshotId())
           .cleanExpiredFiles(true)
           .commit();
+      table.refresh();
+      int expired = Math.max(0, before - count(table));
+      snapshotsExpired += expired;
+      LOG.info(
+          "Expired {} snapshots of table {} older than {}, keeping at least {} and {} restore"
+              + " points",
+          expired,
+          table.name(),
+          policy.snapshotMaxAge(),
+          policy.snapshotsRetained(),
+          kept.size());
     } catch (ValidationException e) {
       // gc.enabled=false: the table's owner keeps its files; say so once and stop asking.
       expiryRefused = true;
       LOG.warn(
           "Table {} refuses snapshot expiry; not trying again: {}", table.name(), e.getMessage());
-      return;
     } catch (RuntimeException e) {
       failures++;
       LOG.warn(
@@ -120,32 +139,36 @@ final class TableMaintainer {
           table.name(),
           policy.interval(),
           e.toString());
-      return;
-    }
-    table.refresh();
-    int expired = Math.max(0, before - count(table));
-    snapshotsExpired += expired;
-    if (expired > 0) {
-      LOG.info(
-          "Expired {} snapshots of table {} older than {} ms ago, keeping at least {}",
-          expired,
-          table.name(),
-          now - olderThan,
-          policy.snapshotsRetained());
     }
   }
 
-  private Snapshot latestOfThisOperator(Table table) {
-    Snapshot current = table.currentSnapshot();
-    if (current == null) {
-      return null;
-    }
-    for (Snapshot s : SnapshotUtil.ancestorsOf(current.snapshotId(), table::snapshot)) {
-      if (operatorId.equals(s.summary().get(SnapshotSummaryKeys.OPERATOR_ID))) {
-        return s;
+  /**
+   * The snapshots a restore reads ({@link CommitHistory}): of every committer of this project that
+   * wrote the table, the latest snapshot of each of its {@value #JOBS_KEPT_PER_COMMITTER} most
+   * recent jobs, so that a job restored from its checkpoint or savepoint finds what it committed,
+   * whoever committed after it.
+   */
+  static Set<Long> restorePoints(Table table) {
+    // Per committer, per job: the job's latest snapshot.
+    Map<String, Map<String, Snapshot>> latest = new HashMap<>();
+    for (Snapshot s : table.snapshots()) {
+      String operator = s.summary().get(SnapshotSummaryKeys.OPERATOR_ID);
+      String job = s.summary().get(SnapshotSummaryKeys.JOB_ID);
+      if (operator == null || job == null) {
+        continue;
       }
+      latest
+          .computeIfAbsent(operator, o -> new HashMap<>())
+          .merge(job, s, (a, b) -> a.sequenceNumber() >= b.sequenceNumber() ? a : b);
     }
-    return null;
+    Set<Long> kept = new HashSet<>();
+    for (Map<String, Snapshot> jobs : latest.values()) {
+      jobs.values().stream()
+          .sorted(Comparator.comparingLong(Snapshot::sequenceNumber).reversed())
+          .limit(JOBS_KEPT_PER_COMMITTER)
+          .forEach(s -> kept.add(s.snapshotId()));
+    }
+    return kept;
   }
 
   private static int count(Table table) {

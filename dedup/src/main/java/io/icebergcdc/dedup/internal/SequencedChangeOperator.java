@@ -124,6 +124,8 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
    */
   private SourceSequence tablePosition;
 
+  private transient org.apache.flink.api.common.state.ListState<String> tablePositionState;
+
   private transient TypeSerializer<Object> keySerializer;
   private transient DataOutputSerializer buffer;
 
@@ -163,8 +165,19 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
+    tablePositionState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(
+                new org.apache.flink.api.common.state.ListStateDescriptor<>(
+                    "table-position", org.apache.flink.api.common.typeinfo.Types.STRING));
     if (context.isRestored()) {
+      // The position the job started from still holds for the keys its state does not know:
+      // changes at or before it were dropped without leaving state.
       tablePosition = null;
+      for (String encoded : tablePositionState.get()) {
+        tablePosition = SourceSequence.decode(encoded);
+      }
     } else if (tablePosition != null) {
       LOG.info(
           "Started without state on a table at source position {}: changes at or before it are"
@@ -329,6 +342,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
+    tablePositionState.update(
+        tablePosition == null || getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
+            ? List.of()
+            : List.of(tablePosition.encode()));
     if (index == null) {
       return;
     }
@@ -443,6 +460,12 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           prior = tombstone.value();
         }
       }
+      if ((prior == null || prior.sequence() == null) && atOrBeforeTablePosition(event)) {
+        // Checked before the key's row is looked up: a stale change leaves it where it was.
+        stale++;
+        metrics.stale.inc();
+        return;
+      }
       if (prior == null) {
         prior = unknownKey(getCurrentKey());
       }
@@ -459,14 +482,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
                       : 1));
     } else if (event.sequence().kind() != SourceSequence.Kind.UNORDERED) {
       lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
-    }
-    if (lastSequence == null
-        && tablePosition != null
-        && event.sequence().kind() == tablePosition.kind()
-        && event.sequence().compareTo(tablePosition) <= 0) {
-      stale++;
-      metrics.stale.inc();
-      return;
     }
     if (lastSequence != null) {
       int order = event.sequence().compareTo(lastSequence);
@@ -519,6 +534,22 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
    */
   protected boolean unknownKeysHaveNoRow() {
     return false;
+  }
+
+  /**
+   * Whether a change of a key without a sequence of its own is at or before the position the table
+   * holds: of the same source (kind and binlog file name), not a snapshot read (which shows the
+   * database as it is now, never older than the table), with as many components.
+   */
+  private boolean atOrBeforeTablePosition(ChangeEvent event) {
+    SourceSequence position = tablePosition;
+    SourceSequence sequence = event.sequence();
+    return position != null
+        && event.operation() != io.icebergcdc.cdc.Operation.SNAPSHOT_READ
+        && sequence.kind() == position.kind()
+        && sequence.size() == position.size()
+        && java.util.Objects.equals(sequence.prefix(), position.prefix())
+        && sequence.compareTo(position) <= 0;
   }
 
   private void refuseAmbiguous(ChangeEvent event) {
