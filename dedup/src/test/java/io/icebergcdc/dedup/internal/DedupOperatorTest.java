@@ -277,6 +277,43 @@ class DedupOperatorTest {
     assertThat(stats().get(0).deadLettered()).isEqualTo(2);
   }
 
+  /**
+   * A job started without state on a table at LSN 20 drops the changes at or before it (not a
+   * snapshot read, which shows the database as it is now), and keeps that position across a restore
+   * of its own checkpoint for the keys its state does not know.
+   */
+  @Test
+  void aJobWithoutStateDropsChangesAtOrBeforeTheTablesPositionAndKeepsItAcrossARestore()
+      throws Exception {
+    harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            withTablePosition(SourceSequence.postgresLsn(20)), BY_KEY, RowKeyTypeInfo.INSTANCE);
+    harness.setStateBackend(new HashMapStateBackend());
+    harness.open();
+    feed(
+        insert(1, "old", 10),
+        insert(2, "at", 20),
+        insert(3, "new", 30),
+        insert(4, "snapshot", 5).withOperation(io.icebergcdc.cdc.Operation.SNAPSHOT_READ));
+    assertThat(checkpoint()).containsExactlyInAnyOrder("INSERT 3 new", "INSERT 4 snapshot");
+    assertThat(stats().get(0).staleDropped()).isEqualTo(2);
+    OperatorSubtaskState state = harness.snapshot(checkpointId, 0);
+    harness.close();
+
+    // Restored, without being told the position again: it comes from the state.
+    open(AmbiguousChangePolicy.FAIL, new HashMapStateBackend(), state);
+    feed(insert(1, "still old", 15), update(3, "newer", 40), insert(5, "later", 25));
+    assertThat(checkpoint()).containsExactlyInAnyOrder("UPDATE 3 newer", "INSERT 5 later");
+    assertThat(stats().get(0).staleDropped()).isEqualTo(1);
+  }
+
+  private static DedupOperator withTablePosition(SourceSequence position) {
+    DedupOperator dedup =
+        new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, AmbiguousChangePolicy.FAIL);
+    dedup.setTablePosition(position);
+    return dedup;
+  }
+
   @Test
   void endOfInputFlushesThePendingChanges() throws Exception {
     open();
