@@ -58,19 +58,22 @@ public final class JobRunner {
    *
    * @return how many records the source's parser wrote to the dead-letter output, instead of
    *     failing, in the run that ended (earlier runs of a schema change count again from their
-   *     checkpoint)
+   *     checkpoint); 0 for a job submitted detached, whose run has not ended
    */
   public long run() throws Exception {
     JobDefinition current = job;
     SourceSchemaChangedException previous = null;
-    long deadLettered = 0;
     while (true) {
       try {
         PipelineComposer.ComposedJob composed = compose(current);
         org.apache.flink.api.common.JobExecutionResult result =
             composed.environment().execute(composed.name());
-        Object counted = result.getAccumulatorResult(DeadLetter.ACCUMULATOR);
-        return deadLettered + (counted instanceof Number n ? n.longValue() : 0);
+        // Submitted detached (flink run -d), the job has no result yet.
+        Object counted =
+            result.isJobExecutionResult()
+                ? result.getAccumulatorResult(DeadLetter.ACCUMULATOR)
+                : null;
+        return counted instanceof Number n ? n.longValue() : 0;
       } catch (Exception e) {
         SourceSchemaChangedException change = schemaChange(e);
         if (change == null
