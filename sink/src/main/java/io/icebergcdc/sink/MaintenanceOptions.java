@@ -24,9 +24,10 @@ public final class MaintenanceOptions {
           .defaultValue(true)
           .withDescription(
               "Whether the committer expires old snapshots after its commits (Iceberg's"
-                  + " ExpireSnapshots), deleting the files that only they referenced. The"
-                  + " committer's latest snapshot, which a restore of the job reads, is always"
-                  + " kept. A table with gc.enabled=false is left alone.");
+                  + " ExpireSnapshots), deleting the files that only they referenced. What a"
+                  + " restore reads is always kept: the latest snapshot of each of the five most"
+                  + " recent jobs of every committer of the table, and the snapshots after the"
+                  + " oldest of them. A table with gc.enabled=false is left alone.");
 
   public static final ConfigOption<Duration> SNAPSHOT_MAX_AGE =
       ConfigOptions.key("maintenance.expire-snapshots.max-age")
