@@ -211,7 +211,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
     operatorId = getOperatorID().toString();
     stateSerializer = new CommitterStateSerializer();
-    maintainer = new TableMaintainer(maintenance, operatorId, System::currentTimeMillis);
+    maintainer = new TableMaintainer(maintenance, System::currentTimeMillis);
     maintainer.open(table);
     metrics = new CommitterMetrics(getMetricGroup(), maintainer);
     pending = new TreeMap<>();

@@ -22,25 +22,22 @@ import org.slf4j.LoggerFactory;
  * the next interval, and never fails the job.
  *
  * <p>What a restore needs is never expired ({@link #restorePoints}): the latest snapshot of each of
- * the recent jobs of every committer, which the idempotence check reads. Formerly: the committer's
- * latest snapshot, which its idempotence check ({@link CommitHistory}) and the source position of a
- * job started without state read, is kept however old it is.
+ * the recent jobs of every committer, which the idempotence check ({@link CommitHistory}) reads,
+ * and the snapshots after the oldest of them.
  */
 final class TableMaintainer {
 
   private static final Logger LOG = LoggerFactory.getLogger(TableMaintainer.class);
 
   private final MaintenancePolicy policy;
-  private final String operatorId;
   private final LongSupplier clock;
   private long lastRunMillis = Long.MIN_VALUE;
   private boolean expiryRefused;
   private long snapshotsExpired;
   private long failures;
 
-  TableMaintainer(MaintenancePolicy policy, String operatorId, LongSupplier clock) {
+  TableMaintainer(MaintenancePolicy policy, LongSupplier clock) {
     this.policy = policy;
-    this.operatorId = operatorId;
     this.clock = clock;
   }
 

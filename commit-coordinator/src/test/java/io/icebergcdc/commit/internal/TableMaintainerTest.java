@@ -55,7 +55,7 @@ class TableMaintainerTest {
           .commit();
     }
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
-    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get);
+    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, now::get);
 
     maintainer.afterCommit(table);
 
@@ -105,7 +105,7 @@ class TableMaintainerTest {
     }
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
 
-    new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get).afterCommit(table);
+    new TableMaintainer(HOUR_AND_TEN, now::get).afterCommit(table);
 
     table.refresh();
     assertThat(table.snapshots()).hasSize(10);
@@ -150,7 +150,7 @@ class TableMaintainerTest {
     }
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
 
-    new TableMaintainer(HOUR_AND_TEN, "other", now::get).afterCommit(table);
+    new TableMaintainer(HOUR_AND_TEN, now::get).afterCommit(table);
 
     table.refresh();
     // Job-a's latest however old, and what came after it: a restore of job-a finds what it
@@ -165,8 +165,8 @@ class TableMaintainerTest {
   void runsAtMostOncePerIntervalAndNotAtAllWhenOff() throws Exception {
     Table table = TestTables.create(warehouse);
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
-    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get);
-    TableMaintainer off = new TableMaintainer(MaintenancePolicy.NONE, OPERATOR, now::get);
+    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, now::get);
+    TableMaintainer off = new TableMaintainer(MaintenancePolicy.NONE, now::get);
     for (int i = 0; i < 15; i++) {
       table.newAppend().appendFile(realFile("a" + i)).commit();
     }
@@ -197,7 +197,7 @@ class TableMaintainerTest {
       table.newAppend().appendFile(realFile("a" + i)).commit();
     }
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
-    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, OPERATOR, now::get);
+    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, now::get);
 
     maintainer.afterCommit(table);
 
