@@ -1,7 +1,5 @@
 package io.icebergcdc.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.jobs.definition.DeadLetterOutput;
 import io.icebergcdc.jobs.definition.JobDefinition;
@@ -50,8 +48,6 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * </pre>
  */
 public final class SoakBenchmark {
-
-  private static final ObjectMapper MAPPER = new ObjectMapper();
 
   /** Commit durations by checkpoint, as the committer's listener measures them (one JVM). */
   private static final Map<Long, Long> STARTED = new ConcurrentHashMap<>();
@@ -104,13 +100,7 @@ public final class SoakBenchmark {
     ChangelogGenerator.Changelog changelog =
         // A tenth more slices than commits: a checkpoint now and then takes two.
         new ChangelogGenerator(commits * perCommit * 11 / 10, keys, 0.05, 0.02, 31).generate();
-    List<Map.Entry<String, String>> records = new ArrayList<>();
-    for (String line : changelog.lines()) {
-      JsonNode root = MAPPER.readTree(line);
-      JsonNode payload = root.has("payload") ? root.get("payload") : root;
-      JsonNode row = payload.get("after").isNull() ? payload.get("before") : payload.get("after");
-      records.add(Map.entry("{\"id\":" + row.get("id").asLong() + "}", line));
-    }
+    List<Map.Entry<String, String>> records = changelog.kafkaRecords();
 
     String topic = "soak.public.items";
     TableIdentifier identifier = TableIdentifier.of("soak", "items");

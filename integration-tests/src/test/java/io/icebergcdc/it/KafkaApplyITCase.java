@@ -88,7 +88,7 @@ class KafkaApplyITCase {
       List<Map.Entry<String, String>> topicRecords = new ArrayList<>();
       List<String> lines = entry.getValue().lines();
       for (int i = 0; i < lines.size(); i++) {
-        topicRecords.add(Map.entry(keyOf(lines.get(i)), lines.get(i)));
+        topicRecords.add(Map.entry(ChangelogGenerator.kafkaKeyOf(lines.get(i)), lines.get(i)));
         if (i % 700 == 350) {
           String[] bad = malformedRecords(entry.getKey(), i);
           for (String value : bad) {
@@ -175,7 +175,7 @@ class KafkaApplyITCase {
     KAFKA.createTopic(topic, 3);
     List<Map.Entry<String, String>> records = new ArrayList<>();
     for (String line : changelog.lines()) {
-      records.add(Map.entry(keyOf(line), line));
+      records.add(Map.entry(ChangelogGenerator.kafkaKeyOf(line), line));
     }
     KAFKA.produce(topic, records);
     JobDefinition first = goodsJob("first", "earliest");
@@ -396,7 +396,7 @@ class KafkaApplyITCase {
         Map.of("format-version", "2"));
     List<Map.Entry<String, String>> records = new ArrayList<>();
     for (String line : changelog.lines()) {
-      records.add(Map.entry(keyOf(line), maxwell(line)));
+      records.add(Map.entry(ChangelogGenerator.kafkaKeyOf(line), maxwell(line)));
     }
     KAFKA.produce(topic, records);
 
@@ -449,7 +449,7 @@ class KafkaApplyITCase {
     Changelog changelog = new ChangelogGenerator(2000, 200, 0.1, 0.05, 23).generate();
     List<Map.Entry<String, String>> records = new ArrayList<>();
     for (String line : changelog.lines()) {
-      records.add(Map.entry(keyOf(line), line));
+      records.add(Map.entry(ChangelogGenerator.kafkaKeyOf(line), line));
     }
     KAFKA.produce(topic, records);
     CatalogDefinition jdbc =
@@ -670,14 +670,6 @@ class KafkaApplyITCase {
             stateBackend,
             restoreFrom,
             restartAttempts));
-  }
-
-  /** The Kafka key Debezium writes: the primary key of the row the event changes. */
-  private static String keyOf(String line) throws Exception {
-    JsonNode root = MAPPER.readTree(line);
-    JsonNode payload = root.has("payload") ? root.get("payload") : root;
-    JsonNode row = payload.get("after").isNull() ? payload.get("before") : payload.get("after");
-    return "{\"id\":" + row.get("id").asLong() + "}";
   }
 
   /** Records no table can take: not JSON, an unknown operation, a row without its key. */

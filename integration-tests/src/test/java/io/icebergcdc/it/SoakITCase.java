@@ -2,8 +2,6 @@ package io.icebergcdc.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.icebergcdc.jobs.definition.DeadLetterOutput;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.KafkaTopics;
@@ -16,7 +14,6 @@ import io.icebergcdc.sink.MaintenanceOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -40,7 +37,6 @@ class SoakITCase {
 
   @RegisterExtension static final KafkaBroker KAFKA = new KafkaBroker();
 
-  private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final int SLICES = 300;
   private static final int PER_SLICE = 10;
   private static final Duration INTERVAL = Duration.ofMillis(100);
@@ -51,13 +47,7 @@ class SoakITCase {
   void threeHundredCommitsKeepTheTableBounded() throws Exception {
     ChangelogGenerator.Changelog changelog =
         new ChangelogGenerator(SLICES * PER_SLICE, 1000, 0.05, 0.02, 41).generate();
-    List<Map.Entry<String, String>> records = new ArrayList<>();
-    for (String line : changelog.lines()) {
-      JsonNode root = MAPPER.readTree(line);
-      JsonNode payload = root.has("payload") ? root.get("payload") : root;
-      JsonNode row = payload.get("after").isNull() ? payload.get("before") : payload.get("after");
-      records.add(Map.entry("{\"id\":" + row.get("id").asLong() + "}", line));
-    }
+    List<Map.Entry<String, String>> records = changelog.kafkaRecords();
     String topic = "soak.public.items";
     KAFKA.createTopic(topic, 2);
     Configuration options = new Configuration();

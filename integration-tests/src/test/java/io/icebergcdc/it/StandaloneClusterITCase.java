@@ -143,7 +143,7 @@ class StandaloneClusterITCase {
     Changelog changelog = new ChangelogGenerator(4000, 400, 0.1, 0.05, 22).generate();
     List<Map.Entry<String, String>> records = new ArrayList<>();
     for (String line : changelog.lines()) {
-      records.add(Map.entry(keyOf(line), line));
+      records.add(Map.entry(ChangelogGenerator.kafkaKeyOf(line), line));
     }
     String warehouse = dir.resolve("warehouse").toString();
     List<String> apply =
@@ -437,13 +437,5 @@ class StandaloneClusterITCase {
 
   private static Catalog catalog(String warehouse) {
     return CatalogDefinition.hadoop(warehouse).loader().loadCatalog();
-  }
-
-  /** The Kafka key Debezium writes: the primary key of the row the event changes. */
-  private static String keyOf(String line) throws Exception {
-    var root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
-    var payload = root.has("payload") ? root.get("payload") : root;
-    var row = payload.get("after").isNull() ? payload.get("before") : payload.get("after");
-    return "{\"id\":" + row.get("id").asLong() + "}";
   }
 }

@@ -1,5 +1,6 @@
 package io.icebergcdc.jobs.demo;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -79,6 +80,15 @@ public final class ChangelogGenerator {
       }
     }
 
+    /** The lines as Kafka records, each keyed as Debezium keys it ({@link #kafkaKeyOf}). */
+    public List<Map.Entry<String, String>> kafkaRecords() {
+      List<Map.Entry<String, String>> records = new ArrayList<>(lines.size());
+      for (String line : lines) {
+        records.add(Map.entry(kafkaKeyOf(line), line));
+      }
+      return records;
+    }
+
     public String describe() {
       return String.format(
           "%d source changes (%d deletes, %d key changes) delivered as %d events: %d out of"
@@ -90,6 +100,18 @@ public final class ChangelogGenerator {
   private record Change(String op, DemoRow before, DemoRow after, long lsn) {}
 
   private record Event(Change change, double position) {}
+
+  /** The Kafka key Debezium writes for a line: the primary key of the row the event changes. */
+  public static String kafkaKeyOf(String line) {
+    try {
+      JsonNode root = MAPPER.readTree(line);
+      JsonNode payload = root.has("payload") ? root.get("payload") : root;
+      JsonNode row = payload.get("after").isNull() ? payload.get("before") : payload.get("after");
+      return "{\"id\":" + row.get("id").asLong() + "}";
+    } catch (IOException e) {
+      throw new UncheckedIOException("not a change event of this generator: " + line, e);
+    }
+  }
 
   public Changelog generate() {
     Random random = new Random(seed);
