@@ -21,9 +21,23 @@ import org.apache.iceberg.util.PropertyUtil;
  * @param snapshotsRetained how many of the latest snapshots stay, however old
  * @param interval how often, at most, the maintenance runs: after the first commit once this much
  *     time has passed since the last run
+ * @param removeOrphans whether files under the table's location that nothing references are deleted
+ *     ({@link OrphanFiles}): those this job's writers and committer named ({@link OwnedFileNames})
+ *     once no pending checkpoint can still commit them, any other once older than {@code
+ *     orphanMinAge}
+ * @param orphanMinAge how old an unreferenced file that this job did not write must be before it is
+ *     deleted: older than any write still in flight (another engine's, or a job's that ran before
+ *     this one without handing on its state)
+ * @param orphanInterval how often, at most, the table's files are listed to look for orphans
  */
 public record MaintenancePolicy(
-    boolean expireSnapshots, Duration snapshotMaxAge, int snapshotsRetained, Duration interval)
+    boolean expireSnapshots,
+    Duration snapshotMaxAge,
+    int snapshotsRetained,
+    Duration interval,
+    boolean removeOrphans,
+    Duration orphanMinAge,
+    Duration orphanInterval)
     implements Serializable {
 
   /**
@@ -33,11 +47,25 @@ public record MaintenancePolicy(
    * metadata file that stays about the same size whatever the table's age.
    */
   public static final MaintenancePolicy DEFAULT =
-      new MaintenancePolicy(true, Duration.ofHours(1), 10, Duration.ofMinutes(1));
+      new MaintenancePolicy(
+          true,
+          Duration.ofHours(1),
+          10,
+          Duration.ofMinutes(1),
+          true,
+          Duration.ofDays(3),
+          Duration.ofHours(1));
 
   /** No maintenance. */
   public static final MaintenancePolicy NONE =
-      new MaintenancePolicy(false, Duration.ofHours(1), 10, Duration.ofMinutes(1));
+      new MaintenancePolicy(
+          false,
+          Duration.ofHours(1),
+          10,
+          Duration.ofMinutes(1),
+          false,
+          Duration.ofDays(3),
+          Duration.ofHours(1));
 
   public MaintenancePolicy {
     if (snapshotMaxAge == null || snapshotMaxAge.isNegative()) {
@@ -52,6 +80,20 @@ public record MaintenancePolicy(
       throw new IllegalArgumentException(
           "the maintenance interval must be 0 or more, not " + interval);
     }
+    if (orphanMinAge == null || orphanMinAge.isNegative()) {
+      throw new IllegalArgumentException(
+          "the minimum age of an orphan file must be 0 or more, not " + orphanMinAge);
+    }
+    if (orphanInterval == null || orphanInterval.isNegative()) {
+      throw new IllegalArgumentException(
+          "the interval of the orphan file removal must be 0 or more, not " + orphanInterval);
+    }
+  }
+
+  /** This policy with orphan file removal as given. */
+  public MaintenancePolicy withOrphanRemoval(boolean remove, Duration minAge, Duration every) {
+    return new MaintenancePolicy(
+        expireSnapshots, snapshotMaxAge, snapshotsRetained, interval, remove, minAge, every);
   }
 
   /**
@@ -79,6 +121,6 @@ public record MaintenancePolicy(
 
   /** Whether any maintenance task is on. */
   public boolean any() {
-    return expireSnapshots;
+    return expireSnapshots || removeOrphans;
   }
 }

@@ -3,6 +3,7 @@ package io.icebergcdc.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.commit.OrphanFiles;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.jobs.definition.ChangelogFile;
@@ -323,6 +324,10 @@ class ApplyChangelogITCase {
     ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 3L);
     FlakyFileIO.failEvery(2, 3);
     InjectedCommitFailures.reset();
+    Configuration options = options(mode);
+    // Look for orphans after every commit, so that the last one finds what the failures left.
+    options.setString("maintenance.remove-orphans.interval", "0s");
+    options.setString("maintenance.interval", "0s");
 
     new JobRunner(
             job(
@@ -330,7 +335,7 @@ class ApplyChangelogITCase {
                 formatVersion,
                 Map.of(CatalogProperties.FILE_IO_IMPL, FlakyFileIO.class.getName()),
                 20,
-                options(mode)),
+                options),
             new InjectedCommitFailures())
         .run();
 
@@ -347,6 +352,11 @@ class ApplyChangelogITCase {
       assertThat(sum(Commits.snapshots(table), SnapshotSummaryKeys.DATA_FILES_COMPACTED))
           .as("data files compacted by the writers, across the restores")
           .isPositive();
+      // The writers' files of attempts that failed are gone once their checkpoint committed.
+      assertThat(OrphanFiles.unreferenced(table))
+          .as("files the job wrote that no snapshot references")
+          .filteredOn(candidate -> candidate.owner() != null)
+          .isEmpty();
     }
   }
 

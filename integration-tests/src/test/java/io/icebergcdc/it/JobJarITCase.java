@@ -93,6 +93,8 @@ class JobJarITCase {
         .contains("Health:")
         .containsPattern("snapshots kept +\\d+")
         .containsPattern("manifests +\\d+ data, \\d+ delete")
+        // A job that ran without failures leaves nothing unreferenced.
+        .contains("unreferenced files     none")
         .contains("metadata retention     old metadata files deleted after commits");
   }
 

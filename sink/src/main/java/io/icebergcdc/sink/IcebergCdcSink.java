@@ -13,6 +13,7 @@ import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.Overwrite;
+import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.internal.IcebergCommitterOperator;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.dedup.internal.DedupOperator;
@@ -275,6 +276,7 @@ public final class IcebergCdcSink {
     writer.setIndexMaxKeys(options.get(DedupOptions.INDEX_MAX_KEYS));
     writer.setCompactionCacheBytes(options.get(SinkOptions.COMPACTION_CACHE_SIZE).getBytes());
     writer.setTablePosition(tablePosition);
+    writer.setSinkTag(OwnedFileNames.sinkTag(uids.committer()));
     return changes
         .keyBy(keys, keyType(keys))
         .transform(
@@ -298,6 +300,7 @@ public final class IcebergCdcSink {
                     bounded,
                     options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT))
                 .maintenance(maintenance)
+                .filesNamedFor(OwnedFileNames.sinkTag(uids.committer()))
                 .sourceSequence(inSourceOrder, !options.get(DedupOptions.IGNORE_TABLE_POSITION)))
         .uid(uids.committer())
         .setParallelism(1)

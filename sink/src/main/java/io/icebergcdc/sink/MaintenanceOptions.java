@@ -55,9 +55,45 @@ public final class MaintenanceOptions {
                   + " this long after the last run. A task that fails is logged, counted in the"
                   + " committer's maintenanceFailures metric and tried again then.");
 
+  public static final ConfigOption<Boolean> REMOVE_ORPHANS =
+      ConfigOptions.key("maintenance.remove-orphans.enabled")
+          .booleanType()
+          .defaultValue(true)
+          .withDescription(
+              "Whether the committer deletes the files under the table's location that no"
+                  + " snapshot or metadata file references: the files its writers and itself"
+                  + " named for a checkpoint it has committed (left by attempts that failed) at"
+                  + " once, any other once older than maintenance.remove-orphans.older-than. A"
+                  + " file a pending checkpoint holds is never deleted; a table with"
+                  + " gc.enabled=false is left alone.");
+
+  public static final ConfigOption<Duration> ORPHAN_MIN_AGE =
+      ConfigOptions.key("maintenance.remove-orphans.older-than")
+          .durationType()
+          .defaultValue(MaintenancePolicy.DEFAULT.orphanMinAge())
+          .withDescription(
+              "How old an unreferenced file that this job did not write must be before it is"
+                  + " deleted: longer than any other writer's write of the table may take"
+                  + " (Iceberg's own orphan removal defaults to 3 days too).");
+
+  public static final ConfigOption<Duration> ORPHAN_INTERVAL =
+      ConfigOptions.key("maintenance.remove-orphans.interval")
+          .durationType()
+          .defaultValue(MaintenancePolicy.DEFAULT.orphanInterval())
+          .withDescription(
+              "How often, at most, the committer lists the table's files and reads the"
+                  + " manifests of its snapshots to find orphans.");
+
   /** Every maintenance option. */
   public static List<ConfigOption<?>> all() {
-    return List.of(EXPIRE_SNAPSHOTS, SNAPSHOT_MAX_AGE, SNAPSHOTS_RETAINED, INTERVAL);
+    return List.of(
+        EXPIRE_SNAPSHOTS,
+        SNAPSHOT_MAX_AGE,
+        SNAPSHOTS_RETAINED,
+        INTERVAL,
+        REMOVE_ORPHANS,
+        ORPHAN_MIN_AGE,
+        ORPHAN_INTERVAL);
   }
 
   /** Fails on a value out of range, naming the option. */
@@ -76,10 +112,12 @@ public final class MaintenanceOptions {
               + retained
               + "; at least 1 snapshot must be kept");
     }
-    Duration interval = config.get(INTERVAL);
-    if (interval.isNegative()) {
-      throw new IllegalArgumentException(
-          "option '" + INTERVAL.key() + "' is " + interval + "; it must be 0 or more");
+    for (ConfigOption<Duration> option : List.of(INTERVAL, ORPHAN_MIN_AGE, ORPHAN_INTERVAL)) {
+      Duration value = config.get(option);
+      if (value.isNegative()) {
+        throw new IllegalArgumentException(
+            "option '" + option.key() + "' is " + value + "; it must be 0 or more");
+      }
     }
   }
 
@@ -105,6 +143,12 @@ public final class MaintenanceOptions {
                 TableProperties.MIN_SNAPSHOTS_TO_KEEP,
                 SNAPSHOTS_RETAINED.defaultValue());
     return new MaintenancePolicy(
-        config.get(EXPIRE_SNAPSHOTS), age, Math.max(1, retained), config.get(INTERVAL));
+        config.get(EXPIRE_SNAPSHOTS),
+        age,
+        Math.max(1, retained),
+        config.get(INTERVAL),
+        config.get(REMOVE_ORPHANS),
+        config.get(ORPHAN_MIN_AGE),
+        config.get(ORPHAN_INTERVAL));
   }
 }

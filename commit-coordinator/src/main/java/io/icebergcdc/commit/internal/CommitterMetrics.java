@@ -23,6 +23,7 @@ final class CommitterMetrics {
   CommitterMetrics(MetricGroup group, TableMaintainer maintainer) {
     group.gauge("snapshotsExpired", maintainer::snapshotsExpired);
     group.gauge("maintenanceFailures", maintainer::failures);
+    group.gauge("orphanFilesDeleted", maintainer::orphanFilesDeleted);
     checkpointsCommitted = group.counter("checkpointsCommitted");
     dataFilesCommitted = group.counter("dataFilesCommitted");
     deleteFilesCommitted = group.counter("deleteFilesCommitted");

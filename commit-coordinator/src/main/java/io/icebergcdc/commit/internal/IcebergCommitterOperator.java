@@ -9,7 +9,9 @@ import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.JobClassLoaderRelease;
 import io.icebergcdc.commit.MaintenancePolicy;
+import io.icebergcdc.commit.OrphanFiles;
 import io.icebergcdc.commit.Overwrite;
+import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TableRefresh;
@@ -103,6 +105,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private MaintenancePolicy maintenance = MaintenancePolicy.NONE;
   private boolean recordsSourceSequence;
   private boolean positionNeverGoesBack;
+  private String sinkTag;
 
   /** How long a commit is tried again while the catalog cannot be reached, by default. */
   public static final Duration DEFAULT_CATALOG_RETRY_TIMEOUT = Duration.ofMinutes(5);
@@ -120,6 +123,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private transient CommitterMetrics metrics;
   private transient CommitterStateSerializer stateSerializer;
   private transient TableMaintainer maintainer;
+
+  /** The jobs whose files this committer answers for: its own, and the one it restored. */
+  private transient Set<String> ownJobs;
+
+  /** The checkpoints being committed now, which may be restored ones outside {@link #pending}. */
+  private transient NavigableMap<Long, ChangeCommittable> committing;
 
   /** Whether the input has ended: the last commit is made even without files, for its counts. */
   private transient boolean inputEnded;
@@ -178,6 +187,16 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     return this;
   }
 
+  /**
+   * The tag of this committer's sink in the names of the files its writers write ({@link
+   * OwnedFileNames}), which it then names its own files with too: orphans among them are removed as
+   * soon as their checkpoint is committed, others only by age. None by default.
+   */
+  public IcebergCommitterOperator filesNamedFor(String sinkTag) {
+    this.sinkTag = sinkTag;
+    return this;
+  }
+
   /** What the committer does after its commits to keep the table healthy; none by default. */
   public IcebergCommitterOperator maintenance(MaintenancePolicy policy) {
     this.maintenance = policy == null ? MaintenancePolicy.NONE : policy;
@@ -193,6 +212,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     createFileIoClientHere(table);
     tableUuid = uuidOf(table);
     jobId = getRuntimeContext().getJobInfo().getJobId().toString();
+    ownJobs = new HashSet<>();
+    ownJobs.add(jobId);
     if (overwrite != null && getRuntimeContext().isCheckpointingEnabled()) {
       throw new IllegalStateException(
           "an overwrite of table "
@@ -226,6 +247,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       for (byte[] bytes : checkpointedState.get()) {
         CommitterState restored =
             SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes);
+        ownJobs.add(restored.jobId());
         commitRestored(restored);
       }
     }
@@ -392,6 +414,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private void commitUpTo(
       NavigableMap<Long, ChangeCommittable> checkpoints, long upTo, String commitJobId) {
     ChangeStats carried = ChangeStats.EMPTY;
+    committing = checkpoints;
     NavigableMap<Long, ChangeCommittable> due = checkpoints.headMap(upTo, true);
     while (!due.isEmpty()) {
       Map.Entry<Long, ChangeCommittable> entry = due.firstEntry();
@@ -459,7 +482,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     for (int attempt = 1; ; attempt++) {
       table = TableRefresh.refresh(table, tableLoader);
       Snapshot base = table.currentSnapshot();
-      PreparedCommit prepared = prepare(checkpointId, committable, base);
+      PreparedCommit prepared = prepare(checkpointId, committable, base, commitJobId);
       try {
         commitPrepared(checkpointId, prepared, stats, base, commitJobId);
         return;
@@ -486,7 +509,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   }
 
   /** The files of a commit attempt: the writers' files and the delete files written for it. */
-  private PreparedCommit prepare(long checkpointId, ChangeCommittable committable, Snapshot base) {
+  private PreparedCommit prepare(
+      long checkpointId, ChangeCommittable committable, Snapshot base, String commitJobId) {
     Map<Integer, PartitionSpec> specs = table.specs();
     PreparedCommit prepared = new PreparedCommit();
     for (String json : committable.dataFiles()) {
@@ -585,7 +609,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     if (onLive.isEmpty() && onGone.isEmpty()) {
       return prepared;
     }
-    String operationId = "commit-" + checkpointId + "-" + UUID.randomUUID();
+    String operationId = operationIdOf(checkpointId, commitJobId);
     try {
       if (!onLive.isEmpty()) {
         DeleteWriteResult written =
@@ -761,7 +785,38 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       throw new CommitException(
           "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
     }
-    maintainer.afterCommit(table);
+    maintainer.afterCommit(
+        table, new OrphanRemoval.HandedFiles(checkpointId, ownJobs, sinkTag, this::filesToCommit));
+  }
+
+  /** The files that checkpoints not committed yet hold, normalized ({@link OrphanFiles}). */
+  private Set<String> filesToCommit() {
+    Map<Integer, PartitionSpec> specs = table.specs();
+    Set<String> files = new HashSet<>();
+    List<ChangeCommittable> all = new ArrayList<>(pending.values());
+    if (committing != null) {
+      all.addAll(committing.values());
+    }
+    all.add(current);
+    for (ChangeCommittable committable : all) {
+      for (String json : committable.dataFiles()) {
+        files.add(OrphanFiles.normalize(ContentFileCodec.decodeDataFile(json, specs).location()));
+      }
+      for (String json : committable.deleteFiles()) {
+        files.add(OrphanFiles.normalize(ContentFileCodec.decodeDeleteFile(json, specs).location()));
+      }
+      committable.referencedDataFiles().forEach(l -> files.add(OrphanFiles.normalize(l)));
+      committable.compactedDataFiles().forEach(l -> files.add(OrphanFiles.normalize(l)));
+    }
+    return files;
+  }
+
+  /** The operation id that names the files a commit attempt of checkpoint writes. */
+  private String operationIdOf(long checkpointId, String commitJobId) {
+    if (sinkTag != null && commitJobId != null && commitJobId.matches("[0-9a-f]{32}")) {
+      return OwnedFileNames.operationId(commitJobId, sinkTag, checkpointId);
+    }
+    return "commit-" + checkpointId + "-" + UUID.randomUUID();
   }
 
   /**

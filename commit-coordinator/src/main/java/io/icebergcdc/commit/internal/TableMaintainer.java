@@ -1,6 +1,7 @@
 package io.icebergcdc.commit.internal;
 
 import io.icebergcdc.commit.MaintenancePolicy;
+import io.icebergcdc.commit.OrphanFiles;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -11,15 +12,17 @@ import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.util.PropertyUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the committer's table healthy between its commits ({@link MaintenancePolicy}): expires old
- * snapshots and the files only they referenced. It runs on the committer's thread, after a commit,
- * so it never races the job's own commits; a task that fails is logged, counted and tried again at
- * the next interval, and never fails the job.
+ * snapshots and the files only they referenced, and removes orphan files ({@link OrphanRemoval}).
+ * It runs on the committer's thread, after a commit, so it never races the job's own commits; a
+ * task that fails is logged, counted and tried again at the next interval, and never fails the job.
  *
  * <p>What a restore needs is never expired ({@link #restorePoints}): the latest snapshot of each of
  * the recent jobs of every committer, which the idempotence check ({@link CommitHistory}) reads,
@@ -32,8 +35,11 @@ final class TableMaintainer {
   private final MaintenancePolicy policy;
   private final LongSupplier clock;
   private long lastRunMillis = Long.MIN_VALUE;
+  private long lastOrphanRunMillis = Long.MIN_VALUE;
   private boolean expiryRefused;
+  private boolean orphanRemovalRefused;
   private long snapshotsExpired;
+  private long orphanFilesDeleted;
   private long failures;
 
   TableMaintainer(MaintenancePolicy policy, LongSupplier clock) {
@@ -57,7 +63,7 @@ final class TableMaintainer {
   }
 
   /** Runs what is due after a commit; never throws. */
-  void afterCommit(Table table) {
+  void afterCommit(Table table, OrphanRemoval.HandedFiles handed) {
     if (!policy.any()) {
       return;
     }
@@ -69,6 +75,49 @@ final class TableMaintainer {
     if (policy.expireSnapshots() && !expiryRefused) {
       expireSnapshots(table, now);
     }
+    if (policy.removeOrphans()
+        && !orphanRemovalRefused
+        && (lastOrphanRunMillis == Long.MIN_VALUE
+            || now - lastOrphanRunMillis >= policy.orphanInterval().toMillis())) {
+      lastOrphanRunMillis = now;
+      removeOrphans(table, handed, now);
+    }
+  }
+
+  private void removeOrphans(Table table, OrphanRemoval.HandedFiles handed, long now) {
+    if (!PropertyUtil.propertyAsBoolean(
+        table.properties(), TableProperties.GC_ENABLED, TableProperties.GC_ENABLED_DEFAULT)) {
+      orphanRemovalRefused = true;
+      LOG.warn("Table {} has gc.enabled=false: its orphan files are left alone", table.name());
+      return;
+    }
+    if (!OrphanFiles.canList(table)) {
+      orphanRemovalRefused = true;
+      LOG.warn(
+          "The file IO of table {} ({}) cannot list files: orphan files are not removed",
+          table.name(),
+          table.io().getClass().getName());
+      return;
+    }
+    try {
+      OrphanRemoval.Result result = OrphanRemoval.run(table, handed, policy.orphanMinAge(), now);
+      orphanFilesDeleted += result.deleted();
+      if (result.deleteFailures() > 0) {
+        failures++;
+      }
+    } catch (RuntimeException e) {
+      failures++;
+      LOG.warn(
+          "Could not look for the orphan files of table {} (tried again in {}): {}",
+          table.name(),
+          policy.orphanInterval(),
+          e.toString());
+    }
+  }
+
+  /** Orphan files deleted by this maintainer so far. */
+  long orphanFilesDeleted() {
+    return orphanFilesDeleted;
   }
 
   /** Snapshots expired by this maintainer so far. */

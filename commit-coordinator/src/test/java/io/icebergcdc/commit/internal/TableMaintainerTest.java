@@ -23,7 +23,10 @@ class TableMaintainerTest {
 
   private static final String OPERATOR = "committer-1";
   private static final MaintenancePolicy HOUR_AND_TEN =
-      new MaintenancePolicy(true, Duration.ofHours(1), 10, Duration.ofMinutes(1));
+      MaintenancePolicy.DEFAULT.withOrphanRemoval(false, Duration.ofDays(3), Duration.ofHours(1));
+
+  static final OrphanRemoval.HandedFiles NOTHING_HANDED =
+      new OrphanRemoval.HandedFiles(-1, java.util.Set.of(), null, java.util.Set::of);
 
   @TempDir Path warehouse;
 
@@ -57,7 +60,7 @@ class TableMaintainerTest {
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
     TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, now::get);
 
-    maintainer.afterCommit(table);
+    maintainer.afterCommit(table, NOTHING_HANDED);
 
     table.refresh();
     assertThat(table.snapshots()).hasSize(10);
@@ -105,7 +108,7 @@ class TableMaintainerTest {
     }
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
 
-    new TableMaintainer(HOUR_AND_TEN, now::get).afterCommit(table);
+    new TableMaintainer(HOUR_AND_TEN, now::get).afterCommit(table, NOTHING_HANDED);
 
     table.refresh();
     assertThat(table.snapshots()).hasSize(10);
@@ -150,7 +153,7 @@ class TableMaintainerTest {
     }
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
 
-    new TableMaintainer(HOUR_AND_TEN, now::get).afterCommit(table);
+    new TableMaintainer(HOUR_AND_TEN, now::get).afterCommit(table, NOTHING_HANDED);
 
     table.refresh();
     // Job-a's latest however old, and what came after it: a restore of job-a finds what it
@@ -170,19 +173,19 @@ class TableMaintainerTest {
     for (int i = 0; i < 15; i++) {
       table.newAppend().appendFile(realFile("a" + i)).commit();
     }
-    maintainer.afterCommit(table);
+    maintainer.afterCommit(table, NOTHING_HANDED);
     assertThat(maintainer.snapshotsExpired()).isEqualTo(5);
     for (int i = 0; i < 15; i++) {
       table.newAppend().appendFile(realFile("b" + i)).commit();
     }
     now.addAndGet(Duration.ofSeconds(59).toMillis());
-    maintainer.afterCommit(table);
-    off.afterCommit(table);
+    maintainer.afterCommit(table, NOTHING_HANDED);
+    off.afterCommit(table, NOTHING_HANDED);
     table.refresh();
     assertThat(table.snapshots()).hasSize(25);
 
     now.addAndGet(Duration.ofSeconds(1).toMillis());
-    maintainer.afterCommit(table);
+    maintainer.afterCommit(table, NOTHING_HANDED);
     table.refresh();
     assertThat(table.snapshots()).hasSize(10);
     assertThat(maintainer.snapshotsExpired()).isEqualTo(20);
@@ -199,7 +202,7 @@ class TableMaintainerTest {
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
     TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, now::get);
 
-    maintainer.afterCommit(table);
+    maintainer.afterCommit(table, NOTHING_HANDED);
 
     table.refresh();
     assertThat(table.snapshots()).hasSize(15);

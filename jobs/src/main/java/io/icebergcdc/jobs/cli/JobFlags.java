@@ -52,7 +52,10 @@ final class JobFlags {
           MaintenanceOptions.EXPIRE_SNAPSHOTS,
           MaintenanceOptions.SNAPSHOT_MAX_AGE,
           MaintenanceOptions.SNAPSHOTS_RETAINED,
-          MaintenanceOptions.INTERVAL);
+          MaintenanceOptions.INTERVAL,
+          MaintenanceOptions.REMOVE_ORPHANS,
+          MaintenanceOptions.ORPHAN_MIN_AGE,
+          MaintenanceOptions.ORPHAN_INTERVAL);
 
   static final List<Flag> SINK =
       List.of(
@@ -72,7 +75,10 @@ final class JobFlags {
           Flag.of(MaintenanceOptions.EXPIRE_SNAPSHOTS, "true|false"),
           Flag.of(MaintenanceOptions.SNAPSHOT_MAX_AGE, "<duration>"),
           Flag.of(MaintenanceOptions.SNAPSHOTS_RETAINED, "<N>"),
-          Flag.of(MaintenanceOptions.INTERVAL, "<duration>"));
+          Flag.of(MaintenanceOptions.INTERVAL, "<duration>"),
+          Flag.of(MaintenanceOptions.REMOVE_ORPHANS, "true|false"),
+          Flag.of(MaintenanceOptions.ORPHAN_MIN_AGE, "<duration>"),
+          Flag.of(MaintenanceOptions.ORPHAN_INTERVAL, "<duration>"));
 
   static final List<Flag> RUNTIME =
       List.of(
@@ -176,9 +182,19 @@ final class JobFlags {
     if (args.has(retained)) {
       options.set(MaintenanceOptions.SNAPSHOTS_RETAINED, args.intValue(retained, 0, 1));
     }
-    String interval = Flag.flagName(MaintenanceOptions.INTERVAL.key());
-    if (args.has(interval)) {
-      options.set(MaintenanceOptions.INTERVAL, args.duration(interval, null));
+    Boolean orphans = args.bool(Flag.flagName(MaintenanceOptions.REMOVE_ORPHANS.key()));
+    if (orphans != null) {
+      options.set(MaintenanceOptions.REMOVE_ORPHANS, orphans);
+    }
+    for (ConfigOption<Duration> option :
+        List.of(
+            MaintenanceOptions.INTERVAL,
+            MaintenanceOptions.ORPHAN_MIN_AGE,
+            MaintenanceOptions.ORPHAN_INTERVAL)) {
+      String flag = Flag.flagName(option.key());
+      if (args.has(flag)) {
+        options.set(option, args.duration(flag, null));
+      }
     }
   }
 

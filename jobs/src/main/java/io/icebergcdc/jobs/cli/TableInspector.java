@@ -1,6 +1,7 @@
 package io.icebergcdc.jobs.cli;
 
 import io.icebergcdc.commit.MaintenancePolicy;
+import io.icebergcdc.commit.OrphanFiles;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -90,12 +91,47 @@ final class TableInspector {
           "  manifests              %d data, %d delete%n",
           current.dataManifests(table.io()).size(), current.deleteManifests(table.io()).size());
     }
+    out.println("  unreferenced files     " + orphans());
     List<String> missing = MaintenancePolicy.missingMetadataRetention(table.properties());
     out.println(
         "  metadata retention     "
             + (missing.isEmpty()
                 ? "old metadata files deleted after commits"
                 : "not set: " + String.join(", ", missing)));
+  }
+
+  /**
+   * The files under the table's location that no snapshot references: orphans, or a write in
+   * flight. A running job's committer removes its own once their checkpoint committed, others by
+   * age ({@code maintenance.remove-orphans.*}).
+   */
+  private String orphans() {
+    if (!OrphanFiles.canList(table)) {
+      return "not counted: the table's file IO cannot list files";
+    }
+    List<OrphanFiles.Candidate> orphans;
+    try {
+      orphans = OrphanFiles.unreferenced(table);
+    } catch (RuntimeException e) {
+      return "not counted: " + e.getMessage();
+    }
+    if (orphans.isEmpty()) {
+      return "none";
+    }
+    long size = 0;
+    long oldest = Long.MAX_VALUE;
+    int written = 0;
+    for (OrphanFiles.Candidate orphan : orphans) {
+      size += orphan.sizeBytes();
+      oldest = Math.min(oldest, orphan.modifiedMillis());
+      if (orphan.owner() != null) {
+        written++;
+      }
+    }
+    return String.format(
+        "%d (%s, the oldest from %s; %d named by this project's writers), orphans or writes in"
+            + " flight",
+        orphans.size(), bytes(size), Instant.ofEpochMilli(oldest), written);
   }
 
   private void printSnapshots(PrintStream out) {

@@ -115,6 +115,10 @@ class CommandLineTest {
         .startsWith("2: error: apply: --maintenance-expire-snapshots-max-age");
     assertThat(run(concat(base, "--maintenance-interval", "often")))
         .startsWith("2: error: apply: --maintenance-interval");
+    assertThat(run(concat(base, "--maintenance-remove-orphans-older-than", "-1h")))
+        .startsWith("2: error: apply: --maintenance-remove-orphans-older-than");
+    assertThat(run(concat(base, "--maintenance-remove-orphans-enabled", "maybe")))
+        .startsWith("2: error: apply: --maintenance-remove-orphans-enabled");
   }
 
   @Test

@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.JobClassLoaderRelease;
+import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.internal.LiveFiles;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
@@ -118,6 +119,7 @@ public final class PositionDeltaWriterOperator<K>
   private final java.util.HashMap<String, String> writeProperties;
   private final double compactionRatio;
   private long compactionCacheBytes = SinkOptions.COMPACTION_CACHE_SIZE.defaultValue().getBytes();
+  private String sinkTag;
 
   private transient Table table;
   private transient ListState<Boolean> indexCompleteState;
@@ -145,6 +147,13 @@ public final class PositionDeltaWriterOperator<K>
 
   private transient FlinkFileWriterFactory writerFactory;
   private transient OutputFileFactory outputFiles;
+
+  /** The first checkpoint that can hand on the files written now ({@link OwnedFileNames}). */
+  private transient long fileEpoch;
+
+  /** The epoch that {@link #outputFiles} names files for. */
+  private transient long outputFilesEpoch;
+
   private transient PartitionSpec spec;
   private transient PartitionKey partitionKey;
   private transient RowDataWrapper wrapper;
@@ -190,6 +199,14 @@ public final class PositionDeltaWriterOperator<K>
     this.compactionCacheBytes = SinkOptions.checkCompactionCacheBytes(bytes);
   }
 
+  /**
+   * Names the files written with the tag of the committer's sink ({@link OwnedFileNames}), so that
+   * the committer can tell the orphans among them; unset, Iceberg's random names.
+   */
+  public void setSinkTag(String tag) {
+    this.sinkTag = tag;
+  }
+
   /** How many data files compaction copied from the rows held in memory. */
   @VisibleForTesting
   long dataFilesCompactedFromMemory() {
@@ -212,6 +229,7 @@ public final class PositionDeltaWriterOperator<K>
                 new ListStateDescriptor<>("own-data-files", OwnDataFile.Serializer.INSTANCE));
     ownFiles = new LinkedHashMap<>();
     lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
+    fileEpoch = lastCompletedCheckpoint + 1;
     dictionaryState =
         context
             .getOperatorStateStore()
@@ -353,13 +371,7 @@ public final class PositionDeltaWriterOperator<K>
             .equalityDeleteFlinkType(keyType)
             .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
             .build();
-    outputFiles =
-        OutputFileFactory.builderFor(
-                table,
-                getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                getRuntimeContext().getTaskInfo().getAttemptNumber())
-            .format(FileFormat.PARQUET)
-            .build();
+    outputFiles = null;
     targetFileSize =
         PropertyUtil.propertyAsLong(
             properties,
@@ -397,7 +409,30 @@ public final class PositionDeltaWriterOperator<K>
   @Override
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     this.checkpointId = checkpointId;
+    // The files written now go with this checkpoint; what follows its barrier with a later one.
+    fileEpoch = checkpointId;
     super.prepareSnapshotPreBarrier(checkpointId);
+    fileEpoch = checkpointId + 1;
+  }
+
+  /** The factory of the files written now, which names them for {@link #fileEpoch}. */
+  private OutputFileFactory outputFiles() {
+    if (outputFiles == null || (sinkTag != null && outputFilesEpoch != fileEpoch)) {
+      OutputFileFactory.Builder builder =
+          OutputFileFactory.builderFor(
+                  table,
+                  getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                  getRuntimeContext().getTaskInfo().getAttemptNumber())
+              .format(FileFormat.PARQUET);
+      if (sinkTag != null) {
+        builder.operationId(
+            OwnedFileNames.operationId(
+                getRuntimeContext().getJobInfo().getJobId().toString(), sinkTag, fileEpoch));
+      }
+      outputFiles = builder.build();
+      outputFilesEpoch = fileEpoch;
+    }
+    return outputFiles;
   }
 
   @Override
@@ -432,7 +467,7 @@ public final class PositionDeltaWriterOperator<K>
     OpenDataFile file = openFiles.get(partitionKey);
     if (file == null) {
       PartitionKey partition = partitionKey.copy();
-      EncryptedOutputFile output = outputFiles.newOutputFile(spec, partition);
+      EncryptedOutputFile output = outputFiles().newOutputFile(spec, partition);
       file =
           new OpenDataFile(
               writerFactory.newDataWriter(output, spec, partition),
@@ -633,7 +668,7 @@ public final class PositionDeltaWriterOperator<K>
       PartitionKey partition = partitionKey.copy();
       writer =
           writerFactory.newEqualityDeleteWriter(
-              outputFiles.newOutputFile(spec, partition), spec, partition);
+              outputFiles().newOutputFile(spec, partition), spec, partition);
       equalityDeletes.put(partition, writer);
     }
     writer.write(keyProjection.wrap(keyRow));

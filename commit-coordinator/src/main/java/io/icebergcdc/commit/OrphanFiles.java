@@ -1,0 +1,177 @@
+package io.icebergcdc.commit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.iceberg.ContentFile;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.ReachableFileUtil;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.SupportsPrefixOperations;
+
+/**
+ * The files under a table's locations that none of its metadata references: not a metadata file of
+ * its log, a manifest list, a manifest, a data or delete file of a manifest, or a statistics file
+ * of any snapshot it keeps. These are orphans, or files of a write still in flight; which of them
+ * may be deleted is for the caller to decide (the committer, by what it knows of its own
+ * checkpoints and by age; {@code inspect} only counts them).
+ *
+ * <p>Locations are compared by their path alone, without scheme and authority ({@code file:/a},
+ * {@code file:///a} and {@code /a} are one file), so that a file named in another form than the
+ * listing's is kept rather than taken for an orphan. Only files of the kinds a table consists of
+ * are considered ({@code .parquet}, {@code .avro}, {@code .orc}, {@code .puffin}, {@code
+ * .metadata.json}): {@code version-hint.text} and anything else stored beside the table are never
+ * candidates.
+ */
+public final class OrphanFiles {
+
+  private OrphanFiles() {}
+
+  /** A file no metadata of the table references. */
+  public record Candidate(
+      String location, long sizeBytes, long modifiedMillis, OwnedFileNames.Owner owner) {}
+
+  /** Whether the table's file IO can list its files (Hadoop's and S3's can). */
+  public static boolean canList(Table table) {
+    return table.io() instanceof SupportsPrefixOperations;
+  }
+
+  /**
+   * The unreferenced files under the table's location (and its data and metadata locations, where
+   * properties move them elsewhere): listed first, then compared with what the table's current
+   * metadata references, so that a file committed meanwhile counts as referenced.
+   *
+   * @throws UnsupportedOperationException when the table's file IO cannot list
+   */
+  public static List<Candidate> unreferenced(Table table) {
+    if (!canList(table)) {
+      throw new UnsupportedOperationException(
+          "the file IO of table "
+              + table.name()
+              + " ("
+              + table.io().getClass().getName()
+              + ")"
+              + " cannot list files");
+    }
+    SupportsPrefixOperations io = (SupportsPrefixOperations) table.io();
+    List<FileInfo> listed = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    for (String root : roots(table)) {
+      String prefix = root.endsWith("/") ? root : root + "/";
+      String normalizedRoot = normalize(prefix);
+      for (FileInfo file : io.listPrefix(prefix)) {
+        String path = normalize(file.location());
+        if (path.startsWith(normalizedRoot) && isTableFile(path) && seen.add(path)) {
+          listed.add(file);
+        }
+      }
+    }
+    table.refresh();
+    Set<String> referenced = referenced(table);
+    List<Candidate> candidates = new ArrayList<>();
+    for (FileInfo file : listed) {
+      if (!referenced.contains(normalize(file.location()))) {
+        candidates.add(
+            new Candidate(
+                file.location(),
+                file.size(),
+                file.createdAtMillis(),
+                OwnedFileNames.ownerOf(file.location())));
+      }
+    }
+    return candidates;
+  }
+
+  /** Every file the table's current metadata references, as {@link #normalize normalized} paths. */
+  public static Set<String> referenced(Table table) {
+    FileIO io = table.io();
+    Map<Integer, PartitionSpec> specs = table.specs();
+    Set<String> referenced = new HashSet<>();
+    ReachableFileUtil.metadataFileLocations(table, false)
+        .forEach(l -> referenced.add(normalize(l)));
+    ReachableFileUtil.manifestListLocations(table).forEach(l -> referenced.add(normalize(l)));
+    ReachableFileUtil.statisticsFilesLocations(table).forEach(l -> referenced.add(normalize(l)));
+    Set<String> manifestsRead = new HashSet<>();
+    for (Snapshot snapshot : table.snapshots()) {
+      for (ManifestFile manifest : snapshot.allManifests(io)) {
+        if (!manifestsRead.add(manifest.path())) {
+          continue;
+        }
+        referenced.add(normalize(manifest.path()));
+        try (CloseableIterable<? extends ContentFile<?>> files =
+            contentFiles(manifest, io, specs)) {
+          for (ContentFile<?> file : files) {
+            referenced.add(normalize(file.location()));
+          }
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }
+    }
+    return referenced;
+  }
+
+  private static CloseableIterable<? extends ContentFile<?>> contentFiles(
+      ManifestFile manifest, FileIO io, Map<Integer, PartitionSpec> specs) {
+    List<String> columns = List.of("file_path");
+    switch (manifest.content()) {
+      case DATA:
+        return ManifestFiles.read(manifest, io, specs).select(columns);
+      case DELETES:
+        return ManifestFiles.readDeleteManifest(manifest, io, specs).select(columns);
+      default:
+        throw new IllegalStateException("unknown manifest content " + manifest.content());
+    }
+  }
+
+  private static Set<String> roots(Table table) {
+    Set<String> roots = new LinkedHashSet<>();
+    roots.add(table.location());
+    for (String key :
+        List.of(TableProperties.WRITE_DATA_LOCATION, TableProperties.WRITE_METADATA_LOCATION)) {
+      String location = table.properties().get(key);
+      if (location != null && !normalize(location).startsWith(normalize(table.location()) + "/")) {
+        roots.add(location);
+      }
+    }
+    return roots;
+  }
+
+  private static boolean isTableFile(String path) {
+    String name = path.substring(path.lastIndexOf('/') + 1);
+    return !name.startsWith(".")
+        && (name.endsWith(".parquet")
+            || name.endsWith(".avro")
+            || name.endsWith(".orc")
+            || name.endsWith(".puffin")
+            || name.endsWith(".metadata.json"));
+  }
+
+  /** A location's path without scheme and authority, without repeated or trailing slashes. */
+  public static String normalize(String location) {
+    String path = location;
+    int colon = path.indexOf(':');
+    int slash = path.indexOf('/');
+    if (colon > 0 && (slash < 0 || colon < slash)) {
+      path = path.substring(colon + 1);
+      if (path.startsWith("//")) {
+        int end = path.indexOf('/', 2);
+        path = end < 0 ? "/" : path.substring(end);
+      }
+    }
+    path = path.replaceAll("/{2,}", "/");
+    return path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+  }
+}

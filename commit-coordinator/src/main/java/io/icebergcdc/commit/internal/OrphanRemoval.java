@@ -1,0 +1,116 @@
+package io.icebergcdc.commit.internal;
+
+import io.icebergcdc.commit.OrphanFiles;
+import io.icebergcdc.commit.OwnedFileNames;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.io.BulkDeletionFailureException;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.SupportsBulkOperations;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deletes the orphans of a table ({@link OrphanFiles}) that the committer can prove no checkpoint
+ * will commit: a file that one of its jobs named for a checkpoint it has committed ({@link
+ * OwnedFileNames}) and that no pending checkpoint holds was written by an attempt that never
+ * committed it, or was replaced since and is referenced by no snapshot left; any other unreferenced
+ * file only once it is older than the minimum age, as it may be another writer's write in flight.
+ *
+ * <p>That proof needs a checkpoint's files to have reached the committer when the checkpoint
+ * completes: true under aligned checkpoints, which the sink requires.
+ */
+final class OrphanRemoval {
+
+  private static final Logger LOG = LoggerFactory.getLogger(OrphanRemoval.class);
+
+  /**
+   * What the committer knows of the files handed to it.
+   *
+   * @param committedUpTo the checkpoint up to which every checkpoint of the job is committed
+   * @param jobs the jobs whose files the committer answers for: its own, and the job whose state it
+   *     restored (which no longer runs)
+   * @param sink the tag of the committer's sink in the names of its files ({@link
+   *     OwnedFileNames#sinkTag}); null where its writers do not name them so: then only age decides
+   * @param pending locations of the files that checkpoints still pending are to commit, normalized
+   *     ({@link OrphanFiles#normalize})
+   */
+  record HandedFiles(
+      long committedUpTo, Set<String> jobs, String sink, Supplier<Set<String>> pending) {}
+
+  /** What one run found and did. */
+  record Result(int unreferenced, int deleted, long bytesDeleted, int deleteFailures) {}
+
+  private OrphanRemoval() {}
+
+  static Result run(Table table, HandedFiles handed, Duration minAge, long now) {
+    List<OrphanFiles.Candidate> candidates = OrphanFiles.unreferenced(table);
+    if (candidates.isEmpty()) {
+      return new Result(0, 0, 0, 0);
+    }
+    Set<String> pending = handed.pending().get();
+    long olderThan = now - minAge.toMillis();
+    List<String> doomed = new ArrayList<>();
+    long bytes = 0;
+    for (OrphanFiles.Candidate candidate : candidates) {
+      if (pending.contains(OrphanFiles.normalize(candidate.location()))) {
+        continue;
+      }
+      OwnedFileNames.Owner owner = candidate.owner();
+      boolean orphan;
+      if (owner != null
+          && owner.sink().equals(handed.sink())
+          && handed.jobs().contains(owner.jobId())) {
+        // Ours: an orphan once its checkpoint is committed, and in flight before, however old.
+        orphan = owner.checkpointId() <= handed.committedUpTo();
+      } else {
+        orphan = candidate.modifiedMillis() < olderThan;
+      }
+      if (orphan) {
+        doomed.add(candidate.location());
+        bytes += candidate.sizeBytes();
+      }
+    }
+    int failures = delete(table.io(), doomed);
+    if (!doomed.isEmpty()) {
+      LOG.info(
+          "Deleted {} orphan files ({} bytes) of table {}; {} unreferenced files are younger"
+              + " than {} and not this job's, kept for now",
+          doomed.size() - failures,
+          bytes,
+          table.name(),
+          candidates.size() - doomed.size(),
+          minAge);
+    }
+    return new Result(candidates.size(), doomed.size() - failures, bytes, failures);
+  }
+
+  private static int delete(FileIO io, List<String> locations) {
+    if (locations.isEmpty()) {
+      return 0;
+    }
+    if (io instanceof SupportsBulkOperations bulk) {
+      try {
+        bulk.deleteFiles(locations);
+        return 0;
+      } catch (BulkDeletionFailureException e) {
+        LOG.warn("Could not delete {} orphan files: {}", e.numberFailedObjects(), e.getMessage());
+        return e.numberFailedObjects();
+      }
+    }
+    int failures = 0;
+    for (String location : locations) {
+      try {
+        io.deleteFile(location);
+      } catch (RuntimeException e) {
+        failures++;
+        LOG.warn("Could not delete orphan file {}: {}", location, e.toString());
+      }
+    }
+    return failures;
+  }
+}
