@@ -130,6 +130,21 @@ class JobJarITCase {
     assertThat(result.out())
         .as("the end of apply says so")
         .contains("1 record could not be applied and went to the dead-letter output dead");
+    // And the snapshots of the table count it, in the checkpoint it was refused in.
+    org.apache.iceberg.Table table =
+        io.icebergcdc.sink.CatalogDefinition.hadoop(dir.resolve("wh").toString())
+            .loader()
+            .loadCatalog()
+            .loadTable(org.apache.iceberg.catalog.TableIdentifier.of("db", "t"));
+    long counted = 0;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      counted +=
+          Long.parseLong(
+              snapshot
+                  .summary()
+                  .getOrDefault(io.icebergcdc.commit.SnapshotSummaryKeys.DEAD_LETTERED, "0"));
+    }
+    assertThat(counted).as("dead letters in the snapshot summaries").isEqualTo(1);
   }
 
   @Test

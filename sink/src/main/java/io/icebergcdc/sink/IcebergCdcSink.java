@@ -2,6 +2,7 @@ package io.icebergcdc.sink;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
@@ -83,6 +84,9 @@ public final class IcebergCdcSink {
   private final Schema tableSchema;
   private final String tableName;
 
+  /** What the parser before the sink refused, while {@link #apply(DataStream, DataStream)} runs. */
+  private DataStream<DeadLetter> refusedUpstream;
+
   private IcebergCdcSink(Builder builder) {
     this.tableLoader = builder.tableLoader;
     this.schema = builder.schema;
@@ -113,6 +117,24 @@ public final class IcebergCdcSink {
    */
   public DataStream<DeadLetter> apply(DataStream<ChangeEvent> changes) {
     return applyTo(changes).deadLetters();
+  }
+
+  /**
+   * Adds the sink's operators after {@code changes}, with the records that the parser before it
+   * sent to the dead-letter output instead of into {@code changes} ({@code refusedUpstream}): they
+   * are counted in the summary of the snapshot of the checkpoint they were refused in ({@link
+   * io.icebergcdc.commit.SnapshotSummaryKeys#DEAD_LETTERED}), with the changes the dedup refuses.
+   *
+   * @return the changes refused as ambiguous, as {@link #apply(DataStream)}
+   */
+  public DataStream<DeadLetter> apply(
+      DataStream<ChangeEvent> changes, DataStream<DeadLetter> refusedUpstream) {
+    this.refusedUpstream = refusedUpstream;
+    try {
+      return apply(changes);
+    } finally {
+      this.refusedUpstream = null;
+    }
   }
 
   /** Adds the sink's operators after {@code changes}, and returns what it added. */
@@ -289,6 +311,15 @@ public final class IcebergCdcSink {
 
   private DataStreamSink<Void> commit(
       DataStream<ChangeCommittable> committables, OperatorUids uids) {
+    if (refusedUpstream != null) {
+      committables =
+          committables.union(
+              refusedUpstream
+                  .map(new CountOfDeadLetter())
+                  .returns(COMMITTABLE_TYPE)
+                  .name("dead letters of the parser, counted")
+                  .uid(uids.upstreamDeadLetters()));
+    }
     return committables
         .transform(
             "commit to Iceberg",
@@ -453,5 +484,18 @@ public final class IcebergCdcSink {
   /** The schema of the changelog this sink accepts; null for a table without a primary key. */
   public ChangeSchema schema() {
     return schema;
+  }
+
+  /** One dead letter of the parser, as a count for the committer. */
+  private static final class CountOfDeadLetter
+      implements org.apache.flink.api.common.functions.MapFunction<DeadLetter, ChangeCommittable> {
+    private static final long serialVersionUID = 1L;
+    private static final ChangeCommittable ONE =
+        ChangeCommittable.ofStats(new ChangeStats(0, 0, 0, 0, 0, 1, null));
+
+    @Override
+    public ChangeCommittable map(DeadLetter letter) {
+      return ONE;
+    }
   }
 }

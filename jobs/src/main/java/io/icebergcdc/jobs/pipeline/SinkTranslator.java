@@ -27,7 +27,8 @@ final class SinkTranslator {
    * @param inSourceOrder whether the source delivers the changes in their sources' order ({@link
    *     SourceTranslator#readsInSourceOrder})
    * @param commitListener told of each table's commits (tests use it to inject failures), or null
-   * @return the parser's dead letters and those the sinks refused
+   * @return the parser's dead letters and those the sinks refused; the parser's of a table are
+   *     counted in its snapshots' summaries too
    */
   static DataStream<DeadLetter> apply(
       RoutedChanges routed,
@@ -49,7 +50,14 @@ final class SinkTranslator {
               .commitListener(commitListener)
               .skipChangesBeforeTablePosition(inSourceOrder)
               .build();
-      deadLetters = deadLetters.union(sink.apply(table.getValue()));
+      String name = table.getKey().toString();
+      DataStream<DeadLetter> refused =
+          routed
+              .deadLetters()
+              .filter(letter -> letter.table().equals(name))
+              .name("dead letters of " + name)
+              .uid(options.get(SinkOptions.UID_PREFIX) + "-dead-letters-of-" + name);
+      deadLetters = deadLetters.union(sink.apply(table.getValue(), refused));
     }
     return deadLetters;
   }

@@ -46,4 +46,9 @@ public final class OperatorUids {
   public String stats() {
     return prefix + "-stats";
   }
+
+  /** The count of the records the parser before the sink sent to the dead-letter output. */
+  public String upstreamDeadLetters() {
+    return prefix + "-upstream-dead-letters";
+  }
 }
