@@ -1,7 +1,6 @@
 package io.icebergcdc.commit.internal;
 
 import io.icebergcdc.cdc.ChangeStats;
-import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.CommitException;
@@ -12,7 +11,6 @@ import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.OrphanFiles;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.OwnedFileNames;
-import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TableRefresh;
 import java.time.Duration;
@@ -34,24 +32,14 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.iceberg.AppendFiles;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.OverwriteFiles;
 import org.apache.iceberg.PartitionSpec;
-import org.apache.iceberg.ReplacePartitions;
-import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.iceberg.io.DeleteWriteResult;
-import org.apache.iceberg.util.ContentFileUtil;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -123,6 +111,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private transient CommitterMetrics metrics;
   private transient CommitterStateSerializer stateSerializer;
   private transient TableMaintainer maintainer;
+  private transient CommitSummary summaries;
 
   /** The jobs whose files this committer answers for: its own, and the one it restored. */
   private transient Set<String> ownJobs;
@@ -232,6 +221,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
     operatorId = getOperatorID().toString();
     stateSerializer = new CommitterStateSerializer();
+    summaries = new CommitSummary(operatorId, recordsSourceSequence, positionNeverGoesBack);
     maintainer = new TableMaintainer(maintenance, System::currentTimeMillis);
     maintainer.open(table);
     metrics = new CommitterMetrics(getMetricGroup(), maintainer);
@@ -482,7 +472,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     for (int attempt = 1; ; attempt++) {
       table = TableRefresh.refresh(table, tableLoader);
       Snapshot base = table.currentSnapshot();
-      PreparedCommit prepared = prepare(checkpointId, committable, base, commitJobId);
+      PreparedCommit prepared =
+          CommitPreparation.prepare(
+              table, checkpointId, committable, base, operationIdOf(checkpointId, commitJobId));
       try {
         commitPrepared(checkpointId, prepared, stats, base, commitJobId);
         return;
@@ -508,208 +500,16 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
   }
 
-  /** The files of a commit attempt: the writers' files and the delete files written for it. */
-  private PreparedCommit prepare(
-      long checkpointId, ChangeCommittable committable, Snapshot base, String commitJobId) {
-    Map<Integer, PartitionSpec> specs = table.specs();
-    PreparedCommit prepared = new PreparedCommit();
-    for (String json : committable.dataFiles()) {
-      prepared.dataFiles.add(ContentFileCodec.decodeDataFile(json, specs));
-    }
-    for (String json : committable.deleteFiles()) {
-      prepared.addedDeletes.add(ContentFileCodec.decodeDeleteFile(json, specs));
-    }
-    prepared.referenced.addAll(committable.referencedDataFiles());
-    prepared.fellBack = committable.equalityFallbacks();
-    PositionDeletes positions = committable.positionDeletes();
-    // Files of this commit cannot have been changed by anyone else: only the others need the
-    // table's live files.
-    Set<String> ours = new HashSet<>();
-    prepared.dataFiles.forEach(f -> ours.add(f.location()));
-    List<String> theirs =
-        prepared.referenced.stream().filter(location -> !ours.contains(location)).toList();
-    List<String> compacted = committable.compactedDataFiles();
-    if (positions.isEmpty() && theirs.isEmpty() && compacted.isEmpty()) {
-      return prepared;
-    }
-    LiveFiles live = LiveFiles.of(table, base);
-    // A compacted file still in the table goes, with the deletes of its own; its rows live on in
-    // this commit's data files. One that another writer replaced meanwhile stays gone: the
-    // positions of the rows compacted from it are deleted below like any other deletes of a
-    // replaced file, by key.
-    Set<String> removed = new HashSet<>();
-    for (String location : compacted) {
-      DataFile file = live.dataFile(location);
-      if (file != null) {
-        prepared.compacted.add(file);
-        removed.add(location);
-        for (DeleteFile delete : live.positionDeletesOf(location)) {
-          if (ContentFileUtil.isFileScoped(delete)) {
-            // Its deletion vector, or position delete file of its own: of no use without it.
-            prepared.removedDeletes.add(delete);
-          }
-        }
-      }
-    }
-    for (String referenced : theirs) {
-      if (live.dataFile(referenced) == null) {
-        throw new CommitException(
-            "checkpoint "
-                + checkpointId
-                + " conflicts with a concurrent change of table "
-                + table.name()
-                + ": data file "
-                + referenced
-                + ", which its deletes refer to, is no longer in the table",
-            null,
-            true);
-      }
-    }
-    Map<String, long[]> onLive = new java.util.HashMap<>();
-    Map<String, long[]> onGone = new java.util.HashMap<>();
-    for (String location : positions.files()) {
-      if (!removed.contains(location)) {
-        (live.dataFile(location) != null ? onLive : onGone)
-            .put(location, positions.positions(location));
-      }
-    }
-    if (!compacted.isEmpty()) {
-      // Deletes that another writer adds to a compacted file after this base fail the commit,
-      // which is then prepared again against the new base.
-      prepared.validateDeleteConflicts = true;
-    }
-    PositionDeletes copies;
-    try {
-      copies =
-          CompactedCopies.deletedMeanwhile(
-              table, base, live, committable.compactedRows(), prepared.dataFiles);
-    } catch (java.io.IOException | RuntimeException e) {
-      throw new CommitException(
-          "cannot check the rows compacted in checkpoint "
-              + checkpointId
-              + " against concurrent deletes in table "
-              + table.name()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-    if (!copies.isEmpty()) {
-      prepared.copiesDeleted = copies.count();
-      LOG.warn(
-          "{} rows compacted in checkpoint {} were deleted by another writer of table {} meanwhile;"
-              + " their copies are deleted too",
-          copies.count(),
-          checkpointId,
-          table.name());
-      prepared.dataFiles.forEach(live::include);
-      for (String location : copies.files()) {
-        onLive.put(location, copies.positions(location));
-      }
-    }
-    if (onLive.isEmpty() && onGone.isEmpty()) {
-      return prepared;
-    }
-    String operationId = operationIdOf(checkpointId, commitJobId);
-    try {
-      if (!onLive.isEmpty()) {
-        DeleteWriteResult written =
-            PositionDeleteFileWriter.write(
-                table, live, PositionDeletes.of(onLive), checkpointId, operationId);
-        prepared.addedDeletes.addAll(written.deleteFiles());
-        prepared.writtenDeletes.addAll(written.deleteFiles());
-        prepared.removedDeletes.addAll(written.rewrittenDeleteFiles());
-        written.referencedDataFiles().stream()
-            .map(Object::toString)
-            .filter(location -> !ours.contains(location))
-            .forEach(prepared.referenced::add);
-        prepared.validateDeleteConflicts = true;
-      }
-      if (!onGone.isEmpty()) {
-        PositionDeletes gone = PositionDeletes.of(onGone);
-        List<DeleteFile> fallback =
-            EqualityFallbackWriter.write(table, gone, checkpointId, operationId);
-        prepared.addedDeletes.addAll(fallback);
-        prepared.writtenDeletes.addAll(fallback);
-        prepared.fellBack += gone.count();
-      }
-    } catch (java.io.IOException | RuntimeException e) {
-      prepared.deleteWrittenFiles(table);
-      throw new CommitException(
-          "cannot write the position deletes of checkpoint "
-              + checkpointId
-              + " to table "
-              + table.name()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-    return prepared;
-  }
-
   private void commitPrepared(
       long checkpointId,
       PreparedCommit prepared,
       ChangeStats stats,
       Snapshot base,
       String commitJobId) {
-    SnapshotUpdate<?> update;
-    if (overwrite != null) {
-      update = overwriteUpdate(prepared, base);
-    } else if (prepared.addedDeletes.isEmpty()
-        && prepared.removedDeletes.isEmpty()
-        && prepared.compacted.isEmpty()
-        && bounded.readSnapshotId() == null) {
-      AppendFiles append = table.newAppend();
-      prepared.dataFiles.forEach(append::appendFile);
-      update = append;
-    } else {
-      RowDelta delta = table.newRowDelta();
-      prepared.dataFiles.forEach(delta::addRows);
-      prepared.addedDeletes.forEach(delta::addDeletes);
-      prepared.removedDeletes.forEach(delta::removeDeletes);
-      prepared.compacted.forEach(delta::removeRows);
-      if (base != null) {
-        delta.validateFromSnapshot(base.snapshotId());
-      }
-      if (!prepared.referenced.isEmpty()) {
-        delta.validateDataFilesExist(prepared.referenced);
-      }
-      delta.validateDeletedFiles();
-      if (prepared.validateDeleteConflicts) {
-        delta.validateNoConflictingDeleteFiles();
-      }
-      if (bounded.readSnapshotId() != null) {
-        // Rows computed from what the statement read: whatever was committed after that fails it.
-        delta.validateFromSnapshot(bounded.readSnapshotId());
-        delta.validateNoConflictingDataFiles();
-        delta.validateNoConflictingDeleteFiles();
-      }
-      update = delta;
-    }
-    summary(checkpointId, commitJobId, stats, base).forEach(update::set);
-    String offsets = kafkaOffsets(base, stats);
-    if (!offsets.isEmpty()) {
-      update.set(SnapshotSummaryKeys.KAFKA_OFFSETS, offsets);
-    }
-    update.set(SnapshotSummaryKeys.DELETES_FELL_BACK, Long.toString(prepared.fellBack));
-    if (!prepared.compacted.isEmpty()) {
-      update.set(
-          SnapshotSummaryKeys.DATA_FILES_COMPACTED, Integer.toString(prepared.compacted.size()));
-    }
-    if (prepared.copiesDeleted > 0) {
-      update.set(
-          SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE,
-          Long.toString(prepared.copiesDeleted));
-    }
-    if (overwrite != null) {
-      update.set(SnapshotSummaryKeys.OVERWRITE, overwrite.describe());
-    }
-    if (bounded.writeId() != null) {
-      update.set(SnapshotSummaryKeys.WRITE_ID, bounded.writeId());
-    }
-    if (bounded.statement() != null) {
-      update.set(SnapshotSummaryKeys.STATEMENT, bounded.statement());
-    }
+    SnapshotUpdate<?> update = SnapshotUpdates.of(table, prepared, base, overwrite, bounded);
+    summaries
+        .of(table, checkpointId, commitJobId, stats, base, prepared, overwrite, bounded)
+        .forEach(update::set);
 
     long start = System.nanoTime();
     try {
@@ -877,180 +677,6 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
         LOG.warn("Cannot remove the file {} of a refused commit", location, e);
       }
     }
-  }
-
-  private SnapshotUpdate<?> overwriteUpdate(PreparedCommit prepared, Snapshot base) {
-    if (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT) {
-      ReplacePartitions replace = table.newReplacePartitions();
-      prepared.dataFiles.forEach(replace::addFile);
-      Long from = validateFrom(base);
-      if (from != null) {
-        replace.validateFromSnapshot(from);
-        replace.validateNoConflictingData();
-        replace.validateNoConflictingDeletes();
-      }
-      return replace;
-    }
-    Expression filter = overwrite.rowFilter(table.schema());
-    OverwriteFiles replace = table.newOverwrite().overwriteByRowFilter(filter);
-    prepared.dataFiles.forEach(replace::addFile);
-    if (!prepared.dataFiles.isEmpty() && overwrite.scope() != Overwrite.Scope.FILTER) {
-      // A filter's rows were checked one by one before they were written; the column statistics
-      // of a file (strings truncated) cannot always prove them.
-      replace.validateAddedFilesMatchOverwriteFilter();
-    }
-    Long from = validateFrom(base);
-    if (from != null) {
-      replace.validateFromSnapshot(from);
-      replace.conflictDetectionFilter(filter);
-      replace.validateNoConflictingData();
-      replace.validateNoConflictingDeletes();
-    }
-    return replace;
-  }
-
-  /**
-   * The snapshot from which an overwrite checks for conflicting changes: the one its write was
-   * planned on, so that rows another writer added while the input was read fail the commit rather
-   * than being replaced unseen.
-   */
-  private Long validateFrom(Snapshot base) {
-    if (overwrite.startingSnapshotId() != null) {
-      return overwrite.startingSnapshotId();
-    }
-    // Planned on an empty table: whatever was committed since is a concurrent change; changes
-    // after the table's first snapshot are checked (Iceberg checks after a given snapshot).
-    Snapshot first = base == null ? null : SnapshotUtil.oldestAncestorOf(table, base.snapshotId());
-    return first == null ? null : first.snapshotId();
-  }
-
-  /** The files of one commit attempt. */
-  private static final class PreparedCommit {
-    final List<DataFile> dataFiles = new ArrayList<>();
-    final List<DeleteFile> addedDeletes = new ArrayList<>();
-    final List<DeleteFile> removedDeletes = new ArrayList<>();
-    final List<DataFile> compacted = new ArrayList<>();
-    final List<DeleteFile> writtenDeletes = new ArrayList<>();
-    final java.util.Set<String> referenced = new java.util.LinkedHashSet<>();
-    long fellBack;
-    long copiesDeleted;
-    boolean validateDeleteConflicts;
-
-    /** Removes the delete files the committer wrote for an attempt that did not commit. */
-    void deleteWrittenFiles(Table table) {
-      for (DeleteFile file : writtenDeletes) {
-        try {
-          table.io().deleteFile(file.location());
-        } catch (RuntimeException e) {
-          LOG.warn("Cannot remove the unused delete file {}", file.location(), e);
-        }
-      }
-      writtenDeletes.clear();
-    }
-  }
-
-  /**
-   * The Kafka offsets the snapshot's summary gives: this checkpoint's, merged over those of this
-   * operator's latest snapshot that has any, so that a commit without new records (one that only
-   * compacts, say) still says where the source stands; empty for sources without offsets. A
-   * checkpoint without offsets of its own looks no further than this operator's latest snapshot.
-   */
-  private String kafkaOffsets(Snapshot base, ChangeStats stats) {
-    java.util.TreeMap<String, Long> offsets = new java.util.TreeMap<>(stats.sourceOffsets());
-    String previous =
-        latestSummaryOfThisOperator(
-                base, offsets.isEmpty() ? null : SnapshotSummaryKeys.KAFKA_OFFSETS)
-            .get(SnapshotSummaryKeys.KAFKA_OFFSETS);
-    if (previous != null) {
-      for (String pair : previous.split(",")) {
-        int eq = pair.lastIndexOf('=');
-        offsets.merge(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)), Math::max);
-      }
-    }
-    StringBuilder text = new StringBuilder();
-    offsets.forEach(
-        (partition, offset) ->
-            text.append(text.length() == 0 ? "" : ",")
-                .append(partition)
-                .append('=')
-                .append(offset));
-    return text.toString();
-  }
-
-  private Map<String, String> summary(
-      long checkpointId, String commitJobId, ChangeStats stats, Snapshot base) {
-    Map<String, String> summary = new java.util.LinkedHashMap<>();
-    summary.put(SnapshotSummaryKeys.JOB_ID, commitJobId);
-    summary.put(SnapshotSummaryKeys.OPERATOR_ID, operatorId);
-    summary.put(SnapshotSummaryKeys.CHECKPOINT_ID, Long.toString(checkpointId));
-    summary.put(SnapshotSummaryKeys.ROWS_INSERTED, Long.toString(stats.inserted()));
-    summary.put(SnapshotSummaryKeys.ROWS_UPDATED, Long.toString(stats.updated()));
-    summary.put(SnapshotSummaryKeys.ROWS_DELETED, Long.toString(stats.deleted()));
-    summary.put(SnapshotSummaryKeys.STALE_DROPPED, Long.toString(stats.staleDropped()));
-    summary.put(SnapshotSummaryKeys.DUPLICATES_DROPPED, Long.toString(stats.duplicatesDropped()));
-    summary.put(SnapshotSummaryKeys.DEAD_LETTERED, Long.toString(stats.deadLettered()));
-    SourceSequence position =
-        positionNeverGoesBack
-            ? atLeastTheTables(stats.lastSourcePosition(), base)
-            : stats.lastSourcePosition();
-    if (position != null) {
-      summary.put(SnapshotSummaryKeys.SOURCE_POSITION, position.toString());
-      if (recordsSourceSequence) {
-        summary.put(SnapshotSummaryKeys.SOURCE_SEQUENCE, position.encode());
-      }
-    } else {
-      // A checkpoint without changes (one that only compacts, say): the position stands.
-      Map<String, String> previous = latestSummaryOfThisOperator(base, null);
-      for (String key :
-          recordsSourceSequence
-              ? List.of(SnapshotSummaryKeys.SOURCE_POSITION, SnapshotSummaryKeys.SOURCE_SEQUENCE)
-              : List.of(SnapshotSummaryKeys.SOURCE_POSITION)) {
-        if (previous.containsKey(key)) {
-          summary.put(key, previous.get(key));
-        }
-      }
-    }
-    return summary;
-  }
-
-  /**
-   * The source position a snapshot records: that of its changes, but never before the one the table
-   * already records (of the same kind), which a job started without state on the table passes by
-   * when it drops older changes as stale, so that the position never goes back.
-   */
-  private SourceSequence atLeastTheTables(SourceSequence position, Snapshot base) {
-    if (position == null || base == null) {
-      return position;
-    }
-    for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
-      String recorded = s.summary().get(SnapshotSummaryKeys.SOURCE_SEQUENCE);
-      if (recorded != null) {
-        try {
-          SourceSequence before = SourceSequence.decode(recorded);
-          return before.kind() == position.kind() ? position.max(before) : position;
-        } catch (IllegalArgumentException e) {
-          return position;
-        }
-      }
-    }
-    return position;
-  }
-
-  /**
-   * The summary of this operator's latest snapshot up to {@code base} that has {@code key} (any
-   * key, where null); empty if there is none.
-   */
-  private Map<String, String> latestSummaryOfThisOperator(Snapshot base, String key) {
-    if (base != null) {
-      for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
-        Map<String, String> summary = s.summary();
-        if (operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
-            && (key == null || summary.containsKey(key))) {
-          return summary;
-        }
-      }
-    }
-    return Map.of();
   }
 
   @Override

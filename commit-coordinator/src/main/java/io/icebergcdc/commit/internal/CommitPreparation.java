@@ -1,0 +1,178 @@
+package io.icebergcdc.commit.internal;
+
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.CommitException;
+import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.PositionDeletes;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.io.DeleteWriteResult;
+import org.apache.iceberg.util.ContentFileUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Prepares the commit of a checkpoint against the table as it is now: decodes the writers' files,
+ * removes the data files the writers compacted (with their own deletes), and turns the writers'
+ * position deletes into deletion vectors or position delete files for the data files still live,
+ * and into equality deletes for those another writer replaced meanwhile ({@link
+ * EqualityFallbackWriter}). A conflict it can see already fails the attempt, which the committer
+ * then prepares again on the new table state.
+ */
+final class CommitPreparation {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CommitPreparation.class);
+
+  private CommitPreparation() {}
+
+  /**
+   * The files of a commit attempt of checkpoint {@code checkpointId} on {@code base}: the writers'
+   * files, and the delete files written for it, named with {@code operationId}.
+   */
+  static PreparedCommit prepare(
+      Table table,
+      long checkpointId,
+      ChangeCommittable committable,
+      Snapshot base,
+      String operationId) {
+    Map<Integer, PartitionSpec> specs = table.specs();
+    PreparedCommit prepared = new PreparedCommit();
+    for (String json : committable.dataFiles()) {
+      prepared.dataFiles.add(ContentFileCodec.decodeDataFile(json, specs));
+    }
+    for (String json : committable.deleteFiles()) {
+      prepared.addedDeletes.add(ContentFileCodec.decodeDeleteFile(json, specs));
+    }
+    prepared.referenced.addAll(committable.referencedDataFiles());
+    prepared.fellBack = committable.equalityFallbacks();
+    PositionDeletes positions = committable.positionDeletes();
+    // Files of this commit cannot have been changed by anyone else: only the others need the
+    // table's live files.
+    Set<String> ours = new HashSet<>();
+    prepared.dataFiles.forEach(f -> ours.add(f.location()));
+    List<String> theirs =
+        prepared.referenced.stream().filter(location -> !ours.contains(location)).toList();
+    List<String> compacted = committable.compactedDataFiles();
+    if (positions.isEmpty() && theirs.isEmpty() && compacted.isEmpty()) {
+      return prepared;
+    }
+    LiveFiles live = LiveFiles.of(table, base);
+    // A compacted file still in the table goes, with the deletes of its own; its rows live on in
+    // this commit's data files. One that another writer replaced meanwhile stays gone: the
+    // positions of the rows compacted from it are deleted below like any other deletes of a
+    // replaced file, by key.
+    Set<String> removed = new HashSet<>();
+    for (String location : compacted) {
+      DataFile file = live.dataFile(location);
+      if (file != null) {
+        prepared.compacted.add(file);
+        removed.add(location);
+        for (DeleteFile delete : live.positionDeletesOf(location)) {
+          if (ContentFileUtil.isFileScoped(delete)) {
+            // Its deletion vector, or position delete file of its own: of no use without it.
+            prepared.removedDeletes.add(delete);
+          }
+        }
+      }
+    }
+    for (String referenced : theirs) {
+      if (live.dataFile(referenced) == null) {
+        throw new CommitException(
+            "checkpoint "
+                + checkpointId
+                + " conflicts with a concurrent change of table "
+                + table.name()
+                + ": data file "
+                + referenced
+                + ", which its deletes refer to, is no longer in the table",
+            null,
+            true);
+      }
+    }
+    Map<String, long[]> onLive = new java.util.HashMap<>();
+    Map<String, long[]> onGone = new java.util.HashMap<>();
+    for (String location : positions.files()) {
+      if (!removed.contains(location)) {
+        (live.dataFile(location) != null ? onLive : onGone)
+            .put(location, positions.positions(location));
+      }
+    }
+    if (!compacted.isEmpty()) {
+      // Deletes that another writer adds to a compacted file after this base fail the commit,
+      // which is then prepared again against the new base.
+      prepared.validateDeleteConflicts = true;
+    }
+    PositionDeletes copies;
+    try {
+      copies =
+          CompactedCopies.deletedMeanwhile(
+              table, base, live, committable.compactedRows(), prepared.dataFiles);
+    } catch (java.io.IOException | RuntimeException e) {
+      throw new CommitException(
+          "cannot check the rows compacted in checkpoint "
+              + checkpointId
+              + " against concurrent deletes in table "
+              + table.name()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    if (!copies.isEmpty()) {
+      prepared.copiesDeleted = copies.count();
+      LOG.warn(
+          "{} rows compacted in checkpoint {} were deleted by another writer of table {} meanwhile;"
+              + " their copies are deleted too",
+          copies.count(),
+          checkpointId,
+          table.name());
+      prepared.dataFiles.forEach(live::include);
+      for (String location : copies.files()) {
+        onLive.put(location, copies.positions(location));
+      }
+    }
+    if (onLive.isEmpty() && onGone.isEmpty()) {
+      return prepared;
+    }
+    try {
+      if (!onLive.isEmpty()) {
+        DeleteWriteResult written =
+            PositionDeleteFileWriter.write(
+                table, live, PositionDeletes.of(onLive), checkpointId, operationId);
+        prepared.addedDeletes.addAll(written.deleteFiles());
+        prepared.writtenDeletes.addAll(written.deleteFiles());
+        prepared.removedDeletes.addAll(written.rewrittenDeleteFiles());
+        written.referencedDataFiles().stream()
+            .map(Object::toString)
+            .filter(location -> !ours.contains(location))
+            .forEach(prepared.referenced::add);
+        prepared.validateDeleteConflicts = true;
+      }
+      if (!onGone.isEmpty()) {
+        PositionDeletes gone = PositionDeletes.of(onGone);
+        List<DeleteFile> fallback =
+            EqualityFallbackWriter.write(table, gone, checkpointId, operationId);
+        prepared.addedDeletes.addAll(fallback);
+        prepared.writtenDeletes.addAll(fallback);
+        prepared.fellBack += gone.count();
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      prepared.deleteWrittenFiles(table);
+      throw new CommitException(
+          "cannot write the position deletes of checkpoint "
+              + checkpointId
+              + " to table "
+              + table.name()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    return prepared;
+  }
+}

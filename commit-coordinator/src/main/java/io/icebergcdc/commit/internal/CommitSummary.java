@@ -1,0 +1,177 @@
+package io.icebergcdc.commit.internal;
+
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.commit.BoundedWrite;
+import io.icebergcdc.commit.Overwrite;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.util.SnapshotUtil;
+
+/**
+ * What the committer writes into the summary of each snapshot ({@link SnapshotSummaryKeys}): the
+ * job, operator and checkpoint that a restore looks up, the checkpoint's counts, the source
+ * position and Kafka offsets a job without state takes up from, and what the commit did.
+ */
+final class CommitSummary {
+
+  private final String operatorId;
+  private final boolean recordsSourceSequence;
+  private final boolean positionNeverGoesBack;
+
+  /**
+   * @param recordsSourceSequence whether the summary records {@link
+   *     SnapshotSummaryKeys#SOURCE_SEQUENCE}
+   * @param positionNeverGoesBack whether the recorded position never goes below the table's
+   */
+  CommitSummary(String operatorId, boolean recordsSourceSequence, boolean positionNeverGoesBack) {
+    this.operatorId = operatorId;
+    this.recordsSourceSequence = recordsSourceSequence;
+    this.positionNeverGoesBack = positionNeverGoesBack;
+  }
+
+  /** The summary of the commit of {@code prepared} for checkpoint {@code checkpointId}. */
+  Map<String, String> of(
+      Table table,
+      long checkpointId,
+      String commitJobId,
+      ChangeStats stats,
+      Snapshot base,
+      PreparedCommit prepared,
+      Overwrite overwrite,
+      BoundedWrite bounded) {
+    Map<String, String> summary = counts(table, checkpointId, commitJobId, stats, base);
+    String offsets = kafkaOffsets(table, base, stats);
+    if (!offsets.isEmpty()) {
+      summary.put(SnapshotSummaryKeys.KAFKA_OFFSETS, offsets);
+    }
+    summary.put(SnapshotSummaryKeys.DELETES_FELL_BACK, Long.toString(prepared.fellBack));
+    if (!prepared.compacted.isEmpty()) {
+      summary.put(
+          SnapshotSummaryKeys.DATA_FILES_COMPACTED, Integer.toString(prepared.compacted.size()));
+    }
+    if (prepared.copiesDeleted > 0) {
+      summary.put(
+          SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE,
+          Long.toString(prepared.copiesDeleted));
+    }
+    if (overwrite != null) {
+      summary.put(SnapshotSummaryKeys.OVERWRITE, overwrite.describe());
+    }
+    if (bounded.writeId() != null) {
+      summary.put(SnapshotSummaryKeys.WRITE_ID, bounded.writeId());
+    }
+    if (bounded.statement() != null) {
+      summary.put(SnapshotSummaryKeys.STATEMENT, bounded.statement());
+    }
+    return summary;
+  }
+
+  /**
+   * The Kafka offsets the snapshot's summary gives: this checkpoint's, merged over those of this
+   * operator's latest snapshot that has any, so that a commit without new records (one that only
+   * compacts, say) still says where the source stands; empty for sources without offsets. A
+   * checkpoint without offsets of its own looks no further than this operator's latest snapshot.
+   */
+  private String kafkaOffsets(Table table, Snapshot base, ChangeStats stats) {
+    java.util.TreeMap<String, Long> offsets = new java.util.TreeMap<>(stats.sourceOffsets());
+    String previous =
+        latestSummaryOfThisOperator(
+                table, base, offsets.isEmpty() ? null : SnapshotSummaryKeys.KAFKA_OFFSETS)
+            .get(SnapshotSummaryKeys.KAFKA_OFFSETS);
+    if (previous != null) {
+      for (String pair : previous.split(",")) {
+        int eq = pair.lastIndexOf('=');
+        offsets.merge(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)), Math::max);
+      }
+    }
+    StringBuilder text = new StringBuilder();
+    offsets.forEach(
+        (partition, offset) ->
+            text.append(text.length() == 0 ? "" : ",")
+                .append(partition)
+                .append('=')
+                .append(offset));
+    return text.toString();
+  }
+
+  private Map<String, String> counts(
+      Table table, long checkpointId, String commitJobId, ChangeStats stats, Snapshot base) {
+    Map<String, String> summary = new java.util.LinkedHashMap<>();
+    summary.put(SnapshotSummaryKeys.JOB_ID, commitJobId);
+    summary.put(SnapshotSummaryKeys.OPERATOR_ID, operatorId);
+    summary.put(SnapshotSummaryKeys.CHECKPOINT_ID, Long.toString(checkpointId));
+    summary.put(SnapshotSummaryKeys.ROWS_INSERTED, Long.toString(stats.inserted()));
+    summary.put(SnapshotSummaryKeys.ROWS_UPDATED, Long.toString(stats.updated()));
+    summary.put(SnapshotSummaryKeys.ROWS_DELETED, Long.toString(stats.deleted()));
+    summary.put(SnapshotSummaryKeys.STALE_DROPPED, Long.toString(stats.staleDropped()));
+    summary.put(SnapshotSummaryKeys.DUPLICATES_DROPPED, Long.toString(stats.duplicatesDropped()));
+    summary.put(SnapshotSummaryKeys.DEAD_LETTERED, Long.toString(stats.deadLettered()));
+    SourceSequence position =
+        positionNeverGoesBack
+            ? atLeastTheTables(table, stats.lastSourcePosition(), base)
+            : stats.lastSourcePosition();
+    if (position != null) {
+      summary.put(SnapshotSummaryKeys.SOURCE_POSITION, position.toString());
+      if (recordsSourceSequence) {
+        summary.put(SnapshotSummaryKeys.SOURCE_SEQUENCE, position.encode());
+      }
+    } else {
+      // A checkpoint without changes (one that only compacts, say): the position stands.
+      Map<String, String> previous = latestSummaryOfThisOperator(table, base, null);
+      for (String key :
+          recordsSourceSequence
+              ? List.of(SnapshotSummaryKeys.SOURCE_POSITION, SnapshotSummaryKeys.SOURCE_SEQUENCE)
+              : List.of(SnapshotSummaryKeys.SOURCE_POSITION)) {
+        if (previous.containsKey(key)) {
+          summary.put(key, previous.get(key));
+        }
+      }
+    }
+    return summary;
+  }
+
+  /**
+   * The source position a snapshot records: that of its changes, but never before the one the table
+   * already records (of the same kind), which a job started without state on the table passes by
+   * when it drops older changes as stale, so that the position never goes back.
+   */
+  private static SourceSequence atLeastTheTables(
+      Table table, SourceSequence position, Snapshot base) {
+    if (position == null || base == null) {
+      return position;
+    }
+    for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
+      String recorded = s.summary().get(SnapshotSummaryKeys.SOURCE_SEQUENCE);
+      if (recorded != null) {
+        try {
+          SourceSequence before = SourceSequence.decode(recorded);
+          return before.kind() == position.kind() ? position.max(before) : position;
+        } catch (IllegalArgumentException e) {
+          return position;
+        }
+      }
+    }
+    return position;
+  }
+
+  /**
+   * The summary of this operator's latest snapshot up to {@code base} that has {@code key} (any
+   * key, where null); empty if there is none.
+   */
+  private Map<String, String> latestSummaryOfThisOperator(Table table, Snapshot base, String key) {
+    if (base != null) {
+      for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
+        Map<String, String> summary = s.summary();
+        if (operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+            && (key == null || summary.containsKey(key))) {
+          return summary;
+        }
+      }
+    }
+    return Map.of();
+  }
+}

@@ -1,0 +1,115 @@
+package io.icebergcdc.commit.internal;
+
+import io.icebergcdc.commit.BoundedWrite;
+import io.icebergcdc.commit.Overwrite;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.OverwriteFiles;
+import org.apache.iceberg.ReplacePartitions;
+import org.apache.iceberg.RowDelta;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotUpdate;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.util.SnapshotUtil;
+
+/**
+ * The Iceberg operation that commits a prepared attempt ({@link PreparedCommit}), with the checks
+ * that make a concurrent change fail it: an append where it only adds rows, a row delta where it
+ * deletes or compacts, a partition replacement or an overwrite by filter for an overwrite.
+ */
+final class SnapshotUpdates {
+
+  private SnapshotUpdates() {}
+
+  /**
+   * @param base the table state the attempt was prepared on, or null for an empty table
+   * @param overwrite what a bounded overwrite replaces, or null
+   * @param bounded the bounded write, whose read snapshot validates a statement's rows
+   */
+  static SnapshotUpdate<?> of(
+      Table table,
+      PreparedCommit prepared,
+      Snapshot base,
+      Overwrite overwrite,
+      BoundedWrite bounded) {
+    if (overwrite != null) {
+      return overwriteUpdate(table, overwrite, prepared, base);
+    } else if (prepared.addedDeletes.isEmpty()
+        && prepared.removedDeletes.isEmpty()
+        && prepared.compacted.isEmpty()
+        && bounded.readSnapshotId() == null) {
+      AppendFiles append = table.newAppend();
+      prepared.dataFiles.forEach(append::appendFile);
+      return append;
+    } else {
+      RowDelta delta = table.newRowDelta();
+      prepared.dataFiles.forEach(delta::addRows);
+      prepared.addedDeletes.forEach(delta::addDeletes);
+      prepared.removedDeletes.forEach(delta::removeDeletes);
+      prepared.compacted.forEach(delta::removeRows);
+      if (base != null) {
+        delta.validateFromSnapshot(base.snapshotId());
+      }
+      if (!prepared.referenced.isEmpty()) {
+        delta.validateDataFilesExist(prepared.referenced);
+      }
+      delta.validateDeletedFiles();
+      if (prepared.validateDeleteConflicts) {
+        delta.validateNoConflictingDeleteFiles();
+      }
+      if (bounded.readSnapshotId() != null) {
+        // Rows computed from what the statement read: whatever was committed after that fails it.
+        delta.validateFromSnapshot(bounded.readSnapshotId());
+        delta.validateNoConflictingDataFiles();
+        delta.validateNoConflictingDeleteFiles();
+      }
+      return delta;
+    }
+  }
+
+  private static SnapshotUpdate<?> overwriteUpdate(
+      Table table, Overwrite overwrite, PreparedCommit prepared, Snapshot base) {
+    if (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT) {
+      ReplacePartitions replace = table.newReplacePartitions();
+      prepared.dataFiles.forEach(replace::addFile);
+      Long from = validateFrom(table, overwrite, base);
+      if (from != null) {
+        replace.validateFromSnapshot(from);
+        replace.validateNoConflictingData();
+        replace.validateNoConflictingDeletes();
+      }
+      return replace;
+    }
+    Expression filter = overwrite.rowFilter(table.schema());
+    OverwriteFiles replace = table.newOverwrite().overwriteByRowFilter(filter);
+    prepared.dataFiles.forEach(replace::addFile);
+    if (!prepared.dataFiles.isEmpty() && overwrite.scope() != Overwrite.Scope.FILTER) {
+      // A filter's rows were checked one by one before they were written; the column statistics
+      // of a file (strings truncated) cannot always prove them.
+      replace.validateAddedFilesMatchOverwriteFilter();
+    }
+    Long from = validateFrom(table, overwrite, base);
+    if (from != null) {
+      replace.validateFromSnapshot(from);
+      replace.conflictDetectionFilter(filter);
+      replace.validateNoConflictingData();
+      replace.validateNoConflictingDeletes();
+    }
+    return replace;
+  }
+
+  /**
+   * The snapshot from which an overwrite checks for conflicting changes: the one its write was
+   * planned on, so that rows another writer added while the input was read fail the commit rather
+   * than being replaced unseen.
+   */
+  private static Long validateFrom(Table table, Overwrite overwrite, Snapshot base) {
+    if (overwrite.startingSnapshotId() != null) {
+      return overwrite.startingSnapshotId();
+    }
+    // Planned on an empty table: whatever was committed since is a concurrent change; changes
+    // after the table's first snapshot are checked (Iceberg checks after a given snapshot).
+    Snapshot first = base == null ? null : SnapshotUtil.oldestAncestorOf(table, base.snapshotId());
+    return first == null ? null : first.snapshotId();
+  }
+}
