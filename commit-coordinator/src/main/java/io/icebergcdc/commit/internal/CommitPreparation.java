@@ -64,6 +64,10 @@ final class CommitPreparation {
       return prepared;
     }
     LiveFiles live = LiveFiles.of(table, base);
+    // The commit's own new files are live too: a checkpoint aborted after its writers handed its
+    // files on (as a stop with a savepoint aborts the one in flight) leaves them to the next one,
+    // whose deletes may point into them. Those are position deletes in the same commit.
+    prepared.dataFiles.forEach(live::include);
     // A compacted file still in the table goes, with the deletes of its own; its rows live on in
     // this commit's data files. One that another writer replaced meanwhile stays gone: the
     // positions of the rows compacted from it are deleted below like any other deletes of a
@@ -132,7 +136,6 @@ final class CommitPreparation {
           copies.count(),
           checkpointId,
           table.name());
-      prepared.dataFiles.forEach(live::include);
       for (String location : copies.files()) {
         onLive.put(location, copies.positions(location));
       }

@@ -32,6 +32,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class IcebergCommitterOperatorTest {
 
@@ -346,6 +348,37 @@ class IcebergCommitterOperatorTest {
         .singleElement()
         .satisfies(dv -> assertThat(dv.recordCount()).isEqualTo(4));
     assertThat(committedCheckpoints()).containsExactly("1", "2", "3");
+  }
+
+  /**
+   * A checkpoint aborted after the writers handed on its files (as {@code flink stop} does to the
+   * checkpoint in flight when it takes its savepoint) leaves them for the next one, whose deletes
+   * may point into them: both are one commit, whose deletes of its own new files are position
+   * deletes in that commit, not equality deletes.
+   */
+  @ParameterizedTest(name = "format version {0}")
+  @ValueSource(ints = {2, 3})
+  void deletesOfFilesAnAbortedCheckpointLeftForTheNextArePositionDeletes(int formatVersion)
+      throws Exception {
+    table.updateProperties().set("format-version", Integer.toString(formatVersion)).commit();
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    // Checkpoint 1 is aborted before it reaches the committer; checkpoint 2 deletes rows of "a".
+    String a = TestTables.dataFile("a").location();
+    harness.processElement(new StreamRecord<>(positions(a, 1, 4)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+
+    assertThat(committedCheckpoints()).containsExactly("2");
+    assertThat(deletesOf(a))
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(d.content()).isEqualTo(org.apache.iceberg.FileContent.POSITION_DELETES);
+              assertThat(d.recordCount()).isEqualTo(2);
+            });
+    assertThat(snapshots().get(0).summary())
+        .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0");
   }
 
   @Test
