@@ -70,8 +70,8 @@ public final class OrphanFiles {
     Set<String> seen = new HashSet<>();
     for (String root : roots(table)) {
       String prefix = root.endsWith("/") ? root : root + "/";
-      String normalizedRoot = normalize(prefix);
-      for (FileInfo file : io.listPrefix(prefix)) {
+      String normalizedRoot = normalize(prefix) + "/";
+      for (FileInfo file : isLocal(table, root) ? listLocally(root) : io.listPrefix(prefix)) {
         String path = normalize(file.location());
         if (path.startsWith(normalizedRoot) && isTableFile(path) && seen.add(path)) {
           listed.add(file);
@@ -134,6 +134,59 @@ public final class OrphanFiles {
       default:
         throw new IllegalStateException("unknown manifest content " + manifest.content());
     }
+  }
+
+  /** Whether a location is on the local file system: a {@code file:} URI, or a path there. */
+  private static boolean isLocal(Table table, String location) {
+    if (location.startsWith("file:")) {
+      return true;
+    }
+    return location.startsWith("/")
+        && table.io() instanceof org.apache.iceberg.hadoop.HadoopFileIO hadoop
+        && hadoop.getConf().get("fs.defaultFS", "file:///").startsWith("file:");
+  }
+
+  /**
+   * The files under a local directory, listed by Java rather than through Hadoop's local file
+   * system, which starts an {@code ls} process per file to read its permissions. A file deleted
+   * while the directory is walked (an old metadata file, say) is left out.
+   */
+  private static List<FileInfo> listLocally(String root) {
+    java.nio.file.Path dir = java.nio.file.Paths.get(normalize(root));
+    List<FileInfo> files = new ArrayList<>();
+    if (!java.nio.file.Files.isDirectory(dir)) {
+      return files;
+    }
+    try {
+      java.nio.file.Files.walkFileTree(
+          dir,
+          new java.nio.file.SimpleFileVisitor<>() {
+            @Override
+            public java.nio.file.FileVisitResult visitFile(
+                java.nio.file.Path file, java.nio.file.attribute.BasicFileAttributes attributes) {
+              if (attributes.isRegularFile()) {
+                files.add(
+                    new FileInfo(
+                        file.toString(),
+                        attributes.size(),
+                        attributes.lastModifiedTime().toMillis()));
+              }
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult visitFileFailed(
+                java.nio.file.Path file, IOException e) throws IOException {
+              if (e instanceof java.nio.file.NoSuchFileException) {
+                return java.nio.file.FileVisitResult.CONTINUE;
+              }
+              throw e;
+            }
+          });
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return files;
   }
 
   private static Set<String> roots(Table table) {
