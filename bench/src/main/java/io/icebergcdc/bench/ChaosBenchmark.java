@@ -69,7 +69,7 @@ import org.apache.iceberg.io.OutputFileFactory;
  * no file under the table's location may be unreferenced.
  *
  * <pre>
- *   bash bench/chaos.sh [--failures 100] [--changes-per-failure 3000] [--keys 5000] [--seed 7]
+ *   bash bench/chaos.sh [--failures 100] [--changes-per-failure 5000] [--keys 5000] [--seed 7]
  *       [--checkpoint-interval 1s] [--out FILE]
  * </pre>
  */
@@ -126,7 +126,7 @@ public final class ChaosBenchmark {
             Set.of(
                 "failures", "changes-per-failure", "keys", "seed", "checkpoint-interval", "out"));
     int failures = (int) options.getLong("failures", 100);
-    int perFailure = (int) options.getLong("changes-per-failure", 3000);
+    int perFailure = (int) options.getLong("changes-per-failure", 5000);
     int keys = (int) options.getLong("keys", 5000);
     long seed = options.getLong("seed", 7);
     String interval = options.get("checkpoint-interval", "1s");
@@ -508,7 +508,7 @@ public final class ChaosBenchmark {
     return differences;
   }
 
-  /** Produces the changelog in slices of 100, four a second, up to what it is allowed. */
+  /** Produces the changelog in slices of 100, two a second, up to what it is allowed. */
   private static final class Producer extends Thread {
     private final LocalKafkaBroker broker;
     private final List<Map.Entry<String, String>> records;
@@ -590,7 +590,7 @@ public final class ChaosBenchmark {
             broker.produce(TOPIC, records.subList(sent, end));
             sent = end;
           }
-          Thread.sleep(250);
+          Thread.sleep(500);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
@@ -62,15 +61,8 @@ public final class ChaosJob {
     }
     JobDefinition job =
         new JobDefinition(
-            new KafkaTopics(
-                options.get("bootstrap"),
-                List.of(options.get("topic")),
-                null,
-                "chaos",
-                "earliest",
-                KafkaTopics.DEBEZIUM_JSON,
-                Map.of(),
-                null),
+            KafkaTopics.ofTopic(
+                options.get("bootstrap"), options.get("topic"), "chaos", KafkaTopics.DEBEZIUM_JSON),
             CatalogDefinition.builder()
                 .type("rest")
                 .uri(options.get("catalog-uri"))

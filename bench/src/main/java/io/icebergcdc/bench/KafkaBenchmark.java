@@ -134,15 +134,7 @@ public final class KafkaBenchmark {
       throws Exception {
     JobDefinition job =
         new JobDefinition(
-            new KafkaTopics(
-                broker.bootstrapServers(),
-                List.of(topic),
-                null,
-                "bench-" + format,
-                "earliest",
-                format,
-                Map.of(),
-                null),
+            KafkaTopics.ofTopic(broker.bootstrapServers(), topic, "bench-" + format, format),
             CatalogDefinition.hadoop(work.resolve("warehouse").toString()),
             new TableDefinition("bench.{topic}", List.of(), null, 3),
             new Configuration(),

@@ -114,15 +114,8 @@ public final class SoakBenchmark {
       broker.createTopic(topic, 2);
       JobDefinition job =
           new JobDefinition(
-              new KafkaTopics(
-                  broker.bootstrapServers(),
-                  List.of(topic),
-                  null,
-                  "soak",
-                  "earliest",
-                  KafkaTopics.DEBEZIUM_JSON,
-                  Map.of(),
-                  null),
+              KafkaTopics.ofTopic(
+                  broker.bootstrapServers(), topic, "soak", KafkaTopics.DEBEZIUM_JSON),
               CatalogDefinition.hadoop(work.resolve("warehouse").toString()),
               new TableDefinition("soak.{table}", List.of(), null, 3),
               sinkOptions,

@@ -15,7 +15,7 @@ class ChaosITCase {
 
   @Test
   void twentyFailuresOfMixedKindsLeaveAnExactTableAndNoOrphans() throws Exception {
-    ChaosBenchmark.Outcome outcome = ChaosBenchmark.run(20, 1500, 2000, 11, "1s");
+    ChaosBenchmark.Outcome outcome = ChaosBenchmark.run(20, 2500, 2000, 11, "1s");
     System.out.println(outcome.report());
 
     assertThat(outcome.passed()).as(outcome.report()).isTrue();

@@ -56,15 +56,8 @@ class SoakITCase {
     Path warehouse = dir.resolve("warehouse");
     JobDefinition job =
         new JobDefinition(
-            new KafkaTopics(
-                KAFKA.bootstrapServers(),
-                List.of(topic),
-                null,
-                "soak-it",
-                "earliest",
-                KafkaTopics.DEBEZIUM_JSON,
-                Map.of(),
-                null),
+            KafkaTopics.ofTopic(
+                KAFKA.bootstrapServers(), topic, "soak-it", KafkaTopics.DEBEZIUM_JSON),
             CatalogDefinition.hadoop(warehouse.toString()),
             new TableDefinition("soak.{table}", List.of(), null, 3),
             options,

@@ -37,6 +37,13 @@ public record KafkaTopics(
   public static final String UPSERT_JSON = "upsert-json";
   public static final String MAXWELL_JSON = "maxwell-json";
 
+  /** One topic read from its earliest offsets, without Kafka properties or a sequence column. */
+  public static KafkaTopics ofTopic(
+      String bootstrapServers, String topic, String groupId, String format) {
+    return new KafkaTopics(
+        bootstrapServers, List.of(topic), null, groupId, "earliest", format, Map.of(), null);
+  }
+
   /** The formats, in the order messages list them. */
   public static final List<String> FORMATS = List.of(DEBEZIUM_JSON, MAXWELL_JSON, UPSERT_JSON);
 
