@@ -99,7 +99,7 @@ final class DatabaseSourceTranslator implements SourceTranslator {
             .name(OperatorUids.ROUTE_DEBEZIUM_NAME)
             .uid(OperatorUids.ROUTE_DEBEZIUM)
             .setParallelism(1);
-    return RoutedChanges.ofRouter(routed, targets, router::outputOf);
+    return RoutedChanges.ofRouter(routed, targets, router::outputOf, TableTarget::source);
   }
 
   @Override

@@ -85,7 +85,8 @@ final class FileSourceTranslator implements SourceTranslator {
             .setParallelism(1);
     return new RoutedChanges(
         Map.of(target.table(), changes),
-        changes.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS));
+        changes.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS),
+        Map.of(target.table(), target.table().toString()));
   }
 
   @Override

@@ -156,7 +156,8 @@ final class KafkaSourceTranslator implements SourceTranslator {
             .returns(ChangeEventTypeInfo.of(targets.get(0).schema()))
             .name(OperatorUids.ROUTE_KAFKA_NAME)
             .uid(OperatorUids.ROUTE_KAFKA);
-    return RoutedChanges.ofRouter(routed, targets, router::outputOf);
+    return RoutedChanges.ofRouter(
+        routed, targets, router::outputOf, target -> target.table().toString());
   }
 
   @Override

@@ -50,7 +50,8 @@ final class SinkTranslator {
               .commitListener(commitListener)
               .skipChangesBeforeTablePosition(inSourceOrder)
               .build();
-      String name = table.getKey().toString();
+      String name =
+          routed.deadLetterTables().getOrDefault(table.getKey(), table.getKey().toString());
       DataStream<DeadLetter> refused =
           routed
               .deadLetters()
