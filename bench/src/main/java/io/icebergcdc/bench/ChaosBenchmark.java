@@ -69,7 +69,7 @@ import org.apache.iceberg.io.OutputFileFactory;
  * no file under the table's location may be unreferenced.
  *
  * <pre>
- *   bash bench/chaos.sh [--failures 100] [--changes-per-failure 5000] [--keys 5000] [--seed 7]
+ *   bash bench/chaos.sh [--failures 100] [--changes-per-failure 2000] [--keys 5000] [--seed 7]
  *       [--checkpoint-interval 1s] [--out FILE]
  * </pre>
  */
@@ -126,7 +126,7 @@ public final class ChaosBenchmark {
             Set.of(
                 "failures", "changes-per-failure", "keys", "seed", "checkpoint-interval", "out"));
     int failures = (int) options.getLong("failures", 100);
-    int perFailure = (int) options.getLong("changes-per-failure", 5000);
+    int perFailure = (int) options.getLong("changes-per-failure", 2000);
     int keys = (int) options.getLong("keys", 5000);
     long seed = options.getLong("seed", 7);
     String interval = options.get("checkpoint-interval", "1s");
@@ -585,12 +585,17 @@ public final class ChaosBenchmark {
                           ? records.size()
                           : records.size() - perStep,
                       (long) allowed.get() * perStep + borrowed.get());
+          boolean last = allowed.get() >= Integer.MAX_VALUE / 4;
           if (!paused && sent < limit) {
-            int end = Math.min(limit, sent + 100);
+            // Two slices of 100 a second while failures are injected; what is left at once, for
+            // the last run to catch up on.
+            int end = Math.min(limit, sent + (last ? 10_000 : 100));
             broker.produce(TOPIC, records.subList(sent, end));
             sent = end;
           }
-          Thread.sleep(500);
+          if (!last) {
+            Thread.sleep(500);
+          }
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
