@@ -4,7 +4,9 @@ import io.icebergcdc.cdc.ChangeStats;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import org.apache.iceberg.PartitionSpec;
 
 /**
  * A subtask's contribution to one checkpoint's commit: the data and delete files a writer wrote,
@@ -121,6 +123,14 @@ public final class ChangeCommittable {
   /** Delete files, as {@link ContentFileCodec} JSON. */
   public List<String> deleteFiles() {
     return deleteFiles;
+  }
+
+  /** Locations of the data and delete files this contribution adds, decoded with {@code specs}. */
+  public List<String> addedFileLocations(Map<Integer, PartitionSpec> specs) {
+    List<String> locations = new ArrayList<>(dataFiles.size() + deleteFiles.size());
+    dataFiles.forEach(f -> locations.add(ContentFileCodec.decodeDataFile(f, specs).location()));
+    deleteFiles.forEach(f -> locations.add(ContentFileCodec.decodeDeleteFile(f, specs).location()));
+    return locations;
   }
 
   /** Locations of data files that this contribution's position deletes refer to. */

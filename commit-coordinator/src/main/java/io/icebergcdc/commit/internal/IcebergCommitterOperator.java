@@ -5,7 +5,6 @@ import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
-import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.JobClassLoaderRelease;
 import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.OrphanFiles;
@@ -599,12 +598,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
     all.add(current);
     for (ChangeCommittable committable : all) {
-      for (String json : committable.dataFiles()) {
-        files.add(OrphanFiles.normalize(ContentFileCodec.decodeDataFile(json, specs).location()));
-      }
-      for (String json : committable.deleteFiles()) {
-        files.add(OrphanFiles.normalize(ContentFileCodec.decodeDeleteFile(json, specs).location()));
-      }
+      committable.addedFileLocations(specs).forEach(l -> files.add(OrphanFiles.normalize(l)));
       committable.referencedDataFiles().forEach(l -> files.add(OrphanFiles.normalize(l)));
       committable.compactedDataFiles().forEach(l -> files.add(OrphanFiles.normalize(l)));
     }
@@ -662,15 +656,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
 
   /** Removes the writers' files of a commit that is refused, and so never made. */
   private void deleteWrittenFiles(ChangeCommittable refused) {
-    Map<Integer, PartitionSpec> specs = table.specs();
-    List<String> locations = new ArrayList<>();
-    refused
-        .dataFiles()
-        .forEach(f -> locations.add(ContentFileCodec.decodeDataFile(f, specs).location()));
-    refused
-        .deleteFiles()
-        .forEach(f -> locations.add(ContentFileCodec.decodeDeleteFile(f, specs).location()));
-    for (String location : locations) {
+    for (String location : refused.addedFileLocations(table.specs())) {
       try {
         table.io().deleteFile(location);
       } catch (RuntimeException e) {
