@@ -84,9 +84,6 @@ public final class IcebergCdcSink {
   private final Schema tableSchema;
   private final String tableName;
 
-  /** What the parser before the sink refused, while {@link #apply(DataStream, DataStream)} runs. */
-  private DataStream<DeadLetter> refusedUpstream;
-
   private IcebergCdcSink(Builder builder) {
     this.tableLoader = builder.tableLoader;
     this.schema = builder.schema;
@@ -129,16 +126,15 @@ public final class IcebergCdcSink {
    */
   public DataStream<DeadLetter> apply(
       DataStream<ChangeEvent> changes, DataStream<DeadLetter> refusedUpstream) {
-    this.refusedUpstream = refusedUpstream;
-    try {
-      return apply(changes);
-    } finally {
-      this.refusedUpstream = null;
-    }
+    return applyTo(changes, refusedUpstream).deadLetters();
   }
 
   /** Adds the sink's operators after {@code changes}, and returns what it added. */
   public Applied applyTo(DataStream<ChangeEvent> changes) {
+    return applyTo(changes, null);
+  }
+
+  private Applied applyTo(DataStream<ChangeEvent> changes, DataStream<DeadLetter> refusedUpstream) {
     checkAlignedCheckpoints(changes);
     if (schema == null) {
       throw new IllegalArgumentException(
@@ -156,7 +152,8 @@ public final class IcebergCdcSink {
       SingleOutputStreamOperator<ChangeCommittable> written =
           writeIndexed(changes, keys, uids, parallelism);
       return new Applied(
-          commit(written, uids), written.getSideOutput(SequencedChangeOperator.DEAD_LETTERS));
+          commit(written, uids, refusedUpstream),
+          written.getSideOutput(SequencedChangeOperator.DEAD_LETTERS));
     }
     SingleOutputStreamOperator<ChangeEvent> deduped = dedup(changes, keys, uids, parallelism);
     SingleOutputStreamOperator<ChangeCommittable> written =
@@ -185,7 +182,7 @@ public final class IcebergCdcSink {
             .name("dedup statistics")
             .uid(uids.stats())
             .setParallelism(parallelism);
-    DataStreamSink<Void> end = commit(written.union(stats), uids);
+    DataStreamSink<Void> end = commit(written.union(stats), uids, refusedUpstream);
     return new Applied(end, deduped.getSideOutput(SequencedChangeOperator.DEAD_LETTERS));
   }
 
@@ -206,7 +203,7 @@ public final class IcebergCdcSink {
     if (distribution == Distribution.PARTITION) {
       distributed = rows.keyBy(new PartitionOfRow(tableSchema, spec, rowType));
     }
-    return commit(appendWriter(distributed, uids, parallelism, true), uids);
+    return commit(appendWriter(distributed, uids, parallelism, true), uids, null);
   }
 
   private SingleOutputStreamOperator<ChangeCommittable> appendWriter(
@@ -309,8 +306,14 @@ public final class IcebergCdcSink {
         .setParallelism(parallelism);
   }
 
+  /**
+   * @param refusedUpstream what the parser before the sink sent to the dead-letter output, counted
+   *     in the summaries; null for none
+   */
   private DataStreamSink<Void> commit(
-      DataStream<ChangeCommittable> committables, OperatorUids uids) {
+      DataStream<ChangeCommittable> committables,
+      OperatorUids uids,
+      DataStream<DeadLetter> refusedUpstream) {
     if (refusedUpstream != null) {
       committables =
           committables.union(
