@@ -36,6 +36,13 @@ public final class SnapshotSummaryKeys {
   public static final String DATA_FILES_COMPACTED = PREFIX + "data-files-compacted";
 
   /**
+   * Data files that this snapshot removes because it deletes the last of their live rows: a
+   * deletion vector (or position delete file) that would mask every row is not written, the file
+   * and its earlier deletes go instead.
+   */
+  public static final String DATA_FILES_EMPTIED = PREFIX + "data-files-emptied";
+
+  /**
    * Rows that another writer deleted from a compacted data file while the compaction copied them:
    * this snapshot deletes their copies as well. Present only when there were any.
    */

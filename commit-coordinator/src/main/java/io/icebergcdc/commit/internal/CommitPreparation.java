@@ -148,13 +148,17 @@ final class CommitPreparation {
         DeleteWriteResult written =
             PositionDeleteFileWriter.write(
                 table, live, PositionDeletes.of(onLive), checkpointId, operationId);
-        prepared.addedDeletes.addAll(written.deleteFiles());
-        prepared.writtenDeletes.addAll(written.deleteFiles());
+        List<DeleteFile> kept =
+            withoutEmptiedFiles(table, live, written.deleteFiles(), ours, prepared);
+        prepared.addedDeletes.addAll(kept);
+        prepared.writtenDeletes.addAll(kept);
         prepared.removedDeletes.addAll(written.rewrittenDeleteFiles());
         written.referencedDataFiles().stream()
             .map(Object::toString)
             .filter(location -> !ours.contains(location))
             .forEach(prepared.referenced::add);
+        // A file this commit removes is checked as removed files are: that it is still there.
+        prepared.emptied.forEach(file -> prepared.referenced.remove(file.location()));
         prepared.validateDeleteConflicts = true;
       }
       if (!onGone.isEmpty()) {
@@ -177,5 +181,63 @@ final class CommitPreparation {
           e);
     }
     return prepared;
+  }
+
+  /**
+   * The written {@code deletes} without those that would delete every row of their data file: such
+   * a file goes from the table instead ({@link PreparedCommit#emptied}), with its earlier deletes,
+   * which the written ones replace. Only file-scoped deletes count; each holds its file's deleted
+   * positions once (a bitmap), merged with the file's earlier ones. A written file that no kept
+   * delete shares is removed from storage at once.
+   */
+  private static List<DeleteFile> withoutEmptiedFiles(
+      Table table,
+      LiveFiles live,
+      List<DeleteFile> deletes,
+      Set<String> ours,
+      PreparedCommit prepared) {
+    Map<String, Long> deletedRows = new java.util.HashMap<>();
+    for (DeleteFile delete : deletes) {
+      String dataFile = ContentFileUtil.referencedDataFileLocation(delete);
+      if (dataFile != null && ContentFileUtil.isFileScoped(delete)) {
+        deletedRows.merge(dataFile, delete.recordCount(), Long::sum);
+      }
+    }
+    Set<String> emptied = new HashSet<>();
+    deletedRows.forEach(
+        (location, rows) -> {
+          DataFile file = live.dataFile(location);
+          // A file of this commit's own is not in the table yet: it stays, masked.
+          if (file != null && !ours.contains(location) && rows == file.recordCount()) {
+            emptied.add(location);
+            prepared.emptied.add(file);
+          }
+        });
+    if (emptied.isEmpty()) {
+      return deletes;
+    }
+    List<DeleteFile> kept = new java.util.ArrayList<>();
+    Set<String> keptLocations = new HashSet<>();
+    Set<String> dropped = new HashSet<>();
+    for (DeleteFile delete : deletes) {
+      String dataFile = ContentFileUtil.referencedDataFileLocation(delete);
+      if (dataFile != null && emptied.contains(dataFile)) {
+        dropped.add(delete.location());
+      } else {
+        kept.add(delete);
+        keptLocations.add(delete.location());
+      }
+    }
+    // Deletion vectors share one Puffin file; one whose every vector was dropped is of no use.
+    for (String location : dropped) {
+      if (!keptLocations.contains(location)) {
+        try {
+          table.io().deleteFile(location);
+        } catch (RuntimeException e) {
+          LOG.warn("Cannot remove the unused delete file {}", location, e);
+        }
+      }
+    }
+    return kept;
   }
 }

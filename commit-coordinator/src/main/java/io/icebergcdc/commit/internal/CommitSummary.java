@@ -53,6 +53,10 @@ final class CommitSummary {
       summary.put(
           SnapshotSummaryKeys.DATA_FILES_COMPACTED, Integer.toString(prepared.compacted.size()));
     }
+    if (!prepared.emptied.isEmpty()) {
+      summary.put(
+          SnapshotSummaryKeys.DATA_FILES_EMPTIED, Integer.toString(prepared.emptied.size()));
+    }
     if (prepared.copiesDeleted > 0) {
       summary.put(
           SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE,

@@ -22,6 +22,10 @@ final class PreparedCommit {
   final List<DeleteFile> addedDeletes = new ArrayList<>();
   final List<DeleteFile> removedDeletes = new ArrayList<>();
   final List<DataFile> compacted = new ArrayList<>();
+
+  /** Data files all of whose rows are deleted once this attempt commits: removed, not masked. */
+  final List<DataFile> emptied = new ArrayList<>();
+
   final List<DeleteFile> writtenDeletes = new ArrayList<>();
   final Set<String> referenced = new LinkedHashSet<>();
   long fellBack;

@@ -37,6 +37,7 @@ final class SnapshotUpdates {
     } else if (prepared.addedDeletes.isEmpty()
         && prepared.removedDeletes.isEmpty()
         && prepared.compacted.isEmpty()
+        && prepared.emptied.isEmpty()
         && bounded.readSnapshotId() == null) {
       AppendFiles append = table.newAppend();
       prepared.dataFiles.forEach(append::appendFile);
@@ -47,6 +48,7 @@ final class SnapshotUpdates {
       prepared.addedDeletes.forEach(delta::addDeletes);
       prepared.removedDeletes.forEach(delta::removeDeletes);
       prepared.compacted.forEach(delta::removeRows);
+      prepared.emptied.forEach(delta::removeRows);
       if (base != null) {
         delta.validateFromSnapshot(base.snapshotId());
       }

@@ -381,6 +381,53 @@ class IcebergCommitterOperatorTest {
         .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0");
   }
 
+  /**
+   * Writers that move their rows out of a file they share (written before a rescaling, or by
+   * another engine) each delete their part by position; the commit that deletes the last live row
+   * removes the file and its deletes instead of masking every row.
+   */
+  @ParameterizedTest(name = "format version {0}")
+  @ValueSource(ints = {2, 3})
+  void aDataFileWhoseLastRowsAreDeletedLeavesTheTable(int formatVersion) throws Exception {
+    table.updateProperties().set("format-version", Integer.toString(formatVersion)).commit();
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.processElement(new StreamRecord<>(files("b", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    String a = TestTables.dataFile("a").location();
+    String b = TestTables.dataFile("b").location();
+
+    // Ten rows each: two writers delete a's rows over two checkpoints, and nine of b's.
+    harness.processElement(new StreamRecord<>(positions(a, 0, 2, 4, 6, 8)));
+    harness.processElement(new StreamRecord<>(positions(b, 0, 1, 2, 3, 4, 5, 6, 7, 8)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    assertThat(deletesOf(a))
+        .singleElement()
+        .satisfies(d -> assertThat(d.recordCount()).isEqualTo(5));
+    harness.processElement(new StreamRecord<>(positions(a, 1, 3)));
+    harness.processElement(new StreamRecord<>(positions(a, 5, 7, 9)));
+    harness.snapshot(3, 3);
+    harness.notifyOfCompletedCheckpoint(3);
+
+    table.refresh();
+    List<String> live = new ArrayList<>();
+    try (var tasks = table.newScan().planFiles()) {
+      tasks.forEach(t -> live.add(t.file().location()));
+    }
+    assertThat(live).containsExactly(b);
+    assertThat(deletesOf(b))
+        .singleElement()
+        .satisfies(d -> assertThat(d.recordCount()).isEqualTo(9));
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.DATA_FILES_EMPTIED, "1")
+        .containsEntry("deleted-data-files", "1")
+        .containsEntry("total-delete-files", "1")
+        .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0");
+    assertThat(committedCheckpoints()).containsExactly("1", "2", "3");
+  }
+
   @Test
   void aCompactedFileIsRemovedWithItsDeletionVectorInTheCommitThatAddsItsRows() throws Exception {
     table.updateProperties().set("format-version", "3").commit();
