@@ -438,6 +438,56 @@ class ApplyChangelogITCase {
   }
 
   /**
+   * Five jobs, each without state and with compaction turned off, leave small files with keys of
+   * both writer subtasks; a sixth job, with the defaults, finds them shared (of other jobs): each
+   * of its writers moves the rows of its keys out of them, and the commit that deletes a file's
+   * last live row removes it. The table stays exact, with position deletes only.
+   */
+  @Test
+  void smallFilesOfEarlierJobsAreMergedByTheWritersThatShareTheirKeys() throws Exception {
+    ChangelogGenerator.Changelog changelog =
+        new ChangelogGenerator(30_000, 20_000, 0.0, 0.0, 9L).generate();
+    List<String> lines = changelog.lines();
+    int slices = 6;
+    Configuration noMerging = options(DeleteMode.POSITION);
+    noMerging.setString("sink.compaction.small-file-size", "0");
+    noMerging.setString("sink.compaction.deleted-ratio", "1");
+    for (int slice = 0; slice < slices - 1; slice++) {
+      Files.write(
+          dir.resolve("changes.jsonl"),
+          lines.subList(slice * lines.size() / slices, (slice + 1) * lines.size() / slices));
+      new JobRunner(job(null, 3, Map.of(), 0, noMerging), null).run();
+    }
+    Table table = table();
+    int before = dataFiles(table);
+
+    Files.write(
+        dir.resolve("changes.jsonl"),
+        lines.subList((slices - 1) * lines.size() / slices, lines.size()));
+    new JobRunner(job(null, 3, Map.of(), 0, options(DeleteMode.POSITION)), null).run();
+
+    table.refresh();
+    assertThat(changelog.model().differences(table, 20)).isEmpty();
+    List<Snapshot> last = Commits.snapshots(table);
+    assertThat(sum(last, SnapshotSummaryKeys.DATA_FILES_EMPTIED))
+        .as("files removed with their last row")
+        .isPositive();
+    assertThat(sum(last, SnapshotSummaryKeys.DELETES_FELL_BACK)).isZero();
+    assertThat(dataFiles(table)).as("data files, %s before", before).isLessThan(before / 2);
+    assertDeleteFilesOf(table, DeleteMode.POSITION);
+  }
+
+  private static int dataFiles(Table table) throws Exception {
+    int files = 0;
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask ignored : tasks) {
+        files++;
+      }
+    }
+    return files;
+  }
+
+  /**
    * Fails the job just before some commits and just after others: the first leaves a checkpoint
    * pending for the restore to commit, the second leaves one committed but not acknowledged.
    */

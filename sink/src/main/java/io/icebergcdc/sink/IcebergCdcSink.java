@@ -294,6 +294,7 @@ public final class IcebergCdcSink {
             options.get(SinkOptions.COMPACTION_DELETED_RATIO));
     writer.setIndexMaxKeys(options.get(DedupOptions.INDEX_MAX_KEYS));
     writer.setCompactionCacheBytes(options.get(SinkOptions.COMPACTION_CACHE_SIZE).getBytes());
+    writer.setSmallFileSize(options.get(SinkOptions.COMPACTION_SMALL_FILE_SIZE).getBytes());
     writer.setTablePosition(tablePosition);
     writer.setSinkTag(OwnedFileNames.sinkTag(uids.committer()));
     return changes

@@ -68,6 +68,18 @@ public final class SinkOptions {
                   + " file from Parquet again. The files written first are forgotten first; a"
                   + " file not held is read. 0 keeps none.");
 
+  public static final ConfigOption<MemorySize> COMPACTION_SMALL_FILE_SIZE =
+      ConfigOptions.key("sink.compaction.small-file-size")
+          .memoryType()
+          .defaultValue(MemorySize.parse("32mb"))
+          .withDescription(
+              "In position mode, data files below this size are merged: once a partition has 4"
+                  + " files of similar size (within a factor of 4), each writer writes their live"
+                  + " rows again into its new files at a checkpoint, and the commit removes them;"
+                  + " so a row is copied about log4(this size / the size written per checkpoint)"
+                  + " times. Files of other writers (before a rescaling, or of another engine) are"
+                  + " merged too, each writer moving the rows of its own keys. 0 merges none.");
+
   public static final ConfigOption<Duration> COMMIT_CATALOG_RETRY_TIMEOUT =
       ConfigOptions.key("sink.commit.catalog-retry-timeout")
           .durationType()
@@ -119,6 +131,7 @@ public final class SinkOptions {
         BOOTSTRAP_INDEX,
         COMPACTION_DELETED_RATIO,
         COMPACTION_CACHE_SIZE,
+        COMPACTION_SMALL_FILE_SIZE,
         COMMIT_CATALOG_RETRY_TIMEOUT,
         PARALLELISM,
         UID_PREFIX,
@@ -153,6 +166,7 @@ public final class SinkOptions {
     }
     DedupOptions.checkIndexMaxKeys(config.get(DedupOptions.INDEX_MAX_KEYS));
     checkCompactionCacheBytes(config.get(COMPACTION_CACHE_SIZE).getBytes());
+    checkSmallFileSize(config.get(COMPACTION_SMALL_FILE_SIZE).getBytes());
     MaintenanceOptions.validate(config);
   }
 
@@ -165,6 +179,19 @@ public final class SinkOptions {
               + "' is "
               + bytes
               + " bytes; it must be 0 (keep no rows) or more");
+    }
+    return bytes;
+  }
+
+  /** Returns {@code bytes}, the value of {@link #COMPACTION_SMALL_FILE_SIZE}, if not negative. */
+  public static long checkSmallFileSize(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException(
+          "option '"
+              + COMPACTION_SMALL_FILE_SIZE.key()
+              + "' is "
+              + bytes
+              + " bytes; it must be 0 (merge no files) or more");
     }
     return bytes;
   }

@@ -3,6 +3,7 @@ package io.icebergcdc.commit.internal;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.LiveFiles;
 import io.icebergcdc.commit.PositionDeletes;
 import java.util.HashSet;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.icebergcdc.commit.internal;
 
+import io.icebergcdc.commit.LiveFiles;
 import io.icebergcdc.commit.PositionDeletes;
 import java.io.IOException;
 import java.util.Arrays;

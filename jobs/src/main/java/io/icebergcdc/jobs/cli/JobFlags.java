@@ -44,6 +44,7 @@ final class JobFlags {
           SinkOptions.BOOTSTRAP_INDEX,
           SinkOptions.COMPACTION_DELETED_RATIO,
           SinkOptions.COMPACTION_CACHE_SIZE,
+          SinkOptions.COMPACTION_SMALL_FILE_SIZE,
           SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT,
           DedupOptions.TOMBSTONE_TTL,
           DedupOptions.ON_AMBIGUOUS_CHANGE,
@@ -64,6 +65,7 @@ final class JobFlags {
           Flag.of(SinkOptions.BOOTSTRAP_INDEX, "true|false"),
           Flag.of(SinkOptions.COMPACTION_DELETED_RATIO, "<0..1>"),
           Flag.of(SinkOptions.COMPACTION_CACHE_SIZE, "<size>"),
+          Flag.of(SinkOptions.COMPACTION_SMALL_FILE_SIZE, "<size>"),
           Flag.of(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT, "<duration>"),
           Flag.of(DedupOptions.TOMBSTONE_TTL, "<duration>"),
           Flag.of(DedupOptions.ON_AMBIGUOUS_CHANGE, "fail|dead_letter"),
@@ -138,6 +140,15 @@ final class JobFlags {
         options.set(SinkOptions.COMPACTION_CACHE_SIZE, MemorySize.parse(cacheSize.trim()));
       } catch (IllegalArgumentException e) {
         throw args.invalid("compaction-cache-size", cacheSize, "a size such as 64mb or 1gb");
+      }
+    }
+    String smallFileSize = args.optional("compaction-small-file-size", null);
+    if (smallFileSize != null) {
+      try {
+        options.set(SinkOptions.COMPACTION_SMALL_FILE_SIZE, MemorySize.parse(smallFileSize.trim()));
+      } catch (IllegalArgumentException e) {
+        throw args.invalid(
+            "compaction-small-file-size", smallFileSize, "a size such as 32mb or 0 (none)");
       }
     }
     if (args.has("commit-catalog-retry-timeout")) {

@@ -7,9 +7,9 @@ import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.JobClassLoaderRelease;
+import io.icebergcdc.commit.LiveFiles;
 import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.PositionDeletes;
-import io.icebergcdc.commit.internal.LiveFiles;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.internal.AppliedChange;
 import io.icebergcdc.dedup.internal.SequencedChangeOperator;
@@ -19,7 +19,6 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.BitSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -113,11 +112,16 @@ public final class PositionDeltaWriterOperator<K>
   private static final long MIN_COMPACTION_ROWS = 100_000;
   private static final int MAX_OWN_FILES = 10_000;
 
+  /** How often a writer looks through the table for small and shared files to compact. */
+  static final Duration SURVEY_INTERVAL = Duration.ofMinutes(1);
+
   private final TableLoader tableLoader;
   private final ChangeKeySelector<K> keySelector;
   private final boolean bootstrap;
   private final java.util.HashMap<String, String> writeProperties;
   private final double compactionRatio;
+  private long smallFileSize = SinkOptions.COMPACTION_SMALL_FILE_SIZE.defaultValue().getBytes();
+  private Duration surveyInterval = SURVEY_INTERVAL;
   private long compactionCacheBytes = SinkOptions.COMPACTION_CACHE_SIZE.defaultValue().getBytes();
   private String sinkTag;
 
@@ -137,6 +141,15 @@ public final class PositionDeltaWriterOperator<K>
   private transient long checkpointId;
   private transient long lastCompletedCheckpoint;
   private transient long rowsWritten;
+
+  /**
+   * When the table was last surveyed for files to compact, by {@link System#nanoTime()}; 0: never.
+   */
+  private transient long lastSurvey;
+
+  /** Shared files in the table that this subtask has moved its rows out of. */
+  private transient java.util.Set<String> movedOut;
+
   private transient List<String> compacted;
 
   /**
@@ -197,6 +210,17 @@ public final class PositionDeltaWriterOperator<K>
    */
   public void setCompactionCacheBytes(long bytes) {
     this.compactionCacheBytes = SinkOptions.checkCompactionCacheBytes(bytes);
+  }
+
+  /** Data files below this size are merged with others of similar size; 0 merges none. */
+  public void setSmallFileSize(long bytes) {
+    this.smallFileSize = SinkOptions.checkSmallFileSize(bytes);
+  }
+
+  /** How often the table is looked through for small and shared files to compact. */
+  @VisibleForTesting
+  void setSurveyInterval(Duration interval) {
+    this.surveyInterval = interval;
   }
 
   /**
@@ -386,6 +410,8 @@ public final class PositionDeltaWriterOperator<K>
     positionDeletes = new HashMap<>();
     compactedRows = new HashMap<>();
     compacted = new ArrayList<>();
+    movedOut = new java.util.HashSet<>();
+    lastSurvey = 0;
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
     equalityFallbacks = getMetricGroup().counter("equalityFallbacks");
     dataFilesCompacted = getMetricGroup().counter("dataFilesCompacted");
@@ -505,27 +531,34 @@ public final class PositionDeltaWriterOperator<K>
   }
 
   /**
-   * Compacts the committed own files with the largest shares of deleted rows until about as many
-   * rows were moved as the checkpoint wrote otherwise (at least {@value #MIN_COMPACTION_ROWS}); the
-   * last file may pass that budget, so a file larger than it is compacted too, alone.
+   * Moves the live rows out of the files {@link CompactionPlan} picks, until about as many rows
+   * were moved as the checkpoint wrote otherwise (at least {@value #MIN_COMPACTION_ROWS}); the last
+   * file may pass that budget, so a file larger than it is compacted too, alone. The table is
+   * refreshed for it when an own file reached the compaction ratio, and otherwise at most once per
+   * survey interval, to find small files and shared ones.
    */
   private void compact() throws Exception {
-    if (compactionRatio >= 1 || ownFiles.isEmpty()) {
+    if (!getRuntimeContext().isCheckpointingEnabled()) {
+      // A bounded job without checkpoints keeps no index to move.
       return;
     }
-    List<OwnFile> candidates = new ArrayList<>();
-    for (OwnFile file : ownFiles.values()) {
-      if (file.checkpoint() <= lastCompletedCheckpoint
-          && file.deleted() >= compactionRatio * file.rows()) {
-        candidates.add(file);
+    boolean due = false;
+    if (compactionRatio < 1) {
+      for (OwnFile file : ownFiles.values()) {
+        if (file.checkpoint() <= lastCompletedCheckpoint
+            && file.deleted() >= compactionRatio * file.rows()) {
+          due = true;
+          break;
+        }
       }
     }
-    if (candidates.isEmpty()) {
+    long now = System.nanoTime();
+    boolean survey =
+        (compactionRatio < 1 || smallFileSize > 0)
+            && (lastSurvey == 0 || now - lastSurvey >= surveyInterval.toNanos());
+    if (!due && !survey) {
       return;
     }
-    candidates.sort(
-        java.util.Comparator.comparingDouble((OwnFile f) -> (double) f.deleted() / f.rows())
-            .reversed());
     // Compaction copies what the table holds now: only files still in it, without the rows that
     // anyone (another engine too) has deleted from them.
     try {
@@ -536,38 +569,76 @@ public final class PositionDeltaWriterOperator<K>
       LOG.warn("Table {} cannot be refreshed, compaction waits: {}", table.name(), e.toString());
       return;
     }
+    lastSurvey = now;
     LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
+    for (OwnFile file : new ArrayList<>(ownFiles.values())) {
+      String location = absolute(file.file());
+      if ((location == null || live.dataFile(location) == null)
+          && file.checkpoint() < lastCompletedCheckpoint - 2) {
+        // Not in the table: replaced by another writer (or its commit was lost).
+        forgetOwnFile(file.file());
+      } else if (location != null && live.hasEqualityDeletes(location)) {
+        // Rows deleted by key, by another writer: left to table maintenance.
+        forgetOwnFile(file.file());
+      }
+    }
+    movedOut.removeIf(location -> live.dataFile(location) == null);
+    List<CompactionPlan.Candidate> candidates =
+        CompactionPlan.of(
+            ownFiles.values(),
+            this::absolute,
+            live,
+            table.specs(),
+            compactionRatio,
+            smallFileSize,
+            lastCompletedCheckpoint,
+            this::writtenByAnotherSubtask,
+            movedOut::contains,
+            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
     long budget = Math.max(MIN_COMPACTION_ROWS, rowsWritten);
     long moved = 0;
     long start = System.nanoTime();
     int files = 0;
+    int shared = 0;
     long fromMemory = dataFilesCompactedFromMemory.getCount();
-    for (OwnFile file : candidates) {
-      String location = absolute(file.file());
-      if (location == null || live.dataFile(location) == null) {
-        // Not in the table: replaced by another writer, or its commit not yet seen here.
-        if (file.checkpoint() < lastCompletedCheckpoint - 2) {
-          forgetOwnFile(file.file());
-        }
-        continue;
-      }
+    for (CompactionPlan.Candidate candidate : candidates) {
       if (moved >= budget) {
         break;
       }
-      moved += file.rows() - file.deleted();
-      if (compact(file, location, live)) {
-        files++;
+      moved += candidate.rows();
+      if (candidate.own() != null) {
+        if (compact(candidate.own(), candidate.location(), live)) {
+          files++;
+        }
+      } else if (moveOut(candidate.location(), live) > 0) {
+        shared++;
       }
     }
-    if (files > 0) {
+    if (files > 0 || shared > 0) {
       LOG.info(
-          "Compacted {} data files ({} from memory) of table {} at checkpoint {} in {} ms",
+          "Compacted {} data files ({} from memory) of table {} and moved rows out of {} shared"
+              + " ones at checkpoint {} in {} ms",
           files,
           dataFilesCompactedFromMemory.getCount() - fromMemory,
           table.name(),
+          shared,
           checkpointId,
           (System.nanoTime() - start) / 1_000_000L);
     }
+  }
+
+  /**
+   * Whether the data file at {@code location} is one that another writer subtask of this job wrote
+   * for this sink: that subtask compacts it.
+   */
+  private boolean writtenByAnotherSubtask(String location) {
+    if (sinkTag == null) {
+      return false;
+    }
+    OwnedFileNames.Owner owner = OwnedFileNames.ownerOf(location);
+    return owner != null
+        && owner.sink().equals(sinkTag)
+        && owner.jobId().equals(getRuntimeContext().getJobInfo().getJobId().toString());
   }
 
   /**
@@ -579,11 +650,64 @@ public final class PositionDeltaWriterOperator<K>
    * @return whether the file was compacted
    */
   private boolean compact(OwnFile own, String location, LiveFiles live) throws Exception {
-    if (live.hasEqualityDeletes(location)) {
-      // Rows deleted by key, by another writer: left to table maintenance.
+    Iterable<RowData> held = recentRows.rowsOf(own.file(), own.rows());
+    Moved moved;
+    try {
+      moved = moveRows(location, own, held, live);
+    } catch (NotFoundException e) {
+      LOG.warn(
+          "Data file {} of table {} is gone; it is no longer compacted by this writer",
+          location,
+          table.name(),
+          e);
       forgetOwnFile(own.file());
       return false;
     }
+    forgetOwnFile(own.file());
+    rowsCompacted.inc(moved.rows);
+    if (moved.foreignKeys) {
+      // Rows of keys another subtask owns stay where they are, and the file with them, until
+      // that subtask moves them out too (a file shared after a rescaling, say).
+      movedOut.add(location);
+      return false;
+    }
+    compacted.add(location);
+    dictionary.remove(own.file());
+    dataFilesCompacted.inc();
+    if (held != null) {
+      dataFilesCompactedFromMemory.inc();
+    }
+    return true;
+  }
+
+  /**
+   * Moves the live rows of this subtask's keys out of a shared data file (one with keys of other
+   * subtasks too): the commit deletes them there by position, and removes the file with the last of
+   * its live rows.
+   *
+   * @return how many rows were moved
+   */
+  private long moveOut(String location, LiveFiles live) throws Exception {
+    movedOut.add(location);
+    try {
+      long rows = moveRows(location, null, null, live).rows;
+      rowsCompacted.inc(rows);
+      return rows;
+    } catch (NotFoundException e) {
+      LOG.warn("Data file {} of table {} is gone", location, table.name(), e);
+      return 0;
+    }
+  }
+
+  /**
+   * Writes each row of a data file that is live in the table and that its key's entry points to
+   * again into the checkpoint's new files, moves the entry, and deletes the row by position.
+   *
+   * @param own the subtask's own file, or null for a shared one
+   * @param held the file's rows held in memory, or null to read the file
+   */
+  private Moved moveRows(String location, OwnFile own, Iterable<RowData> held, LiveFiles live)
+      throws Exception {
     List<DeleteFile> positional = live.positionDeletesOf(location);
     PositionDeleteIndex deleted =
         positional.isEmpty()
@@ -592,10 +716,8 @@ public final class PositionDeltaWriterOperator<K>
                 .loadPositionDeletes(positional, location);
     // Read as this job writes rows (by field id, whatever columns the table has gained since).
     Schema rowSchema = schema.schema();
-    Positions moved = null;
-    boolean foreignKeys = false;
-    long rows = 0;
-    Iterable<RowData> held = recentRows.rowsOf(own.file(), own.rows());
+    Moved moved = new Moved();
+    Positions positions = null;
     try (CloseableIterable<RowData> reader =
         held != null
             ? CloseableIterable.withNoopClose(held)
@@ -608,51 +730,40 @@ public final class PositionDeltaWriterOperator<K>
       for (RowData row : reader) {
         // Rows this subtask deleted are not live; those committed are in the table's deletes too,
         // the others need no lookup of their keys either.
-        if ((deleted == null || !deleted.isDeleted(position)) && !own.deletedHere(position)) {
+        if ((deleted == null || !deleted.isDeleted(position))
+            && (own == null || !own.deletedHere(position))) {
           K key = keySelector.keyOf(schema.keyOf(row), row);
           if (!owns(key)) {
-            foreignKeys = true;
+            moved.foreignKeys = true;
           } else {
             setCurrentKey(key);
             AppliedChange entry = liveEntry();
-            if (entry != null && own.file().equals(entry.file()) && entry.position() == position) {
+            if (entry != null
+                && entry.position() == position
+                && entry.file() != null
+                && location.equals(absolute(entry.file()))) {
               Location written = write(row);
               moved(entry, written.file(), written.position());
-              if (moved == null) {
-                moved = new Positions();
-                compactedRows.put(location, moved);
+              if (positions == null) {
+                positions = new Positions();
+                compactedRows.put(location, positions);
               }
-              moved.add(position);
+              positions.add(position);
               positionDeletes.computeIfAbsent(location, f -> new Positions()).add(position);
-              rows++;
+              moved.rows++;
             }
           }
         }
         position++;
       }
-    } catch (NotFoundException e) {
-      LOG.warn(
-          "Data file {} of table {} is gone; it is no longer compacted by this writer",
-          location,
-          table.name(),
-          e);
-      forgetOwnFile(own.file());
-      return false;
     }
-    forgetOwnFile(own.file());
-    rowsCompacted.inc(rows);
-    if (foreignKeys) {
-      // Rows of keys another subtask owns stay where they are; the file stays too.
-      LOG.warn("Data file {} holds keys of other subtasks; it is not compacted", location);
-      return false;
-    }
-    compacted.add(location);
-    dictionary.remove(own.file());
-    dataFilesCompacted.inc();
-    if (held != null) {
-      dataFilesCompactedFromMemory.inc();
-    }
-    return true;
+    return moved;
+  }
+
+  /** What moving the rows out of a file did. */
+  private static final class Moved {
+    long rows;
+    boolean foreignKeys;
   }
 
   /** Stops tracking an own file: it was compacted, left the table, or is left to maintenance. */
@@ -780,54 +891,6 @@ public final class PositionDeltaWriterOperator<K>
 
     long[] toArray() {
       return Arrays.copyOf(values, size);
-    }
-  }
-
-  /**
-   * An own data file as the writer tracks it: how many of its rows this subtask has deleted, and
-   * which (those since the subtask started; those before are in the table's deletes).
-   */
-  private static final class OwnFile {
-    /** The file as recorded when it was written or restored. */
-    private final OwnDataFile recorded;
-
-    private long deleted;
-    private final BitSet deletedHere = new BitSet();
-
-    OwnFile(OwnDataFile recorded) {
-      this.recorded = recorded;
-      this.deleted = recorded.deleted();
-    }
-
-    String file() {
-      return recorded.file();
-    }
-
-    long rows() {
-      return recorded.rows();
-    }
-
-    long checkpoint() {
-      return recorded.checkpoint();
-    }
-
-    long deleted() {
-      return deleted;
-    }
-
-    void deleted(long position) {
-      deleted++;
-      if (position <= Integer.MAX_VALUE) {
-        deletedHere.set((int) position);
-      }
-    }
-
-    boolean deletedHere(long position) {
-      return position <= Integer.MAX_VALUE && deletedHere.get((int) position);
-    }
-
-    OwnDataFile state() {
-      return recorded.withDeleted(deleted);
     }
   }
 

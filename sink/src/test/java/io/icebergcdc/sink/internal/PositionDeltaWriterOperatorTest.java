@@ -68,6 +68,9 @@ class PositionDeltaWriterOperatorTest {
   /** Bytes of recent rows the writer holds for compaction; negative for the option's default. */
   private long compactionCacheBytes = -1;
 
+  /** Size below which files are merged; negative for the option's default. */
+  private long smallFileSize = -1;
+
   private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
       boolean bootstrap, OperatorSubtaskState restore, int parallelism, int subtask)
       throws Exception {
@@ -84,6 +87,11 @@ class PositionDeltaWriterOperatorTest {
     if (compactionCacheBytes >= 0) {
       operator.setCompactionCacheBytes(compactionCacheBytes);
     }
+    if (smallFileSize >= 0) {
+      operator.setSmallFileSize(smallFileSize);
+    }
+    // Every checkpoint looks through the table.
+    operator.setSurveyInterval(java.time.Duration.ZERO);
     var harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
             operator,
@@ -382,15 +390,136 @@ class PositionDeltaWriterOperatorTest {
   }
 
   @Test
-  void afterRescalingNoWriterCompactsTheFilesOfAnother() throws Exception {
-    compactionRatio = 0.1;
+  void afterRescalingAWriterMovesItsRowsOutOfTheOtherWritersFilesOnceTheTableDeletesEnough()
+      throws Exception {
+    compactionRatio = 0.5;
     Table table = table();
-    OperatorSubtaskState rescaled = twoWritersRescaledToOne(table, (owned, written) -> {});
+    java.util.Map<String, List<ChangeEvent>> keysOfFile = new java.util.HashMap<>();
+    OperatorSubtaskState rescaled =
+        twoWritersRescaledToOne(
+            table,
+            (owned, written) ->
+                keysOfFile.put(
+                    ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs())
+                        .location(),
+                    owned));
+    String[] files = keysOfFile.keySet().toArray(new String[0]);
     try (var single = harness(true, rescaled, 1, 0)) {
-      ChangeCommittable out = checkpoint(single, 2, updates(0, 49, 1000));
+      // Neither file is its own any more, and the table deletes none of their rows yet.
+      long firstKey = keysOfFile.get(files[0]).get(0).keyRow().getLong(0);
+      ChangeCommittable out = checkpoint(single, 2, update(firstKey, "x", 1000));
       assertThat(out.compactedDataFiles()).isEmpty();
-      assertThat(out.positionDeletes().count()).isEqualTo(50);
+      assertThat(out.positionDeletes().count()).isEqualTo(1);
+
+      // Another engine deletes the first half of the first file's rows.
+      long rows = keysOfFile.get(files[0]).size();
+      long[] half = java.util.stream.LongStream.range(0, (rows + 1) / 2).toArray();
+      deleteByAnotherEngine(table, files[0], half);
+      ChangeCommittable moved = checkpoint(single, 3);
+      // The rows of the second half move: deleted there by position, written again here.
+      assertThat(moved.compactedDataFiles()).isEmpty();
+      assertThat(moved.positionDeletes().files()).containsExactly(files[0]);
+      assertThat(moved.positionDeletes().positions(files[0]))
+          .containsExactly(java.util.stream.LongStream.range((rows + 1) / 2, rows).toArray());
+      assertThat(
+              ContentFileCodec.decodeDataFile(moved.dataFiles().get(0), table.specs())
+                  .recordCount())
+          .isEqualTo(rows / 2);
     }
+  }
+
+  /**
+   * Each writer of a job that started without state on a table of another engine's files owns some
+   * keys of every file: each moves its own rows out of a file once the table deletes enough of it,
+   * so that the commit that deletes the last live row removes the file.
+   */
+  @Test
+  void writersSharingAFileEachMoveTheirOwnRowsOutOfIt() throws Exception {
+    compactionRatio = 0.5;
+    Table table = table();
+    String file;
+    try (var other = harness(true, null)) {
+      ChangeCommittable written = checkpoint(other, 1, inserts(0, 99, 0));
+      append(table, written);
+      file = ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
+    }
+    deleteByAnotherEngine(table, file, java.util.stream.LongStream.range(0, 60).toArray());
+    java.util.Set<Long> movedPositions = new java.util.TreeSet<>();
+    long copied = 0;
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var writer = harness(true, null, 2, subtask)) {
+        ChangeCommittable out = checkpoint(writer, 1);
+        assertThat(out.compactedDataFiles()).isEmpty();
+        long[] positions = out.positionDeletes().positions(file);
+        assertThat(positions).isNotEmpty();
+        for (long position : positions) {
+          assertThat(movedPositions.add(position)).as("moved twice: %s", position).isTrue();
+        }
+        copied +=
+            ContentFileCodec.decodeDataFile(out.dataFiles().get(0), table.specs()).recordCount();
+      }
+    }
+    // Together they moved the 40 live rows, each once.
+    assertThat(movedPositions)
+        .containsExactlyElementsOf(java.util.stream.LongStream.range(60, 100).boxed().toList());
+    assertThat(copied).isEqualTo(40);
+  }
+
+  @Test
+  void smallFilesOfSimilarSizeAreMergedOnceFourAreCommitted() throws Exception {
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      List<String> small = new java.util.ArrayList<>();
+      for (int checkpoint = 1; checkpoint <= 4; checkpoint++) {
+        ChangeCommittable written =
+            checkpoint(harness, checkpoint, inserts(checkpoint * 10L, checkpoint * 10L + 9, 0));
+        assertThat(written.compactedDataFiles()).as("checkpoint %s", checkpoint).isEmpty();
+        append(table, written);
+        harness.notifyOfCompletedCheckpoint(checkpoint);
+        small.add(
+            ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location());
+      }
+      ChangeCommittable merged = checkpoint(harness, 5, insert(1000, "new", 1));
+      assertThat(merged.compactedDataFiles()).containsExactlyInAnyOrderElementsOf(small);
+      DataFile written = ContentFileCodec.decodeDataFile(merged.dataFiles().get(0), table.specs());
+      assertThat(written.recordCount()).isEqualTo(41);
+      // The merged rows' keys moved with them: an update deletes the copy.
+      ChangeCommittable next = checkpoint(harness, 6, update(25, "u", 100));
+      assertThat(next.positionDeletes().files()).containsExactly(written.location());
+    }
+  }
+
+  @Test
+  void withoutASmallFileSizeNoFilesAreMerged() throws Exception {
+    smallFileSize = 0;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      for (int checkpoint = 1; checkpoint <= 5; checkpoint++) {
+        ChangeCommittable written =
+            checkpoint(harness, checkpoint, inserts(checkpoint * 10L, checkpoint * 10L + 9, 0));
+        assertThat(written.compactedDataFiles()).isEmpty();
+        append(table, written);
+        harness.notifyOfCompletedCheckpoint(checkpoint);
+      }
+    }
+  }
+
+  /** Deletes rows of a data file with a deletion vector, as another engine would. */
+  private static void deleteByAnotherEngine(Table table, String file, long... positions)
+      throws Exception {
+    table.refresh();
+    BaseDVFileWriter dvs =
+        new BaseDVFileWriter(
+            OutputFileFactory.builderFor(table, 9, 9).format(FileFormat.PUFFIN).build(),
+            path -> null);
+    try (dvs) {
+      for (long position : positions) {
+        dvs.delete(file, position, table.spec(), null);
+      }
+    }
+    RowDelta delta = table.newRowDelta();
+    dvs.result().deleteFiles().forEach(delta::addDeletes);
+    delta.commit();
   }
 
   @Test

@@ -1,4 +1,4 @@
-package io.icebergcdc.commit.internal;
+package io.icebergcdc.commit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -54,13 +54,33 @@ public final class LiveFiles {
   }
 
   /** Counts {@code file}, which a commit adds, as live, without deletes. */
-  void include(DataFile file) {
+  public void include(DataFile file) {
     dataFiles.put(file.location(), file);
   }
 
   /** The live data file at {@code location}, or null if the snapshot has none there. */
   public DataFile dataFile(String location) {
     return dataFiles.get(location);
+  }
+
+  /** Every live data file. */
+  public java.util.Collection<DataFile> dataFiles() {
+    return java.util.Collections.unmodifiableCollection(dataFiles.values());
+  }
+
+  /**
+   * How many rows of the data file at {@code location} its own deletes delete: its deletion vector,
+   * or its position delete files that apply to it alone; deletes shared with other files (a
+   * position delete file of a partition) are not counted.
+   */
+  public long rowsDeletedOf(String location) {
+    long rows = 0;
+    for (DeleteFile delete : positionDeletesOf(location)) {
+      if (org.apache.iceberg.util.ContentFileUtil.isFileScoped(delete)) {
+        rows += delete.recordCount();
+      }
+    }
+    return rows;
   }
 
   /** Position delete files and deletion vectors that apply to the data file at {@code location}. */

@@ -1,0 +1,51 @@
+package io.icebergcdc.sink.internal;
+
+import java.util.BitSet;
+
+/**
+ * An own data file as the writer tracks it: how many of its rows this subtask has deleted, and
+ * which (those since the subtask started; those before are in the table's deletes).
+ */
+final class OwnFile {
+  /** The file as recorded when it was written or restored. */
+  private final OwnDataFile recorded;
+
+  private long deleted;
+  private final BitSet deletedHere = new BitSet();
+
+  OwnFile(OwnDataFile recorded) {
+    this.recorded = recorded;
+    this.deleted = recorded.deleted();
+  }
+
+  String file() {
+    return recorded.file();
+  }
+
+  long rows() {
+    return recorded.rows();
+  }
+
+  long checkpoint() {
+    return recorded.checkpoint();
+  }
+
+  long deleted() {
+    return deleted;
+  }
+
+  void deleted(long position) {
+    deleted++;
+    if (position <= Integer.MAX_VALUE) {
+      deletedHere.set((int) position);
+    }
+  }
+
+  boolean deletedHere(long position) {
+    return position <= Integer.MAX_VALUE && deletedHere.get((int) position);
+  }
+
+  OwnDataFile state() {
+    return recorded.withDeleted(deleted);
+  }
+}
