@@ -132,6 +132,14 @@ public final class PositionDeltaWriterOperator<K>
   private transient FileDictionary dictionary;
   private transient ListState<OwnDataFile> ownFilesState;
 
+  /**
+   * The latest checkpoint before which this job was rescaled in place (restored at another
+   * parallelism under the same job id): the files it named up to that checkpoint are shared.
+   */
+  private transient ListState<Long> sharedUpToState;
+
+  private transient long sharedUpTo;
+
   /** This subtask's own data files, by location as the index stores it, in order of writing. */
   private transient Map<String, OwnFile> ownFiles;
 
@@ -252,6 +260,11 @@ public final class PositionDeltaWriterOperator<K>
             .getListState(
                 new ListStateDescriptor<>("own-data-files", OwnDataFile.Serializer.INSTANCE));
     ownFiles = new LinkedHashMap<>();
+    sharedUpToState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(new ListStateDescriptor<>("files-shared-up-to", Types.LONG));
+    sharedUpTo = -1;
     lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
     fileEpoch = lastCompletedCheckpoint + 1;
     dictionaryState =
@@ -282,6 +295,21 @@ public final class PositionDeltaWriterOperator<K>
         any = true;
       }
       indexComplete = any && complete;
+      for (Long upTo : sharedUpToState.get()) {
+        sharedUpTo = Math.max(sharedUpTo, upTo);
+      }
+      // Each subtask wrote one flag: their number is the parallelism that wrote the checkpoint.
+      int restoredParallelism = 0;
+      for (Boolean ignored : indexCompleteState.get()) {
+        restoredParallelism++;
+      }
+      if (restoredParallelism != parallelism) {
+        long restoredCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
+        for (OwnDataFile file : ownFilesState.get()) {
+          restoredCheckpoint = Math.max(restoredCheckpoint, file.checkpoint());
+        }
+        sharedUpTo = Math.max(sharedUpTo, restoredCheckpoint);
+      }
     } else if (table.currentSnapshot() == null) {
       indexComplete = true;
     } else if (bootstrap) {
@@ -424,6 +452,7 @@ public final class PositionDeltaWriterOperator<K>
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
     indexCompleteState.update(List.of(indexComplete));
+    sharedUpToState.update(List.of(sharedUpTo));
     List<OwnDataFile> files = new ArrayList<>(ownFiles.size());
     for (OwnFile file : ownFiles.values()) {
       files.add(file.state());
@@ -629,7 +658,7 @@ public final class PositionDeltaWriterOperator<K>
 
   /**
    * Whether the data file at {@code location} is one that another writer subtask of this job wrote
-   * for this sink: that subtask compacts it.
+   * for this sink at the current parallelism: that subtask compacts it.
    */
   private boolean writtenByAnotherSubtask(String location) {
     if (sinkTag == null) {
@@ -638,7 +667,8 @@ public final class PositionDeltaWriterOperator<K>
     OwnedFileNames.Owner owner = OwnedFileNames.ownerOf(location);
     return owner != null
         && owner.sink().equals(sinkTag)
-        && owner.jobId().equals(getRuntimeContext().getJobInfo().getJobId().toString());
+        && owner.jobId().equals(getRuntimeContext().getJobInfo().getJobId().toString())
+        && owner.checkpointId() > sharedUpTo;
   }
 
   /**

@@ -74,6 +74,22 @@ class PositionDeltaWriterOperatorTest {
   private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
       boolean bootstrap, OperatorSubtaskState restore, int parallelism, int subtask)
       throws Exception {
+    return harness(bootstrap, restore, parallelism, subtask, null);
+  }
+
+  private static final String SINK_TAG = "0000beef";
+
+  /**
+   * @param job the job the writer runs in, whose files it names with {@link #SINK_TAG}; null for a
+   *     job of the harness's own, with Iceberg's names
+   */
+  private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
+      boolean bootstrap,
+      OperatorSubtaskState restore,
+      int parallelism,
+      int subtask,
+      org.apache.flink.api.common.JobID job)
+      throws Exception {
     PositionDeltaWriterOperator<RowKey> operator =
         new PositionDeltaWriterOperator<>(
             TableLoader.fromCatalog(catalog(), ID),
@@ -92,14 +108,30 @@ class PositionDeltaWriterOperatorTest {
     }
     // Every checkpoint looks through the table.
     operator.setSurveyInterval(java.time.Duration.ZERO);
-    var harness =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            operator,
-            new RowKeySelector(),
-            RowKeyTypeInfo.INSTANCE,
-            MAX_PARALLELISM,
-            parallelism,
-            subtask);
+    KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness;
+    if (job == null) {
+      harness =
+          new KeyedOneInputStreamOperatorTestHarness<>(
+              operator,
+              new RowKeySelector(),
+              RowKeyTypeInfo.INSTANCE,
+              MAX_PARALLELISM,
+              parallelism,
+              subtask);
+    } else {
+      operator.setSinkTag(SINK_TAG);
+      harness =
+          new KeyedOneInputStreamOperatorTestHarness<>(
+              operator,
+              new RowKeySelector(),
+              RowKeyTypeInfo.INSTANCE,
+              new org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder()
+                  .setJobID(job)
+                  .setParallelism(parallelism)
+                  .setMaxParallelism(MAX_PARALLELISM)
+                  .setSubtaskIndex(subtask)
+                  .build());
+    }
     harness.setup(
         new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
     if (restore != null) {
@@ -486,6 +518,55 @@ class PositionDeltaWriterOperatorTest {
       // The merged rows' keys moved with them: an update deletes the copy.
       ChangeCommittable next = checkpoint(harness, 6, update(25, "u", 100));
       assertThat(next.positionDeletes().files()).containsExactly(written.location());
+    }
+  }
+
+  /**
+   * Rescaled in place (restored at another parallelism under the same job id, as the adaptive
+   * scheduler does), the files the writers named before are shared: the one writer left merges the
+   * four small files of the two before it.
+   */
+  @Test
+  void afterARescalingInPlaceTheFilesOfTheEarlierWritersAreShared() throws Exception {
+    Table table = table();
+    var job = new org.apache.flink.api.common.JobID();
+    OperatorSubtaskState[] states = new OperatorSubtaskState[2];
+    List<String> files = new java.util.ArrayList<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var writer = harness(true, null, 2, subtask, job)) {
+        for (long checkpoint = 1; checkpoint <= 2; checkpoint++) {
+          List<ChangeEvent> owned = new java.util.ArrayList<>();
+          for (ChangeEvent event : inserts(checkpoint * 100, checkpoint * 100 + 39, 0)) {
+            if (org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                    event.key(), MAX_PARALLELISM, 2)
+                == subtask) {
+              owned.add(event);
+            }
+          }
+          ChangeCommittable out = checkpoint(writer, checkpoint, owned.toArray(new ChangeEvent[0]));
+          assertThat(out.compactedDataFiles()).isEmpty();
+          append(table, out);
+          files.add(
+              ContentFileCodec.decodeDataFile(out.dataFiles().get(0), table.specs()).location());
+        }
+        states[subtask] = writer.snapshot(2, 2);
+      }
+    }
+    OperatorSubtaskState rescaled =
+        org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repartitionOperatorState(
+            org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repackageState(
+                states),
+            MAX_PARALLELISM,
+            2,
+            1,
+            0);
+    try (var single = harness(true, rescaled, 1, 0, job)) {
+      ChangeCommittable out = checkpoint(single, 3, insert(1, "new", 1));
+      assertThat(out.positionDeletes().files()).containsExactlyInAnyOrderElementsOf(files);
+      assertThat(out.positionDeletes().count()).isEqualTo(80);
+      assertThat(
+              ContentFileCodec.decodeDataFile(out.dataFiles().get(0), table.specs()).recordCount())
+          .isEqualTo(81);
     }
   }
 
