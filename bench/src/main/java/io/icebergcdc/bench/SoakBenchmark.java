@@ -73,7 +73,13 @@ public final class SoakBenchmark {
   }
 
   /** What the table looked like after a commit. */
-  private record Health(int commit, long metadataBytes, int snapshots, int manifests) {}
+  private record Health(
+      int commit,
+      long metadataBytes,
+      int snapshots,
+      int manifests,
+      long dataFiles,
+      long deleteFiles) {}
 
   public static void main(String[] args) throws Exception {
     BenchOptions options =
@@ -85,6 +91,7 @@ public final class SoakBenchmark {
                 "keys",
                 "checkpoint-interval",
                 "snapshot-max-age",
+                "small-file-size",
                 "out"));
     int commits = (int) options.getLong("commits", 3000);
     int perCommit = (int) options.getLong("changes-per-commit", 20);
@@ -108,6 +115,12 @@ public final class SoakBenchmark {
     sinkOptions.set(MaintenanceOptions.SNAPSHOT_MAX_AGE, maxAge);
     // Ten runs of the maintenance within the maximum age.
     sinkOptions.set(MaintenanceOptions.INTERVAL, maxAge.dividedBy(10));
+    String smallFileSize = options.get("small-file-size", null);
+    if (smallFileSize != null) {
+      sinkOptions.set(
+          io.icebergcdc.sink.SinkOptions.COMPACTION_SMALL_FILE_SIZE,
+          org.apache.flink.configuration.MemorySize.parse(smallFileSize));
+    }
     List<Health> health = new ArrayList<>();
     long startedAt = System.nanoTime();
     try (LocalKafkaBroker broker = LocalKafkaBroker.start()) {
@@ -192,7 +205,14 @@ public final class SoakBenchmark {
         current == null
             ? 0
             : current.dataManifests(table.io()).size() + current.deleteManifests(table.io()).size();
-    return new Health(commit, bytes, snapshots, manifests);
+    Map<String, String> summary = current == null ? Map.of() : current.summary();
+    return new Health(
+        commit,
+        bytes,
+        snapshots,
+        manifests,
+        Long.parseLong(summary.getOrDefault("total-data-files", "0")),
+        Long.parseLong(summary.getOrDefault("total-delete-files", "0")));
   }
 
   private static void report(
@@ -272,6 +292,16 @@ public final class SoakBenchmark {
             first.manifests(),
             last.manifests(),
             mostManifests));
+    long mostDataFiles = health.stream().mapToLong(Health::dataFiles).max().orElse(0);
+    text.append(
+        String.format(
+            Locale.ROOT,
+            "| data files (delete files) | %d (%d) | %d (%d), at most %d data files | |%n",
+            first.dataFiles(),
+            first.deleteFiles(),
+            last.dataFiles(),
+            last.deleteFiles(),
+            mostDataFiles));
     text.append(
         String.format(
             Locale.ROOT,

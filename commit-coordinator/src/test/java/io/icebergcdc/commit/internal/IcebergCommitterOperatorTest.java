@@ -390,11 +390,7 @@ class IcebergCommitterOperatorTest {
   @ValueSource(ints = {2, 3})
   void aDataFileWhoseLastRowsAreDeletedLeavesTheTable(int formatVersion) throws Exception {
     table.updateProperties().set("format-version", Integer.toString(formatVersion)).commit();
-    var harness = open();
-    harness.processElement(new StreamRecord<>(files("a", false, 0)));
-    harness.processElement(new StreamRecord<>(files("b", false, 0)));
-    harness.snapshot(1, 1);
-    harness.notifyOfCompletedCheckpoint(1);
+    var harness = openWithFilesAAndBCommitted();
     String a = TestTables.dataFile("a").location();
     String b = TestTables.dataFile("b").location();
 
@@ -411,11 +407,7 @@ class IcebergCommitterOperatorTest {
     harness.snapshot(3, 3);
     harness.notifyOfCompletedCheckpoint(3);
 
-    table.refresh();
-    List<String> live = new ArrayList<>();
-    try (var tasks = table.newScan().planFiles()) {
-      tasks.forEach(t -> live.add(t.file().location()));
-    }
+    List<String> live = liveDataFiles();
     assertThat(live).containsExactly(b);
     assertThat(deletesOf(b))
         .singleElement()
@@ -446,11 +438,7 @@ class IcebergCommitterOperatorTest {
     harness.snapshot(3, 3);
     harness.notifyOfCompletedCheckpoint(3);
 
-    table.refresh();
-    List<String> live = new ArrayList<>();
-    try (var tasks = table.newScan().planFiles()) {
-      tasks.forEach(t -> live.add(t.file().location()));
-    }
+    List<String> live = liveDataFiles();
     assertThat(live).containsExactly(TestTables.dataFile("b").location());
     Map<String, String> summary = table.currentSnapshot().summary();
     assertThat(summary)
@@ -705,11 +693,7 @@ class IcebergCommitterOperatorTest {
         .updateProperties()
         .set(org.apache.iceberg.TableProperties.DELETE_GRANULARITY, "partition")
         .commit();
-    var harness = open();
-    harness.processElement(new StreamRecord<>(files("a", false, 0)));
-    harness.processElement(new StreamRecord<>(files("b", false, 0)));
-    harness.snapshot(1, 1);
-    harness.notifyOfCompletedCheckpoint(1);
+    var harness = openWithFilesAAndBCommitted();
     String a = TestTables.dataFile("a").location();
     String b = TestTables.dataFile("b").location();
 
@@ -747,6 +731,26 @@ class IcebergCommitterOperatorTest {
         io.icebergcdc.commit.PositionDeletes.of(Map.of(file, positions)),
         0,
         List.of(file));
+  }
+
+  /** A committer that has committed checkpoint 1, which added data files "a" and "b". */
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> openWithFilesAAndBCommitted()
+      throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.processElement(new StreamRecord<>(files("b", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    return harness;
+  }
+
+  private List<String> liveDataFiles() throws Exception {
+    table.refresh();
+    List<String> live = new ArrayList<>();
+    try (var tasks = table.newScan().planFiles()) {
+      tasks.forEach(t -> live.add(t.file().location()));
+    }
+    return live;
   }
 
   private static ChangeCommittable positions(String file, long... positions) {
