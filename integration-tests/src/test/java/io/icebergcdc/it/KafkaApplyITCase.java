@@ -161,6 +161,16 @@ class KafkaApplyITCase {
           .matches("kafka shop\\.public\\.(items|stock)/\\d@\\d+");
       assertThat(letter.get("reason").asText()).isNotBlank();
     }
+    // Each counted once, in the summary of the table whose topic it came from.
+    long counted = 0;
+    for (String topic : changelogs.keySet()) {
+      for (org.apache.iceberg.Snapshot snapshot :
+          Commits.snapshots(catalog.loadTable(tableOf(resumed, topic)))) {
+        counted +=
+            Long.parseLong(snapshot.summary().getOrDefault(SnapshotSummaryKeys.DEAD_LETTERED, "0"));
+      }
+    }
+    assertThat(counted).as("dead letters counted in the summaries").isEqualTo(malformed.size());
   }
 
   /**
