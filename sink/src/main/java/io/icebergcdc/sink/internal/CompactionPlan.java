@@ -21,10 +21,12 @@ import org.apache.iceberg.PartitionSpec;
  *       with the largest share first. For its own files the writer knows the share (its own
  *       deletes, committed or not); for the others the table's deletes tell it.
  *   <li><b>small</b>: files below the small-file size, once a partition has {@value
- *       #FILES_PER_TIER} of similar size (a size tier: sizes within a factor of 4). Their rows go
- *       into the checkpoint's new files, which then are about as large as those {@value
- *       #FILES_PER_TIER} together: each row is copied once per tier it climbs, about log4(small
- *       size / size written per checkpoint) times, instead of once per merge. Smaller tiers first.
+ *       #FILES_PER_TIER} of similar size (a size tier: sizes within a factor of 4) that have stayed
+ *       small for a while (own files written a survey interval ago: under updates most fresh files
+ *       soon reach the ratio and are compacted for it instead). Their rows go into the checkpoint's
+ *       new files, which then are about as large as those {@value #FILES_PER_TIER} together: each
+ *       row is copied once per tier it climbs, about log4(small size / size written per checkpoint)
+ *       times, instead of once per merge. Smaller tiers first.
  * </ul>
  *
  * <p>Own files are those the subtask wrote at the current parallelism (all their keys are its own):
@@ -59,6 +61,7 @@ final class CompactionPlan {
    * @param specs the table's partition specs
    * @param deletedRatio the share of deleted rows that makes a file a candidate; 1 or more: none
    * @param smallFileSize the size below which a file is small; 0: none
+   * @param settled whether an own small file is old enough to merge
    * @param lastCompletedCheckpoint the latest checkpoint whose commit is known to be complete
    * @param othersOwn whether a location is a file of another subtask of this job
    * @param done shared files this subtask has moved its rows out of already
@@ -71,6 +74,7 @@ final class CompactionPlan {
       Map<Integer, PartitionSpec> specs,
       double deletedRatio,
       long smallFileSize,
+      Predicate<OwnFile> settled,
       long lastCompletedCheckpoint,
       Predicate<String> othersOwn,
       Predicate<String> done,
@@ -108,7 +112,7 @@ final class CompactionPlan {
       double share = (double) deletedRows / rows;
       if (deletedRatio < 1 && share >= deletedRatio) {
         deleted.add(new Scored(candidate, share));
-      } else if (file.fileSizeInBytes() < smallFileSize) {
+      } else if (file.fileSizeInBytes() < smallFileSize && (mine == null || settled.test(mine))) {
         int tier = tierOf(file.fileSizeInBytes());
         String partition =
             file.specId() + "/" + specs.get(file.specId()).partitionToPath(file.partition());

@@ -13,9 +13,23 @@ final class OwnFile {
   private long deleted;
   private final BitSet deletedHere = new BitSet();
 
+  /** When the subtask wrote it, by {@link System#nanoTime()}; 0 if it was restored. */
+  private final long writtenAt;
+
+  /** A file restored from state, written a while ago. */
   OwnFile(OwnDataFile recorded) {
+    this(recorded, 0);
+  }
+
+  OwnFile(OwnDataFile recorded, long writtenAt) {
     this.recorded = recorded;
     this.deleted = recorded.deleted();
+    this.writtenAt = writtenAt;
+  }
+
+  /** Whether the file was written at least {@code nanos} before {@code now} (or restored). */
+  boolean writtenBefore(long now, long nanos) {
+    return writtenAt == 0 || now - writtenAt >= nanos;
   }
 
   String file() {

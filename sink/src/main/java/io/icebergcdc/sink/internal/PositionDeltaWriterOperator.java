@@ -556,7 +556,8 @@ public final class PositionDeltaWriterOperator<K>
                 0,
                 checkpointId,
                 getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks())));
+                getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()),
+            Math.max(1, System.nanoTime())));
   }
 
   /**
@@ -619,7 +620,10 @@ public final class PositionDeltaWriterOperator<K>
             live,
             table.specs(),
             compactionRatio,
-            smallFileSize,
+            // Small files are merged at a survey, once they stayed small for an interval: under
+            // updates most fresh files soon lose enough rows to be compacted instead.
+            survey ? smallFileSize : 0,
+            file -> file.writtenBefore(now, surveyInterval.toNanos()),
             lastCompletedCheckpoint,
             this::writtenByAnotherSubtask,
             movedOut::contains,
