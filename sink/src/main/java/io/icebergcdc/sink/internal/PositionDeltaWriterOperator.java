@@ -9,7 +9,6 @@ import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.JobClassLoaderRelease;
 import io.icebergcdc.commit.LiveFiles;
 import io.icebergcdc.commit.OwnedFileNames;
-import io.icebergcdc.commit.PositionDeletes;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.internal.AppliedChange;
 import io.icebergcdc.dedup.internal.SequencedChangeOperator;
@@ -18,9 +17,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.annotation.VisibleForTesting;
@@ -44,23 +41,18 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
-import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.encryption.EncryptedOutputFile;
-import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.RowDataWrapper;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.iceberg.flink.data.FlinkParquetReaders;
 import org.apache.iceberg.flink.data.RowDataProjection;
 import org.apache.iceberg.flink.sink.FlinkFileWriterFactory;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
-import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.util.PropertyUtil;
 import org.slf4j.Logger;
@@ -89,17 +81,13 @@ import org.slf4j.LoggerFactory;
  * #prepareSnapshotPreBarrier}, so the index in a checkpoint only points into files handed to the
  * committer for that checkpoint or earlier.
  *
- * <p><b>Compaction:</b> the writer tracks, for each data file it wrote (all of whose rows have keys
- * it owns), how many of its rows it has deleted since, and in memory which (rows deleted before a
- * restore are in the table's deletes). At a checkpoint, once a file's commit is known to be
- * complete and at least the compaction ratio of its rows is deleted, the writer reads the file,
- * skips the rows deleted by it or in the table, writes each other row that its key's entry still
- * points to again into the checkpoint's new files, moves the entry there, and hands the old file to
- * the committer to remove, with the positions of the moved rows as deletes for the case where
- * another writer replaced the file meanwhile, and apart, so that the committer can delete the
- * copies of rows another writer deleted meanwhile. Files are picked by their share of deleted rows,
- * and a checkpoint compacts at most about as many rows as it writes otherwise (at least {@value
- * #MIN_COMPACTION_ROWS}).
+ * <p><b>Compaction</b> ({@link WriterCompaction}): at a checkpoint, before its files are completed,
+ * the writer moves the live rows out of files with many deleted rows, of small files and of files
+ * it shares with other subtasks ({@link CompactionPlan}) into the checkpoint's new files, moving
+ * their keys' entries with them; the old rows are deleted by position, and an own file, all of
+ * whose keys are this subtask's, is handed to the committer to remove. The positions of the moved
+ * rows also go apart, so that the committer can delete the copies of rows another writer deleted
+ * meanwhile.
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
@@ -109,8 +97,6 @@ public final class PositionDeltaWriterOperator<K>
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(PositionDeltaWriterOperator.class);
   private static final int ROWS_BETWEEN_SIZE_CHECKS = 1000;
-  private static final long MIN_COMPACTION_ROWS = 100_000;
-  private static final int MAX_OWN_FILES = 10_000;
 
   /** How often a writer looks through the table for small and shared files to compact. */
   static final Duration SURVEY_INTERVAL = Duration.ofMinutes(1);
@@ -122,6 +108,7 @@ public final class PositionDeltaWriterOperator<K>
   private final double compactionRatio;
   private long smallFileSize = SinkOptions.COMPACTION_SMALL_FILE_SIZE.defaultValue().getBytes();
   private Duration surveyInterval = SURVEY_INTERVAL;
+  private transient java.util.function.LongSupplier clock;
   private long compactionCacheBytes = SinkOptions.COMPACTION_CACHE_SIZE.defaultValue().getBytes();
   private String sinkTag;
 
@@ -140,25 +127,12 @@ public final class PositionDeltaWriterOperator<K>
 
   private transient long sharedUpTo;
 
-  /** This subtask's own data files, by location as the index stores it, in order of writing. */
-  private transient Map<String, OwnFile> ownFiles;
-
-  /** The rows of this subtask's most recent own files, for their compaction. */
-  private transient RecentRows recentRows;
+  /** The compaction of this subtask's files and of those it shares. */
+  private transient WriterCompaction compaction;
 
   private transient long checkpointId;
   private transient long lastCompletedCheckpoint;
   private transient long rowsWritten;
-
-  /**
-   * When the table was last surveyed for files to compact, by {@link System#nanoTime()}; 0: never.
-   */
-  private transient long lastSurvey;
-
-  /** Shared files in the table that this subtask has moved its rows out of. */
-  private transient java.util.Set<String> movedOut;
-
-  private transient List<String> compacted;
 
   /**
    * Without checkpoints (a bounded job), the bootstrapped index until each key is first changed;
@@ -185,15 +159,9 @@ public final class PositionDeltaWriterOperator<K>
   private transient Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes;
   private transient Map<String, Positions> positionDeletes;
 
-  /** The positions of the rows compacted at this checkpoint, by compacted data file. */
-  private transient Map<String, Positions> compactedRows;
-
   private transient long fallbacks;
   private transient Counter dataFilesWritten;
   private transient Counter equalityFallbacks;
-  private transient Counter dataFilesCompacted;
-  private transient Counter rowsCompacted;
-  private transient Counter dataFilesCompactedFromMemory;
 
   public PositionDeltaWriterOperator(
       TableLoader tableLoader,
@@ -231,6 +199,12 @@ public final class PositionDeltaWriterOperator<K>
     this.surveyInterval = interval;
   }
 
+  /** The clock of the surveys, in nanoseconds. */
+  @VisibleForTesting
+  void setClock(java.util.function.LongSupplier clock) {
+    this.clock = clock;
+  }
+
   /**
    * Names the files written with the tag of the committer's sink ({@link OwnedFileNames}), so that
    * the committer can tell the orphans among them; unset, Iceberg's random names.
@@ -242,7 +216,7 @@ public final class PositionDeltaWriterOperator<K>
   /** How many data files compaction copied from the rows held in memory. */
   @VisibleForTesting
   long dataFilesCompactedFromMemory() {
-    return dataFilesCompactedFromMemory.getCount();
+    return compaction.dataFilesCompactedFromMemory();
   }
 
   @Override
@@ -259,7 +233,21 @@ public final class PositionDeltaWriterOperator<K>
             .getOperatorStateStore()
             .getListState(
                 new ListStateDescriptor<>("own-data-files", OwnDataFile.Serializer.INSTANCE));
-    ownFiles = new LinkedHashMap<>();
+    int subtasks = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+    if (clock == null) {
+      clock = System::nanoTime;
+    }
+    compaction =
+        new WriterCompaction(
+            new CompactionAccess(),
+            schema.schema(),
+            new RecentRows(schema.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0),
+            compactionRatio,
+            smallFileSize,
+            surveyInterval,
+            subtasks,
+            getMetricGroup(),
+            clock);
     sharedUpToState =
         context
             .getOperatorStateStore()
@@ -281,7 +269,7 @@ public final class PositionDeltaWriterOperator<K>
     if (context.isRestored()) {
       for (OwnDataFile file : ownFilesState.get()) {
         if (file.subtask() == subtask && file.parallelism() == parallelism) {
-          ownFiles.put(file.file(), new OwnFile(file));
+          compaction.restored(file);
           // Restored from a completed checkpoint: the commits of its files are complete, or are
           // made by the committer's restore before any later one.
           lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, file.checkpoint());
@@ -335,7 +323,8 @@ public final class PositionDeltaWriterOperator<K>
       return;
     }
     LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
-    int dropped = dictionary.retain(location -> live.dataFile(location) != null, ownFiles.keySet());
+    int dropped =
+        dictionary.retain(location -> live.dataFile(location) != null, compaction.ownFileNames());
     if (dropped > 0) {
       LOG.info(
           "Dropped {} data files that left table {} from the key index's dictionary",
@@ -436,16 +425,8 @@ public final class PositionDeltaWriterOperator<K>
     completedFiles = new ArrayList<>();
     equalityDeletes = new HashMap<>();
     positionDeletes = new HashMap<>();
-    compactedRows = new HashMap<>();
-    compacted = new ArrayList<>();
-    movedOut = new java.util.HashSet<>();
-    lastSurvey = 0;
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
     equalityFallbacks = getMetricGroup().counter("equalityFallbacks");
-    dataFilesCompacted = getMetricGroup().counter("dataFilesCompacted");
-    rowsCompacted = getMetricGroup().counter("rowsCompacted");
-    dataFilesCompactedFromMemory = getMetricGroup().counter("dataFilesCompactedFromMemory");
-    recentRows = new RecentRows(schema.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
   }
 
   @Override
@@ -453,11 +434,7 @@ public final class PositionDeltaWriterOperator<K>
     super.snapshotState(context);
     indexCompleteState.update(List.of(indexComplete));
     sharedUpToState.update(List.of(sharedUpTo));
-    List<OwnDataFile> files = new ArrayList<>(ownFiles.size());
-    for (OwnFile file : ownFiles.values()) {
-      files.add(file.state());
-    }
-    ownFilesState.update(files);
+    ownFilesState.update(compaction.state());
     dictionaryState.update(dictionary.entriesToSnapshot());
   }
 
@@ -507,10 +484,7 @@ public final class PositionDeltaWriterOperator<K>
     String location = prior == null || prior.file() == null ? null : absolute(prior.file());
     if (location != null) {
       positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
-      OwnFile own = ownFiles.get(prior.file());
-      if (own != null) {
-        own.deleted(prior.position());
-      }
+      compaction.deleted(prior.file(), prior.position());
     } else if (prior == null ? !indexComplete : !prior.deleted()) {
       deleteByKey(net.keyRow());
     }
@@ -530,7 +504,7 @@ public final class PositionDeltaWriterOperator<K>
       openFiles.put(partition, file);
     }
     file.writer.write(row);
-    recentRows.add(file.storedLocation, file.rows, row);
+    compaction.written(file.storedLocation, file.rows, row);
     Location location = new Location(file.storedLocation, file.rows++);
     rowsWritten++;
     if (file.rows % ROWS_BETWEEN_SIZE_CHECKS == 0 && file.writer.length() >= targetFileSize) {
@@ -543,121 +517,14 @@ public final class PositionDeltaWriterOperator<K>
   private void complete(OpenDataFile file) throws IOException {
     file.writer.close();
     completedFiles.add(file.writer.toDataFile());
-    if (ownFiles.size() >= MAX_OWN_FILES) {
-      // The oldest file that never reached the ratio is left to table maintenance.
-      forgetOwnFile(ownFiles.keySet().iterator().next());
-    }
-    ownFiles.put(
-        file.storedLocation,
-        new OwnFile(
-            new OwnDataFile(
-                file.storedLocation,
-                file.rows,
-                0,
-                checkpointId,
-                getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()),
-            Math.max(1, System.nanoTime())));
-  }
-
-  /**
-   * Moves the live rows out of the files {@link CompactionPlan} picks, until about as many rows
-   * were moved as the checkpoint wrote otherwise (at least {@value #MIN_COMPACTION_ROWS}); the last
-   * file may pass that budget, so a file larger than it is compacted too, alone. The table is
-   * refreshed for it when an own file reached the compaction ratio, and otherwise at most once per
-   * survey interval, to find small files and shared ones.
-   */
-  private void compact() throws Exception {
-    if (!getRuntimeContext().isCheckpointingEnabled()) {
-      // A bounded job without checkpoints keeps no index to move.
-      return;
-    }
-    boolean due = false;
-    if (compactionRatio < 1) {
-      for (OwnFile file : ownFiles.values()) {
-        if (file.checkpoint() <= lastCompletedCheckpoint
-            && file.deleted() >= compactionRatio * file.rows()) {
-          due = true;
-          break;
-        }
-      }
-    }
-    long now = System.nanoTime();
-    boolean survey =
-        (compactionRatio < 1 || smallFileSize > 0)
-            && (lastSurvey == 0 || now - lastSurvey >= surveyInterval.toNanos());
-    if (!due && !survey) {
-      return;
-    }
-    // Compaction copies what the table holds now: only files still in it, without the rows that
-    // anyone (another engine too) has deleted from them.
-    try {
-      table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
-    } catch (RuntimeException e) {
-      // A catalog out of reach for a while: the committer waits for it; compaction, which can
-      // always wait, tries again at a later checkpoint.
-      LOG.warn("Table {} cannot be refreshed, compaction waits: {}", table.name(), e.toString());
-      return;
-    }
-    lastSurvey = now;
-    LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
-    for (OwnFile file : new ArrayList<>(ownFiles.values())) {
-      String location = absolute(file.file());
-      if ((location == null || live.dataFile(location) == null)
-          && file.checkpoint() < lastCompletedCheckpoint - 2) {
-        // Not in the table: replaced by another writer (or its commit was lost).
-        forgetOwnFile(file.file());
-      } else if (location != null && live.hasEqualityDeletes(location)) {
-        // Rows deleted by key, by another writer: left to table maintenance.
-        forgetOwnFile(file.file());
-      }
-    }
-    movedOut.removeIf(location -> live.dataFile(location) == null);
-    List<CompactionPlan.Candidate> candidates =
-        CompactionPlan.of(
-            ownFiles.values(),
-            this::absolute,
-            live,
-            table.specs(),
-            compactionRatio,
-            // Small files are merged at a survey, once they stayed small for an interval: under
-            // updates most fresh files soon lose enough rows to be compacted instead.
-            survey ? smallFileSize : 0,
-            file -> file.writtenBefore(now, surveyInterval.toNanos()),
-            lastCompletedCheckpoint,
-            this::writtenByAnotherSubtask,
-            movedOut::contains,
-            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
-    long budget = Math.max(MIN_COMPACTION_ROWS, rowsWritten);
-    long moved = 0;
-    long start = System.nanoTime();
-    int files = 0;
-    int shared = 0;
-    long fromMemory = dataFilesCompactedFromMemory.getCount();
-    for (CompactionPlan.Candidate candidate : candidates) {
-      if (moved >= budget) {
-        break;
-      }
-      moved += candidate.rows();
-      if (candidate.own() != null) {
-        if (compact(candidate.own(), candidate.location(), live)) {
-          files++;
-        }
-      } else if (moveOut(candidate.location(), live) > 0) {
-        shared++;
-      }
-    }
-    if (files > 0 || shared > 0) {
-      LOG.info(
-          "Compacted {} data files ({} from memory) of table {} and moved rows out of {} shared"
-              + " ones at checkpoint {} in {} ms",
-          files,
-          dataFilesCompactedFromMemory.getCount() - fromMemory,
-          table.name(),
-          shared,
-          checkpointId,
-          (System.nanoTime() - start) / 1_000_000L);
-    }
+    compaction.completed(
+        new OwnDataFile(
+            file.storedLocation,
+            file.rows,
+            0,
+            checkpointId,
+            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()));
   }
 
   /**
@@ -673,137 +540,6 @@ public final class PositionDeltaWriterOperator<K>
         && owner.sink().equals(sinkTag)
         && owner.jobId().equals(getRuntimeContext().getJobInfo().getJobId().toString())
         && owner.checkpointId() > sharedUpTo;
-  }
-
-  /**
-   * Writes the live rows of {@code own} again, moves their keys' entries, and hands the file to the
-   * committer to remove, with the moved rows' positions as deletes.
-   *
-   * @param location the file's location
-   * @param live the table's live files now, with the deletes that apply to each
-   * @return whether the file was compacted
-   */
-  private boolean compact(OwnFile own, String location, LiveFiles live) throws Exception {
-    Iterable<RowData> held = recentRows.rowsOf(own.file(), own.rows());
-    Moved moved;
-    try {
-      moved = moveRows(location, own, held, live);
-    } catch (NotFoundException e) {
-      LOG.warn(
-          "Data file {} of table {} is gone; it is no longer compacted by this writer",
-          location,
-          table.name(),
-          e);
-      forgetOwnFile(own.file());
-      return false;
-    }
-    forgetOwnFile(own.file());
-    rowsCompacted.inc(moved.rows);
-    if (moved.foreignKeys) {
-      // Rows of keys another subtask owns stay where they are, and the file with them, until
-      // that subtask moves them out too (a file shared after a rescaling, say).
-      movedOut.add(location);
-      return false;
-    }
-    compacted.add(location);
-    dictionary.remove(own.file());
-    dataFilesCompacted.inc();
-    if (held != null) {
-      dataFilesCompactedFromMemory.inc();
-    }
-    return true;
-  }
-
-  /**
-   * Moves the live rows of this subtask's keys out of a shared data file (one with keys of other
-   * subtasks too): the commit deletes them there by position, and removes the file with the last of
-   * its live rows.
-   *
-   * @return how many rows were moved
-   */
-  private long moveOut(String location, LiveFiles live) throws Exception {
-    movedOut.add(location);
-    try {
-      long rows = moveRows(location, null, null, live).rows;
-      rowsCompacted.inc(rows);
-      return rows;
-    } catch (NotFoundException e) {
-      LOG.warn("Data file {} of table {} is gone", location, table.name(), e);
-      return 0;
-    }
-  }
-
-  /**
-   * Writes each row of a data file that is live in the table and that its key's entry points to
-   * again into the checkpoint's new files, moves the entry, and deletes the row by position.
-   *
-   * @param own the subtask's own file, or null for a shared one
-   * @param held the file's rows held in memory, or null to read the file
-   */
-  private Moved moveRows(String location, OwnFile own, Iterable<RowData> held, LiveFiles live)
-      throws Exception {
-    List<DeleteFile> positional = live.positionDeletesOf(location);
-    PositionDeleteIndex deleted =
-        positional.isEmpty()
-            ? null
-            : new BaseDeleteLoader(f -> table.io().newInputFile(f.location()))
-                .loadPositionDeletes(positional, location);
-    // Read as this job writes rows (by field id, whatever columns the table has gained since).
-    Schema rowSchema = schema.schema();
-    Moved moved = new Moved();
-    Positions positions = null;
-    try (CloseableIterable<RowData> reader =
-        held != null
-            ? CloseableIterable.withNoopClose(held)
-            : Parquet.read(table.io().newInputFile(location))
-                .project(rowSchema)
-                .createReaderFunc(
-                    fileSchema -> FlinkParquetReaders.buildReader(rowSchema, fileSchema))
-                .build()) {
-      long position = 0;
-      for (RowData row : reader) {
-        // Rows this subtask deleted are not live; those committed are in the table's deletes too,
-        // the others need no lookup of their keys either.
-        if ((deleted == null || !deleted.isDeleted(position))
-            && (own == null || !own.deletedHere(position))) {
-          K key = keySelector.keyOf(schema.keyOf(row), row);
-          if (!owns(key)) {
-            moved.foreignKeys = true;
-          } else {
-            setCurrentKey(key);
-            AppliedChange entry = liveEntry();
-            if (entry != null
-                && entry.position() == position
-                && entry.file() != null
-                && location.equals(absolute(entry.file()))) {
-              Location written = write(row);
-              moved(entry, written.file(), written.position());
-              if (positions == null) {
-                positions = new Positions();
-                compactedRows.put(location, positions);
-              }
-              positions.add(position);
-              positionDeletes.computeIfAbsent(location, f -> new Positions()).add(position);
-              moved.rows++;
-            }
-          }
-        }
-        position++;
-      }
-    }
-    return moved;
-  }
-
-  /** What moving the rows out of a file did. */
-  private static final class Moved {
-    long rows;
-    boolean foreignKeys;
-  }
-
-  /** Stops tracking an own file: it was compacted, left the table, or is left to maintenance. */
-  private void forgetOwnFile(String file) {
-    ownFiles.remove(file);
-    recentRows.forget(file);
   }
 
   private void deleteByKey(RowData keyRow) throws IOException {
@@ -823,7 +559,10 @@ public final class PositionDeltaWriterOperator<K>
 
   @Override
   protected void checkpointed(ChangeStats stats) throws Exception {
-    compact();
+    if (getRuntimeContext().isCheckpointingEnabled()) {
+      // A bounded job without checkpoints keeps no index to move.
+      compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);
+    }
     for (OpenDataFile file : openFiles.values()) {
       complete(file);
     }
@@ -838,7 +577,7 @@ public final class PositionDeltaWriterOperator<K>
     if (completedFiles.isEmpty()
         && deletes.isEmpty()
         && positionDeletes.isEmpty()
-        && compacted.isEmpty()) {
+        && !compaction.compactedAny()) {
       if (!stats.isEmpty()) {
         output.collect(new StreamRecord<>(ChangeCommittable.ofStats(stats)));
       }
@@ -853,13 +592,11 @@ public final class PositionDeltaWriterOperator<K>
                 ContentFileCodec.encodeAll(deletes, specs),
                 List.of(),
                 stats,
-                positionsOf(positionDeletes),
+                Positions.of(positionDeletes),
                 fallbacks,
-                compacted,
-                positionsOf(compactedRows))));
+                compaction.takeCompacted(),
+                compaction.takeMovedRows())));
     completedFiles.clear();
-    compacted.clear();
-    compactedRows.clear();
     positionDeletes.clear();
     fallbacks = 0;
   }
@@ -895,12 +632,6 @@ public final class PositionDeltaWriterOperator<K>
     }
   }
 
-  private static PositionDeletes positionsOf(Map<String, Positions> byFile) {
-    Map<String, long[]> positions = new HashMap<>();
-    byFile.forEach((file, list) -> positions.put(file, list.toArray()));
-    return PositionDeletes.of(positions);
-  }
-
   /** The form in which the index keeps a data file's location: its name in the dictionary. */
   private String stored(String location) {
     return dictionary.nameOf(location);
@@ -911,20 +642,49 @@ public final class PositionDeltaWriterOperator<K>
     return dictionary.locationOf(stored);
   }
 
-  /** The positions to delete in one data file, unboxed. */
-  private static final class Positions {
-    private long[] values = new long[16];
-    private int size;
+  /** The writer as its compaction sees it. */
+  private final class CompactionAccess implements WriterCompaction.Writer {
 
-    void add(long position) {
-      if (size == values.length) {
-        values = Arrays.copyOf(values, size * 2);
-      }
-      values[size++] = position;
+    @Override
+    public Table refreshedTable() {
+      table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
+      return table;
     }
 
-    long[] toArray() {
-      return Arrays.copyOf(values, size);
+    @Override
+    public String locationOf(String stored) {
+      return absolute(stored);
+    }
+
+    @Override
+    public WriterCompaction.Move move(RowData row, String location, long position)
+        throws Exception {
+      K key = keySelector.keyOf(schema.keyOf(row), row);
+      if (!owns(key)) {
+        return WriterCompaction.Move.OTHER_SUBTASK;
+      }
+      setCurrentKey(key);
+      AppliedChange entry = liveEntry();
+      if (entry == null
+          || entry.position() != position
+          || entry.file() == null
+          || !location.equals(absolute(entry.file()))) {
+        return WriterCompaction.Move.NOT_CURRENT;
+      }
+      Location written = write(row);
+      moved(entry, written.file(), written.position());
+      positionDeletes.computeIfAbsent(location, f -> new Positions()).add(position);
+      return WriterCompaction.Move.MOVED;
+    }
+
+    @Override
+    public boolean writtenByAnotherSubtask(String location) {
+      return PositionDeltaWriterOperator.this.writtenByAnotherSubtask(location);
+    }
+
+    @Override
+    public void compacted(String stored) {
+      dictionary.remove(stored);
     }
   }
 

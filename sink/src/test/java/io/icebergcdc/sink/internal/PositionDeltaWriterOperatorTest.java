@@ -71,6 +71,13 @@ class PositionDeltaWriterOperatorTest {
   /** Size below which files are merged; negative for the option's default. */
   private long smallFileSize = -1;
 
+  /** The surveys' interval; null for every checkpoint. */
+  private java.time.Duration surveyInterval;
+
+  /** The writers' clock, in nanoseconds, when a test sets it. */
+  private final java.util.concurrent.atomic.AtomicLong now =
+      new java.util.concurrent.atomic.AtomicLong(1);
+
   private KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness(
       boolean bootstrap, OperatorSubtaskState restore, int parallelism, int subtask)
       throws Exception {
@@ -106,8 +113,9 @@ class PositionDeltaWriterOperatorTest {
     if (smallFileSize >= 0) {
       operator.setSmallFileSize(smallFileSize);
     }
-    // Every checkpoint looks through the table.
-    operator.setSurveyInterval(java.time.Duration.ZERO);
+    // Every checkpoint looks through the table, unless a test sets an interval.
+    operator.setSurveyInterval(surveyInterval == null ? java.time.Duration.ZERO : surveyInterval);
+    operator.setClock(now::get);
     KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness;
     if (job == null) {
       harness =
@@ -567,6 +575,42 @@ class PositionDeltaWriterOperatorTest {
       assertThat(
               ContentFileCodec.decodeDataFile(out.dataFiles().get(0), table.specs()).recordCount())
           .isEqualTo(81);
+    }
+  }
+
+  /**
+   * Own small files are merged at a survey, once a minute, when they were written a minute before;
+   * the refreshes for a file at the compaction ratio in between do not put the survey off.
+   */
+  @Test
+  void smallFilesWaitForTheSurveyAndRefreshesForTheRatioDoNotPutItOff() throws Exception {
+    compactionRatio = 0.5;
+    surveyInterval = java.time.Duration.ofMinutes(1);
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      List<String> small = new java.util.ArrayList<>();
+      for (int checkpoint = 1; checkpoint <= 5; checkpoint++) {
+        now.set(checkpoint * 1_000_000_000L);
+        ChangeCommittable written =
+            checkpoint(harness, checkpoint, inserts(checkpoint * 10L, checkpoint * 10L + 9, 0));
+        assertThat(written.compactedDataFiles()).as("checkpoint %s", checkpoint).isEmpty();
+        append(table, written);
+        harness.notifyOfCompletedCheckpoint(checkpoint);
+        small.add(
+            ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location());
+      }
+      // Six of the first file's ten rows updated: at the ratio, it is compacted at once.
+      now.set(50_000_000_000L);
+      ChangeCommittable atRatio = checkpoint(harness, 6, updates(10, 15, 100));
+      assertThat(atRatio.compactedDataFiles()).containsExactly(small.get(0));
+      append(table, atRatio);
+      harness.notifyOfCompletedCheckpoint(6);
+
+      // A minute after the first survey: the four other files, written a minute before, merge.
+      now.set(70_000_000_000L);
+      ChangeCommittable surveyed = checkpoint(harness, 7, insert(1001, "b", 1));
+      assertThat(surveyed.compactedDataFiles())
+          .containsExactlyInAnyOrderElementsOf(small.subList(1, 5));
     }
   }
 

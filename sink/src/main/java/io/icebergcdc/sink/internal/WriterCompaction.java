@@ -1,0 +1,412 @@
+package io.icebergcdc.sink.internal;
+
+import io.icebergcdc.commit.LiveFiles;
+import io.icebergcdc.commit.PositionDeletes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.table.data.RowData;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.flink.data.FlinkParquetReaders;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.parquet.Parquet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The compaction of one position-mode writer subtask: the data files it wrote with how many of
+ * their rows it has deleted since (and, in memory, which, and the rows of the most recent ones),
+ * the choice at each checkpoint of the files to move rows out of ({@link CompactionPlan}), and the
+ * moving itself: each row of such a file that is live in the table and that its key's index entry
+ * still points to is written again into the checkpoint's files and deleted in the old one by
+ * position; an own file, all of whose keys are the subtask's, is then handed to the committer to
+ * remove whole.
+ *
+ * <p>A checkpoint moves about as many rows as it writes otherwise (at least {@value #MIN_ROWS});
+ * the last file may pass that budget, so a file larger than it is compacted too, alone. The table
+ * is read for it when an own file reached the compaction ratio, and otherwise at most once per
+ * survey interval, to find small files and shared ones.
+ *
+ * <p><b>Threading:</b> the writer's task thread only.
+ */
+final class WriterCompaction {
+
+  private static final Logger LOG = LoggerFactory.getLogger(WriterCompaction.class);
+  static final long MIN_ROWS = 100_000;
+  private static final int MAX_OWN_FILES = 10_000;
+
+  /** What compaction needs of its writer: the table, its key index and the checkpoint's files. */
+  interface Writer {
+    /** The table as it is now; throws if the catalog cannot be reached. */
+    Table refreshedTable();
+
+    /** The location of a file that the key index names {@code stored}, or null. */
+    String locationOf(String stored);
+
+    /**
+     * Moves the row at {@code position} of the data file at {@code location} if its key is this
+     * subtask's and its entry still points there: writes it again into the checkpoint's files,
+     * moves the entry and deletes the old row by position.
+     */
+    Move move(RowData row, String location, long position) throws Exception;
+
+    /** Whether another writer subtask of this job wrote the file and compacts it. */
+    boolean writtenByAnotherSubtask(String location);
+
+    /** The own file the index names {@code stored} is compacted: no key points into it now. */
+    void compacted(String stored);
+  }
+
+  /** What {@link Writer#move} did with a row. */
+  enum Move {
+    MOVED,
+    /** The key is this subtask's, but its row is elsewhere (updated or deleted since). */
+    NOT_CURRENT,
+    /** The key is another subtask's. */
+    OTHER_SUBTASK
+  }
+
+  private final Writer writer;
+  private final Schema rowSchema;
+  private final double ratio;
+  private final long smallFileSize;
+  private final Duration surveyInterval;
+  private final int parallelism;
+  private final java.util.function.LongSupplier clock;
+
+  /** This subtask's own data files, by location as the index stores it, in order of writing. */
+  private final Map<String, OwnFile> ownFiles = new LinkedHashMap<>();
+
+  /** The rows of this subtask's most recent own files. */
+  private final RecentRows recentRows;
+
+  /** Shared files in the table that this subtask has moved its rows out of. */
+  private final Set<String> movedOut = new HashSet<>();
+
+  /** Own files compacted at this checkpoint, for the committer to remove. */
+  private final List<String> compacted = new ArrayList<>();
+
+  /** The positions of the rows moved at this checkpoint, by data file. */
+  private final Map<String, Positions> movedRows = new HashMap<>();
+
+  private final Counter dataFilesCompacted;
+  private final Counter rowsCompacted;
+  private final Counter dataFilesCompactedFromMemory;
+
+  /** When the table was last surveyed, by the clock ({@link System#nanoTime()}); 0: never. */
+  private long lastSurvey;
+
+  WriterCompaction(
+      Writer writer,
+      Schema rowSchema,
+      RecentRows recentRows,
+      double ratio,
+      long smallFileSize,
+      Duration surveyInterval,
+      int parallelism,
+      MetricGroup metrics,
+      java.util.function.LongSupplier clock) {
+    this.writer = writer;
+    this.rowSchema = rowSchema;
+    this.recentRows = recentRows;
+    this.ratio = ratio;
+    this.smallFileSize = smallFileSize;
+    this.surveyInterval = surveyInterval;
+    this.parallelism = parallelism;
+    this.clock = clock;
+    this.dataFilesCompacted = metrics.counter("dataFilesCompacted");
+    this.rowsCompacted = metrics.counter("rowsCompacted");
+    this.dataFilesCompactedFromMemory = metrics.counter("dataFilesCompactedFromMemory");
+  }
+
+  /** Tracks an own file again after a restore. */
+  void restored(OwnDataFile file) {
+    ownFiles.put(file.file(), new OwnFile(file));
+  }
+
+  /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
+  void completed(OwnDataFile file) {
+    if (ownFiles.size() >= MAX_OWN_FILES) {
+      // The oldest file that never reached the ratio is left to table maintenance.
+      forget(ownFiles.keySet().iterator().next());
+    }
+    ownFiles.put(file.file(), new OwnFile(file, Math.max(1, clock.getAsLong())));
+  }
+
+  /** Holds a row the subtask wrote at {@code position} of the file it names {@code file}. */
+  void written(String file, long position, RowData row) {
+    recentRows.add(file, position, row);
+  }
+
+  /** Counts a row of the subtask's file {@code file} that it deleted; other files are ignored. */
+  void deleted(String file, long position) {
+    OwnFile own = ownFiles.get(file);
+    if (own != null) {
+      own.deleted(position);
+    }
+  }
+
+  /** The names of the own files, whose entries the key index's dictionary keeps. */
+  Set<String> ownFileNames() {
+    return ownFiles.keySet();
+  }
+
+  /** The own files as state holds them. */
+  List<OwnDataFile> state() {
+    List<OwnDataFile> files = new ArrayList<>(ownFiles.size());
+    for (OwnFile file : ownFiles.values()) {
+      files.add(file.state());
+    }
+    return files;
+  }
+
+  /** How many data files compaction copied from the rows held in memory. */
+  long dataFilesCompactedFromMemory() {
+    return dataFilesCompactedFromMemory.getCount();
+  }
+
+  /** Whether this checkpoint compacted any own file. */
+  boolean compactedAny() {
+    return !compacted.isEmpty();
+  }
+
+  /** The own files compacted at this checkpoint, which the commit removes; then forgets them. */
+  List<String> takeCompacted() {
+    List<String> files = new ArrayList<>(compacted);
+    compacted.clear();
+    return files;
+  }
+
+  /** The positions of the rows moved at this checkpoint, by data file; then forgets them. */
+  PositionDeletes takeMovedRows() {
+    PositionDeletes rows = Positions.of(movedRows);
+    movedRows.clear();
+    return rows;
+  }
+
+  /**
+   * Moves the live rows out of the files {@link CompactionPlan} picks.
+   *
+   * @param checkpointId the checkpoint being prepared
+   * @param lastCompletedCheckpoint the latest checkpoint whose commit is known to be complete
+   * @param rowsWritten the rows the checkpoint wrote otherwise, the budget
+   */
+  void compact(long checkpointId, long lastCompletedCheckpoint, long rowsWritten) throws Exception {
+    boolean due = false;
+    if (ratio < 1) {
+      for (OwnFile file : ownFiles.values()) {
+        if (file.checkpoint() <= lastCompletedCheckpoint && file.deleted() >= ratio * file.rows()) {
+          due = true;
+          break;
+        }
+      }
+    }
+    long now = clock.getAsLong();
+    boolean survey =
+        (ratio < 1 || smallFileSize > 0)
+            && (lastSurvey == 0 || now - lastSurvey >= surveyInterval.toNanos());
+    if (!due && !survey) {
+      return;
+    }
+    // Compaction copies what the table holds now: only files still in it, without the rows that
+    // anyone (another engine too) has deleted from them.
+    Table table;
+    try {
+      table = writer.refreshedTable();
+    } catch (RuntimeException e) {
+      // A catalog out of reach for a while: the committer waits for it; compaction, which can
+      // always wait, tries again at a later checkpoint.
+      LOG.warn("The table cannot be refreshed, compaction waits: {}", e.toString());
+      return;
+    }
+    if (survey) {
+      // A refresh only for an own file at the ratio does not look for small and shared files.
+      lastSurvey = now;
+    }
+    LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
+    for (OwnFile file : new ArrayList<>(ownFiles.values())) {
+      String location = writer.locationOf(file.file());
+      if ((location == null || live.dataFile(location) == null)
+          && file.checkpoint() < lastCompletedCheckpoint - 2) {
+        // Not in the table: replaced by another writer (or its commit was lost).
+        forget(file.file());
+      } else if (location != null && live.hasEqualityDeletes(location)) {
+        // Rows deleted by key, by another writer: left to table maintenance.
+        forget(file.file());
+      }
+    }
+    movedOut.removeIf(location -> live.dataFile(location) == null);
+    List<CompactionPlan.Candidate> candidates =
+        CompactionPlan.of(
+            ownFiles.values(),
+            writer::locationOf,
+            live,
+            table.specs(),
+            ratio,
+            // Small files are merged at a survey, once they stayed small for an interval: under
+            // updates most fresh files soon lose enough rows to be compacted instead.
+            survey ? smallFileSize : 0,
+            file -> file.writtenBefore(now, surveyInterval.toNanos()),
+            lastCompletedCheckpoint,
+            writer::writtenByAnotherSubtask,
+            movedOut::contains,
+            parallelism);
+    long budget = Math.max(MIN_ROWS, rowsWritten);
+    long moved = 0;
+    int files = 0;
+    int shared = 0;
+    long fromMemory = dataFilesCompactedFromMemory.getCount();
+    for (CompactionPlan.Candidate candidate : candidates) {
+      if (moved >= budget) {
+        break;
+      }
+      moved += candidate.rows();
+      if (candidate.own() != null) {
+        if (compact(table, candidate.own(), candidate.location(), live)) {
+          files++;
+        }
+      } else if (moveOut(table, candidate.location(), live) > 0) {
+        shared++;
+      }
+    }
+    if (files > 0 || shared > 0) {
+      LOG.info(
+          "Compacted {} data files ({} from memory) of table {} and moved rows out of {} shared"
+              + " ones at checkpoint {} in {} ms",
+          files,
+          dataFilesCompactedFromMemory.getCount() - fromMemory,
+          table.name(),
+          shared,
+          checkpointId,
+          (clock.getAsLong() - now) / 1_000_000L);
+    }
+  }
+
+  /**
+   * Writes the live rows of {@code own} again and, if all were the subtask's, hands the file to the
+   * committer to remove.
+   *
+   * @return whether the file was compacted
+   */
+  private boolean compact(Table table, OwnFile own, String location, LiveFiles live)
+      throws Exception {
+    Iterable<RowData> held = recentRows.rowsOf(own.file(), own.rows());
+    Moved moved;
+    try {
+      moved = moveRows(table, location, own, held, live);
+    } catch (NotFoundException e) {
+      LOG.warn(
+          "Data file {} of table {} is gone; it is no longer compacted by this writer",
+          location,
+          table.name(),
+          e);
+      forget(own.file());
+      return false;
+    }
+    forget(own.file());
+    rowsCompacted.inc(moved.rows);
+    if (moved.otherSubtasks) {
+      // Rows of keys another subtask owns stay where they are, and the file with them, until
+      // that subtask moves them out too (a file shared after a rescaling, say).
+      movedOut.add(location);
+      return false;
+    }
+    compacted.add(location);
+    writer.compacted(own.file());
+    dataFilesCompacted.inc();
+    if (held != null) {
+      dataFilesCompactedFromMemory.inc();
+    }
+    return true;
+  }
+
+  /**
+   * Moves the live rows of this subtask's keys out of a shared data file: the commit deletes them
+   * there by position, and removes the file with the last of its live rows.
+   *
+   * @return how many rows were moved
+   */
+  private long moveOut(Table table, String location, LiveFiles live) throws Exception {
+    movedOut.add(location);
+    try {
+      long rows = moveRows(table, location, null, null, live).rows;
+      rowsCompacted.inc(rows);
+      return rows;
+    } catch (NotFoundException e) {
+      LOG.warn("Data file {} of table {} is gone", location, table.name(), e);
+      return 0;
+    }
+  }
+
+  /**
+   * @param own the subtask's own file, or null for a shared one
+   * @param held the file's rows held in memory, or null to read the file
+   */
+  private Moved moveRows(
+      Table table, String location, OwnFile own, Iterable<RowData> held, LiveFiles live)
+      throws Exception {
+    List<DeleteFile> positional = live.positionDeletesOf(location);
+    PositionDeleteIndex deleted =
+        positional.isEmpty()
+            ? null
+            : new BaseDeleteLoader(f -> table.io().newInputFile(f.location()))
+                .loadPositionDeletes(positional, location);
+    Moved moved = new Moved();
+    Positions positions = null;
+    // Read as this job writes rows (by field id, whatever columns the table has gained since).
+    try (CloseableIterable<RowData> reader =
+        held != null
+            ? CloseableIterable.withNoopClose(held)
+            : Parquet.read(table.io().newInputFile(location))
+                .project(rowSchema)
+                .createReaderFunc(
+                    fileSchema -> FlinkParquetReaders.buildReader(rowSchema, fileSchema))
+                .build()) {
+      long position = 0;
+      for (RowData row : reader) {
+        // Rows this subtask deleted are not live; those committed are in the table's deletes too,
+        // the others need no lookup of their keys either.
+        if ((deleted == null || !deleted.isDeleted(position))
+            && (own == null || !own.deletedHere(position))) {
+          Move move = writer.move(row, location, position);
+          if (move == Move.OTHER_SUBTASK) {
+            moved.otherSubtasks = true;
+          } else if (move == Move.MOVED) {
+            if (positions == null) {
+              positions = new Positions();
+              movedRows.put(location, positions);
+            }
+            positions.add(position);
+            moved.rows++;
+          }
+        }
+        position++;
+      }
+    }
+    return moved;
+  }
+
+  /** Stops tracking an own file: it was compacted, left the table, or is left to maintenance. */
+  private void forget(String file) {
+    ownFiles.remove(file);
+    recentRows.forget(file);
+  }
+
+  /** What moving the rows out of a file did. */
+  private static final class Moved {
+    long rows;
+    boolean otherSubtasks;
+  }
+}
