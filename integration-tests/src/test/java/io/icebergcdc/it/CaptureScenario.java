@@ -328,8 +328,26 @@ abstract class CaptureScenario {
   }
 
   /** The rows that the commits of the job that committed last updated. */
+  /**
+   * The rows updated by the last job that changed rows of the table (a later job may only have
+   * merged its small files).
+   */
   static long rowsUpdatedByLastJob(Table table) {
-    String lastJob = table.currentSnapshot().summary().get(SnapshotSummaryKeys.JOB_ID);
+    String lastJob = null;
+    for (Snapshot snapshot : table.snapshots()) {
+      Map<String, String> summary = snapshot.summary();
+      long changed = 0;
+      for (String key :
+          List.of(
+              SnapshotSummaryKeys.ROWS_INSERTED,
+              SnapshotSummaryKeys.ROWS_UPDATED,
+              SnapshotSummaryKeys.ROWS_DELETED)) {
+        changed += Long.parseLong(summary.getOrDefault(key, "0"));
+      }
+      if (changed > 0) {
+        lastJob = summary.get(SnapshotSummaryKeys.JOB_ID);
+      }
+    }
     long updated = 0;
     for (Snapshot snapshot : table.snapshots()) {
       if (lastJob.equals(snapshot.summary().get(SnapshotSummaryKeys.JOB_ID))) {
