@@ -36,13 +36,18 @@ final class CommitPreparation {
   /**
    * The files of a commit attempt of checkpoint {@code checkpointId} on {@code base}: the writers'
    * files, and the delete files written for it, named with {@code operationId}.
+   *
+   * @param removalAlone whether an attempt may consist of removing files whose rows are all deleted
+   *     (a delete of files), which cannot validate against what a statement read: false for a
+   *     bounded write that does
    */
   static PreparedCommit prepare(
       Table table,
       long checkpointId,
       ChangeCommittable committable,
       Snapshot base,
-      String operationId) {
+      String operationId,
+      boolean removalAlone) {
     Map<Integer, PartitionSpec> specs = table.specs();
     PreparedCommit prepared = new PreparedCommit();
     for (String json : committable.dataFiles()) {
@@ -150,7 +155,7 @@ final class CommitPreparation {
             PositionDeleteFileWriter.write(
                 table, live, PositionDeletes.of(onLive), checkpointId, operationId);
         List<DeleteFile> kept =
-            withoutEmptiedFiles(table, live, written.deleteFiles(), ours, prepared);
+            withoutEmptiedFiles(table, live, written.deleteFiles(), ours, prepared, removalAlone);
         prepared.addedDeletes.addAll(kept);
         prepared.writtenDeletes.addAll(kept);
         prepared.removedDeletes.addAll(written.rewrittenDeleteFiles());
@@ -196,7 +201,8 @@ final class CommitPreparation {
       LiveFiles live,
       List<DeleteFile> deletes,
       Set<String> ours,
-      PreparedCommit prepared) {
+      PreparedCommit prepared,
+      boolean removalAlone) {
     Map<String, Long> deletedRows = new java.util.HashMap<>();
     for (DeleteFile delete : deletes) {
       String dataFile = ContentFileUtil.referencedDataFileLocation(delete);
@@ -217,6 +223,7 @@ final class CommitPreparation {
     if (emptied.isEmpty()) {
       return deletes;
     }
+
     List<DeleteFile> kept = new java.util.ArrayList<>();
     Set<String> keptLocations = new HashSet<>();
     Set<String> dropped = new HashSet<>();
@@ -228,6 +235,17 @@ final class CommitPreparation {
         kept.add(delete);
         keptLocations.add(delete.location());
       }
+    }
+    if (kept.isEmpty()
+        && prepared.dataFiles.isEmpty()
+        && prepared.addedDeletes.isEmpty()
+        && prepared.compacted.isEmpty()
+        && (!removalAlone || org.apache.iceberg.TableUtil.formatVersion(table) < 3)) {
+      // Removing the files alone is a delete of files only in format version 3 (version 2's
+      // position delete files Iceberg does not drop with their data file), and one that cannot
+      // validate a statement's read: the rows stay masked, as a delete.
+      prepared.emptied.clear();
+      return deletes;
     }
     // Deletion vectors share one Puffin file; one whose every vector was dropped is of no use.
     for (String location : dropped) {

@@ -473,7 +473,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       Snapshot base = table.currentSnapshot();
       PreparedCommit prepared =
           CommitPreparation.prepare(
-              table, checkpointId, committable, base, operationIdOf(checkpointId, commitJobId));
+              table,
+              checkpointId,
+              committable,
+              base,
+              operationIdOf(checkpointId, commitJobId),
+              bounded.readSnapshotId() == null);
       try {
         commitPrepared(checkpointId, prepared, stats, base, commitJobId);
         return;

@@ -3,6 +3,7 @@ package io.icebergcdc.commit.internal;
 import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.Overwrite;
 import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DeleteFiles;
 import org.apache.iceberg.OverwriteFiles;
 import org.apache.iceberg.ReplacePartitions;
 import org.apache.iceberg.RowDelta;
@@ -14,8 +15,9 @@ import org.apache.iceberg.util.SnapshotUtil;
 
 /**
  * The Iceberg operation that commits a prepared attempt ({@link PreparedCommit}), with the checks
- * that make a concurrent change fail it: an append where it only adds rows, a row delta where it
- * deletes or compacts, a partition replacement or an overwrite by filter for an overwrite.
+ * that make a concurrent change fail it: an append where it only adds rows, a delete of files where
+ * it only removes files whose rows are all deleted, a row delta where it deletes or compacts, a
+ * partition replacement or an overwrite by filter for an overwrite.
  */
 final class SnapshotUpdates {
 
@@ -34,6 +36,13 @@ final class SnapshotUpdates {
       BoundedWrite bounded) {
     if (overwrite != null) {
       return overwriteUpdate(table, overwrite, prepared, base);
+    } else if (removesOnly(prepared) && bounded.readSnapshotId() == null) {
+      // Rows deleted whole files at a time: a delete, as readers of the snapshot log expect of
+      // it; the files' deletion vectors go with them (Iceberg drops a removed file's vector).
+      DeleteFiles delete = table.newDelete();
+      prepared.emptied.forEach(delete::deleteFile);
+      delete.validateFilesExist();
+      return delete;
     } else if (prepared.addedDeletes.isEmpty()
         && prepared.removedDeletes.isEmpty()
         && prepared.compacted.isEmpty()
@@ -67,6 +76,18 @@ final class SnapshotUpdates {
       }
       return delta;
     }
+  }
+
+  /**
+   * Whether the attempt only removes data files whose rows are all deleted, with their deletion
+   * vectors: no rows or deletes added, nothing compacted.
+   */
+  private static boolean removesOnly(PreparedCommit prepared) {
+    return !prepared.emptied.isEmpty()
+        && prepared.dataFiles.isEmpty()
+        && prepared.addedDeletes.isEmpty()
+        && prepared.compacted.isEmpty()
+        && prepared.removedDeletes.stream().allMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
   }
 
   private static SnapshotUpdate<?> overwriteUpdate(
