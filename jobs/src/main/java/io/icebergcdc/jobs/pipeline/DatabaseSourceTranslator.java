@@ -1,10 +1,10 @@
 package io.icebergcdc.jobs.pipeline;
 
+import io.icebergcdc.capture.DebeziumRecord;
+import io.icebergcdc.capture.DebeziumRouter;
+import io.icebergcdc.capture.DebeziumSource;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
-import io.icebergcdc.cdc.source.DebeziumRecord;
-import io.icebergcdc.cdc.source.DebeziumRouter;
-import io.icebergcdc.cdc.source.DebeziumSource;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.jobs.capture.CapturedTable;
 import io.icebergcdc.jobs.capture.SourceTables;

@@ -1,4 +1,4 @@
-package io.icebergcdc.cdc.source;
+package io.icebergcdc.capture;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;

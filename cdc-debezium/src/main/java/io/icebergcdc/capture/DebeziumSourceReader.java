@@ -1,4 +1,4 @@
-package io.icebergcdc.cdc.source;
+package io.icebergcdc.capture;
 
 import io.debezium.embedded.Connect;
 import io.debezium.engine.DebeziumEngine;

@@ -1,8 +1,5 @@
-package io.icebergcdc.cdc.source;
+package io.icebergcdc.cdc;
 
-import io.icebergcdc.cdc.ChangeEvent;
-import io.icebergcdc.cdc.ChangeSchema;
-import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import java.io.Serializable;
 import java.util.LinkedHashMap;

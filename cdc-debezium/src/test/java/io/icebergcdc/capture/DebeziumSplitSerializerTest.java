@@ -1,4 +1,4 @@
-package io.icebergcdc.cdc.source;
+package io.icebergcdc.capture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

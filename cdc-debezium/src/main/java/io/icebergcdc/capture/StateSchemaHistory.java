@@ -1,4 +1,4 @@
-package io.icebergcdc.cdc.source;
+package io.icebergcdc.capture;
 
 import io.debezium.config.Configuration;
 import io.debezium.document.DocumentReader;

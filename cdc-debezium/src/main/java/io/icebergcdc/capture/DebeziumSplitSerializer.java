@@ -1,4 +1,4 @@
-package io.icebergcdc.cdc.source;
+package io.icebergcdc.capture;
 
 import java.io.IOException;
 import java.util.ArrayList;
