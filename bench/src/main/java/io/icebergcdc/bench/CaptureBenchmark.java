@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.util.TimeUtils;
@@ -120,15 +121,17 @@ public final class CaptureBenchmark {
     long submitted = System.currentTimeMillis();
     JobClient client = new JobRunner(job).start();
     try (Connection connection = connect()) {
-      Table table = catalog.loadTable(TableIdentifier.of("cdc", "items"));
-      long snapshotDone = awaitRecords(client, table, rows);
+      // Loaded anew at each look: a Table held across the job's commits may name a metadata file
+      // that the job's maintenance has since removed, which Hadoop tables cannot refresh past.
+      Supplier<Table> tables = () -> catalog.loadTable(TableIdentifier.of("cdc", "items"));
+      long snapshotDone = awaitRecords(client, tables, rows);
       double snapshotSeconds = (snapshotDone - submitted) / 1000.0;
 
       List<Transaction> fullSpeed = write(connection, Long.MAX_VALUE);
       // The steady phase starts once the backlog of the full-speed phase is applied.
-      awaitHeld(client, table, last(fullSpeed));
+      awaitHeld(client, tables, last(fullSpeed));
       List<Transaction> steady = write(connection, rate);
-      List<long[]> snapshots = awaitHeld(client, table, last(steady));
+      List<long[]> snapshots = awaitHeld(client, tables, last(steady));
 
       long fullSpeedRows = fullSpeed.size() * (long) batch;
       long fullSpeedStart = fullSpeed.get(0).committedMillis();
@@ -143,7 +146,7 @@ public final class CaptureBenchmark {
           steady.size()
               * (double) batch
               / ((last(steady).committedMillis() - steady.get(0).committedMillis()) / 1000.0);
-      String check = compare(connection, table);
+      String check = compare(connection, tables);
 
       StringBuilder report = new StringBuilder();
       report.append(
@@ -271,10 +274,11 @@ public final class CaptureBenchmark {
   }
 
   /** Waits until the table holds {@code expected} records, and returns when that was committed. */
-  private static long awaitRecords(JobClient client, Table table, long expected) throws Exception {
+  private static long awaitRecords(JobClient client, Supplier<Table> tables, long expected)
+      throws Exception {
     while (true) {
       checkRunning(client);
-      table.refresh();
+      Table table = tables.get();
       Snapshot current = table.currentSnapshot();
       if (current != null
           && Long.parseLong(current.summary().getOrDefault("total-records", "0")) >= expected) {
@@ -292,12 +296,12 @@ public final class CaptureBenchmark {
    * Waits until a snapshot holds the transaction, and returns every snapshot as (commit time,
    * source position), oldest first.
    */
-  private static List<long[]> awaitHeld(JobClient client, Table table, Transaction last)
+  private static List<long[]> awaitHeld(JobClient client, Supplier<Table> tables, Transaction last)
       throws Exception {
     long deadline = System.currentTimeMillis() + 600_000;
     while (System.currentTimeMillis() < deadline) {
       checkRunning(client);
-      table.refresh();
+      Table table = tables.get();
       List<long[]> snapshots = new ArrayList<>();
       for (Snapshot snapshot : table.snapshots()) {
         String position = snapshot.summary().get(SnapshotSummaryKeys.SOURCE_POSITION);
@@ -332,7 +336,7 @@ public final class CaptureBenchmark {
   }
 
   /** Compares the Iceberg table with the source table; fails if they differ. */
-  private static String compare(Connection connection, Table table) throws Exception {
+  private static String compare(Connection connection, Supplier<Table> tables) throws Exception {
     long sourceRows;
     long sourceSum;
     try (Statement statement = connection.createStatement();
@@ -341,7 +345,7 @@ public final class CaptureBenchmark {
       sourceRows = result.getLong(1);
       sourceSum = result.getLong(2);
     }
-    table.refresh();
+    Table table = tables.get();
     long icebergRows = 0;
     long icebergSum = 0;
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {

@@ -14,16 +14,18 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
  * A Flink source around Debezium's embedded engine: one connector (PostgreSQL, MySQL, MariaDB...),
- * run by one reader, whose offsets and schema history live in Flink's checkpoints. It emits each
- * data change as {@link DebeziumRecord}: the Debezium topic and the event as JSON with its schema.
+ * run by one reader, whose offsets and schema history live in Flink's checkpoints. The reader turns
+ * each data change into the change events of its table ({@link CaptureRoutes}) straight from
+ * Debezium's Kafka Connect structs, and emits them as {@link CapturedChange}s for a {@link
+ * CapturedChangeRouter} chained to it.
  *
  * <p>Run it with parallelism 1. The connector's properties are Debezium's own ({@code
  * connector.class}, {@code database.hostname}, {@code table.include.list} and so on); the source
  * sets the offset store and the schema history itself.
  */
 public final class DebeziumSource
-    implements Source<DebeziumRecord, DebeziumSplit, List<DebeziumSplit>>,
-        ResultTypeQueryable<DebeziumRecord> {
+    implements Source<CapturedChange, DebeziumSplit, List<DebeziumSplit>>,
+        ResultTypeQueryable<CapturedChange> {
 
   private static final long serialVersionUID = 1L;
 
@@ -31,17 +33,20 @@ public final class DebeziumSource
   public static final int DEFAULT_QUEUE_CAPACITY = 10_000;
 
   private final Map<String, String> connectorProperties;
+  private final CaptureRoutes routes;
   private final int queueCapacity;
 
-  public DebeziumSource(Map<String, String> connectorProperties) {
-    this(connectorProperties, DEFAULT_QUEUE_CAPACITY);
+  public DebeziumSource(Map<String, String> connectorProperties, CaptureRoutes routes) {
+    this(connectorProperties, routes, DEFAULT_QUEUE_CAPACITY);
   }
 
-  public DebeziumSource(Map<String, String> connectorProperties, int queueCapacity) {
+  public DebeziumSource(
+      Map<String, String> connectorProperties, CaptureRoutes routes, int queueCapacity) {
     if (!connectorProperties.containsKey("connector.class")) {
       throw new IllegalArgumentException("the Debezium properties name no 'connector.class'");
     }
     this.connectorProperties = Map.copyOf(connectorProperties);
+    this.routes = routes;
     this.queueCapacity = queueCapacity;
   }
 
@@ -73,12 +78,12 @@ public final class DebeziumSource
   }
 
   @Override
-  public SourceReader<DebeziumRecord, DebeziumSplit> createReader(SourceReaderContext context) {
-    return new DebeziumSourceReader(connectorProperties, queueCapacity);
+  public SourceReader<CapturedChange, DebeziumSplit> createReader(SourceReaderContext context) {
+    return new DebeziumSourceReader(connectorProperties, routes, queueCapacity);
   }
 
   @Override
-  public TypeInformation<DebeziumRecord> getProducedType() {
-    return TypeInformation.of(DebeziumRecord.class);
+  public TypeInformation<CapturedChange> getProducedType() {
+    return new CapturedChangeTypeInfo(routes.schemas());
   }
 }

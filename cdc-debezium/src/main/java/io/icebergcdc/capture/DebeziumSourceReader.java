@@ -7,7 +7,6 @@ import io.debezium.engine.format.ChangeEventFormat;
 import io.debezium.engine.spi.OffsetCommitPolicy;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +22,6 @@ import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.connector.base.source.reader.synchronization.FutureCompletingBlockingQueue;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.util.FlinkRuntimeException;
-import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.json.JsonConverterConfig;
@@ -41,15 +39,13 @@ import org.slf4j.LoggerFactory;
  * besides data changes (heartbeats, schema-change and transaction events) move the position but are
  * not emitted.
  */
-final class DebeziumSourceReader implements SourceReader<DebeziumRecord, DebeziumSplit> {
+final class DebeziumSourceReader implements SourceReader<CapturedChange, DebeziumSplit> {
 
   private static final Logger LOG = LoggerFactory.getLogger(DebeziumSourceReader.class);
 
   private final Map<String, String> connectorProperties;
   private final FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue;
-  private final JsonConverter valueConverter = new JsonConverter();
-  private final JsonConverter schemaConverter = new JsonConverter();
-  private final Map<String, Schema> schemas = new HashMap<>();
+  private final RecordConversion conversion;
   private final JsonConverter offsetKeyConverter = new JsonConverter();
   private final JsonConverter offsetValueConverter = new JsonConverter();
   private final NavigableMap<Long, RecordChangeEvent<SourceRecord>> uncommitted = new TreeMap<>();
@@ -65,13 +61,13 @@ final class DebeziumSourceReader implements SourceReader<DebeziumRecord, Debeziu
   private DebeziumSplit split;
   private RecordChangeEvent<SourceRecord> lastEmitted;
 
-  DebeziumSourceReader(Map<String, String> connectorProperties, int queueCapacity) {
+  DebeziumSourceReader(
+      Map<String, String> connectorProperties, CaptureRoutes routes, int queueCapacity) {
     this.connectorProperties = connectorProperties;
+    this.conversion = new RecordConversion(routes);
     this.queue = new FutureCompletingBlockingQueue<>(queueCapacity);
     this.engineName = connectorProperties.getOrDefault("name", "iceberg-cdc");
     Map<String, String> internal = Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false");
-    valueConverter.configure(internal, false);
-    schemaConverter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "true"), false);
     offsetKeyConverter.configure(internal, true);
     offsetValueConverter.configure(internal, false);
   }
@@ -148,7 +144,7 @@ final class DebeziumSourceReader implements SourceReader<DebeziumRecord, Debeziu
   }
 
   @Override
-  public InputStatus pollNext(ReaderOutput<DebeziumRecord> output) {
+  public InputStatus pollNext(ReaderOutput<CapturedChange> output) {
     checkEngine();
     RecordChangeEvent<SourceRecord> event = queue.poll();
     if (event == null) {
@@ -157,25 +153,9 @@ final class DebeziumSourceReader implements SourceReader<DebeziumRecord, Debeziu
     SourceRecord record = event.record();
     lastEmitted = event;
     if (isDataChange(record)) {
-      byte[] json =
-          valueConverter.fromConnectData(record.topic(), record.valueSchema(), record.value());
-      output.collect(
-          new DebeziumRecord(
-              record.topic(), new String(json, StandardCharsets.UTF_8), schemaIfNew(record)));
+      conversion.convert(record, output::collect);
     }
     return InputStatus.MORE_AVAILABLE;
-  }
-
-  /** The record's schema as JSON if it is not the schema of its topic's previous record. */
-  private String schemaIfNew(SourceRecord record) {
-    Schema schema = record.valueSchema();
-    Schema previous = schemas.get(record.topic());
-    // Debezium keeps one schema object per table version: identity is the usual answer.
-    if (previous == schema || schema.equals(previous)) {
-      return null;
-    }
-    schemas.put(record.topic(), schema);
-    return schemaConverter.asJsonSchema(schema).toString();
   }
 
   private static boolean isDataChange(SourceRecord record) {

@@ -40,6 +40,12 @@ public final class DebeziumJsonParser {
    */
   public static final String UNAVAILABLE_VALUE = "__debezium_unavailable_value";
 
+  /** Why a column's value equal to {@link #UNAVAILABLE_VALUE} is refused. */
+  public static final String UNAVAILABLE_VALUE_REFUSED =
+      "it is Debezium's placeholder for an unchanged TOASTed value that PostgreSQL did not send;"
+          + " writing it would corrupt the row. Run ALTER TABLE ... REPLICA IDENTITY FULL on the"
+          + " source table so that every update carries all values";
+
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final ChangeSchema changeSchema;
@@ -324,7 +330,7 @@ public final class DebeziumJsonParser {
       return lastUnits;
     }
     if (detectSchemaChanges) {
-      checkSchema(envelopeSchema, locator);
+      DebeziumSchemas.checkUnchanged(envelopeSchema, changeSchema, tableName, locator);
     }
     Map<String, String> units = new HashMap<>();
     for (JsonNode field : DebeziumSchemas.rowStruct(envelopeSchema).path("fields")) {
@@ -335,24 +341,5 @@ public final class DebeziumJsonParser {
     lastEnvelopeSchema = envelopeSchema;
     lastUnits = units;
     return units;
-  }
-
-  private void checkSchema(JsonNode envelopeSchema, String locator) {
-    JsonNode rowStruct = DebeziumSchemas.rowStruct(envelopeSchema);
-    List<String> changes = DebeziumSchemas.changes(rowStruct, changeSchema.schema());
-    if (changes.isEmpty()) {
-      return;
-    }
-    org.apache.iceberg.Schema sourceSchema;
-    try {
-      sourceSchema = DebeziumSchemas.toIcebergSchema(envelopeSchema, changeSchema.keyColumns());
-    } catch (IllegalArgumentException e) {
-      // A column of a type that has no mapping: the change cannot be followed; the message says
-      // why, and no schema is given to evolve the table with.
-      sourceSchema = null;
-      changes = new java.util.ArrayList<>(changes);
-      changes.add("it cannot be followed: " + e.getMessage());
-    }
-    throw new SourceSchemaChangedException(tableName, changes, sourceSchema, locator);
   }
 }

@@ -1,6 +1,8 @@
 package io.icebergcdc.cdc.debezium;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.SourceSchemaChangedException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -115,6 +117,34 @@ public final class DebeziumSchemas {
       }
     }
     return changes;
+  }
+
+  /**
+   * Fails with {@link SourceSchemaChangedException} if the row struct of an event's schema differs
+   * from the table's schema in a way its events cannot be written through ({@link #changes}); the
+   * exception carries the source's schema to evolve the table with, unless a column has a type that
+   * has no mapping.
+   *
+   * @param envelopeSchema the {@code schema} part of an event
+   * @param table the table's schema and key
+   */
+  public static void checkUnchanged(
+      JsonNode envelopeSchema, ChangeSchema table, String tableName, String locator) {
+    List<String> changes = changes(rowStruct(envelopeSchema), table.schema());
+    if (changes.isEmpty()) {
+      return;
+    }
+    Schema sourceSchema;
+    try {
+      sourceSchema = toIcebergSchema(envelopeSchema, table.keyColumns());
+    } catch (IllegalArgumentException e) {
+      // A column of a type that has no mapping: the change cannot be followed; the message says
+      // why, and no schema is given to evolve the table with.
+      sourceSchema = null;
+      changes = new ArrayList<>(changes);
+      changes.add("it cannot be followed: " + e.getMessage());
+    }
+    throw new SourceSchemaChangedException(tableName, changes, sourceSchema, locator);
   }
 
   /** The Connect schema of the {@code after} (or {@code before}) struct of an envelope schema. */

@@ -169,10 +169,7 @@ final class JsonRowConverter {
    * large text, JSON or binary value of a table whose replica identity is not {@code FULL}).
    */
   private static IllegalArgumentException unavailable() {
-    return new IllegalArgumentException(
-        "it is Debezium's placeholder for an unchanged TOASTed value that PostgreSQL did not send;"
-            + " writing it would corrupt the row. Run ALTER TABLE ... REPLICA IDENTITY FULL on the"
-            + " source table so that every update carries all values");
+    return new IllegalArgumentException(DebeziumJsonParser.UNAVAILABLE_VALUE_REFUSED);
   }
 
   private static long integral(JsonNode value) {

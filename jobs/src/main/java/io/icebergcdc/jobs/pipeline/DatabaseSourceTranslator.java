@@ -1,7 +1,8 @@
 package io.icebergcdc.jobs.pipeline;
 
-import io.icebergcdc.capture.DebeziumRecord;
-import io.icebergcdc.capture.DebeziumRouter;
+import io.icebergcdc.capture.CaptureRoutes;
+import io.icebergcdc.capture.CapturedChange;
+import io.icebergcdc.capture.CapturedChangeRouter;
 import io.icebergcdc.capture.DebeziumSource;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
@@ -26,9 +27,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A PostgreSQL, MySQL or MariaDB database captured through Debezium: one reader (parallelism 1) and
- * a router that parses each record for its table. Tables missing in the catalog are created from
- * the source's schema; existing ones are evolved to it ({@link CdcTables#evolve}).
+ * A PostgreSQL, MySQL or MariaDB database captured through Debezium: one reader (parallelism 1)
+ * that converts each record for its table, and a router chained to it that sends each table's
+ * changes on. Tables missing in the catalog are created from the source's schema; existing ones are
+ * evolved to it ({@link CdcTables#evolve}).
  */
 final class DatabaseSourceTranslator implements SourceTranslator {
 
@@ -83,23 +85,23 @@ final class DatabaseSourceTranslator implements SourceTranslator {
       schemas.put(target.route(), target.schema());
       tableNames.put(target.route(), target.source());
     }
-    DataStream<DebeziumRecord> records =
+    CaptureRoutes routes =
+        new CaptureRoutes(schemas, tableNames, source.origin(), job.deadLetters().policy());
+    DataStream<CapturedChange> records =
         env.fromSource(
-                new DebeziumSource(source.debeziumProperties(captured)),
+                new DebeziumSource(source.debeziumProperties(captured), routes),
                 WatermarkStrategy.noWatermarks(),
                 "Debezium " + source.origin())
             .uid(OperatorUids.DEBEZIUM_SOURCE)
             .setParallelism(1);
-    DebeziumRouter router =
-        new DebeziumRouter(schemas, tableNames, source.origin(), job.deadLetters().policy());
     SingleOutputStreamOperator<ChangeEvent> routed =
         records
-            .process(router)
+            .process(new CapturedChangeRouter(routes))
             .returns(ChangeEventTypeInfo.of(targets.get(0).schema()))
             .name(OperatorUids.ROUTE_DEBEZIUM_NAME)
             .uid(OperatorUids.ROUTE_DEBEZIUM)
             .setParallelism(1);
-    return RoutedChanges.ofRouter(routed, targets, router::outputOf, TableTarget::source);
+    return RoutedChanges.ofRouter(routed, targets, routes::outputOf, TableTarget::source);
   }
 
   @Override

@@ -23,7 +23,7 @@ final class OperatorUids {
   static final String DEAD_LETTER_TOPIC = "dead-letter-topic";
 
   static final String PARSE_DEBEZIUM_JSON_NAME = "parse Debezium JSON";
-  static final String ROUTE_DEBEZIUM_NAME = "parse and route Debezium changes";
+  static final String ROUTE_DEBEZIUM_NAME = "route captured changes";
   static final String ROUTE_KAFKA_NAME = "parse and route Kafka changes";
   static final String DEAD_LETTERS_AS_JSON_NAME = "dead letters as JSON";
   static final String DEAD_LETTER_FILES_NAME = "dead-letter files";

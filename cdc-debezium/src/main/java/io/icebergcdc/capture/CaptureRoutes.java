@@ -1,0 +1,83 @@
+package io.icebergcdc.capture;
+
+import io.icebergcdc.cdc.BadRecordPolicy;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.TableRoute;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * The tables a {@link DebeziumSource} captures, each by its Debezium topic ({@code
+ * prefix.schema.table} for PostgreSQL, {@code prefix.database.table} for MySQL and MariaDB): the
+ * schema its records are converted to, its name for messages and the side output of the {@link
+ * CapturedChangeRouter} that carries its changes; with the source database, for messages, and what
+ * becomes of a record that cannot be applied.
+ */
+public final class CaptureRoutes implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+
+  private final List<String> topics;
+  private final List<TableRoute> routes;
+  private final String origin;
+  private final BadRecordPolicy badRecordPolicy;
+
+  /**
+   * @param schemas the schema of each captured table by Debezium topic
+   * @param tableNames the name of each captured table by topic, for messages
+   * @param origin the source database, for messages
+   */
+  public CaptureRoutes(
+      Map<String, ChangeSchema> schemas,
+      Map<String, String> tableNames,
+      String origin,
+      BadRecordPolicy badRecordPolicy) {
+    Map<String, TableRoute> byTopic = TableRoute.byTopic(schemas, tableNames);
+    this.topics = List.copyOf(byTopic.keySet());
+    this.routes = List.copyOf(byTopic.values());
+    this.origin = origin;
+    this.badRecordPolicy = badRecordPolicy;
+  }
+
+  /** The topics, in the order of the routes' indexes. */
+  List<String> topics() {
+    return topics;
+  }
+
+  TableRoute route(int index) {
+    return routes.get(index);
+  }
+
+  int size() {
+    return routes.size();
+  }
+
+  List<ChangeSchema> schemas() {
+    List<ChangeSchema> schemas = new ArrayList<>();
+    for (TableRoute route : routes) {
+      schemas.add(route.schema());
+    }
+    return schemas;
+  }
+
+  String origin() {
+    return origin;
+  }
+
+  BadRecordPolicy badRecordPolicy() {
+    return badRecordPolicy;
+  }
+
+  /** The side output that carries the change events of a topic's table. */
+  public OutputTag<ChangeEvent> outputOf(String topic) {
+    int index = topics.indexOf(topic);
+    if (index < 0) {
+      throw new IllegalArgumentException("no table is routed from topic " + topic);
+    }
+    return routes.get(index).output();
+  }
+}

@@ -1,0 +1,50 @@
+package io.icebergcdc.capture;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Sends the change events of a {@link DebeziumSource} to the side output of their table ({@link
+ * CaptureRoutes#outputOf}) and its dead letters to {@link DebeziumJsonParseFunction#DEAD_LETTERS},
+ * counted in {@code badRecords}. The main output stays empty. Chained to the source: the records
+ * were converted there.
+ */
+public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, ChangeEvent> {
+
+  private static final long serialVersionUID = 1L;
+
+  private final CaptureRoutes routes;
+
+  private transient List<OutputTag<ChangeEvent>> outputs;
+  private transient Counter badRecords;
+
+  public CapturedChangeRouter(CaptureRoutes routes) {
+    this.routes = routes;
+  }
+
+  @Override
+  public void open(OpenContext openContext) {
+    outputs = new ArrayList<>();
+    for (int i = 0; i < routes.size(); i++) {
+      outputs.add(routes.route(i).output());
+    }
+    badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+  }
+
+  @Override
+  public void processElement(CapturedChange record, Context ctx, Collector<ChangeEvent> out) {
+    if (record.route() == CapturedChange.DEAD_LETTER) {
+      badRecords.inc();
+      ctx.output(DebeziumJsonParseFunction.DEAD_LETTERS, record.deadLetter());
+    } else {
+      ctx.output(outputs.get(record.route()), record.event());
+    }
+  }
+}

@@ -1,0 +1,190 @@
+package io.icebergcdc.capture;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.cdc.SourceSchemaChangedException;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.debezium.DebeziumSchemas;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.connect.data.Field;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.json.JsonConverterConfig;
+
+/**
+ * Turns Debezium's change records of one table into change events straight from their Kafka Connect
+ * structs: the events that {@link io.icebergcdc.cdc.debezium.DebeziumJsonParser} gives for the same
+ * record written by Kafka Connect's JSON converter with its schema, without writing and reading
+ * JSON text in between.
+ *
+ * <p>The work that depends on a record's schema (checking it against the table's, finding each
+ * field's column and conversion) is done once per schema: Debezium keeps one schema object per
+ * version of a table, so a record of the version seen last costs an identity comparison.
+ *
+ * <p>Not thread-safe; one instance per table and reader.
+ */
+final class StructChangeConverter {
+
+  private final ChangeSchema changeSchema;
+  private final String tableName;
+  private final Map<String, Integer> positions = new java.util.HashMap<>();
+  private final List<Types.NestedField> columns;
+  private final JsonConverter schemaWriter = new JsonConverter();
+
+  private Schema envelopeSchema;
+  private Schema rowSchema;
+  private StructFieldConversion[] conversions;
+  private SourceFields sourceFields;
+
+  StructChangeConverter(ChangeSchema changeSchema, String tableName) {
+    this.changeSchema = changeSchema;
+    this.tableName = tableName;
+    this.columns = changeSchema.schema().columns();
+    for (int i = 0; i < columns.size(); i++) {
+      positions.put(columns.get(i).name(), i);
+    }
+    schemaWriter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "true"), false);
+  }
+
+  /**
+   * The changes of one Debezium envelope.
+   *
+   * @param envelope the record's value
+   * @param schema the record's value schema
+   * @param locator where the record came from, for messages
+   * @return none for a tombstone, two for a change of key, else one
+   * @throws MalformedChangeException if the record cannot be applied to the table
+   * @throws SourceSchemaChangedException if its schema shows that the table changed in a way the
+   *     table's types cannot carry
+   */
+  List<ChangeEvent> convert(Struct envelope, Schema schema, String locator) {
+    if (envelope == null) {
+      return Collections.emptyList();
+    }
+    try {
+      if (schema != envelopeSchema) {
+        useSchema(schema, locator);
+      }
+      return changes(envelope, locator);
+    } catch (MalformedChangeException | SourceSchemaChangedException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+    }
+  }
+
+  private void useSchema(Schema schema, String locator) {
+    if (!schema.equals(envelopeSchema)) {
+      DebeziumSchemas.checkUnchanged(
+          schemaWriter.asJsonSchema(schema), changeSchema, tableName, locator);
+      Field row = schema.field("after") != null ? schema.field("after") : schema.field("before");
+      if (row == null) {
+        throw new MalformedChangeException(
+            locator + ": the event's schema has neither an 'after' nor a 'before' struct");
+      }
+      rowSchema = row.schema();
+      conversions = new StructFieldConversion[rowSchema.fields().size()];
+      for (Field field : rowSchema.fields()) {
+        Integer position = positions.get(field.name());
+        conversions[field.index()] =
+            position == null
+                ? StructFieldConversion.unknown(field, changeSchema.schema())
+                : StructFieldConversion.of(field, columns.get(position), position);
+      }
+      Field source = schema.field("source");
+      sourceFields = source == null ? SourceFields.NONE : SourceFields.of(source.schema());
+    }
+    envelopeSchema = schema;
+  }
+
+  private List<ChangeEvent> changes(Struct envelope, String locator) {
+    Object opValue = envelope.schema().field("op") == null ? null : envelope.get("op");
+    if (!(opValue instanceof String code)) {
+      throw new MalformedChangeException(locator + ": the event has no 'op'");
+    }
+    Operation op;
+    try {
+      op = Operation.fromCode(code);
+    } catch (IllegalArgumentException e) {
+      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+    }
+    RowData before = row(envelope, "before", false);
+    RowData after = row(envelope, "after", true);
+    if (op.isUpsert() && after == null) {
+      throw new MalformedChangeException(locator + ": a '" + op.code() + "' event has no 'after'");
+    }
+    if (!op.isUpsert() && before == null) {
+      throw new MalformedChangeException(
+          locator + ": a delete has no 'before', so its key is unknown");
+    }
+    Struct source = envelope.schema().field("source") == null ? null : envelope.getStruct("source");
+    String table = sourceFields.tableName(source, tableName);
+    SourceSequence sequence = sourceFields.sequence(source, locator);
+    long ts = sourceFields.timestampMillis(source, envelope);
+
+    RowKey key = key(op.isUpsert() ? after : before, locator);
+    if (op == Operation.UPDATE && before != null) {
+      RowKey oldKey = keyIfComplete(before);
+      if (oldKey != null && !oldKey.equals(key)) {
+        return List.of(
+            new ChangeEvent(table, Operation.DELETE, oldKey, before, null, sequence, ts),
+            new ChangeEvent(table, Operation.INSERT, key, null, after, sequence, ts));
+      }
+    }
+    return List.of(new ChangeEvent(table, op, key, before, after, sequence, ts));
+  }
+
+  private RowData row(Struct envelope, String field, boolean checkRequired) {
+    if (envelope.schema().field(field) == null) {
+      return null;
+    }
+    Struct struct = envelope.getStruct(field);
+    if (struct == null) {
+      return null;
+    }
+    if (struct.schema() != rowSchema && !struct.schema().equals(rowSchema)) {
+      throw new IllegalArgumentException(
+          "the '" + field + "' struct does not have the schema of the event's row");
+    }
+    GenericRowData row = new GenericRowData(columns.size());
+    for (StructFieldConversion conversion : conversions) {
+      conversion.set(struct, row);
+    }
+    if (checkRequired) {
+      for (int i = 0; i < columns.size(); i++) {
+        if (columns.get(i).isRequired() && row.isNullAt(i)) {
+          throw new IllegalArgumentException(
+              "required column '" + columns.get(i).name() + "' is null or missing");
+        }
+      }
+    }
+    return row;
+  }
+
+  private RowKey key(RowData row, String locator) {
+    try {
+      return changeSchema.keyOf(row);
+    } catch (IllegalArgumentException e) {
+      throw new MalformedChangeException(
+          locator + ": the event has no primary key: " + e.getMessage(), e);
+    }
+  }
+
+  private RowKey keyIfComplete(RowData row) {
+    for (int pos : changeSchema.keyPositions()) {
+      if (row.isNullAt(pos)) {
+        return null;
+      }
+    }
+    return changeSchema.keyOf(row);
+  }
+}

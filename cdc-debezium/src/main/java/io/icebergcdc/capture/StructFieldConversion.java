@@ -1,0 +1,323 @@
+package io.icebergcdc.capture;
+
+import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Arrays;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.connect.data.Field;
+import org.apache.kafka.connect.data.Struct;
+
+/**
+ * How the value of one field of a Debezium row struct becomes the value of its column in a Flink
+ * row: chosen once per schema from the column's Iceberg type and the field's Connect type and
+ * semantic name (its unit), then applied to each record.
+ *
+ * <p>The values are those Kafka Connect's JSON converter followed by the JSON parser would give:
+ * Debezium's temporal types in their units ({@code io.debezium.time.Date} days, {@code
+ * MicroTimestamp} microseconds and so on), Connect's logical types ({@code Date}, {@code Time},
+ * {@code Timestamp} as {@link java.util.Date}, {@code Decimal} as {@link BigDecimal}), zoned
+ * timestamps as ISO-8601 text. Debezium's placeholder for an unchanged TOASTed value is refused.
+ */
+final class StructFieldConversion {
+
+  private static final byte[] UNAVAILABLE_BYTES =
+      DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8);
+  private static final long MILLIS_PER_DAY = 86_400_000L;
+
+  /** A zone offset at the end of ISO-8601 text: {@code +02:00}, {@code -0530}. */
+  private static final Pattern TRAILING_OFFSET = Pattern.compile("[+-]\\d\\d:?\\d\\d$");
+
+  private final Field field;
+  private final Types.NestedField column;
+  private final int position;
+  private final Function<Object, Object> convert;
+
+  private StructFieldConversion(
+      Field field, Types.NestedField column, int position, Function<Object, Object> convert) {
+    this.field = field;
+    this.column = column;
+    this.position = position;
+    this.convert = convert;
+  }
+
+  /** The conversion of a field to its column at {@code position} of the table's rows. */
+  static StructFieldConversion of(Field field, Types.NestedField column, int position) {
+    String unit = field.schema().name();
+    return new StructFieldConversion(
+        field, column, position, converter(column.type(), unit == null ? "" : unit));
+  }
+
+  /** A field the table has no column for: a record that has it cannot be applied. */
+  static StructFieldConversion unknown(Field field, Schema table) {
+    return new StructFieldConversion(
+        field,
+        null,
+        -1,
+        value -> {
+          throw new IllegalArgumentException(
+              "column '" + field.name() + "' is not in the table's schema " + table.asStruct());
+        });
+  }
+
+  /** Sets the field's value of {@code struct} in {@code row}; a null value leaves it null. */
+  void set(Struct struct, GenericRowData row) {
+    Object value = struct.get(field);
+    if (column == null) {
+      convert.apply(value);
+      return;
+    }
+    if (value == null) {
+      return;
+    }
+    try {
+      row.setField(position, convert.apply(value));
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(
+          "column '"
+              + column.name()
+              + "' of type "
+              + column.type()
+              + " cannot hold "
+              + shown(value)
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  private static String shown(Object value) {
+    if (value instanceof byte[] bytes) {
+      return "binary of " + bytes.length + " bytes";
+    }
+    if (value instanceof ByteBuffer buffer) {
+      return "binary of " + buffer.remaining() + " bytes";
+    }
+    return value instanceof String ? '"' + (String) value + '"' : String.valueOf(value);
+  }
+
+  private static Function<Object, Object> converter(Type type, String unit) {
+    switch (type.typeId()) {
+      case BOOLEAN:
+        return value -> {
+          if (!(value instanceof Boolean)) {
+            throw new IllegalArgumentException("not a boolean");
+          }
+          return value;
+        };
+      case INTEGER:
+        return value -> Math.toIntExact(integral(value));
+      case LONG:
+        return StructFieldConversion::integral;
+      case FLOAT:
+        return value -> (float) number(value);
+      case DOUBLE:
+        return StructFieldConversion::number;
+      case STRING:
+        return value -> {
+          if (value instanceof String text) {
+            if (text.equals(DebeziumJsonParser.UNAVAILABLE_VALUE)) {
+              throw unavailable();
+            }
+            return StringData.fromString(text);
+          }
+          if (value instanceof Number || value instanceof Boolean) {
+            return StringData.fromString(String.valueOf(value));
+          }
+          throw new IllegalArgumentException("not text");
+        };
+      case DATE:
+        return value -> {
+          if (value instanceof java.util.Date date) {
+            return Math.toIntExact(Math.floorDiv(date.getTime(), MILLIS_PER_DAY));
+          }
+          if (value instanceof String text) {
+            return (int) LocalDate.parse(text).toEpochDay();
+          }
+          return Math.toIntExact(integral(value));
+        };
+      case TIME:
+        return value -> timeMillis(value, unit);
+      case TIMESTAMP:
+        return ((Types.TimestampType) type).shouldAdjustToUTC()
+            ? value -> timestampTz(value, unit)
+            : value -> timestamp(value, unit);
+      case DECIMAL:
+        Types.DecimalType decimal = (Types.DecimalType) type;
+        return value -> {
+          BigDecimal big = decimal(value, decimal.scale());
+          DecimalData data = DecimalData.fromBigDecimal(big, decimal.precision(), decimal.scale());
+          if (data == null) {
+            throw new IllegalArgumentException("does not fit " + decimal);
+          }
+          return data;
+        };
+      case UUID:
+        return value -> {
+          UUID uuid = UUID.fromString((String) value);
+          ByteBuffer buffer = ByteBuffer.allocate(16);
+          buffer.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+          return buffer.array();
+        };
+      case BINARY:
+      case FIXED:
+        return value -> {
+          byte[] bytes = bytes(value);
+          if (Arrays.equals(bytes, UNAVAILABLE_BYTES)) {
+            throw unavailable();
+          }
+          return bytes;
+        };
+      default:
+        return value -> {
+          throw new IllegalArgumentException("type " + type + " is not supported in change events");
+        };
+    }
+  }
+
+  private static IllegalArgumentException unavailable() {
+    return new IllegalArgumentException(DebeziumJsonParser.UNAVAILABLE_VALUE_REFUSED);
+  }
+
+  private static long integral(Object value) {
+    if (value instanceof Long
+        || value instanceof Integer
+        || value instanceof Short
+        || value instanceof Byte) {
+      return ((Number) value).longValue();
+    }
+    if (value instanceof String text) {
+      return Long.parseLong(text);
+    }
+    throw new IllegalArgumentException("not an integer");
+  }
+
+  private static double number(Object value) {
+    if (value instanceof Float f) {
+      // As its JSON text would be read: 0.1f as 0.1, not as the double nearest to the float.
+      return Double.parseDouble(f.toString());
+    }
+    if (value instanceof Number number) {
+      return number.doubleValue();
+    }
+    if (value instanceof String text) {
+      return Double.parseDouble(text);
+    }
+    throw new IllegalArgumentException("not a number");
+  }
+
+  private static BigDecimal decimal(Object value, int scale) {
+    if (value instanceof BigDecimal big) {
+      return big.setScale(scale);
+    }
+    if (value instanceof String text) {
+      return new BigDecimal(text).setScale(scale);
+    }
+    if (value instanceof byte[] || value instanceof ByteBuffer) {
+      return new BigDecimal(new BigInteger(bytes(value)), scale);
+    }
+    if (value instanceof Number number) {
+      return new BigDecimal(number.toString()).setScale(scale);
+    }
+    throw new IllegalArgumentException("not a decimal");
+  }
+
+  private static byte[] bytes(Object value) {
+    if (value instanceof byte[] bytes) {
+      return bytes;
+    }
+    if (value instanceof ByteBuffer buffer) {
+      ByteBuffer copy = buffer.duplicate();
+      byte[] bytes = new byte[copy.remaining()];
+      copy.get(bytes);
+      return bytes;
+    }
+    throw new IllegalArgumentException("not binary");
+  }
+
+  private static int timeMillis(Object value, String unit) {
+    if (value instanceof java.util.Date date) {
+      return (int) Math.floorMod(date.getTime(), MILLIS_PER_DAY);
+    }
+    if (value instanceof String text) {
+      return (int) (LocalTime.parse(text).toNanoOfDay() / 1_000_000L);
+    }
+    long raw = integral(value);
+    switch (unit) {
+      case "io.debezium.time.Time":
+      case "org.apache.kafka.connect.data.Time":
+        return (int) raw;
+      case "io.debezium.time.NanoTime":
+        return (int) (raw / 1_000_000L);
+      default:
+        return (int) (raw / 1_000L);
+    }
+  }
+
+  private static TimestampData timestamp(Object value, String unit) {
+    if (value instanceof java.util.Date date) {
+      return TimestampData.fromEpochMillis(date.getTime());
+    }
+    if (value instanceof String text) {
+      return TimestampData.fromLocalDateTime(LocalDateTime.parse(isoText(text)));
+    }
+    return fromEpoch(integral(value), unit);
+  }
+
+  private static TimestampData timestampTz(Object value, String unit) {
+    if (value instanceof java.util.Date date) {
+      return TimestampData.fromEpochMillis(date.getTime());
+    }
+    if (value instanceof String raw) {
+      String text = isoText(raw);
+      Instant instant;
+      if (text.endsWith("Z")) {
+        instant = Instant.parse(text);
+      } else if (text.length() > 19 && TRAILING_OFFSET.matcher(text).find(19)) {
+        instant = OffsetDateTime.parse(text).toInstant();
+      } else {
+        instant = LocalDateTime.parse(text).toInstant(ZoneOffset.UTC);
+      }
+      return TimestampData.fromInstant(instant);
+    }
+    return fromEpoch(integral(value), unit);
+  }
+
+  /** SQL's {@code 2024-01-02 03:04:05} as ISO-8601's {@code 2024-01-02T03:04:05}. */
+  private static String isoText(String text) {
+    return text.length() > 10 && text.charAt(10) == ' '
+        ? text.substring(0, 10) + 'T' + text.substring(11)
+        : text;
+  }
+
+  private static TimestampData fromEpoch(long raw, String unit) {
+    switch (unit) {
+      case "io.debezium.time.Timestamp":
+      case "org.apache.kafka.connect.data.Timestamp":
+        return TimestampData.fromEpochMillis(raw);
+      case "io.debezium.time.NanoTimestamp":
+        return TimestampData.fromEpochMillis(
+            Math.floorDiv(raw, 1_000_000L), (int) Math.floorMod(raw, 1_000_000L));
+      default:
+        return TimestampData.fromEpochMillis(
+            Math.floorDiv(raw, 1_000L), (int) Math.floorMod(raw, 1_000L) * 1_000);
+    }
+  }
+}

@@ -1,0 +1,331 @@
+package io.icebergcdc.capture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.BadRecordPolicy;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.SourceSchemaChangedException;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.debezium.DebeziumSchemas;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.connect.data.Decimal;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.data.Timestamp;
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.json.JsonConverterConfig;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The changes converted from Debezium's structs must be those the JSON path gives for the same
+ * records written by Kafka Connect's JSON converter with their schema: every test converts both
+ * ways and compares.
+ */
+class StructChangeConverterTest {
+
+  private static final String TOPIC = "server.public.items";
+  private static final String LOCATOR = "db, topic " + TOPIC;
+
+  private static final Schema ROW =
+      SchemaBuilder.struct()
+          .name("server.public.items.Value")
+          .optional()
+          .field("id", Schema.INT64_SCHEMA)
+          .field("name", Schema.OPTIONAL_STRING_SCHEMA)
+          .field("small", Schema.OPTIONAL_INT16_SCHEMA)
+          .field("n", Schema.OPTIONAL_INT32_SCHEMA)
+          .field("f", Schema.OPTIONAL_FLOAT32_SCHEMA)
+          .field("d", Schema.OPTIONAL_FLOAT64_SCHEMA)
+          .field("flag", Schema.OPTIONAL_BOOLEAN_SCHEMA)
+          .field(
+              "price", Decimal.builder(2).parameter("connect.decimal.precision", "10").optional())
+          .field("day", named(SchemaBuilder.int32(), "io.debezium.time.Date"))
+          .field("t", named(SchemaBuilder.int64(), "io.debezium.time.MicroTime"))
+          .field("tms", named(SchemaBuilder.int32(), "io.debezium.time.Time"))
+          .field("ts", named(SchemaBuilder.int64(), "io.debezium.time.MicroTimestamp"))
+          .field("tsms", named(SchemaBuilder.int64(), "io.debezium.time.Timestamp"))
+          .field("tsns", named(SchemaBuilder.int64(), "io.debezium.time.NanoTimestamp"))
+          .field("tstz", named(SchemaBuilder.string(), "io.debezium.time.ZonedTimestamp"))
+          .field("cts", Timestamp.builder().optional())
+          .field("cday", org.apache.kafka.connect.data.Date.builder().optional())
+          .field("uid", named(SchemaBuilder.string(), "io.debezium.data.Uuid"))
+          .field("doc", named(SchemaBuilder.string(), "io.debezium.data.Json"))
+          .field("blob", Schema.OPTIONAL_BYTES_SCHEMA)
+          .build();
+
+  private static final Schema PG_SOURCE =
+      SchemaBuilder.struct()
+          .name("io.debezium.connector.postgresql.Source")
+          .field("version", Schema.STRING_SCHEMA)
+          .field("ts_ms", Schema.INT64_SCHEMA)
+          .field("db", Schema.STRING_SCHEMA)
+          .field("sequence", Schema.OPTIONAL_STRING_SCHEMA)
+          .field("schema", Schema.STRING_SCHEMA)
+          .field("table", Schema.STRING_SCHEMA)
+          .field("lsn", Schema.OPTIONAL_INT64_SCHEMA)
+          .build();
+
+  private static final Schema MYSQL_SOURCE =
+      SchemaBuilder.struct()
+          .name("io.debezium.connector.mysql.Source")
+          .field("ts_ms", Schema.INT64_SCHEMA)
+          .field("db", Schema.STRING_SCHEMA)
+          .field("table", Schema.OPTIONAL_STRING_SCHEMA)
+          .field("file", Schema.STRING_SCHEMA)
+          .field("pos", Schema.INT64_SCHEMA)
+          .field("row", Schema.INT32_SCHEMA)
+          .build();
+
+  private static final Schema ENVELOPE = envelope(ROW, PG_SOURCE);
+
+  private static final ChangeSchema TABLE =
+      new ChangeSchema(DebeziumSchemas.toIcebergSchema(jsonSchema(ENVELOPE), List.of("id")));
+
+  private static SchemaBuilder named(SchemaBuilder builder, String name) {
+    return builder.name(name).optional();
+  }
+
+  private static Schema envelope(Schema row, Schema source) {
+    return SchemaBuilder.struct()
+        .name("server.public.items.Envelope")
+        .field("before", row)
+        .field("after", row)
+        .field("source", source)
+        .field("op", Schema.STRING_SCHEMA)
+        .field("ts_ms", Schema.OPTIONAL_INT64_SCHEMA)
+        .build();
+  }
+
+  private static com.fasterxml.jackson.databind.JsonNode jsonSchema(Schema schema) {
+    JsonConverter converter = new JsonConverter();
+    converter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "true"), false);
+    return converter.asJsonSchema(schema);
+  }
+
+  private static Struct fullRow(long id) {
+    return new Struct(ROW)
+        .put("id", id)
+        .put("name", "name " + id)
+        .put("small", (short) -3)
+        .put("n", 42)
+        .put("f", 0.1f)
+        .put("d", 2.5e-3)
+        .put("flag", true)
+        .put("price", new BigDecimal("1234.50"))
+        .put("day", 19_700)
+        .put("t", 45_296_789_012L)
+        .put("tms", 45_296_789)
+        .put("ts", 1_700_000_000_123_456L)
+        .put("tsms", -1_700_000_000_123L)
+        .put("tsns", 1_700_000_000_123_456_789L)
+        .put("tstz", "2024-05-06T07:08:09.123456+02:00")
+        .put("cts", new java.util.Date(1_700_000_000_123L))
+        .put("cday", new java.util.Date(19_700L * 86_400_000L))
+        .put("uid", "123e4567-e89b-12d3-a456-426614174000")
+        .put("doc", "{\"a\": [1, 2]}")
+        .put("blob", new byte[] {0, 1, (byte) 0xff});
+  }
+
+  private static Struct pgSource(long lsn, String sequence) {
+    return new Struct(PG_SOURCE)
+        .put("version", "3.5.0.Final")
+        .put("ts_ms", 1_700_000_000_000L + lsn)
+        .put("db", "db")
+        .put("sequence", sequence)
+        .put("schema", "public")
+        .put("table", "items")
+        .put("lsn", lsn);
+  }
+
+  private static Struct change(String op, Struct before, Struct after, Struct source) {
+    Struct envelope = new Struct(source.schema() == PG_SOURCE ? ENVELOPE : mysqlEnvelope());
+    return envelope
+        .put("before", before)
+        .put("after", after)
+        .put("source", source)
+        .put("op", op)
+        .put("ts_ms", 99L);
+  }
+
+  private static Schema mysqlEnvelope;
+
+  private static synchronized Schema mysqlEnvelope() {
+    if (mysqlEnvelope == null) {
+      mysqlEnvelope = envelope(ROW, MYSQL_SOURCE);
+    }
+    return mysqlEnvelope;
+  }
+
+  /** The changes of both paths; asserts they are equal and returns them. */
+  private static List<ChangeEvent> bothWays(Struct envelope) {
+    List<ChangeEvent> direct =
+        new StructChangeConverter(TABLE, "public.items")
+            .convert(envelope, envelope.schema(), LOCATOR);
+    List<ChangeEvent> viaJson = viaJson(envelope);
+    assertThat(direct).isEqualTo(viaJson);
+    return direct;
+  }
+
+  private static List<ChangeEvent> viaJson(Struct envelope) {
+    JsonConverter converter = new JsonConverter();
+    converter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "true"), false);
+    byte[] json = converter.fromConnectData(TOPIC, envelope.schema(), envelope);
+    return new DebeziumJsonParser(TABLE, "public.items", null)
+        .detectingSchemaChanges()
+        .parse(json, LOCATOR);
+  }
+
+  @Test
+  void everyTypeConvertsAsTheJsonPathDoes() {
+    List<ChangeEvent> events =
+        bothWays(change("c", null, fullRow(7), pgSource(1000, "[\"900\",\"1000\"]")));
+    assertThat(events).hasSize(1);
+    ChangeEvent event = events.get(0);
+    assertThat(event.operation()).isEqualTo(Operation.INSERT);
+    assertThat(event.table()).isEqualTo("public.items");
+    assertThat(event.sourceTimestampMillis()).isEqualTo(1_700_000_001_000L);
+    assertThat(event.after().getString(1).toString()).isEqualTo("name 7");
+    // Every column is set: a conversion that drops a value would not be caught by equality alone
+    // if both paths dropped it.
+    for (int i = 0; i < TABLE.schema().columns().size(); i++) {
+      assertThat(event.after().isNullAt(i)).as("column %s", i).isFalse();
+    }
+  }
+
+  @Test
+  void nullsNegativeAndEdgeValuesConvertAsTheJsonPathDoes() {
+    Struct sparse = new Struct(ROW).put("id", -1L).put("ts", -1L).put("tsns", -1L);
+    bothWays(change("r", null, sparse, pgSource(5, null)));
+    Struct sparseBuffer =
+        new Struct(ROW).put("id", 2L).put("blob", ByteBuffer.wrap(new byte[] {9}));
+    bothWays(change("u", null, sparseBuffer, pgSource(6, "[null,\"6\"]")));
+  }
+
+  @Test
+  void updatesDeletesAndKeyChangesConvertAsTheJsonPathDoes() {
+    assertThat(bothWays(change("u", fullRow(7), fullRow(7), pgSource(10, null))))
+        .extracting(ChangeEvent::operation)
+        .containsExactly(Operation.UPDATE);
+    assertThat(bothWays(change("d", fullRow(7), null, pgSource(11, null))))
+        .extracting(ChangeEvent::operation)
+        .containsExactly(Operation.DELETE);
+    Struct keyOnly = new Struct(ROW).put("id", 8L);
+    assertThat(bothWays(change("d", keyOnly, null, pgSource(12, null)))).hasSize(1);
+    assertThat(bothWays(change("u", fullRow(7), fullRow(9), pgSource(13, null))))
+        .extracting(ChangeEvent::operation)
+        .containsExactly(Operation.DELETE, Operation.INSERT);
+  }
+
+  @Test
+  void mysqlPositionsConvertAsTheJsonPathDoes() {
+    Struct source =
+        new Struct(MYSQL_SOURCE)
+            .put("ts_ms", 5L)
+            .put("db", "shop")
+            .put("table", "items")
+            .put("file", "mysql-bin.000003")
+            .put("pos", 4711L)
+            .put("row", 2);
+    ChangeEvent event = bothWays(change("c", null, fullRow(1), source)).get(0);
+    assertThat(event.table()).isEqualTo("shop.items");
+    assertThat(event.sequence().toString()).contains("mysql-bin.000003");
+  }
+
+  @Test
+  void anUnchangedToastedValueIsRefusedByBothPaths() {
+    Struct row = fullRow(3).put("name", DebeziumJsonParser.UNAVAILABLE_VALUE);
+    Struct envelope = change("u", null, row, pgSource(20, null));
+    assertThatThrownBy(
+            () ->
+                new StructChangeConverter(TABLE, "public.items")
+                    .convert(envelope, envelope.schema(), LOCATOR))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageContaining(LOCATOR)
+        .hasMessageContaining("column 'name'")
+        .hasMessageContaining("REPLICA IDENTITY FULL");
+    assertThatThrownBy(() -> viaJson(envelope)).isInstanceOf(MalformedChangeException.class);
+    Struct binary =
+        fullRow(3)
+            .put("blob", DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(
+            () ->
+                new StructChangeConverter(TABLE, "public.items")
+                    .convert(change("u", null, binary, pgSource(21, null)), ENVELOPE, LOCATOR))
+        .hasMessageContaining("column 'blob'");
+  }
+
+  @Test
+  void anAddedColumnIsASchemaChangeAndTheSchemaSeenBeforeStillConverts() {
+    SchemaBuilder wider = SchemaBuilder.struct().name("server.public.items.Value").optional();
+    for (org.apache.kafka.connect.data.Field field : ROW.fields()) {
+      wider.field(field.name(), field.schema());
+    }
+    Schema widerRow = wider.field("added", Schema.OPTIONAL_INT32_SCHEMA).build();
+    Schema widerEnvelope = envelope(widerRow, PG_SOURCE);
+    Struct after = new Struct(widerRow).put("id", 1L).put("added", 5);
+    Struct envelope =
+        new Struct(widerEnvelope)
+            .put("after", after)
+            .put("source", pgSource(30, null))
+            .put("op", "c");
+    StructChangeConverter converter = new StructChangeConverter(TABLE, "public.items");
+    assertThat(converter.convert(change("c", null, fullRow(1), pgSource(29, null)), ENVELOPE, "x"))
+        .hasSize(1);
+    assertThatThrownBy(() -> converter.convert(envelope, widerEnvelope, LOCATOR))
+        .isInstanceOf(SourceSchemaChangedException.class)
+        .hasMessageContaining("column 'added' added");
+    assertThat(converter.convert(change("c", null, fullRow(2), pgSource(31, null)), ENVELOPE, "x"))
+        .hasSize(1);
+  }
+
+  @Test
+  void aRecordOfAnotherTopicBecomesADeadLetterWithItsText() {
+    CaptureRoutes routes =
+        new CaptureRoutes(
+            Map.of(TOPIC, TABLE), Map.of(TOPIC, "public.items"), "db", BadRecordPolicy.DEAD_LETTER);
+    RecordConversion conversion = new RecordConversion(routes);
+    Struct value = change("c", null, fullRow(1), pgSource(40, null));
+    List<CapturedChange> out = new ArrayList<>();
+    conversion.convert(record(TOPIC, value), out::add);
+    conversion.convert(record("server.public.other", value), out::add);
+    Struct toasted =
+        change(
+            "c",
+            null,
+            fullRow(2).put("doc", DebeziumJsonParser.UNAVAILABLE_VALUE),
+            pgSource(41, null));
+    conversion.convert(record(TOPIC, toasted), out::add);
+
+    assertThat(out).hasSize(3);
+    assertThat(out.get(0).route()).isZero();
+    assertThat(out.get(1).deadLetter().table()).isEqualTo("server.public.other");
+    assertThat(out.get(1).deadLetter().reason()).contains("no captured table has this topic");
+    assertThat(out.get(1).deadLetter().record()).contains("\"op\":\"c\"");
+    assertThat(out.get(2).deadLetter().table()).isEqualTo("public.items");
+    assertThat(out.get(2).deadLetter().reason()).contains("column 'doc'");
+
+    RecordConversion failing =
+        new RecordConversion(
+            new CaptureRoutes(
+                Map.of(TOPIC, TABLE), Map.of(TOPIC, "public.items"), "db", BadRecordPolicy.FAIL));
+    assertThatThrownBy(() -> failing.convert(record(TOPIC, toasted), out::add))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageContaining("db, topic " + TOPIC)
+        .hasMessageContaining("(record '{");
+  }
+
+  private static SourceRecord record(String topic, Struct value) {
+    return new SourceRecord(Map.of(), Map.of(), topic, value.schema(), value);
+  }
+}
