@@ -8,6 +8,7 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -17,15 +18,17 @@ import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Parses numbered lines of Debezium JSON (line number, text) into change events, right after the
- * source. A line that cannot be applied fails the job with a message naming the file, the line and,
- * where the event shows it, the key; or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
- * #DEAD_LETTERS} with the reason and is counted in {@code badRecords}.
+ * Parses numbered lines of Debezium JSON (line number, UTF-8 bytes) into change events, at as many
+ * parallel instances as the job's writers: changes are ordered by their source position, not by the
+ * order in which the parsers see them. A line that cannot be applied fails the job with a message
+ * naming the file, the line and, where the event shows it, the key; or, under {@link
+ * BadRecordPolicy#DEAD_LETTER}, goes to {@link #DEAD_LETTERS} with the reason and is counted in
+ * {@code badRecords}.
  *
  * <p>Stateless; each parallel instance has its own parser.
  */
 public final class DebeziumJsonParseFunction
-    extends ProcessFunction<Tuple2<Long, String>, ChangeEvent> {
+    extends ProcessFunction<Tuple2<Long, byte[]>, ChangeEvent> {
 
   private static final long serialVersionUID = 1L;
   private static final int SHOWN_RECORD_CHARS = 160;
@@ -48,6 +51,9 @@ public final class DebeziumJsonParseFunction
   /** The source table ({@code source.schema.table}) of the first change with one. */
   private transient String sourceTable;
 
+  /** The source table of the file's first change, where the job read it before starting. */
+  private final String firstSourceTable;
+
   /**
    * @param origin where the lines come from (a file's path), for messages
    */
@@ -57,6 +63,22 @@ public final class DebeziumJsonParseFunction
       String sequenceColumn,
       String origin,
       BadRecordPolicy badRecordPolicy) {
+    this(schema, tableName, sequenceColumn, origin, badRecordPolicy, null);
+  }
+
+  /**
+   * @param origin where the lines come from (a file's path), for messages
+   * @param firstSourceTable the source table ({@code schema.table}) of the file's first change, or
+   *     null if unknown: parallel parsers then each compare with the first change they see
+   */
+  public DebeziumJsonParseFunction(
+      ChangeSchema schema,
+      String tableName,
+      String sequenceColumn,
+      String origin,
+      BadRecordPolicy badRecordPolicy,
+      String firstSourceTable) {
+    this.firstSourceTable = firstSourceTable;
     this.schema = schema;
     this.tableName = tableName;
     this.sequenceColumn = sequenceColumn;
@@ -67,6 +89,7 @@ public final class DebeziumJsonParseFunction
   @Override
   public void open(OpenContext openContext) {
     parser = new DebeziumJsonParser(schema, tableName, sequenceColumn);
+    sourceTable = firstSourceTable;
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
     deadLettered = new org.apache.flink.api.common.accumulators.LongCounter();
     getRuntimeContext().addAccumulator(DeadLetter.ACCUMULATOR, deadLettered);
@@ -74,19 +97,22 @@ public final class DebeziumJsonParseFunction
 
   @Override
   public void processElement(
-      Tuple2<Long, String> numbered, Context ctx, Collector<ChangeEvent> out) {
-    String line = numbered.f1;
-    if (line.isBlank()) {
+      Tuple2<Long, byte[]> numbered, Context ctx, Collector<ChangeEvent> out) {
+    byte[] line = numbered.f1;
+    if (isBlank(line)) {
       return;
     }
+    // Messages name the line by this; the key and the record's text are added only on failure.
     String at = origin + ":" + numbered.f0;
-    JsonNode root;
     try {
-      root = DebeziumJsonParser.readTree(line, at + ", record '" + abbreviate(line) + "'");
-      String locator = at + keyOf(root) + ", record '" + abbreviate(payloadOf(line)) + "'";
-      List<ChangeEvent> events = parser.parse(root, locator);
+      List<ChangeEvent> events;
+      try {
+        events = parser.parse(line, at);
+      } catch (MalformedChangeException e) {
+        throw located(e, at, new String(line, StandardCharsets.UTF_8));
+      }
       for (ChangeEvent event : events) {
-        checkOneSourceTable(event, locator);
+        checkOneSourceTable(event, at, line);
       }
       for (ChangeEvent event : events) {
         out.collect(event);
@@ -97,15 +123,46 @@ public final class DebeziumJsonParseFunction
       }
       badRecords.inc();
       deadLettered.add(1);
-      ctx.output(DEAD_LETTERS, new DeadLetter(tableName, at, e.getMessage(), line));
+      ctx.output(
+          DEAD_LETTERS,
+          new DeadLetter(tableName, at, e.getMessage(), new String(line, StandardCharsets.UTF_8)));
     }
+  }
+
+  /**
+   * The failure of a line with its locator completed: the key where the line shows it and the start
+   * of its text after the Connect schema, which every line of a file repeats.
+   */
+  private MalformedChangeException located(MalformedChangeException e, String at, String text) {
+    String message = e.getMessage();
+    if (message == null || !message.startsWith(at + ":")) {
+      return e;
+    }
+    JsonNode root;
+    try {
+      root = DebeziumJsonParser.readTree(text, at);
+    } catch (MalformedChangeException notJson) {
+      return new MalformedChangeException(
+          at + ", record '" + abbreviate(text) + "'" + message.substring(at.length()), e);
+    }
+    String locator = at + keyOf(root) + ", record '" + abbreviate(payloadOf(text)) + "'";
+    return new MalformedChangeException(locator + message.substring(at.length()), e);
+  }
+
+  private static boolean isBlank(byte[] line) {
+    for (byte b : line) {
+      if (b != ' ' && b != '\t' && b != '\r' && b != '\n' && b != '\f' && b != 0x0b) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
    * A changelog of this source goes into one table: a change whose source names another table than
    * the changes before it is refused, naming both, rather than merged into the first one's table.
    */
-  private void checkOneSourceTable(ChangeEvent event, String locator) {
+  private void checkOneSourceTable(ChangeEvent event, String at, byte[] line) {
     String table = event.table();
     if (table == null || table.equals(tableName)) {
       return;
@@ -113,14 +170,17 @@ public final class DebeziumJsonParseFunction
     if (sourceTable == null) {
       sourceTable = table;
     } else if (!sourceTable.equals(table)) {
-      throw new MalformedChangeException(
-          locator
-              + ": a change of source table "
-              + table
-              + ", but the changes before it are of "
-              + sourceTable
-              + "; this job applies one source table to "
-              + tableName);
+      throw located(
+          new MalformedChangeException(
+              at
+                  + ": a change of source table "
+                  + table
+                  + ", but the changes before it are of "
+                  + sourceTable
+                  + "; this job applies one source table to "
+                  + tableName),
+          at,
+          new String(line, StandardCharsets.UTF_8));
     }
   }
 

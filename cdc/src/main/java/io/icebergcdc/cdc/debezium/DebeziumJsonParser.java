@@ -53,6 +53,7 @@ public final class DebeziumJsonParser {
   private final String sequenceColumn;
   private final int sequencePosition;
   private final JsonRowConverter converter;
+  private final EnvelopeReader envelopes = new EnvelopeReader(MAPPER);
   private boolean detectSchemaChanges;
   private JsonNode lastEnvelopeSchema;
   private Map<String, String> lastUnits = Collections.emptyMap();
@@ -110,9 +111,15 @@ public final class DebeziumJsonParser {
     return new MalformedChangeException(locator + ": not valid JSON: " + e.getOriginalMessage(), e);
   }
 
-  /** Parses one event from its UTF-8 bytes; as {@link #parse(String, String)}. */
+  /**
+   * Parses one event from its UTF-8 bytes; as {@link #parse(String, String)}, but an event with its
+   * Connect schema has the schema parsed only when its bytes differ from the previous event's.
+   */
   public List<ChangeEvent> parse(byte[] json, String locator) {
-    return parse(readTree(json, locator), locator);
+    EnvelopeReader.Envelope envelope = envelopes.read(json, locator);
+    return envelope.root() != null
+        ? parse(envelope.root(), locator)
+        : parse(envelope.payload(), envelope.schema(), locator);
   }
 
   /**
@@ -243,9 +250,18 @@ public final class DebeziumJsonParser {
   }
 
   private String tableName(JsonNode source) {
+    String table = sourceTableOf(source);
+    return table == null ? tableName : table;
+  }
+
+  /**
+   * The source table an event's {@code source} block names, {@code schema.table} (PostgreSQL) or
+   * {@code db.table} (MySQL), or null if it names none.
+   */
+  public static String sourceTableOf(JsonNode source) {
     String table = source.path("table").asText(null);
     if (table == null) {
-      return tableName;
+      return null;
     }
     String schema = source.path("schema").asText(null);
     String db = source.path("db").asText(null);

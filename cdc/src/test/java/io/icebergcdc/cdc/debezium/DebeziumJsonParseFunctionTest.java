@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.BadRecordPolicy;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
@@ -25,6 +26,10 @@ class DebeziumJsonParseFunctionTest {
                   Types.NestedField.optional(2, "name", Types.StringType.get())),
               java.util.Set.of(1)));
 
+  private static Tuple2<Long, byte[]> line(long number, String json) {
+    return Tuple2.of(number, json.getBytes(StandardCharsets.UTF_8));
+  }
+
   private static String event(String table, long id, long lsn) {
     return "{\"before\":null,\"after\":{\"id\":"
         + id
@@ -40,18 +45,47 @@ class DebeziumJsonParseFunctionTest {
     DebeziumJsonParseFunction parse =
         new DebeziumJsonParseFunction(
             SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL);
-    try (OneInputStreamOperatorTestHarness<Tuple2<Long, String>, ChangeEvent> harness =
+    try (OneInputStreamOperatorTestHarness<Tuple2<Long, byte[]>, ChangeEvent> harness =
         ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
-      harness.processElement(Tuple2.of(1L, event("items", 1, 10)), 0);
-      harness.processElement(Tuple2.of(2L, event("items", 2, 11)), 0);
+      harness.processElement(line(1L, event("items", 1, 10)), 0);
+      harness.processElement(line(2L, event("items", 2, 11)), 0);
       assertThat(harness.extractOutputValues()).hasSize(2);
 
-      assertThatThrownBy(() -> harness.processElement(Tuple2.of(3L, event("orders", 3, 12)), 0))
+      assertThatThrownBy(() -> harness.processElement(line(3L, event("orders", 3, 12)), 0))
           .isInstanceOf(MalformedChangeException.class)
           .hasMessageContaining("changes.jsonl:3")
           .hasMessageContaining("public.orders")
           .hasMessageContaining("public.items")
           .hasMessageContaining("db.items");
+    }
+  }
+
+  @Test
+  void aParserThatSeesOnlyAnotherTableRefusesItAgainstTheFilesFirstEvent() throws Exception {
+    // Parsers run in parallel: one that is handed none of the first table's lines still refuses.
+    DebeziumJsonParseFunction parse =
+        new DebeziumJsonParseFunction(
+            SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL, "public.items");
+    try (OneInputStreamOperatorTestHarness<Tuple2<Long, byte[]>, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+      assertThatThrownBy(() -> harness.processElement(line(2L, event("orders", 3, 12)), 0))
+          .isInstanceOf(MalformedChangeException.class)
+          .hasMessageContaining("changes.jsonl:2, key id=3, record '{")
+          .hasMessageContaining("public.orders");
+    }
+  }
+
+  @Test
+  void aLineThatIsNotJsonIsNamedWithItsText() throws Exception {
+    DebeziumJsonParseFunction parse =
+        new DebeziumJsonParseFunction(
+            SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL);
+    try (OneInputStreamOperatorTestHarness<Tuple2<Long, byte[]>, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+      harness.processElement(line(1L, "  \r"), 0);
+      assertThatThrownBy(() -> harness.processElement(line(2L, "{\"op\": c}"), 0))
+          .isInstanceOf(MalformedChangeException.class)
+          .hasMessageStartingWith("changes.jsonl:2, record '{\"op\": c}': not valid JSON");
     }
   }
 }

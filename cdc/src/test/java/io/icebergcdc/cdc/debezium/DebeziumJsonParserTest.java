@@ -285,4 +285,52 @@ class DebeziumJsonParserTest {
             SourceSchemaChangedException.class,
             e -> assertThat(e.changes()).containsExactly("required column 'name' dropped"));
   }
+
+  @Test
+  void eventsReadFromBytesEqualThoseReadAsTextWhateverTheirShape() {
+    String after =
+        "{\"id\":1,\"name\":\"a\",\"price\":\"MDk=\",\"day\":19000,\"ts\":1700000000123,"
+            + "\"tstz\":\"2024-01-02T03:04:05.123456Z\",\"flag\":true}";
+    String otherSchema =
+        SCHEMA.replace("io.debezium.time.Timestamp", "io.debezium.time.MicroTimestamp");
+    List<String> events =
+        List.of(
+            "{\"schema\":" + SCHEMA + ",\"payload\":" + pg("c", "null", after, 1) + "}",
+            // The same schema again, then another one (a timestamp read in other units), then the
+            // first again: each event must be read with its own schema.
+            "{\"schema\":" + SCHEMA + ",\"payload\":" + pg("u", "null", after, 2) + "}",
+            "{\"schema\":" + otherSchema + ",\"payload\":" + pg("u", "null", after, 3) + "}",
+            "{ \"schema\" : " + SCHEMA + " , \"payload\" : " + pg("u", "null", after, 4) + " }",
+            "{\"payload\":" + pg("u", "null", after, 5) + ",\"schema\":" + otherSchema + "}",
+            pg("d", after, "null", 6),
+            "{\"schema\":" + SCHEMA + ",\"payload\":null}",
+            "null");
+    DebeziumJsonParser fromBytes = new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", null);
+    DebeziumJsonParser fromText = new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", null);
+    List<ChangeEvent> all = new java.util.ArrayList<>();
+    for (String event : events) {
+      List<ChangeEvent> parsed =
+          fromBytes.parse(event.getBytes(java.nio.charset.StandardCharsets.UTF_8), "x");
+      assertThat(parsed).isEqualTo(fromText.parse(event, "x"));
+      all.addAll(parsed);
+    }
+    assertThat(all).hasSize(6);
+    // The units of the schema each event carries: milliseconds, then microseconds.
+    assertThat(all.get(1).after().getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000123L);
+    assertThat(all.get(2).after().getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000L);
+    assertThat(all.get(3).after().getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000123L);
+    assertThat(all.get(4).after().getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000L);
+  }
+
+  @Test
+  void bytesThatAreNotJsonFailNamingTheirLocator() {
+    assertThatThrownBy(
+            () ->
+                parser.parse(
+                    ("{\"schema\":" + SCHEMA + ",\"payload\":{\"op\":}")
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    "file:7"))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageStartingWith("file:7: not valid JSON");
+  }
 }

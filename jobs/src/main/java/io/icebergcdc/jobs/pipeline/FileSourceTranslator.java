@@ -29,8 +29,9 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
- * A file of Debezium JSON change events, read by one reader and parsed into the changes of one
- * table. A missing table is created from the Connect schema of the file's first event.
+ * A file of Debezium JSON change events, read by one reader and parsed, at the job's parallelism,
+ * into the changes of one table. A missing table is created from the Connect schema of the file's
+ * first event.
  */
 final class FileSourceTranslator implements SourceTranslator {
 
@@ -64,7 +65,7 @@ final class FileSourceTranslator implements SourceTranslator {
   @Override
   public RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets) {
     TableTarget target = targets.get(0);
-    FileSource<Tuple2<Long, String>> source =
+    FileSource<Tuple2<Long, byte[]>> source =
         FileSource.forRecordStreamFormat(
                 new NumberedLineFormat(), new Path(Paths.get(file.path()).toUri()))
             .build();
@@ -72,17 +73,21 @@ final class FileSourceTranslator implements SourceTranslator {
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "changes file " + file.origin())
             .uid(OperatorUids.FILE_SOURCE)
             .setParallelism(1)
+            // The lines go round to parsers at the job's parallelism: parsing is most of the work
+            // of a file of events with schemas, and the changes are ordered by their source
+            // positions downstream, not by the order of the lines.
+            .rebalance()
             .process(
                 new DebeziumJsonParseFunction(
                     target.schema(),
                     target.table().toString(),
                     file.sequenceColumn(),
                     file.path(),
-                    job.deadLetters().policy()))
+                    job.deadLetters().policy(),
+                    sourceTableOfFirstEvent()))
             .returns(ChangeEventTypeInfo.of(target.schema()))
             .name(OperatorUids.PARSE_DEBEZIUM_JSON_NAME)
-            .uid(OperatorUids.PARSE_DEBEZIUM_JSON)
-            .setParallelism(1);
+            .uid(OperatorUids.PARSE_DEBEZIUM_JSON);
     return new RoutedChanges(
         Map.of(target.table(), changes),
         changes.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS),
@@ -97,6 +102,30 @@ final class FileSourceTranslator implements SourceTranslator {
   @Override
   public String jobName(List<TableTarget> targets) {
     return "iceberg-cdc apply " + file.origin() + " -> " + targets.get(0).table();
+  }
+
+  /**
+   * The source table that the file's first event names, which every parser holds the others to;
+   * null if it names none, or cannot be read (its line then fails in the parser).
+   */
+  private String sourceTableOfFirstEvent() {
+    try (BufferedReader reader =
+        Files.newBufferedReader(Paths.get(file.path()), StandardCharsets.UTF_8)) {
+      String line;
+      while ((line = reader.readLine()) != null) {
+        if (line.isBlank()) {
+          continue;
+        }
+        JsonNode root = DebeziumJsonParser.readTree(line, file.path());
+        JsonNode payload = root.has("payload") ? root.get("payload") : root;
+        return payload == null || !payload.has("source")
+            ? null
+            : DebeziumJsonParser.sourceTableOf(payload.get("source"));
+      }
+      return null;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
   }
 
   /** The table schema that the Connect schema of the file's first event describes. */

@@ -1,0 +1,107 @@
+package io.icebergcdc.cdc.debezium;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.icebergcdc.cdc.MalformedChangeException;
+import java.io.IOException;
+import java.util.Arrays;
+
+/**
+ * Reads a Debezium JSON event with its Connect schema ({@code {"schema": ..., "payload": ...}}, as
+ * Kafka Connect's JSON converter writes it by default) from its UTF-8 bytes, parsing the schema
+ * only when its bytes differ from the previous event's.
+ *
+ * <p>Every event of a table repeats the same schema, which is most of its bytes: here it is skipped
+ * by a streaming parser and compared as bytes, and the previous event's parsed schema (the same
+ * object, so that the parser's own checks of it are an identity comparison) is given again. Only
+ * the payload is read as a tree. An event of any other shape (a bare payload, a tombstone) is read
+ * whole.
+ *
+ * <p>Not thread-safe; one per parser.
+ */
+final class EnvelopeReader {
+
+  /** An event: its payload and schema, or, for an event of another shape, its whole tree. */
+  record Envelope(JsonNode root, JsonNode payload, JsonNode schema) {}
+
+  private final ObjectMapper mapper;
+  private byte[] schemaBytes;
+  private JsonNode schema;
+
+  EnvelopeReader(ObjectMapper mapper) {
+    this.mapper = mapper;
+  }
+
+  /**
+   * Reads one event.
+   *
+   * @throws MalformedChangeException naming {@code locator} if the bytes are not JSON or not UTF-8
+   */
+  Envelope read(byte[] json, String locator) {
+    try {
+      Envelope envelope = readEnvelope(json);
+      return envelope != null ? envelope : new Envelope(mapper.readTree(json), null, null);
+    } catch (JsonProcessingException e) {
+      throw new MalformedChangeException(
+          locator + ": not valid JSON: " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new MalformedChangeException(locator + ": cannot be read: " + e.getMessage(), e);
+    }
+  }
+
+  /** The payload and schema of an envelope; null if the event has another shape. */
+  private Envelope readEnvelope(byte[] json) throws IOException {
+    try (JsonParser parser = mapper.createParser(json)) {
+      if (parser.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      JsonNode payload = null;
+      JsonNode eventSchema = null;
+      String name;
+      while ((name = parser.nextFieldName()) != null) {
+        JsonToken token = parser.nextToken();
+        if (name.equals("schema") && eventSchema == null && token == JsonToken.START_OBJECT) {
+          eventSchema = schema(parser, json);
+          if (eventSchema == null) {
+            return null;
+          }
+        } else if (name.equals("payload") && payload == null) {
+          payload = mapper.readTree(parser);
+          if (payload == null) {
+            return null;
+          }
+        } else {
+          return null;
+        }
+      }
+      if (payload == null || eventSchema == null) {
+        return null;
+      }
+      return new Envelope(null, payload, eventSchema);
+    }
+  }
+
+  /** The schema object at the parser, the previous one if its bytes are the same. */
+  private JsonNode schema(JsonParser parser, byte[] json) throws IOException {
+    long start = parser.currentTokenLocation().getByteOffset();
+    parser.skipChildren();
+    long end = parser.currentLocation().getByteOffset();
+    if (start < 0
+        || end > json.length
+        || end <= start
+        || json[(int) start] != '{'
+        || json[(int) end - 1] != '}') {
+      return null; // offsets this parser does not give as expected: read the event whole
+    }
+    int from = (int) start;
+    int to = (int) end;
+    if (schemaBytes == null || !Arrays.equals(json, from, to, schemaBytes, 0, schemaBytes.length)) {
+      schema = mapper.readTree(json, from, to - from);
+      schemaBytes = Arrays.copyOfRange(json, from, to);
+    }
+    return schema;
+  }
+}
