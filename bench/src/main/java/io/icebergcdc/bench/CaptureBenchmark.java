@@ -1,7 +1,12 @@
 package io.icebergcdc.bench;
 
+import io.debezium.embedded.Connect;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.jobs.capture.SourceTables;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.DeadLetterOutput;
 import io.icebergcdc.jobs.definition.JobDefinition;
@@ -25,6 +30,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
@@ -36,6 +45,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
 
 /**
  * Measures the PostgreSQL capture path end to end: a live PostgreSQL table, the capture job ({@code
@@ -97,20 +108,26 @@ public final class CaptureBenchmark {
     Path work = Files.createTempDirectory("iceberg-cdc-capture-bench");
     createSourceTable();
 
+    DatabaseSource source =
+        new DatabaseSource(
+            DatabaseSource.Kind.POSTGRES,
+            "127.0.0.1",
+            5432,
+            "postgres",
+            null,
+            DATABASE,
+            List.of("bench\\.items"),
+            SLOT,
+            SLOT,
+            0,
+            "bench");
+    if (Boolean.parseBoolean(options.getOrDefault("engine-only", "false"))) {
+      runEngineOnly(source, out);
+      return;
+    }
     JobDefinition job =
         new JobDefinition(
-            new DatabaseSource(
-                DatabaseSource.Kind.POSTGRES,
-                "127.0.0.1",
-                5432,
-                "postgres",
-                null,
-                DATABASE,
-                List.of("bench\\.items"),
-                SLOT,
-                SLOT,
-                0,
-                "bench"),
+            source,
             CatalogDefinition.hadoop(work.resolve("warehouse").toString()),
             new TableDefinition("cdc.{table}", List.of(), null, 3),
             new Configuration(),
@@ -195,6 +212,80 @@ public final class CaptureBenchmark {
       System.out.println(report);
     } finally {
       client.cancel().get();
+    }
+  }
+
+  /**
+   * Debezium's embedded engine alone, with the capture job's connector properties and offsets in
+   * memory, through the same snapshot and full-speed phases into nothing: the limit of the decoding
+   * and of Debezium itself on this machine, beside which the capture job is measured.
+   */
+  private void runEngineOnly(DatabaseSource source, Path out) throws Exception {
+    Properties properties = new Properties();
+    properties.putAll(source.debeziumProperties(SourceTables.discover(source)));
+    properties.put("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
+    properties.put("schema.history.internal", "io.debezium.relational.history.MemorySchemaHistory");
+    properties.put("offset.flush.interval.ms", "60000");
+    AtomicLong records = new AtomicLong();
+    AtomicLong lastLsn = new AtomicLong();
+    long started = System.currentTimeMillis();
+    ExecutorService thread = Executors.newSingleThreadExecutor();
+    try (DebeziumEngine<RecordChangeEvent<SourceRecord>> engine =
+            DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                .using(properties)
+                .notifying(
+                    (batch, committer) -> {
+                      for (RecordChangeEvent<SourceRecord> event : batch) {
+                        if (event.record().value() instanceof Struct value
+                            && value.schema().field("source") != null) {
+                          records.incrementAndGet();
+                          Object lsn = value.getStruct("source").get("lsn");
+                          if (lsn instanceof Long position) {
+                            lastLsn.set(position);
+                          }
+                        }
+                        committer.markProcessed(event);
+                      }
+                      committer.markBatchFinished();
+                    })
+                .build();
+        Connection connection = connect()) {
+      thread.execute(engine);
+      while (records.get() < rows) {
+        Thread.sleep(20);
+      }
+      double snapshotSeconds = (System.currentTimeMillis() - started) / 1000.0;
+      List<Transaction> fullSpeed = write(connection, Long.MAX_VALUE);
+      Transaction last = last(fullSpeed);
+      while (Long.compareUnsigned(lastLsn.get(), last.lsnBeforeLast()) < 0) {
+        Thread.sleep(20);
+      }
+      long readMillis = System.currentTimeMillis();
+      long fullSpeedRows = fullSpeed.size() * (long) batch;
+      long fullSpeedStart = fullSpeed.get(0).committedMillis();
+      String report =
+          String.format(
+              Locale.ROOT,
+              "Debezium's embedded engine alone, %s: table bench.items, %,d rows; write"
+                  + " transactions of %d rows; one machine of %d cores, Java %s.%n%n"
+                  + "| phase | rows | source rows/s | read rows/s |%n| --- | ---: | ---: | ---: |%n"
+                  + "| initial snapshot (from the engine's start) | %,d | - | %,.0f |%n"
+                  + "| full-speed updates | %,d | %,.0f | %,.0f |%n",
+              LocalDate.now(),
+              rows,
+              batch,
+              Runtime.getRuntime().availableProcessors(),
+              System.getProperty("java.version"),
+              rows,
+              rows / snapshotSeconds,
+              fullSpeedRows,
+              fullSpeedRows / ((last.committedMillis() - fullSpeedStart) / 1000.0),
+              fullSpeedRows / ((readMillis - fullSpeedStart) / 1000.0));
+      Files.createDirectories(out.toAbsolutePath().getParent());
+      Files.writeString(out, report, StandardCharsets.UTF_8);
+      System.out.println(report);
+    } finally {
+      thread.shutdownNow();
     }
   }
 
