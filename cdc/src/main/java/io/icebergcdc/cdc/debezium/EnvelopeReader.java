@@ -3,10 +3,13 @@ package io.icebergcdc.cdc.debezium;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import io.icebergcdc.cdc.MalformedChangeException;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
@@ -27,12 +30,17 @@ final class EnvelopeReader {
   /** An event: its payload and schema, or, for an event of another shape, its whole tree. */
   record Envelope(JsonNode root, JsonNode payload, JsonNode schema) {}
 
+  private static final byte[] SCHEMA_FIELD = "{\"schema\":".getBytes(StandardCharsets.UTF_8);
+  private static final byte[] PAYLOAD_FIELD = ",\"payload\":".getBytes(StandardCharsets.UTF_8);
+
   private final ObjectMapper mapper;
+  private final ObjectReader payloadReader;
   private byte[] schemaBytes;
   private JsonNode schema;
 
   EnvelopeReader(ObjectMapper mapper) {
     this.mapper = mapper;
+    this.payloadReader = mapper.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
   }
 
   /**
@@ -42,13 +50,56 @@ final class EnvelopeReader {
    */
   Envelope read(byte[] json, String locator) {
     try {
-      Envelope envelope = readEnvelope(json);
+      Envelope envelope = readWithKnownSchema(json);
+      if (envelope == null) {
+        envelope = readEnvelope(json);
+      }
       return envelope != null ? envelope : new Envelope(mapper.readTree(json), null, null);
     } catch (JsonProcessingException e) {
       throw new MalformedChangeException(
           locator + ": not valid JSON: " + e.getOriginalMessage(), e);
     } catch (IOException e) {
       throw new MalformedChangeException(locator + ": cannot be read: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The event, if it is written as the previous one was: {@code {"schema":} and the previous
+   * schema's bytes, then {@code ,"payload":} and the payload, the envelope's last value. Then the
+   * schema is not read at all, only compared; null for any other event, which is read as it comes.
+   */
+  private Envelope readWithKnownSchema(byte[] json) throws IOException {
+    if (schemaBytes == null || json.length < SCHEMA_FIELD.length + schemaBytes.length + 2) {
+      return null;
+    }
+    int at = SCHEMA_FIELD.length;
+    int payloadAt = at + schemaBytes.length + PAYLOAD_FIELD.length;
+    if (!Arrays.equals(json, 0, at, SCHEMA_FIELD, 0, at)
+        || !Arrays.equals(json, at, at + schemaBytes.length, schemaBytes, 0, schemaBytes.length)
+        || payloadAt >= json.length
+        || !Arrays.equals(
+            json,
+            payloadAt - PAYLOAD_FIELD.length,
+            payloadAt,
+            PAYLOAD_FIELD,
+            0,
+            PAYLOAD_FIELD.length)) {
+      return null;
+    }
+    int end = json.length;
+    while (end > payloadAt && Character.isWhitespace(json[end - 1])) {
+      end--;
+    }
+    if (end <= payloadAt || json[end - 1] != '}') {
+      return null;
+    }
+    try {
+      // The payload must be the whole of what lies between: anything after it (another field,
+      // bytes that are not JSON) sends the event the long way, which reads or refuses it.
+      JsonNode payload = payloadReader.readTree(json, payloadAt, end - 1 - payloadAt);
+      return payload == null ? null : new Envelope(null, payload, schema);
+    } catch (JsonProcessingException e) {
+      return null;
     }
   }
 

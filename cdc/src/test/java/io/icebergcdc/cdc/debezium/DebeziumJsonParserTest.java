@@ -303,6 +303,9 @@ class DebeziumJsonParserTest {
             "{ \"schema\" : " + SCHEMA + " , \"payload\" : " + pg("u", "null", after, 4) + " }",
             "{\"payload\":" + pg("u", "null", after, 5) + ",\"schema\":" + otherSchema + "}",
             pg("d", after, "null", 6),
+            "{\"schema\":" + SCHEMA + ",\"payload\":" + pg("u", "null", after, 7) + "}",
+            // Written as the one before, but with a field after the payload.
+            "{\"schema\":" + SCHEMA + ",\"payload\":" + pg("u", "null", after, 8) + ",\"x\":1}",
             "{\"schema\":" + SCHEMA + ",\"payload\":null}",
             "null");
     DebeziumJsonParser fromBytes = new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", null);
@@ -314,12 +317,29 @@ class DebeziumJsonParserTest {
       assertThat(parsed).isEqualTo(fromText.parse(event, "x"));
       all.addAll(parsed);
     }
-    assertThat(all).hasSize(6);
+    assertThat(all).hasSize(8);
     // The units of the schema each event carries: milliseconds, then microseconds.
     assertThat(all.get(1).after().getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000123L);
     assertThat(all.get(2).after().getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000L);
     assertThat(all.get(3).after().getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000123L);
     assertThat(all.get(4).after().getTimestamp(4, 6).getMillisecond()).isEqualTo(1700000000L);
+  }
+
+  @Test
+  void bytesThatAreNotJsonAfterAKnownSchemaFailNamingTheirLocator() {
+    String after = "{\"id\":1,\"name\":\"a\"}";
+    parser.parse(
+        ("{\"schema\":" + SCHEMA + ",\"payload\":" + pg("c", "null", after, 1) + "}")
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        "file:1");
+    assertThatThrownBy(
+            () ->
+                parser.parse(
+                    ("{\"schema\":" + SCHEMA + ",\"payload\":" + pg("c", "null", after, 2) + "x}")
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    "file:2"))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageStartingWith("file:2: not valid JSON");
   }
 
   @Test
