@@ -164,7 +164,13 @@ public final class KafkaBenchmark {
         Thread.sleep(100);
       }
     } finally {
-      client.cancel().get();
+      // A job that ended has its failure thrown above (its cluster may be gone with it);
+      // cancelling it then would hide that failure.
+      try {
+        client.cancel().get();
+      } catch (RuntimeException | java.util.concurrent.ExecutionException e) {
+        System.err.println("The Kafka job had ended: " + e.getMessage());
+      }
     }
   }
 
