@@ -509,16 +509,7 @@ class PositionDeltaWriterOperatorTest {
   void smallFilesOfSimilarSizeAreMergedOnceFourAreCommitted() throws Exception {
     Table table = table();
     try (var harness = harness(true, null)) {
-      List<String> small = new java.util.ArrayList<>();
-      for (int checkpoint = 1; checkpoint <= 4; checkpoint++) {
-        ChangeCommittable written =
-            checkpoint(harness, checkpoint, inserts(checkpoint * 10L, checkpoint * 10L + 9, 0));
-        assertThat(written.compactedDataFiles()).as("checkpoint %s", checkpoint).isEmpty();
-        append(table, written);
-        harness.notifyOfCompletedCheckpoint(checkpoint);
-        small.add(
-            ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location());
-      }
+      List<String> small = commitSmallFiles(harness, table, 4, null);
       ChangeCommittable merged = checkpoint(harness, 5, insert(1000, "new", 1));
       assertThat(merged.compactedDataFiles()).containsExactlyInAnyOrderElementsOf(small);
       DataFile written = ContentFileCodec.decodeDataFile(merged.dataFiles().get(0), table.specs());
@@ -588,17 +579,8 @@ class PositionDeltaWriterOperatorTest {
     surveyInterval = java.time.Duration.ofMinutes(1);
     Table table = table();
     try (var harness = harness(true, null)) {
-      List<String> small = new java.util.ArrayList<>();
-      for (int checkpoint = 1; checkpoint <= 5; checkpoint++) {
-        now.set(checkpoint * 1_000_000_000L);
-        ChangeCommittable written =
-            checkpoint(harness, checkpoint, inserts(checkpoint * 10L, checkpoint * 10L + 9, 0));
-        assertThat(written.compactedDataFiles()).as("checkpoint %s", checkpoint).isEmpty();
-        append(table, written);
-        harness.notifyOfCompletedCheckpoint(checkpoint);
-        small.add(
-            ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location());
-      }
+      List<String> small =
+          commitSmallFiles(harness, table, 5, checkpoint -> now.set(checkpoint * 1_000_000_000L));
       // Six of the first file's ten rows updated: at the ratio, it is compacted at once.
       now.set(50_000_000_000L);
       ChangeCommittable atRatio = checkpoint(harness, 6, updates(10, 15, 100));
@@ -619,14 +601,36 @@ class PositionDeltaWriterOperatorTest {
     smallFileSize = 0;
     Table table = table();
     try (var harness = harness(true, null)) {
-      for (int checkpoint = 1; checkpoint <= 5; checkpoint++) {
-        ChangeCommittable written =
-            checkpoint(harness, checkpoint, inserts(checkpoint * 10L, checkpoint * 10L + 9, 0));
-        assertThat(written.compactedDataFiles()).isEmpty();
-        append(table, written);
-        harness.notifyOfCompletedCheckpoint(checkpoint);
-      }
+      commitSmallFiles(harness, table, 5, null);
     }
+  }
+
+  /**
+   * Writes and commits one small file of ten new keys at each of checkpoints 1 to {@code count},
+   * checking that none is merged yet; the files' locations, in order.
+   *
+   * @param beforeEach what to do before each checkpoint (move the clock), or null
+   */
+  private List<String> commitSmallFiles(
+      KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness,
+      Table table,
+      int count,
+      java.util.function.LongConsumer beforeEach)
+      throws Exception {
+    List<String> small = new java.util.ArrayList<>();
+    for (int checkpoint = 1; checkpoint <= count; checkpoint++) {
+      if (beforeEach != null) {
+        beforeEach.accept(checkpoint);
+      }
+      ChangeCommittable written =
+          checkpoint(harness, checkpoint, inserts(checkpoint * 10L, checkpoint * 10L + 9, 0));
+      assertThat(written.compactedDataFiles()).as("checkpoint %s", checkpoint).isEmpty();
+      append(table, written);
+      harness.notifyOfCompletedCheckpoint(checkpoint);
+      small.add(
+          ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location());
+    }
+    return small;
   }
 
   /** Deletes rows of a data file with a deletion vector, as another engine would. */
