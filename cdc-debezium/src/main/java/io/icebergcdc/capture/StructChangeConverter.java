@@ -4,9 +4,9 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
-import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
 import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.debezium.DebeziumChanges;
 import io.icebergcdc.cdc.debezium.DebeziumSchemas;
 import java.util.Collections;
 import java.util.List;
@@ -119,28 +119,13 @@ final class StructChangeConverter {
     }
     RowData before = row(envelope, "before", false);
     RowData after = row(envelope, "after", true);
-    if (op.isUpsert() && after == null) {
-      throw new MalformedChangeException(locator + ": a '" + op.code() + "' event has no 'after'");
-    }
-    if (!op.isUpsert() && before == null) {
-      throw new MalformedChangeException(
-          locator + ": a delete has no 'before', so its key is unknown");
-    }
+    DebeziumChanges.checkRows(op, before, after, locator);
     Struct source = envelope.schema().field("source") == null ? null : envelope.getStruct("source");
     String table = sourceFields.tableName(source, tableName);
     SourceSequence sequence = sourceFields.sequence(source, locator);
     long ts = sourceFields.timestampMillis(source, envelope);
 
-    RowKey key = key(op.isUpsert() ? after : before, locator);
-    if (op == Operation.UPDATE && before != null) {
-      RowKey oldKey = keyIfComplete(before);
-      if (oldKey != null && !oldKey.equals(key)) {
-        return List.of(
-            new ChangeEvent(table, Operation.DELETE, oldKey, before, null, sequence, ts),
-            new ChangeEvent(table, Operation.INSERT, key, null, after, sequence, ts));
-      }
-    }
-    return List.of(new ChangeEvent(table, op, key, before, after, sequence, ts));
+    return DebeziumChanges.of(changeSchema, table, op, before, after, sequence, ts, locator);
   }
 
   private RowData row(Struct envelope, String field, boolean checkRequired) {
@@ -168,23 +153,5 @@ final class StructChangeConverter {
       }
     }
     return row;
-  }
-
-  private RowKey key(RowData row, String locator) {
-    try {
-      return changeSchema.keyOf(row);
-    } catch (IllegalArgumentException e) {
-      throw new MalformedChangeException(
-          locator + ": the event has no primary key: " + e.getMessage(), e);
-    }
-  }
-
-  private RowKey keyIfComplete(RowData row) {
-    for (int pos : changeSchema.keyPositions()) {
-      if (row.isNullAt(pos)) {
-        return null;
-      }
-    }
-    return changeSchema.keyOf(row);
   }
 }

@@ -1,20 +1,15 @@
 package io.icebergcdc.capture;
 
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
+import io.icebergcdc.cdc.debezium.DebeziumTemporal;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.LocalTime;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.UUID;
 import java.util.function.Function;
-import java.util.regex.Pattern;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
@@ -41,9 +36,6 @@ final class StructFieldConversion {
   private static final byte[] UNAVAILABLE_BYTES =
       DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8);
   private static final long MILLIS_PER_DAY = 86_400_000L;
-
-  /** A zone offset at the end of ISO-8601 text: {@code +02:00}, {@code -0530}. */
-  private static final Pattern TRAILING_OFFSET = Pattern.compile("[+-]\\d\\d:?\\d\\d$");
 
   private final Field field;
   private final Types.NestedField column;
@@ -256,68 +248,26 @@ final class StructFieldConversion {
     if (value instanceof java.util.Date date) {
       return (int) Math.floorMod(date.getTime(), MILLIS_PER_DAY);
     }
-    if (value instanceof String text) {
-      return (int) (LocalTime.parse(text).toNanoOfDay() / 1_000_000L);
-    }
-    long raw = integral(value);
-    switch (unit) {
-      case "io.debezium.time.Time":
-      case "org.apache.kafka.connect.data.Time":
-        return (int) raw;
-      case "io.debezium.time.NanoTime":
-        return (int) (raw / 1_000_000L);
-      default:
-        return (int) (raw / 1_000L);
-    }
+    return value instanceof String text
+        ? DebeziumTemporal.timeMillis(text)
+        : DebeziumTemporal.timeMillis(integral(value), unit);
   }
 
   private static TimestampData timestamp(Object value, String unit) {
     if (value instanceof java.util.Date date) {
       return TimestampData.fromEpochMillis(date.getTime());
     }
-    if (value instanceof String text) {
-      return TimestampData.fromLocalDateTime(LocalDateTime.parse(isoText(text)));
-    }
-    return fromEpoch(integral(value), unit);
+    return value instanceof String text
+        ? DebeziumTemporal.timestamp(text)
+        : DebeziumTemporal.fromEpoch(integral(value), unit);
   }
 
   private static TimestampData timestampTz(Object value, String unit) {
     if (value instanceof java.util.Date date) {
       return TimestampData.fromEpochMillis(date.getTime());
     }
-    if (value instanceof String raw) {
-      String text = isoText(raw);
-      Instant instant;
-      if (text.endsWith("Z")) {
-        instant = Instant.parse(text);
-      } else if (text.length() > 19 && TRAILING_OFFSET.matcher(text).find(19)) {
-        instant = OffsetDateTime.parse(text).toInstant();
-      } else {
-        instant = LocalDateTime.parse(text).toInstant(ZoneOffset.UTC);
-      }
-      return TimestampData.fromInstant(instant);
-    }
-    return fromEpoch(integral(value), unit);
-  }
-
-  /** SQL's {@code 2024-01-02 03:04:05} as ISO-8601's {@code 2024-01-02T03:04:05}. */
-  private static String isoText(String text) {
-    return text.length() > 10 && text.charAt(10) == ' '
-        ? text.substring(0, 10) + 'T' + text.substring(11)
-        : text;
-  }
-
-  private static TimestampData fromEpoch(long raw, String unit) {
-    switch (unit) {
-      case "io.debezium.time.Timestamp":
-      case "org.apache.kafka.connect.data.Timestamp":
-        return TimestampData.fromEpochMillis(raw);
-      case "io.debezium.time.NanoTimestamp":
-        return TimestampData.fromEpochMillis(
-            Math.floorDiv(raw, 1_000_000L), (int) Math.floorMod(raw, 1_000_000L));
-      default:
-        return TimestampData.fromEpochMillis(
-            Math.floorDiv(raw, 1_000L), (int) Math.floorMod(raw, 1_000L) * 1_000);
-    }
+    return value instanceof String text
+        ? DebeziumTemporal.timestampTz(text)
+        : DebeziumTemporal.fromEpoch(integral(value), unit);
   }
 }

@@ -8,7 +8,6 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
-import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
 import io.icebergcdc.cdc.SourceSequence;
 import java.util.Collections;
@@ -201,27 +200,12 @@ public final class DebeziumJsonParser {
     JsonNode source = payload.path("source");
     RowData before = row(payload.get("before"), units, false);
     RowData after = row(payload.get("after"), units, true);
-    if (op.isUpsert() && after == null) {
-      throw new MalformedChangeException(locator + ": a '" + op.code() + "' event has no 'after'");
-    }
-    if (!op.isUpsert() && before == null) {
-      throw new MalformedChangeException(
-          locator + ": a delete has no 'before', so its key is unknown");
-    }
+    DebeziumChanges.checkRows(op, before, after, locator);
     String table = tableName(source);
     SourceSequence sequence = sequence(source, op.isUpsert() ? after : before, locator);
     long ts = source.path("ts_ms").asLong(payload.path("ts_ms").asLong(0L));
 
-    RowKey key = key(op.isUpsert() ? after : before, locator);
-    if (op == Operation.UPDATE && before != null) {
-      RowKey oldKey = keyIfComplete(before);
-      if (oldKey != null && !oldKey.equals(key)) {
-        return List.of(
-            new ChangeEvent(table, Operation.DELETE, oldKey, before, null, sequence, ts),
-            new ChangeEvent(table, Operation.INSERT, key, null, after, sequence, ts));
-      }
-    }
-    return List.of(new ChangeEvent(table, op, key, before, after, sequence, ts));
+    return DebeziumChanges.of(changeSchema, table, op, before, after, sequence, ts, locator);
   }
 
   private RowData row(JsonNode node, Map<String, String> units, boolean checkRequired) {
@@ -229,24 +213,6 @@ public final class DebeziumJsonParser {
       return null;
     }
     return converter.convert(node, units, checkRequired);
-  }
-
-  private RowKey key(RowData row, String locator) {
-    try {
-      return changeSchema.keyOf(row);
-    } catch (IllegalArgumentException e) {
-      throw new MalformedChangeException(
-          locator + ": the event has no primary key: " + e.getMessage(), e);
-    }
-  }
-
-  private RowKey keyIfComplete(RowData row) {
-    for (int pos : changeSchema.keyPositions()) {
-      if (row.isNullAt(pos)) {
-        return null;
-      }
-    }
-    return changeSchema.keyOf(row);
   }
 
   private String tableName(JsonNode source) {

@@ -5,11 +5,7 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.LocalTime;
-import java.time.OffsetDateTime;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
@@ -41,10 +37,6 @@ final class JsonRowConverter {
 
   private static final byte[] UNAVAILABLE_BYTES =
       DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8);
-
-  /** A zone offset at the end of ISO-8601 text: {@code +02:00}, {@code -0530}. */
-  private static final java.util.regex.Pattern TRAILING_OFFSET =
-      java.util.regex.Pattern.compile("[+-]\\d\\d:?\\d\\d$");
 
   private final Schema schema;
   private final Map<String, Integer> positions = new HashMap<>();
@@ -217,63 +209,21 @@ final class JsonRowConverter {
   }
 
   private static int timeMillis(JsonNode value, String unit) {
-    if (value.isTextual()) {
-      return (int) (LocalTime.parse(value.textValue()).toNanoOfDay() / 1_000_000L);
-    }
-    long raw = integral(value);
-    if ("io.debezium.time.Time".equals(unit) || "org.apache.kafka.connect.data.Time".equals(unit)) {
-      return (int) raw;
-    }
-    if ("io.debezium.time.NanoTime".equals(unit)) {
-      return (int) (raw / 1_000_000L);
-    }
-    return (int) (raw / 1_000L);
+    return value.isTextual()
+        ? DebeziumTemporal.timeMillis(value.textValue())
+        : DebeziumTemporal.timeMillis(integral(value), unit);
   }
 
   private static TimestampData timestamp(JsonNode value, String unit) {
-    if (value.isTextual()) {
-      return TimestampData.fromLocalDateTime(LocalDateTime.parse(isoText(value.textValue())));
-    }
-    return fromEpoch(integral(value), unit);
+    return value.isTextual()
+        ? DebeziumTemporal.timestamp(value.textValue())
+        : DebeziumTemporal.fromEpoch(integral(value), unit);
   }
 
-  /**
-   * A timestamp with time zone: epoch units, ISO-8601 text with an offset or {@code Z}, or text
-   * without one, which is read as UTC (as Maxwell writes MySQL's {@code timestamp} columns).
-   */
+  /** A timestamp with time zone: epoch units or ISO-8601 text ({@link DebeziumTemporal}). */
   private static TimestampData timestampTz(JsonNode value, String unit) {
-    if (value.isTextual()) {
-      String text = isoText(value.textValue());
-      Instant instant;
-      if (text.endsWith("Z")) {
-        instant = Instant.parse(text);
-      } else if (text.length() > 19 && TRAILING_OFFSET.matcher(text).find(19)) {
-        instant = OffsetDateTime.parse(text).toInstant();
-      } else {
-        instant = LocalDateTime.parse(text).toInstant(java.time.ZoneOffset.UTC);
-      }
-      return TimestampData.fromInstant(instant);
-    }
-    return fromEpoch(integral(value), unit);
-  }
-
-  /** SQL's {@code 2024-01-02 03:04:05} as ISO-8601's {@code 2024-01-02T03:04:05}. */
-  private static String isoText(String text) {
-    return text.length() > 10 && text.charAt(10) == ' '
-        ? text.substring(0, 10) + 'T' + text.substring(11)
-        : text;
-  }
-
-  private static TimestampData fromEpoch(long raw, String unit) {
-    if ("io.debezium.time.Timestamp".equals(unit)
-        || "org.apache.kafka.connect.data.Timestamp".equals(unit)) {
-      return TimestampData.fromEpochMillis(raw);
-    }
-    if ("io.debezium.time.NanoTimestamp".equals(unit)) {
-      return TimestampData.fromEpochMillis(
-          Math.floorDiv(raw, 1_000_000L), (int) Math.floorMod(raw, 1_000_000L));
-    }
-    return TimestampData.fromEpochMillis(
-        Math.floorDiv(raw, 1_000L), (int) Math.floorMod(raw, 1_000L) * 1_000);
+    return value.isTextual()
+        ? DebeziumTemporal.timestampTz(value.textValue())
+        : DebeziumTemporal.fromEpoch(integral(value), unit);
   }
 }

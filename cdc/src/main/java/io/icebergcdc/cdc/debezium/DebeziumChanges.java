@@ -1,0 +1,80 @@
+package io.icebergcdc.cdc.debezium;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.cdc.SourceSequence;
+import java.util.List;
+import org.apache.flink.table.data.RowData;
+
+/**
+ * The change events of one Debezium envelope once its rows are read, however they were read (from
+ * JSON or from Kafka Connect structs): an upsert needs its row after, a delete its row before; an
+ * update whose key changed becomes a delete of the old key and an insert of the new one, both at
+ * the envelope's sequence.
+ */
+public final class DebeziumChanges {
+
+  private DebeziumChanges() {}
+
+  /**
+   * Fails naming {@code locator} if the envelope lacks the row its operation needs.
+   *
+   * @throws MalformedChangeException if it does
+   */
+  public static void checkRows(Operation op, RowData before, RowData after, String locator) {
+    if (op.isUpsert() && after == null) {
+      throw new MalformedChangeException(locator + ": a '" + op.code() + "' event has no 'after'");
+    }
+    if (!op.isUpsert() && before == null) {
+      throw new MalformedChangeException(
+          locator + ": a delete has no 'before', so its key is unknown");
+    }
+  }
+
+  /**
+   * The changes of an envelope whose rows {@link #checkRows} accepted: one, or two for a change of
+   * key.
+   */
+  public static List<ChangeEvent> of(
+      ChangeSchema schema,
+      String table,
+      Operation op,
+      RowData before,
+      RowData after,
+      SourceSequence sequence,
+      long timestampMillis,
+      String locator) {
+    RowKey key = key(schema, op.isUpsert() ? after : before, locator);
+    if (op == Operation.UPDATE && before != null) {
+      RowKey oldKey = keyIfComplete(schema, before);
+      if (oldKey != null && !oldKey.equals(key)) {
+        return List.of(
+            new ChangeEvent(
+                table, Operation.DELETE, oldKey, before, null, sequence, timestampMillis),
+            new ChangeEvent(table, Operation.INSERT, key, null, after, sequence, timestampMillis));
+      }
+    }
+    return List.of(new ChangeEvent(table, op, key, before, after, sequence, timestampMillis));
+  }
+
+  private static RowKey key(ChangeSchema schema, RowData row, String locator) {
+    try {
+      return schema.keyOf(row);
+    } catch (IllegalArgumentException e) {
+      throw new MalformedChangeException(
+          locator + ": the event has no primary key: " + e.getMessage(), e);
+    }
+  }
+
+  private static RowKey keyIfComplete(ChangeSchema schema, RowData row) {
+    for (int pos : schema.keyPositions()) {
+      if (row.isNullAt(pos)) {
+        return null;
+      }
+    }
+    return schema.keyOf(row);
+  }
+}
