@@ -14,17 +14,22 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
  * A Flink source around Debezium's embedded engine: one connector (PostgreSQL, MySQL, MariaDB...),
- * run by one reader, whose offsets and schema history live in Flink's checkpoints. The reader turns
+ * run by reader 0, whose offsets and schema history live in Flink's checkpoints. The reader turns
  * each data change into the change events of its table ({@link CaptureRoutes}) straight from
  * Debezium's Kafka Connect structs, and emits them as {@link CapturedChange}s for a {@link
  * CapturedChangeRouter} chained to it.
  *
- * <p>Run it with parallelism 1. The connector's properties are Debezium's own ({@code
- * connector.class}, {@code database.hostname}, {@code table.include.list} and so on); the source
- * sets the offset store and the schema history itself.
+ * <p>The initial snapshot is the connector's own (one reader, started over after a failure), or,
+ * with a {@link ChunkedSnapshot} (PostgreSQL), read by the source in chunks by primary key, by all
+ * readers in parallel beside the log, and resumed from the next chunk after a failure. Run it at
+ * the job's parallelism for a chunked snapshot, else with parallelism 1.
+ *
+ * <p>The connector's properties are Debezium's own ({@code connector.class}, {@code
+ * database.hostname}, {@code table.include.list} and so on); the source sets the offset store, the
+ * schema history and, for a chunked snapshot, the snapshot mode itself.
  */
 public final class DebeziumSource
-    implements Source<CapturedChange, DebeziumSplit, List<DebeziumSplit>>,
+    implements Source<CapturedChange, CaptureSplit, CaptureEnumeratorState>,
         ResultTypeQueryable<CapturedChange> {
 
   private static final long serialVersionUID = 1L;
@@ -34,19 +39,44 @@ public final class DebeziumSource
 
   private final Map<String, String> connectorProperties;
   private final CaptureRoutes routes;
+  private final ChunkedSnapshot snapshot;
   private final int queueCapacity;
 
+  /** A source whose connector takes the initial snapshot itself. */
   public DebeziumSource(Map<String, String> connectorProperties, CaptureRoutes routes) {
-    this(connectorProperties, routes, DEFAULT_QUEUE_CAPACITY);
+    this(connectorProperties, routes, null, DEFAULT_QUEUE_CAPACITY);
   }
 
+  /**
+   * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
+   *     own
+   */
   public DebeziumSource(
-      Map<String, String> connectorProperties, CaptureRoutes routes, int queueCapacity) {
+      Map<String, String> connectorProperties,
+      CaptureRoutes routes,
+      ChunkedSnapshot snapshot,
+      int queueCapacity) {
     if (!connectorProperties.containsKey("connector.class")) {
       throw new IllegalArgumentException("the Debezium properties name no 'connector.class'");
     }
+    if (snapshot != null
+        && !PostgresSlotCheck.POSTGRES_CONNECTOR.equals(
+            connectorProperties.get("connector.class"))) {
+      throw new IllegalArgumentException(
+          "a chunked snapshot reads PostgreSQL only; "
+              + connectorProperties.get("connector.class")
+              + " takes its own snapshot");
+    }
+    for (ChunkedSnapshot.Table table :
+        snapshot == null ? List.<ChunkedSnapshot.Table>of() : snapshot.tables()) {
+      if (!routes.topics().contains(table.topic())) {
+        throw new IllegalArgumentException(
+            "the snapshot's table " + table.topic() + " has no route; routes: " + routes.topics());
+      }
+    }
     this.connectorProperties = Map.copyOf(connectorProperties);
     this.routes = routes;
+    this.snapshot = snapshot;
     this.queueCapacity = queueCapacity;
   }
 
@@ -56,30 +86,33 @@ public final class DebeziumSource
   }
 
   @Override
-  public SplitEnumerator<DebeziumSplit, List<DebeziumSplit>> createEnumerator(
-      SplitEnumeratorContext<DebeziumSplit> context) {
-    return new DebeziumSplitEnumerator(context, List.of(DebeziumSplit.initial()));
+  public SplitEnumerator<CaptureSplit, CaptureEnumeratorState> createEnumerator(
+      SplitEnumeratorContext<CaptureSplit> context) {
+    DebeziumSplit log =
+        snapshot == null ? DebeziumSplit.initial() : new DebeziumSplit(Map.of(), List.of(), false);
+    return restoreEnumerator(
+        context, new CaptureEnumeratorState(snapshot != null, List.of(log), List.of()));
   }
 
   @Override
-  public SplitEnumerator<DebeziumSplit, List<DebeziumSplit>> restoreEnumerator(
-      SplitEnumeratorContext<DebeziumSplit> context, List<DebeziumSplit> checkpoint) {
-    return new DebeziumSplitEnumerator(context, checkpoint);
+  public SplitEnumerator<CaptureSplit, CaptureEnumeratorState> restoreEnumerator(
+      SplitEnumeratorContext<CaptureSplit> context, CaptureEnumeratorState checkpoint) {
+    return new CaptureSplitEnumerator(context, connectorProperties, routes, snapshot, checkpoint);
   }
 
   @Override
-  public SimpleVersionedSerializer<DebeziumSplit> getSplitSerializer() {
-    return DebeziumSplitSerializer.INSTANCE;
+  public SimpleVersionedSerializer<CaptureSplit> getSplitSerializer() {
+    return CaptureSplitSerializer.INSTANCE;
   }
 
   @Override
-  public SimpleVersionedSerializer<List<DebeziumSplit>> getEnumeratorCheckpointSerializer() {
-    return new DebeziumSplitSerializer.ListSerializer();
+  public SimpleVersionedSerializer<CaptureEnumeratorState> getEnumeratorCheckpointSerializer() {
+    return new CaptureSplitSerializer.StateSerializer();
   }
 
   @Override
-  public SourceReader<CapturedChange, DebeziumSplit> createReader(SourceReaderContext context) {
-    return new DebeziumSourceReader(connectorProperties, routes, queueCapacity);
+  public SourceReader<CapturedChange, CaptureSplit> createReader(SourceReaderContext context) {
+    return new CaptureSourceReader(context, connectorProperties, routes, snapshot, queueCapacity);
   }
 
   @Override

@@ -10,7 +10,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Collection;
 import java.util.Map;
-import java.util.Properties;
 
 /**
  * Refuses to resume a PostgreSQL connector from offsets that its replication slot has already
@@ -42,22 +41,9 @@ final class PostgresSlotCheck {
       return;
     }
     String slot = properties.getOrDefault("slot.name", "debezium");
-    String url =
-        "jdbc:postgresql://"
-            + properties.getOrDefault("database.hostname", "localhost")
-            + ":"
-            + properties.getOrDefault("database.port", "5432")
-            + "/"
-            + properties.get("database.dbname");
-    Properties credentials = new Properties();
-    credentials.setProperty("user", properties.getOrDefault("database.user", "postgres"));
-    if (properties.get("database.password") != null) {
-      credentials.setProperty("password", properties.get("database.password"));
-    }
+    SourceDatabase database = SourceDatabase.of(properties);
     String confirmed;
-    // The driver is called directly: DriverManager does not see drivers that only Flink's
-    // user-code class loader has.
-    try (Connection connection = new org.postgresql.Driver().connect(url, credentials);
+    try (Connection connection = database.connect();
         PreparedStatement query =
             connection.prepareStatement(
                 "SELECT confirmed_flush_lsn::text FROM pg_replication_slots"
@@ -77,7 +63,7 @@ final class PostgresSlotCheck {
       }
     } catch (SQLException e) {
       throw new IllegalStateException(
-          "cannot check replication slot '" + slot + "' at " + url + ": " + e.getMessage(), e);
+          "cannot check replication slot '" + slot + "' at " + database + ": " + e.getMessage(), e);
     }
     if (confirmed != null && SourceSequence.parseLsn(confirmed) > restored) {
       throw new LostSourcePositionException(

@@ -39,6 +39,25 @@ public final class StateOffsetBackingStore extends MemoryOffsetBackingStore {
     return Set.of();
   }
 
+  /**
+   * The offset entry of a PostgreSQL connector that has not read anything yet and starts streaming
+   * at {@code lsn}: the key (engine name and the connector's partition, {@code {"server": prefix}})
+   * and the value, as JSON text, as the engine's own converter writes them.
+   */
+  static Map<String, String> postgresStart(Map<String, String> properties, long lsn) {
+    String engine = properties.getOrDefault("name", DebeziumLogReader.DEFAULT_ENGINE_NAME);
+    String prefix = properties.getOrDefault("topic.prefix", engine);
+    try {
+      String key = MAPPER.writeValueAsString(java.util.List.of(engine, Map.of("server", prefix)));
+      String value =
+          MAPPER.writeValueAsString(
+              Map.of("lsn", lsn, "ts_usec", System.currentTimeMillis() * 1000L));
+      return Map.of(key, value);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   static String encode(Map<String, String> offsets) {
     try {
       return MAPPER.writeValueAsString(offsets);

@@ -110,6 +110,27 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
         Kind.MYSQL_BINLOG, binlogFile.substring(0, dot + 1), fileNumber, position, row);
   }
 
+  /**
+   * The position of a row that a snapshot read from the database while its log was being captured
+   * (the job's own chunked snapshot): before every position of that log, so that any change the log
+   * delivers for the row's key wins over it, in whichever order the two arrive. A row read this way
+   * shows the database at some moment after the log's start; the log's changes since that start
+   * bring every key to its latest state.
+   *
+   * @param kind {@link Kind#POSTGRES_LSN} or {@link Kind#MYSQL_BINLOG}
+   */
+  public static SourceSequence beforeLog(Kind kind) {
+    if (kind != Kind.POSTGRES_LSN && kind != Kind.MYSQL_BINLOG) {
+      throw new IllegalArgumentException("a " + kind + " position has no log to be before");
+    }
+    return new SourceSequence(kind, null);
+  }
+
+  /** Whether this is {@link #beforeLog}'s position. */
+  public boolean isBeforeLog() {
+    return size == 0 && isGlobal();
+  }
+
   /** The value of a user-named sequence column. */
   public static SourceSequence column(long value) {
     return new SourceSequence(Kind.COLUMN, null, value);
@@ -275,6 +296,9 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
   /** The position as the source writes it. */
   @Override
   public String toString() {
+    if (isBeforeLog()) {
+      return "snapshot (before the log)";
+    }
     switch (kind) {
       case POSTGRES_LSN:
         if (size == 2) {

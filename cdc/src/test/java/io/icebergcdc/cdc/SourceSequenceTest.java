@@ -30,6 +30,21 @@ class SourceSequenceTest {
   }
 
   @Test
+  void aSnapshotReadBesideTheLogIsBeforeEveryPositionOfIt() {
+    SourceSequence read = SourceSequence.beforeLog(SourceSequence.Kind.POSTGRES_LSN);
+    assertThat(read).isLessThan(SourceSequence.postgresLsn(0, 1));
+    assertThat(read).isLessThan(SourceSequence.postgresLsn(1));
+    assertThat(read.isBeforeLog()).isTrue();
+    assertThat(SourceSequence.postgresLsn(0).isBeforeLog()).isFalse();
+    assertThat(read.toString()).isEqualTo("snapshot (before the log)");
+    SourceSequence binlog = SourceSequence.beforeLog(SourceSequence.Kind.MYSQL_BINLOG);
+    assertThat(binlog).isLessThan(SourceSequence.mysqlBinlog("mysql-bin.000001", 0, 0));
+    assertThat(SourceSequence.decode(binlog.encode())).isEqualTo(binlog);
+    assertThatThrownBy(() -> SourceSequence.beforeLog(SourceSequence.Kind.COLUMN))
+        .hasMessageContaining("COLUMN");
+  }
+
+  @Test
   void columnValuesCompareAsSignedNumbers() {
     // A timestamp column before 1970 holds negative microseconds.
     assertThat(SourceSequence.column(-1)).isLessThan(SourceSequence.column(0));

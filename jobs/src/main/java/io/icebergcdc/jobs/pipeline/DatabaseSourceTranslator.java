@@ -3,6 +3,7 @@ package io.icebergcdc.jobs.pipeline;
 import io.icebergcdc.capture.CaptureRoutes;
 import io.icebergcdc.capture.CapturedChange;
 import io.icebergcdc.capture.CapturedChangeRouter;
+import io.icebergcdc.capture.ChunkedSnapshot;
 import io.icebergcdc.capture.DebeziumSource;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
@@ -27,10 +28,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A PostgreSQL, MySQL or MariaDB database captured through Debezium: one reader (parallelism 1)
- * that converts each record for its table, and a router chained to it that sends each table's
- * changes on. Tables missing in the catalog are created from the source's schema; existing ones are
- * evolved to it ({@link CdcTables#evolve}).
+ * A PostgreSQL, MySQL or MariaDB database captured through Debezium: a source whose reader 0 runs
+ * the connector and converts each record for its table, and a router chained to it that sends each
+ * table's changes on. With a chunked snapshot (PostgreSQL) the source runs at the job's parallelism
+ * and all its readers read chunks of the snapshot; otherwise at parallelism 1. Tables missing in
+ * the catalog are created from the source's schema; existing ones are evolved to it ({@link
+ * CdcTables#evolve}).
  */
 final class DatabaseSourceTranslator implements SourceTranslator {
 
@@ -87,21 +90,42 @@ final class DatabaseSourceTranslator implements SourceTranslator {
     }
     CaptureRoutes routes =
         new CaptureRoutes(schemas, tableNames, source.origin(), job.deadLetters().policy());
+    ChunkedSnapshot snapshot = chunkedSnapshot();
+    int parallelism = snapshot == null ? 1 : env.getParallelism();
     DataStream<CapturedChange> records =
         env.fromSource(
-                new DebeziumSource(source.debeziumProperties(captured), routes),
+                new DebeziumSource(
+                    source.debeziumProperties(captured),
+                    routes,
+                    snapshot,
+                    DebeziumSource.DEFAULT_QUEUE_CAPACITY),
                 WatermarkStrategy.noWatermarks(),
                 "Debezium " + source.origin())
             .uid(OperatorUids.DEBEZIUM_SOURCE)
-            .setParallelism(1);
+            .setParallelism(parallelism);
     SingleOutputStreamOperator<ChangeEvent> routed =
         records
             .process(new CapturedChangeRouter(routes))
             .returns(ChangeEventTypeInfo.of(targets.get(0).schema()))
             .name(OperatorUids.ROUTE_DEBEZIUM_NAME)
             .uid(OperatorUids.ROUTE_DEBEZIUM)
-            .setParallelism(1);
+            .setParallelism(parallelism);
     return RoutedChanges.ofRouter(routed, targets, routes::outputOf, TableTarget::source);
+  }
+
+  /** The chunked snapshot of the captured tables; null for Debezium's own. */
+  private ChunkedSnapshot chunkedSnapshot() {
+    if (source.snapshotChunkRows() == 0) {
+      return null;
+    }
+    List<ChunkedSnapshot.Table> tables = new ArrayList<>();
+    for (CapturedTable table : captured) {
+      tables.add(
+          new ChunkedSnapshot.Table(
+              table.topic(source.name()), table.namespace(), table.name(), table.primaryKey()));
+    }
+    return new ChunkedSnapshot(
+        tables, source.snapshotChunkRows(), ChunkedSnapshot.DEFAULT_FETCH_ROWS);
   }
 
   @Override

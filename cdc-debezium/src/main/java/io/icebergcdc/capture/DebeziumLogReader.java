@@ -14,13 +14,10 @@ import java.util.NavigableMap;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.flink.api.connector.source.ReaderOutput;
-import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.connector.base.source.reader.synchronization.FutureCompletingBlockingQueue;
-import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.util.FlinkRuntimeException;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.json.JsonConverter;
@@ -30,8 +27,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs the Debezium embedded engine in a thread of its own and hands its records to Flink through a
- * bounded queue, so that a slow pipeline holds the engine back instead of buffering without end.
+ * The log part of a {@link CaptureSourceReader}: runs the Debezium embedded engine in a thread of
+ * its own and hands its records to Flink through a bounded queue, so that a slow pipeline holds the
+ * engine back instead of buffering without end.
  *
  * <p>A checkpoint stores the offsets of the last record emitted before the barrier; the engine is
  * told that a record was processed (which, for PostgreSQL, lets the replication slot release the
@@ -39,9 +37,12 @@ import org.slf4j.LoggerFactory;
  * besides data changes (heartbeats, schema-change and transaction events) move the position but are
  * not emitted.
  */
-final class DebeziumSourceReader implements SourceReader<CapturedChange, DebeziumSplit> {
+final class DebeziumLogReader implements AutoCloseable {
 
-  private static final Logger LOG = LoggerFactory.getLogger(DebeziumSourceReader.class);
+  private static final Logger LOG = LoggerFactory.getLogger(DebeziumLogReader.class);
+
+  /** The engine's name when the connector's properties name none. */
+  static final String DEFAULT_ENGINE_NAME = "iceberg-cdc";
 
   private final Map<String, String> connectorProperties;
   private final FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue;
@@ -61,27 +62,29 @@ final class DebeziumSourceReader implements SourceReader<CapturedChange, Debeziu
   private DebeziumSplit split;
   private RecordChangeEvent<SourceRecord> lastEmitted;
 
-  DebeziumSourceReader(
-      Map<String, String> connectorProperties, CaptureRoutes routes, int queueCapacity) {
+  DebeziumLogReader(
+      Map<String, String> connectorProperties,
+      CaptureRoutes routes,
+      FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue) {
     this.connectorProperties = connectorProperties;
     this.conversion = new RecordConversion(routes);
-    this.queue = new FutureCompletingBlockingQueue<>(queueCapacity);
-    this.engineName = connectorProperties.getOrDefault("name", "iceberg-cdc");
+    this.queue = queue;
+    this.engineName = connectorProperties.getOrDefault("name", DEFAULT_ENGINE_NAME);
     Map<String, String> internal = Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false");
     offsetKeyConverter.configure(internal, true);
     offsetValueConverter.configure(internal, false);
   }
 
-  @Override
-  public void start() {}
-
-  @Override
-  public void addSplits(List<DebeziumSplit> splits) {
-    if (split != null || splits.size() != 1) {
+  /** Starts the connector at the split's position. */
+  void start(DebeziumSplit log) {
+    if (split != null) {
       throw new IllegalStateException(
-          "a Debezium source reader runs one connector; it was given " + splits);
+          "a Debezium source reader runs one connector; it runs "
+              + split
+              + " and was given "
+              + log);
     }
-    split = splits.get(0);
+    split = log;
     if (!split.offsets().isEmpty()) {
       PostgresSlotCheck.verifyRestorable(connectorProperties, split.offsets().values());
     }
@@ -92,6 +95,10 @@ final class DebeziumSourceReader implements SourceReader<CapturedChange, Debeziu
     Properties properties = new Properties();
     properties.putAll(connectorProperties);
     properties.setProperty("name", engineName);
+    if (!split.connectorSnapshots()) {
+      // The source reads the snapshot in chunks; the connector streams from the split's position.
+      properties.setProperty("snapshot.mode", "no_data");
+    }
     properties.setProperty("offset.storage", StateOffsetBackingStore.class.getName());
     properties.setProperty(
         StateOffsetBackingStore.RESTORED_OFFSETS, StateOffsetBackingStore.encode(split.offsets()));
@@ -143,19 +150,24 @@ final class DebeziumSourceReader implements SourceReader<CapturedChange, Debeziu
     queue.notifyAvailable();
   }
 
-  @Override
-  public InputStatus pollNext(ReaderOutput<CapturedChange> output) {
+  /** Whether the reader runs the connector. */
+  boolean running() {
+    return split != null;
+  }
+
+  /** Emits the changes of the connector's next record; false if it has none ready. */
+  boolean pollNext(ReaderOutput<CapturedChange> output) {
     checkEngine();
     RecordChangeEvent<SourceRecord> event = queue.poll();
     if (event == null) {
-      return InputStatus.NOTHING_AVAILABLE;
+      return false;
     }
     SourceRecord record = event.record();
     lastEmitted = event;
     if (isDataChange(record)) {
       conversion.convert(record, output::collect);
     }
-    return InputStatus.MORE_AVAILABLE;
+    return true;
   }
 
   private static boolean isDataChange(SourceRecord record) {
@@ -173,18 +185,10 @@ final class DebeziumSourceReader implements SourceReader<CapturedChange, Debeziu
     }
   }
 
-  @Override
-  public void notifyNoMoreSplits() {}
-
-  @Override
-  public CompletableFuture<Void> isAvailable() {
-    return queue.getAvailabilityFuture();
-  }
-
-  @Override
-  public List<DebeziumSplit> snapshotState(long checkpointId) {
+  /** The split at the last record emitted, for a checkpoint; null if the reader has none. */
+  DebeziumSplit snapshotState(long checkpointId) {
     if (split == null) {
-      return List.of();
+      return null;
     }
     Map<String, String> offsets = split.offsets();
     if (lastEmitted != null) {
@@ -199,8 +203,8 @@ final class DebeziumSourceReader implements SourceReader<CapturedChange, Debeziu
       uncommitted.put(checkpointId, lastEmitted);
       lastEmitted = null;
     }
-    split = new DebeziumSplit(offsets, StateSchemaHistory.records(historyId));
-    return List.of(split);
+    split = split.at(offsets, StateSchemaHistory.records(historyId));
+    return split;
   }
 
   private static String json(byte[] bytes) {
@@ -211,8 +215,7 @@ final class DebeziumSourceReader implements SourceReader<CapturedChange, Debeziu
    * Tells Debezium that everything up to the checkpoint's last record is processed: from then on,
    * the connector may let the database release that part of its log.
    */
-  @Override
-  public void notifyCheckpointComplete(long checkpointId) throws Exception {
+  void notifyCheckpointComplete(long checkpointId) throws Exception {
     Map.Entry<Long, RecordChangeEvent<SourceRecord>> completed =
         uncommitted.floorEntry(checkpointId);
     if (completed == null) {

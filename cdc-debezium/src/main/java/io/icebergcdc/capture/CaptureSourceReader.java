@@ -1,0 +1,166 @@
+package io.icebergcdc.capture;
+
+import io.debezium.engine.RecordChangeEvent;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.connector.base.source.reader.synchronization.FutureCompletingBlockingQueue;
+import org.apache.flink.core.io.InputStatus;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A reader of a {@link DebeziumSource}: reader 0 runs the connector on the log ({@link
+ * DebeziumLogReader}); every reader reads the snapshot chunks it is given ({@link ChunkReader}),
+ * one at a time, asking for the next when one is done. While both have rows, it takes them in turn.
+ */
+final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureSplit> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CaptureSourceReader.class);
+
+  private final SourceReaderContext context;
+  private final ChunkedSnapshot snapshot;
+  private final FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue;
+  private final DebeziumLogReader log;
+  private final ChunkReader chunks;
+  private final Deque<SnapshotChunk> pending = new ArrayDeque<>();
+  private boolean logTurn;
+  private long chunksDone;
+
+  CaptureSourceReader(
+      SourceReaderContext context,
+      Map<String, String> connectorProperties,
+      CaptureRoutes routes,
+      ChunkedSnapshot snapshot,
+      int queueCapacity) {
+    this.context = context;
+    this.snapshot = snapshot;
+    this.queue = new FutureCompletingBlockingQueue<>(queueCapacity);
+    this.log = new DebeziumLogReader(connectorProperties, routes, queue);
+    this.chunks =
+        snapshot == null
+            ? null
+            : new ChunkReader(SourceDatabase.of(connectorProperties), snapshot, routes);
+  }
+
+  @Override
+  public void start() {
+    if (snapshot != null) {
+      context.sendSplitRequest();
+    }
+  }
+
+  @Override
+  public void addSplits(List<CaptureSplit> splits) {
+    for (CaptureSplit split : splits) {
+      if (split instanceof DebeziumSplit logSplit) {
+        log.start(logSplit);
+      } else if (chunks == null) {
+        throw new IllegalStateException(
+            "the restored state holds "
+                + split
+                + ", a snapshot chunk not read yet, but this job does not snapshot in chunks;"
+                + " restore it into a job that does");
+      } else {
+        pending.add((SnapshotChunk) split);
+      }
+    }
+    // Wakes a reader that waits for records: it has a chunk to read now.
+    queue.notifyAvailable();
+  }
+
+  @Override
+  public InputStatus pollNext(ReaderOutput<CapturedChange> output) throws Exception {
+    logTurn = !logTurn;
+    if (logTurn && log.running() && log.pollNext(output)) {
+      return InputStatus.MORE_AVAILABLE;
+    }
+    if (pollChunk(output)) {
+      return InputStatus.MORE_AVAILABLE;
+    }
+    if (log.running()) {
+      if (log.pollNext(output)) {
+        return InputStatus.MORE_AVAILABLE;
+      }
+    } else {
+      // Resets the availability that addSplits set: the queue is empty without a connector.
+      queue.poll();
+    }
+    return InputStatus.NOTHING_AVAILABLE;
+  }
+
+  private boolean pollChunk(ReaderOutput<CapturedChange> output) {
+    if (chunks == null) {
+      return false;
+    }
+    while (true) {
+      if (!chunks.reading()) {
+        SnapshotChunk next = pending.poll();
+        if (next == null) {
+          return false;
+        }
+        chunks.open(next);
+      }
+      CapturedChange change = chunks.next();
+      if (change != null) {
+        output.collect(change);
+        return true;
+      }
+      chunksDone++;
+      if (pending.isEmpty()) {
+        context.sendSplitRequest();
+        LOG.debug(
+            "Read {} snapshot chunks ({} rows); asked for another", chunksDone, chunks.rows());
+        return false;
+      }
+    }
+  }
+
+  @Override
+  public CompletableFuture<Void> isAvailable() {
+    if (chunks != null && (chunks.reading() || !pending.isEmpty())) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return queue.getAvailabilityFuture();
+  }
+
+  @Override
+  public List<CaptureSplit> snapshotState(long checkpointId) {
+    List<CaptureSplit> state = new ArrayList<>();
+    DebeziumSplit logSplit = log.snapshotState(checkpointId);
+    if (logSplit != null) {
+      state.add(logSplit);
+    }
+    if (chunks != null && chunks.reading()) {
+      state.add(chunks.progress());
+    }
+    state.addAll(pending);
+    return state;
+  }
+
+  @Override
+  public void notifyCheckpointComplete(long checkpointId) throws Exception {
+    log.notifyCheckpointComplete(checkpointId);
+  }
+
+  @Override
+  public void notifyNoMoreSplits() {}
+
+  @Override
+  public void close() throws Exception {
+    try {
+      log.close();
+    } finally {
+      if (chunks != null) {
+        chunks.close();
+      }
+    }
+  }
+}

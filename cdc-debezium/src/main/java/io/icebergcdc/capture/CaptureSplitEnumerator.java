@@ -1,0 +1,198 @@
+package io.icebergcdc.capture;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hands the log's split to reader 0, and, for a chunked snapshot, chunks to whichever reader asks,
+ * planning each as it is asked for ({@link ChunkPlanner}). Splits of a failed reader come back and
+ * go out again: the log's to the restarted reader 0, chunks to the next reader that asks.
+ *
+ * <p>On the job's first start, before any chunk, it fixes where the log is read from ({@link
+ * PostgresLogStart}) and hands the log's split over at that position. A table of the job that its
+ * state has not seen (added to the job's tables since) is published first, then chunked.
+ */
+final class CaptureSplitEnumerator
+    implements SplitEnumerator<CaptureSplit, CaptureEnumeratorState> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CaptureSplitEnumerator.class);
+  private static final int LOG_READER = 0;
+
+  private final SplitEnumeratorContext<CaptureSplit> context;
+  private final Map<String, String> connectorProperties;
+  private final CaptureRoutes routes;
+  private final ChunkedSnapshot snapshot;
+  private final boolean chunked;
+  private final Deque<CaptureSplit> unassigned;
+  private final Map<String, CaptureEnumeratorState.TableProgress> progress = new LinkedHashMap<>();
+  private final Set<Integer> waiting = new LinkedHashSet<>();
+  private ChunkPlanner planner;
+
+  CaptureSplitEnumerator(
+      SplitEnumeratorContext<CaptureSplit> context,
+      Map<String, String> connectorProperties,
+      CaptureRoutes routes,
+      ChunkedSnapshot snapshot,
+      CaptureEnumeratorState state) {
+    this.context = context;
+    this.connectorProperties = connectorProperties;
+    this.routes = routes;
+    this.chunked = state.chunked() && snapshot != null;
+    this.snapshot = snapshot;
+    this.unassigned = new ArrayDeque<>(state.unassigned());
+    for (CaptureEnumeratorState.TableProgress table : state.tables()) {
+      progress.put(table.topic(), table);
+    }
+  }
+
+  @Override
+  public void start() {
+    if (!chunked) {
+      return;
+    }
+    List<ChunkedSnapshot.Table> added = new ArrayList<>();
+    for (ChunkedSnapshot.Table table : snapshot.tables()) {
+      if (!progress.containsKey(table.topic())) {
+        added.add(table);
+      }
+    }
+    if (added.isEmpty()) {
+      return;
+    }
+    SourceDatabase database = SourceDatabase.of(connectorProperties);
+    DebeziumSplit fresh = freshLogSplit();
+    if (fresh != null) {
+      long lsn = PostgresLogStart.prepare(database, connectorProperties, snapshot.tables());
+      unassigned.remove(fresh);
+      unassigned.addFirst(
+          fresh.at(StateOffsetBackingStore.postgresStart(connectorProperties, lsn), List.of()));
+    } else {
+      PostgresLogStart.publish(database, connectorProperties, added);
+      LOG.info("Tables added to the job since its state was written are snapshotted: {}", added);
+    }
+    for (ChunkedSnapshot.Table table : added) {
+      progress.put(table.topic(), CaptureEnumeratorState.TableProgress.start(table.topic()));
+    }
+  }
+
+  /** The log's split of a job's first start, not yet anywhere in the log. */
+  private DebeziumSplit freshLogSplit() {
+    for (CaptureSplit split : unassigned) {
+      if (split instanceof DebeziumSplit log && log.offsets().isEmpty() && progress.isEmpty()) {
+        return log;
+      }
+    }
+    return null;
+  }
+
+  @Override
+  public void handleSplitRequest(int subtaskId, String requesterHostname) {
+    if (!chunked) {
+      return;
+    }
+    SnapshotChunk chunk = nextChunk();
+    if (chunk == null) {
+      waiting.add(subtaskId);
+      return;
+    }
+    assign(chunk, subtaskId);
+  }
+
+  private void assign(SnapshotChunk chunk, int subtaskId) {
+    context.assignSplit(chunk, subtaskId);
+    LOG.debug("Assigned {} to reader {}", chunk, subtaskId);
+  }
+
+  private SnapshotChunk nextChunk() {
+    for (Iterator<CaptureSplit> it = unassigned.iterator(); it.hasNext(); ) {
+      CaptureSplit split = it.next();
+      if (split instanceof SnapshotChunk chunk) {
+        it.remove();
+        return chunk;
+      }
+    }
+    for (CaptureEnumeratorState.TableProgress table : progress.values()) {
+      if (!table.done()) {
+        if (planner == null) {
+          planner = new ChunkPlanner(SourceDatabase.of(connectorProperties), snapshot, routes);
+        }
+        ChunkPlanner.Planned planned = planner.next(table);
+        progress.put(table.topic(), planned.progress());
+        if (planned.progress().done()) {
+          LOG.info(
+              "Snapshot of {} is split into {} chunks",
+              table.topic(),
+              planned.progress().nextChunk());
+        }
+        return planned.chunk();
+      }
+    }
+    return null;
+  }
+
+  @Override
+  public void addSplitsBack(List<CaptureSplit> splits, int subtaskId) {
+    unassigned.addAll(splits);
+    assignLog();
+    for (Iterator<Integer> it = waiting.iterator(); it.hasNext(); ) {
+      int reader = it.next();
+      if (!context.registeredReaders().containsKey(reader)) {
+        continue;
+      }
+      SnapshotChunk chunk = nextChunk();
+      if (chunk == null) {
+        return;
+      }
+      it.remove();
+      assign(chunk, reader);
+    }
+  }
+
+  @Override
+  public void addReader(int subtaskId) {
+    if (subtaskId == LOG_READER) {
+      assignLog();
+    }
+  }
+
+  private void assignLog() {
+    if (!context.registeredReaders().containsKey(LOG_READER)) {
+      return;
+    }
+    for (Iterator<CaptureSplit> it = unassigned.iterator(); it.hasNext(); ) {
+      CaptureSplit split = it.next();
+      if (split instanceof DebeziumSplit) {
+        context.assignSplit(split, LOG_READER);
+        it.remove();
+      }
+    }
+  }
+
+  @Override
+  public CaptureEnumeratorState snapshotState(long checkpointId) {
+    return new CaptureEnumeratorState(
+        chunked, new ArrayList<>(unassigned), new ArrayList<>(progress.values()));
+  }
+
+  @Override
+  public void close() throws java.io.IOException {
+    if (planner != null) {
+      try {
+        planner.close();
+      } catch (java.sql.SQLException e) {
+        throw new java.io.IOException(e);
+      }
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package io.icebergcdc.capture;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Splits tables into chunks for the enumerator, one chunk at a time as readers ask for work: the
+ * next chunk of a table ends at the key {@link ChunkedSnapshot#chunkRows()} rows past its start
+ * (one index range query), so a table is never scanned up front and a big one starts at once.
+ */
+final class ChunkPlanner implements AutoCloseable {
+
+  private final SourceDatabase database;
+  private final ChunkedSnapshot snapshot;
+  private final CaptureRoutes routes;
+  private final Map<String, ChunkQueries> queries = new HashMap<>();
+  private Connection connection;
+
+  ChunkPlanner(SourceDatabase database, ChunkedSnapshot snapshot, CaptureRoutes routes) {
+    this.database = database;
+    this.snapshot = snapshot;
+    this.routes = routes;
+  }
+
+  /** The next chunk of a table, and the table's progress after it. */
+  record Planned(SnapshotChunk chunk, CaptureEnumeratorState.TableProgress progress) {}
+
+  Planned next(CaptureEnumeratorState.TableProgress table) {
+    ChunkQueries query = queries(table.topic());
+    if (!query.bounded()) {
+      return new Planned(
+          new SnapshotChunk(table.topic(), table.nextChunk(), List.of(), List.of(), List.of()),
+          new CaptureEnumeratorState.TableProgress(
+              table.topic(), table.nextChunk() + 1, List.of(), true));
+    }
+    List<String> upper;
+    try {
+      if (connection == null) {
+        connection = database.connect();
+      }
+      upper = query.boundaryAfter(connection, table.nextLower(), snapshot.chunkRows());
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot split " + query.name() + " of " + database + " into chunks: " + e.getMessage(),
+          e);
+    }
+    return new Planned(
+        new SnapshotChunk(table.topic(), table.nextChunk(), table.nextLower(), upper, List.of()),
+        new CaptureEnumeratorState.TableProgress(
+            table.topic(), table.nextChunk() + 1, upper, upper.isEmpty()));
+  }
+
+  private ChunkQueries queries(String topic) {
+    return queries.computeIfAbsent(
+        topic,
+        t -> {
+          int route = routes.topics().indexOf(t);
+          if (route < 0) {
+            throw new IllegalStateException("the job captures no table of topic " + t);
+          }
+          return new ChunkQueries(database, snapshot.table(t), routes.route(route).schema());
+        });
+  }
+
+  @Override
+  public void close() throws SQLException {
+    if (connection != null) {
+      connection.close();
+      connection = null;
+    }
+  }
+}

@@ -1,0 +1,158 @@
+package io.icebergcdc.capture;
+
+import io.icebergcdc.cdc.ChangeSchema;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.table.data.RowData;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * The SQL that splits one table into chunks by primary key and reads a chunk, in key order, with
+ * row-value comparisons ({@code (a, b) >= (?, ?)}) that PostgreSQL and MySQL both answer from the
+ * primary key's index.
+ */
+final class ChunkQueries {
+
+  private final SourceDatabase database;
+  private final ChunkedSnapshot.Table table;
+  private final ChangeSchema schema;
+  private final String qualified;
+  private final String key;
+  private final String keyParameters;
+  private final List<Type> keyTypes = new ArrayList<>();
+  private final RowData.FieldGetter[] keyGetters;
+  private final boolean bounded;
+
+  ChunkQueries(SourceDatabase database, ChunkedSnapshot.Table table, ChangeSchema schema) {
+    this.database = database;
+    this.table = table;
+    this.schema = schema;
+    this.qualified = database.table(table.namespace(), table.name());
+    this.key = "(" + database.columns(table.primaryKey()) + ")";
+    this.keyParameters =
+        "(" + String.join(", ", table.primaryKey().stream().map(c -> "?").toList()) + ")";
+    this.keyGetters = new RowData.FieldGetter[table.primaryKey().size()];
+    List<Types.NestedField> columns = schema.schema().columns();
+    boolean allBound = true;
+    for (int k = 0; k < keyGetters.length; k++) {
+      String column = table.primaryKey().get(k);
+      int position = -1;
+      for (int i = 0; i < columns.size(); i++) {
+        if (columns.get(i).name().equals(column)) {
+          position = i;
+        }
+      }
+      if (position < 0) {
+        throw new IllegalArgumentException(
+            "key column '" + column + "' of " + name() + " is not in the table's schema");
+      }
+      keyGetters[k] = RowData.createFieldGetter(schema.rowType().getTypeAt(position), position);
+      Type type = columns.get(position).type();
+      keyTypes.add(type);
+      allBound &= SnapshotColumns.boundsChunks(type);
+    }
+    this.bounded = allBound;
+  }
+
+  /** The table, for messages. */
+  String name() {
+    return table.namespace() + "." + table.name();
+  }
+
+  ChangeSchema schema() {
+    return schema;
+  }
+
+  /**
+   * Whether the table's key can bound chunks and resume them; a table whose key cannot (a
+   * floating-point or time column) is read as one chunk, from its start after a failure.
+   */
+  boolean bounded() {
+    return bounded;
+  }
+
+  /**
+   * The first key at least {@code rows} rows past {@code lower} (the table's first key if empty):
+   * the end of the chunk that starts there; empty if fewer rows are left.
+   */
+  List<String> boundaryAfter(java.sql.Connection connection, List<String> lower, int rows)
+      throws SQLException {
+    String sql =
+        "SELECT "
+            + database.columns(table.primaryKey())
+            + " FROM "
+            + qualified
+            + (lower.isEmpty() ? "" : " WHERE " + key + " >= " + keyParameters)
+            + " ORDER BY "
+            + database.columns(table.primaryKey())
+            + " LIMIT 1 OFFSET "
+            + rows;
+    try (PreparedStatement statement = connection.prepareStatement(sql)) {
+      bindKey(statement, 1, lower);
+      try (ResultSet result = statement.executeQuery()) {
+        if (!result.next()) {
+          return List.of();
+        }
+        List<String> boundary = new ArrayList<>(keyTypes.size());
+        for (int k = 0; k < keyTypes.size(); k++) {
+          Object value = SnapshotColumns.reader(keyTypes.get(k)).read(result, k + 1);
+          boundary.add(SnapshotColumns.encode(keyTypes.get(k), value));
+        }
+        return boundary;
+      }
+    }
+  }
+
+  /** The statement that reads a chunk's rows, all columns in the schema's order, by key. */
+  PreparedStatement rows(java.sql.Connection connection, SnapshotChunk chunk, int fetchRows)
+      throws SQLException {
+    List<String> conditions = new ArrayList<>();
+    List<String> from = chunk.after().isEmpty() ? chunk.lower() : chunk.after();
+    if (!from.isEmpty()) {
+      conditions.add(key + (chunk.after().isEmpty() ? " >= " : " > ") + keyParameters);
+    }
+    if (!chunk.upper().isEmpty()) {
+      conditions.add(key + " < " + keyParameters);
+    }
+    List<String> names = new ArrayList<>();
+    for (Types.NestedField column : schema.schema().columns()) {
+      names.add(column.name());
+    }
+    String sql =
+        "SELECT "
+            + database.columns(names)
+            + " FROM "
+            + qualified
+            + (conditions.isEmpty() ? "" : " WHERE " + String.join(" AND ", conditions))
+            + (bounded ? " ORDER BY " + database.columns(table.primaryKey()) : "");
+    PreparedStatement statement =
+        connection.prepareStatement(sql, ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY);
+    // MySQL's driver streams a result only when asked for Integer.MIN_VALUE rows at a time.
+    statement.setFetchSize(
+        database.dialect() == SourceDatabase.Dialect.MYSQL ? Integer.MIN_VALUE : fetchRows);
+    int next = bindKey(statement, 1, from);
+    bindKey(statement, next, chunk.upper());
+    return statement;
+  }
+
+  /** The key of a row read by {@link #rows}, as a chunk's bound. */
+  List<String> keyOf(RowData row) {
+    List<String> values = new ArrayList<>(keyGetters.length);
+    for (int k = 0; k < keyGetters.length; k++) {
+      values.add(SnapshotColumns.encode(keyTypes.get(k), keyGetters[k].getFieldOrNull(row)));
+    }
+    return values;
+  }
+
+  private int bindKey(PreparedStatement statement, int first, List<String> values)
+      throws SQLException {
+    for (int k = 0; k < values.size(); k++) {
+      SnapshotColumns.bind(statement, first + k, keyTypes.get(k), values.get(k));
+    }
+    return first + values.size();
+  }
+}

@@ -1,0 +1,208 @@
+package io.icebergcdc.capture;
+
+import io.icebergcdc.cdc.BadRecordPolicy;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.TableRoute;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.util.FlinkRuntimeException;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Reads the rows of one {@link SnapshotChunk} at a time over one JDBC connection, in key order,
+ * into snapshot reads positioned before the log ({@link SourceSequence#beforeLog}), and remembers
+ * the last key it emitted so that a checkpoint can resume the chunk after it.
+ */
+final class ChunkReader implements AutoCloseable {
+
+  private final SourceDatabase database;
+  private final ChunkedSnapshot snapshot;
+  private final CaptureRoutes routes;
+  private final SourceSequence position;
+  private final Map<String, ChunkQueries> queries = new HashMap<>();
+  private final Map<String, SnapshotColumns.Read[]> readers = new HashMap<>();
+
+  private Connection connection;
+  private SnapshotChunk chunk;
+  private int route;
+  private ChunkQueries table;
+  private SnapshotColumns.Read[] columns;
+  private PreparedStatement statement;
+  private ResultSet result;
+  private GenericRowData last;
+  private long rows;
+
+  ChunkReader(SourceDatabase database, ChunkedSnapshot snapshot, CaptureRoutes routes) {
+    this.database = database;
+    this.snapshot = snapshot;
+    this.routes = routes;
+    this.position =
+        SourceSequence.beforeLog(
+            database.dialect() == SourceDatabase.Dialect.POSTGRES
+                ? SourceSequence.Kind.POSTGRES_LSN
+                : SourceSequence.Kind.MYSQL_BINLOG);
+  }
+
+  /** Whether a chunk is being read. */
+  boolean reading() {
+    return chunk != null;
+  }
+
+  /** Starts reading {@code next}; the chunk before must be done. */
+  void open(SnapshotChunk next) {
+    if (chunk != null) {
+      throw new IllegalStateException("chunk " + chunk + " is still being read");
+    }
+    route = routes.topics().indexOf(next.topic());
+    if (route < 0) {
+      throw new IllegalStateException(
+          next + " is of a table the job no longer captures; the job captures " + routes.topics());
+    }
+    ChangeSchema schema = routes.route(route).schema();
+    table =
+        queries.computeIfAbsent(
+            next.topic(), topic -> new ChunkQueries(database, snapshot.table(topic), schema));
+    columns = readers.computeIfAbsent(next.topic(), topic -> readers(schema));
+    chunk = table.bounded() ? next : next.readUpTo(List.of());
+    try {
+      if (connection == null) {
+        connection = database.connect();
+        // Cursors fetch in batches only inside a transaction (PostgreSQL); each chunk is one.
+        connection.setAutoCommit(false);
+        connection.setReadOnly(true);
+      }
+      statement = table.rows(connection, chunk, snapshot.fetchRows());
+      result = statement.executeQuery();
+    } catch (SQLException e) {
+      throw failure(e);
+    }
+    last = null;
+  }
+
+  private static SnapshotColumns.Read[] readers(ChangeSchema schema) {
+    List<Types.NestedField> fields = schema.schema().columns();
+    SnapshotColumns.Read[] reads = new SnapshotColumns.Read[fields.size()];
+    for (int i = 0; i < reads.length; i++) {
+      reads[i] = SnapshotColumns.reader(fields.get(i).type());
+    }
+    return reads;
+  }
+
+  /**
+   * The chunk's next row, or null when the chunk is done (then nothing is being read). A row that
+   * does not fit the table fails the job, naming the table and the row's key, or becomes a dead
+   * letter.
+   */
+  CapturedChange next() {
+    try {
+      if (!result.next()) {
+        finish();
+        return null;
+      }
+      GenericRowData row = new GenericRowData(columns.length);
+      try {
+        for (int i = 0; i < columns.length; i++) {
+          row.setField(i, columns[i].read(result, i + 1));
+        }
+      } catch (RuntimeException e) {
+        return badRow(e);
+      }
+      last = row;
+      rows++;
+      ChangeSchema schema = table.schema();
+      return CapturedChange.of(
+          route,
+          new ChangeEvent(
+              routes.route(route).tableName(),
+              Operation.SNAPSHOT_READ,
+              schema.keyOf(row),
+              null,
+              row,
+              position,
+              System.currentTimeMillis()));
+    } catch (SQLException e) {
+      throw failure(e);
+    }
+  }
+
+  private CapturedChange badRow(RuntimeException e) throws SQLException {
+    StringBuilder key = new StringBuilder();
+    for (int i = 1; i <= columns.length; i++) {
+      String name = result.getMetaData().getColumnName(i);
+      if (table.schema().keyColumns().contains(name)) {
+        key.append(key.length() == 0 ? "" : ", ")
+            .append(name)
+            .append('=')
+            .append(result.getString(i));
+      }
+    }
+    MalformedChangeException error =
+        new MalformedChangeException(
+            routes.origin()
+                + ", snapshot of "
+                + table.name()
+                + ", key "
+                + key
+                + ": "
+                + e.getMessage(),
+            e);
+    if (routes.badRecordPolicy() == BadRecordPolicy.FAIL) {
+      throw TableRoute.withRecord(error, key.toString());
+    }
+    return CapturedChange.deadLetter(
+        new DeadLetter(
+            routes.route(route).tableName(), routes.origin(), error.getMessage(), key.toString()));
+  }
+
+  /** The chunk being read, read up to the last row emitted; null if none is being read. */
+  SnapshotChunk progress() {
+    if (chunk == null) {
+      return null;
+    }
+    return last == null || !table.bounded() ? chunk : chunk.readUpTo(table.keyOf(last));
+  }
+
+  /** Rows emitted since the reader started. */
+  long rows() {
+    return rows;
+  }
+
+  private void finish() throws SQLException {
+    result.close();
+    statement.close();
+    connection.commit();
+    result = null;
+    statement = null;
+    chunk = null;
+    last = null;
+  }
+
+  private FlinkRuntimeException failure(SQLException e) {
+    return new FlinkRuntimeException(
+        "cannot read " + chunk + " from " + database + ": " + e.getMessage(), e);
+  }
+
+  @Override
+  public void close() throws SQLException {
+    try {
+      if (statement != null) {
+        statement.close();
+      }
+    } finally {
+      if (connection != null) {
+        connection.close();
+      }
+    }
+  }
+}

@@ -1,0 +1,142 @@
+package io.icebergcdc.capture;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Fixes where PostgreSQL's log is read from before any chunk of a snapshot is: the publication
+ * holds the captured tables (created, or the missing tables added) and then the replication slot
+ * exists (created if missing). Every transaction that commits after the slot's position is then
+ * decoded from it, and every one before is visible to the chunks' reads, which all start later.
+ */
+final class PostgresLogStart {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PostgresLogStart.class);
+
+  private PostgresLogStart() {}
+
+  /** Publishes the tables and returns the LSN the slot streams from, creating the slot first. */
+  static long prepare(
+      SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
+    String slot = properties.getOrDefault("slot.name", "debezium");
+    try (Connection connection = database.connect()) {
+      publish(connection, database, properties, tables);
+      try (PreparedStatement existing =
+          connection.prepareStatement(
+              "SELECT confirmed_flush_lsn::text, database FROM pg_replication_slots"
+                  + " WHERE slot_name = ?")) {
+        existing.setString(1, slot);
+        try (ResultSet result = existing.executeQuery()) {
+          if (result.next()) {
+            String lsn = result.getString(1);
+            if (lsn == null) {
+              throw new IllegalStateException(
+                  "replication slot '"
+                      + slot
+                      + "' is not a logical slot of database "
+                      + result.getString(2)
+                      + "; name another with slot.name");
+            }
+            LOG.info("Replication slot {} exists; the log is read from {}", slot, lsn);
+            return io.icebergcdc.cdc.SourceSequence.parseLsn(lsn);
+          }
+        }
+      }
+      try (PreparedStatement create =
+          connection.prepareStatement(
+              "SELECT lsn::text FROM pg_create_logical_replication_slot(?, 'pgoutput')")) {
+        create.setString(1, slot);
+        try (ResultSet result = create.executeQuery()) {
+          result.next();
+          String lsn = result.getString(1);
+          LOG.info("Created replication slot {} at {}", slot, lsn);
+          return io.icebergcdc.cdc.SourceSequence.parseLsn(lsn);
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot prepare replication slot '" + slot + "' at " + database + ": " + e.getMessage(),
+          e);
+    }
+  }
+
+  /** Adds tables the publication lacks, before their chunks are read (tables added later). */
+  static void publish(
+      SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
+    try (Connection connection = database.connect()) {
+      publish(connection, database, properties, tables);
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot add tables to publication '"
+              + properties.getOrDefault("publication.name", "dbz_publication")
+              + "' at "
+              + database
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  private static void publish(
+      Connection connection,
+      SourceDatabase database,
+      Map<String, String> properties,
+      List<ChunkedSnapshot.Table> tables)
+      throws SQLException {
+    String publication = properties.getOrDefault("publication.name", "dbz_publication");
+    Boolean allTables = null;
+    try (PreparedStatement query =
+        connection.prepareStatement("SELECT puballtables FROM pg_publication WHERE pubname = ?")) {
+      query.setString(1, publication);
+      try (ResultSet result = query.executeQuery()) {
+        if (result.next()) {
+          allTables = result.getBoolean(1);
+        }
+      }
+    }
+    if (Boolean.TRUE.equals(allTables)) {
+      return;
+    }
+    Set<String> published = new HashSet<>();
+    if (allTables != null) {
+      try (PreparedStatement query =
+          connection.prepareStatement(
+              "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = ?")) {
+        query.setString(1, publication);
+        try (ResultSet result = query.executeQuery()) {
+          while (result.next()) {
+            published.add(result.getString(1) + "." + result.getString(2));
+          }
+        }
+      }
+    }
+    List<String> missing = new ArrayList<>();
+    for (ChunkedSnapshot.Table table : tables) {
+      if (!published.contains(table.namespace() + "." + table.name())) {
+        missing.add(database.table(table.namespace(), table.name()));
+      }
+    }
+    if (missing.isEmpty()) {
+      return;
+    }
+    String sql =
+        (allTables == null ? "CREATE PUBLICATION " : "ALTER PUBLICATION ")
+            + database.quote(publication)
+            + (allTables == null ? " FOR TABLE " : " ADD TABLE ")
+            + String.join(", ", missing);
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(sql);
+    }
+    LOG.info("Publication {} now holds {}", publication, missing);
+  }
+}
