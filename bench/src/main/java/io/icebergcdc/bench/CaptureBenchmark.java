@@ -108,6 +108,7 @@ public final class CaptureBenchmark {
     Path work = Files.createTempDirectory("iceberg-cdc-capture-bench");
     createSourceTable();
 
+    boolean failHalfway = Boolean.parseBoolean(options.getOrDefault("fail-halfway", "false"));
     DatabaseSource source =
         new DatabaseSource(
             DatabaseSource.Kind.POSTGRES,
@@ -120,7 +121,11 @@ public final class CaptureBenchmark {
             SLOT,
             SLOT,
             0,
-            "bench");
+            "bench",
+            Integer.parseInt(
+                options.getOrDefault(
+                    "snapshot-chunk-rows",
+                    Integer.toString(DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS))));
     if (Boolean.parseBoolean(options.getOrDefault("engine-only", "false"))) {
       runEngineOnly(source, out);
       return;
@@ -133,7 +138,12 @@ public final class CaptureBenchmark {
             new Configuration(),
             DeadLetterOutput.NONE,
             new RuntimeDefinition(
-                parallelism, interval, work.resolve("checkpoints").toString(), "hashmap", null, 0));
+                parallelism,
+                interval,
+                work.resolve("checkpoints").toString(),
+                "hashmap",
+                null,
+                failHalfway ? 5 : 0));
     Catalog catalog = job.catalog().loader().loadCatalog();
     long submitted = System.currentTimeMillis();
     JobClient client = new JobRunner(job).start();
@@ -141,8 +151,31 @@ public final class CaptureBenchmark {
       // Loaded anew at each look: a Table held across the job's commits may name a metadata file
       // that the job's maintenance has since removed, which Hadoop tables cannot refresh past.
       Supplier<Table> tables = () -> catalog.loadTable(TableIdentifier.of("cdc", "items"));
+      java.util.concurrent.CompletableFuture<Long> failedAt =
+          failHalfway
+              ? java.util.concurrent.CompletableFuture.supplyAsync(
+                  () -> failChunkReadersHalfway(client, tables))
+              : java.util.concurrent.CompletableFuture.completedFuture(-1L);
       long snapshotDone = awaitRecords(client, tables, rows);
       double snapshotSeconds = (snapshotDone - submitted) / 1000.0;
+      String failure = "";
+      if (failHalfway) {
+        long readTwice = 0;
+        for (Snapshot snapshot : tables.get().snapshots()) {
+          readTwice +=
+              Long.parseLong(
+                  snapshot.summary().getOrDefault(SnapshotSummaryKeys.DUPLICATES_DROPPED, "0"));
+        }
+        failure =
+            String.format(
+                Locale.ROOT,
+                "A failure was injected during the snapshot, when the table held %,d rows: the"
+                    + " connections of the chunk readers were ended, the job failed and resumed"
+                    + " from its last checkpoint. Rows read twice (the dedup's duplicates of the"
+                    + " snapshot): %,d.%n%n",
+                failedAt.get(),
+                readTwice);
+      }
 
       List<Transaction> fullSpeed = write(connection, Long.MAX_VALUE);
       // The steady phase starts once the backlog of the full-speed phase is applied.
@@ -170,11 +203,17 @@ public final class CaptureBenchmark {
           String.format(
               Locale.ROOT,
               "PostgreSQL capture benchmark, %s: table bench.items (id bigint, v text, n bigint),"
-                  + " %,d rows; write transactions of %d rows; parallelism %d, checkpoints every"
-                  + " %d ms, format version 3; PostgreSQL, Debezium and Flink on one machine of %d"
-                  + " cores, Java %s.%n%n",
+                  + " %,d rows; %s; write transactions of %d rows; parallelism %d, checkpoints"
+                  + " every %d ms, format version 3; PostgreSQL, Debezium and Flink on one machine"
+                  + " of %d cores, Java %s.%n%n",
               LocalDate.now(),
               rows,
+              source.snapshotChunkRows() == 0
+                  ? "Debezium's own snapshot"
+                  : String.format(
+                      Locale.ROOT,
+                      "snapshot read by the job in chunks of %,d rows",
+                      source.snapshotChunkRows()),
               batch,
               parallelism,
               interval.toMillis(),
@@ -206,7 +245,7 @@ public final class CaptureBenchmark {
               percentile(lags, 0.50) / 1000.0,
               percentile(lags, 0.95) / 1000.0,
               lags[lags.length - 1] / 1000.0));
-      report.append("\n").append(check).append("\n");
+      report.append("\n").append(failure).append(check).append("\n");
       Files.createDirectories(out.toAbsolutePath().getParent());
       Files.writeString(out, report.toString(), StandardCharsets.UTF_8);
       System.out.println(report);
@@ -365,6 +404,43 @@ public final class CaptureBenchmark {
   }
 
   /** Waits until the table holds {@code expected} records, and returns when that was committed. */
+  /**
+   * Once the table holds half the rows, ends the connections of the job's chunk readers (their
+   * queries read bench.items by key), which fails the job's source; returns the rows held then.
+   */
+  private long failChunkReadersHalfway(JobClient client, Supplier<Table> tables) {
+    try (Connection admin = connect();
+        java.sql.Statement statement = admin.createStatement()) {
+      while (true) {
+        Snapshot current = tables.get().currentSnapshot();
+        long held =
+            current == null
+                ? 0
+                : Long.parseLong(current.summary().getOrDefault("total-records", "0"));
+        if (held >= rows) {
+          throw new IllegalStateException("the snapshot ended before a chunk reader was failed");
+        }
+        if (held >= rows / 2) {
+          try (java.sql.ResultSet result =
+              statement.executeQuery(
+                  "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                      + " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                      + " AND backend_type = 'client backend'"
+                      + " AND query LIKE 'SELECT %FROM \"bench\".\"items\"%ORDER BY%'"
+                      + " AND query NOT LIKE '%OFFSET%'")) {
+            result.next();
+            if (result.getLong(1) > 0) {
+              return held;
+            }
+          }
+        }
+        Thread.sleep(20);
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot fail the chunk readers: " + e.getMessage(), e);
+    }
+  }
+
   private static long awaitRecords(JobClient client, Supplier<Table> tables, long expected)
       throws Exception {
     while (true) {
