@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
  * go out again: the log's to the restarted reader 0, chunks to the next reader that asks.
  *
  * <p>On the job's first start, before any chunk, it fixes where the log is read from ({@link
- * PostgresLogStart}) and hands the log's split over at that position. A table of the job that its
- * state has not seen (added to the job's tables since) is published first, then chunked.
+ * PostgresLogStart}, {@link MySqlLogStart}) and hands the log's split over at that position. A
+ * PostgreSQL table of the job that its state has not seen (added to the job's tables since) is
+ * published first, then chunked; a MySQL/MariaDB job refuses such a table, which the connector's
+ * schema history in the state does not know.
  */
 final class CaptureSplitEnumerator
     implements SplitEnumerator<CaptureSplit, CaptureEnumeratorState> {
@@ -71,12 +73,24 @@ final class CaptureSplitEnumerator
       return;
     }
     SourceDatabase database = SourceDatabase.of(connectorProperties);
+    boolean postgres = database.dialect() == SourceDatabase.Dialect.POSTGRES;
     DebeziumSplit fresh = freshLogSplit();
     if (fresh != null) {
-      long lsn = PostgresLogStart.prepare(database, connectorProperties, snapshot.tables());
+      Map<String, String> start =
+          postgres
+              ? StateOffsetBackingStore.postgresStart(
+                  connectorProperties,
+                  PostgresLogStart.prepare(database, connectorProperties, snapshot.tables()))
+              : MySqlLogStart.prepare(database, connectorProperties);
       unassigned.remove(fresh);
-      unassigned.addFirst(
-          fresh.at(StateOffsetBackingStore.postgresStart(connectorProperties, lsn), List.of()));
+      unassigned.addFirst(fresh.at(start, List.of()));
+    } else if (!postgres) {
+      throw new IllegalStateException(
+          "tables were added to the job's tables since its state was written ("
+              + added
+              + "): the MySQL/MariaDB connector's schema history in that state does not know"
+              + " them; start the job without its state (a new snapshot of every table), or"
+              + " capture the added tables with a job of their own");
     } else {
       PostgresLogStart.publish(database, connectorProperties, added);
       LOG.info("Tables added to the job since its state was written are snapshotted: {}", added);

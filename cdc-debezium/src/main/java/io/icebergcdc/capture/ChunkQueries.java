@@ -32,9 +32,16 @@ final class ChunkQueries {
     this.table = table;
     this.schema = schema;
     this.qualified = database.table(table.namespace(), table.name());
-    this.key = "(" + database.columns(table.primaryKey()) + ")";
+    // One column compares as itself, which every optimizer reads as an index range.
+    boolean single = table.primaryKey().size() == 1;
+    this.key =
+        single
+            ? database.quote(table.primaryKey().get(0))
+            : "(" + database.columns(table.primaryKey()) + ")";
     this.keyParameters =
-        "(" + String.join(", ", table.primaryKey().stream().map(c -> "?").toList()) + ")";
+        single
+            ? "?"
+            : "(" + String.join(", ", table.primaryKey().stream().map(c -> "?").toList()) + ")";
     this.keyGetters = new RowData.FieldGetter[table.primaryKey().size()];
     List<Types.NestedField> columns = schema.schema().columns();
     boolean allBound = true;

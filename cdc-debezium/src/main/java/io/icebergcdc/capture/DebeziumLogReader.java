@@ -97,7 +97,12 @@ final class DebeziumLogReader implements AutoCloseable {
     properties.setProperty("name", engineName);
     if (!split.connectorSnapshots()) {
       // The source reads the snapshot in chunks; the connector streams from the split's position.
-      properties.setProperty("snapshot.mode", "no_data");
+      // A MySQL/MariaDB connector without schema history yet (the job's first start) records the
+      // tables' current schemas first ("recovery"), then streams from the position.
+      boolean withoutHistory =
+          !PostgresSlotCheck.POSTGRES_CONNECTOR.equals(connectorProperties.get("connector.class"))
+              && split.schemaHistory().isEmpty();
+      properties.setProperty("snapshot.mode", withoutHistory ? "recovery" : "no_data");
     }
     properties.setProperty("offset.storage", StateOffsetBackingStore.class.getName());
     properties.setProperty(

@@ -20,9 +20,9 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * CapturedChangeRouter} chained to it.
  *
  * <p>The initial snapshot is the connector's own (one reader, started over after a failure), or,
- * with a {@link ChunkedSnapshot} (PostgreSQL), read by the source in chunks by primary key, by all
- * readers in parallel beside the log, and resumed from the next chunk after a failure. Run it at
- * the job's parallelism for a chunked snapshot, else with parallelism 1.
+ * with a {@link ChunkedSnapshot}, read by the source in chunks by primary key, by all readers in
+ * parallel beside the log, and resumed from the next chunk after a failure. Run it at the job's
+ * parallelism for a chunked snapshot, else with parallelism 1.
  *
  * <p>The connector's properties are Debezium's own ({@code connector.class}, {@code
  * database.hostname}, {@code table.include.list} and so on); the source sets the offset store, the
@@ -58,14 +58,6 @@ public final class DebeziumSource
       int queueCapacity) {
     if (!connectorProperties.containsKey("connector.class")) {
       throw new IllegalArgumentException("the Debezium properties name no 'connector.class'");
-    }
-    if (snapshot != null
-        && !PostgresSlotCheck.POSTGRES_CONNECTOR.equals(
-            connectorProperties.get("connector.class"))) {
-      throw new IllegalArgumentException(
-          "a chunked snapshot reads PostgreSQL only; "
-              + connectorProperties.get("connector.class")
-              + " takes its own snapshot");
     }
     for (ChunkedSnapshot.Table table :
         snapshot == null ? List.<ChunkedSnapshot.Table>of() : snapshot.tables()) {

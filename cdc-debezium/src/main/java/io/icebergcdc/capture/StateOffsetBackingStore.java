@@ -58,6 +58,32 @@ public final class StateOffsetBackingStore extends MemoryOffsetBackingStore {
     }
   }
 
+  /**
+   * The offset entry of a MySQL or MariaDB connector that has not read anything yet and starts
+   * streaming at a binlog position, keyed as {@link #postgresStart} keys it.
+   */
+  static Map<String, String> mysqlStart(
+      Map<String, String> properties, String file, long position, String gtids) {
+    Map<String, Object> offset = new java.util.LinkedHashMap<>();
+    offset.put("file", file);
+    offset.put("pos", position);
+    offset.put("ts_sec", System.currentTimeMillis() / 1000);
+    if (gtids != null && !gtids.isEmpty()) {
+      offset.put("gtids", gtids);
+    }
+    try {
+      return Map.of(key(properties), MAPPER.writeValueAsString(offset));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static String key(Map<String, String> properties) throws JsonProcessingException {
+    String engine = properties.getOrDefault("name", DebeziumLogReader.DEFAULT_ENGINE_NAME);
+    String prefix = properties.getOrDefault("topic.prefix", engine);
+    return MAPPER.writeValueAsString(java.util.List.of(engine, Map.of("server", prefix)));
+  }
+
   static String encode(Map<String, String> offsets) {
     try {
       return MAPPER.writeValueAsString(offsets);

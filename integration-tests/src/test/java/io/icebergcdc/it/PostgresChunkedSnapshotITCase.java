@@ -2,16 +2,9 @@ package io.icebergcdc.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.definition.DatabaseSource;
-import io.icebergcdc.jobs.definition.DeadLetterOutput;
 import io.icebergcdc.jobs.definition.JobDefinition;
-import io.icebergcdc.jobs.definition.RuntimeDefinition;
-import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.pipeline.JobRunner;
-import io.icebergcdc.jobs.pipeline.TableTarget;
-import io.icebergcdc.sink.CatalogDefinition;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -19,57 +12,19 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
-import java.util.Random;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.io.CloseableIterable;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The job's own chunked snapshot of PostgreSQL: tables split into small chunks by primary key (an
- * int key and a composite key with text), read by two readers beside the log while a workload
- * updates, deletes, inserts and re-keys rows inside and between the chunks being read, with the
- * readers' connections killed in the middle of chunks so that the job fails and resumes from its
- * last checkpoint; each Iceberg table must end equal to its source table, each checkpoint committed
- * once. Then a table added to the job's tables is snapshotted on restore without the others being
- * read again.
+ * {@link ChunkedSnapshotScenario} on the machine's PostgreSQL: the chunk readers' connections are
+ * ended with {@code pg_terminate_backend}; a table added to the job's tables on restore is
+ * published and snapshotted without the other tables being read again.
  */
-class PostgresChunkedSnapshotITCase {
+class PostgresChunkedSnapshotITCase extends ChunkedSnapshotScenario {
 
-  private static final String DATABASE = "icebergcdc_chunks";
   private static final String SLOT = "icebergcdc_chunks";
-  private static final int ITEMS = 20_000;
 
-  @RegisterExtension
-  static final MiniClusterExtension FLINK =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(8)
-              .build());
-
-  @TempDir Path dir;
-
-  private Connection connection;
-  private JobClient running;
-
-  @BeforeEach
-  void createDatabase() throws Exception {
+  @Override
+  Connection createDatabase() throws Exception {
     try (Connection admin =
             DriverManager.getConnection(
                 "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
@@ -97,8 +52,7 @@ class PostgresChunkedSnapshotITCase {
       statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
       statement.execute("CREATE DATABASE " + DATABASE);
     }
-    connection =
-        DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
+    connection = connect();
     execute(
         "CREATE SCHEMA inventory",
         "CREATE TABLE inventory.items (id bigint PRIMARY KEY, grp int NOT NULL, label text,"
@@ -114,97 +68,78 @@ class PostgresChunkedSnapshotITCase {
             + " FROM generate_series(1, 6) r, generate_series(1, 500) c",
         "CREATE TABLE inventory.extra (id int PRIMARY KEY, note text)",
         "INSERT INTO inventory.extra SELECT i, 'extra ' || i FROM generate_series(1, 2000) i");
+    return connection;
   }
 
-  @AfterEach
-  void stop() throws Exception {
-    if (running != null) {
-      running.cancel().get();
-    }
-    if (connection != null) {
-      connection.close();
+  @Override
+  Connection connect() throws SQLException {
+    return DriverManager.getConnection(
+        "jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
+  }
+
+  @Override
+  DatabaseSource source(String tables) {
+    return new DatabaseSource(
+        DatabaseSource.Kind.POSTGRES,
+        "127.0.0.1",
+        5432,
+        "postgres",
+        null,
+        DATABASE,
+        List.of(tables),
+        SLOT,
+        "icebergcdc_chunks",
+        0,
+        "pg",
+        500);
+  }
+
+  @Override
+  String tablePattern(String names) {
+    return "inventory\\.(" + names + ")";
+  }
+
+  @Override
+  String table(String name) {
+    return "inventory." + name;
+  }
+
+  @Override
+  String insertItemIfAbsent(long id) {
+    return "INSERT INTO inventory.items VALUES ("
+        + id
+        + ", 1, 'inserted', 1.00, now())"
+        + " ON CONFLICT DO NOTHING";
+  }
+
+  @Override
+  int killChunkReaders(Statement admin) throws SQLException {
+    try (ResultSet result =
+        admin.executeQuery(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                + " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                + " AND backend_type = 'client backend'"
+                + " AND query LIKE 'SELECT %FROM \"inventory\".\"items\"%ORDER BY%'"
+                + " AND query NOT LIKE '%OFFSET%'")) {
+      result.next();
+      return result.getInt(1);
     }
   }
 
-  private JobDefinition job(String tables, String restoreFrom) {
-    DatabaseSource source =
-        new DatabaseSource(
-            DatabaseSource.Kind.POSTGRES,
-            "127.0.0.1",
-            5432,
-            "postgres",
-            null,
-            DATABASE,
-            List.of(tables),
-            SLOT,
-            "icebergcdc_chunks",
-            0,
-            "pg",
-            500);
-    return new JobDefinition(
-        source,
-        CatalogDefinition.hadoop(dir.resolve("warehouse").toString()),
-        new TableDefinition("cdc.{schema}_{table}", List.of(), null, 2),
-        new Configuration(),
-        DeadLetterOutput.NONE,
-        new RuntimeDefinition(
-            2,
-            Duration.ofMillis(300),
-            dir.resolve("checkpoints").toString(),
-            "hashmap",
-            restoreFrom,
-            20));
-  }
-
-  @Test
-  void aSnapshotReadInChunksWhileTheTablesChangeAndItsReadersFailEqualsTheSource()
-      throws Exception {
-    JobDefinition job = job("inventory\\.(items|codes)", null);
-    JobRunner pipeline = new JobRunner(job);
-    AtomicBoolean done = new AtomicBoolean();
-    AtomicInteger killed = new AtomicInteger();
-    ExecutorService background = Executors.newFixedThreadPool(2);
-    try {
-      running = pipeline.start();
-      Future<?> workload = background.submit(() -> workload(done));
-      Future<?> killer = background.submit(() -> killChunkReaders(killed, 3, done));
-      workload.get(3, TimeUnit.MINUTES);
-      killer.get(3, TimeUnit.MINUTES);
-    } finally {
-      done.set(true);
-      background.shutdownNow();
-    }
-    // The readers were killed in the middle of chunks, and the job went on from its checkpoints.
-    assertThat(killed.get()).isPositive();
+  /** Snapshotted on restore, while the tables already snapshotted are not read again. */
+  @Override
+  void restoresWithAnAddedTable(JobDefinition job, String checkpoint) throws Exception {
     Catalog catalog = job.catalog().loader().loadCatalog();
-    SourceTables.awaitEqual(
-        running,
-        connection,
-        catalog,
-        (DatabaseSource) job.source(),
-        pipeline.targets(),
-        Duration.ofSeconds(120));
-    for (TableTarget target : pipeline.targets()) {
-      Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(target.table()));
-    }
-
-    // A table added to the job's tables: snapshotted on restore, the others not read again.
-    running.cancel().get();
-    running = null;
-    String checkpoint =
-        Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
     long itemsFetched = indexRowsFetched("items");
     JobDefinition wider = job("inventory\\..*", checkpoint);
     JobRunner widerPipeline = new JobRunner(wider);
     running = widerPipeline.start();
     execute("UPDATE inventory.extra SET note = 'changed while read' WHERE id % 10 = 0");
     execute("INSERT INTO inventory.extra VALUES (5000, 'new')");
-    Table extra = awaitRows(catalog, widerPipeline, "inventory_extra", 2001);
-    Thread.sleep(1_500);
+    awaitRows(catalog, widerPipeline, "inventory_extra", 2001);
     assertThat(indexRowsFetched("items") - itemsFetched)
         .as("rows of inventory.items read again by the restored job")
         .isLessThan(ITEMS / 10);
-    assertThat(extra).isNotNull();
     execute("UPDATE inventory.items SET label = 'after the restore' WHERE id = 7");
     SourceTables.awaitEqual(
         running,
@@ -213,92 +148,6 @@ class PostgresChunkedSnapshotITCase {
         (DatabaseSource) wider.source(),
         widerPipeline.targets(),
         Duration.ofSeconds(90));
-  }
-
-  /** Small transactions over the whole key space while the snapshot runs. */
-  private Void workload(AtomicBoolean done) throws SQLException {
-    Random random = new Random(42);
-    try (Connection writer =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
-        Statement statement = writer.createStatement()) {
-      int next = ITEMS + 1;
-      for (int i = 0; i < 1_500 && !done.get(); i++) {
-        long id = 1 + random.nextInt(ITEMS);
-        switch (random.nextInt(6)) {
-          case 0:
-          case 1:
-            statement.execute(
-                "UPDATE inventory.items SET label = 'updated "
-                    + i
-                    + "', amount = amount + 1"
-                    + " WHERE id = "
-                    + id);
-            break;
-          case 2:
-            statement.execute("DELETE FROM inventory.items WHERE id = " + id);
-            break;
-          case 3:
-            statement.execute(
-                "INSERT INTO inventory.items VALUES ("
-                    + next++
-                    + ", 1, 'inserted', 1.00, now()) ON CONFLICT DO NOTHING");
-            break;
-          case 4:
-            statement.execute(
-                "UPDATE inventory.items SET id = id + 1000000 WHERE id = "
-                    + id
-                    + " AND NOT EXISTS (SELECT 1 FROM inventory.items WHERE id = "
-                    + (id + 1_000_000)
-                    + ")");
-            break;
-          default:
-            statement.execute(
-                "UPDATE inventory.codes SET qty = qty + 1 WHERE region = "
-                    + (1 + random.nextInt(6))
-                    + " AND code = 'code-"
-                    + (1 + random.nextInt(500))
-                    + "'");
-        }
-        if (i % 100 == 0) {
-          statement.execute(
-              "DELETE FROM inventory.codes WHERE region = 3 AND code = 'code-" + i + "'");
-        }
-      }
-    }
-    return null;
-  }
-
-  /**
-   * Ends the connections of the source's chunk readers while they are in a chunk of {@code
-   * inventory.items}, after the job's first checkpoints, up to {@code times} times.
-   */
-  private Void killChunkReaders(AtomicInteger killed, int times, AtomicBoolean done)
-      throws Exception {
-    Thread.sleep(1_500);
-    try (Connection admin =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
-        Statement statement = admin.createStatement()) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (killed.get() < times && System.nanoTime() < deadline && !done.get()) {
-        try (ResultSet result =
-            statement.executeQuery(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                    + " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                    + " AND backend_type = 'client backend'"
-                    + " AND query LIKE 'SELECT %FROM \"inventory\".\"items\"%ORDER BY%'"
-                    + " AND query NOT LIKE '%OFFSET%'")) {
-          result.next();
-          if (result.getLong(1) > 0) {
-            killed.incrementAndGet();
-            Thread.sleep(2_000);
-          }
-        }
-        Thread.sleep(50);
-      }
-    }
-    return null;
   }
 
   /** Rows read from a table so far, by index and by scan, this test's own reads flushed first. */
@@ -317,40 +166,6 @@ class PostgresChunkedSnapshotITCase {
                   + "'")) {
         result.next();
         return result.getLong(1);
-      }
-    }
-  }
-
-  private Table awaitRows(Catalog catalog, JobRunner pipeline, String name, int rows)
-      throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-    while (System.nanoTime() < deadline) {
-      if (running.getJobStatus().get().isGloballyTerminalState()) {
-        running.getJobExecutionResult().get();
-      }
-      for (TableTarget target : pipeline.targets()) {
-        if (target.table().name().equals(name) && catalog.tableExists(target.table())) {
-          Table table = catalog.loadTable(target.table());
-          long count = 0;
-          try (CloseableIterable<?> records = IcebergGenerics.read(table).build()) {
-            for (Object ignored : records) {
-              count++;
-            }
-          }
-          if (count == rows) {
-            return table;
-          }
-        }
-      }
-      Thread.sleep(200);
-    }
-    throw new AssertionError("table " + name + " did not reach " + rows + " rows");
-  }
-
-  private void execute(String... statements) throws SQLException {
-    try (Statement statement = connection.createStatement()) {
-      for (String sql : statements) {
-        statement.execute(sql);
       }
     }
   }

@@ -77,10 +77,9 @@ final class ApplyCommand {
           Flag.of(
               "snapshot-chunk-rows",
               "<N>",
-              "PostgreSQL: the rows of a chunk of the initial snapshot, which the job's readers"
-                  + " read in parallel beside the log and resume chunk by chunk after a failure; 0"
-                  + " for Debezium's own snapshot (one reader, started over after a failure), the"
-                  + " only one for mysql and mariadb.",
+              "The rows of a chunk of the initial snapshot, which the job's readers read in"
+                  + " parallel beside the log and resume chunk by chunk after a failure; 0 for"
+                  + " Debezium's own snapshot (one reader, started over after a failure).",
               DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS),
           Flag.of("server-id", "<N>", "The MySQL/MariaDB replication client's server id.", 5400),
           Flag.of(
@@ -311,25 +310,11 @@ final class ApplyCommand {
           postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
           postgres ? 0 : args.intValue("server-id", 5400, 1),
           name,
-          snapshotChunkRows(postgres, args));
+          args.intValue("snapshot-chunk-rows", DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS, 0));
     } catch (java.util.regex.PatternSyntaxException e) {
       throw new Arguments.UsageException(
           "apply: --tables holds a pattern that is no regular expression: " + e.getPattern());
     }
-  }
-
-  private static int snapshotChunkRows(boolean postgres, Arguments args) {
-    int rows =
-        args.intValue(
-            "snapshot-chunk-rows", postgres ? DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS : 0, 0);
-    if (!postgres && rows > 0) {
-      throw new Arguments.UsageException(
-          "apply: --snapshot-chunk-rows "
-              + rows
-              + ": only a postgres source reads its snapshot in chunks; mysql and mariadb take"
-              + " Debezium's snapshot (leave the flag out or give 0)");
-    }
-    return rows;
   }
 
   private static KafkaTopics kafkaTopics(Arguments args) {

@@ -26,9 +26,9 @@ import java.util.regex.Pattern;
  * @param publication PostgreSQL's publication, created for the captured tables if missing
  * @param serverId the MySQL replication client's server id, unique among the server's replicas
  * @param name the connector's name, which prefixes its topics
- * @param snapshotChunkRows PostgreSQL: the rows of a chunk of the initial snapshot, which the job
- *     reads itself, in parallel, beside the log; 0 for Debezium's own snapshot (one reader, started
- *     over after a failure), the only one MySQL and MariaDB have here
+ * @param snapshotChunkRows the rows of a chunk of the initial snapshot, which the job reads itself,
+ *     in parallel, beside the log; 0 for Debezium's own snapshot (one reader, started over after a
+ *     failure)
  */
 public record DatabaseSource(
     Kind kind,
@@ -84,7 +84,7 @@ public record DatabaseSource(
     return "DatabaseSource[" + origin() + ", user " + user + ", tables " + tables + "]";
   }
 
-  /** A source with the default snapshot: in chunks for PostgreSQL, Debezium's otherwise. */
+  /** A source with the default snapshot: in chunks of the default size. */
   public DatabaseSource(
       Kind kind,
       String host,
@@ -109,23 +109,16 @@ public record DatabaseSource(
         publication,
         serverId,
         name,
-        kind == Kind.POSTGRES ? DEFAULT_SNAPSHOT_CHUNK_ROWS : 0);
+        DEFAULT_SNAPSHOT_CHUNK_ROWS);
   }
 
   /** The rows of a snapshot chunk unless the job names another number. */
   public static final int DEFAULT_SNAPSHOT_CHUNK_ROWS = 50_000;
 
   public DatabaseSource {
-    if (snapshotChunkRows < 0 || (snapshotChunkRows > 0 && kind != Kind.POSTGRES)) {
+    if (snapshotChunkRows < 0) {
       throw new IllegalArgumentException(
-          "snapshot chunks of "
-              + snapshotChunkRows
-              + " rows: "
-              + (snapshotChunkRows < 0
-                  ? "a chunk cannot have fewer than 0 rows"
-                  : "the job reads PostgreSQL's snapshot in chunks only; "
-                      + kind.name().toLowerCase(Locale.ROOT)
-                      + " takes Debezium's (0)"));
+          "snapshot chunks of " + snapshotChunkRows + " rows: a chunk cannot have fewer than 0");
     }
     tables = List.copyOf(tables);
     for (String table : tables) {

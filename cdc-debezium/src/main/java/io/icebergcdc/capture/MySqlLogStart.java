@@ -1,0 +1,60 @@
+package io.icebergcdc.capture;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Fixes where a MySQL or MariaDB binlog is read from before any chunk of a snapshot is: the
+ * server's current binlog position. Every change after it is streamed from it; every change before
+ * it is visible to the chunks' reads, which all start later.
+ */
+final class MySqlLogStart {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MySqlLogStart.class);
+
+  private MySqlLogStart() {}
+
+  /** The connector's starting offset entry at the server's current binlog position. */
+  static Map<String, String> prepare(SourceDatabase database, Map<String, String> properties) {
+    try (Connection connection = database.connect();
+        Statement statement = connection.createStatement()) {
+      String file;
+      long position;
+      try (ResultSet result = status(statement)) {
+        if (!result.next()) {
+          throw new IllegalStateException(
+              "the server at " + database + " writes no binlog; the capture reads the binlog");
+        }
+        file = result.getString(1);
+        position = result.getLong(2);
+      }
+      String gtids = null;
+      if (properties.getOrDefault("connector.class", "").contains("MariaDb")) {
+        // MariaDB's connector resumes by GTID position as well as by file and position.
+        try (ResultSet result = statement.executeQuery("SELECT @@gtid_binlog_pos")) {
+          result.next();
+          gtids = result.getString(1);
+        }
+      }
+      LOG.info("The binlog is read from {}:{} (GTIDs {})", file, position, gtids);
+      return StateOffsetBackingStore.mysqlStart(properties, file, position, gtids);
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot read the binlog position at " + database + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static ResultSet status(Statement statement) throws SQLException {
+    try {
+      return statement.executeQuery("SHOW MASTER STATUS");
+    } catch (SQLException e) {
+      // MySQL 8.4 and later name it so.
+      return statement.executeQuery("SHOW BINARY LOG STATUS");
+    }
+  }
+}
