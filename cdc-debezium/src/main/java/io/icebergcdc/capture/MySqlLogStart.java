@@ -10,8 +10,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Fixes where a MySQL or MariaDB binlog is read from before any chunk of a snapshot is: the
- * server's current binlog position. Every change after it is streamed from it; every change before
- * it is visible to the chunks' reads, which all start later.
+ * server's current binlog position, read under a global read lock (held only for that read, as
+ * Debezium's own snapshot does) so that no transaction is between writing its binlog events and
+ * committing. Every change after the position is streamed from it; every change before it is
+ * visible to the chunks' reads, which all start later.
  */
 final class MySqlLogStart {
 
@@ -25,6 +27,7 @@ final class MySqlLogStart {
         Statement statement = connection.createStatement()) {
       String file;
       long position;
+      boolean locked = lock(statement, database);
       try (ResultSet result = status(statement)) {
         if (!result.next()) {
           throw new IllegalStateException(
@@ -32,6 +35,10 @@ final class MySqlLogStart {
         }
         file = result.getString(1);
         position = result.getLong(2);
+      } finally {
+        if (locked) {
+          statement.execute("UNLOCK TABLES");
+        }
       }
       String gtids = null;
       if (properties.getOrDefault("connector.class", "").contains("MariaDb")) {
@@ -46,6 +53,22 @@ final class MySqlLogStart {
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot read the binlog position at " + database + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static boolean lock(Statement statement, SourceDatabase database) {
+    try {
+      statement.execute("FLUSH TABLES WITH READ LOCK");
+      return true;
+    } catch (SQLException e) {
+      // Without the RELOAD privilege: a transaction that commits at this very moment may be
+      // neither in the position's past nor in the chunks' reads.
+      LOG.warn(
+          "Cannot take a global read lock at {} to read the binlog position ({}); reading it"
+              + " without, grant RELOAD to close that window",
+          database,
+          e.getMessage());
+      return false;
     }
   }
 

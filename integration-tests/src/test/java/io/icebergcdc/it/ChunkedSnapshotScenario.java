@@ -130,7 +130,7 @@ abstract class ChunkedSnapshotScenario {
     try {
       running = pipeline.start();
       Future<?> workload = background.submit(() -> workload(done));
-      Future<?> killer = background.submit(() -> killChunkReaders(job, pipeline, killed, 3, done));
+      Future<?> killer = background.submit(() -> killChunkReaders(job, killed, 3, done));
       workload.get(3, TimeUnit.MINUTES);
       killer.get(3, TimeUnit.MINUTES);
     } finally {
@@ -205,7 +205,7 @@ abstract class ChunkedSnapshotScenario {
                     + " SET qty = qty + 1 WHERE region = "
                     + (1 + random.nextInt(6))
                     + " AND code = 'code-"
-                    + (1 + random.nextInt(500))
+                    + (1 + random.nextInt(5000))
                     + "'");
         }
         if (i % 100 == 0) {
@@ -219,19 +219,18 @@ abstract class ChunkedSnapshotScenario {
 
   /**
    * Ends the connections of the source's chunk readers while they are in a chunk of {@code items},
-   * once a checkpoint has committed rows of it (so that the job resumes from the middle of the
-   * snapshot), up to {@code times} times.
+   * once the job has completed a checkpoint (so that it resumes from the middle of the snapshot),
+   * up to {@code times} times.
    */
   private Void killChunkReaders(
-      JobDefinition job, JobRunner pipeline, AtomicInteger killed, int times, AtomicBoolean done)
-      throws Exception {
-    Catalog catalog = job.catalog().loader().loadCatalog();
+      JobDefinition job, AtomicInteger killed, int times, AtomicBoolean done) throws Exception {
     try (Connection admin = connect();
         Statement statement = admin.createStatement()) {
       // The snapshot of items takes a few seconds; after it there is nothing to kill.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
       while (killed.get() < times && System.nanoTime() < deadline && !done.get()) {
-        if (itemsCommitted(catalog, pipeline) && killChunkReaders(statement) > 0) {
+        if (Checkpoints.latest(job.runtime().checkpointDirectory()).isPresent()
+            && killChunkReaders(statement) > 0) {
           killed.incrementAndGet();
           Thread.sleep(1_000);
         }
@@ -239,15 +238,6 @@ abstract class ChunkedSnapshotScenario {
       }
     }
     return null;
-  }
-
-  private static boolean itemsCommitted(Catalog catalog, JobRunner pipeline) {
-    for (TableTarget target : pipeline.targets()) {
-      if (target.table().name().endsWith("items") && catalog.tableExists(target.table())) {
-        return catalog.loadTable(target.table()).currentSnapshot() != null;
-      }
-    }
-    return false;
   }
 
   Table awaitRows(Catalog catalog, JobRunner pipeline, String name, int rows) throws Exception {

@@ -36,7 +36,7 @@ class MariaDbChunkedSnapshotITCase extends ChunkedSnapshotScenario {
         "CREATE TABLE codes (region int, code varchar(20), qty int NOT NULL,"
             + " PRIMARY KEY (region, code))",
         "INSERT INTO codes SELECT r.seq, CONCAT('code-', c.seq), r.seq * c.seq"
-            + " FROM seq_1_to_6 r, seq_1_to_500 c",
+            + " FROM seq_1_to_6 r, seq_1_to_5000 c",
         "CREATE TABLE extra (id int PRIMARY KEY, note text)",
         "INSERT INTO extra SELECT seq, CONCAT('extra ', seq) FROM seq_1_to_2000");
     return connection;
@@ -62,7 +62,9 @@ class MariaDbChunkedSnapshotITCase extends ChunkedSnapshotScenario {
         null,
         5402,
         "maria",
-        500);
+        // MariaDB shows a query while it sends its rows: chunks big enough to outlast the socket's
+        // buffers stay visible to the test's KILL while the reader takes their rows.
+        10_000);
   }
 
   @Override

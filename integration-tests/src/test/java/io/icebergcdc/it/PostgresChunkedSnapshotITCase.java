@@ -65,7 +65,7 @@ class PostgresChunkedSnapshotITCase extends ChunkedSnapshotScenario {
         "CREATE TABLE inventory.codes (region int, code text, qty int NOT NULL,"
             + " PRIMARY KEY (region, code))",
         "INSERT INTO inventory.codes SELECT r, 'code-' || c, r * c"
-            + " FROM generate_series(1, 6) r, generate_series(1, 500) c",
+            + " FROM generate_series(1, 6) r, generate_series(1, 5000) c",
         "CREATE TABLE inventory.extra (id int PRIMARY KEY, note text)",
         "INSERT INTO inventory.extra SELECT i, 'extra ' || i FROM generate_series(1, 2000) i");
     return connection;
