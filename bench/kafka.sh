@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
 # Runs the Kafka benchmark on this machine (it starts its own local broker); see the README.
 #   bash bench/kafka.sh [--changes N] [--keys N] [--parallelism N] [--checkpoint-interval 2s] [--out FILE]
+#                       [--debezium-file FILE (events with schemas, see bench/scripts/debezium_json_events.py)]
 exec bash "$(dirname "$0")/java.sh" KafkaBenchmark "$@"

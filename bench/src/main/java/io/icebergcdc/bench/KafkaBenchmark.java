@@ -62,7 +62,13 @@ public final class KafkaBenchmark {
         Paths.get(options.getOrDefault("out", "bench/results/kafka-" + LocalDate.now() + ".md"));
     Path work = Files.createTempDirectory("iceberg-cdc-kafka-bench");
 
-    List<String> lines = new ChangelogGenerator(changes, keys, 0, 0, 7).generate().lines();
+    // --debezium-file: events written by bench/scripts/debezium_json_events.py, each with its
+    // Connect schema, read by the Debezium JSON path only; else the generated changelog.
+    String file = options.get("debezium-file");
+    List<String> lines =
+        file != null
+            ? Files.readAllLines(Paths.get(file))
+            : new ChangelogGenerator(changes, keys, 0, 0, 7).generate().lines();
     List<Map.Entry<String, String>> debezium = new ArrayList<>();
     List<Map.Entry<String, String>> upserts = new ArrayList<>();
     for (String line : lines) {
@@ -72,19 +78,23 @@ public final class KafkaBenchmark {
       JsonNode row = delete ? payload.get("before") : payload.get("after");
       String key = "{\"id\":" + row.get("id").asLong() + "}";
       debezium.add(Map.entry(key, line));
-      upserts.add(new AbstractMap.SimpleEntry<>(key, delete ? null : upsertRow(row)));
+      if (file == null) {
+        upserts.add(new AbstractMap.SimpleEntry<>(key, delete ? null : upsertRow(row)));
+      }
     }
 
     StringBuilder report = new StringBuilder();
     report.append(
         String.format(
             Locale.ROOT,
-            "Kafka benchmark, %s: %,d changes over %,d keys in a topic of %d partitions on a local"
+            "Kafka benchmark, %s: %,d changes (%s) in a topic of %d partitions on a local"
                 + " broker, read by a job of parallelism %d, checkpoints every %d ms, format"
                 + " version 3; %d cores, Java %s.%n%n",
             LocalDate.now(),
             lines.size(),
-            keys,
+            file != null
+                ? "the Debezium JSON events of " + file + ", each with its schema"
+                : String.format(Locale.ROOT, "over %,d keys", keys),
             parallelism,
             parallelism,
             interval.toMillis(),
@@ -95,7 +105,10 @@ public final class KafkaBenchmark {
     try (LocalKafkaBroker broker = LocalKafkaBroker.start()) {
       Catalog catalog =
           CatalogDefinition.hadoop(work.resolve("warehouse").toString()).loader().loadCatalog();
-      for (String format : List.of(KafkaTopics.DEBEZIUM_JSON, KafkaTopics.UPSERT_JSON)) {
+      for (String format :
+          file != null
+              ? List.of(KafkaTopics.DEBEZIUM_JSON)
+              : List.of(KafkaTopics.DEBEZIUM_JSON, KafkaTopics.UPSERT_JSON)) {
         String topic = "bench." + format.replace('-', '_');
         broker.createTopic(topic, parallelism);
         List<RecordMetadata> sent =
