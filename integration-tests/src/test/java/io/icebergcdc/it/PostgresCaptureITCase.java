@@ -8,10 +8,8 @@ import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.pipeline.JobRunner;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,41 +28,7 @@ class PostgresCaptureITCase extends CaptureScenario {
 
   @BeforeEach
   void createDatabase() throws SQLException {
-    try (Connection admin =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
-        Statement statement = admin.createStatement()) {
-      // A job of the previous test may still hold the slot for a moment after its cancellation:
-      // end that connection, wait until the slot is free, then drop it.
-      statement.execute(
-          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
-              + " WHERE slot_name = '"
-              + SLOT
-              + "' AND active");
-      long deadline = System.nanoTime() + 30_000_000_000L;
-      while (System.nanoTime() < deadline) {
-        try (var active =
-            statement.executeQuery(
-                "SELECT 1 FROM pg_replication_slots WHERE slot_name = '" + SLOT + "' AND active")) {
-          if (!active.next()) {
-            break;
-          }
-        }
-        try {
-          Thread.sleep(100);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException(e);
-        }
-      }
-      statement.execute(
-          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-              + " WHERE slot_name = '"
-              + SLOT
-              + "'");
-      statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
-      statement.execute("CREATE DATABASE " + DATABASE);
-    }
+    PostgresDatabases.recreate(DATABASE, SLOT);
     connection =
         DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
     execute(

@@ -25,33 +25,7 @@ class PostgresChunkedSnapshotITCase extends ChunkedSnapshotScenario {
 
   @Override
   Connection createDatabase() throws Exception {
-    try (Connection admin =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
-        Statement statement = admin.createStatement()) {
-      statement.execute(
-          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
-              + " WHERE slot_name = '"
-              + SLOT
-              + "' AND active");
-      for (int i = 0; i < 100; i++) {
-        try (ResultSet active =
-            statement.executeQuery(
-                "SELECT 1 FROM pg_replication_slots WHERE slot_name = '" + SLOT + "' AND active")) {
-          if (!active.next()) {
-            break;
-          }
-        }
-        Thread.sleep(100);
-      }
-      statement.execute(
-          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-              + " WHERE slot_name = '"
-              + SLOT
-              + "'");
-      statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
-      statement.execute("CREATE DATABASE " + DATABASE);
-    }
+    PostgresDatabases.recreate(DATABASE, SLOT);
     connection = connect();
     execute(
         "CREATE SCHEMA inventory",
