@@ -50,12 +50,38 @@ final class CaptureSplitEnumerator
     this.context = context;
     this.connectorProperties = connectorProperties;
     this.routes = routes;
+    if (state.chunked() && snapshot == null && unfinished(state)) {
+      throw new IllegalStateException(
+          "the restored state holds a snapshot read in chunks that is not finished, but this job"
+              + " takes Debezium's snapshot (--snapshot-chunk-rows 0): restore it into a job that"
+              + " reads chunks, or start without state");
+    }
     this.chunked = state.chunked() && snapshot != null;
     this.snapshot = snapshot;
-    this.unassigned = new ArrayDeque<>(state.unassigned());
-    for (CaptureEnumeratorState.TableProgress table : state.tables()) {
-      progress.put(table.topic(), table);
+    this.unassigned = new ArrayDeque<>();
+    for (CaptureSplit split : state.unassigned()) {
+      if (split instanceof SnapshotChunk chunk && !captures(chunk.topic())) {
+        LOG.warn("Dropped {}: the job no longer captures its table", chunk);
+      } else {
+        unassigned.add(split);
+      }
     }
+    for (CaptureEnumeratorState.TableProgress table : state.tables()) {
+      if (captures(table.topic())) {
+        progress.put(table.topic(), table);
+      } else if (!table.done()) {
+        LOG.warn("The snapshot of {} stops: the job no longer captures it", table.topic());
+      }
+    }
+  }
+
+  private static boolean unfinished(CaptureEnumeratorState state) {
+    return state.unassigned().stream().anyMatch(split -> split instanceof SnapshotChunk)
+        || state.tables().stream().anyMatch(table -> !table.done());
+  }
+
+  private boolean captures(String topic) {
+    return routes.topics().contains(topic);
   }
 
   @Override

@@ -47,6 +47,16 @@ final class ChunkPlanner implements AutoCloseable {
           "cannot split " + query.name() + " of " + database + " into chunks: " + e.getMessage(),
           e);
     }
+    if (!upper.isEmpty() && upper.equals(table.nextLower())) {
+      // The database ordered the key one way and compared it another; chunks would not advance.
+      throw new IllegalStateException(
+          "the chunk of "
+              + query.name()
+              + " that starts at key "
+              + upper
+              + " ends there too: the database does not compare its key as it orders it; read"
+              + " the table with Debezium's snapshot (--snapshot-chunk-rows 0)");
+    }
     return new Planned(
         new SnapshotChunk(table.topic(), table.nextChunk(), table.nextLower(), upper, List.of()),
         new CaptureEnumeratorState.TableProgress(

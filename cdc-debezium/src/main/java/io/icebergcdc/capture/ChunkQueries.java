@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
@@ -23,9 +24,15 @@ final class ChunkQueries {
   private final String qualified;
   private final String key;
   private final String keyParameters;
+  // A composite key's first column, compared on its own too: MariaDB reads an index range only
+  // from comparisons of single columns, not of row values.
+  private final String leading;
   private final List<Type> keyTypes = new ArrayList<>();
   private final RowData.FieldGetter[] keyGetters;
   private final boolean bounded;
+  private final List<String> selected;
+  private final int[] positions;
+  private final SnapshotColumns.Read[] reads;
 
   ChunkQueries(SourceDatabase database, ChunkedSnapshot.Table table, ChangeSchema schema) {
     this.database = database;
@@ -42,6 +49,7 @@ final class ChunkQueries {
         single
             ? "?"
             : "(" + String.join(", ", table.primaryKey().stream().map(c -> "?").toList()) + ")";
+    this.leading = single ? null : database.quote(table.primaryKey().get(0));
     this.keyGetters = new RowData.FieldGetter[table.primaryKey().size()];
     List<Types.NestedField> columns = schema.schema().columns();
     boolean allBound = true;
@@ -62,7 +70,36 @@ final class ChunkQueries {
       keyTypes.add(type);
       allBound &= SnapshotColumns.boundsChunks(type);
     }
-    this.bounded = allBound;
+    this.bounded = allBound && table.keyBoundsChunks();
+    this.selected = table.columns();
+    this.positions = new int[selected.size()];
+    this.reads = new SnapshotColumns.Read[selected.size()];
+    for (int c = 0; c < selected.size(); c++) {
+      String column = selected.get(c);
+      positions[c] = -1;
+      for (int i = 0; i < columns.size(); i++) {
+        if (columns.get(i).name().equals(column)) {
+          positions[c] = i;
+          reads[c] = SnapshotColumns.reader(columns.get(i).type());
+        }
+      }
+      if (positions[c] < 0) {
+        throw new IllegalArgumentException(
+            "column '" + column + "' of " + name() + " is not in the table's schema " + schema);
+      }
+    }
+  }
+
+  /**
+   * The current row of a result of {@link #rows}, in the schema's order; a column the source no
+   * longer has (kept by the Iceberg table) is null.
+   */
+  GenericRowData row(ResultSet result) throws SQLException {
+    GenericRowData row = new GenericRowData(schema.schema().columns().size());
+    for (int c = 0; c < reads.length; c++) {
+      row.setField(positions[c], reads[c].read(result, c + 1));
+    }
+    return row;
   }
 
   /** The table, for messages. */
@@ -93,7 +130,7 @@ final class ChunkQueries {
             + database.columns(table.primaryKey())
             + " FROM "
             + qualified
-            + (lower.isEmpty() ? "" : " WHERE " + key + " >= " + keyParameters)
+            + (lower.isEmpty() ? "" : " WHERE " + compare(">="))
             + " ORDER BY "
             + database.columns(table.primaryKey())
             + " LIMIT 1 OFFSET "
@@ -114,24 +151,20 @@ final class ChunkQueries {
     }
   }
 
-  /** The statement that reads a chunk's rows, all columns in the schema's order, by key. */
+  /** The statement that reads a chunk's rows, the source's columns, in key order. */
   PreparedStatement rows(java.sql.Connection connection, SnapshotChunk chunk, int fetchRows)
       throws SQLException {
     List<String> conditions = new ArrayList<>();
     List<String> from = chunk.after().isEmpty() ? chunk.lower() : chunk.after();
     if (!from.isEmpty()) {
-      conditions.add(key + (chunk.after().isEmpty() ? " >= " : " > ") + keyParameters);
+      conditions.add(compare(chunk.after().isEmpty() ? ">=" : ">"));
     }
     if (!chunk.upper().isEmpty()) {
-      conditions.add(key + " < " + keyParameters);
-    }
-    List<String> names = new ArrayList<>();
-    for (Types.NestedField column : schema.schema().columns()) {
-      names.add(column.name());
+      conditions.add(compare("<"));
     }
     String sql =
         "SELECT "
-            + database.columns(names)
+            + database.columns(selected)
             + " FROM "
             + qualified
             + (conditions.isEmpty() ? "" : " WHERE " + String.join(" AND ", conditions))
@@ -155,7 +188,30 @@ final class ChunkQueries {
     return values;
   }
 
+  /**
+   * The key compared with a key's parameters: {@code key op (?, ...)}, for a composite key with its
+   * first column compared first ({@code a >= ? AND (a, b) > (?, ?)}).
+   */
+  private String compare(String op) {
+    String rowValue = key + " " + op + " " + keyParameters;
+    return leading == null
+        ? rowValue
+        : leading + (op.startsWith(">") ? " >= ?" : " <= ?") + " AND " + rowValue;
+  }
+
+  /** Binds a key for {@link #compare}; returns the next parameter's index. */
   private int bindKey(PreparedStatement statement, int first, List<String> values)
+      throws SQLException {
+    if (values.isEmpty()) {
+      return first;
+    }
+    if (leading != null) {
+      SnapshotColumns.bind(statement, first++, keyTypes.get(0), values.get(0));
+    }
+    return bindValues(statement, first, values);
+  }
+
+  private int bindValues(PreparedStatement statement, int first, List<String> values)
       throws SQLException {
     for (int k = 0; k < values.size(); k++) {
       SnapshotColumns.bind(statement, first + k, keyTypes.get(k), values.get(k));

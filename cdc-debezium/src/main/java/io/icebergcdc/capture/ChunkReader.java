@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.util.FlinkRuntimeException;
-import org.apache.iceberg.types.Types;
 
 /**
  * Reads the rows of one {@link SnapshotChunk} at a time over one JDBC connection, in key order,
@@ -31,13 +30,11 @@ final class ChunkReader implements AutoCloseable {
   private final CaptureRoutes routes;
   private final SourceSequence position;
   private final Map<String, ChunkQueries> queries = new HashMap<>();
-  private final Map<String, SnapshotColumns.Read[]> readers = new HashMap<>();
 
   private Connection connection;
   private SnapshotChunk chunk;
   private int route;
   private ChunkQueries table;
-  private SnapshotColumns.Read[] columns;
   private PreparedStatement statement;
   private ResultSet result;
   private GenericRowData last;
@@ -73,7 +70,6 @@ final class ChunkReader implements AutoCloseable {
     table =
         queries.computeIfAbsent(
             next.topic(), topic -> new ChunkQueries(database, snapshot.table(topic), schema));
-    columns = readers.computeIfAbsent(next.topic(), topic -> readers(schema));
     chunk = table.bounded() ? next : next.readUpTo(List.of());
     try {
       if (connection == null) {
@@ -90,15 +86,6 @@ final class ChunkReader implements AutoCloseable {
     last = null;
   }
 
-  private static SnapshotColumns.Read[] readers(ChangeSchema schema) {
-    List<Types.NestedField> fields = schema.schema().columns();
-    SnapshotColumns.Read[] reads = new SnapshotColumns.Read[fields.size()];
-    for (int i = 0; i < reads.length; i++) {
-      reads[i] = SnapshotColumns.reader(fields.get(i).type());
-    }
-    return reads;
-  }
-
   /**
    * The chunk's next row, or null when the chunk is done (then nothing is being read). A row that
    * does not fit the table fails the job, naming the table and the row's key, or becomes a dead
@@ -110,11 +97,9 @@ final class ChunkReader implements AutoCloseable {
         finish();
         return null;
       }
-      GenericRowData row = new GenericRowData(columns.length);
+      GenericRowData row;
       try {
-        for (int i = 0; i < columns.length; i++) {
-          row.setField(i, columns[i].read(result, i + 1));
-        }
+        row = table.row(result);
       } catch (RuntimeException e) {
         return badRow(e);
       }
@@ -138,7 +123,7 @@ final class ChunkReader implements AutoCloseable {
 
   private CapturedChange badRow(RuntimeException e) throws SQLException {
     StringBuilder key = new StringBuilder();
-    for (int i = 1; i <= columns.length; i++) {
+    for (int i = 1; i <= result.getMetaData().getColumnCount(); i++) {
       String name = result.getMetaData().getColumnName(i);
       if (table.schema().keyColumns().contains(name)) {
         key.append(key.length() == 0 ? "" : ", ")
@@ -195,14 +180,20 @@ final class ChunkReader implements AutoCloseable {
 
   @Override
   public void close() throws SQLException {
+    if (connection == null) {
+      return;
+    }
+    if (result != null && database.dialect() == SourceDatabase.Dialect.MYSQL) {
+      // Closing a streaming result reads the rest of it first: end the connection instead.
+      connection.abort(Runnable::run);
+      return;
+    }
     try {
       if (statement != null) {
         statement.close();
       }
     } finally {
-      if (connection != null) {
-        connection.close();
-      }
+      connection.close();
     }
   }
 }

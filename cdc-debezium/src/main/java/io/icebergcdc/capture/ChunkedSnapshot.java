@@ -41,13 +41,35 @@ public record ChunkedSnapshot(List<Table> tables, int chunkRows, int fetchRows)
    * @param namespace its PostgreSQL schema or MySQL database
    * @param name its name
    * @param primaryKey its primary key's columns, in key order
+   * @param columns the columns the source table has, which the chunks read; the route's schema may
+   *     have more (columns the source dropped), which the chunks' rows leave null, as the log's do
+   * @param keyBoundsChunks whether the database compares key values as it orders them; a table
+   *     whose key does not (MySQL's {@code enum}) is read as one chunk
    */
-  public record Table(String topic, String namespace, String name, List<String> primaryKey)
+  public record Table(
+      String topic,
+      String namespace,
+      String name,
+      List<String> primaryKey,
+      List<String> columns,
+      boolean keyBoundsChunks)
       implements Serializable {
     public Table {
       primaryKey = List.copyOf(primaryKey);
+      columns = List.copyOf(columns);
       if (primaryKey.isEmpty()) {
         throw new IllegalArgumentException("table " + namespace + "." + name + " has no key");
+      }
+      if (!columns.containsAll(primaryKey)) {
+        throw new IllegalArgumentException(
+            "table "
+                + namespace
+                + "."
+                + name
+                + " has no key columns "
+                + primaryKey
+                + " among "
+                + columns);
       }
     }
   }

@@ -27,6 +27,7 @@ final class MySqlLogStart {
         Statement statement = connection.createStatement()) {
       String file;
       long position;
+      String gtids = null;
       boolean locked = lock(statement, database);
       try (ResultSet result = status(statement)) {
         if (!result.next()) {
@@ -35,17 +36,16 @@ final class MySqlLogStart {
         }
         file = result.getString(1);
         position = result.getLong(2);
+        if (properties.getOrDefault("connector.class", "").contains("MariaDb")) {
+          // MariaDB's connector resumes by GTID position as well as by file and position.
+          try (ResultSet gtid = statement.executeQuery("SELECT @@gtid_binlog_pos")) {
+            gtid.next();
+            gtids = gtid.getString(1);
+          }
+        }
       } finally {
         if (locked) {
           statement.execute("UNLOCK TABLES");
-        }
-      }
-      String gtids = null;
-      if (properties.getOrDefault("connector.class", "").contains("MariaDb")) {
-        // MariaDB's connector resumes by GTID position as well as by file and position.
-        try (ResultSet result = statement.executeQuery("SELECT @@gtid_binlog_pos")) {
-          result.next();
-          gtids = result.getString(1);
         }
       }
       LOG.info("The binlog is read from {}:{} (GTIDs {})", file, position, gtids);
@@ -58,6 +58,8 @@ final class MySqlLogStart {
 
   private static boolean lock(Statement statement, SourceDatabase database) {
     try {
+      // Not behind a long query for long: without the lock after 10 s, as without the privilege.
+      statement.execute("SET SESSION lock_wait_timeout = 10");
       statement.execute("FLUSH TABLES WITH READ LOCK");
       return true;
     } catch (SQLException e) {

@@ -87,6 +87,41 @@ final class PostgresLogStart {
     }
   }
 
+  /**
+   * Waits until every transaction that is running now has ended: one that changed a newly published
+   * table before the publication held it and commits after is decoded without those changes, and a
+   * chunk read before its commit does not see them either; chunks read after it ends do.
+   */
+  private static void awaitTransactionsRunningNow(Statement statement) throws SQLException {
+    long xmax;
+    try (ResultSet result =
+        statement.executeQuery("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")) {
+      result.next();
+      xmax = result.getLong(1);
+    }
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(10);
+    while (true) {
+      try (ResultSet result =
+          statement.executeQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")) {
+        result.next();
+        if (result.getLong(1) >= xmax) {
+          return;
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "transactions that were running when the tables were published have not ended in 10"
+                + " minutes; the snapshot of those tables waits for them");
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
   private static void publish(
       Connection connection,
       SourceDatabase database,
@@ -136,6 +171,7 @@ final class PostgresLogStart {
             + String.join(", ", missing);
     try (Statement statement = connection.createStatement()) {
       statement.execute(sql);
+      awaitTransactionsRunningNow(statement);
     }
     LOG.info("Publication {} now holds {}", publication, missing);
   }

@@ -480,7 +480,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
                   lastSequence != null && lastSequence.kind() == SourceSequence.Kind.ARRIVAL
                       ? lastSequence.component(0) + 1
                       : 1));
-    } else if (event.sequence().kind() != SourceSequence.Kind.UNORDERED) {
+    } else if (event.sequence().kind() != SourceSequence.Kind.UNORDERED
+        && !event.sequence().isBeforeLog()) {
+      // A snapshot read beside the log is at no position of it: the table's position is the log's.
       lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
     }
     if (lastSequence != null) {
@@ -498,10 +500,14 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         if (schema.fingerprint(event) == lastFingerprint) {
           duplicates++;
           metrics.duplicates.inc();
-        } else {
-          refuseAmbiguous(event);
+          return;
         }
-        return;
+        if (!event.sequence().isBeforeLog()) {
+          refuseAmbiguous(event);
+          return;
+        }
+        // A snapshot chunk read again after a restore: the later read of the database is never
+        // older than the earlier one, and any change of the log still wins over both.
       }
     }
     if (number != 0) {

@@ -343,10 +343,20 @@ class DedupOperatorTest {
     open(AmbiguousChangePolicy.FAIL, backend(backend), state);
     feed(chunkRead(1, "read again"), chunkRead(3, "read again"), chunkRead(4, "read"));
     feed(chunkRead(6, "read"), update(4, "log", 40));
-    assertThat(checkpoint()).containsExactlyInAnyOrder("INSERT 6 read", "UPDATE 4 log");
+    // A chunk read again from its start (a table whose key cannot bound chunks) reads what the
+    // database holds now; it replaces the earlier read, never a change of the log.
+    feed(chunkRead(7, "read"));
+    assertThat(checkpoint())
+        .containsExactlyInAnyOrder("INSERT 6 read", "UPDATE 4 log", "INSERT 7 read");
     ChangeStats stats = stats().get(0);
     assertThat(stats.staleDropped()).isEqualTo(2);
     assertThat(stats.duplicatesDropped()).isEqualTo(1);
+    assertThat(stats.lastSourcePosition()).isEqualTo(SourceSequence.postgresLsn(40));
+    feed(chunkRead(7, "read again, changed"), chunkRead(8, "only reads"));
+    assertThat(checkpoint())
+        .containsExactlyInAnyOrder("UPDATE 7 read again, changed", "INSERT 8 only reads");
+    // A checkpoint of snapshot reads only holds no position of the log.
+    assertThat(stats().get(0).lastSourcePosition()).isNull();
   }
 
   private static DedupOperator withTablePosition(SourceSequence position) {

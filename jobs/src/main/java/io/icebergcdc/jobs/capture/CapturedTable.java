@@ -10,8 +10,20 @@ import org.apache.iceberg.Schema;
  * @param name the table's name
  * @param schema the Iceberg schema, with the primary key as identifier fields
  * @param primaryKey the primary key's columns, in key order
+ * @param keyBoundsChunks whether the database compares the key's values as it orders them, so that
+ *     they can bound snapshot chunks: not for MySQL's {@code enum} and {@code set}, ordered by
+ *     member number but compared with text as text
  */
-public record CapturedTable(String namespace, String name, Schema schema, List<String> primaryKey) {
+public record CapturedTable(
+    String namespace,
+    String name,
+    Schema schema,
+    List<String> primaryKey,
+    boolean keyBoundsChunks) {
+
+  public CapturedTable(String namespace, String name, Schema schema, List<String> primaryKey) {
+    this(namespace, name, schema, primaryKey, true);
+  }
 
   /** Debezium's topic for the table's changes. */
   public String topic(String prefix) {

@@ -110,6 +110,7 @@ public final class SourceTables {
     List<Types.NestedField> fields = new ArrayList<>();
     Set<Integer> identifiers = new HashSet<>();
     List<String> unsupported = new ArrayList<>();
+    boolean keyBoundsChunks = true;
     try (ResultSet columns = meta.getColumns(catalog, schemaPattern, name, "%")) {
       int id = 1;
       while (columns.next()) {
@@ -124,6 +125,10 @@ public final class SourceTables {
           continue;
         }
         boolean key = primaryKey.contains(column);
+        String upper = typeName.toUpperCase(Locale.ROOT);
+        if (key && !postgres && (upper.startsWith("ENUM") || upper.startsWith("SET"))) {
+          keyBoundsChunks = false;
+        }
         boolean nullable = columns.getInt("NULLABLE") != DatabaseMetaData.columnNoNulls;
         fields.add(
             key || !nullable
@@ -145,7 +150,8 @@ public final class SourceTables {
               + String.join(", ", unsupported)
               + "; see the README's type mapping, or leave the table out of --tables");
     }
-    return new CapturedTable(namespace, name, new Schema(fields, identifiers), primaryKey);
+    return new CapturedTable(
+        namespace, name, new Schema(fields, identifiers), primaryKey, keyBoundsChunks);
   }
 
   private static void checkReplicaIdentity(Connection connection, String schema, String table)
