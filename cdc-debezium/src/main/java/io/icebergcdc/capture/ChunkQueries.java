@@ -91,6 +91,20 @@ final class ChunkQueries {
   }
 
   /**
+   * The key columns only of the current row of a result of {@link #rows} (the other columns null):
+   * where a chunk goes on after a row that could not be read whole.
+   */
+  GenericRowData keyRow(ResultSet result) throws SQLException {
+    GenericRowData row = new GenericRowData(schema.schema().columns().size());
+    for (int c = 0; c < reads.length; c++) {
+      if (table.primaryKey().contains(selected.get(c))) {
+        row.setField(positions[c], reads[c].read(result, c + 1));
+      }
+    }
+    return row;
+  }
+
+  /**
    * The current row of a result of {@link #rows}, in the schema's order; a column the source no
    * longer has (kept by the Iceberg table) is null.
    */
@@ -151,7 +165,12 @@ final class ChunkQueries {
     }
   }
 
-  /** The statement that reads a chunk's rows, the source's columns, in key order. */
+  /**
+   * The statement that reads a chunk's rows, the source's columns: at most {@code fetchRows} of
+   * them in key order from the chunk's start or after its last key read, each batch a query of its
+   * own (no transaction or cursor stays open while the pipeline takes the rows); all of a table
+   * whose key does not bound chunks.
+   */
   PreparedStatement rows(java.sql.Connection connection, SnapshotChunk chunk, int fetchRows)
       throws SQLException {
     List<String> conditions = new ArrayList<>();
@@ -168,12 +187,18 @@ final class ChunkQueries {
             + " FROM "
             + qualified
             + (conditions.isEmpty() ? "" : " WHERE " + String.join(" AND ", conditions))
-            + (bounded ? " ORDER BY " + database.columns(table.primaryKey()) : "");
+            + (bounded
+                ? " ORDER BY " + database.columns(table.primaryKey()) + " LIMIT " + fetchRows
+                : "");
     PreparedStatement statement =
         connection.prepareStatement(sql, ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY);
-    // MySQL's driver streams a result only when asked for Integer.MIN_VALUE rows at a time.
-    statement.setFetchSize(
-        database.dialect() == SourceDatabase.Dialect.MYSQL ? Integer.MIN_VALUE : fetchRows);
+    if (!bounded) {
+      // One query for the whole table, read as it comes: MySQL's driver streams a result only when
+      // asked for Integer.MIN_VALUE rows at a time, PostgreSQL's in a transaction with a fetch
+      // size.
+      statement.setFetchSize(
+          database.dialect() == SourceDatabase.Dialect.MYSQL ? Integer.MIN_VALUE : fetchRows);
+    }
     int next = bindKey(statement, 1, from);
     bindKey(statement, next, chunk.upper());
     return statement;

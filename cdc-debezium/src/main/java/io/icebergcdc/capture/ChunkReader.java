@@ -38,6 +38,7 @@ final class ChunkReader implements AutoCloseable {
   private PreparedStatement statement;
   private ResultSet result;
   private GenericRowData last;
+  private int batchRows;
   private long rows;
 
   ChunkReader(SourceDatabase database, ChunkedSnapshot snapshot, CaptureRoutes routes) {
@@ -71,19 +72,25 @@ final class ChunkReader implements AutoCloseable {
         queries.computeIfAbsent(
             next.topic(), topic -> new ChunkQueries(database, snapshot.table(topic), schema));
     chunk = table.bounded() ? next : next.readUpTo(List.of());
+    last = null;
     try {
       if (connection == null) {
         connection = database.connect();
-        // Cursors fetch in batches only inside a transaction (PostgreSQL); each chunk is one.
-        connection.setAutoCommit(false);
         connection.setReadOnly(true);
       }
-      statement = table.rows(connection, chunk, snapshot.fetchRows());
-      result = statement.executeQuery();
+      // Batches are queries of their own; a table read whole is one cursor, which PostgreSQL
+      // fetches in parts only inside a transaction.
+      connection.setAutoCommit(table.bounded());
+      query();
     } catch (SQLException e) {
       throw failure(e);
     }
-    last = null;
+  }
+
+  private void query() throws SQLException {
+    statement = table.rows(connection, chunk, snapshot.fetchRows());
+    result = statement.executeQuery();
+    batchRows = 0;
   }
 
   /**
@@ -93,14 +100,24 @@ final class ChunkReader implements AutoCloseable {
    */
   CapturedChange next() {
     try {
-      if (!result.next()) {
-        finish();
-        return null;
+      while (!result.next()) {
+        result.close();
+        statement.close();
+        if (!table.bounded() || batchRows < snapshot.fetchRows()) {
+          finish();
+          return null;
+        }
+        // A full batch: the chunk may go on after its last key.
+        chunk = progress();
+        query();
       }
+      batchRows++;
       GenericRowData row;
       try {
         row = table.row(result);
       } catch (RuntimeException e) {
+        // The chunk goes on after this row, whether it fails the job or becomes a dead letter.
+        last = table.keyRow(result);
         return badRow(e);
       }
       last = row;
@@ -164,9 +181,9 @@ final class ChunkReader implements AutoCloseable {
   }
 
   private void finish() throws SQLException {
-    result.close();
-    statement.close();
-    connection.commit();
+    if (!connection.getAutoCommit()) {
+      connection.commit();
+    }
     result = null;
     statement = null;
     chunk = null;

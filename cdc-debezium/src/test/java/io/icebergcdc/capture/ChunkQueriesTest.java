@@ -96,7 +96,7 @@ class ChunkQueriesTest {
             "SELECT \"order\", \"code\", \"qty\" FROM \"s\".\"lines\""
                 + " WHERE \"order\" >= ? AND (\"order\", \"code\") >= (?, ?)"
                 + " AND \"order\" <= ? AND (\"order\", \"code\") < (?, ?)"
-                + " ORDER BY \"order\", \"code\"");
+                + " ORDER BY \"order\", \"code\" LIMIT 100");
     assertThat(parameters)
         .containsExactly(
             Map.entry(1, 7),
@@ -115,7 +115,7 @@ class ChunkQueriesTest {
         .isEqualTo(
             "SELECT \"order\", \"code\", \"qty\" FROM \"s\".\"lines\""
                 + " WHERE \"order\" >= ? AND (\"order\", \"code\") > (?, ?)"
-                + " ORDER BY \"order\", \"code\"");
+                + " ORDER BY \"order\", \"code\" LIMIT 100");
     assertThat(parameters).containsExactly(Map.entry(1, 8), Map.entry(2, 8), Map.entry(3, "x"));
 
     GenericRowData row = GenericRowData.of(8, StringData.fromString("x y"), 3L);
@@ -166,7 +166,8 @@ class ChunkQueriesTest {
     queries.rows(
         recording(), new SnapshotChunk("pg.s.lines", 0, List.of(), List.of(), List.of()), 10);
     assertThat(sql.get(0))
-        .isEqualTo("SELECT \"code\", \"order\" FROM \"s\".\"lines\" ORDER BY \"order\", \"code\"");
+        .isEqualTo(
+            "SELECT \"code\", \"order\" FROM \"s\".\"lines\" ORDER BY \"order\", \"code\" LIMIT 10");
     java.sql.ResultSet result =
         (java.sql.ResultSet)
             Proxy.newProxyInstance(
