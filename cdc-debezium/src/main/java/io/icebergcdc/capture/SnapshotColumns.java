@@ -69,7 +69,7 @@ final class SnapshotColumns {
       case DATE:
         return (result, column) -> {
           LocalDate value = result.getObject(column, LocalDate.class);
-          return value == null ? null : (int) value.toEpochDay();
+          return value == null ? null : Math.toIntExact(value.toEpochDay());
         };
       case TIME:
         return (result, column) -> {
