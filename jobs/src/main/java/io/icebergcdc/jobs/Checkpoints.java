@@ -5,7 +5,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.Comparator;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -25,10 +24,7 @@ public final class Checkpoints {
       return Optional.empty();
     }
     try (Stream<Path> jobs = Files.list(root)) {
-      return jobs.filter(Files::isDirectory)
-          .flatMap(Checkpoints::completed)
-          .max(Comparator.comparing(Checkpoints::metadataTime))
-          .map(Path::toAbsolutePath);
+      return newest(jobs.filter(Files::isDirectory).flatMap(Checkpoints::completed));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -40,26 +36,42 @@ public final class Checkpoints {
     if (!Files.isDirectory(job)) {
       return Optional.empty();
     }
-    return completed(job)
-        .max(Comparator.comparing(Checkpoints::metadataTime))
-        .map(Path::toAbsolutePath);
+    return newest(completed(job));
+  }
+
+  /**
+   * The checkpoint whose metadata was written last; one that a running job removes meanwhile (a
+   * subsumed checkpoint) is not among them.
+   */
+  private static Optional<Path> newest(Stream<Path> checkpoints) {
+    return checkpoints
+        .map(checkpoint -> java.util.Map.entry(checkpoint, metadataTime(checkpoint)))
+        .filter(entry -> entry.getValue() >= 0)
+        .max(java.util.Map.Entry.comparingByValue())
+        .map(entry -> entry.getKey().toAbsolutePath());
   }
 
   private static Stream<Path> completed(Path jobDirectory) {
     try (Stream<Path> children = Files.list(jobDirectory)) {
+      // A job directory that a finished job's cleanup removes meanwhile has none.
       return children
           .filter(p -> p.getFileName().toString().startsWith("chk-"))
           .filter(p -> Files.isRegularFile(p.resolve("_metadata")))
           .toList()
           .stream();
+    } catch (java.nio.file.NoSuchFileException e) {
+      return Stream.empty();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
+  /** When the checkpoint's metadata was written; -1 if it is gone. */
   private static long metadataTime(Path checkpoint) {
     try {
       return Files.getLastModifiedTime(checkpoint.resolve("_metadata")).toMillis();
+    } catch (java.nio.file.NoSuchFileException e) {
+      return -1;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
