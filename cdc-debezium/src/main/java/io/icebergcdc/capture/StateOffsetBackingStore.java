@@ -41,26 +41,15 @@ public final class StateOffsetBackingStore extends MemoryOffsetBackingStore {
 
   /**
    * The offset entry of a PostgreSQL connector that has not read anything yet and starts streaming
-   * at {@code lsn}: the key (engine name and the connector's partition, {@code {"server": prefix}})
-   * and the value, as JSON text, as the engine's own converter writes them.
+   * at {@code lsn}.
    */
   static Map<String, String> postgresStart(Map<String, String> properties, long lsn) {
-    String engine = properties.getOrDefault("name", DebeziumLogReader.DEFAULT_ENGINE_NAME);
-    String prefix = properties.getOrDefault("topic.prefix", engine);
-    try {
-      String key = MAPPER.writeValueAsString(java.util.List.of(engine, Map.of("server", prefix)));
-      String value =
-          MAPPER.writeValueAsString(
-              Map.of("lsn", lsn, "ts_usec", System.currentTimeMillis() * 1000L));
-      return Map.of(key, value);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    return start(properties, Map.of("lsn", lsn, "ts_usec", System.currentTimeMillis() * 1000L));
   }
 
   /**
    * The offset entry of a MySQL or MariaDB connector that has not read anything yet and starts
-   * streaming at a binlog position, keyed as {@link #postgresStart} keys it.
+   * streaming at a binlog position (and, for MariaDB, a GTID position).
    */
   static Map<String, String> mysqlStart(
       Map<String, String> properties, String file, long position, String gtids) {
@@ -71,17 +60,24 @@ public final class StateOffsetBackingStore extends MemoryOffsetBackingStore {
     if (gtids != null && !gtids.isEmpty()) {
       offset.put("gtids", gtids);
     }
+    return start(properties, offset);
+  }
+
+  /**
+   * A starting offset entry: the key (engine name and the connector's partition, {@code {"server":
+   * prefix}}) and the value, as JSON text, as the engine's own converter writes them.
+   */
+  private static Map<String, String> start(
+      Map<String, String> properties, Map<String, Object> offset) {
+    String engine = properties.getOrDefault("name", DebeziumLogReader.DEFAULT_ENGINE_NAME);
+    String prefix = properties.getOrDefault("topic.prefix", engine);
     try {
-      return Map.of(key(properties), MAPPER.writeValueAsString(offset));
+      return Map.of(
+          MAPPER.writeValueAsString(java.util.List.of(engine, Map.of("server", prefix))),
+          MAPPER.writeValueAsString(offset));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  private static String key(Map<String, String> properties) throws JsonProcessingException {
-    String engine = properties.getOrDefault("name", DebeziumLogReader.DEFAULT_ENGINE_NAME);
-    String prefix = properties.getOrDefault("topic.prefix", engine);
-    return MAPPER.writeValueAsString(java.util.List.of(engine, Map.of("server", prefix)));
   }
 
   static String encode(Map<String, String> offsets) {
