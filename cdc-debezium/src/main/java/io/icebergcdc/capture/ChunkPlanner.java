@@ -64,15 +64,7 @@ final class ChunkPlanner implements AutoCloseable {
   }
 
   private ChunkQueries queries(String topic) {
-    return queries.computeIfAbsent(
-        topic,
-        t -> {
-          int route = routes.topics().indexOf(t);
-          if (route < 0) {
-            throw new IllegalStateException("the job captures no table of topic " + t);
-          }
-          return new ChunkQueries(database, snapshot.table(t), routes.route(route).schema());
-        });
+    return queries.computeIfAbsent(topic, t -> ChunkQueries.of(database, snapshot, routes, t));
   }
 
   @Override

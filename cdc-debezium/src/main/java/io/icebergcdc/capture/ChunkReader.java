@@ -67,10 +67,9 @@ final class ChunkReader implements AutoCloseable {
       throw new IllegalStateException(
           next + " is of a table the job no longer captures; the job captures " + routes.topics());
     }
-    ChangeSchema schema = routes.route(route).schema();
     table =
         queries.computeIfAbsent(
-            next.topic(), topic -> new ChunkQueries(database, snapshot.table(topic), schema));
+            next.topic(), topic -> ChunkQueries.of(database, snapshot, routes, topic));
     chunk = table.bounded() ? next : next.readUpTo(List.of());
     last = null;
     try {

@@ -64,7 +64,7 @@ final class SnapshotColumns {
       case UUID:
         return (result, column) -> {
           String value = result.getString(column);
-          return value == null ? null : uuidBytes(UUID.fromString(value));
+          return value == null ? null : StructFieldConversion.uuidBytes(UUID.fromString(value));
         };
       case DATE:
         return (result, column) -> {
@@ -106,13 +106,6 @@ final class SnapshotColumns {
       throw new IllegalArgumentException(value + " does not fit " + type);
     }
     return data;
-  }
-
-  private static byte[] uuidBytes(UUID uuid) {
-    return ByteBuffer.allocate(16)
-        .putLong(uuid.getMostSignificantBits())
-        .putLong(uuid.getLeastSignificantBits())
-        .array();
   }
 
   /**

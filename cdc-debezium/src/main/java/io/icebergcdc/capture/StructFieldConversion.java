@@ -163,10 +163,7 @@ final class StructFieldConversion {
         };
       case UUID:
         return value -> {
-          UUID uuid = UUID.fromString((String) value);
-          ByteBuffer buffer = ByteBuffer.allocate(16);
-          buffer.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
-          return buffer.array();
+          return uuidBytes(UUID.fromString((String) value));
         };
       case BINARY:
       case FIXED:
@@ -182,6 +179,14 @@ final class StructFieldConversion {
           throw new IllegalArgumentException("type " + type + " is not supported in change events");
         };
     }
+  }
+
+  /** A UUID as a Flink row holds it: its 16 bytes, most significant first. */
+  static byte[] uuidBytes(UUID uuid) {
+    return ByteBuffer.allocate(16)
+        .putLong(uuid.getMostSignificantBits())
+        .putLong(uuid.getLeastSignificantBits())
+        .array();
   }
 
   private static IllegalArgumentException unavailable() {
