@@ -2,6 +2,7 @@ package io.icebergcdc.capture;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
@@ -43,6 +44,10 @@ final class StructChangeConverter {
   private Schema envelopeSchema;
   private Schema rowSchema;
   private StructFieldConversion[] conversions;
+
+  /** The columns of the row {@link #row} read last whose values Debezium did not have. */
+  private ColumnMask lastUnavailable = ColumnMask.EMPTY;
+
   private SourceFields sourceFields;
 
   StructChangeConverter(ChangeSchema changeSchema, String tableName) {
@@ -118,14 +123,17 @@ final class StructChangeConverter {
       throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
     }
     RowData before = row(envelope, "before", false);
+    lastUnavailable = ColumnMask.EMPTY;
     RowData after = row(envelope, "after", true);
+    ColumnMask unavailable = lastUnavailable;
     DebeziumChanges.checkRows(op, before, after, locator);
     Struct source = envelope.schema().field("source") == null ? null : envelope.getStruct("source");
     String table = sourceFields.tableName(source, tableName);
     SourceSequence sequence = sourceFields.sequence(source, locator);
     long ts = sourceFields.timestampMillis(source, envelope);
 
-    return DebeziumChanges.of(changeSchema, table, op, before, after, sequence, ts, locator);
+    return DebeziumChanges.of(
+        changeSchema, table, op, before, after, unavailable, sequence, ts, locator);
   }
 
   private RowData row(Struct envelope, String field, boolean checkRequired) {
@@ -141,12 +149,16 @@ final class StructChangeConverter {
           "the '" + field + "' struct does not have the schema of the event's row");
     }
     GenericRowData row = new GenericRowData(columns.size());
+    ColumnMask unavailable = ColumnMask.EMPTY;
     for (StructFieldConversion conversion : conversions) {
-      conversion.set(struct, row);
+      if (conversion.set(struct, row)) {
+        unavailable = unavailable.with(conversion.position());
+      }
     }
+    lastUnavailable = unavailable;
     if (checkRequired) {
       for (int i = 0; i < columns.size(); i++) {
-        if (columns.get(i).isRequired() && row.isNullAt(i)) {
+        if (columns.get(i).isRequired() && row.isNullAt(i) && !unavailable.contains(i)) {
           throw new IllegalArgumentException(
               "required column '" + columns.get(i).name() + "' is null or missing");
         }

@@ -29,7 +29,8 @@ import org.apache.kafka.connect.data.Struct;
  * Debezium's temporal types in their units ({@code io.debezium.time.Date} days, {@code
  * MicroTimestamp} microseconds and so on), Connect's logical types ({@code Date}, {@code Time},
  * {@code Timestamp} as {@link java.util.Date}, {@code Decimal} as {@link BigDecimal}), zoned
- * timestamps as ISO-8601 text. Debezium's placeholder for an unchanged TOASTed value is refused.
+ * timestamps as ISO-8601 text. Debezium's placeholder for an unchanged TOASTed value is left null,
+ * and {@link #set} says so.
  */
 final class StructFieldConversion {
 
@@ -69,15 +70,23 @@ final class StructFieldConversion {
         });
   }
 
-  /** Sets the field's value of {@code struct} in {@code row}; a null value leaves it null. */
-  void set(Struct struct, GenericRowData row) {
+  /**
+   * Sets the field's value of {@code struct} in {@code row}; a null value leaves it null, and so
+   * does Debezium's placeholder for a value the source did not send.
+   *
+   * @return whether the value was that placeholder
+   */
+  boolean set(Struct struct, GenericRowData row) {
     Object value = struct.get(field);
     if (column == null) {
       convert.apply(value);
-      return;
+      return false;
     }
     if (value == null) {
-      return;
+      return false;
+    }
+    if (isPlaceholder(value)) {
+      return true;
     }
     try {
       row.setField(position, convert.apply(value));
@@ -92,6 +101,33 @@ final class StructFieldConversion {
               + ": "
               + e.getMessage(),
           e);
+    }
+    return false;
+  }
+
+  /** The column's position in the table's rows; -1 for a field the table has no column for. */
+  int position() {
+    return position;
+  }
+
+  /**
+   * Whether {@code value} is Debezium's placeholder for an unchanged TOASTed value: its text in a
+   * text column, its UTF-8 bytes in a binary one.
+   */
+  private boolean isPlaceholder(Object value) {
+    switch (column.type().typeId()) {
+      case STRING:
+        return value instanceof String text && text.equals(DebeziumJsonParser.UNAVAILABLE_VALUE);
+      case BINARY:
+      case FIXED:
+        if (value instanceof byte[] bytes) {
+          return Arrays.equals(bytes, UNAVAILABLE_BYTES);
+        }
+        return value instanceof ByteBuffer buffer
+            && buffer.remaining() == UNAVAILABLE_BYTES.length
+            && buffer.equals(ByteBuffer.wrap(UNAVAILABLE_BYTES));
+      default:
+        return false;
     }
   }
 
@@ -125,9 +161,6 @@ final class StructFieldConversion {
       case STRING:
         return value -> {
           if (value instanceof String text) {
-            if (text.equals(DebeziumJsonParser.UNAVAILABLE_VALUE)) {
-              throw unavailable();
-            }
             return StringData.fromString(text);
           }
           if (value instanceof Number || value instanceof Boolean) {
@@ -167,13 +200,7 @@ final class StructFieldConversion {
         };
       case BINARY:
       case FIXED:
-        return value -> {
-          byte[] bytes = bytes(value);
-          if (Arrays.equals(bytes, UNAVAILABLE_BYTES)) {
-            throw unavailable();
-          }
-          return bytes;
-        };
+        return StructFieldConversion::bytes;
       default:
         return value -> {
           throw new IllegalArgumentException("type " + type + " is not supported in change events");
@@ -187,10 +214,6 @@ final class StructFieldConversion {
         .putLong(uuid.getMostSignificantBits())
         .putLong(uuid.getLeastSignificantBits())
         .array();
-  }
-
-  private static IllegalArgumentException unavailable() {
-    return new IllegalArgumentException(DebeziumJsonParser.UNAVAILABLE_VALUE_REFUSED);
   }
 
   private static long integral(Object value) {

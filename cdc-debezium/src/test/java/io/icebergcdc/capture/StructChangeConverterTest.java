@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.icebergcdc.cdc.BadRecordPolicy;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
@@ -243,26 +244,35 @@ class StructChangeConverterTest {
   }
 
   @Test
-  void anUnchangedToastedValueIsRefusedByBothPaths() {
-    Struct row = fullRow(3).put("name", DebeziumJsonParser.UNAVAILABLE_VALUE);
-    Struct envelope = change("u", null, row, pgSource(20, null));
-    assertThatThrownBy(
-            () ->
-                new StructChangeConverter(TABLE, "public.items")
-                    .convert(envelope, envelope.schema(), LOCATOR))
-        .isInstanceOf(MalformedChangeException.class)
-        .hasMessageContaining(LOCATOR)
-        .hasMessageContaining("column 'name'")
-        .hasMessageContaining("REPLICA IDENTITY FULL");
-    assertThatThrownBy(() -> viaJson(envelope)).isInstanceOf(MalformedChangeException.class);
-    Struct binary =
+  void anUnchangedToastedValueIsLeftOutAndMarkedByBothPaths() {
+    int name = TABLE.schema().columns().indexOf(TABLE.schema().findField("name"));
+    int blob = TABLE.schema().columns().indexOf(TABLE.schema().findField("blob"));
+    Struct row =
         fullRow(3)
+            .put("name", DebeziumJsonParser.UNAVAILABLE_VALUE)
             .put("blob", DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8));
-    assertThatThrownBy(
-            () ->
-                new StructChangeConverter(TABLE, "public.items")
-                    .convert(change("u", null, binary, pgSource(21, null)), ENVELOPE, LOCATOR))
-        .hasMessageContaining("column 'blob'");
+    ChangeEvent update = bothWays(change("u", null, row, pgSource(20, null))).get(0);
+    assertThat(update.operation()).isEqualTo(Operation.UPDATE);
+    assertThat(update.unavailableColumns()).isEqualTo(ColumnMask.EMPTY.with(name).with(blob));
+    assertThat(update.missingColumns()).isEqualTo(update.unavailableColumns());
+    assertThat(update.after().isNullAt(name)).isTrue();
+    assertThat(update.after().isNullAt(blob)).isTrue();
+    assertThat(
+            update.after().getInt(TABLE.schema().columns().indexOf(TABLE.schema().findField("n"))))
+        .isEqualTo(42);
+
+    // A change of key: the old key's delete has every value it needs, the new key's insert lacks
+    // the values the source did not send.
+    Struct oldKey = new Struct(ROW).put("id", 2L);
+    List<ChangeEvent> keyChange = bothWays(change("u", oldKey, row, pgSource(21, null)));
+    assertThat(keyChange)
+        .extracting(ChangeEvent::operation)
+        .containsExactly(Operation.DELETE, Operation.INSERT);
+    assertThat(keyChange.get(0).unavailableColumns().isEmpty()).isTrue();
+    assertThat(keyChange.get(1).missingColumns()).isEqualTo(update.unavailableColumns());
+
+    ChangeEvent complete = bothWays(change("u", null, fullRow(3), pgSource(22, null))).get(0);
+    assertThat(complete.unavailableColumns().isEmpty()).isTrue();
   }
 
   @Test
@@ -299,13 +309,8 @@ class StructChangeConverterTest {
     List<CapturedChange> out = new ArrayList<>();
     conversion.convert(record(TOPIC, value), out::add);
     conversion.convert(record("server.public.other", value), out::add);
-    Struct toasted =
-        change(
-            "c",
-            null,
-            fullRow(2).put("doc", DebeziumJsonParser.UNAVAILABLE_VALUE),
-            pgSource(41, null));
-    conversion.convert(record(TOPIC, toasted), out::add);
+    Struct unknownOperation = change("x", null, fullRow(2), pgSource(41, null));
+    conversion.convert(record(TOPIC, unknownOperation), out::add);
 
     assertThat(out).hasSize(3);
     assertThat(out.get(0).route()).isZero();
@@ -313,13 +318,13 @@ class StructChangeConverterTest {
     assertThat(out.get(1).deadLetter().reason()).contains("no captured table has this topic");
     assertThat(out.get(1).deadLetter().record()).contains("\"op\":\"c\"");
     assertThat(out.get(2).deadLetter().table()).isEqualTo("public.items");
-    assertThat(out.get(2).deadLetter().reason()).contains("column 'doc'");
+    assertThat(out.get(2).deadLetter().reason()).contains("unknown operation 'x'");
 
     RecordConversion failing =
         new RecordConversion(
             new CaptureRoutes(
                 Map.of(TOPIC, TABLE), Map.of(TOPIC, "public.items"), "db", BadRecordPolicy.FAIL));
-    assertThatThrownBy(() -> failing.convert(record(TOPIC, toasted), out::add))
+    assertThatThrownBy(() -> failing.convert(record(TOPIC, unknownOperation), out::add))
         .isInstanceOf(MalformedChangeException.class)
         .hasMessageContaining("db, topic " + TOPIC)
         .hasMessageContaining("(record '{");

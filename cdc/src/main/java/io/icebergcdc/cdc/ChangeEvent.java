@@ -12,6 +12,12 @@ import org.apache.flink.table.data.RowData;
  * primary key never appears as one event: sources and parsers split it into a delete of the old key
  * and an insert of the new one.
  *
+ * <p>An upsert may lack the values of some columns that the source did not send ({@link
+ * #unavailableColumns()}: PostgreSQL leaves out a TOASTed value that an update did not change, and
+ * Debezium puts a placeholder there). Those columns are null in the row until the dedup or the
+ * writer fills them from the key's current row; {@link #missingColumns()} says which still lack
+ * their value.
+ *
  * <p>Instances are immutable.
  */
 public final class ChangeEvent {
@@ -25,6 +31,8 @@ public final class ChangeEvent {
   private final long sourceTimestampMillis;
   private final String originPartition;
   private final long originOffset;
+  private final ColumnMask unavailable;
+  private final ColumnMask missing;
 
   public ChangeEvent(
       String table,
@@ -34,7 +42,18 @@ public final class ChangeEvent {
       RowData after,
       SourceSequence sequence,
       long sourceTimestampMillis) {
-    this(table, operation, key, before, after, sequence, sourceTimestampMillis, null, -1L);
+    this(
+        table,
+        operation,
+        key,
+        before,
+        after,
+        sequence,
+        sourceTimestampMillis,
+        null,
+        -1L,
+        ColumnMask.EMPTY,
+        ColumnMask.EMPTY);
   }
 
   private ChangeEvent(
@@ -46,7 +65,9 @@ public final class ChangeEvent {
       SourceSequence sequence,
       long sourceTimestampMillis,
       String originPartition,
-      long originOffset) {
+      long originOffset,
+      ColumnMask unavailable,
+      ColumnMask missing) {
     this.originPartition = originPartition;
     this.originOffset = originOffset;
     this.table = Objects.requireNonNull(table, "table");
@@ -62,6 +83,15 @@ public final class ChangeEvent {
     this.before = before;
     this.after = after;
     this.sourceTimestampMillis = sourceTimestampMillis;
+    this.unavailable = Objects.requireNonNull(unavailable, "unavailable");
+    this.missing = Objects.requireNonNull(missing, "missing");
+    if (!missing.minus(unavailable).isEmpty()) {
+      throw new IllegalArgumentException(
+          "columns " + missing + " are missing but not among the unavailable " + unavailable);
+    }
+    if (!operation.isUpsert() && !unavailable.isEmpty()) {
+      throw new IllegalArgumentException("a DELETE of key " + key + " has unavailable columns");
+    }
   }
 
   public String table() {
@@ -118,7 +148,17 @@ public final class ChangeEvent {
    */
   public ChangeEvent withOrigin(String partition, long offset) {
     return new ChangeEvent(
-        table, operation, key, before, after, sequence, sourceTimestampMillis, partition, offset);
+        table,
+        operation,
+        key,
+        before,
+        after,
+        sequence,
+        sourceTimestampMillis,
+        partition,
+        offset,
+        unavailable,
+        missing);
   }
 
   /** The same change at another sequence, as the dedup numbers changes ordered by arrival. */
@@ -132,7 +172,9 @@ public final class ChangeEvent {
         newSequence,
         sourceTimestampMillis,
         originPartition,
-        originOffset);
+        originOffset,
+        unavailable,
+        missing);
   }
 
   /** The same change with another operation, as the dedup emits net changes. */
@@ -148,7 +190,58 @@ public final class ChangeEvent {
             sequence,
             sourceTimestampMillis,
             originPartition,
-            originOffset);
+            originOffset,
+            unavailable,
+            missing);
+  }
+
+  /**
+   * The columns of the row after whose values the source did not send (an unchanged TOASTed value
+   * of PostgreSQL); empty for nearly every change. They stay unavailable once filled: two
+   * deliveries of one change are the same change whether or not one of them was filled.
+   */
+  public ColumnMask unavailableColumns() {
+    return unavailable;
+  }
+
+  /** The {@link #unavailableColumns()} whose values are not filled yet: null in the row after. */
+  public ColumnMask missingColumns() {
+    return missing;
+  }
+
+  /** The same upsert, with {@code columns} of its row after not sent by the source. */
+  public ChangeEvent withUnavailableColumns(ColumnMask columns) {
+    return new ChangeEvent(
+        table,
+        operation,
+        key,
+        before,
+        after,
+        sequence,
+        sourceTimestampMillis,
+        originPartition,
+        originOffset,
+        columns,
+        columns);
+  }
+
+  /**
+   * The same upsert with the row after {@code filled}, in which all of its missing columns but
+   * {@code stillMissing} have their values.
+   */
+  public ChangeEvent withFilledColumns(RowData filled, ColumnMask stillMissing) {
+    return new ChangeEvent(
+        table,
+        operation,
+        key,
+        before,
+        filled,
+        sequence,
+        sourceTimestampMillis,
+        originPartition,
+        originOffset,
+        unavailable,
+        stillMissing);
   }
 
   @Override
@@ -166,7 +259,9 @@ public final class ChangeEvent {
         && key.equals(that.key)
         && Objects.equals(before, that.before)
         && Objects.equals(after, that.after)
-        && sequence.equals(that.sequence);
+        && sequence.equals(that.sequence)
+        && unavailable.equals(that.unavailable)
+        && missing.equals(that.missing);
   }
 
   @Override

@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Set;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
@@ -32,6 +33,9 @@ import org.apache.iceberg.types.Types;
 public final class ChangeSchema implements Serializable {
 
   private static final long serialVersionUID = 1L;
+
+  /** In a fingerprint, a column the source did not send: neither null (1) nor a value (0). */
+  private static final int UNAVAILABLE = 2;
 
   private final Schema schema;
   private final List<String> keyColumns;
@@ -159,15 +163,59 @@ public final class ChangeSchema implements Serializable {
     try {
       out.writeBoolean(event.operation().isUpsert());
       RowData row = event.operation().isUpsert() ? event.after() : null;
-      if (row != null) {
+      ColumnMask unavailable = event.unavailableColumns();
+      if (row != null && unavailable.isEmpty()) {
         for (ColumnEncoder encoder : encoders()) {
           encoder.writeNullAndValue(row, out);
+        }
+      } else if (row != null) {
+        // A column the source did not send counts as such, filled or not.
+        ColumnEncoder[] encoders = encoders();
+        for (int pos = 0; pos < encoders.length; pos++) {
+          if (unavailable.contains(pos)) {
+            out.writeByte(UNAVAILABLE);
+          } else {
+            encoders[pos].writeNullAndValue(row, out);
+          }
         }
       }
     } catch (java.io.IOException e) {
       throw new IllegalStateException("cannot encode a row in memory", e);
     }
     return RowKey.hash64(out.getSharedBuffer(), out.length());
+  }
+
+  /**
+   * The upsert {@code event} with the values of its {@link ChangeEvent#missingColumns()} taken from
+   * {@code source}, a row of the same key that the change followed, except where {@code source}
+   * lacks them too ({@code sourceMissing}); the event itself if it misses nothing.
+   */
+  public ChangeEvent fillMissing(ChangeEvent event, RowData source, ColumnMask sourceMissing) {
+    ColumnMask missing = event.missingColumns();
+    if (missing.isEmpty()) {
+      return event;
+    }
+    ColumnMask taken = missing.minus(sourceMissing);
+    RowData after = event.after();
+    RowData.FieldGetter[] getters = getters();
+    GenericRowData filled = new GenericRowData(after.getRowKind(), getters.length);
+    for (int pos = 0; pos < getters.length; pos++) {
+      filled.setField(pos, getters[pos].getFieldOrNull(taken.contains(pos) ? source : after));
+    }
+    return event.withFilledColumns(filled, missing.and(sourceMissing));
+  }
+
+  /** The names of {@code columns}, for messages. */
+  public String describeColumns(ColumnMask columns) {
+    StringBuilder sb = new StringBuilder();
+    columns.forEach(
+        pos -> {
+          if (sb.length() > 0) {
+            sb.append(", ");
+          }
+          sb.append('\'').append(schema.columns().get(pos).name()).append('\'');
+        });
+    return sb.toString();
   }
 
   /** A reused buffer: each instance serves one task thread. */

@@ -132,6 +132,45 @@ class ChangeSchemaTest {
   }
 
   @Test
+  void aColumnTheSourceDidNotSendIsFilledFromTheRowBeforeAndFingerprintedAsNotSent() {
+    ChangeSchema schema = TestChanges.CHANGE_SCHEMA;
+    ChangeEvent raw = TestChanges.updateWithoutName(1, 20);
+    assertThat(raw.missingColumns()).isEqualTo(ColumnMask.EMPTY.with(1));
+
+    ChangeEvent filled = schema.fillMissing(raw, TestChanges.row(1, "large"), ColumnMask.EMPTY);
+    assertThat(filled.after().getString(1).toString()).isEqualTo("large");
+    assertThat(filled.after().getLong(0)).isEqualTo(1L);
+    assertThat(filled.missingColumns().isEmpty()).isTrue();
+    assertThat(filled.unavailableColumns()).isEqualTo(raw.unavailableColumns());
+    // Two deliveries of one change are one change, filled or not; a null sent is another change.
+    assertThat(schema.fingerprint(filled)).isEqualTo(schema.fingerprint(raw));
+    assertThat(schema.fingerprint(raw))
+        .isNotEqualTo(schema.fingerprint(TestChanges.update(1, null, 20)));
+
+    // A row before that lacks the value too leaves it missing.
+    ChangeEvent still = schema.fillMissing(raw, TestChanges.row(1, null), ColumnMask.EMPTY.with(1));
+    assertThat(still.missingColumns()).isEqualTo(ColumnMask.EMPTY.with(1));
+    assertThat(still.after().isNullAt(1)).isTrue();
+    assertThat(schema.describeColumns(raw.missingColumns())).isEqualTo("'name'");
+  }
+
+  @Test
+  void columnMasksAddRemoveAndIntersect() {
+    ColumnMask mask = ColumnMask.EMPTY.with(3).with(70).with(3);
+    assertThat(mask.contains(3)).isTrue();
+    assertThat(mask.contains(70)).isTrue();
+    assertThat(mask.contains(4)).isFalse();
+    assertThat(mask.contains(700)).isFalse();
+    assertThat(mask.toString()).isEqualTo("[3, 70]");
+    assertThat(mask.minus(ColumnMask.EMPTY.with(70))).isEqualTo(ColumnMask.EMPTY.with(3));
+    assertThat(mask.minus(mask)).isSameAs(ColumnMask.EMPTY);
+    assertThat(mask.and(ColumnMask.EMPTY.with(70).with(5))).isEqualTo(ColumnMask.EMPTY.with(70));
+    assertThat(mask.and(ColumnMask.EMPTY.with(5)).isEmpty()).isTrue();
+    assertThat(ColumnMask.ofWords(mask.words())).isEqualTo(mask);
+    assertThat(ColumnMask.ofWords(new long[] {0, 0})).isSameAs(ColumnMask.EMPTY);
+  }
+
+  @Test
   void aKeyColumnWithoutValueFailsNamingIt() {
     GenericRowData noId = allTypes(true);
     noId.setField(0, null);

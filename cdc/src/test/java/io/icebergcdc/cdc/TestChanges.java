@@ -33,6 +33,11 @@ public final class TestChanges {
     return change(Operation.UPDATE, id, name, lsn);
   }
 
+  /** An update of {@code id} whose name the source did not send (an unchanged TOASTed value). */
+  public static ChangeEvent updateWithoutName(long id, long lsn) {
+    return change(Operation.UPDATE, id, null, lsn).withUnavailableColumns(ColumnMask.EMPTY.with(1));
+  }
+
   public static ChangeEvent delete(long id, long lsn) {
     GenericRowData before = row(id, null);
     return new ChangeEvent(

@@ -2,6 +2,7 @@ package io.icebergcdc.cdc.debezium;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
@@ -37,6 +38,8 @@ public final class DebeziumChanges {
   /**
    * The changes of an envelope whose rows {@link #checkRows} accepted: one, or two for a change of
    * key.
+   *
+   * @param unavailable the columns of {@code after} whose values the source did not send
    */
   public static List<ChangeEvent> of(
       ChangeSchema schema,
@@ -44,6 +47,7 @@ public final class DebeziumChanges {
       Operation op,
       RowData before,
       RowData after,
+      ColumnMask unavailable,
       SourceSequence sequence,
       long timestampMillis,
       String locator) {
@@ -54,10 +58,12 @@ public final class DebeziumChanges {
         return List.of(
             new ChangeEvent(
                 table, Operation.DELETE, oldKey, before, null, sequence, timestampMillis),
-            new ChangeEvent(table, Operation.INSERT, key, null, after, sequence, timestampMillis));
+            new ChangeEvent(table, Operation.INSERT, key, null, after, sequence, timestampMillis)
+                .withUnavailableColumns(unavailable));
       }
     }
-    return List.of(new ChangeEvent(table, op, key, before, after, sequence, timestampMillis));
+    ChangeEvent event = new ChangeEvent(table, op, key, before, after, sequence, timestampMillis);
+    return List.of(unavailable.isEmpty() ? event : event.withUnavailableColumns(unavailable));
   }
 
   private static RowKey key(ChangeSchema schema, RowData row, String locator) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
@@ -35,15 +36,11 @@ public final class DebeziumJsonParser {
   /**
    * What Debezium's PostgreSQL connector writes in place of an unchanged TOASTed value it did not
    * receive (its {@code unavailable.value.placeholder}, by default this text). A value equal to it,
-   * as text or as the bytes of a binary column, is refused rather than written.
+   * as text or as the bytes of a binary column, is not written: its column is one of the change's
+   * {@link io.icebergcdc.cdc.ChangeEvent#unavailableColumns()}, which the writer fills from the
+   * key's current row.
    */
   public static final String UNAVAILABLE_VALUE = "__debezium_unavailable_value";
-
-  /** Why a column's value equal to {@link #UNAVAILABLE_VALUE} is refused. */
-  public static final String UNAVAILABLE_VALUE_REFUSED =
-      "it is Debezium's placeholder for an unchanged TOASTed value that PostgreSQL did not send;"
-          + " writing it would corrupt the row. Run ALTER TABLE ... REPLICA IDENTITY FULL on the"
-          + " source table so that every update carries all values";
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
@@ -200,12 +197,14 @@ public final class DebeziumJsonParser {
     JsonNode source = payload.path("source");
     RowData before = row(payload.get("before"), units, false);
     RowData after = row(payload.get("after"), units, true);
+    ColumnMask unavailable = after == null ? ColumnMask.EMPTY : converter.unavailableOfLastRow();
     DebeziumChanges.checkRows(op, before, after, locator);
     String table = tableName(source);
     SourceSequence sequence = sequence(source, op.isUpsert() ? after : before, locator);
     long ts = source.path("ts_ms").asLong(payload.path("ts_ms").asLong(0L));
 
-    return DebeziumChanges.of(changeSchema, table, op, before, after, sequence, ts, locator);
+    return DebeziumChanges.of(
+        changeSchema, table, op, before, after, unavailable, sequence, ts, locator);
   }
 
   private RowData row(JsonNode node, Map<String, String> units, boolean checkRequired) {

@@ -1,12 +1,12 @@
 package io.icebergcdc.cdc.debezium;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.icebergcdc.cdc.ColumnMask;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -35,12 +35,14 @@ import org.apache.iceberg.types.Types;
  */
 final class JsonRowConverter {
 
-  private static final byte[] UNAVAILABLE_BYTES =
-      DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8);
+  private static final String UNAVAILABLE_BASE64 =
+      Base64.getEncoder()
+          .encodeToString(DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8));
 
   private final Schema schema;
   private final Map<String, Integer> positions = new HashMap<>();
   private final List<Types.NestedField> columns;
+  private ColumnMask lastUnavailable = ColumnMask.EMPTY;
 
   JsonRowConverter(Schema schema) {
     this.schema = schema;
@@ -63,6 +65,7 @@ final class JsonRowConverter {
           "a row must be a JSON object, not " + object.getNodeType());
     }
     GenericRowData row = new GenericRowData(columns.size());
+    ColumnMask unavailable = ColumnMask.EMPTY;
     Iterator<Map.Entry<String, JsonNode>> fields = object.fields();
     while (fields.hasNext()) {
       Map.Entry<String, JsonNode> field = fields.next();
@@ -74,6 +77,10 @@ final class JsonRowConverter {
       JsonNode value = field.getValue();
       if (!value.isNull()) {
         Types.NestedField column = columns.get(pos);
+        if (isPlaceholder(value, column.type())) {
+          unavailable = unavailable.with(pos);
+          continue;
+        }
         try {
           row.setField(pos, convert(value, column.type(), units.get(column.name())));
         } catch (RuntimeException e) {
@@ -90,9 +97,10 @@ final class JsonRowConverter {
         }
       }
     }
+    lastUnavailable = unavailable;
     if (checkRequired) {
       for (int i = 0; i < columns.size(); i++) {
-        if (columns.get(i).isRequired() && row.isNullAt(i)) {
+        if (columns.get(i).isRequired() && row.isNullAt(i) && !unavailable.contains(i)) {
           throw new IllegalArgumentException(
               "required column '" + columns.get(i).name() + "' is null or missing");
         }
@@ -117,9 +125,6 @@ final class JsonRowConverter {
       case DOUBLE:
         return number(value);
       case STRING:
-        if (value.isTextual() && value.textValue().equals(DebeziumJsonParser.UNAVAILABLE_VALUE)) {
-          throw unavailable();
-        }
         return StringData.fromString(value.isTextual() ? value.textValue() : value.toString());
       case DATE:
         return value.isTextual()
@@ -146,22 +151,35 @@ final class JsonRowConverter {
         return buffer.array();
       case BINARY:
       case FIXED:
-        byte[] bytes = Base64.getDecoder().decode(value.textValue());
-        if (Arrays.equals(bytes, UNAVAILABLE_BYTES)) {
-          throw unavailable();
-        }
-        return bytes;
+        return Base64.getDecoder().decode(value.textValue());
       default:
         throw new IllegalArgumentException("type " + type + " is not supported in change events");
     }
   }
 
   /**
-   * Debezium writes its placeholder where PostgreSQL did not send an unchanged TOASTed value (a
-   * large text, JSON or binary value of a table whose replica identity is not {@code FULL}).
+   * Whether {@code value} is Debezium's placeholder for a value the source did not send: where
+   * PostgreSQL leaves out an unchanged TOASTed value (a large text, JSON or binary value of a table
+   * whose replica identity is not {@code FULL}), its text, or in a binary column its bytes.
    */
-  private static IllegalArgumentException unavailable() {
-    return new IllegalArgumentException(DebeziumJsonParser.UNAVAILABLE_VALUE_REFUSED);
+  private static boolean isPlaceholder(JsonNode value, Type type) {
+    if (!value.isTextual()) {
+      return false;
+    }
+    switch (type.typeId()) {
+      case STRING:
+        return value.textValue().equals(DebeziumJsonParser.UNAVAILABLE_VALUE);
+      case BINARY:
+      case FIXED:
+        return value.textValue().equals(UNAVAILABLE_BASE64);
+      default:
+        return false;
+    }
+  }
+
+  /** The columns of the row {@link #convert} read last whose values the source did not send. */
+  ColumnMask unavailableOfLastRow() {
+    return lastUnavailable;
   }
 
   private static long integral(JsonNode value) {

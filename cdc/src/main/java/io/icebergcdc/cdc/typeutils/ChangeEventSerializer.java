@@ -1,6 +1,7 @@
 package io.icebergcdc.cdc.typeutils;
 
 import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
@@ -25,6 +26,10 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
   private static final long serialVersionUID = 1L;
 
   private static final Operation[] OPERATIONS = Operation.values();
+
+  // What follows the source timestamp: bits of one byte, then the parts they announce in order.
+  private static final int HAS_ORIGIN = 1;
+  private static final int HAS_UNAVAILABLE_COLUMNS = 2;
 
   private final RowDataSerializer rowSerializer;
 
@@ -69,6 +74,11 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
             from.after() == null ? null : rowSerializer.copy(from.after()),
             from.sequence(),
             from.sourceTimestampMillis());
+    if (!from.unavailableColumns().isEmpty()) {
+      copy =
+          copy.withUnavailableColumns(from.unavailableColumns())
+              .withFilledColumns(copy.after(), from.missingColumns());
+    }
     return from.originPartition() == null
         ? copy
         : copy.withOrigin(from.originPartition(), from.originOffset());
@@ -93,10 +103,17 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     writeRow(event.after(), out);
     SourceSequenceCodec.write(event.sequence(), out);
     out.writeLong(event.sourceTimestampMillis());
-    out.writeBoolean(event.originPartition() != null);
+    boolean unavailable = !event.unavailableColumns().isEmpty();
+    out.writeByte(
+        (event.originPartition() != null ? HAS_ORIGIN : 0)
+            | (unavailable ? HAS_UNAVAILABLE_COLUMNS : 0));
     if (event.originPartition() != null) {
       out.writeUTF(event.originPartition());
       out.writeLong(event.originOffset());
+    }
+    if (unavailable) {
+      writeMask(event.unavailableColumns(), out);
+      writeMask(event.missingColumns(), out);
     }
   }
 
@@ -110,7 +127,31 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     SourceSequence sequence = SourceSequenceCodec.read(in);
     long ts = in.readLong();
     ChangeEvent event = new ChangeEvent(table, operation, key, before, after, sequence, ts);
-    return in.readBoolean() ? event.withOrigin(in.readUTF(), in.readLong()) : event;
+    int flags = in.readByte();
+    if ((flags & HAS_ORIGIN) != 0) {
+      event = event.withOrigin(in.readUTF(), in.readLong());
+    }
+    if ((flags & HAS_UNAVAILABLE_COLUMNS) != 0) {
+      ColumnMask unavailable = readMask(in);
+      event = event.withUnavailableColumns(unavailable).withFilledColumns(after, readMask(in));
+    }
+    return event;
+  }
+
+  private static void writeMask(ColumnMask mask, DataOutputView out) throws IOException {
+    long[] words = mask.words();
+    out.writeShort(words.length);
+    for (long word : words) {
+      out.writeLong(word);
+    }
+  }
+
+  private static ColumnMask readMask(DataInputView in) throws IOException {
+    long[] words = new long[in.readUnsignedShort()];
+    for (int i = 0; i < words.length; i++) {
+      words[i] = in.readLong();
+    }
+    return ColumnMask.ofWords(words);
   }
 
   @Override
@@ -172,9 +213,10 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
   public static final class ChangeEventSerializerSnapshot
       extends CompositeTypeSerializerSnapshot<ChangeEvent, ChangeEventSerializer> {
 
-    // Version 2: events carry their Kafka origin. Events travel between operators only, never in
-    // state, so no version 1 data is ever read with this serializer.
-    private static final int CURRENT_VERSION = 2;
+    // Version 2: events carry their Kafka origin. Version 3: a byte of flags after the timestamp
+    // (origin, columns the source did not send). Events travel between operators only, never in
+    // state, so no data of an earlier version is ever read with this serializer.
+    private static final int CURRENT_VERSION = 3;
 
     public ChangeEventSerializerSnapshot() {}
 

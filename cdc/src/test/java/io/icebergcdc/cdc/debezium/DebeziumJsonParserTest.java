@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
@@ -176,9 +177,25 @@ class DebeziumJsonParserTest {
     assertMalformed(pg("d", "null", "null", 1), "delete has no 'before'");
     assertMalformed(pg("c", "null", "null", 1), "has no 'after'");
     assertMalformed("{\"after\":{\"id\":1},\"source\":{},\"op\":\"c\"}", "no source position");
-    assertMalformed(
-        pg("u", "null", "{\"id\":1,\"name\":\"__debezium_unavailable_value\"}", 1),
-        "unchanged TOASTed value");
+  }
+
+  @Test
+  void anUnchangedToastedValueLeavesItsColumnOutOfTheUpdate() {
+    ChangeEvent update =
+        parser
+            .parse(pg("u", "null", "{\"id\":1,\"name\":\"__debezium_unavailable_value\"}", 1), "l")
+            .get(0);
+    int name = CHANGE_SCHEMA.schema().columns().indexOf(CHANGE_SCHEMA.schema().findField("name"));
+    assertThat(update.unavailableColumns()).isEqualTo(ColumnMask.EMPTY.with(name));
+    assertThat(update.missingColumns()).isEqualTo(update.unavailableColumns());
+    assertThat(update.after().isNullAt(name)).isTrue();
+    assertThat(
+            parser
+                .parse(pg("u", "null", "{\"id\":1,\"name\":\"x\"}", 2), "l")
+                .get(0)
+                .unavailableColumns()
+                .isEmpty())
+        .isTrue();
   }
 
   private void assertMalformed(String json, String expected) {

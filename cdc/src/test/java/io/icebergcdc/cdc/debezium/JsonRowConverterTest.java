@@ -1,8 +1,8 @@
 package io.icebergcdc.cdc.debezium;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.icebergcdc.cdc.ColumnMask;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
@@ -26,13 +26,15 @@ class JsonRowConverterTest {
   }
 
   @Test
-  void refusesTheUnavailableValuePlaceholderOfABinaryColumn() {
+  void leavesOutAndMarksTheUnavailableValuePlaceholderOfABinaryColumn() {
     String placeholder =
         Base64.getEncoder()
             .encodeToString(DebeziumJsonParser.UNAVAILABLE_VALUE.getBytes(StandardCharsets.UTF_8));
-    assertThatThrownBy(() -> converter.convert(object(placeholder), Map.of(), true))
-        .hasMessageContaining("column 'photo'")
-        .hasMessageContaining("unchanged TOASTed value");
+    RowData row = converter.convert(object(placeholder), Map.of(), true);
+    assertThat(row.isNullAt(1)).isTrue();
+    assertThat(converter.unavailableOfLastRow()).isEqualTo(ColumnMask.EMPTY.with(1));
+    converter.convert(object("AQID"), Map.of(), true);
+    assertThat(converter.unavailableOfLastRow().isEmpty()).isTrue();
   }
 
   private static com.fasterxml.jackson.databind.JsonNode object(String photo) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.GoldenFiles;
 import io.icebergcdc.cdc.SourceSequence;
@@ -67,7 +68,15 @@ class SerializersTest {
             .createSerializer(new SerializerConfigImpl());
     for (ChangeEvent event :
         new ChangeEvent[] {
-          TestChanges.insert(1, "a", 10), TestChanges.update(2, null, 11), TestChanges.delete(3, 12)
+          TestChanges.insert(1, "a", 10),
+          TestChanges.update(2, null, 11),
+          TestChanges.delete(3, 12),
+          TestChanges.updateWithoutName(4, 13),
+          TestChanges.CHANGE_SCHEMA.fillMissing(
+              TestChanges.updateWithoutName(5, 14),
+              TestChanges.row(5, "toasted"),
+              ColumnMask.EMPTY),
+          TestChanges.updateWithoutName(6, 15).withOrigin("topic/1", 77)
         }) {
       DataOutputSerializer out = new DataOutputSerializer(64);
       serializer.serialize(event, out);
@@ -78,6 +87,19 @@ class SerializersTest {
       assertThat(read.keyRow().getLong(0)).isEqualTo(event.keyRow().getLong(0));
       assertThat(TestChanges.CHANGE_SCHEMA.fingerprint(read))
           .isEqualTo(TestChanges.CHANGE_SCHEMA.fingerprint(event));
+      if (event.after() != null) {
+        assertThat(String.valueOf(read.after().isNullAt(1) ? null : read.after().getString(1)))
+            .isEqualTo(
+                String.valueOf(event.after().isNullAt(1) ? null : event.after().getString(1)));
+      }
+      assertThat(read.unavailableColumns()).isEqualTo(event.unavailableColumns());
+      assertThat(read.missingColumns()).isEqualTo(event.missingColumns());
+      assertThat(read.originPartition()).isEqualTo(event.originPartition());
+      assertThat(read.originOffset()).isEqualTo(event.originOffset());
+      ChangeEvent copy = serializer.copy(event);
+      assertThat(copy.missingColumns()).isEqualTo(event.missingColumns());
+      assertThat(copy.unavailableColumns()).isEqualTo(event.unavailableColumns());
+      assertThat(copy.originOffset()).isEqualTo(event.originOffset());
     }
     assertThat(serializer.snapshotConfiguration().restoreSerializer()).isEqualTo(serializer);
   }
