@@ -26,6 +26,12 @@ public final class DedupOperator extends SequencedChangeOperator<ChangeEvent> {
 
   @Override
   protected Location apply(ChangeEvent net, AppliedChange prior) {
+    if (!net.missingColumns().isEmpty()) {
+      throw unfillable(
+          net,
+          "the key's current row is known only to the position-delete writer (the table is"
+              + " written with equality deletes)");
+    }
     output.collect(new StreamRecord<>(net));
     return null;
   }

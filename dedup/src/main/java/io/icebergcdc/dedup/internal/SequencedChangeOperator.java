@@ -488,6 +488,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     if (lastSequence != null) {
       int order = event.sequence().compareTo(lastSequence);
       if (order < 0) {
+        if (number != 0 && event.sequence().isBeforeLog()) {
+          lendToPending(number, event, index != null ? index.at(indexSlot) : pending.prior(number));
+        }
         stale++;
         metrics.stale.inc();
         return;
@@ -511,6 +514,12 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       }
     }
     if (number != 0) {
+      if (!event.missingColumns().isEmpty()) {
+        ChangeEvent earlier = pending.event(number);
+        if (earlier.operation().isUpsert()) {
+          event = schema.fillMissing(event, earlier.after(), earlier.missingColumns());
+        }
+      }
       pending.replace(number, event);
     } else if (index != null) {
       // What the index holds stays there until the flush, which reads it again.
@@ -523,6 +532,22 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     } else {
       int added = pending.add(getCurrentKey(), prior, event);
       pendingByKey.put(event.key(), added);
+    }
+  }
+
+  /**
+   * Lets a snapshot read that lost to the pending change numbered {@code number} fill the columns
+   * that change still misses, where the key has no live row to fill them from: the read shows the
+   * row as it was after the log's start, and a change of the log that set those columns since then
+   * came before the pending one (the log is in order), so it would have filled them itself. A live
+   * row is never older than the read in those columns, and is used at the flush instead.
+   */
+  private void lendToPending(int number, ChangeEvent read, AppliedChange prior) {
+    if (read.operation().isUpsert() && (prior == null || prior.deleted())) {
+      ChangeEvent latest = pending.event(number);
+      if (!latest.missingColumns().isEmpty()) {
+        pending.replace(number, schema.fillMissing(latest, read.after(), read.missingColumns()));
+      }
     }
   }
 
@@ -623,6 +648,17 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       }
       boolean existed = prior != null && !prior.deleted();
       boolean mayExist = existed || (prior == null && !unknownKeysHaveNoRow());
+      if (!latest.missingColumns().isEmpty() && !existed) {
+        throw unfillable(
+            latest,
+            prior == null && mayExist
+                ? "this writer does not know the key's row (the key index was not loaded from"
+                    + " the table)"
+                : "the key has no row"
+                    + (latest.operation() == Operation.INSERT
+                        ? " (a change of primary key leaves the values on the old key's row)"
+                        : ""));
+      }
       if (latest.operation().isUpsert()) {
         Operation net = existed ? Operation.UPDATE : Operation.INSERT;
         if (existed) {
@@ -678,9 +714,30 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   }
 
   /**
+   * The failure of an upsert whose {@link ChangeEvent#missingColumns()} cannot be filled, and why.
+   */
+  protected final IllegalStateException unfillable(ChangeEvent change, String why) {
+    return new IllegalStateException(
+        "table "
+            + change.table()
+            + ", key "
+            + schema.describeKey(change.keyRow())
+            + ": the change at "
+            + change.sequence()
+            + " lacks the values of "
+            + schema.describeColumns(change.missingColumns())
+            + ", which the source did not send (PostgreSQL's unchanged TOASTed values), and "
+            + why
+            + ". Set REPLICA IDENTITY FULL on the source table so that its changes carry every"
+            + " value");
+  }
+
+  /**
    * Applies the net change of the key in context since the last checkpoint.
    *
-   * @param net the latest change accepted for the key, labelled insert, update or delete
+   * @param net the latest change accepted for the key, labelled insert, update or delete; an update
+   *     may miss values the source did not send ({@link ChangeEvent#missingColumns()}), which only
+   *     the key's live row, {@code prior}, can give
    * @param prior what was known of the key before: its live row (with its location, where known) or
    *     its tombstone; null if nothing
    * @return where an upsert's new row was written, or null if the subclass does not track rows

@@ -130,6 +130,9 @@ public final class PositionDeltaWriterOperator<K>
   /** The compaction of this subtask's files and of those it shares. */
   private transient WriterCompaction compaction;
 
+  /** The filling of the values that updates lack from their keys' current rows. */
+  private transient MissingColumnsFill fill;
+
   private transient long checkpointId;
   private transient long lastCompletedCheckpoint;
   private transient long rowsWritten;
@@ -237,11 +240,14 @@ public final class PositionDeltaWriterOperator<K>
     if (clock == null) {
       clock = System::nanoTime;
     }
+    RecentRows recentRows =
+        new RecentRows(schema.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
+    fill = new MissingColumnsFill(schema, recentRows);
     compaction =
         new WriterCompaction(
             new CompactionAccess(),
             schema.schema(),
-            new RecentRows(schema.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0),
+            recentRows,
             compactionRatio,
             smallFileSize,
             surveyInterval,
@@ -482,6 +488,20 @@ public final class PositionDeltaWriterOperator<K>
   @Override
   protected Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
     String location = prior == null || prior.file() == null ? null : absolute(prior.file());
+    if (!net.missingColumns().isEmpty()) {
+      if (location == null) {
+        throw unfillable(net, "the key index does not know where the key's row is");
+      }
+      ChangeEvent filled = fill.fromMemory(net, prior.file(), prior.position());
+      if (filled == null) {
+        // Written once the file is read, before the checkpoint's files are completed.
+        fill.defer(keySelector.keyOf(net.key(), net.after()), net, location, prior.position());
+        positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
+        compaction.deleted(prior.file(), prior.position());
+        return null;
+      }
+      net = filled;
+    }
     if (location != null) {
       positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
       compaction.deleted(prior.file(), prior.position());
@@ -489,6 +509,27 @@ public final class PositionDeltaWriterOperator<K>
       deleteByKey(net.keyRow());
     }
     return net.operation().isUpsert() ? write(net.after()) : null;
+  }
+
+  /**
+   * Writes the updates that waited for their keys' current rows to be read from data files, and
+   * points their keys' entries at the rows written.
+   */
+  private void writeDeferredUpdates() throws Exception {
+    fill.fillDeferred(
+        table.io(),
+        schema.schema(),
+        (key, change) -> {
+          Location written = write(change.after());
+          @SuppressWarnings("unchecked")
+          K owned = (K) key;
+          setCurrentKey(owned);
+          AppliedChange entry = liveEntry();
+          if (entry != null) {
+            // Without checkpoints (batch execution) no entry is kept for keys but the current one.
+            moved(entry, written.file(), written.position());
+          }
+        });
   }
 
   private Location write(RowData row) throws IOException {
@@ -559,6 +600,10 @@ public final class PositionDeltaWriterOperator<K>
 
   @Override
   protected void checkpointed(ChangeStats stats) throws Exception {
+    if (!fill.isEmpty()) {
+      // Before compaction, which may move the rows out of the files read here.
+      writeDeferredUpdates();
+    }
     if (getRuntimeContext().isCheckpointingEnabled()) {
       // A bounded job without checkpoints keeps no index to move.
       compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);

@@ -78,6 +78,12 @@ final class RecentRows {
     return held == null || held.count != rows ? null : held;
   }
 
+  /** The row at {@code position} of {@code file}, if it is held; a new object. */
+  RowData row(String file, long position) {
+    FileRows held = files.get(file);
+    return held == null || position >= held.count ? null : held.row((int) position);
+  }
+
   /** Forgets the rows of {@code file}; an iteration of them under way may go on. */
   void forget(String file) {
     FileRows rows = files.remove(file);
@@ -153,6 +159,13 @@ final class RecentRows {
           break;
         }
       }
+    }
+
+    BinaryRowData row(int position) {
+      BinaryRowData row = new BinaryRowData(arity);
+      long start = starts[position];
+      row.pointTo(chunks.get((int) (start >>> 32)), (int) start, sizes[position]);
+      return row;
     }
 
     @Override

@@ -3,7 +3,9 @@ package io.icebergcdc.sink.internal;
 import static io.icebergcdc.cdc.TestChanges.delete;
 import static io.icebergcdc.cdc.TestChanges.insert;
 import static io.icebergcdc.cdc.TestChanges.update;
+import static io.icebergcdc.cdc.TestChanges.updateWithoutName;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.RowKey;
@@ -395,6 +397,55 @@ class PositionDeltaWriterOperatorTest {
       assertThat(rowsOf(table, written))
           .containsExactly(
               "1:w1", "2:w2", "3:w3", "4:w4", "5:v5", "6:v6", "7:v7", "8:v8", "10:v10");
+    }
+  }
+
+  /**
+   * An update without a value the source did not send (PostgreSQL's unchanged TOASTed value) takes
+   * it from the key's current row, held in memory or read from its data file, and the key's entry
+   * follows the row written; a key without a row fails naming it.
+   */
+  @ParameterizedTest(name = "rows held in memory: {0}")
+  @ValueSource(booleans = {true, false})
+  void anUpdateLackingAValueTakesItFromTheKeysCurrentRow(boolean held) throws Exception {
+    // Held rows are kept for compaction: a ratio no file reaches here keeps them without merging.
+    compactionRatio = held ? 0.99 : 1.0;
+    compactionCacheBytes = held ? 1 << 20 : 0;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      String first = commitTenKeys(harness, table);
+      ChangeCommittable second =
+          checkpoint(
+              harness,
+              2,
+              updateWithoutName(2, 100),
+              updateWithoutName(5, 101),
+              update(7, "x", 102),
+              updateWithoutName(7, 103));
+      assertThat(second.positionDeletes().positions(first)).containsExactlyInAnyOrder(1, 4, 6);
+      DataFile secondFile =
+          ContentFileCodec.decodeDataFile(second.dataFiles().get(0), table.specs());
+      List<String> secondRows = rowsOf(table, secondFile);
+      assertThat(secondRows).containsExactlyInAnyOrder("2:v2", "5:v5", "7:x");
+      append(table, second);
+      harness.notifyOfCompletedCheckpoint(2);
+
+      // Key 2's entry points at its row in the second file: the next update deletes it there.
+      ChangeCommittable third = checkpoint(harness, 3, updateWithoutName(2, 200));
+      assertThat(third.positionDeletes().positions(secondFile.location()))
+          .containsExactly((long) secondRows.indexOf("2:v2"));
+      DataFile thirdFile = ContentFileCodec.decodeDataFile(third.dataFiles().get(0), table.specs());
+      assertThat(rowsOf(table, thirdFile)).containsExactly("2:v2");
+      append(table, third);
+      harness.notifyOfCompletedCheckpoint(3);
+      ChangeCommittable fourth = checkpoint(harness, 4, update(2, "changed", 300));
+      assertThat(fourth.positionDeletes().positions(thirdFile.location())).containsExactly(0L);
+
+      harness.processElement(new StreamRecord<>(updateWithoutName(42, 400)));
+      assertThatThrownBy(() -> harness.prepareSnapshotPreBarrier(5))
+          .hasMessageContaining("table db.items, key id=42")
+          .hasMessageContaining("lacks the values of 'name'")
+          .hasMessageContaining("the key has no row");
     }
   }
 
