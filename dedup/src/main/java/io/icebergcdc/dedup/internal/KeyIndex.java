@@ -184,8 +184,20 @@ final class KeyIndex {
     return packed;
   }
 
+  /**
+   * Frees {@code slot}, which {@link #reserve} gave a key that is to have no entry after all; the
+   * pending numbers of other keys still find their slots.
+   */
+  void removeReservedAt(int slot) {
+    int flags = (int) (slots[slot * STRIDE + META] >>> 16) & 0xff;
+    if ((flags & RESERVED) == 0) {
+      throw new IllegalStateException("only a reserved slot of the key index is removed unused");
+    }
+    removeSlot(slot);
+  }
+
   /** The key of {@code slot}. */
-  private byte[] keyAt(int slot) {
+  byte[] keyAt(int slot) {
     int base = slot * STRIDE;
     int tag = (int) slots[base + META] & 0xff;
     if (tag == 0) {

@@ -27,6 +27,7 @@ import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
@@ -99,6 +100,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           "dedup-dead-letters",
           new SimpleVersionedTypeInfo<>(DeadLetter.class, DeadLetterSerializer::new));
 
+  /** The keyed state of the changes that {@link AwaitingRows} keeps. */
+  private static final String AWAITING_ROW = "awaiting-row";
+
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(SequencedChangeOperator.class);
 
@@ -137,6 +141,11 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private transient PendingChanges pending;
 
   private transient Map<RowKey, Integer> pendingByKey;
+
+  /** Changes kept until their keys have a row to fill the values they lack from. */
+  private transient AwaitingRows awaiting;
+
+  private transient boolean endOfInput;
   private transient DedupMetrics metrics;
 
   private transient long stale;
@@ -202,6 +211,26 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
             .cleanupInRocksdbCompactFilter(1000)
             .build());
     tombstone = context.getKeyedStateStore().getState(tombstoneDescriptor);
+    long awaitingKeys = 0;
+    ValueState<byte[]> awaitingState =
+        context
+            .getKeyedStateStore()
+            .getState(
+                new ValueStateDescriptor<>(
+                    AWAITING_ROW, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
+    if (context.isRestored()) {
+      try (Stream<Object> keys =
+          getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
+        awaitingKeys = keys.count();
+      }
+    }
+    awaiting =
+        new AwaitingRows(
+            awaitingState,
+            awaitingKeys,
+            schema,
+            ChangeEventTypeInfo.of(schema)
+                .createSerializer(getExecutionConfig().getSerializerConfig()));
     @SuppressWarnings("unchecked")
     TypeSerializer<Object> serializer =
         (TypeSerializer<Object>) getKeyedStateBackend().getKeySerializer();
@@ -421,6 +450,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     pendingByKey = new HashMap<>();
     offsets = new HashMap<>();
     metrics = new DedupMetrics(getMetricGroup(), () -> pending.size(), () -> pending.chunkBytes());
+    getMetricGroup().gauge("changesAwaitingTheirRow", () -> awaiting.count());
   }
 
   @Override
@@ -448,9 +478,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       Integer found = pendingByKey.get(event.key());
       number = found == null ? 0 : found;
     }
-    if (number != 0) {
-      lastSequence = pending.sequence(number);
-    } else {
+    if (number == 0) {
       if (index != null) {
         prior = indexSlot < 0 ? null : index.at(indexSlot);
         priorInIndex = prior != null;
@@ -460,6 +488,23 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           prior = tombstone.value();
         }
       }
+      ChangeEvent held = prior == null ? awaiting.take() : null;
+      if (held != null) {
+        // The held change is pending again, as if it had just come: what follows fills it, lends
+        // to it or replaces it.
+        if (index != null) {
+          indexSlot = index.reserve(indexKey, indexHash, currentKeyGroup(), indexSlot);
+          number = pending.add(null, null, held);
+          index.markPendingAt(indexSlot, number);
+        } else {
+          number = pending.add(getCurrentKey(), null, held);
+          pendingByKey.put(held.key(), number);
+        }
+      }
+    }
+    if (number != 0) {
+      lastSequence = pending.sequence(number);
+    } else {
       if ((prior == null || prior.sequence() == null) && atOrBeforeTablePosition(event)) {
         // Checked before the key's row is looked up: a stale change leaves it where it was.
         stale++;
@@ -623,7 +668,22 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
 
   @Override
   public void endInput() throws Exception {
+    endOfInput = true;
     flush();
+    if (awaiting.count() > 0) {
+      // A bounded input keeps no state: what still waits for its row would be lost.
+      try (Stream<Object> keys =
+          getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
+        Object key = keys.findFirst().orElseThrow();
+        setCurrentKey(key);
+      }
+      long waiting = awaiting.count();
+      throw unfillable(
+          awaiting.take(),
+          "the key has no row, and the input ended before one came (changes waiting so: "
+              + waiting
+              + ")");
+    }
   }
 
   private void flush() throws Exception {
@@ -649,15 +709,26 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       boolean existed = prior != null && !prior.deleted();
       boolean mayExist = existed || (prior == null && !unknownKeysHaveNoRow());
       if (!latest.missingColumns().isEmpty() && !existed) {
+        if (prior == null && unknownKeysHaveNoRow() && !endOfInput) {
+          // A row not read by the snapshot yet: its read, or a complete change, comes later.
+          if (index != null) {
+            setCurrentKey(keyOf(index.keyAt(slot)));
+            index.removeReservedAt(slot);
+          }
+          awaiting.hold(latest);
+          continue;
+        }
         throw unfillable(
             latest,
             prior == null && mayExist
                 ? "this writer does not know the key's row (the key index was not loaded from"
                     + " the table)"
-                : "the key has no row"
-                    + (latest.operation() == Operation.INSERT
-                        ? " (a change of primary key leaves the values on the old key's row)"
-                        : ""));
+                : endOfInput && prior == null
+                    ? "the key has no row, and the input ended before one came"
+                    : "the key has no row"
+                        + (latest.operation() == Operation.INSERT
+                            ? " (a change of primary key leaves the values on the old key's row)"
+                            : ""));
       }
       if (latest.operation().isUpsert()) {
         Operation net = existed ? Operation.UPDATE : Operation.INSERT;
