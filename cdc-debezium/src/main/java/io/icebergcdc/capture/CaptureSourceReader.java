@@ -30,6 +30,7 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
   private final FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue;
   private final DebeziumLogReader log;
   private final ChunkReader chunks;
+  private final KeyChangeFill keyChanges;
   private final Deque<SnapshotChunk> pending = new ArrayDeque<>();
   private boolean logTurn;
   private long chunksDone;
@@ -43,11 +44,14 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
     this.context = context;
     this.snapshot = snapshot;
     this.queue = new FutureCompletingBlockingQueue<>(queueCapacity);
-    this.log = new DebeziumLogReader(connectorProperties, routes, queue);
-    this.chunks =
-        snapshot == null
-            ? null
-            : new ChunkReader(SourceDatabase.of(connectorProperties), snapshot, routes);
+    SourceDatabase database = snapshot == null ? null : SourceDatabase.of(connectorProperties);
+    // Only PostgreSQL leaves values out of a change; the tables' queries come with the snapshot.
+    this.keyChanges =
+        database != null && database.dialect() == SourceDatabase.Dialect.POSTGRES
+            ? new KeyChangeFill(database, snapshot, routes)
+            : null;
+    this.log = new DebeziumLogReader(connectorProperties, routes, queue, keyChanges);
+    this.chunks = snapshot == null ? null : new ChunkReader(database, snapshot, routes);
   }
 
   @Override
@@ -158,6 +162,9 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
     try {
       log.close();
     } finally {
+      if (keyChanges != null) {
+        keyChanges.close();
+      }
       if (chunks != null) {
         chunks.close();
       }

@@ -215,6 +215,22 @@ final class ChunkQueries {
     return statement;
   }
 
+  /** The statement that reads the source's columns of the row of {@code keyRow}'s key. */
+  PreparedStatement current(java.sql.Connection connection, RowData keyRow) throws SQLException {
+    String sql =
+        "SELECT "
+            + database.columns(selected)
+            + " FROM "
+            + qualified
+            + " WHERE "
+            + key
+            + " = "
+            + keyParameters;
+    PreparedStatement statement = connection.prepareStatement(sql);
+    bindValues(statement, 1, keyOf(keyRow));
+    return statement;
+  }
+
   /** The key of a row read by {@link #rows}, as a chunk's bound. */
   List<String> keyOf(RowData row) {
     List<String> values = new ArrayList<>(keyGetters.length);

@@ -65,9 +65,10 @@ final class DebeziumLogReader implements AutoCloseable {
   DebeziumLogReader(
       Map<String, String> connectorProperties,
       CaptureRoutes routes,
-      FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue) {
+      FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue,
+      KeyChangeFill keyChanges) {
     this.connectorProperties = connectorProperties;
-    this.conversion = new RecordConversion(routes);
+    this.conversion = new RecordConversion(routes, keyChanges);
     this.queue = queue;
     this.engineName = connectorProperties.getOrDefault("name", DEFAULT_ENGINE_NAME);
     Map<String, String> internal = Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false");

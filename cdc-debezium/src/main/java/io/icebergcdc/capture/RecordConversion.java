@@ -19,11 +19,14 @@ import org.apache.kafka.connect.source.SourceRecord;
  * Converts the data change records of a Debezium source reader into {@link CapturedChange}s, each
  * by the converter of its topic's table.
  *
- * <p>A record that cannot be applied (an unknown topic, a value that does not fit the table, a
- * value PostgreSQL did not send because it is an unchanged TOASTed column) fails the job with a
- * message naming it and the start of its JSON text, or, under {@link BadRecordPolicy#DEAD_LETTER},
- * becomes a dead letter that carries that text. A record whose schema shows that its table changed
- * in a way the job's types cannot carry ends the job with {@link
+ * <p>A value PostgreSQL did not send (an unchanged TOASTed value) leaves its column out of the
+ * change ({@link ChangeEvent#missingColumns()}), for the writers to fill from the key's current
+ * row, or, in the new row of a change of key, for {@link KeyChangeFill} to read from the database.
+ *
+ * <p>A record that cannot be applied (an unknown topic, a value that does not fit the table) fails
+ * the job with a message naming it and the start of its JSON text, or, under {@link
+ * BadRecordPolicy#DEAD_LETTER}, becomes a dead letter that carries that text. A record whose schema
+ * shows that its table changed in a way the job's types cannot carry ends the job with {@link
  * io.icebergcdc.cdc.SourceSchemaChangedException}.
  */
 final class RecordConversion {
@@ -32,9 +35,19 @@ final class RecordConversion {
   private final Map<String, Integer> indexes = new HashMap<>();
   private final StructChangeConverter[] converters;
   private final JsonConverter textWriter = new JsonConverter();
+  private final KeyChangeFill keyChanges;
 
   RecordConversion(CaptureRoutes routes) {
+    this(routes, null);
+  }
+
+  /**
+   * @param keyChanges what fills the values a change of key left out of its new row; null to pass
+   *     such changes on unfilled, for the writers to keep until a later change of their key
+   */
+  RecordConversion(CaptureRoutes routes, KeyChangeFill keyChanges) {
     this.routes = routes;
+    this.keyChanges = keyChanges;
     this.converters = new StructChangeConverter[routes.size()];
     for (int i = 0; i < routes.size(); i++) {
       TableRoute route = routes.route(i);
@@ -66,7 +79,8 @@ final class RecordConversion {
       return;
     }
     for (ChangeEvent event : events) {
-      output.accept(CapturedChange.of(index, event));
+      output.accept(
+          CapturedChange.of(index, keyChanges == null ? event : keyChanges.fill(index, event)));
     }
   }
 

@@ -690,6 +690,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     long inserted = 0;
     long updated = 0;
     long deleted = 0;
+    long held = 0;
     long now = now();
     for (int number = 1; number <= pending.size(); number++) {
       if (index == null) {
@@ -716,6 +717,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
             index.removeReservedAt(slot);
           }
           awaiting.hold(latest);
+          held++;
           continue;
         }
         throw unfillable(
@@ -770,6 +772,13 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     }
     pending.clear();
     pendingByKey.clear();
+    if (held > 0) {
+      LOG.info(
+          "Kept {} changes lacking values the source did not send until their keys' rows come"
+              + " ({} kept in all)",
+          held,
+          awaiting.count());
+    }
     metrics.inserted.inc(inserted);
     metrics.updated.inc(updated);
     metrics.deleted.inc(deleted);
