@@ -120,6 +120,15 @@ class ChunkQueriesTest {
 
     GenericRowData row = GenericRowData.of(8, StringData.fromString("x y"), 3L);
     assertThat(queries.keyOf(row)).containsExactly("8", "x y");
+
+    // The current row of one key, for the values a change of key left out.
+    parameters.clear();
+    queries.current(recording(), GenericRowData.of(8, StringData.fromString("x y"), null));
+    assertThat(sql.get(2))
+        .isEqualTo(
+            "SELECT \"order\", \"code\", \"qty\" FROM \"s\".\"lines\""
+                + " WHERE (\"order\", \"code\") = (?, ?)");
+    assertThat(parameters).containsExactly(Map.entry(1, 8), Map.entry(2, "x y"));
   }
 
   @Test
