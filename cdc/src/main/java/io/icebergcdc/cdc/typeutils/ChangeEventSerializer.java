@@ -214,8 +214,10 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
       extends CompositeTypeSerializerSnapshot<ChangeEvent, ChangeEventSerializer> {
 
     // Version 2: events carry their Kafka origin. Version 3: a byte of flags after the timestamp
-    // (origin, columns the source did not send). Events travel between operators only, never in
-    // state, so no data of an earlier version is ever read with this serializer.
+    // (origin, columns the source did not send). Events travel between operators, and are in
+    // state only inside the dedup's changes awaiting their rows (its own format, version 1 of
+    // which holds these bytes of version 3: a change of them needs a new format there). No data
+    // of an earlier version is ever read with this serializer.
     private static final int CURRENT_VERSION = 3;
 
     public ChangeEventSerializerSnapshot() {}
