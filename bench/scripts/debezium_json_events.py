@@ -2,10 +2,14 @@
 Connect's JSON converter default), one per line: N events over K keys, in order (a create per key,
 then updates), with source.lsn and source.sequence as Debezium 3.5's PostgreSQL connector writes them.
 
-    python3 bench/scripts/debezium_json_events.py N K FILE
+    python3 bench/scripts/debezium_json_events.py N K FILE [full]
+
+With "full", an update carries the row before it too, as from a table with REPLICA IDENTITY FULL:
+Flink's debezium-json format needs it (it refuses an update without its before image).
 """
 import json, sys
 n=int(sys.argv[1]); keys=int(sys.argv[2]); out=sys.argv[3]
+full=len(sys.argv) > 4 and sys.argv[4] == "full"
 def f(t, name, opt=True, sem=None, params=None):
     d={"type":t,"optional":opt,"field":name}
     if sem: d["name"]=sem
@@ -29,6 +33,9 @@ sj=json.dumps(schema,separators=(",",":"))
 with open(out,"w") as o:
     for i in range(n):
         k=i%keys; lsn=1000+i*8
-        after={"id":k,"name":"customer %d"%k,"email":"c%d@example.com"%k,"qty":i%97,"price":"AYag","updated_at":1700000000000000+i,"active":i%2==0,"note":None}
-        p={"before":None,"after":after,"source":{"version":"3.5.0.Final","connector":"postgresql","name":"pg","ts_ms":1700000000000+i,"snapshot":"false","db":"shop","sequence":"[\"%d\",\"%d\"]"%(lsn-8,lsn),"ts_us":None,"ts_ns":None,"schema":"public","table":"customers","txId":500+i,"lsn":lsn,"xmin":None},"op":"c" if i<keys else "u","ts_ms":1700000000001+i,"ts_us":None,"ts_ns":None,"transaction":None}
+        def row(j):
+            return {"id":k,"name":"customer %d"%k,"email":"c%d@example.com"%k,"qty":j%97,"price":"AYag","updated_at":1700000000000000+j,"active":j%2==0,"note":None}
+        after=row(i)
+        before=row(i-keys) if full and i>=keys else None
+        p={"before":before,"after":after,"source":{"version":"3.5.0.Final","connector":"postgresql","name":"pg","ts_ms":1700000000000+i,"snapshot":"false","db":"shop","sequence":"[\"%d\",\"%d\"]"%(lsn-8,lsn),"ts_us":None,"ts_ns":None,"schema":"public","table":"customers","txId":500+i,"lsn":lsn,"xmin":None},"op":"c" if i<keys else "u","ts_ms":1700000000001+i,"ts_us":None,"ts_ns":None,"transaction":None}
         o.write('{"schema":'+sj+',"payload":'+json.dumps(p,separators=(",",":"))+'}\n')
