@@ -42,6 +42,7 @@ for round in $(seq 1 "$rounds"); do
     if [ "$contender" = ours ]; then
       java -Xmx6g -jar "$jar" apply --source file --path "$file" --warehouse "$warehouse" \
         --table bench.customers --primary-key id --parallelism 2 --format-version 3 \
+        --checkpoint-interval 2s \
         --checkpoint-dir "$work/checkpoints" > "$work/$contender.log" 2>&1
     else
       peer --sink "$contender" --warehouse "$warehouse" --file "$file" > "$work/$contender.log" 2>&1

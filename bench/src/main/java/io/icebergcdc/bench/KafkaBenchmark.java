@@ -43,7 +43,10 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * changelog first, then the Kafka job ({@code apply --source kafka} as a library call, local Flink)
  * applies it, and the time from the job's submission until a snapshot's Kafka offsets reach the end
  * of every partition is measured. Two formats on the same changes: Debezium JSON (one event in a
- * hundred with its schema, as the demo changelog writes them) and upsert JSON.
+ * hundred with its schema, as the demo changelog writes them) and upsert JSON. With {@code
+ * --debezium-file} (events with their schemas) and {@code --peers true}, Flink SQL's Kafka source
+ * with the debezium-json format reads the same topic into Iceberg's upsert table and into Paimon
+ * ({@link DebeziumJsonSqlPeer}), each in a JVM of its own.
  */
 public final class KafkaBenchmark {
 
@@ -83,6 +86,9 @@ public final class KafkaBenchmark {
       }
     }
 
+    int events = lines.size();
+    String expected = file != null ? expectedRows(lines) : null;
+    lines = null;
     StringBuilder report = new StringBuilder();
     report.append(
         String.format(
@@ -91,7 +97,7 @@ public final class KafkaBenchmark {
                 + " broker, read by a job of parallelism %d, checkpoints every %d ms, format"
                 + " version 3; %d cores, Java %s.%n%n",
             LocalDate.now(),
-            lines.size(),
+            events,
             file != null
                 ? "the Debezium JSON events of " + file + ", each with its schema"
                 : String.format(Locale.ROOT, "over %,d keys", keys),
@@ -113,6 +119,8 @@ public final class KafkaBenchmark {
         broker.createTopic(topic, parallelism);
         List<RecordMetadata> sent =
             broker.produce(topic, format.equals(KafkaTopics.DEBEZIUM_JSON) ? debezium : upserts);
+        // The events stay in the broker only: held here too, they would weigh on the job's heap.
+        (format.equals(KafkaTopics.DEBEZIUM_JSON) ? debezium : upserts).clear();
         Map<String, Long> ends = new HashMap<>();
         for (RecordMetadata metadata : sent) {
           ends.merge(topic + "/" + metadata.partition(), metadata.offset(), Math::max);
@@ -126,7 +134,41 @@ public final class KafkaBenchmark {
         System.out.printf(Locale.ROOT, "%s: %.1f s%n", format, seconds);
         report.append(
             String.format(
-                Locale.ROOT, "| %s | %,.0f | %.1f |%n", format, lines.size() / seconds, seconds));
+                Locale.ROOT, "| %s | %,.0f | %.1f |%n", format, events / seconds, seconds));
+        if (file != null && Boolean.parseBoolean(options.getOrDefault("peers", "false"))) {
+          for (String sink : List.of("iceberg", "paimon")) {
+            Path warehouse = work.resolve("warehouse-" + sink);
+            double peer =
+                runPeer(
+                    sink,
+                    warehouse,
+                    "--bootstrap-servers",
+                    broker.bootstrapServers(),
+                    "--topic",
+                    topic);
+            String found = peerOutput(sink, warehouse, "--check", "bench.customers").trim();
+            if (!found.endsWith(expected)) {
+              throw new IllegalStateException(
+                  "the Flink SQL peer into "
+                      + sink
+                      + " left "
+                      + found
+                      + ", the events "
+                      + expected);
+            }
+            System.out.printf(Locale.ROOT, "Flink SQL into %s: %.1f s%n", sink, peer);
+            report.append(
+                String.format(
+                    Locale.ROOT,
+                    "| Flink SQL's Kafka source, debezium-json, into %s (ours against it: %.2fx) |"
+                        + " %,.0f |"
+                        + " %.1f |%n",
+                    sink.equals("paimon") ? "Paimon" : "Iceberg's upsert table",
+                    peer / seconds,
+                    events / peer,
+                    peer));
+          }
+        }
       }
     }
     Files.createDirectories(out.toAbsolutePath().getParent());
@@ -185,6 +227,60 @@ public final class KafkaBenchmark {
         System.err.println("The Kafka job had ended: " + e.getMessage());
       }
     }
+  }
+
+  /**
+   * Runs {@link DebeziumJsonSqlPeer} on the topic, up to its latest offsets, in a JVM of its own
+   * with this one's class path and options; returns the seconds its job ran (from the statement's
+   * submission, as ours is timed from the job's).
+   */
+  private static double runPeer(String sink, Path warehouse, String... source) throws Exception {
+    String output = peerOutput(sink, warehouse, source);
+    java.util.regex.Matcher ran =
+        java.util.regex.Pattern.compile("the job ran ([0-9.]+) s").matcher(output);
+    if (!ran.find()) {
+      throw new IllegalStateException("the Flink SQL peer printed no time:\n" + output);
+    }
+    return Double.parseDouble(ran.group(1));
+  }
+
+  /** What {@link DebeziumJsonSqlPeer} printed, run with {@code arguments} in a JVM of its own. */
+  private static String peerOutput(String sink, Path warehouse, String... arguments)
+      throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    command.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+    command.addAll(
+        List.of(
+            "-cp",
+            System.getProperty("java.class.path"),
+            DebeziumJsonSqlPeer.class.getName(),
+            "--sink",
+            sink,
+            "--warehouse",
+            warehouse.toAbsolutePath().toString()));
+    command.addAll(List.of(arguments));
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (process.waitFor() != 0) {
+      throw new IllegalStateException("the Flink SQL peer into " + sink + " failed:\n" + output);
+    }
+    return output;
+  }
+
+  /** What the events leave, as the peer's check prints it: rows, and the sum of their qty. */
+  private static String expectedRows(List<String> lines) throws Exception {
+    Map<Long, Long> qty = new HashMap<>();
+    for (String line : lines) {
+      JsonNode payload = MAPPER.readTree(line).get("payload");
+      if (payload.get("after").isNull()) {
+        qty.remove(payload.get("before").get("id").asLong());
+      } else {
+        JsonNode after = payload.get("after");
+        qty.put(after.get("id").asLong(), after.get("qty").asLong());
+      }
+    }
+    return "rows=" + qty.size() + " qty=" + qty.values().stream().mapToLong(Long::longValue).sum();
   }
 
   /** Whether the snapshot's Kafka offsets reach the last offset of every partition. */
