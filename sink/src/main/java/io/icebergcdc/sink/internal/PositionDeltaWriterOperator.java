@@ -488,25 +488,23 @@ public final class PositionDeltaWriterOperator<K>
   @Override
   protected Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
     String location = prior == null || prior.file() == null ? null : absolute(prior.file());
-    if (!net.missingColumns().isEmpty()) {
-      if (location == null) {
-        throw unfillable(net, "the key index does not know where the key's row is");
-      }
-      ChangeEvent filled = fill.fromMemory(net, prior.file(), prior.position());
-      if (filled == null) {
-        // Written once the file is read, before the checkpoint's files are completed.
-        fill.defer(keySelector.keyOf(net.key(), net.after()), net, location, prior.position());
-        positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
-        compaction.deleted(prior.file(), prior.position());
-        return null;
-      }
-      net = filled;
+    if (!net.missingColumns().isEmpty() && location == null) {
+      throw unfillable(net, "the key index does not know where the key's row is");
     }
     if (location != null) {
       positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
       compaction.deleted(prior.file(), prior.position());
     } else if (prior == null ? !indexComplete : !prior.deleted()) {
       deleteByKey(net.keyRow());
+    }
+    if (!net.missingColumns().isEmpty()) {
+      ChangeEvent filled = fill.fromMemory(net, prior.file(), prior.position());
+      if (filled == null) {
+        // Written once the file is read, before the checkpoint's files are completed.
+        fill.defer(keySelector.keyOf(net.key(), net.after()), net, location, prior.position());
+        return null;
+      }
+      net = filled;
     }
     return net.operation().isUpsert() ? write(net.after()) : null;
   }
