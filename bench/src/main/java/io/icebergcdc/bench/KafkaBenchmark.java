@@ -125,12 +125,35 @@ public final class KafkaBenchmark {
         for (RecordMetadata metadata : sent) {
           ends.merge(topic + "/" + metadata.partition(), metadata.offset(), Math::max);
         }
+        if (Boolean.parseBoolean(options.getOrDefault("consumer-only", "false"))) {
+          double consumer = consumeToEnd(broker, topic, ends);
+          System.out.printf(Locale.ROOT, "a plain consumer: %.1f s%n", consumer);
+          report.append(
+              String.format(
+                  Locale.ROOT,
+                  "| a plain KafkaConsumer reading the topic into nothing, one thread |"
+                      + " %,.0f | %.1f |%n",
+                  events / consumer,
+                  consumer));
+        }
         TableIdentifier identifier = TableIdentifier.of("bench", topic.replace('.', '_'));
         if (format.equals(KafkaTopics.UPSERT_JSON)) {
           createUpsertTable(catalog, identifier);
         }
+        System.out.printf(
+            Locale.ROOT, "%s: %,d records in the topic; the job starts%n", format, events);
         double seconds =
-            run(broker, work, format, topic, catalog, identifier, ends, parallelism, interval);
+            run(
+                broker,
+                work,
+                format,
+                topic,
+                catalog,
+                identifier,
+                ends,
+                parallelism,
+                interval,
+                consumerProperties(options.get("kafka-properties")));
         System.out.printf(Locale.ROOT, "%s: %.1f s%n", format, seconds);
         report.append(
             String.format(
@@ -185,11 +208,20 @@ public final class KafkaBenchmark {
       TableIdentifier identifier,
       Map<String, Long> ends,
       int parallelism,
-      Duration interval)
+      Duration interval,
+      Map<String, String> consumerProperties)
       throws Exception {
     JobDefinition job =
         new JobDefinition(
-            KafkaTopics.ofTopic(broker.bootstrapServers(), topic, "bench-" + format, format),
+            new KafkaTopics(
+                broker.bootstrapServers(),
+                List.of(topic),
+                null,
+                "bench-" + format,
+                "earliest",
+                format,
+                consumerProperties,
+                null),
             CatalogDefinition.hadoop(work.resolve("warehouse").toString()),
             new TableDefinition("bench.{topic}", List.of(), null, 3),
             new Configuration(),
@@ -216,7 +248,9 @@ public final class KafkaBenchmark {
             return (current.timestampMillis() - submitted) / 1000.0;
           }
         }
-        Thread.sleep(100);
+        // The time is the commit's own, so a slow poll does not lengthen it; a fast one took CPU
+        // from the job (loading the table's metadata ten times a second used 3.7 s of 25).
+        Thread.sleep(1000);
       }
     } finally {
       // A job that ended has its failure thrown above (its cluster may be gone with it);
@@ -227,6 +261,62 @@ public final class KafkaBenchmark {
         System.err.println("The Kafka job had ended: " + e.getMessage());
       }
     }
+  }
+
+  /**
+   * Seconds a plain consumer of this JVM takes to read every partition of {@code topic} to the
+   * offsets in {@code ends}, from its first: what the local broker delivers, without a job.
+   */
+  private static double consumeToEnd(LocalKafkaBroker broker, String topic, Map<String, Long> ends)
+      throws Exception {
+    java.util.Properties properties = new java.util.Properties();
+    properties.put("bootstrap.servers", broker.bootstrapServers());
+    properties.put("isolation.level", "read_committed");
+    long start = System.nanoTime();
+    try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> consumer =
+        new org.apache.kafka.clients.consumer.KafkaConsumer<>(
+            properties,
+            new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+            new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+      List<org.apache.kafka.common.TopicPartition> partitions = new ArrayList<>();
+      for (String partition : ends.keySet()) {
+        partitions.add(
+            new org.apache.kafka.common.TopicPartition(
+                topic, Integer.parseInt(partition.substring(partition.lastIndexOf('/') + 1))));
+      }
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      Map<Integer, Long> left = new HashMap<>();
+      ends.forEach(
+          (partition, end) ->
+              left.put(Integer.parseInt(partition.substring(partition.lastIndexOf('/') + 1)), end));
+      long bytes = 0;
+      while (!left.isEmpty()) {
+        for (org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> record :
+            consumer.poll(Duration.ofSeconds(1))) {
+          bytes += record.value().length;
+          if (left.containsKey(record.partition())
+              && record.offset() >= left.get(record.partition())) {
+            left.remove(record.partition());
+          }
+        }
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      System.out.printf(Locale.ROOT, "a plain consumer read %,d bytes in %.1f s%n", bytes, seconds);
+      return seconds;
+    }
+  }
+
+  /** {@code key=value,...} as {@code apply --kafka-properties} takes them; empty for null. */
+  private static Map<String, String> consumerProperties(String pairs) {
+    Map<String, String> properties = new LinkedHashMap<>();
+    if (pairs != null) {
+      for (String pair : pairs.split(",")) {
+        int eq = pair.indexOf('=');
+        properties.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+      }
+    }
+    return properties;
   }
 
   /**
