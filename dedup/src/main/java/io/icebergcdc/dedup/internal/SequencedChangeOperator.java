@@ -116,6 +116,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   /** With heap state and checkpoints, the entries themselves; else null, and in keyed state. */
   private transient KeyIndex index;
 
+  /** The entries as the records reach them: in {@link #index}, or in keyed state. */
+  private transient EntryStore store;
+
   private transient LongSupplier clock;
 
   /** The most keys the in-memory index holds before it moves into keyed state. */
@@ -134,13 +137,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private transient DataOutputSerializer buffer;
 
   /**
-   * The keys with changes since the last checkpoint, numbered in the order they came. With the
-   * in-memory index, a key's entry there holds its number; otherwise {@link #pendingByKey} finds
-   * it.
+   * The keys with changes since the last checkpoint, numbered in the order they came; the {@link
+   * #store} finds a key's number.
    */
   private transient PendingChanges pending;
-
-  private transient Map<RowKey, Integer> pendingByKey;
 
   /** Changes kept until their keys have a row to fill the values they lack from. */
   private transient AwaitingRows awaiting;
@@ -252,6 +252,45 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     } else if (context.isRestored()) {
       moveIndexIntoKeyedState(context);
     }
+    store =
+        index != null
+            ? new IndexEntryStore(index, keyContext())
+            : new KeyedStateEntryStore(live, tombstone, keyContext());
+  }
+
+  /** This operator's key context, as the entry stores use it. */
+  private KeyContext keyContext() {
+    return new KeyContext() {
+      @Override
+      public Object currentKey() {
+        return getCurrentKey();
+      }
+
+      @Override
+      public void setCurrentKey(Object key) {
+        SequencedChangeOperator.this.setCurrentKey(key);
+      }
+
+      @Override
+      public byte[] keyBytes(Object key) throws java.io.IOException {
+        return SequencedChangeOperator.this.keyBytes(key);
+      }
+
+      @Override
+      public Object keyOf(byte[] bytes) throws java.io.IOException {
+        return SequencedChangeOperator.this.keyOf(bytes);
+      }
+
+      @Override
+      public int currentKeyGroup() {
+        return SequencedChangeOperator.this.currentKeyGroup();
+      }
+
+      @Override
+      public long now() {
+        return SequencedChangeOperator.this.now();
+      }
+    };
   }
 
   private long keysInKeyedState() {
@@ -386,6 +425,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
           maxIndexKeys);
       moveIntoKeyedState(index);
       index = null;
+      store = new KeyedStateEntryStore(live, tombstone, keyContext());
       return;
     }
     long start = System.nanoTime();
@@ -415,24 +455,12 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
 
   /** Records {@code value} for the key in context. */
   private void putCurrent(AppliedChange value) throws Exception {
-    if (index != null) {
-      Object current = getCurrentKey();
-      byte[] key = keyBytes(current);
-      index.put(key, KeyIndex.hash(current, key), currentKeyGroup(), value, now());
-    } else {
-      live.update(value);
-    }
+    store.put(value);
   }
 
   /** The live entry of the key in context, or null if it has no live row. */
   protected final AppliedChange liveEntry() throws Exception {
-    if (index != null) {
-      Object current = getCurrentKey();
-      byte[] key = keyBytes(current);
-      AppliedChange entry = index.get(key, KeyIndex.hash(current, key), now());
-      return entry == null || entry.deleted() ? null : entry;
-    }
-    return live.value();
+    return store.live();
   }
 
   /** Records that the live row of the key in context, {@code entry}, moved to a new location. */
@@ -447,7 +475,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         new PendingChanges(
             ChangeEventTypeInfo.of(schema)
                 .createSerializer(getExecutionConfig().getSerializerConfig()));
-    pendingByKey = new HashMap<>();
     offsets = new HashMap<>();
     metrics = new DedupMetrics(getMetricGroup(), () -> pending.size(), () -> pending.chunkBytes());
     getMetricGroup().gauge("changesAwaitingTheirRow", () -> awaiting.count());
@@ -461,45 +488,17 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       offsets.merge(event.originPartition(), event.originOffset(), Math::max);
     }
 
-    int number;
+    int number = store.find(event);
     AppliedChange prior = null;
     SourceSequence lastSequence;
-    byte[] indexKey = null;
-    long indexHash = 0;
-    int indexSlot = -1;
-    boolean priorInIndex = false;
-    if (index != null) {
-      // One look-up finds both the key's pending change and, if none, its entry.
-      indexKey = keyBytes(getCurrentKey());
-      indexHash = KeyIndex.hash(getCurrentKey(), indexKey);
-      indexSlot = index.slotOf(indexKey, indexHash, now());
-      number = indexSlot < 0 ? 0 : index.pendingAt(indexSlot);
-    } else {
-      Integer found = pendingByKey.get(event.key());
-      number = found == null ? 0 : found;
-    }
     if (number == 0) {
-      if (index != null) {
-        prior = indexSlot < 0 ? null : index.at(indexSlot);
-        priorInIndex = prior != null;
-      } else {
-        prior = live.value();
-        if (prior == null) {
-          prior = tombstone.value();
-        }
-      }
+      prior = store.entry();
       ChangeEvent held = prior == null ? awaiting.take() : null;
       if (held != null) {
         // The held change is pending again, as if it had just come: what follows fills it, lends
         // to it or replaces it.
-        if (index != null) {
-          indexSlot = index.reserve(indexKey, indexHash, currentKeyGroup(), indexSlot);
-          number = pending.add(null, null, held);
-          index.markPendingAt(indexSlot, number);
-        } else {
-          number = pending.add(getCurrentKey(), null, held);
-          pendingByKey.put(held.key(), number);
-        }
+        number = pending.add(store.pendingKey(), null, held);
+        store.markPending(number, held);
       }
     }
     if (number != 0) {
@@ -534,7 +533,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       int order = event.sequence().compareTo(lastSequence);
       if (order < 0) {
         if (number != 0 && event.sequence().isBeforeLog()) {
-          lendToPending(number, event, index != null ? index.at(indexSlot) : pending.prior(number));
+          lendToPending(number, event, store.priorOfPending(number, pending));
         }
         stale++;
         metrics.stale.inc();
@@ -566,17 +565,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         }
       }
       pending.replace(number, event);
-    } else if (index != null) {
-      // What the index holds stays there until the flush, which reads it again.
-      int added = pending.add(null, priorInIndex ? null : prior, event);
-      if (indexSlot < 0) {
-        // Nothing has changed the index since slotOf looked the key up.
-        indexSlot = index.reserve(indexKey, indexHash, currentKeyGroup(), indexSlot);
-      }
-      index.markPendingAt(indexSlot, added);
     } else {
-      int added = pending.add(getCurrentKey(), prior, event);
-      pendingByKey.put(event.key(), added);
+      int added = pending.add(store.pendingKey(), store.priorToKeep(prior), event);
+      store.markPending(added, event);
     }
   }
 
@@ -691,31 +682,16 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     long updated = 0;
     long deleted = 0;
     long held = 0;
-    long now = now();
     for (int number = 1; number <= pending.size(); number++) {
-      if (index == null) {
-        setCurrentKey(pending.key(number));
-      }
+      AppliedChange prior = store.atPending(number, pending.key(number), pending.prior(number));
       ChangeEvent latest = pending.event(number);
       long fingerprint = schema.fingerprint(latest);
-      AppliedChange prior = pending.prior(number);
-      int slot = -1;
-      if (index != null) {
-        // Its slot holds what was applied before (or nothing, reserved).
-        slot = index.slotOfPending(number);
-        if (prior == null) {
-          prior = index.at(slot);
-        }
-      }
       boolean existed = prior != null && !prior.deleted();
       boolean mayExist = existed || (prior == null && !unknownKeysHaveNoRow());
       if (!latest.missingColumns().isEmpty() && !existed) {
         if (prior == null && unknownKeysHaveNoRow() && !endOfInput) {
           // A row not read by the snapshot yet: its read, or a complete change, comes later.
-          if (index != null) {
-            setCurrentKey(keyOf(index.keyAt(slot)));
-            index.removeReservedAt(slot);
-          }
+          store.releasePending();
           awaiting.hold(latest);
           held++;
           continue;
@@ -746,32 +722,18 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
                 fingerprint,
                 written == null ? null : written.file,
                 written == null ? 0 : written.position);
-        if (index != null) {
-          index.putAt(slot, applied, now);
-        } else {
-          live.update(applied);
-          if (prior != null && prior.deleted()) {
-            tombstone.clear();
-          }
-        }
+        store.putLive(applied, prior);
       } else {
         if (mayExist) {
           deleted++;
           apply(latest.withOperation(Operation.DELETE), prior);
         }
         AppliedChange applied = new AppliedChange(latest.sequence(), fingerprint, true);
-        if (index != null) {
-          index.putAt(slot, applied, now);
-        } else {
-          if (existed) {
-            live.clear();
-          }
-          tombstone.update(applied);
-        }
+        store.putDeleted(applied, existed);
       }
     }
     pending.clear();
-    pendingByKey.clear();
+    store.pendingCleared();
     if (held > 0) {
       LOG.info(
           "Kept {} changes lacking values the source did not send until their keys' rows come"
