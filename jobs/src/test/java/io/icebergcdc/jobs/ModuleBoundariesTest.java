@@ -35,10 +35,8 @@ class ModuleBoundariesTest {
   private static final Set<String> KNOWN =
       Set.of(
           "sink -> io.icebergcdc.dedup.internal.AppliedChange",
-          "sink -> io.icebergcdc.dedup.internal.DedupOperator",
           "sink -> io.icebergcdc.dedup.internal.SequencedChangeOperator",
-          "sink -> io.icebergcdc.dedup.internal.SequencedChangeOperator$Location",
-          "sink -> io.icebergcdc.commit.internal.IcebergCommitterOperator");
+          "sink -> io.icebergcdc.dedup.internal.SequencedChangeOperator$Location");
 
   @Test
   void noModuleUsesAnotherModulesInternalPackages() {

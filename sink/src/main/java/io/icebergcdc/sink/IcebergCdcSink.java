@@ -12,13 +12,12 @@ import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.commit.IcebergCommitter;
 import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.OwnedFileNames;
-import io.icebergcdc.commit.internal.IcebergCommitterOperator;
+import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.DedupOptions;
-import io.icebergcdc.dedup.internal.DedupOperator;
-import io.icebergcdc.dedup.internal.SequencedChangeOperator;
 import io.icebergcdc.sink.internal.AppendWriterOperator;
 import io.icebergcdc.sink.internal.ChangeKeySelector;
 import io.icebergcdc.sink.internal.ChangeWriterOperator;
@@ -38,6 +37,7 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.DistributionMode;
@@ -152,8 +152,7 @@ public final class IcebergCdcSink {
       SingleOutputStreamOperator<ChangeCommittable> written =
           writeIndexed(changes, keys, uids, parallelism);
       return new Applied(
-          commit(written, uids, refusedUpstream),
-          written.getSideOutput(SequencedChangeOperator.DEAD_LETTERS));
+          commit(written, uids, refusedUpstream), written.getSideOutput(Dedup.DEAD_LETTERS));
     }
     SingleOutputStreamOperator<ChangeEvent> deduped = dedup(changes, keys, uids, parallelism);
     SingleOutputStreamOperator<ChangeCommittable> written =
@@ -176,14 +175,14 @@ public final class IcebergCdcSink {
                 false);
     DataStream<ChangeCommittable> stats =
         deduped
-            .getSideOutput(SequencedChangeOperator.STATS)
+            .getSideOutput(Dedup.STATS)
             .map(new CommittableOfStats())
             .returns(COMMITTABLE_TYPE)
             .name("dedup statistics")
             .uid(uids.stats())
             .setParallelism(parallelism);
     DataStreamSink<Void> end = commit(written.union(stats), uids, refusedUpstream);
-    return new Applied(end, deduped.getSideOutput(SequencedChangeOperator.DEAD_LETTERS));
+    return new Applied(end, deduped.getSideOutput(Dedup.DEAD_LETTERS));
   }
 
   /**
@@ -263,13 +262,13 @@ public final class IcebergCdcSink {
       ChangeKeySelector<K> keys,
       OperatorUids uids,
       int parallelism) {
-    DedupOperator dedup =
-        new DedupOperator(
+    OneInputStreamOperator<ChangeEvent, ChangeEvent> dedup =
+        Dedup.operator(
             schema,
             options.get(DedupOptions.TOMBSTONE_TTL),
-            options.get(DedupOptions.ON_AMBIGUOUS_CHANGE));
-    dedup.setIndexMaxKeys(options.get(DedupOptions.INDEX_MAX_KEYS));
-    dedup.setTablePosition(tablePosition);
+            options.get(DedupOptions.ON_AMBIGUOUS_CHANGE),
+            options.get(DedupOptions.INDEX_MAX_KEYS),
+            tablePosition);
     return changes
         .keyBy(keys, keyType(keys))
         .transform("dedup by source sequence", ChangeEventTypeInfo.of(schema), dedup)
@@ -328,15 +327,14 @@ public final class IcebergCdcSink {
         .transform(
             "commit to Iceberg",
             Types.VOID,
-            new IcebergCommitterOperator(
-                    tableLoader,
-                    commitListener,
-                    overwrite,
-                    bounded,
-                    options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT))
+            IcebergCommitter.of(tableLoader, commitListener)
+                .overwrite(overwrite)
+                .bounded(bounded)
+                .catalogRetryTimeout(options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT))
                 .maintenance(maintenance)
                 .filesNamedFor(OwnedFileNames.sinkTag(uids.committer()))
-                .sourceSequence(inSourceOrder, !options.get(DedupOptions.IGNORE_TABLE_POSITION)))
+                .sourceSequence(inSourceOrder, !options.get(DedupOptions.IGNORE_TABLE_POSITION))
+                .operator())
         .uid(uids.committer())
         .setParallelism(1)
         .setMaxParallelism(1)

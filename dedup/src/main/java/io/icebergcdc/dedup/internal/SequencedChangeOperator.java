@@ -8,10 +8,7 @@ import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
-import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
-import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
 import io.icebergcdc.cdc.typeutils.RowKeySerializer;
-import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
 import io.icebergcdc.dedup.AmbiguousChangeException;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.DedupOptions;
@@ -89,16 +86,10 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private static final long serialVersionUID = 1L;
 
   /** Per-checkpoint statistics of this subtask, for the committer. */
-  public static final OutputTag<ChangeStats> STATS =
-      new OutputTag<>(
-          "change-stats",
-          new SimpleVersionedTypeInfo<>(ChangeStats.class, ChangeStatsSerializer::new));
+  public static final OutputTag<ChangeStats> STATS = io.icebergcdc.dedup.Dedup.STATS;
 
   /** Changes refused as ambiguous under {@link AmbiguousChangePolicy#DEAD_LETTER}. */
-  public static final OutputTag<DeadLetter> DEAD_LETTERS =
-      new OutputTag<>(
-          "dedup-dead-letters",
-          new SimpleVersionedTypeInfo<>(DeadLetter.class, DeadLetterSerializer::new));
+  public static final OutputTag<DeadLetter> DEAD_LETTERS = io.icebergcdc.dedup.Dedup.DEAD_LETTERS;
 
   /** The keyed state of the changes that {@link AwaitingRows} keeps. */
   private static final String AWAITING_ROW = "awaiting-row";

@@ -1,0 +1,89 @@
+package io.icebergcdc.commit;
+
+import io.icebergcdc.commit.internal.IcebergCommitterOperator;
+import java.time.Duration;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.iceberg.flink.TableLoader;
+
+/**
+ * The committer of a sink, as the sink's topology adds it: one operator at parallelism 1 that takes
+ * the writers' {@link ChangeCommittable}s and commits each checkpoint's to the table once (see the
+ * README, "Commits"). Settings not given keep their defaults: no overwrite, no bounded write, no
+ * maintenance, no source position recorded.
+ */
+public final class IcebergCommitter {
+
+  private final TableLoader tableLoader;
+  private final CommitListener listener;
+  private Overwrite overwrite;
+  private BoundedWrite bounded = BoundedWrite.NONE;
+  private Duration catalogRetryTimeout = IcebergCommitterOperator.DEFAULT_CATALOG_RETRY_TIMEOUT;
+  private MaintenancePolicy maintenance = MaintenancePolicy.NONE;
+  private String sinkTag;
+  private boolean recordsSourceSequence;
+  private boolean positionNeverGoesBack;
+
+  private IcebergCommitter(TableLoader tableLoader, CommitListener listener) {
+    this.tableLoader = tableLoader;
+    this.listener = listener;
+  }
+
+  /**
+   * @param listener told before and after each commit (tests and benchmarks); null for none
+   */
+  public static IcebergCommitter of(TableLoader tableLoader, CommitListener listener) {
+    return new IcebergCommitter(tableLoader, listener);
+  }
+
+  /**
+   * What the job's bounded input replaces, committed once at its end; null (the default) for one
+   * commit per checkpoint.
+   */
+  public IcebergCommitter overwrite(Overwrite overwrite) {
+    this.overwrite = overwrite;
+    return this;
+  }
+
+  /** The write id and statement of a bounded write, committed once at the end of its input. */
+  public IcebergCommitter bounded(BoundedWrite bounded) {
+    this.bounded = bounded;
+    return this;
+  }
+
+  /** How long a commit is tried again while the catalog cannot be reached, before the job fails. */
+  public IcebergCommitter catalogRetryTimeout(Duration timeout) {
+    this.catalogRetryTimeout = timeout;
+    return this;
+  }
+
+  /** What the committer does after its commits to keep the table healthy. */
+  public IcebergCommitter maintenance(MaintenancePolicy policy) {
+    this.maintenance = policy;
+    return this;
+  }
+
+  /** The tag in the names of the files this sink's writers write ({@link OwnedFileNames}). */
+  public IcebergCommitter filesNamedFor(String sinkTag) {
+    this.sinkTag = sinkTag;
+    return this;
+  }
+
+  /**
+   * Whether snapshots record the source position they reach, and whether a commit may never move it
+   * back.
+   */
+  public IcebergCommitter sourceSequence(boolean record, boolean neverBack) {
+    this.recordsSourceSequence = record;
+    this.positionNeverGoesBack = neverBack;
+    return this;
+  }
+
+  /** The operator, for {@code transform} at parallelism 1. */
+  public OneInputStreamOperator<ChangeCommittable, Void> operator() {
+    return new IcebergCommitterOperator(
+            tableLoader, listener, overwrite, bounded, catalogRetryTimeout)
+        .maintenance(maintenance)
+        .filesNamedFor(sinkTag)
+        .sourceSequence(recordsSourceSequence, positionNeverGoesBack);
+  }
+}

@@ -1,0 +1,57 @@
+package io.icebergcdc.dedup;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
+import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
+import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
+import io.icebergcdc.dedup.internal.DedupOperator;
+import java.time.Duration;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * The dedup as a sink's topology adds it: an operator on a stream keyed by primary key that orders
+ * each key's changes by source sequence, drops stale and duplicate ones, and emits once per
+ * checkpoint the net change of every key that changed (see the README, "Dedup"). Its side outputs
+ * are {@link #STATS}, for the committer, and {@link #DEAD_LETTERS}.
+ */
+public final class Dedup {
+
+  /** Per-checkpoint statistics of each dedup subtask, for the committer. */
+  public static final OutputTag<ChangeStats> STATS =
+      new OutputTag<>(
+          "change-stats",
+          new SimpleVersionedTypeInfo<>(ChangeStats.class, ChangeStatsSerializer::new));
+
+  /** Changes refused as ambiguous under {@link AmbiguousChangePolicy#DEAD_LETTER}. */
+  public static final OutputTag<DeadLetter> DEAD_LETTERS =
+      new OutputTag<>(
+          "dedup-dead-letters",
+          new SimpleVersionedTypeInfo<>(DeadLetter.class, DeadLetterSerializer::new));
+
+  private Dedup() {}
+
+  /**
+   * @param tombstoneTtl how long a deleted key's tombstone is kept ({@link
+   *     DedupOptions#TOMBSTONE_TTL})
+   * @param indexMaxKeys the most keys per subtask the in-memory index holds ({@link
+   *     DedupOptions#INDEX_MAX_KEYS})
+   * @param tablePosition the source position the table holds, for a job that starts without state;
+   *     null for none
+   */
+  public static OneInputStreamOperator<ChangeEvent, ChangeEvent> operator(
+      ChangeSchema schema,
+      Duration tombstoneTtl,
+      AmbiguousChangePolicy ambiguousChangePolicy,
+      long indexMaxKeys,
+      SourceSequence tablePosition) {
+    DedupOperator dedup = new DedupOperator(schema, tombstoneTtl, ambiguousChangePolicy);
+    dedup.setIndexMaxKeys(indexMaxKeys);
+    dedup.setTablePosition(tablePosition);
+    return dedup;
+  }
+}
