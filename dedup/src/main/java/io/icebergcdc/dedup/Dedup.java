@@ -9,6 +9,7 @@ import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
 import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
 import io.icebergcdc.dedup.internal.DedupOperator;
+import io.icebergcdc.dedup.internal.SequencedChanges;
 import java.time.Duration;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.util.OutputTag;
@@ -34,6 +35,15 @@ public final class Dedup {
           new SimpleVersionedTypeInfo<>(DeadLetter.class, DeadLetterSerializer::new));
 
   private Dedup() {}
+
+  /**
+   * The dedup inside an operator of another kind (the key-indexed writer), which provides what
+   * becomes of the net changes; see {@link KeyedDedup} for how the operator calls it.
+   */
+  public static KeyedDedup keyed(
+      ChangeSchema schema, Duration tombstoneTtl, AmbiguousChangePolicy ambiguousChangePolicy) {
+    return new SequencedChanges(schema, tombstoneTtl, ambiguousChangePolicy);
+  }
 
   /**
    * @param tombstoneTtl how long a deleted key's tombstone is kept ({@link

@@ -26,18 +26,6 @@ class ModuleBoundariesTest {
   private static final Pattern INTERNAL =
       Pattern.compile("^io\\.icebergcdc\\.([a-z]+)\\.internal\\.");
 
-  /**
-   * The uses of another module's internal package left, as "module -> class": the key-indexed
-   * writer extends the dedup operator and the sink builds the dedup and committer operators. Issue
-   * 23's operators by composition remove them; this list only shrinks (the test fails on a use that
-   * is gone, so that it is taken off, as on a new one).
-   */
-  private static final Set<String> KNOWN =
-      Set.of(
-          "sink -> io.icebergcdc.dedup.internal.AppliedChange",
-          "sink -> io.icebergcdc.dedup.internal.SequencedChangeOperator",
-          "sink -> io.icebergcdc.dedup.internal.SequencedChangeOperator$Location");
-
   @Test
   void noModuleUsesAnotherModulesInternalPackages() {
     JavaClasses classes =
@@ -67,7 +55,7 @@ class ModuleBoundariesTest {
     assertThat(modules).contains("cdc", "capture", "dedup", "sink", "commit", "jobs");
     assertThat(crossings)
         .as("uses of another module's internal package (module -> class)")
-        .containsExactlyInAnyOrderElementsOf(KNOWN);
+        .isEmpty();
   }
 
   private static String module(String className) {

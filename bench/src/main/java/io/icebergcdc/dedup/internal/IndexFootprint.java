@@ -1,6 +1,7 @@
 package io.icebergcdc.dedup.internal;
 
 import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.dedup.AppliedChange;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.ByteBuffer;

@@ -3,6 +3,7 @@ package io.icebergcdc.dedup.internal;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.FormatVersionedSerializer;
 import io.icebergcdc.cdc.typeutils.SourceSequenceCodec;
+import io.icebergcdc.dedup.AppliedChange;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;

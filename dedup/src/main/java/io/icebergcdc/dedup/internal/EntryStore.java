@@ -1,6 +1,7 @@
 package io.icebergcdc.dedup.internal;
 
 import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.dedup.AppliedChange;
 
 /**
  * Where the dedup keeps each key's {@link AppliedChange} (its live row or its tombstone) and finds

@@ -1,6 +1,7 @@
 package io.icebergcdc.dedup.internal;
 
 import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.dedup.AppliedChange;
 
 /**
  * The entries in a {@link KeyIndex} on the heap: one look-up finds a key's slot, which holds both

@@ -3,6 +3,7 @@ package io.icebergcdc.dedup.internal;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.SourceSequenceCodec;
+import io.icebergcdc.dedup.AppliedChange;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -2,6 +2,7 @@ package io.icebergcdc.dedup.internal;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.RowKey;
+import io.icebergcdc.dedup.AppliedChange;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.flink.api.common.state.ValueState;

@@ -4,6 +4,7 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChunkSizes;
 import io.icebergcdc.cdc.typeutils.SourceSequenceCodec;
+import io.icebergcdc.dedup.AppliedChange;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.cdc.GoldenFiles;
 import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.dedup.AppliedChange;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputDeserializer;

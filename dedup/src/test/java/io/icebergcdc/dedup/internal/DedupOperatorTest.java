@@ -17,6 +17,7 @@ import io.icebergcdc.cdc.TestChanges;
 import io.icebergcdc.cdc.typeutils.RowKeyTypeInfo;
 import io.icebergcdc.dedup.AmbiguousChangeException;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
+import io.icebergcdc.dedup.Dedup;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -72,7 +73,7 @@ class DedupOperatorTest {
   /** Sets the processing time of state time-to-live, in keyed state and in the in-memory index. */
   private void time(long millis) {
     harness.setStateTtlProcessingTime(millis);
-    ((SequencedChangeOperator<?>) harness.getOperator()).useClock(() -> millis);
+    ((DedupOperator) harness.getOperator()).useClock(() -> millis);
   }
 
   private void feed(ChangeEvent... events) throws Exception {
@@ -98,10 +99,10 @@ class DedupOperatorTest {
 
   private List<ChangeStats> stats() {
     List<ChangeStats> stats =
-        harness.getSideOutput(DedupOperator.STATS).stream()
+        harness.getSideOutput(Dedup.STATS).stream()
             .map(StreamRecord::getValue)
             .collect(Collectors.toList());
-    harness.getSideOutput(DedupOperator.STATS).clear();
+    harness.getSideOutput(Dedup.STATS).clear();
     return stats;
   }
 
@@ -267,7 +268,7 @@ class DedupOperatorTest {
 
     assertThat(checkpoint()).containsExactly("INSERT 1 a");
     List<DeadLetter> letters =
-        harness.getSideOutput(DedupOperator.DEAD_LETTERS).stream()
+        harness.getSideOutput(Dedup.DEAD_LETTERS).stream()
             .map(StreamRecord::getValue)
             .collect(Collectors.toList());
     assertThat(letters).hasSize(2);
@@ -463,7 +464,7 @@ class DedupOperatorTest {
   @Test
   void anIndexGrownBeyondItsLimitMovesIntoKeyedStateAndKeepsOrdering() throws Exception {
     open();
-    ((SequencedChangeOperator<?>) harness.getOperator()).setIndexMaxKeys(2);
+    ((DedupOperator) harness.getOperator()).setIndexMaxKeys(2);
     feed(insert(1, "a", 10), insert(2, "b", 10), insert(3, "c", 10));
     checkpoint();
     feed(delete(3, 20));
@@ -563,7 +564,7 @@ class DedupOperatorTest {
       assertThat(part.extractOutputValues()).as("subtask %d", subtask).isEmpty();
       assertThat(fed).isPositive();
       stale +=
-          part.getSideOutput(DedupOperator.STATS).stream()
+          part.getSideOutput(Dedup.STATS).stream()
               .mapToLong(r -> r.getValue().staleDropped())
               .sum();
       part.close();

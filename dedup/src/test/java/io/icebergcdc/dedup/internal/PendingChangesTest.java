@@ -10,6 +10,7 @@ import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.TestChanges;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
+import io.icebergcdc.dedup.AppliedChange;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.junit.jupiter.api.Test;
 

@@ -10,8 +10,10 @@ import io.icebergcdc.commit.JobClassLoaderRelease;
 import io.icebergcdc.commit.LiveFiles;
 import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
-import io.icebergcdc.dedup.internal.AppliedChange;
-import io.icebergcdc.dedup.internal.SequencedChangeOperator;
+import io.icebergcdc.dedup.AppliedChange;
+import io.icebergcdc.dedup.Dedup;
+import io.icebergcdc.dedup.KeyedDedup;
+import io.icebergcdc.dedup.NetChanges;
 import io.icebergcdc.sink.SinkOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -28,6 +30,9 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
@@ -91,8 +96,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
-public final class PositionDeltaWriterOperator<K>
-    extends SequencedChangeOperator<ChangeCommittable> {
+public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator<ChangeCommittable>
+    implements OneInputStreamOperator<ChangeEvent, ChangeCommittable>, BoundedOneInput, NetChanges {
 
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(PositionDeltaWriterOperator.class);
@@ -157,6 +162,11 @@ public final class PositionDeltaWriterOperator<K>
   private transient RowDataWrapper wrapper;
   private transient RowDataProjection keyProjection;
   private transient long targetFileSize;
+  private final ChangeSchema schema;
+
+  /** Orders each key's changes and hands this writer their net changes once per checkpoint. */
+  private final KeyedDedup dedup;
+
   private transient Map<PartitionKey, OpenDataFile> openFiles;
   private transient List<DataFile> completedFiles;
   private transient Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes;
@@ -175,7 +185,8 @@ public final class PositionDeltaWriterOperator<K>
       Duration tombstoneTtl,
       AmbiguousChangePolicy ambiguousChangePolicy,
       double compactionRatio) {
-    super(schema, tombstoneTtl, ambiguousChangePolicy);
+    this.schema = schema;
+    this.dedup = Dedup.keyed(schema, tombstoneTtl, ambiguousChangePolicy);
     this.compactionRatio = compactionRatio;
     this.tableLoader = tableLoader;
     this.keySelector = keySelector;
@@ -225,6 +236,7 @@ public final class PositionDeltaWriterOperator<K>
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
+    dedup.initializeState(context, this, output, this);
     tableLoader.open();
     table = tableLoader.loadTable();
     indexCompleteState =
@@ -363,7 +375,7 @@ public final class PositionDeltaWriterOperator<K>
           loadedWithoutState.put(key, AppliedChange.loaded(file, position));
         } else {
           setCurrentKey(key);
-          loaded(file, position);
+          dedup.loaded(file, position);
         }
         loaded++;
       }
@@ -386,18 +398,19 @@ public final class PositionDeltaWriterOperator<K>
   }
 
   @Override
-  protected AppliedChange unknownKey(Object key) {
+  public AppliedChange unknownKey(Object key) {
     return loadedWithoutState == null ? null : loadedWithoutState.remove(key);
   }
 
   @Override
-  protected boolean unknownKeysHaveNoRow() {
+  public boolean unknownKeysHaveNoRow() {
     return indexComplete;
   }
 
   @Override
   public void open() throws Exception {
     super.open();
+    dedup.open();
     JobClassLoaderRelease.registerFor(getRuntimeContext());
     spec = table.spec();
     Schema tableSchema = table.schema();
@@ -438,6 +451,7 @@ public final class PositionDeltaWriterOperator<K>
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
+    dedup.snapshotState(context);
     indexCompleteState.update(List.of(indexComplete));
     sharedUpToState.update(List.of(sharedUpTo));
     ownFilesState.update(compaction.state());
@@ -450,6 +464,7 @@ public final class PositionDeltaWriterOperator<K>
     // The files written now go with this checkpoint; what follows its barrier with a later one.
     fileEpoch = checkpointId;
     super.prepareSnapshotPreBarrier(checkpointId);
+    dedup.prepareSnapshotPreBarrier(checkpointId);
     fileEpoch = checkpointId + 1;
   }
 
@@ -476,7 +491,7 @@ public final class PositionDeltaWriterOperator<K>
   @Override
   public void endInput() throws Exception {
     this.checkpointId = Long.MAX_VALUE;
-    super.endInput();
+    dedup.endInput();
   }
 
   @Override
@@ -486,10 +501,31 @@ public final class PositionDeltaWriterOperator<K>
   }
 
   @Override
-  protected Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
+  public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
+    dedup.processElement(element.getValue());
+  }
+
+  @Override
+  protected boolean isUsingCustomRawKeyedState() {
+    // The dedup's in-memory index is written there.
+    return true;
+  }
+
+  /** See {@link io.icebergcdc.dedup.DedupOptions#INDEX_MAX_KEYS}. */
+  public void setIndexMaxKeys(long maxKeys) {
+    dedup.setIndexMaxKeys(maxKeys);
+  }
+
+  /** See {@link KeyedDedup#setTablePosition}. */
+  public void setTablePosition(io.icebergcdc.cdc.SourceSequence position) {
+    dedup.setTablePosition(position);
+  }
+
+  @Override
+  public Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
     String location = prior == null || prior.file() == null ? null : absolute(prior.file());
     if (!net.missingColumns().isEmpty() && location == null) {
-      throw unfillable(net, "the key index does not know where the key's row is");
+      throw dedup.unfillable(net, "the key index does not know where the key's row is");
     }
     if (location != null) {
       positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
@@ -522,10 +558,10 @@ public final class PositionDeltaWriterOperator<K>
           @SuppressWarnings("unchecked")
           K owned = (K) key;
           setCurrentKey(owned);
-          AppliedChange entry = liveEntry();
+          AppliedChange entry = dedup.liveEntry();
           if (entry != null) {
             // Without checkpoints (batch execution) no entry is kept for keys but the current one.
-            moved(entry, written.file(), written.position());
+            dedup.moved(entry, written.file(), written.position());
           }
         });
   }
@@ -597,7 +633,7 @@ public final class PositionDeltaWriterOperator<K>
   }
 
   @Override
-  protected void checkpointed(ChangeStats stats) throws Exception {
+  public void checkpointed(ChangeStats stats) throws Exception {
     if (!fill.isEmpty()) {
       // Before compaction, which may move the rows out of the files read here.
       writeDeferredUpdates();
@@ -707,7 +743,7 @@ public final class PositionDeltaWriterOperator<K>
         return WriterCompaction.Move.OTHER_SUBTASK;
       }
       setCurrentKey(key);
-      AppliedChange entry = liveEntry();
+      AppliedChange entry = dedup.liveEntry();
       if (entry == null
           || entry.position() != position
           || entry.file() == null
@@ -715,7 +751,7 @@ public final class PositionDeltaWriterOperator<K>
         return WriterCompaction.Move.NOT_CURRENT;
       }
       Location written = write(row);
-      moved(entry, written.file(), written.position());
+      dedup.moved(entry, written.file(), written.position());
       positionDeletes.computeIfAbsent(location, f -> new Positions()).add(position);
       return WriterCompaction.Move.MOVED;
     }

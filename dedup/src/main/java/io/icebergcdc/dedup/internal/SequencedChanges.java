@@ -11,7 +11,11 @@ import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.cdc.typeutils.RowKeySerializer;
 import io.icebergcdc.dedup.AmbiguousChangeException;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
+import io.icebergcdc.dedup.AppliedChange;
+import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.DedupOptions;
+import io.icebergcdc.dedup.KeyedDedup;
+import io.icebergcdc.dedup.NetChanges;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,35 +45,34 @@ import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
-import org.apache.flink.streaming.api.operators.BoundedOneInput;
-import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.util.OutputTag;
 
 /**
- * Orders the changes of each primary key by source sequence, drops stale and duplicate changes, and
- * hands the net change of every key that changed to {@link #apply} once per checkpoint.
+ * The dedup ({@link KeyedDedup}): orders the changes of each primary key by source sequence, drops
+ * stale and duplicate changes, and hands the net change of every key that changed to the hosting
+ * operator's {@link NetChanges} once per checkpoint.
  *
- * <p><b>Place in the topology:</b> on a stream keyed by primary key (hashed by key or by
- * partition), directly after the source or parser. Subclasses decide what a net change becomes:
- * {@link DedupOperator} emits it to the writers, the key-indexed writer writes it.
+ * <p><b>Place in the topology:</b> inside an operator on a stream keyed by primary key (hashed by
+ * key or by partition), directly after the source or parser. The operator decides what a net change
+ * becomes: {@link DedupOperator} emits it to the writers, the key-indexed writer writes it.
  *
  * <p><b>State:</b> per key, the {@link AppliedChange} of the last change applied (with the location
- * of the key's live row, where the subclass keeps one): without expiry while the row exists, and
- * with a processing-time time to live once it is deleted (the tombstone), so that a late change
- * older than the delete cannot bring the row back while the tombstone lives. Where the job
- * checkpoints with the heap state backend, the entries live in a {@link KeyIndex}, written to raw
- * keyed state per key group at every snapshot, so they rescale as keyed state does; otherwise
- * (RocksDB, or batch execution) in keyed state. A restore moves entries from one form into the
- * other when the backend changed (through a savepoint in the canonical format). Between checkpoints
- * the operator also holds, on the heap, the latest change accepted for each key touched since the
- * last checkpoint, serialized into reused chunks of memory ({@link PendingChanges}: kept as
- * objects, they were copied by every young collection until the checkpoint), and what it knew of
- * the key where the index does not keep that. Keyed state is read once per key and interval and
- * written once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier} (and
- * at the end of input); so the buffer is always empty when state is snapshotted and needs no state
- * of its own. With the in-memory index, a key's entry also holds its place in the buffer, so that
- * one look-up finds both (a key new to the index gets a slot with nothing applied until then).
+ * of the key's live row, where the writer keeps one): without expiry while the row exists, and with
+ * a processing-time time to live once it is deleted (the tombstone), so that a late change older
+ * than the delete cannot bring the row back while the tombstone lives. Where the job checkpoints
+ * with the heap state backend, the entries live in a {@link KeyIndex}, written to raw keyed state
+ * per key group at every snapshot, so they rescale as keyed state does; otherwise (RocksDB, or
+ * batch execution) in keyed state. A restore moves entries from one form into the other when the
+ * backend changed (through a savepoint in the canonical format). Between checkpoints the operator
+ * also holds, on the heap, the latest change accepted for each key touched since the last
+ * checkpoint, serialized into reused chunks of memory ({@link PendingChanges}: kept as objects,
+ * they were copied by every young collection until the checkpoint), and what it knew of the key
+ * where the index does not keep that. Keyed state is read once per key and interval and written
+ * once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier} (and at the
+ * end of input); so the buffer is always empty when state is snapshotted and needs no state of its
+ * own. With the in-memory index, a key's entry also holds its place in the buffer, so that one
+ * look-up finds both (a key new to the index gets a slot with nothing applied until then).
  *
  * <p><b>Invariants:</b> a change is applied only if its sequence is greater than that of every
  * change applied to its key before, whatever the arrival order. A change at the same sequence as
@@ -80,24 +83,23 @@ import org.apache.flink.util.OutputTag;
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
-public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperator<OUT>
-    implements OneInputStreamOperator<ChangeEvent, OUT>, BoundedOneInput {
+public final class SequencedChanges implements KeyedDedup {
 
   private static final long serialVersionUID = 1L;
-
-  /** Per-checkpoint statistics of this subtask, for the committer. */
-  public static final OutputTag<ChangeStats> STATS = io.icebergcdc.dedup.Dedup.STATS;
-
-  /** Changes refused as ambiguous under {@link AmbiguousChangePolicy#DEAD_LETTER}. */
-  public static final OutputTag<DeadLetter> DEAD_LETTERS = io.icebergcdc.dedup.Dedup.DEAD_LETTERS;
 
   /** The keyed state of the changes that {@link AwaitingRows} keeps. */
   private static final String AWAITING_ROW = "awaiting-row";
 
   private static final org.slf4j.Logger LOG =
-      org.slf4j.LoggerFactory.getLogger(SequencedChangeOperator.class);
+      org.slf4j.LoggerFactory.getLogger(SequencedChanges.class);
 
-  protected final ChangeSchema schema;
+  private final ChangeSchema schema;
+
+  /** The operator that hosts this dedup: its keyed state, key context, runtime and metrics. */
+  private transient AbstractStreamOperator<?> operator;
+
+  private transient Output<? extends StreamRecord<?>> output;
+  private transient NetChanges netChanges;
   private final Duration tombstoneTtl;
   private final AmbiguousChangePolicy ambiguousChangePolicy;
 
@@ -145,7 +147,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private transient SourceSequence lastSeen;
   private transient Map<String, Long> offsets;
 
-  protected SequencedChangeOperator(
+  public SequencedChanges(
       ChangeSchema schema, Duration tombstoneTtl, AmbiguousChangePolicy ambiguousChangePolicy) {
     this.schema = schema;
     this.tombstoneTtl = tombstoneTtl;
@@ -158,13 +160,21 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
    * before it, is dropped as stale, so that reading a changelog again from its start changes
    * nothing the table already has.
    */
+  @Override
   public void setTablePosition(SourceSequence position) {
     this.tablePosition = position != null && position.isGlobal() ? position : null;
   }
 
   @Override
-  public void initializeState(StateInitializationContext context) throws Exception {
-    super.initializeState(context);
+  public void initializeState(
+      StateInitializationContext context,
+      AbstractStreamOperator<?> operator,
+      Output<? extends StreamRecord<?>> output,
+      NetChanges netChanges)
+      throws Exception {
+    this.operator = operator;
+    this.output = output;
+    this.netChanges = netChanges;
     tablePositionState =
         context
             .getOperatorStateStore()
@@ -211,7 +221,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
                     AWAITING_ROW, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
     if (context.isRestored()) {
       try (Stream<Object> keys =
-          getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
+          operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
         awaitingKeys = keys.count();
       }
     }
@@ -221,16 +231,16 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
             awaitingKeys,
             schema,
             ChangeEventTypeInfo.of(schema)
-                .createSerializer(getExecutionConfig().getSerializerConfig()));
+                .createSerializer(operator.getExecutionConfig().getSerializerConfig()));
     @SuppressWarnings("unchecked")
     TypeSerializer<Object> serializer =
-        (TypeSerializer<Object>) getKeyedStateBackend().getKeySerializer();
+        (TypeSerializer<Object>) operator.getKeyedStateBackend().getKeySerializer();
     keySerializer = serializer;
     buffer = new DataOutputSerializer(4096);
     boolean inMemory =
         maxIndexKeys > 0
-            && getRuntimeContext().isCheckpointingEnabled()
-            && getKeyedStateBackend() instanceof HeapKeyedStateBackend;
+            && operator.getRuntimeContext().isCheckpointingEnabled()
+            && operator.getKeyedStateBackend() instanceof HeapKeyedStateBackend;
     if (inMemory) {
       index = new KeyIndex(tombstoneTtl.toMillis());
       restoreIndex(context);
@@ -254,32 +264,32 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     return new KeyContext() {
       @Override
       public Object currentKey() {
-        return getCurrentKey();
+        return operator.getCurrentKey();
       }
 
       @Override
       public void setCurrentKey(Object key) {
-        SequencedChangeOperator.this.setCurrentKey(key);
+        operator.setCurrentKey(key);
       }
 
       @Override
       public byte[] keyBytes(Object key) throws java.io.IOException {
-        return SequencedChangeOperator.this.keyBytes(key);
+        return SequencedChanges.this.keyBytes(key);
       }
 
       @Override
       public Object keyOf(byte[] bytes) throws java.io.IOException {
-        return SequencedChangeOperator.this.keyOf(bytes);
+        return SequencedChanges.this.keyOf(bytes);
       }
 
       @Override
       public int currentKeyGroup() {
-        return SequencedChangeOperator.this.currentKeyGroup();
+        return SequencedChanges.this.currentKeyGroup();
       }
 
       @Override
       public long now() {
-        return SequencedChangeOperator.this.now();
+        return SequencedChanges.this.now();
       }
     };
   }
@@ -287,7 +297,8 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private long keysInKeyedState() {
     long keys = 0;
     for (String name : List.of("applied", "tombstone")) {
-      try (Stream<Object> stream = getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
+      try (Stream<Object> stream =
+          operator.getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
         keys += stream.count();
       }
     }
@@ -313,11 +324,12 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     for (ValueState<AppliedChange> state : List.of(live, tombstone)) {
       String name = state == live ? "applied" : "tombstone";
       List<Object> keys = new ArrayList<>();
-      try (Stream<Object> stream = getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
+      try (Stream<Object> stream =
+          operator.getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
         stream.forEach(keys::add);
       }
       for (Object key : keys) {
-        setCurrentKey(key);
+        operator.setCurrentKey(key);
         AppliedChange value = state.value();
         if (value != null) {
           byte[] bytes = keyBytes(key);
@@ -344,7 +356,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   private void moveIntoKeyedState(KeyIndex from) throws Exception {
     from.forEach(
         (key, keyGroup, value) -> {
-          setCurrentKey(keyOf(key));
+          operator.setCurrentKey(keyOf(key));
           (value.deleted() ? tombstone : live).update(value);
         });
   }
@@ -371,7 +383,8 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
 
   /** The key group of the key in context; the index is only used with the heap backend. */
   private int currentKeyGroup() {
-    return ((AbstractKeyedStateBackend<?>) getKeyedStateBackend()).getCurrentKeyGroupIndex();
+    return ((AbstractKeyedStateBackend<?>) operator.getKeyedStateBackend())
+        .getCurrentKeyGroupIndex();
   }
 
   /** Processing time as tombstones' time to live counts it. */
@@ -381,28 +394,24 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
 
   /** Replaces the processing time of the in-memory index's tombstones, for tests. */
   @VisibleForTesting
-  void useClock(LongSupplier clock) {
+  public void useClock(LongSupplier clock) {
     this.clock = clock;
-  }
-
-  @Override
-  protected boolean isUsingCustomRawKeyedState() {
-    return true;
   }
 
   /**
    * Sets the most keys per subtask the in-memory index holds before its entries move into keyed
    * state ({@link DedupOptions#INDEX_MAX_KEYS}); 0 keeps them in keyed state.
    */
-  public final void setIndexMaxKeys(long maxKeys) {
+  @Override
+  public void setIndexMaxKeys(long maxKeys) {
     this.maxIndexKeys = DedupOptions.checkIndexMaxKeys(maxKeys);
   }
 
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
-    super.snapshotState(context);
     tablePositionState.update(
-        tablePosition == null || getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
+        tablePosition == null
+                || operator.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
             ? List.of()
             : List.of(tablePosition.encode()));
     if (index == null) {
@@ -440,7 +449,8 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
    * Records that the key in context has a live row at {@code file} and {@code position}, found in
    * the table before this job changed it.
    */
-  protected final void loaded(String file, long position) throws Exception {
+  @Override
+  public void loaded(String file, long position) throws Exception {
     putCurrent(AppliedChange.loaded(file, position));
   }
 
@@ -450,30 +460,32 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   }
 
   /** The live entry of the key in context, or null if it has no live row. */
-  protected final AppliedChange liveEntry() throws Exception {
+  @Override
+  public AppliedChange liveEntry() throws Exception {
     return store.live();
   }
 
   /** Records that the live row of the key in context, {@code entry}, moved to a new location. */
-  protected final void moved(AppliedChange entry, String file, long position) throws Exception {
+  @Override
+  public void moved(AppliedChange entry, String file, long position) throws Exception {
     putCurrent(AppliedChange.of(entry.sequence(), entry.fingerprint(), false, file, position));
   }
 
   @Override
   public void open() throws Exception {
-    super.open();
     pending =
         new PendingChanges(
             ChangeEventTypeInfo.of(schema)
-                .createSerializer(getExecutionConfig().getSerializerConfig()));
+                .createSerializer(operator.getExecutionConfig().getSerializerConfig()));
     offsets = new HashMap<>();
-    metrics = new DedupMetrics(getMetricGroup(), () -> pending.size(), () -> pending.chunkBytes());
-    getMetricGroup().gauge("changesAwaitingTheirRow", () -> awaiting.count());
+    metrics =
+        new DedupMetrics(
+            operator.getMetricGroup(), () -> pending.size(), () -> pending.chunkBytes());
+    operator.getMetricGroup().gauge("changesAwaitingTheirRow", () -> awaiting.count());
   }
 
   @Override
-  public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
-    ChangeEvent event = element.getValue();
+  public void processElement(ChangeEvent event) throws Exception {
     metrics.received.inc();
     if (event.originPartition() != null) {
       offsets.merge(event.originPartition(), event.originOffset(), Math::max);
@@ -502,7 +514,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         return;
       }
       if (prior == null) {
-        prior = unknownKey(getCurrentKey());
+        prior = netChanges.unknownKey(operator.getCurrentKey());
       }
       lastSequence = prior == null ? null : prior.sequence();
     }
@@ -579,22 +591,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
   }
 
   /**
-   * What is known of the key in context ({@code key}) when its state holds nothing: null unless a
-   * subclass knows its row from elsewhere.
-   */
-  protected AppliedChange unknownKey(Object key) {
-    return null;
-  }
-
-  /**
-   * Whether a key without state is known to have no row (true where a complete key index has no
-   * entry for it); otherwise its delete is passed on as a delete of a row that may exist.
-   */
-  protected boolean unknownKeysHaveNoRow() {
-    return false;
-  }
-
-  /**
    * Whether a change of a key without a sequence of its own is at or before the position the table
    * holds: of the same source (kind and binlog file name), not a snapshot read (which shows the
    * database as it is now, never older than the table), with as many components.
@@ -632,7 +628,7 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     deadLettered++;
     metrics.deadLettered.inc();
     output.collect(
-        DEAD_LETTERS,
+        Dedup.DEAD_LETTERS,
         new StreamRecord<>(
             new DeadLetter(
                 event.table(),
@@ -644,7 +640,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
 
   @Override
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-    super.prepareSnapshotPreBarrier(checkpointId);
     flush();
   }
 
@@ -655,9 +650,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     if (awaiting.count() > 0) {
       // A bounded input keeps no state: what still waits for its row would be lost.
       try (Stream<Object> keys =
-          getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
+          operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
         Object key = keys.findFirst().orElseThrow();
-        setCurrentKey(key);
+        operator.setCurrentKey(key);
       }
       long waiting = awaiting.count();
       throw unfillable(
@@ -678,9 +673,9 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
       ChangeEvent latest = pending.event(number);
       long fingerprint = schema.fingerprint(latest);
       boolean existed = prior != null && !prior.deleted();
-      boolean mayExist = existed || (prior == null && !unknownKeysHaveNoRow());
+      boolean mayExist = existed || (prior == null && !netChanges.unknownKeysHaveNoRow());
       if (!latest.missingColumns().isEmpty() && !existed) {
-        if (prior == null && unknownKeysHaveNoRow() && !endOfInput) {
+        if (prior == null && netChanges.unknownKeysHaveNoRow() && !endOfInput) {
           // A row not read by the snapshot yet: its read, or a complete change, comes later.
           store.releasePending();
           awaiting.hold(latest);
@@ -706,18 +701,18 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
         } else {
           inserted++;
         }
-        Location written = apply(latest.withOperation(net), prior);
+        NetChanges.Location written = netChanges.apply(latest.withOperation(net), prior);
         AppliedChange applied =
             AppliedChange.live(
                 latest.sequence(),
                 fingerprint,
-                written == null ? null : written.file,
-                written == null ? 0 : written.position);
+                written == null ? null : written.file(),
+                written == null ? 0 : written.position());
         store.putLive(applied, prior);
       } else {
         if (mayExist) {
           deleted++;
-          apply(latest.withOperation(Operation.DELETE), prior);
+          netChanges.apply(latest.withOperation(Operation.DELETE), prior);
         }
         AppliedChange applied = new AppliedChange(latest.sequence(), fingerprint, true);
         store.putDeleted(applied, existed);
@@ -743,13 +738,14 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
     duplicates = 0;
     deadLettered = 0;
     lastSeen = null;
-    checkpointed(stats);
+    netChanges.checkpointed(stats);
   }
 
   /**
    * The failure of an upsert whose {@link ChangeEvent#missingColumns()} cannot be filled, and why.
    */
-  protected final IllegalStateException unfillable(ChangeEvent change, String why) {
+  @Override
+  public IllegalStateException unfillable(ChangeEvent change, String why) {
     return new IllegalStateException(
         "table "
             + change.table()
@@ -764,24 +760,6 @@ public abstract class SequencedChangeOperator<OUT> extends AbstractStreamOperato
             + ". Set REPLICA IDENTITY FULL on the source table so that its changes carry every"
             + " value");
   }
-
-  /**
-   * Applies the net change of the key in context since the last checkpoint.
-   *
-   * @param net the latest change accepted for the key, labelled insert, update or delete; an update
-   *     may miss values the source did not send ({@link ChangeEvent#missingColumns()}), which only
-   *     the key's live row, {@code prior}, can give
-   * @param prior what was known of the key before: its live row (with its location, where known) or
-   *     its tombstone; null if nothing
-   * @return where an upsert's new row was written, or null if the subclass does not track rows
-   */
-  protected abstract Location apply(ChangeEvent net, AppliedChange prior) throws Exception;
-
-  /** Called after the net changes of a checkpoint interval were applied, with their statistics. */
-  protected abstract void checkpointed(ChangeStats stats) throws Exception;
-
-  /** A data file (in the form the writer keeps it) and a row position in it. */
-  public record Location(String file, long position) {}
 
   /** Counters of the dedup, in the operator's metric group. */
   private static final class DedupMetrics {

@@ -1,4 +1,4 @@
-package io.icebergcdc.dedup.internal;
+package io.icebergcdc.dedup;
 
 import io.icebergcdc.cdc.SourceSequence;
 import java.util.Objects;
@@ -19,12 +19,12 @@ public final class AppliedChange {
   private final String file;
   private final long position;
 
-  AppliedChange(SourceSequence sequence, long fingerprint, boolean deleted) {
+  public AppliedChange(SourceSequence sequence, long fingerprint, boolean deleted) {
     this(Objects.requireNonNull(sequence, "sequence"), fingerprint, deleted, null, 0);
   }
 
   /** As read back by the serializer. */
-  static AppliedChange of(
+  public static AppliedChange of(
       SourceSequence sequence, long fingerprint, boolean deleted, String file, long position) {
     return new AppliedChange(sequence, fingerprint, deleted, file, position);
   }
@@ -39,7 +39,8 @@ public final class AppliedChange {
   }
 
   /** A live row applied at {@code sequence}, at {@code position} of {@code file} if not null. */
-  static AppliedChange live(SourceSequence sequence, long fingerprint, String file, long position) {
+  public static AppliedChange live(
+      SourceSequence sequence, long fingerprint, String file, long position) {
     return new AppliedChange(
         Objects.requireNonNull(sequence, "sequence"), fingerprint, false, file, position);
   }
@@ -50,11 +51,11 @@ public final class AppliedChange {
   }
 
   /** The sequence of the last change applied; null for a row loaded from the table. */
-  SourceSequence sequence() {
+  public SourceSequence sequence() {
     return sequence;
   }
 
-  long fingerprint() {
+  public long fingerprint() {
     return fingerprint;
   }
 

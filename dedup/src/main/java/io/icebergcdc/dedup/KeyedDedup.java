@@ -1,0 +1,79 @@
+package io.icebergcdc.dedup;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.SourceSequence;
+import java.io.Serializable;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.Output;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+/**
+ * The dedup inside an operator of a stream keyed by primary key: it orders each key's changes by
+ * source sequence, drops stale and duplicate ones, keeps per key the {@link AppliedChange} of the
+ * last change applied, and hands the net change of every key that changed to the operator's {@link
+ * NetChanges} once per checkpoint (see the README, "Dedup"). Made by {@link Dedup#keyed}.
+ *
+ * <p>The operator calls each method from its own of the same name, after Flink's part ({@code
+ * super}), and declares that it uses raw keyed state ({@code isUsingCustomRawKeyedState}): the
+ * in-memory index is written there. Its state names ({@code applied}, {@code tombstone}, {@code
+ * awaiting-row}, {@code table-position}) are the operator's.
+ *
+ * <p><b>Threading:</b> Flink's task thread only.
+ */
+public interface KeyedDedup extends Serializable {
+
+  /**
+   * Reads or creates the dedup's state.
+   *
+   * @param operator the operator that hosts the dedup, for its keyed state backend, key context,
+   *     runtime context and metrics
+   * @param output the operator's output, for {@link Dedup#DEAD_LETTERS}
+   * @param netChanges what becomes of the net changes
+   */
+  void initializeState(
+      StateInitializationContext context,
+      AbstractStreamOperator<?> operator,
+      Output<? extends StreamRecord<?>> output,
+      NetChanges netChanges)
+      throws Exception;
+
+  void open() throws Exception;
+
+  /** Takes a change of the key in context. */
+  void processElement(ChangeEvent event) throws Exception;
+
+  /** Hands the net changes since the last checkpoint on, from the operator's pre-barrier hook. */
+  void prepareSnapshotPreBarrier(long checkpointId) throws Exception;
+
+  void snapshotState(StateSnapshotContext context) throws Exception;
+
+  void endInput() throws Exception;
+
+  /** See {@link DedupOptions#INDEX_MAX_KEYS}; before the state is initialized. */
+  void setIndexMaxKeys(long maxKeys);
+
+  /**
+   * The source position the table holds, for a job that starts without state; before the state is
+   * initialized.
+   */
+  void setTablePosition(SourceSequence position);
+
+  /**
+   * Records that the key in context has a live row at {@code file} and {@code position}, found in
+   * the table before this job changed it.
+   */
+  void loaded(String file, long position) throws Exception;
+
+  /** The live entry of the key in context, or null if it has no live row. */
+  AppliedChange liveEntry() throws Exception;
+
+  /** Records that the live row of the key in context, {@code entry}, moved to a new location. */
+  void moved(AppliedChange entry, String file, long position) throws Exception;
+
+  /**
+   * The failure of an upsert whose {@link ChangeEvent#missingColumns()} cannot be filled, and why.
+   */
+  IllegalStateException unfillable(ChangeEvent change, String why);
+}
