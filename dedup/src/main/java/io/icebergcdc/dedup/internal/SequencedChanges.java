@@ -28,7 +28,6 @@ import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
@@ -87,9 +86,6 @@ public final class SequencedChanges implements KeyedDedup {
 
   private static final long serialVersionUID = 1L;
 
-  /** The keyed state of the changes that {@link AwaitingRows} keeps. */
-  private static final String AWAITING_ROW = "awaiting-row";
-
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(SequencedChanges.class);
 
@@ -136,7 +132,7 @@ public final class SequencedChanges implements KeyedDedup {
   private transient PendingChanges pending;
 
   /** Changes kept until their keys have a row to fill the values they lack from. */
-  private transient AwaitingRows awaiting;
+  private transient MissingValues missing;
 
   private transient boolean endOfInput;
   private transient DedupMetrics metrics;
@@ -212,26 +208,7 @@ public final class SequencedChanges implements KeyedDedup {
             .cleanupInRocksdbCompactFilter(1000)
             .build());
     tombstone = context.getKeyedStateStore().getState(tombstoneDescriptor);
-    long awaitingKeys = 0;
-    ValueState<byte[]> awaitingState =
-        context
-            .getKeyedStateStore()
-            .getState(
-                new ValueStateDescriptor<>(
-                    AWAITING_ROW, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
-    if (context.isRestored()) {
-      try (Stream<Object> keys =
-          operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
-        awaitingKeys = keys.count();
-      }
-    }
-    awaiting =
-        new AwaitingRows(
-            awaitingState,
-            awaitingKeys,
-            schema,
-            ChangeEventTypeInfo.of(schema)
-                .createSerializer(operator.getExecutionConfig().getSerializerConfig()));
+    missing = MissingValues.open(context, operator, schema);
     @SuppressWarnings("unchecked")
     TypeSerializer<Object> serializer =
         (TypeSerializer<Object>) operator.getKeyedStateBackend().getKeySerializer();
@@ -481,7 +458,7 @@ public final class SequencedChanges implements KeyedDedup {
     metrics =
         new DedupMetrics(
             operator.getMetricGroup(), () -> pending.size(), () -> pending.chunkBytes());
-    operator.getMetricGroup().gauge("changesAwaitingTheirRow", () -> awaiting.count());
+    operator.getMetricGroup().gauge("changesAwaitingTheirRow", () -> missing.waiting());
   }
 
   @Override
@@ -496,7 +473,7 @@ public final class SequencedChanges implements KeyedDedup {
     SourceSequence lastSequence;
     if (number == 0) {
       prior = store.entry();
-      ChangeEvent held = prior == null ? awaiting.take() : null;
+      ChangeEvent held = prior == null ? missing.takeWaiting() : null;
       if (held != null) {
         // The held change is pending again, as if it had just come: what follows fills it, lends
         // to it or replaces it.
@@ -536,7 +513,11 @@ public final class SequencedChanges implements KeyedDedup {
       int order = event.sequence().compareTo(lastSequence);
       if (order < 0) {
         if (number != 0 && event.sequence().isBeforeLog()) {
-          lendToPending(number, event, store.priorOfPending(number, pending));
+          ChangeEvent lent =
+              missing.lentBy(pending.event(number), event, store.priorOfPending(number, pending));
+          if (lent != null) {
+            pending.replace(number, lent);
+          }
         }
         stale++;
         metrics.stale.inc();
@@ -561,32 +542,10 @@ public final class SequencedChanges implements KeyedDedup {
       }
     }
     if (number != 0) {
-      if (!event.missingColumns().isEmpty()) {
-        ChangeEvent earlier = pending.event(number);
-        if (earlier.operation().isUpsert()) {
-          event = schema.fillMissing(event, earlier.after(), earlier.missingColumns());
-        }
-      }
-      pending.replace(number, event);
+      pending.replace(number, missing.fillFromEarlier(event, pending.event(number)));
     } else {
       int added = pending.add(store.pendingKey(), store.priorToKeep(prior), event);
       store.markPending(added, event);
-    }
-  }
-
-  /**
-   * Lets a snapshot read that lost to the pending change numbered {@code number} fill the columns
-   * that change still misses, where the key has no live row to fill them from: the read shows the
-   * row as it was after the log's start, and a change of the log that set those columns since then
-   * came before the pending one (the log is in order), so it would have filled them itself. A live
-   * row is never older than the read in those columns, and is used at the flush instead.
-   */
-  private void lendToPending(int number, ChangeEvent read, AppliedChange prior) {
-    if (read.operation().isUpsert() && (prior == null || prior.deleted())) {
-      ChangeEvent latest = pending.event(number);
-      if (!latest.missingColumns().isEmpty()) {
-        pending.replace(number, schema.fillMissing(latest, read.after(), read.missingColumns()));
-      }
     }
   }
 
@@ -647,52 +606,24 @@ public final class SequencedChanges implements KeyedDedup {
   public void endInput() throws Exception {
     endOfInput = true;
     flush();
-    if (awaiting.count() > 0) {
-      // A bounded input keeps no state: what still waits for its row would be lost.
-      try (Stream<Object> keys =
-          operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
-        Object key = keys.findFirst().orElseThrow();
-        operator.setCurrentKey(key);
-      }
-      long waiting = awaiting.count();
-      throw unfillable(
-          awaiting.take(),
-          "the key has no row, and the input ended before one came (changes waiting so: "
-              + waiting
-              + ")");
-    }
+    missing.failIfAnyWaits();
   }
 
   private void flush() throws Exception {
     long inserted = 0;
     long updated = 0;
     long deleted = 0;
-    long held = 0;
     for (int number = 1; number <= pending.size(); number++) {
       AppliedChange prior = store.atPending(number, pending.key(number), pending.prior(number));
       ChangeEvent latest = pending.event(number);
       long fingerprint = schema.fingerprint(latest);
       boolean existed = prior != null && !prior.deleted();
       boolean mayExist = existed || (prior == null && !netChanges.unknownKeysHaveNoRow());
-      if (!latest.missingColumns().isEmpty() && !existed) {
-        if (prior == null && netChanges.unknownKeysHaveNoRow() && !endOfInput) {
-          // A row not read by the snapshot yet: its read, or a complete change, comes later.
-          store.releasePending();
-          awaiting.hold(latest);
-          held++;
-          continue;
-        }
-        throw unfillable(
-            latest,
-            prior == null && mayExist
-                ? "this writer does not know the key's row (the key index was not loaded from"
-                    + " the table)"
-                : endOfInput && prior == null
-                    ? "the key has no row, and the input ended before one came"
-                    : "the key has no row"
-                        + (latest.operation() == Operation.INSERT
-                            ? " (a change of primary key leaves the values on the old key's row)"
-                            : ""));
+      if (!latest.missingColumns().isEmpty()
+          && !existed
+          && missing.keepUntilItsRow(
+              latest, prior, mayExist, netChanges.unknownKeysHaveNoRow(), endOfInput, store)) {
+        continue;
       }
       if (latest.operation().isUpsert()) {
         Operation net = existed ? Operation.UPDATE : Operation.INSERT;
@@ -720,13 +651,7 @@ public final class SequencedChanges implements KeyedDedup {
     }
     pending.clear();
     store.pendingCleared();
-    if (held > 0) {
-      LOG.info(
-          "Kept {} changes lacking values the source did not send until their keys' rows come"
-              + " ({} kept in all)",
-          held,
-          awaiting.count());
-    }
+    missing.flushed();
     metrics.inserted.inc(inserted);
     metrics.updated.inc(updated);
     metrics.deleted.inc(deleted);
@@ -741,24 +666,9 @@ public final class SequencedChanges implements KeyedDedup {
     netChanges.checkpointed(stats);
   }
 
-  /**
-   * The failure of an upsert whose {@link ChangeEvent#missingColumns()} cannot be filled, and why.
-   */
   @Override
   public IllegalStateException unfillable(ChangeEvent change, String why) {
-    return new IllegalStateException(
-        "table "
-            + change.table()
-            + ", key "
-            + schema.describeKey(change.keyRow())
-            + ": the change at "
-            + change.sequence()
-            + " lacks the values of "
-            + schema.describeColumns(change.missingColumns())
-            + ", which the source did not send (PostgreSQL's unchanged TOASTed values), and "
-            + why
-            + ". Set REPLICA IDENTITY FULL on the source table so that its changes carry every"
-            + " value");
+    return missing.unfillable(change, why);
   }
 
   /** Counters of the dedup, in the operator's metric group. */
