@@ -3,7 +3,6 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
-import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.JobClassLoaderRelease;
@@ -27,27 +26,22 @@ import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Counter;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
@@ -55,7 +49,6 @@ import org.apache.iceberg.flink.RowDataWrapper;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.data.RowDataProjection;
 import org.apache.iceberg.flink.sink.FlinkFileWriterFactory;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
@@ -353,48 +346,23 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
 
   /** Loads the location of every live row of the keys this subtask owns. */
   private void bootstrapIndex() throws Exception {
-    Schema tableSchema = table.schema();
-    Schema projection =
-        TypeUtil.join(
-            TypeUtil.select(tableSchema, tableSchema.identifierFieldIds()),
-            new Schema(MetadataColumns.FILE_PATH, MetadataColumns.ROW_POSITION));
-    int[] keyPositions = schema.keyPositions();
-    long start = System.nanoTime();
-    long loaded = 0;
-    try (CloseableIterable<Record> rows = IcebergGenerics.read(table).project(projection).build()) {
-      for (Record row : rows) {
-        GenericRowData keyRow = KeyRows.fromRecord(tableSchema, keyPositions, row);
-        RowKey rowKey = schema.keyOf(keyRow);
-        K key = keySelector.keyOf(rowKey, keyRow);
-        if (!owns(key)) {
-          continue;
-        }
-        String file = stored(row.getField(MetadataColumns.FILE_PATH.name()).toString());
-        long position = (Long) row.getField(MetadataColumns.ROW_POSITION.name());
-        if (loadedWithoutState != null) {
-          loadedWithoutState.put(key, AppliedChange.loaded(file, position));
-        } else {
-          setCurrentKey(key);
-          dedup.loaded(file, position);
-        }
-        loaded++;
-      }
-    }
-    LOG.info(
-        "Loaded the key index of table {} for subtask {}: {} keys in {} ms",
-        table.name(),
-        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-        loaded,
-        (System.nanoTime() - start) / 1_000_000L);
+    new KeyIndexBootstrap<>(schema, keySelector, getRuntimeContext().getTaskInfo())
+        .load(
+            table,
+            this::stored,
+            (key, file, position) -> {
+              if (loadedWithoutState != null) {
+                loadedWithoutState.put(key, AppliedChange.loaded(file, position));
+              } else {
+                setCurrentKey(key);
+                dedup.loaded(file, position);
+              }
+            });
   }
 
   /** Whether {@code key} belongs to this subtask's key groups. */
   private boolean owns(K key) {
-    return KeyGroupRangeAssignment.assignKeyToParallelOperator(
-            key,
-            getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
-            getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks())
-        == getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+    return KeyIndexBootstrap.owns(key, getRuntimeContext().getTaskInfo());
   }
 
   @Override
