@@ -42,7 +42,7 @@ class DedupOperatorMigrationTest {
               .getPath();
       OperatorSubtaskState state = OperatorSnapshotUtil.readStateHandle(resource);
       try (KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeEvent> harness =
-          DedupSnapshots.harness(backend)) {
+          DedupSnapshots.harness(backend, DedupSnapshots.WRITTEN_AT + 1000)) {
         harness.initializeState(state);
         harness.open();
         for (ChangeEvent change :

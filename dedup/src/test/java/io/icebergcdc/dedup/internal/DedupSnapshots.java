@@ -27,6 +27,12 @@ final class DedupSnapshots {
 
   static final Duration TTL = Duration.ofHours(1);
 
+  /**
+   * The processing time the state is written at (and read at, a second later): tombstones' time to
+   * live counts from it, so the kept state does not expire with the wall clock.
+   */
+  static final long WRITTEN_AT = 1_000_000L;
+
   private DedupSnapshots() {}
 
   /**
@@ -44,20 +50,22 @@ final class DedupSnapshots {
   }
 
   static KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeEvent> harness(
-      String backend) throws Exception {
+      String backend, long now) throws Exception {
+    DedupOperator operator =
+        new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, AmbiguousChangePolicy.FAIL);
+    operator.useClock(() -> now);
     KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeEvent> harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
-            new DedupOperator(TestChanges.CHANGE_SCHEMA, TTL, AmbiguousChangePolicy.FAIL),
-            ChangeEvent::key,
-            RowKeyTypeInfo.INSTANCE);
+            operator, ChangeEvent::key, RowKeyTypeInfo.INSTANCE);
     harness.setStateBackend(backend(backend));
+    harness.setStateTtlProcessingTime(now);
     return harness;
   }
 
   /** Writes {@code dedup-operator-<backend>.snapshot} into {@code dir}. */
   static void write(Path dir, String backend) throws Exception {
     try (KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeEvent> harness =
-        harness(backend)) {
+        harness(backend, WRITTEN_AT)) {
       harness.open();
       for (ChangeEvent change : history()) {
         harness.processElement(new StreamRecord<>(change));
