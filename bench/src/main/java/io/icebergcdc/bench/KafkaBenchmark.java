@@ -278,18 +278,17 @@ public final class KafkaBenchmark {
             properties,
             new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
             new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
-      List<org.apache.kafka.common.TopicPartition> partitions = new ArrayList<>();
-      for (String partition : ends.keySet()) {
-        partitions.add(
-            new org.apache.kafka.common.TopicPartition(
-                topic, Integer.parseInt(partition.substring(partition.lastIndexOf('/') + 1))));
-      }
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
+      // The offset each partition is read to, by partition number ("topic/N" in ends).
       Map<Integer, Long> left = new HashMap<>();
       ends.forEach(
           (partition, end) ->
               left.put(Integer.parseInt(partition.substring(partition.lastIndexOf('/') + 1)), end));
+      List<org.apache.kafka.common.TopicPartition> partitions = new ArrayList<>();
+      for (int partition : left.keySet()) {
+        partitions.add(new org.apache.kafka.common.TopicPartition(topic, partition));
+      }
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
       long bytes = 0;
       while (!left.isEmpty()) {
         for (org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> record :

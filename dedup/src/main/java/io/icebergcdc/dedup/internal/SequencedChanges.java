@@ -220,7 +220,7 @@ public final class SequencedChanges implements KeyedDedup {
             && operator.getKeyedStateBackend() instanceof HeapKeyedStateBackend;
     if (inMemory) {
       index = new KeyIndex(tombstoneTtl.toMillis());
-      restoreIndex(context);
+      readIndex(context, index);
       if (index.size() + keysInKeyedState() > maxIndexKeys) {
         moveIntoKeyedState(index);
         index = null;
@@ -282,12 +282,12 @@ public final class SequencedChanges implements KeyedDedup {
     return keys;
   }
 
-  /** Reads the index's raw keyed state of this subtask's key groups. */
-  private void restoreIndex(StateInitializationContext context) throws Exception {
+  /** Reads the index's raw keyed state of this subtask's key groups into {@code into}. */
+  private void readIndex(StateInitializationContext context, KeyIndex into) throws Exception {
     long now = now();
     for (KeyGroupStatePartitionStreamProvider group : context.getRawKeyedStateInputs()) {
       try (InputStream in = group.getStream()) {
-        index.read(group.getKeyGroupId(), new DataInputViewStreamWrapper(in), now);
+        into.read(group.getKeyGroupId(), new DataInputViewStreamWrapper(in), now);
       }
     }
   }
@@ -320,12 +320,7 @@ public final class SequencedChanges implements KeyedDedup {
   /** Moves entries restored into the index's raw keyed state into keyed state. */
   private void moveIndexIntoKeyedState(StateInitializationContext context) throws Exception {
     KeyIndex restored = new KeyIndex(tombstoneTtl.toMillis());
-    long now = now();
-    for (KeyGroupStatePartitionStreamProvider group : context.getRawKeyedStateInputs()) {
-      try (InputStream in = group.getStream()) {
-        restored.read(group.getKeyGroupId(), new DataInputViewStreamWrapper(in), now);
-      }
-    }
+    readIndex(context, restored);
     moveIntoKeyedState(restored);
   }
 
