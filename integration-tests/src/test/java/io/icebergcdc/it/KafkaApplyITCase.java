@@ -25,10 +25,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.client.JobStatusMessage;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -171,6 +178,109 @@ class KafkaApplyITCase {
       }
     }
     assertThat(counted).as("dead letters counted in the summaries").isEqualTo(malformed.size());
+  }
+
+  /**
+   * A topic created while a {@code --topic-pattern} job runs is picked up: the job ends at the
+   * topic's first record, {@link JobRunner#run()} builds it again with a table for the topic
+   * (created from the record's Connect schema) and resumes it from its latest checkpoint, and the
+   * new topic is read from its start. Both tables end equal to their changelogs, and each
+   * checkpoint of each job is committed once.
+   */
+  @Test
+  void readsATopicCreatedWhileAPatternJobRuns(@InjectClusterClient ClusterClient<?> client)
+      throws Exception {
+    Changelog first = new ChangelogGenerator(2000, 200, 0.1, 0.05, 21).generate();
+    Changelog late = new ChangelogGenerator(1500, 150, 0.1, 0.05, 22).generate();
+    List<Map.Entry<String, String>> firstRecords = first.kafkaRecords();
+    KAFKA.createTopic("late.public.first", 2);
+    KAFKA.produce("late.public.first", firstRecords.subList(0, firstRecords.size() / 2));
+    JobDefinition job =
+        kafkaJob(
+            KAFKA.bootstrapServers(),
+            List.of(),
+            "late\\.public\\..*",
+            "iceberg-cdc-it-late",
+            "earliest",
+            KafkaTopics.DEBEZIUM_JSON,
+            // New topics looked for every half second rather than every 30 s.
+            Map.of("partition.discovery.interval.ms", "500"),
+            "late.{table}",
+            List.of(),
+            null,
+            dir.resolve("warehouse").toString(),
+            3,
+            2,
+            Duration.ofMillis(300),
+            dir.resolve("checkpoints").toString(),
+            "hashmap",
+            new Configuration(),
+            null,
+            null,
+            null,
+            0);
+    JobRunner runner = new JobRunner(job);
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    Future<?> run =
+        executor.submit(
+            () -> {
+              runner.run();
+              return null;
+            });
+    try {
+      Catalog catalog = job.catalog().loader().loadCatalog();
+      TableIdentifier firstTable = TableIdentifier.of("late", "first");
+      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      while (!catalog.tableExists(firstTable)
+          || catalog.loadTable(firstTable).currentSnapshot() == null) {
+        assertThat(run.isDone()).as("the job ended: %s", run).isFalse();
+        assertThat(System.nanoTime()).as("a commit to %s", firstTable).isLessThan(deadline);
+        Thread.sleep(100);
+      }
+
+      KAFKA.createTopic("late.public.second", 2);
+      KAFKA.produce("late.public.second", late.kafkaRecords());
+      // The rest of the first topic once the job built again has created the new topic's table:
+      // only that job can read it.
+      TableIdentifier lateTable = TableIdentifier.of("late", "second");
+      while (!catalog.tableExists(lateTable)) {
+        assertThat(run.isDone()).as("the job ended: %s", run).isFalse();
+        assertThat(System.nanoTime()).as("table %s created", lateTable).isLessThan(deadline);
+        Thread.sleep(100);
+      }
+      KAFKA.produce(
+          "late.public.first", firstRecords.subList(firstRecords.size() / 2, firstRecords.size()));
+
+      Map<TableIdentifier, Changelog> expected = Map.of(firstTable, first, lateTable, late);
+      for (Map.Entry<TableIdentifier, Changelog> entry : expected.entrySet()) {
+        List<String> differences = List.of("not created");
+        while (System.nanoTime() < deadline) {
+          assertThat(run.isDone()).as("the job ended: %s", run).isFalse();
+          if (catalog.tableExists(entry.getKey())) {
+            differences =
+                entry.getValue().model().differences(catalog.loadTable(entry.getKey()), 10);
+            if (differences.isEmpty()) {
+              break;
+            }
+          }
+          Thread.sleep(300);
+        }
+        assertThat(differences).as("table %s against its changelog", entry.getKey()).isEmpty();
+      }
+      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(firstTable)))
+          .as("the job before the new topic and the job built again with it")
+          .hasSize(2);
+      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(lateTable)))
+          .hasSize(1);
+    } finally {
+      for (JobStatusMessage status : client.listJobs().get()) {
+        if (!status.getJobState().isGloballyTerminalState()) {
+          client.cancel(status.getJobId()).get();
+        }
+      }
+      executor.shutdown();
+      executor.awaitTermination(60, TimeUnit.SECONDS);
+    }
   }
 
   /**

@@ -91,7 +91,10 @@ final class ApplyCommand {
       List.of(
           Flag.of("bootstrap-servers", "<host:port,...>", "The Kafka cluster."),
           Flag.of("topics", "<topic,...>", "The topics to read."),
-          Flag.of("topic-pattern", "<regex>", "Or: the topics matching this, when the job starts."),
+          Flag.of(
+              "topic-pattern",
+              "<regex>",
+              "Or: the topics matching this, and those created while the job runs."),
           Flag.of(
               "format",
               String.join("|", KafkaTopics.FORMATS),
@@ -230,6 +233,17 @@ final class ApplyCommand {
                 null,
                 formatVersion(args));
         deadLetterTopic = args.optional("dead-letter-topic", null);
+        KafkaTopics kafka = (KafkaTopics) definition;
+        if (deadLetterTopic != null
+            && kafka.topicPattern() != null
+            && deadLetterTopic.matches(kafka.topicPattern())) {
+          throw new Arguments.UsageException(
+              "apply: --dead-letter-topic "
+                  + deadLetterTopic
+                  + " matches --topic-pattern "
+                  + kafka.topicPattern()
+                  + ": the job would read its own dead letters");
+        }
       }
       default -> {
         definition = database(DatabaseSource.Kind.of(source), args);
@@ -323,6 +337,14 @@ final class ApplyCommand {
     String pattern = args.optional("topic-pattern", null);
     if ((topics == null) == (pattern == null)) {
       throw new Arguments.UsageException("apply: give --topics or --topic-pattern, one of them");
+    }
+    if (pattern != null) {
+      try {
+        java.util.regex.Pattern.compile(pattern);
+      } catch (java.util.regex.PatternSyntaxException e) {
+        throw new Arguments.UsageException(
+            "apply: --topic-pattern is no regular expression: " + e.getDescription());
+      }
     }
     String startingOffsets = args.optional("starting-offsets", "earliest");
     if (!startingOffsets.matches("earliest|latest|committed|timestamp:\\d+")) {

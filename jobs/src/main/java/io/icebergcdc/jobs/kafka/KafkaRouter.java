@@ -5,6 +5,7 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.NewSourceTableException;
 import io.icebergcdc.cdc.TableRoute;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
@@ -14,6 +15,7 @@ import io.icebergcdc.jobs.definition.KafkaTopics;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -33,6 +35,10 @@ import org.apache.flink.util.OutputTag;
  * partition and offset, or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
  * DebeziumJsonParseFunction#DEAD_LETTERS} with them and the reason, and is counted in {@code
  * badRecords}.
+ *
+ * <p>In a job whose topics a pattern chose, a record of a matching topic that the job has no table
+ * for (a topic created after the job was built) ends the job with {@link NewSourceTableException},
+ * so that it is built again with that topic's table.
  */
 public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
 
@@ -41,6 +47,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   private final String sequenceColumn;
   private final String format;
   private final BadRecordPolicy badRecordPolicy;
+  private final Pattern topicPattern;
 
   private transient Map<String, RecordParser> parsers;
   private transient Counter badRecords;
@@ -48,17 +55,22 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   /**
    * @param schemas the schema of each topic's table
    * @param tableNames the Iceberg table of each topic, for messages and dead letters
+   * @param topicPattern the pattern the job's topics were chosen by, or null for a list of topics:
+   *     a record of a matching topic that the job has no table for ends the job with {@link
+   *     NewSourceTableException}
    */
   public KafkaRouter(
       Map<String, ChangeSchema> schemas,
       Map<String, String> tableNames,
       String sequenceColumn,
       String format,
-      BadRecordPolicy badRecordPolicy) {
+      BadRecordPolicy badRecordPolicy,
+      Pattern topicPattern) {
     this.routes = TableRoute.byTopic(schemas, tableNames);
     this.sequenceColumn = sequenceColumn;
     this.format = format;
     this.badRecordPolicy = badRecordPolicy;
+    this.topicPattern = topicPattern;
   }
 
   public OutputTag<ChangeEvent> outputOf(String topic) {
@@ -102,6 +114,9 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       return;
     }
     TableRoute route = routes.get(record.topic);
+    if (route == null && topicPattern != null && topicPattern.matcher(record.topic).matches()) {
+      throw new NewSourceTableException(record.topic, "topic " + record.position());
+    }
     try {
       if (route == null) {
         throw new MalformedChangeException(

@@ -1,6 +1,7 @@
 package io.icebergcdc.jobs.pipeline;
 
 import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.NewSourceTableException;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.jobs.Checkpoints;
@@ -24,7 +25,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A captured table whose schema changes while the job runs ends the job with {@link
  * SourceSchemaChangedException}. {@link #run()} then evolves the Iceberg table, composes the job
- * again from the new schemas and resumes it from its latest checkpoint.
+ * again from the new schemas and resumes it from its latest checkpoint. A source table or topic
+ * that appears while the job runs ends it the same way ({@link NewSourceTableException}); {@link
+ * #run()} composes the job again, with a table for it, and resumes it from its latest checkpoint.
  */
 public final class JobRunner {
 
@@ -54,7 +57,8 @@ public final class JobRunner {
    * Runs the job until it ends, fails or is cancelled. When it ends because a source table's schema
    * changed, evolves the table's Iceberg table and runs the job again, composed from the new
    * schemas, from the ended job's latest completed checkpoint (or, if it completed none, from where
-   * it was itself started).
+   * it was itself started). When it ends because a source table or topic appeared, composes it
+   * again, with that table, and resumes it the same way.
    *
    * @return how many records the source's parser wrote to the dead-letter output, instead of
    *     failing, in the run that ended (earlier runs of a schema change count again from their
@@ -63,6 +67,7 @@ public final class JobRunner {
   public long run() throws Exception {
     JobDefinition current = job;
     SourceSchemaChangedException previous = null;
+    String previousNewSource = null;
     while (true) {
       try {
         PipelineComposer.ComposedJob composed = compose(current);
@@ -75,6 +80,21 @@ public final class JobRunner {
                 : null;
         return counted instanceof Number n ? n.longValue() : 0;
       } catch (Exception e) {
+        NewSourceTableException newSource = cause(e, NewSourceTableException.class);
+        if (newSource != null) {
+          if (newSource.source().equals(previousNewSource)) {
+            // Built again for it, the job still has no table for it.
+            throw e;
+          }
+          previousNewSource = newSource.source();
+          String checkpoint = resumePoint(current, e);
+          LOG.info(
+              "Source {} appeared; building the job again with its table, resuming from {}",
+              newSource.source(),
+              checkpoint == null ? "the start, no checkpoint was completed" : checkpoint);
+          current = current.restoringFrom(checkpoint);
+          continue;
+        }
         SourceSchemaChangedException change = schemaChange(e);
         if (change == null
             || change.sourceSchema() == null
@@ -152,18 +172,23 @@ public final class JobRunner {
 
   /** The schema change that ended a job, if that is what ended it. */
   static SourceSchemaChangedException schemaChange(Throwable failure) {
+    return cause(failure, SourceSchemaChangedException.class);
+  }
+
+  /**
+   * The exception of the given type among the causes of a job's failure, also where it reached the
+   * client serialized; or null.
+   */
+  static <T extends Throwable> T cause(Throwable failure, Class<T> type) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof SourceSchemaChangedException change) {
-        return change;
+      if (type.isInstance(t)) {
+        return type.cast(t);
       }
       if (t instanceof SerializedThrowable serialized
-          && SourceSchemaChangedException.class
-              .getName()
-              .equals(serialized.getOriginalErrorClassName())) {
-        Throwable original =
-            serialized.deserializeError(SourceSchemaChangedException.class.getClassLoader());
-        if (original instanceof SourceSchemaChangedException change) {
-          return change;
+          && type.getName().equals(serialized.getOriginalErrorClassName())) {
+        Throwable original = serialized.deserializeError(type.getClassLoader());
+        if (type.isInstance(original)) {
+          return type.cast(original);
         }
       }
       if (t.getCause() == t) {

@@ -23,6 +23,8 @@ import java.util.Properties;
 import java.util.regex.Pattern;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
+import org.apache.flink.connector.kafka.source.KafkaSourceOptions;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -43,8 +45,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * Kafka topics of change events: a {@link KafkaSource} (its offsets live in Flink's checkpoints)
  * and a router that parses each record for its topic's table. Topics given by a pattern are listed
- * when the job starts; for Debezium JSON, a table missing in the catalog is created from the
- * Connect schema of the first record of its topic that carries one.
+ * when the job starts, and looked for while it runs: a new one ends the job, which {@link
+ * JobRunner#run()} builds again with it (the source reads it from its start). For Debezium JSON, a
+ * table missing in the catalog is created from the Connect schema of the first record of its topic
+ * that carries one.
  */
 final class KafkaSourceTranslator implements SourceTranslator {
 
@@ -52,6 +56,9 @@ final class KafkaSourceTranslator implements SourceTranslator {
       org.slf4j.LoggerFactory.getLogger(KafkaSourceTranslator.class);
 
   private static final Duration SCHEMA_LOOKUP_TIMEOUT = Duration.ofSeconds(30);
+
+  /** How often a job whose topics a pattern chose looks for new ones, unless told otherwise. */
+  static final Duration TOPIC_DISCOVERY_INTERVAL = Duration.ofSeconds(30);
 
   private final JobDefinition job;
   private final KafkaTopics kafka;
@@ -133,22 +140,26 @@ final class KafkaSourceTranslator implements SourceTranslator {
       tableNames.put(target.route(), target.table().toString());
       topics.add(target.route());
     }
-    KafkaSource<KafkaRecord> source =
+    Pattern pattern = kafka.topicPattern() == null ? null : Pattern.compile(kafka.topicPattern());
+    KafkaSourceBuilder<KafkaRecord> builder =
         KafkaSource.<KafkaRecord>builder()
             .setBootstrapServers(kafka.bootstrapServers())
-            .setTopics(topics)
             .setGroupId(kafka.groupId())
             .setStartingOffsets(startingOffsets(kafka.startingOffsets(), tableOffsets))
             .setDeserializer(new KafkaRecordDeserializer())
-            .setProperties(consumerProperties(kafka))
-            .build();
+            .setProperties(sourceProperties(kafka));
+    // By pattern, the source finds topics created while the job runs; the router ends the job at
+    // the first record of one, and it is built again with that topic's table.
+    KafkaSource<KafkaRecord> source =
+        (pattern == null ? builder.setTopics(topics) : builder.setTopicPattern(pattern)).build();
     KafkaRouter router =
         new KafkaRouter(
             schemas,
             tableNames,
             kafka.sequenceColumn(),
             kafka.format(),
-            job.deadLetters().policy());
+            job.deadLetters().policy(),
+            pattern);
     SingleOutputStreamOperator<ChangeEvent> routed =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)
             .uid(OperatorUids.KAFKA_SOURCE)
@@ -222,6 +233,21 @@ final class KafkaSourceTranslator implements SourceTranslator {
     Properties properties = new Properties();
     properties.putAll(kafka.kafkaProperties());
     properties.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    return properties;
+  }
+
+  /**
+   * The source's properties: the consumer's, and for a topic pattern, new topics looked for every
+   * {@link #TOPIC_DISCOVERY_INTERVAL} unless the user's {@code partition.discovery.interval.ms}
+   * says otherwise.
+   */
+  static Properties sourceProperties(KafkaTopics kafka) {
+    Properties properties = consumerProperties(kafka);
+    if (kafka.topicPattern() != null) {
+      properties.putIfAbsent(
+          KafkaSourceOptions.PARTITION_DISCOVERY_INTERVAL_MS.key(),
+          String.valueOf(TOPIC_DISCOVERY_INTERVAL.toMillis()));
+    }
     return properties;
   }
 

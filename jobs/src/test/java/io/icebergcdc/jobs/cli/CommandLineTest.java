@@ -47,6 +47,18 @@ class CommandLineTest {
   }
 
   @Test
+  void kafkaRefusesABadPatternAndADeadLetterTopicThePatternMatches() {
+    String[] base = {"apply", "--source", "kafka", "--warehouse", "w", "--bootstrap-servers", "b"};
+    assertThat(run(concat(base, "--topic-pattern", "shop.(")))
+        .isEqualTo("2: error: apply: --topic-pattern is no regular expression: Unclosed group");
+    assertThat(
+            run(concat(base, "--topic-pattern", "shop\\..*", "--dead-letter-topic", "shop.dead")))
+        .isEqualTo(
+            "2: error: apply: --dead-letter-topic shop.dead matches --topic-pattern shop\\..*:"
+                + " the job would read its own dead letters");
+  }
+
+  @Test
   void kafkaRefusesBadFormatsOffsetsAndProperties() {
     String[] base = {"apply", "--source", "kafka", "--warehouse", "w", "--topics", "t"};
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--format", "avro")))

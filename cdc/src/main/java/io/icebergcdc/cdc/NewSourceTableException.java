@@ -1,0 +1,41 @@
+package io.icebergcdc.cdc;
+
+import org.apache.flink.runtime.throwable.ThrowableAnnotation;
+import org.apache.flink.runtime.throwable.ThrowableType;
+
+/**
+ * A change of a source that the job's table list or topic pattern matches, but that the job has no
+ * table for: the table or topic appeared after the job was built.
+ *
+ * <p>Each table's operators are built with the job, so a running job cannot take a table it was not
+ * built with. It ends instead, and Flink does not restart it (a restart would meet the same change
+ * again): the apply command builds the job again, which creates the table's Iceberg table, and
+ * resumes from the job's latest checkpoint, from which the new source is read from its start.
+ */
+@ThrowableAnnotation(ThrowableType.NonRecoverableError)
+public final class NewSourceTableException extends RuntimeException {
+
+  private static final long serialVersionUID = 1L;
+
+  private final String source;
+
+  /**
+   * @param source the new table or topic, as the job names its sources
+   * @param locator its first change the job met, for the message
+   */
+  public NewSourceTableException(String source, String locator) {
+    super(
+        "source "
+            + source
+            + " appeared while the job runs (first change at "
+            + locator
+            + "). The job ends here; the apply command builds it again with a table for it and"
+            + " resumes from the latest checkpoint, or run it again with --restore-from latest");
+    this.source = source;
+  }
+
+  /** The new table or topic. */
+  public String source() {
+    return source;
+  }
+}
