@@ -1,5 +1,6 @@
 package io.icebergcdc.capture;
 
+import io.icebergcdc.cdc.NewSourceTableException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -24,6 +25,9 @@ import org.slf4j.LoggerFactory;
  * PostgreSQL table of the job that its state has not seen (added to the job's tables since) is
  * published first, then chunked; a MySQL/MariaDB job refuses such a table, which the connector's
  * schema history in the state does not know.
+ *
+ * <p>Given a {@link NewTableWatch}, it looks for tables created in the source while the job runs
+ * and ends the job at the first ({@link NewSourceTableException}), to be built again with it.
  */
 final class CaptureSplitEnumerator
     implements SplitEnumerator<CaptureSplit, CaptureEnumeratorState> {
@@ -35,6 +39,7 @@ final class CaptureSplitEnumerator
   private final Map<String, String> connectorProperties;
   private final CaptureRoutes routes;
   private final ChunkedSnapshot snapshot;
+  private final NewTableWatch watch;
   private final boolean chunked;
   private final Deque<CaptureSplit> unassigned;
   private final Map<String, CaptureEnumeratorState.TableProgress> progress = new LinkedHashMap<>();
@@ -46,8 +51,10 @@ final class CaptureSplitEnumerator
       Map<String, String> connectorProperties,
       CaptureRoutes routes,
       ChunkedSnapshot snapshot,
+      NewTableWatch watch,
       CaptureEnumeratorState state) {
     this.context = context;
+    this.watch = watch;
     this.connectorProperties = connectorProperties;
     this.routes = routes;
     if (state.chunked() && snapshot == null && unfinished(state)) {
@@ -86,6 +93,11 @@ final class CaptureSplitEnumerator
 
   @Override
   public void start() {
+    if (watch != null) {
+      SourceDatabase database = SourceDatabase.of(connectorProperties);
+      long every = watch.interval().toMillis();
+      context.callAsync(() -> watch.newTables(database), this::newTablesFound, every, every);
+    }
     if (!chunked) {
       return;
     }
@@ -123,6 +135,22 @@ final class CaptureSplitEnumerator
     }
     for (ChunkedSnapshot.Table table : added) {
       progress.put(table.topic(), CaptureEnumeratorState.TableProgress.start(table.topic()));
+    }
+  }
+
+  /**
+   * Ends the job at the first table that appeared since it was built: thrown here, the exception
+   * fails the job, and Flink does not restart it.
+   */
+  private void newTablesFound(List<String> tables, Throwable error) {
+    if (error != null) {
+      // The log's reader fails the job if the database is gone; a missed look is not a failure.
+      LOG.warn("Could not look for new tables of the source: {}", error.toString());
+      return;
+    }
+    if (!tables.isEmpty()) {
+      LOG.info("Tables appeared in the source that the job's tables match: {}", tables);
+      throw new NewSourceTableException(tables.get(0), "the source's tables");
     }
   }
 

@@ -41,6 +41,7 @@ public final class DebeziumSource
   private final CaptureRoutes routes;
   private final ChunkedSnapshot snapshot;
   private final int queueCapacity;
+  private final NewTableWatch watch;
 
   /** A source whose connector takes the initial snapshot itself. */
   public DebeziumSource(Map<String, String> connectorProperties, CaptureRoutes routes) {
@@ -56,6 +57,29 @@ public final class DebeziumSource
       CaptureRoutes routes,
       ChunkedSnapshot snapshot,
       int queueCapacity) {
+    this(connectorProperties, routes, snapshot, queueCapacity, null);
+  }
+
+  /**
+   * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
+   *     own
+   * @param watch what tables created while the job runs end it, to be built again with them; only
+   *     with a chunked snapshot of PostgreSQL, which reads a table the log already streams; null
+   *     for none
+   */
+  public DebeziumSource(
+      Map<String, String> connectorProperties,
+      CaptureRoutes routes,
+      ChunkedSnapshot snapshot,
+      int queueCapacity,
+      NewTableWatch watch) {
+    if (watch != null
+        && (snapshot == null
+            || !PostgresSlotCheck.POSTGRES_CONNECTOR.equals(
+                connectorProperties.get("connector.class")))) {
+      throw new IllegalArgumentException(
+          "new tables are picked up only by a PostgreSQL capture with a chunked snapshot");
+    }
     if (!connectorProperties.containsKey("connector.class")) {
       throw new IllegalArgumentException("the Debezium properties name no 'connector.class'");
     }
@@ -70,6 +94,7 @@ public final class DebeziumSource
     this.routes = routes;
     this.snapshot = snapshot;
     this.queueCapacity = queueCapacity;
+    this.watch = watch;
   }
 
   @Override
@@ -89,7 +114,8 @@ public final class DebeziumSource
   @Override
   public SplitEnumerator<CaptureSplit, CaptureEnumeratorState> restoreEnumerator(
       SplitEnumeratorContext<CaptureSplit> context, CaptureEnumeratorState checkpoint) {
-    return new CaptureSplitEnumerator(context, connectorProperties, routes, snapshot, checkpoint);
+    return new CaptureSplitEnumerator(
+        context, connectorProperties, routes, snapshot, watch, checkpoint);
   }
 
   @Override

@@ -21,13 +21,14 @@ public final class NewSourceTableException extends RuntimeException {
 
   /**
    * @param source the new table or topic, as the job names its sources
-   * @param locator its first change the job met, for the message
+   * @param locator where the job met it (its first change, or the source's list of tables), for the
+   *     message
    */
   public NewSourceTableException(String source, String locator) {
     super(
         "source "
             + source
-            + " appeared while the job runs (first change at "
+            + " appeared while the job runs (seen at "
             + locator
             + "). The job ends here; the apply command builds it again with a table for it and"
             + " resumes from the latest checkpoint, or run it again with --restore-from latest");

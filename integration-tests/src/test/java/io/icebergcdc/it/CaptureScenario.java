@@ -271,8 +271,8 @@ abstract class CaptureScenario {
   abstract String widenQuantity();
 
   /** Waits until the job was built (again) from a source table that has the column. */
-  private static void awaitColumn(
-      Callable<?> running, JobRunner pipeline, String table, String column) throws Exception {
+  static void awaitColumn(Callable<?> running, JobRunner pipeline, String table, String column)
+      throws Exception {
     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
     while (System.nanoTime() < deadline) {
       running.call();
@@ -306,7 +306,7 @@ abstract class CaptureScenario {
    * Waits until every table of the job as it was last composed equals its source table, while
    * {@code running} says the job runs.
    */
-  private void awaitEqual(
+  void awaitEqual(
       Callable<?> running, Catalog catalog, JobDefinition job, JobRunner pipeline, Duration timeout)
       throws Exception {
     SourceTables.awaitEqual(

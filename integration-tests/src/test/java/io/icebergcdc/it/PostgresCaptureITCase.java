@@ -12,6 +12,17 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.client.program.ClusterClient;
+import org.apache.flink.runtime.client.JobStatusMessage;
+import org.apache.flink.test.junit5.InjectClusterClient;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -96,6 +107,89 @@ class PostgresCaptureITCase extends CaptureScenario {
     assertThatThrownBy(
             () -> new JobRunner(job(kept.toString())).start().getJobExecutionResult().get())
         .hasStackTraceContaining("has already released the log");
+  }
+
+  /**
+   * A table created while the job runs that its {@code --tables} match: the job ends, {@link
+   * JobRunner#run()} builds it again with the table and resumes it from its latest checkpoint; the
+   * new table is published and snapshotted in chunks beside the log, and its later changes stream
+   * in, while the other tables go on from the checkpoint. Every table ends equal to its source.
+   */
+  @Test
+  void picksUpATableCreatedWhileTheJobRuns(@InjectClusterClient ClusterClient<?> client)
+      throws Exception {
+    JobDefinition job =
+        job(
+            new DatabaseSource(
+                DatabaseSource.Kind.POSTGRES,
+                "127.0.0.1",
+                5432,
+                "postgres",
+                null,
+                DATABASE,
+                List.of("inventory\\..*"),
+                SLOT,
+                "icebergcdc_it",
+                0,
+                "pg",
+                100,
+                Duration.ofSeconds(1)),
+            "cdc.{schema}_{table}",
+            null);
+    JobRunner pipeline = new JobRunner(job);
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    Future<?> run =
+        executor.submit(
+            () -> {
+              pipeline.run();
+              return null;
+            });
+    Callable<?> runs =
+        () -> {
+          if (run.isDone()) {
+            run.get();
+            throw new AssertionError("the capture job ended");
+          }
+          return null;
+        };
+    try {
+      Catalog catalog = catalog(job);
+      awaitColumn(runs, pipeline, "customers", "name");
+      awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(90));
+
+      execute(
+          "CREATE TABLE inventory.returns (id int PRIMARY KEY, reason text, amount numeric(8,2))",
+          "INSERT INTO inventory.returns SELECT i, 'reason ' || i, i * 1.5"
+              + " FROM generate_series(1, 1000) i");
+      awaitColumn(runs, pipeline, "returns", "reason");
+      execute(
+          "UPDATE inventory.returns SET reason = 'changed' WHERE id % 7 = 0",
+          "DELETE FROM inventory.returns WHERE id % 11 = 0",
+          "INSERT INTO inventory.returns VALUES (5000, 'late', 1)",
+          "UPDATE inventory.customers SET visits = 77 WHERE id <= 10");
+      awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(120));
+
+      assertThat(pipeline.targets())
+          .extracting(target -> target.table().toString())
+          .containsExactlyInAnyOrder(
+              "cdc.inventory_customers", "cdc.inventory_order_lines", "cdc.inventory_returns");
+      Table customers = catalog.loadTable(TableIdentifier.parse("cdc.inventory_customers"));
+      Table returns = catalog.loadTable(TableIdentifier.parse("cdc.inventory_returns"));
+      assertEachCheckpointCommittedOnce(returns);
+      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(customers))
+          .as("the job before the new table, and the job built again with it")
+          .hasSize(2);
+      // The job built again resumed from the checkpoint: it rewrote only the updated customers.
+      assertThat(rowsUpdatedByLastJob(customers)).isBetween(10L, 20L);
+    } finally {
+      for (JobStatusMessage status : client.listJobs().get()) {
+        if (!status.getJobState().isGloballyTerminalState()) {
+          client.cancel(status.getJobId()).get();
+        }
+      }
+      executor.shutdown();
+      executor.awaitTermination(60, TimeUnit.SECONDS);
+    }
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.icebergcdc.jobs.capture;
 
+import io.icebergcdc.capture.TableListing;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -12,7 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Pattern;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
@@ -35,8 +35,13 @@ public final class SourceTables {
     try (Connection connection = source.connect()) {
       DatabaseMetaData meta = connection.getMetaData();
       List<CapturedTable> captured = new ArrayList<>();
-      for (String[] table : tables(source, meta)) {
-        captured.add(describe(source, connection, meta, table[0], table[1]));
+      for (TableListing.Name table :
+          TableListing.matching(
+              meta,
+              source.kind() == DatabaseSource.Kind.POSTGRES,
+              source.database(),
+              source.tablePatterns())) {
+        captured.add(describe(source, connection, meta, table.namespace(), table.name()));
       }
       if (captured.isEmpty()) {
         throw new IllegalArgumentException(
@@ -47,31 +52,6 @@ public final class SourceTables {
       throw new IllegalStateException(
           "cannot read the tables of " + source.origin() + ": " + e.getMessage(), e);
     }
-  }
-
-  private static List<String[]> tables(DatabaseSource source, DatabaseMetaData meta)
-      throws SQLException {
-    boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
-    List<Pattern> patterns = source.tablePatterns();
-    TreeMap<String, String[]> found = new TreeMap<>();
-    try (ResultSet tables =
-        postgres
-            ? meta.getTables(null, null, "%", new String[] {"TABLE", "PARTITIONED TABLE"})
-            : meta.getTables(source.database(), null, "%", new String[] {"TABLE"})) {
-      while (tables.next()) {
-        String namespace =
-            postgres ? tables.getString("TABLE_SCHEM") : tables.getString("TABLE_CAT");
-        String name = tables.getString("TABLE_NAME");
-        String qualified = namespace + "." + name;
-        for (Pattern pattern : patterns) {
-          if (pattern.matcher(qualified).matches()) {
-            found.put(qualified, new String[] {namespace, name});
-            break;
-          }
-        }
-      }
-    }
-    return new ArrayList<>(found.values());
   }
 
   private static CapturedTable describe(

@@ -81,6 +81,12 @@ final class ApplyCommand {
                   + " parallel beside the log and resume chunk by chunk after a failure; 0 for"
                   + " Debezium's own snapshot (one reader, started over after a failure).",
               DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS),
+          Flag.of(
+              "table-discovery-interval",
+              "<duration>",
+              "How often a PostgreSQL job with a chunked snapshot looks for new tables that"
+                  + " --tables match, to be built again with them; 0 for never.",
+              "30s"),
           Flag.of("server-id", "<N>", "The MySQL/MariaDB replication client's server id.", 5400),
           Flag.of(
               "name",
@@ -324,7 +330,9 @@ final class ApplyCommand {
           postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
           postgres ? 0 : args.intValue("server-id", 5400, 1),
           name,
-          args.intValue("snapshot-chunk-rows", DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS, 0));
+          args.intValue("snapshot-chunk-rows", DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS, 0),
+          args.duration(
+              "table-discovery-interval", DatabaseSource.DEFAULT_TABLE_DISCOVERY_INTERVAL));
     } catch (java.util.regex.PatternSyntaxException e) {
       throw new Arguments.UsageException(
           "apply: --tables holds a pattern that is no regular expression: " + e.getPattern());

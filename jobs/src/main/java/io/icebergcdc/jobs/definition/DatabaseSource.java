@@ -5,6 +5,7 @@ import io.icebergcdc.jobs.capture.CapturedTable;
 import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -29,6 +30,8 @@ import java.util.regex.Pattern;
  * @param snapshotChunkRows the rows of a chunk of the initial snapshot, which the job reads itself,
  *     in parallel, beside the log; 0 for Debezium's own snapshot (one reader, started over after a
  *     failure)
+ * @param tableDiscoveryInterval how often a PostgreSQL job with a chunked snapshot looks for tables
+ *     created while it runs that {@code tables} match, to be built again with them; zero for never
  */
 public record DatabaseSource(
     Kind kind,
@@ -42,7 +45,8 @@ public record DatabaseSource(
     String publication,
     long serverId,
     String name,
-    int snapshotChunkRows)
+    int snapshotChunkRows,
+    Duration tableDiscoveryInterval)
     implements SourceDefinition {
 
   /** The database products the job captures. */
@@ -112,6 +116,39 @@ public record DatabaseSource(
         DEFAULT_SNAPSHOT_CHUNK_ROWS);
   }
 
+  /** A source that looks for new tables every {@link #DEFAULT_TABLE_DISCOVERY_INTERVAL}. */
+  public DatabaseSource(
+      Kind kind,
+      String host,
+      int port,
+      String user,
+      String password,
+      String database,
+      List<String> tables,
+      String slot,
+      String publication,
+      long serverId,
+      String name,
+      int snapshotChunkRows) {
+    this(
+        kind,
+        host,
+        port,
+        user,
+        password,
+        database,
+        tables,
+        slot,
+        publication,
+        serverId,
+        name,
+        snapshotChunkRows,
+        DEFAULT_TABLE_DISCOVERY_INTERVAL);
+  }
+
+  /** How often a job looks for new tables unless told otherwise. */
+  public static final Duration DEFAULT_TABLE_DISCOVERY_INTERVAL = Duration.ofSeconds(30);
+
   /** The rows of a snapshot chunk unless the job names another number. */
   public static final int DEFAULT_SNAPSHOT_CHUNK_ROWS = 50_000;
 
@@ -119,6 +156,11 @@ public record DatabaseSource(
     if (snapshotChunkRows < 0) {
       throw new IllegalArgumentException(
           "snapshot chunks of " + snapshotChunkRows + " rows: a chunk cannot have fewer than 0");
+    }
+    if (tableDiscoveryInterval == null || tableDiscoveryInterval.isNegative()) {
+      throw new IllegalArgumentException(
+          "the table discovery interval must be zero (never) or positive, not "
+              + tableDiscoveryInterval);
     }
     tables = List.copyOf(tables);
     for (String table : tables) {

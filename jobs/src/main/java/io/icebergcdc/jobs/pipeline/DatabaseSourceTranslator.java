@@ -5,6 +5,7 @@ import io.icebergcdc.capture.CapturedChange;
 import io.icebergcdc.capture.CapturedChangeRouter;
 import io.icebergcdc.capture.ChunkedSnapshot;
 import io.icebergcdc.capture.DebeziumSource;
+import io.icebergcdc.capture.NewTableWatch;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
@@ -17,6 +18,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -34,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * table's changes on. With a chunked snapshot (PostgreSQL) the source runs at the job's parallelism
  * and all its readers read chunks of the snapshot; otherwise at parallelism 1. Tables missing in
  * the catalog are created from the source's schema; existing ones are evolved to it ({@link
- * CdcTables#evolve}).
+ * CdcTables#evolve}). A PostgreSQL job with a chunked snapshot looks for tables created while it
+ * runs that its table patterns match, and ends at the first, to be built again with it ({@link
+ * NewTableWatch}).
  */
 final class DatabaseSourceTranslator implements SourceTranslator {
 
@@ -99,7 +104,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
                     source.debeziumProperties(captured),
                     routes,
                     snapshot,
-                    DebeziumSource.DEFAULT_QUEUE_CAPACITY),
+                    DebeziumSource.DEFAULT_QUEUE_CAPACITY,
+                    newTableWatch(snapshot)),
                 WatermarkStrategy.noWatermarks(),
                 "Debezium " + source.origin())
             .uid(OperatorUids.DEBEZIUM_SOURCE)
@@ -112,6 +118,23 @@ final class DatabaseSourceTranslator implements SourceTranslator {
             .uid(OperatorUids.ROUTE_DEBEZIUM)
             .setParallelism(parallelism);
     return RoutedChanges.ofRouter(routed, targets, routes::outputOf, TableTarget::source);
+  }
+
+  /**
+   * What tables created while the job runs end it, to be built again with them: for PostgreSQL with
+   * a chunked snapshot, which reads such a table beside the log. Debezium's own snapshot is over
+   * once the job streams, and MySQL's schema history in the job's state would not know the table.
+   */
+  private NewTableWatch newTableWatch(ChunkedSnapshot snapshot) {
+    if (snapshot == null
+        || source.kind() != DatabaseSource.Kind.POSTGRES
+        || source.tableDiscoveryInterval().isZero()) {
+      return null;
+    }
+    return new NewTableWatch(
+        source.tablePatterns().stream().map(Pattern::pattern).toList(),
+        captured.stream().map(CapturedTable::qualifiedName).collect(Collectors.toSet()),
+        source.tableDiscoveryInterval());
   }
 
   /** The chunked snapshot of the captured tables; null for Debezium's own. */

@@ -1,0 +1,67 @@
+package io.icebergcdc.capture;
+
+import java.io.Serializable;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * What the capture source's enumerator looks for while the job runs: tables of a PostgreSQL source
+ * that the job's table patterns match but that the job does not capture, as tables created after it
+ * started are. At the first, the enumerator ends the job ({@link
+ * io.icebergcdc.cdc.NewSourceTableException}); the apply command builds it again with the table,
+ * whose chunked snapshot the source then reads, beside the log, without reading the others again.
+ */
+public final class NewTableWatch implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+
+  private final List<String> patterns;
+  private final Set<String> captured;
+  private final Duration interval;
+
+  /**
+   * @param patterns the job's table patterns, over {@code schema.table}
+   * @param captured the qualified names of the tables the job captures
+   * @param interval how often to look
+   */
+  public NewTableWatch(List<String> patterns, Set<String> captured, Duration interval) {
+    if (interval.isNegative() || interval.isZero()) {
+      throw new IllegalArgumentException("a table watch needs a positive interval: " + interval);
+    }
+    this.patterns = List.copyOf(patterns);
+    this.captured = Set.copyOf(captured);
+    this.interval = interval;
+  }
+
+  Duration interval() {
+    return interval;
+  }
+
+  /** The matching tables the job does not capture, in name order. */
+  List<String> newTables(SourceDatabase database) throws SQLException {
+    List<Pattern> compiled = new ArrayList<>();
+    for (String pattern : patterns) {
+      compiled.add(Pattern.compile(pattern));
+    }
+    List<String> found = new ArrayList<>();
+    try (Connection connection = database.connect()) {
+      for (TableListing.Name table :
+          TableListing.matching(connection.getMetaData(), true, null, compiled)) {
+        if (!captured.contains(table.qualified())) {
+          found.add(table.qualified());
+        }
+      }
+    }
+    return found;
+  }
+
+  @Override
+  public String toString() {
+    return "NewTableWatch[" + patterns + " every " + interval + "]";
+  }
+}
