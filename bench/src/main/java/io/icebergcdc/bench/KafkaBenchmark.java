@@ -12,6 +12,9 @@ import io.icebergcdc.jobs.demo.ChangelogGenerator;
 import io.icebergcdc.jobs.pipeline.JobRunner;
 import io.icebergcdc.localkafka.LocalKafkaBroker;
 import io.icebergcdc.sink.CatalogDefinition;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,10 +24,12 @@ import java.time.LocalDate;
 import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Set;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
@@ -67,28 +72,26 @@ public final class KafkaBenchmark {
 
     // --debezium-file: events written by bench/scripts/debezium_json_events.py, each with its
     // Connect schema, read by the Debezium JSON path only; else the generated changelog.
+    // A file's events are streamed into the broker as they are read, never all held here.
     String file = options.get("debezium-file");
-    List<String> lines =
-        file != null
-            ? Files.readAllLines(Paths.get(file))
-            : new ChangelogGenerator(changes, keys, 0, 0, 7).generate().lines();
     List<Map.Entry<String, String>> debezium = new ArrayList<>();
     List<Map.Entry<String, String>> upserts = new ArrayList<>();
-    for (String line : lines) {
-      JsonNode root = MAPPER.readTree(line);
-      JsonNode payload = root.has("payload") ? root.get("payload") : root;
-      boolean delete = payload.get("after").isNull();
-      JsonNode row = delete ? payload.get("before") : payload.get("after");
-      String key = "{\"id\":" + row.get("id").asLong() + "}";
-      debezium.add(Map.entry(key, line));
-      if (file == null) {
-        upserts.add(new AbstractMap.SimpleEntry<>(key, delete ? null : upsertRow(row)));
+    long events;
+    if (file == null) {
+      List<String> lines = new ChangelogGenerator(changes, keys, 0, 0, 7).generate().lines();
+      for (String line : lines) {
+        JsonNode payload = payloadOf(MAPPER.readTree(line));
+        JsonNode after = payload.get("after");
+        String key = keyOf(payload);
+        debezium.add(Map.entry(key, line));
+        upserts.add(new AbstractMap.SimpleEntry<>(key, after.isNull() ? null : upsertRow(after)));
+      }
+      events = lines.size();
+    } else {
+      try (java.util.stream.Stream<String> lines = Files.lines(Paths.get(file))) {
+        events = lines.count();
       }
     }
-
-    int events = lines.size();
-    String expected = file != null ? expectedRows(lines) : null;
-    lines = null;
     StringBuilder report = new StringBuilder();
     report.append(
         String.format(
@@ -117,13 +120,28 @@ public final class KafkaBenchmark {
               : List.of(KafkaTopics.DEBEZIUM_JSON, KafkaTopics.UPSERT_JSON)) {
         String topic = "bench." + format.replace('-', '_');
         broker.createTopic(topic, parallelism);
-        List<RecordMetadata> sent =
-            broker.produce(topic, format.equals(KafkaTopics.DEBEZIUM_JSON) ? debezium : upserts);
-        // The events stay in the broker only: held here too, they would weigh on the job's heap.
-        (format.equals(KafkaTopics.DEBEZIUM_JSON) ? debezium : upserts).clear();
         Map<String, Long> ends = new HashMap<>();
-        for (RecordMetadata metadata : sent) {
-          ends.merge(topic + "/" + metadata.partition(), metadata.offset(), Math::max);
+        String expected = null;
+        if (file != null) {
+          FileEvents read = new FileEvents(Paths.get(file));
+          long started = System.nanoTime();
+          broker
+              .produceEach(topic, read)
+              .forEach((partition, offset) -> ends.put(topic + "/" + partition, offset));
+          System.out.printf(
+              Locale.ROOT,
+              "%,d events into the topic in %.1f s%n",
+              events,
+              (System.nanoTime() - started) / 1e9);
+          expected = read.expectedRows();
+        } else {
+          List<RecordMetadata> sent =
+              broker.produce(topic, format.equals(KafkaTopics.DEBEZIUM_JSON) ? debezium : upserts);
+          // The events stay in the broker only: held here too, they would weigh on the job's heap.
+          (format.equals(KafkaTopics.DEBEZIUM_JSON) ? debezium : upserts).clear();
+          for (RecordMetadata metadata : sent) {
+            ends.merge(topic + "/" + metadata.partition(), metadata.offset(), Math::max);
+          }
         }
         if (Boolean.parseBoolean(options.getOrDefault("consumer-only", "false"))) {
           double consumer = consumeToEnd(broker, topic, ends);
@@ -357,19 +375,66 @@ public final class KafkaBenchmark {
     return output;
   }
 
-  /** What the events leave, as the peer's check prints it: rows, and the sum of their qty. */
-  private static String expectedRows(List<String> lines) throws Exception {
-    Map<Long, Long> qty = new HashMap<>();
-    for (String line : lines) {
-      JsonNode payload = MAPPER.readTree(line).get("payload");
-      if (payload.get("after").isNull()) {
-        qty.remove(payload.get("before").get("id").asLong());
-      } else {
-        JsonNode after = payload.get("after");
-        qty.put(after.get("id").asLong(), after.get("qty").asLong());
+  /** An event's payload, with or without its schema part. */
+  private static JsonNode payloadOf(JsonNode root) {
+    return root.has("payload") ? root.get("payload") : root;
+  }
+
+  /** The Kafka key of an event's payload, as Debezium writes it. */
+  private static String keyOf(JsonNode payload) {
+    JsonNode row = payload.get("after").isNull() ? payload.get("before") : payload.get("after");
+    return "{\"id\":" + row.get("id").asLong() + "}";
+  }
+
+  /**
+   * A file's events as Kafka records, one line at a time, noting what they leave as the peer's
+   * check prints it: rows, and the sum of their qty.
+   */
+  private static final class FileEvents implements Iterator<Map.Entry<String, String>> {
+    private final BufferedReader reader;
+    private final Map<Long, Long> qty = new HashMap<>();
+    private String next;
+
+    FileEvents(Path file) throws IOException {
+      this.reader = Files.newBufferedReader(file, StandardCharsets.UTF_8);
+      this.next = reader.readLine();
+    }
+
+    @Override
+    public boolean hasNext() {
+      return next != null;
+    }
+
+    @Override
+    public Map.Entry<String, String> next() {
+      if (next == null) {
+        throw new NoSuchElementException();
+      }
+      String line = next;
+      try {
+        JsonNode payload = payloadOf(MAPPER.readTree(line));
+        if (payload.get("after").isNull()) {
+          qty.remove(payload.get("before").get("id").asLong());
+        } else {
+          JsonNode after = payload.get("after");
+          qty.put(after.get("id").asLong(), after.get("qty").asLong());
+        }
+        next = reader.readLine();
+        if (next == null) {
+          reader.close();
+        }
+        return Map.entry(keyOf(payload), line);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
     }
-    return "rows=" + qty.size() + " qty=" + qty.values().stream().mapToLong(Long::longValue).sum();
+
+    String expectedRows() {
+      return "rows="
+          + qty.size()
+          + " qty="
+          + qty.values().stream().mapToLong(Long::longValue).sum();
+    }
   }
 
   /** Whether the snapshot's Kafka offsets reach the last offset of every partition. */

@@ -8,11 +8,15 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -168,6 +172,42 @@ public final class LocalKafkaBroker implements AutoCloseable {
       metadata.add(future.get());
     }
     return metadata;
+  }
+
+  /**
+   * Sends records (key, value) to a topic as {@code records} gives them, each to the partition its
+   * key hashes to, holding none of them once sent, and returns the highest offset written to each
+   * partition: for more records than a heap holds.
+   */
+  public Map<Integer, Long> produceEach(String topic, Iterator<Map.Entry<String, String>> records)
+      throws Exception {
+    Properties properties = new Properties();
+    properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+    properties.put(ProducerConfig.ACKS_CONFIG, "all");
+    properties.put(ProducerConfig.LINGER_MS_CONFIG, "20");
+    properties.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(512 * 1024));
+    Map<Integer, Long> ends = new ConcurrentHashMap<>();
+    AtomicReference<Exception> failure = new AtomicReference<>();
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
+      while (records.hasNext() && failure.get() == null) {
+        Map.Entry<String, String> record = records.next();
+        producer.send(
+            new ProducerRecord<>(topic, record.getKey(), record.getValue()),
+            (metadata, e) -> {
+              if (e != null) {
+                failure.compareAndSet(null, e);
+              } else {
+                ends.merge(metadata.partition(), metadata.offset(), Math::max);
+              }
+            });
+      }
+      producer.flush();
+    }
+    if (failure.get() != null) {
+      throw failure.get();
+    }
+    return new TreeMap<>(ends);
   }
 
   private static ProcessBuilder java(String mainClass, String... args) {
