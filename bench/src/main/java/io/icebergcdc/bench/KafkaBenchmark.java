@@ -173,6 +173,13 @@ public final class KafkaBenchmark {
                 interval,
                 consumerProperties(options.get("kafka-properties")));
         System.out.printf(Locale.ROOT, "%s: %.1f s%n", format, seconds);
+        if (expected != null) {
+          String ours = rowsOf(catalog.loadTable(identifier));
+          if (!ours.equals(expected)) {
+            throw new IllegalStateException(
+                "our job left " + ours + " in " + identifier + ", the events " + expected);
+          }
+        }
         report.append(
             String.format(
                 Locale.ROOT, "| %s | %,.0f | %.1f |%n", format, events / seconds, seconds));
@@ -373,6 +380,21 @@ public final class KafkaBenchmark {
       throw new IllegalStateException("the Flink SQL peer into " + sink + " failed:\n" + output);
     }
     return output;
+  }
+
+  /** What a table holds, as the peer's check prints it: rows, and the sum of their qty. */
+  private static String rowsOf(Table table) throws IOException {
+    long rows = 0;
+    long qty = 0;
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+        org.apache.iceberg.data.IcebergGenerics.read(table).select("qty").build()) {
+      for (org.apache.iceberg.data.Record record : records) {
+        rows++;
+        Object value = record.getField("qty");
+        qty += value == null ? 0 : ((Number) value).longValue();
+      }
+    }
+    return "rows=" + rows + " qty=" + qty;
   }
 
   /** An event's payload, with or without its schema part. */
