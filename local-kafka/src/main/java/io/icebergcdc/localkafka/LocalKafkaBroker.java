@@ -144,9 +144,39 @@ public final class LocalKafkaBroker implements AutoCloseable {
     return Admin.create(properties);
   }
 
+  /**
+   * Creates a topic and returns once the broker leads each of its partitions: a producer that sends
+   * before then is refused (NOT_LEADER_OR_FOLLOWER), and its idempotent retries can then loop on
+   * OUT_OF_ORDER_SEQUENCE_NUMBER.
+   */
   public void createTopic(String name, int partitions) throws Exception {
     try (Admin admin = admin()) {
       admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+      long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+      while (true) {
+        boolean led;
+        try {
+          led =
+              admin
+                  .describeTopics(List.of(name))
+                  .allTopicNames()
+                  .get()
+                  .get(name)
+                  .partitions()
+                  .stream()
+                  .allMatch(partition -> partition.leader() != null);
+        } catch (java.util.concurrent.ExecutionException e) {
+          led = false; // not known to the broker's metadata yet
+        }
+        if (led) {
+          return;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "topic " + name + " has no leader after " + START_TIMEOUT);
+        }
+        Thread.sleep(50);
+      }
     }
   }
 
@@ -159,6 +189,7 @@ public final class LocalKafkaBroker implements AutoCloseable {
     Properties properties = new Properties();
     properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
     properties.put(ProducerConfig.ACKS_CONFIG, "all");
+    properties.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
     List<Future<RecordMetadata>> sent = new ArrayList<>();
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
