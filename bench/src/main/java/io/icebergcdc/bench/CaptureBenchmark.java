@@ -111,21 +111,22 @@ public final class CaptureBenchmark {
     boolean failHalfway = Boolean.parseBoolean(options.getOrDefault("fail-halfway", "false"));
     DatabaseSource source =
         new DatabaseSource(
-            DatabaseSource.Kind.POSTGRES,
-            "127.0.0.1",
-            5432,
-            "postgres",
-            null,
-            DATABASE,
-            List.of("bench\\.items"),
-            SLOT,
-            SLOT,
-            0,
-            "bench",
-            Integer.parseInt(
-                options.getOrDefault(
-                    "snapshot-chunk-rows",
-                    Integer.toString(DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS))));
+                DatabaseSource.Kind.POSTGRES,
+                "127.0.0.1",
+                5432,
+                "postgres",
+                null,
+                DATABASE,
+                List.of("bench\\.items"),
+                SLOT,
+                SLOT,
+                0,
+                "bench")
+            .withSnapshotChunkRows(
+                Integer.parseInt(
+                    options.getOrDefault(
+                        "snapshot-chunk-rows",
+                        Integer.toString(DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS))));
     if (Boolean.parseBoolean(options.getOrDefault("engine-only", "false"))) {
       runEngineOnly(source, out);
       return;

@@ -51,20 +51,20 @@ class MariaDbChunkedSnapshotITCase extends ChunkedSnapshotScenario {
   @Override
   DatabaseSource source(String tables) {
     return new DatabaseSource(
-        DatabaseSource.Kind.MARIADB,
-        "127.0.0.1",
-        3306,
-        "root",
-        null,
-        DATABASE,
-        List.of(tables),
-        null,
-        null,
-        5402,
-        "maria",
+            DatabaseSource.Kind.MARIADB,
+            "127.0.0.1",
+            3306,
+            "root",
+            null,
+            DATABASE,
+            List.of(tables),
+            null,
+            null,
+            5402,
+            "maria")
         // MariaDB shows a query while it sends its rows: chunks big enough to outlast the socket's
         // buffers stay visible to the test's KILL while the reader takes their rows.
-        10_000);
+        .withSnapshotChunkRows(10_000);
   }
 
   @Override

@@ -54,18 +54,18 @@ class PostgresChunkedSnapshotITCase extends ChunkedSnapshotScenario {
   @Override
   DatabaseSource source(String tables) {
     return new DatabaseSource(
-        DatabaseSource.Kind.POSTGRES,
-        "127.0.0.1",
-        5432,
-        "postgres",
-        null,
-        DATABASE,
-        List.of(tables),
-        SLOT,
-        "icebergcdc_chunks",
-        0,
-        "pg",
-        500);
+            DatabaseSource.Kind.POSTGRES,
+            "127.0.0.1",
+            5432,
+            "postgres",
+            null,
+            DATABASE,
+            List.of(tables),
+            SLOT,
+            "icebergcdc_chunks",
+            0,
+            "pg")
+        .withSnapshotChunkRows(500);
   }
 
   @Override

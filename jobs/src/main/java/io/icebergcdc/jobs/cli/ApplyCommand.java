@@ -319,20 +319,22 @@ final class ApplyCommand {
     String name = args.optional("name", kind.name().toLowerCase(Locale.ROOT));
     try {
       return new DatabaseSource(
-          kind,
-          args.required("host"),
-          args.intValue("port", kind.defaultPort(), 1),
-          args.required("user"),
-          password(args),
-          args.required("database"),
-          args.optionalList("tables"),
-          postgres ? args.optional("slot", "iceberg_cdc_" + name) : null,
-          postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
-          postgres ? 0 : args.intValue("server-id", 5400, 1),
-          name,
-          args.intValue("snapshot-chunk-rows", DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS, 0),
-          args.duration(
-              "table-discovery-interval", DatabaseSource.DEFAULT_TABLE_DISCOVERY_INTERVAL));
+              kind,
+              args.required("host"),
+              args.intValue("port", kind.defaultPort(), 1),
+              args.required("user"),
+              password(args),
+              args.required("database"),
+              args.optionalList("tables"),
+              postgres ? args.optional("slot", "iceberg_cdc_" + name) : null,
+              postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
+              postgres ? 0 : args.intValue("server-id", 5400, 1),
+              name)
+          .withSnapshotChunkRows(
+              args.intValue("snapshot-chunk-rows", DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS, 0))
+          .withTableDiscoveryInterval(
+              args.duration(
+                  "table-discovery-interval", DatabaseSource.DEFAULT_TABLE_DISCOVERY_INTERVAL));
     } catch (java.util.regex.PatternSyntaxException e) {
       throw new Arguments.UsageException(
           "apply: --tables holds a pattern that is no regular expression: " + e.getPattern());

@@ -88,7 +88,10 @@ public record DatabaseSource(
     return "DatabaseSource[" + origin() + ", user " + user + ", tables " + tables + "]";
   }
 
-  /** A source with the default snapshot: in chunks of the default size. */
+  /**
+   * A source with the defaults: a snapshot in chunks of {@link #DEFAULT_SNAPSHOT_CHUNK_ROWS} rows,
+   * new tables looked for every {@link #DEFAULT_TABLE_DISCOVERY_INTERVAL}; the withers change them.
+   */
   public DatabaseSource(
       Kind kind,
       String host,
@@ -113,24 +116,31 @@ public record DatabaseSource(
         publication,
         serverId,
         name,
-        DEFAULT_SNAPSHOT_CHUNK_ROWS);
+        DEFAULT_SNAPSHOT_CHUNK_ROWS,
+        DEFAULT_TABLE_DISCOVERY_INTERVAL);
   }
 
-  /** A source that looks for new tables every {@link #DEFAULT_TABLE_DISCOVERY_INTERVAL}. */
-  public DatabaseSource(
-      Kind kind,
-      String host,
-      int port,
-      String user,
-      String password,
-      String database,
-      List<String> tables,
-      String slot,
-      String publication,
-      long serverId,
-      String name,
-      int snapshotChunkRows) {
-    this(
+  /** This source with snapshot chunks of {@code rows} rows; 0 for Debezium's own snapshot. */
+  public DatabaseSource withSnapshotChunkRows(int rows) {
+    return new DatabaseSource(
+        kind,
+        host,
+        port,
+        user,
+        password,
+        database,
+        tables,
+        slot,
+        publication,
+        serverId,
+        name,
+        rows,
+        tableDiscoveryInterval);
+  }
+
+  /** This source looking for new tables every {@code interval}; zero for never. */
+  public DatabaseSource withTableDiscoveryInterval(Duration interval) {
+    return new DatabaseSource(
         kind,
         host,
         port,
@@ -143,7 +153,7 @@ public record DatabaseSource(
         serverId,
         name,
         snapshotChunkRows,
-        DEFAULT_TABLE_DISCOVERY_INTERVAL);
+        interval);
   }
 
   /** How often a job looks for new tables unless told otherwise. */
