@@ -23,14 +23,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.client.JobStatusMessage;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -181,22 +176,8 @@ abstract class CaptureScenario {
       throws Exception {
     JobDefinition job = job(null);
     JobRunner pipeline = new JobRunner(job);
-    ExecutorService runner = Executors.newSingleThreadExecutor();
-    Future<?> run =
-        runner.submit(
-            () -> {
-              pipeline.run();
-              return null;
-            });
-    Callable<?> running =
-        () -> {
-          if (run.isDone()) {
-            run.get();
-            throw new AssertionError("the capture job ended");
-          }
-          return null;
-        };
-    try {
+    try (BackgroundRun run = BackgroundRun.start(pipeline, client)) {
+      Callable<?> running = run.running();
       Catalog catalog = catalog(job);
       awaitColumn(running, pipeline, "customers", "name");
       awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(90));
@@ -255,15 +236,6 @@ abstract class CaptureScenario {
       // loyalty, the order lines' the 3 rows of order 2.
       assertThat(rowsUpdatedByLastJob(icebergCustomers)).isBetween(50L, 60L);
       assertThat(rowsUpdatedByLastJob(icebergOrderLines)).isBetween(3L, 10L);
-    } finally {
-      for (JobStatusMessage status : client.listJobs().get()) {
-        if (!status.getJobState().isGloballyTerminalState()) {
-          client.cancel(status.getJobId()).get();
-        }
-      }
-      // The runner ends with the cancelled job; a failure of the test above is what it reports.
-      runner.shutdown();
-      runner.awaitTermination(60, TimeUnit.SECONDS);
     }
   }
 

@@ -25,15 +25,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.client.JobStatusMessage;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -219,21 +214,13 @@ class KafkaApplyITCase {
             null,
             null,
             0);
-    JobRunner runner = new JobRunner(job);
-    ExecutorService executor = Executors.newSingleThreadExecutor();
-    Future<?> run =
-        executor.submit(
-            () -> {
-              runner.run();
-              return null;
-            });
-    try {
+    try (BackgroundRun run = BackgroundRun.start(new JobRunner(job), client)) {
       Catalog catalog = job.catalog().loader().loadCatalog();
       TableIdentifier firstTable = TableIdentifier.of("late", "first");
       long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
       while (!catalog.tableExists(firstTable)
           || catalog.loadTable(firstTable).currentSnapshot() == null) {
-        assertThat(run.isDone()).as("the job ended: %s", run).isFalse();
+        run.check();
         assertThat(System.nanoTime()).as("a commit to %s", firstTable).isLessThan(deadline);
         Thread.sleep(100);
       }
@@ -244,7 +231,7 @@ class KafkaApplyITCase {
       // only that job can read it.
       TableIdentifier lateTable = TableIdentifier.of("late", "second");
       while (!catalog.tableExists(lateTable)) {
-        assertThat(run.isDone()).as("the job ended: %s", run).isFalse();
+        run.check();
         assertThat(System.nanoTime()).as("table %s created", lateTable).isLessThan(deadline);
         Thread.sleep(100);
       }
@@ -255,7 +242,7 @@ class KafkaApplyITCase {
       for (Map.Entry<TableIdentifier, Changelog> entry : expected.entrySet()) {
         List<String> differences = List.of("not created");
         while (System.nanoTime() < deadline) {
-          assertThat(run.isDone()).as("the job ended: %s", run).isFalse();
+          run.check();
           if (catalog.tableExists(entry.getKey())) {
             differences =
                 entry.getValue().model().differences(catalog.loadTable(entry.getKey()), 10);
@@ -272,14 +259,6 @@ class KafkaApplyITCase {
           .hasSize(2);
       assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(lateTable)))
           .hasSize(1);
-    } finally {
-      for (JobStatusMessage status : client.listJobs().get()) {
-        if (!status.getJobState().isGloballyTerminalState()) {
-          client.cancel(status.getJobId()).get();
-        }
-      }
-      executor.shutdown();
-      executor.awaitTermination(60, TimeUnit.SECONDS);
     }
   }
 

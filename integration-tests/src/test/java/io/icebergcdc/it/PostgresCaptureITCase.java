@@ -13,12 +13,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.apache.flink.client.program.ClusterClient;
-import org.apache.flink.runtime.client.JobStatusMessage;
 import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -121,38 +116,24 @@ class PostgresCaptureITCase extends CaptureScenario {
     JobDefinition job =
         job(
             new DatabaseSource(
-                DatabaseSource.Kind.POSTGRES,
-                "127.0.0.1",
-                5432,
-                "postgres",
-                null,
-                DATABASE,
-                List.of("inventory\\..*"),
-                SLOT,
-                "icebergcdc_it",
-                0,
-                "pg",
-                100,
-                Duration.ofSeconds(1)),
+                    DatabaseSource.Kind.POSTGRES,
+                    "127.0.0.1",
+                    5432,
+                    "postgres",
+                    null,
+                    DATABASE,
+                    List.of("inventory\\..*"),
+                    SLOT,
+                    "icebergcdc_it",
+                    0,
+                    "pg")
+                .withSnapshotChunkRows(100)
+                .withTableDiscoveryInterval(Duration.ofSeconds(1)),
             "cdc.{schema}_{table}",
             null);
     JobRunner pipeline = new JobRunner(job);
-    ExecutorService executor = Executors.newSingleThreadExecutor();
-    Future<?> run =
-        executor.submit(
-            () -> {
-              pipeline.run();
-              return null;
-            });
-    Callable<?> runs =
-        () -> {
-          if (run.isDone()) {
-            run.get();
-            throw new AssertionError("the capture job ended");
-          }
-          return null;
-        };
-    try {
+    try (BackgroundRun run = BackgroundRun.start(pipeline, client)) {
+      Callable<?> runs = run.running();
       Catalog catalog = catalog(job);
       awaitColumn(runs, pipeline, "customers", "name");
       awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(90));
@@ -181,14 +162,6 @@ class PostgresCaptureITCase extends CaptureScenario {
           .hasSize(2);
       // The job built again resumed from the checkpoint: it rewrote only the updated customers.
       assertThat(rowsUpdatedByLastJob(customers)).isBetween(10L, 20L);
-    } finally {
-      for (JobStatusMessage status : client.listJobs().get()) {
-        if (!status.getJobState().isGloballyTerminalState()) {
-          client.cancel(status.getJobId()).get();
-        }
-      }
-      executor.shutdown();
-      executor.awaitTermination(60, TimeUnit.SECONDS);
     }
   }
 
