@@ -20,7 +20,9 @@ public final class NewTableWatch implements Serializable {
 
   private static final long serialVersionUID = 1L;
 
-  private final List<String> patterns;
+  /** Compiled once: {@link Pattern} is serializable, and the enumerator looks every interval. */
+  private final List<Pattern> patterns;
+
   private final Set<String> captured;
   private final Duration interval;
 
@@ -33,7 +35,7 @@ public final class NewTableWatch implements Serializable {
     if (interval.isNegative() || interval.isZero()) {
       throw new IllegalArgumentException("a table watch needs a positive interval: " + interval);
     }
-    this.patterns = List.copyOf(patterns);
+    this.patterns = patterns.stream().map(Pattern::compile).toList();
     this.captured = Set.copyOf(captured);
     this.interval = interval;
   }
@@ -44,14 +46,10 @@ public final class NewTableWatch implements Serializable {
 
   /** The matching tables the job does not capture, in name order. */
   List<String> newTables(SourceDatabase database) throws SQLException {
-    List<Pattern> compiled = new ArrayList<>();
-    for (String pattern : patterns) {
-      compiled.add(Pattern.compile(pattern));
-    }
     List<String> found = new ArrayList<>();
     try (Connection connection = database.connect()) {
       for (TableListing.Name table :
-          TableListing.matching(connection.getMetaData(), true, null, compiled)) {
+          TableListing.matching(connection.getMetaData(), true, null, patterns)) {
         if (!captured.contains(table.qualified())) {
           found.add(table.qualified());
         }
