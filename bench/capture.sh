@@ -3,7 +3,16 @@
 #   bash bench/capture.sh [--rows N] [--seconds 60s] [--rate ROWS_PER_S] [--batch N]
 #                         [--parallelism N] [--checkpoint-interval 1s] [--out FILE]
 #                         [--snapshot-chunk-rows N (0: Debezium's own snapshot)] [--engine-only true]
+#                         [--flink-cdc true (the peer: Flink CDC's postgres-cdc into Iceberg)]
 # It configures the local PostgreSQL for logical decoding first, as the integration tests do.
+# The peer is a Maven project of its own on Flink 1.20 (bench/peers/flink-cdc-postgres), built here
+# when it is asked for.
 set -euo pipefail
-bash "$(dirname "$0")/../integration-tests/scripts/setup-databases.sh"
-exec bash "$(dirname "$0")/java.sh" CaptureBenchmark "$@"
+here=$(dirname "$0")
+bash "$here/../integration-tests/scripts/setup-databases.sh"
+if [[ " $* " == *" --flink-cdc true "* ]]; then
+  # shellcheck disable=SC2086
+  mvn -q -B -ntp ${BENCH_MAVEN_ARGS:-} -f "$here/peers/flink-cdc-postgres/pom.xml" \
+    package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+fi
+exec bash "$here/java.sh" CaptureBenchmark "$@"

@@ -68,25 +68,49 @@ import org.apache.kafka.connect.source.SourceRecord;
  * last of the transaction, comes at or after it. Both clocks are this machine's. At the end the
  * Iceberg table must equal the source table (row count and the sum of a column that every update
  * changes), or the benchmark fails.
+ *
+ * <p>With {@code --flink-cdc true} the same phases run against a peer instead of the capture job:
+ * Flink CDC's {@code postgres-cdc} source into Iceberg's upsert table through Flink SQL, in a JVM
+ * of its own on Flink 1.20 ({@code bench/peers/flink-cdc-postgres}, which {@code bench/capture.sh}
+ * builds). Its snapshots carry no source position, so a transaction is held by the first snapshot
+ * whose {@code total-records} count every row inserted and updated up to it: the upsert sink writes
+ * each insert and each update as one data record (an update also writes an equality delete).
  */
 public final class CaptureBenchmark {
 
   private static final String DATABASE = "icebergcdc_bench";
   private static final String SLOT = "icebergcdc_bench";
+  private static final String FLINK_CDC_SLOT = "flinkcdc_bench";
 
   private final Map<String, String> options;
   private final long rows;
   private final int batch;
   private final Duration phase;
 
-  /** One write transaction: where its last change is at least, and when it committed. */
-  private record Transaction(long lsnBeforeLast, long committedMillis) {}
+  /**
+   * One write transaction: where its last change is at least, how many rows the table had taken in
+   * and updated up to and including it, and when it committed.
+   */
+  private record Transaction(long lsnBeforeLast, long rowsThrough, long committedMillis) {}
+
+  /** The job under measurement, ours or the peer's. */
+  private interface Running extends AutoCloseable {
+    /** Throws if the job ended. */
+    void check() throws Exception;
+  }
+
+  /** Whether the peer runs instead of the capture job; see the class comment. */
+  private final boolean flinkCdc;
+
+  /** Rows inserted before the job and updated since, over every phase so far. */
+  private long rowsWritten;
 
   private CaptureBenchmark(Map<String, String> options) {
     this.options = options;
     this.rows = Long.parseLong(options.getOrDefault("rows", "200000"));
     this.batch = Integer.parseInt(options.getOrDefault("batch", "1000"));
     this.phase = TimeUtils.parseDuration(options.getOrDefault("seconds", "60s"));
+    this.flinkCdc = Boolean.parseBoolean(options.getOrDefault("flink-cdc", "false"));
   }
 
   public static void main(String[] args) throws Exception {
@@ -145,17 +169,20 @@ public final class CaptureBenchmark {
                 "hashmap",
                 null,
                 failHalfway ? 5 : 0));
+    if (flinkCdc && failHalfway) {
+      throw new IllegalArgumentException("--fail-halfway is for the capture job, not the peer");
+    }
     Catalog catalog = job.catalog().loader().loadCatalog();
     long submitted = System.currentTimeMillis();
-    JobClient client = new JobRunner(job).start();
-    try (Connection connection = connect()) {
+    try (Running client = flinkCdc ? startFlinkCdc(work, parallelism, interval) : startJob(job);
+        Connection connection = connect()) {
       // Loaded anew at each look: a Table held across the job's commits may name a metadata file
       // that the job's maintenance has since removed, which Hadoop tables cannot refresh past.
       Supplier<Table> tables = () -> catalog.loadTable(TableIdentifier.of("cdc", "items"));
       java.util.concurrent.CompletableFuture<Long> failedAt =
           failHalfway
               ? java.util.concurrent.CompletableFuture.supplyAsync(
-                  () -> failChunkReadersHalfway(client, tables))
+                  () -> failChunkReadersHalfway(tables))
               : java.util.concurrent.CompletableFuture.completedFuture(-1L);
       long snapshotDone = awaitRecords(client, tables, rows);
       double snapshotSeconds = (snapshotDone - submitted) / 1000.0;
@@ -203,21 +230,28 @@ public final class CaptureBenchmark {
       report.append(
           String.format(
               Locale.ROOT,
-              "PostgreSQL capture benchmark, %s: table bench.items (id bigint, v text, n bigint),"
-                  + " %,d rows; %s; write transactions of %d rows; parallelism %d, checkpoints"
-                  + " every %d ms, format version 3; PostgreSQL, Debezium and Flink on one machine"
-                  + " of %d cores, Java %s.%n%n",
+              "PostgreSQL capture benchmark, %s: %s; table bench.items (id bigint, v text, n"
+                  + " bigint), %,d rows; %s; write transactions of %d rows; parallelism %d,"
+                  + " checkpoints every %d ms, format version %d; PostgreSQL, Debezium and Flink"
+                  + " on one machine of %d cores, Java %s.%n%n",
               LocalDate.now(),
+              flinkCdc
+                  ? "Flink CDC 3.5.0's postgres-cdc source into Iceberg's upsert table (Flink SQL,"
+                      + " Flink 1.20, a JVM of its own)"
+                  : "the capture job (apply --source postgres)",
               rows,
-              source.snapshotChunkRows() == 0
-                  ? "Debezium's own snapshot"
-                  : String.format(
-                      Locale.ROOT,
-                      "snapshot read by the job in chunks of %,d rows",
-                      source.snapshotChunkRows()),
+              flinkCdc
+                  ? "Flink CDC's incremental snapshot"
+                  : source.snapshotChunkRows() == 0
+                      ? "Debezium's own snapshot"
+                      : String.format(
+                          Locale.ROOT,
+                          "snapshot read by the job in chunks of %,d rows",
+                          source.snapshotChunkRows()),
               batch,
               parallelism,
               interval.toMillis(),
+              flinkCdc ? 2 : 3,
               Runtime.getRuntime().availableProcessors(),
               System.getProperty("java.version")));
       report.append(
@@ -250,9 +284,89 @@ public final class CaptureBenchmark {
       Files.createDirectories(out.toAbsolutePath().getParent());
       Files.writeString(out, report.toString(), StandardCharsets.UTF_8);
       System.out.println(report);
-    } finally {
-      client.cancel().get();
     }
+  }
+
+  private static Running startJob(JobDefinition job) throws Exception {
+    JobClient client = new JobRunner(job).start();
+    return new Running() {
+      @Override
+      public void check() throws Exception {
+        if (client.getJobStatus().get().isGloballyTerminalState()) {
+          client.getJobExecutionResult().get();
+          throw new IllegalStateException("the capture job ended: " + client.getJobStatus().get());
+        }
+      }
+
+      @Override
+      public void close() throws Exception {
+        client.cancel().get();
+      }
+    };
+  }
+
+  /**
+   * Starts the peer in a JVM of its own, with this JVM's options and the class path that {@code
+   * bench/capture.sh} built for it; its output goes to a log file in {@code work}.
+   */
+  private static Running startFlinkCdc(Path work, int parallelism, Duration interval)
+      throws Exception {
+    Path project = Paths.get("bench/peers/flink-cdc-postgres/target");
+    Path classpath = project.resolve("classpath.txt");
+    if (!Files.exists(classpath)) {
+      throw new IllegalStateException(
+          classpath + " is missing: run the benchmark through bench/capture.sh, which builds it");
+    }
+    List<String> command = new ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    command.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+    command.addAll(
+        List.of(
+            "-cp",
+            project.resolve("classes").toAbsolutePath()
+                + java.io.File.pathSeparator
+                + Files.readString(classpath).trim(),
+            "io.icebergcdc.peers.FlinkCdcPostgresToIceberg",
+            "--database",
+            DATABASE,
+            "--schema",
+            "bench",
+            "--table",
+            "items",
+            "--slot",
+            FLINK_CDC_SLOT,
+            "--warehouse",
+            work.resolve("warehouse").toAbsolutePath().toString(),
+            "--checkpoints",
+            work.resolve("checkpoints").toAbsolutePath().toString(),
+            "--parallelism",
+            Integer.toString(parallelism),
+            "--checkpoint-interval-ms",
+            Long.toString(interval.toMillis())));
+    Path log = work.resolve("flink-cdc.log");
+    Process process =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    System.out.println("Flink CDC peer started; its output: " + log);
+    return new Running() {
+      @Override
+      public void check() throws Exception {
+        if (!process.isAlive()) {
+          throw new IllegalStateException(
+              "the Flink CDC peer ended with exit code "
+                  + process.exitValue()
+                  + "; its output: "
+                  + log);
+        }
+      }
+
+      @Override
+      public void close() throws Exception {
+        process.destroy();
+        if (!process.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+          process.destroyForcibly().waitFor();
+        }
+      }
+    };
   }
 
   /**
@@ -341,9 +455,13 @@ public final class CaptureBenchmark {
         Statement statement = admin.createStatement()) {
       statement.execute(
           "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-              + " WHERE slot_name = '"
+              + " WHERE database = '"
+              + DATABASE
+              + "' OR slot_name IN ('"
               + SLOT
-              + "'");
+              + "', '"
+              + FLINK_CDC_SLOT
+              + "')");
       statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
       statement.execute("CREATE DATABASE " + DATABASE);
     }
@@ -356,6 +474,7 @@ public final class CaptureBenchmark {
               + (rows - 1)
               + ") i");
     }
+    rowsWritten = rows;
   }
 
   /**
@@ -383,7 +502,8 @@ public final class CaptureBenchmark {
         }
         statement.executeUpdate("UPDATE bench.items SET n = n + 1 WHERE id = " + last);
         connection.commit();
-        done.add(new Transaction(lsn, System.currentTimeMillis()));
+        rowsWritten += batch;
+        done.add(new Transaction(lsn, rowsWritten, System.currentTimeMillis()));
         first = last + 1 >= rows - batch ? 0 : last + 1;
         if (rowsPerSecond != Long.MAX_VALUE) {
           long due = start + done.size() * batch * 1_000_000_000L / rowsPerSecond;
@@ -409,7 +529,7 @@ public final class CaptureBenchmark {
    * Once the table holds half the rows, ends the connections of the job's chunk readers (their
    * queries read bench.items by key), which fails the job's source; returns the rows held then.
    */
-  private long failChunkReadersHalfway(JobClient client, Supplier<Table> tables) {
+  private long failChunkReadersHalfway(Supplier<Table> tables) {
     try (Connection admin = connect();
         java.sql.Statement statement = admin.createStatement()) {
       while (true) {
@@ -442,11 +562,18 @@ public final class CaptureBenchmark {
     }
   }
 
-  private static long awaitRecords(JobClient client, Supplier<Table> tables, long expected)
+  private static long awaitRecords(Running client, Supplier<Table> tables, long expected)
       throws Exception {
     while (true) {
-      checkRunning(client);
-      Table table = tables.get();
+      client.check();
+      Table table;
+      try {
+        table = tables.get();
+      } catch (org.apache.iceberg.exceptions.NoSuchTableException notYet) {
+        // The peer creates its table once it runs; the capture job's exists before.
+        Thread.sleep(100);
+        continue;
+      }
       Snapshot current = table.currentSnapshot();
       if (current != null
           && Long.parseLong(current.summary().getOrDefault("total-records", "0")) >= expected) {
@@ -462,16 +589,22 @@ public final class CaptureBenchmark {
 
   /**
    * Waits until a snapshot holds the transaction, and returns every snapshot as (commit time,
-   * source position), oldest first.
+   * progress), oldest first: the progress is the source position, or for the peer the records its
+   * data files count.
    */
-  private static List<long[]> awaitHeld(JobClient client, Supplier<Table> tables, Transaction last)
+  private List<long[]> awaitHeld(Running client, Supplier<Table> tables, Transaction last)
       throws Exception {
     long deadline = System.currentTimeMillis() + 600_000;
     while (System.currentTimeMillis() < deadline) {
-      checkRunning(client);
+      client.check();
       Table table = tables.get();
       List<long[]> snapshots = new ArrayList<>();
       for (Snapshot snapshot : table.snapshots()) {
+        if (flinkCdc) {
+          String records = snapshot.summary().getOrDefault("total-records", "0");
+          snapshots.add(new long[] {snapshot.timestampMillis(), Long.parseLong(records)});
+          continue;
+        }
         String position = snapshot.summary().get(SnapshotSummaryKeys.SOURCE_POSITION);
         if (position != null && position.startsWith("lsn=")) {
           String lsn = position.substring(4).split(" ")[0];
@@ -487,20 +620,14 @@ public final class CaptureBenchmark {
   }
 
   /** When the first snapshot that holds the transaction was committed, or 0 if none does. */
-  private static long heldAt(List<long[]> snapshots, Transaction transaction) {
+  private long heldAt(List<long[]> snapshots, Transaction transaction) {
+    long mark = flinkCdc ? transaction.rowsThrough() : transaction.lsnBeforeLast();
     for (long[] snapshot : snapshots) {
-      if (Long.compareUnsigned(snapshot[1], transaction.lsnBeforeLast()) >= 0) {
+      if (Long.compareUnsigned(snapshot[1], mark) >= 0) {
         return snapshot[0];
       }
     }
     return 0;
-  }
-
-  private static void checkRunning(JobClient client) throws Exception {
-    if (client.getJobStatus().get().isGloballyTerminalState()) {
-      client.getJobExecutionResult().get();
-      throw new IllegalStateException("the capture job ended: " + client.getJobStatus().get());
-    }
   }
 
   /** Compares the Iceberg table with the source table; fails if they differ. */
