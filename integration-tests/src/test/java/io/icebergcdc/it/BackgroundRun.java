@@ -51,20 +51,30 @@ final class BackgroundRun implements AutoCloseable {
   }
 
   /**
-   * Cancels the cluster's running jobs and waits for the run to end; a failure of the test is what
-   * it reports, not the run's end by cancellation.
+   * Cancels the cluster's running jobs until the run has ended (a run that was building its job
+   * again may submit one more after a look), and waits for that; a failure of the test is what it
+   * reports, not the run's end by cancellation.
+   *
+   * @throws AssertionError if the run has not ended a minute after the first cancellation
    */
   @Override
   public void close() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
     try {
-      for (JobStatusMessage status : cluster.listJobs().get()) {
-        if (!status.getJobState().isGloballyTerminalState()) {
-          cluster.cancel(status.getJobId()).get();
+      while (!run.isDone()) {
+        for (JobStatusMessage status : cluster.listJobs().get()) {
+          if (!status.getJobState().isGloballyTerminalState()) {
+            cluster.cancel(status.getJobId()).get();
+          }
         }
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError(
+              "the job runner did not end within a minute of its cancellation");
+        }
+        Thread.sleep(100);
       }
     } finally {
-      thread.shutdown();
-      thread.awaitTermination(60, TimeUnit.SECONDS);
+      thread.shutdownNow();
     }
   }
 }
