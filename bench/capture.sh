@@ -10,6 +10,7 @@
 set -euo pipefail
 here=$(dirname "$0")
 bash "$here/../integration-tests/scripts/setup-databases.sh"
+shopt -s nocasematch
 if [[ " $* " == *" --flink-cdc true "* ]]; then
   # shellcheck disable=SC2086
   mvn -q -B -ntp ${BENCH_MAVEN_ARGS:-} -f "$here/peers/flink-cdc-postgres/pom.xml" \

@@ -74,7 +74,7 @@ import org.apache.kafka.connect.source.SourceRecord;
  * of its own on Flink 1.20 ({@code bench/peers/flink-cdc-postgres}, which {@code bench/capture.sh}
  * builds). Its snapshots carry no source position, so a transaction is held by the first snapshot
  * whose {@code total-records} count every row inserted and updated up to it: the upsert sink writes
- * each insert and each update as one data record (an update also writes an equality delete).
+ * each insert and each update as one data record and one equality delete of its key.
  */
 public final class CaptureBenchmark {
 
@@ -128,11 +128,21 @@ public final class CaptureBenchmark {
     Path out =
         Paths.get(
             options.getOrDefault(
-                "out", "bench/results/capture-postgres-" + LocalDate.now() + ".md"));
+                "out",
+                "bench/results/capture-"
+                    + (flinkCdc ? "postgres-flink-cdc-" : "postgres-")
+                    + LocalDate.now()
+                    + ".md"));
+    boolean failHalfway = Boolean.parseBoolean(options.getOrDefault("fail-halfway", "false"));
+    boolean engineOnly = Boolean.parseBoolean(options.getOrDefault("engine-only", "false"));
+    if (flinkCdc && (failHalfway || engineOnly)) {
+      throw new IllegalArgumentException(
+          "--flink-cdc runs the peer instead of the capture job: it takes neither --fail-halfway"
+              + " nor --engine-only");
+    }
     Path work = Files.createTempDirectory("iceberg-cdc-capture-bench");
     createSourceTable();
 
-    boolean failHalfway = Boolean.parseBoolean(options.getOrDefault("fail-halfway", "false"));
     DatabaseSource source =
         new DatabaseSource(
                 DatabaseSource.Kind.POSTGRES,
@@ -151,7 +161,7 @@ public final class CaptureBenchmark {
                     options.getOrDefault(
                         "snapshot-chunk-rows",
                         Integer.toString(DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS))));
-    if (Boolean.parseBoolean(options.getOrDefault("engine-only", "false"))) {
+    if (engineOnly) {
       runEngineOnly(source, out);
       return;
     }
@@ -169,9 +179,6 @@ public final class CaptureBenchmark {
                 "hashmap",
                 null,
                 failHalfway ? 5 : 0));
-    if (flinkCdc && failHalfway) {
-      throw new IllegalArgumentException("--fail-halfway is for the capture job, not the peer");
-    }
     Catalog catalog = job.catalog().loader().loadCatalog();
     long submitted = System.currentTimeMillis();
     try (Running client = flinkCdc ? startFlinkCdc(work, parallelism, interval) : startJob(job);
@@ -319,7 +326,13 @@ public final class CaptureBenchmark {
     }
     List<String> command = new ArrayList<>();
     command.add(ProcessHandle.current().info().command().orElse("java"));
-    command.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+    // Flink's --add-opens and the same heap as ours; not a profiler or debugger of this JVM.
+    for (String argument :
+        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (argument.startsWith("--add-opens") || argument.startsWith("-Xmx")) {
+        command.add(argument);
+      }
+    }
     command.addAll(
         List.of(
             "-cp",
