@@ -1,0 +1,441 @@
+package io.icebergcdc.commit.internal;
+
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.commit.BoundedWrite;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.CommitException;
+import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.commit.Overwrite;
+import io.icebergcdc.commit.OwnedFileNames;
+import io.icebergcdc.commit.TableRefresh;
+import java.time.Duration;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Supplier;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotUpdate;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.flink.TableLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Commits one checkpoint of a table as one Iceberg snapshot: prepares it against the table as it is
+ * ({@link CommitPreparation}), names what it did in the summary ({@link CommitSummary}), commits
+ * it, waits out a catalog that cannot be reached ({@link CatalogOutage}), builds its position
+ * deletes again after a concurrent change conflicts, and then lets the maintenance run. Which
+ * checkpoints to commit, and when, is {@link TableCommitter}'s.
+ *
+ * <p><b>Threading:</b> the committer's task thread only.
+ */
+final class SnapshotCommitter implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SnapshotCommitter.class);
+
+  /** How often a commit with position deletes is rebuilt after a concurrent change conflicts. */
+  private static final int MAX_POSITION_DELETE_ATTEMPTS = 5;
+
+  private final TableLoader tableLoader;
+  private final CommitListener listener;
+  private final Overwrite overwrite;
+  private final BoundedWrite bounded;
+  private final Duration catalogRetryTimeout;
+  private final String sinkTag;
+  private final String operatorId;
+  private final boolean checkpointing;
+  private final CommitSummary summaries;
+  private final TableMaintainer maintainer;
+  private final CommitterMetrics metrics;
+
+  /** The jobs whose files the committer answers for: its own, and those it restored. */
+  private final Set<String> ownJobs;
+
+  /** The files of the checkpoints not committed yet, which the orphan removal keeps. */
+  private final Supplier<Set<String>> filesToCommit;
+
+  private Table table;
+
+  /**
+   * Opens the table.
+   *
+   * @param operatorId the id of the committing operator, which the snapshots record
+   * @param checkpointing whether the job runs with checkpoints (else it commits once, at the end)
+   * @param metricGroup where the commit metrics go
+   * @param ownJobs the jobs whose files the committer answers for, as it learns them
+   * @param filesToCommit the files of the checkpoints not committed yet
+   */
+  SnapshotCommitter(
+      TableCommitter.Settings settings,
+      String operatorId,
+      boolean checkpointing,
+      MetricGroup metricGroup,
+      Set<String> ownJobs,
+      Supplier<Set<String>> filesToCommit) {
+    this.tableLoader = settings.tableLoader();
+    this.listener = settings.listener();
+    this.overwrite = settings.overwrite();
+    this.bounded = settings.bounded();
+    this.catalogRetryTimeout = settings.catalogRetryTimeout();
+    this.sinkTag = settings.sinkTag();
+    this.operatorId = operatorId;
+    this.checkpointing = checkpointing;
+    this.ownJobs = ownJobs;
+    this.filesToCommit = filesToCommit;
+    tableLoader.open();
+    try {
+      table = tableLoader.loadTable();
+      checkExecution();
+    } catch (RuntimeException e) {
+      closeQuietly(tableLoader, e);
+      throw e;
+    }
+    createFileIoClientHere(table);
+    summaries =
+        new CommitSummary(
+            operatorId, settings.recordsSourceSequence(), settings.positionNeverGoesBack());
+    maintainer = new TableMaintainer(settings.maintenance(), System::currentTimeMillis);
+    maintainer.open(table);
+    metrics = new CommitterMetrics(metricGroup, maintainer);
+  }
+
+  /** The table as last loaded. */
+  Table table() {
+    return table;
+  }
+
+  /** The table as the catalog has it now. */
+  Table refreshed() {
+    table = TableRefresh.refresh(table, tableLoader);
+    return table;
+  }
+
+  /** The table's UUID; null for a table that has none. */
+  String tableUuid() {
+    return uuidOf(table);
+  }
+
+  /** Whether the write is an overwrite, committed once at the end of its input. */
+  boolean overwrites() {
+    return overwrite != null;
+  }
+
+  /**
+   * Whether the load's write id was published by a snapshot of the table already: then this
+   * attempt's files are removed and nothing is committed.
+   */
+  boolean alreadyPublished(ChangeCommittable all) {
+    if (bounded.writeId() == null) {
+      return false;
+    }
+    Snapshot published = WriteIds.publishedBy(table, bounded.writeId());
+    if (published == null) {
+      return false;
+    }
+    deleteWrittenFiles(all);
+    LOG.warn(
+        "The load with write id '{}' was already published to table {} as snapshot {} at {}:"
+            + " this attempt commits nothing ({})",
+        bounded.writeId(),
+        table.name(),
+        published.snapshotId(),
+        java.time.Instant.ofEpochMilli(published.timestampMillis()),
+        all.stats());
+    try {
+      listener.alreadyPublished(bounded.writeId(), published);
+    } catch (Exception e) {
+      throw new CommitException(
+          "the commit listener failed on the already published load '" + bounded.writeId() + "'",
+          e);
+    }
+    return true;
+  }
+
+  /**
+   * Commits one checkpoint, waiting out a catalog that cannot be reached ({@link CatalogOutage}):
+   * after a failed attempt, the snapshot log says whether the attempt committed after all.
+   */
+  void commit(
+      long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
+    CatalogOutage outage = new CatalogOutage(catalogRetryTimeout);
+    while (true) {
+      try {
+        if (outage.failures() > 0) {
+          table = TableRefresh.refresh(table, tableLoader);
+          if (CommitHistory.maxCommittedCheckpointId(table, commitJobId, operatorId)
+              >= checkpointId) {
+            LOG.info(
+                "Checkpoint {} was committed to table {} by the attempt whose answer was lost",
+                checkpointId,
+                table.name());
+            return;
+          }
+        }
+        commitWithRebuilds(checkpointId, committable, carried, commitJobId);
+        return;
+      } catch (RuntimeException e) {
+        outage.pauseOrThrow(e);
+        LOG.warn(
+            "The catalog of table {} cannot be reached to commit checkpoint {} (attempt {});"
+                + " trying again for up to {}: {}",
+            table.name(),
+            checkpointId,
+            outage.failures(),
+            catalogRetryTimeout,
+            e.toString());
+      }
+    }
+  }
+
+  /**
+   * Commits one checkpoint, building its position deletes again when a concurrent change of the
+   * table conflicts with them.
+   */
+  private void commitWithRebuilds(
+      long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
+    ChangeStats stats = committable.stats().plus(carried);
+    for (int attempt = 1; ; attempt++) {
+      table = TableRefresh.refresh(table, tableLoader);
+      Snapshot base = table.currentSnapshot();
+      PreparedCommit prepared =
+          CommitPreparation.prepare(
+              table,
+              checkpointId,
+              committable,
+              base,
+              operationIdOf(checkpointId, commitJobId),
+              bounded.readSnapshotId() == null);
+      try {
+        commitPrepared(checkpointId, prepared, stats, base, commitJobId);
+        return;
+      } catch (CommitException e) {
+        if (e.surelyNotCommitted()) {
+          prepared.deleteWrittenFiles(table);
+        }
+        boolean retryable =
+            e.getCause() instanceof ValidationException
+                && (!committable.positionDeletes().isEmpty()
+                    || !committable.compactedDataFiles().isEmpty());
+        if (!retryable || attempt >= MAX_POSITION_DELETE_ATTEMPTS) {
+          throw e;
+        }
+        LOG.warn(
+            "Checkpoint {} conflicts with a concurrent change of table {} (attempt {}): {};"
+                + " writing its position deletes again against the new table state",
+            checkpointId,
+            table.name(),
+            attempt,
+            e.getCause().getMessage());
+      }
+    }
+  }
+
+  private void commitPrepared(
+      long checkpointId,
+      PreparedCommit prepared,
+      ChangeStats stats,
+      Snapshot base,
+      String commitJobId) {
+    SnapshotUpdate<?> update = SnapshotUpdates.of(table, prepared, base, overwrite, bounded);
+    summaries
+        .of(table, checkpointId, commitJobId, stats, base, prepared, overwrite, bounded)
+        .forEach(update::set);
+
+    long start = System.nanoTime();
+    try {
+      listener.beforeCommit(checkpointId);
+    } catch (Exception e) {
+      throw new CommitException(
+          "the commit listener failed before checkpoint "
+              + checkpointId
+              + " was committed to table "
+              + table.name(),
+          e,
+          true);
+    }
+    try {
+      update.commit();
+    } catch (CommitStateUnknownException e) {
+      throw new CommitException(
+          "the commit of checkpoint "
+              + checkpointId
+              + " to table "
+              + table.name()
+              + " may or may not have happened; the job fails, and its restore reads the"
+              + " table's snapshot log to decide",
+          e);
+    } catch (ValidationException e) {
+      throw new CommitException(
+          "checkpoint "
+              + checkpointId
+              + " conflicts with a concurrent change of table "
+              + table.name()
+              + ": "
+              + e.getMessage(),
+          e,
+          true);
+    } catch (CommitFailedException e) {
+      throw new CommitException(
+          "checkpoint "
+              + checkpointId
+              + " lost the race to commit to table "
+              + table.name()
+              + " more often than commit.retry.num-retries allows: "
+              + e.getMessage(),
+          e,
+          true);
+    } catch (Exception e) {
+      throw new CommitException(
+          "cannot commit checkpoint " + checkpointId + " to table " + table.name(), e);
+    }
+    long durationMs = (System.nanoTime() - start) / 1_000_000L;
+    Snapshot snapshot = table.currentSnapshot();
+    LOG.info(
+        "Committed checkpoint {} of job {} to table {} as snapshot {} in {} ms: {} data files,"
+            + " {} delete files ({} deletes fell back to equality deletes), {}",
+        checkpointId,
+        commitJobId,
+        table.name(),
+        snapshot.snapshotId(),
+        durationMs,
+        prepared.dataFiles.size(),
+        prepared.addedDeletes.size(),
+        prepared.fellBack,
+        stats);
+    metrics.committed(
+        checkpointId,
+        durationMs,
+        prepared.dataFiles.size(),
+        prepared.addedDeletes.size(),
+        prepared.fellBack,
+        stats);
+    try {
+      listener.afterCommit(checkpointId, snapshot);
+    } catch (Exception e) {
+      throw new CommitException(
+          "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
+    }
+    maintainer.afterCommit(
+        table, new OrphanRemoval.HandedFiles(checkpointId, ownJobs, sinkTag, filesToCommit));
+  }
+
+  /** The operation id that names the files a commit attempt of checkpoint writes. */
+  private String operationIdOf(long checkpointId, String commitJobId) {
+    if (sinkTag != null && commitJobId != null && commitJobId.matches("[0-9a-f]{32}")) {
+      return OwnedFileNames.operationId(commitJobId, sinkTag, checkpointId);
+    }
+    return "commit-" + checkpointId + "-" + UUID.randomUUID();
+  }
+
+  /**
+   * Commits the whole bounded input as one overwrite: rows to insert only; an input without rows
+   * fails unless the overwrite allows it, since replacing nothing (or everything) by mistake is the
+   * classic failure of a load whose input went missing.
+   */
+  void commitOverwrite(ChangeCommittable all, String jobId) {
+    if (!all.deleteFiles().isEmpty() || !all.positionDeletes().isEmpty()) {
+      deleteWrittenFiles(all);
+      throw new RefusedCommitException(
+          "an overwrite of table "
+              + table.name()
+              + " takes rows to insert, but its input deleted or updated rows; nothing was"
+              + " committed");
+    }
+    if (all.dataFiles().isEmpty()) {
+      if (!overwrite.allowEmptyInput()) {
+        throw new RefusedCommitException(
+            "the overwrite of "
+                + overwrite.describe()
+                + " of table "
+                + table.name()
+                + " read no rows, so it would "
+                + (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT
+                    ? "replace no partition and leave the old rows as they are"
+                    : overwrite.scope() == Overwrite.Scope.FILTER
+                        ? "delete " + overwrite.describe()
+                        : "delete every row of " + overwrite.describe())
+                + "; nothing was committed. If an empty input is expected, set '"
+                + Overwrite.ALLOW_EMPTY_INPUT_OPTION
+                + "' = 'true'");
+      }
+      if (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT) {
+        LOG.info(
+            "The overwrite of table {} read no rows: no partition to replace, nothing committed",
+            table.name());
+        return;
+      }
+    }
+    commit(TableCommitter.END_OF_INPUT_CHECKPOINT_ID, all, ChangeStats.EMPTY, jobId);
+  }
+
+  /** Removes the writers' files of a commit that is refused, and so never made. */
+  private void deleteWrittenFiles(ChangeCommittable refused) {
+    for (String location : refused.addedFileLocations(table.specs())) {
+      try {
+        table.io().deleteFile(location);
+      } catch (RuntimeException e) {
+        LOG.warn("Cannot remove the file {} of a refused commit", location, e);
+      }
+    }
+  }
+
+  /** A bounded write commits once at its end, so it must run without checkpoints. */
+  private void checkExecution() {
+    if (overwrite != null && checkpointing) {
+      throw new IllegalStateException(
+          "an overwrite of table "
+              + table.name()
+              + " commits once at the end of a bounded input, so its job must run without"
+              + " checkpoints (batch execution)");
+    }
+    if (!bounded.isNone() && checkpointing) {
+      throw new IllegalStateException(
+          (bounded.writeId() != null
+                  ? "a load of table " + table.name() + " with a write id ('" + bounded.writeId()
+                  : "an " + bounded.statement() + " of table " + table.name())
+              + (bounded.writeId() != null ? "')" : "")
+              + " commits once at the end of a bounded input, so its job must run without"
+              + " checkpoints (batch execution: 'execution.runtime-mode' = 'batch')");
+    }
+  }
+
+  private static void closeQuietly(TableLoader loader, RuntimeException failure) {
+    try {
+      loader.close();
+    } catch (Exception e) {
+      failure.addSuppressed(e);
+    }
+  }
+
+  /**
+   * Has the table's file IO create its storage client now, on this task's thread. S3FileIO makes
+   * its client on first use and loads the HTTP client's classes through the context class loader of
+   * the thread it runs on; Iceberg writes manifests on its shared worker pool, whose threads keep
+   * the context class loader of the job that started them, which may be closed by now (another job
+   * of the same JVM or TaskManager, when Iceberg is on the cluster's class path).
+   */
+  private static void createFileIoClientHere(Table table) {
+    try {
+      table.io().newInputFile(table.location() + "/metadata/version-hint.text");
+    } catch (RuntimeException e) {
+      LOG.debug("The file IO of table {} made no client up front", table.name(), e);
+    }
+  }
+
+  private static String uuidOf(Table table) {
+    try {
+      UUID uuid = table.uuid();
+      return uuid == null ? null : uuid.toString();
+    } catch (UnsupportedOperationException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    tableLoader.close();
+  }
+}

@@ -1,0 +1,322 @@
+package io.icebergcdc.commit.internal;
+
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.commit.BoundedWrite;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.commit.MaintenancePolicy;
+import io.icebergcdc.commit.OrphanFiles;
+import io.icebergcdc.commit.Overwrite;
+import io.icebergcdc.commit.OwnedFileNames;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.TableLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The bookkeeping of one table's commits: what {@link IcebergCommitterOperator} does for the table
+ * it writes, apart from Flink's side of it (state, metrics group, lifecycle), which the operator
+ * keeps.
+ *
+ * <p>It collects the writers' contributions of the checkpoint in progress, holds each checkpoint
+ * snapshotted but not yet committed, has each completed checkpoint committed as one snapshot (in
+ * order, carrying the counts of checkpoints without files into the next), and on restore has the
+ * restored checkpoints committed that the table's snapshot log does not show committed. The commits
+ * themselves are the {@link SnapshotCommitter}'s. See the operator for the invariants and the
+ * failures.
+ *
+ * <p><b>Threading:</b> the committer's task thread only.
+ */
+final class TableCommitter implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TableCommitter.class);
+
+  /**
+   * The checkpoint id recorded for the commit at the end of a job that runs without checkpoints.
+   */
+  static final long END_OF_INPUT_CHECKPOINT_ID = Long.MAX_VALUE;
+
+  /**
+   * How one table is committed.
+   *
+   * @param tableLoader the table
+   * @param listener hears about every commit
+   * @param overwrite what the job's bounded input replaces, committed once at its end; null for one
+   *     commit per checkpoint
+   * @param bounded the write id and statement of a bounded write, committed once at its end
+   * @param catalogRetryTimeout how long a commit is tried again while the catalog cannot be reached
+   * @param maintenance what follows the commits to keep the table healthy
+   * @param recordsSourceSequence whether the snapshots record the source position ({@link
+   *     SnapshotSummaryKeys#SOURCE_SEQUENCE})
+   * @param positionNeverGoesBack whether that position never goes back below the table's
+   * @param sinkTag the tag of the sink in the names of its files ({@link OwnedFileNames}); null for
+   *     none
+   */
+  record Settings(
+      TableLoader tableLoader,
+      CommitListener listener,
+      Overwrite overwrite,
+      BoundedWrite bounded,
+      Duration catalogRetryTimeout,
+      MaintenancePolicy maintenance,
+      boolean recordsSourceSequence,
+      boolean positionNeverGoesBack,
+      String sinkTag)
+      implements Serializable {
+
+    Settings {
+      listener = listener == null ? new CommitListener() {} : listener;
+      bounded = bounded == null ? BoundedWrite.NONE : bounded;
+      maintenance = maintenance == null ? MaintenancePolicy.NONE : maintenance;
+    }
+
+    Settings withSourceSequence(boolean record, boolean neverBack) {
+      return new Settings(
+          tableLoader,
+          listener,
+          overwrite,
+          bounded,
+          catalogRetryTimeout,
+          maintenance,
+          record,
+          record && neverBack,
+          sinkTag);
+    }
+
+    Settings withSinkTag(String tag) {
+      return new Settings(
+          tableLoader,
+          listener,
+          overwrite,
+          bounded,
+          catalogRetryTimeout,
+          maintenance,
+          recordsSourceSequence,
+          positionNeverGoesBack,
+          tag);
+    }
+
+    Settings withMaintenance(MaintenancePolicy policy) {
+      return new Settings(
+          tableLoader,
+          listener,
+          overwrite,
+          bounded,
+          catalogRetryTimeout,
+          policy,
+          recordsSourceSequence,
+          positionNeverGoesBack,
+          sinkTag);
+    }
+  }
+
+  private final String jobId;
+  private final String operatorId;
+  private final boolean checkpointing;
+
+  /** The commits themselves. */
+  private final SnapshotCommitter commits;
+
+  /** The table's UUID, which the state names; null for a table that has none. */
+  private final String tableUuid;
+
+  private final NavigableMap<Long, ChangeCommittable> pending = new TreeMap<>();
+  private ChangeCommittable current = ChangeCommittable.EMPTY;
+
+  /** The jobs whose files this committer answers for: its own, and the one it restored. */
+  private final Set<String> ownJobs = new HashSet<>();
+
+  /** The checkpoints being committed now, which may be restored ones outside {@link #pending}. */
+  private NavigableMap<Long, ChangeCommittable> committing;
+
+  /** Whether the input has ended: the last commit is made even without files, for its counts. */
+  private boolean inputEnded;
+
+  /**
+   * Opens the table.
+   *
+   * @param jobId the id of the job that commits
+   * @param operatorId the id of the committing operator, which the snapshots record
+   * @param checkpointing whether the job runs with checkpoints (else it commits once, at the end)
+   * @param metricGroup where the commit metrics go
+   */
+  TableCommitter(
+      Settings settings,
+      String jobId,
+      String operatorId,
+      boolean checkpointing,
+      MetricGroup metricGroup) {
+    this.jobId = jobId;
+    this.operatorId = operatorId;
+    this.checkpointing = checkpointing;
+    ownJobs.add(jobId);
+    commits =
+        new SnapshotCommitter(
+            settings, operatorId, checkpointing, metricGroup, ownJobs, this::filesToCommit);
+    tableUuid = commits.tableUuid();
+  }
+
+  /** Commits what a restored state holds and the table's snapshot log does not show committed. */
+  void restore(CommitterState restored) {
+    ownJobs.add(restored.jobId());
+    commitRestored(restored);
+  }
+
+  /** Adds a writer's contribution to the checkpoint in progress. */
+  void add(ChangeCommittable committable) {
+    current = current.plus(committable);
+  }
+
+  /** Ends the checkpoint in progress as {@code checkpointId}; returns the state to keep. */
+  CommitterState snapshot(long checkpointId) {
+    pending.put(checkpointId, current);
+    current = ChangeCommittable.EMPTY;
+    return new CommitterState(jobId, tableUuid, pending);
+  }
+
+  /** Commits the checkpoints up to {@code checkpointId}, now complete. */
+  void checkpointComplete(long checkpointId) {
+    commitUpTo(pending, checkpointId, jobId);
+  }
+
+  private void commitRestored(CommitterState restored) {
+    Table table = commits.table();
+    if (restored.tableUuid() != null
+        && tableUuid != null
+        && !restored.tableUuid().equals(tableUuid)) {
+      throw new IllegalStateException(
+          "The restored state of the committer of table "
+              + table.name()
+              + " belongs to another table (UUID "
+              + restored.tableUuid()
+              + "; this one is "
+              + tableUuid
+              + "): the table was dropped and created again, or the job now names another table."
+              + " The job's state (pending checkpoints "
+              + restored.pending().keySet()
+              + ", the applied sequence and row location of every key) describes that table;"
+              + " start the job without that checkpoint or savepoint, or point it at the table"
+              + " it wrote.");
+    }
+    long maxCommitted = CommitHistory.maxCommittedCheckpointId(table, restored.jobId(), operatorId);
+    if (maxCommitted == CommitHistory.NONE
+        && !restored.pending().isEmpty()
+        && CommitHistory.isTruncated(table)
+        && CommitHistory.committedByAnotherJob(table, restored.jobId(), operatorId)) {
+      throw new IllegalStateException(
+          "The restored state of the committer of table "
+              + table.name()
+              + " is of job "
+              + restored.jobId()
+              + ", whose commits are not in what is left of the table's snapshot history (older"
+              + " snapshots were expired, and later jobs committed since): whether its pending"
+              + " checkpoints "
+              + restored.pending().keySet()
+              + " were committed cannot be told, and committing them again could apply them"
+              + " twice. Restore from a newer checkpoint or savepoint of the job that wrote the"
+              + " table last, or start without state.");
+    }
+    NavigableMap<Long, ChangeCommittable> uncommitted =
+        new TreeMap<>(restored.pending().tailMap(maxCommitted, false));
+    LOG.info(
+        "Restored committer of table {}: job {} committed up to checkpoint {}; committing"
+            + " restored checkpoints {} now",
+        table.name(),
+        restored.jobId(),
+        maxCommitted,
+        uncommitted.keySet());
+    commitUpTo(uncommitted, Long.MAX_VALUE, restored.jobId());
+  }
+
+  /** The input has ended: without checkpoints, commits all of it now. */
+  void endInput() {
+    inputEnded = true;
+    if (!checkpointing) {
+      // Without checkpoints there is no restore to protect, and no checkpoint to wait for.
+      ChangeCommittable all = current;
+      current = ChangeCommittable.EMPTY;
+      Table table = commits.refreshed();
+      if (CommitHistory.maxCommittedCheckpointId(table, jobId, operatorId)
+          == END_OF_INPUT_CHECKPOINT_ID) {
+        // A task that failed after its commit runs again in batch execution: the commit is done.
+        LOG.info("The end of input of job {} is already committed to {}", jobId, table.name());
+        return;
+      }
+      if (commits.alreadyPublished(all)) {
+        return;
+      }
+      if (commits.overwrites()) {
+        commits.commitOverwrite(all, jobId);
+        return;
+      }
+      pending.put(END_OF_INPUT_CHECKPOINT_ID, all);
+      commitUpTo(pending, END_OF_INPUT_CHECKPOINT_ID, jobId);
+    }
+    // With checkpoints, the final checkpoint after the end of input commits what is left.
+  }
+
+  /**
+   * Commits, in order, the checkpoints of {@code checkpoints} up to {@code upTo}, removing each
+   * from the map once it is committed; checkpoints without files are removed and their counts
+   * carried into the next one, but for the last after the end of the input, which is committed
+   * without files when it has counts.
+   */
+  private void commitUpTo(
+      NavigableMap<Long, ChangeCommittable> checkpoints, long upTo, String commitJobId) {
+    ChangeStats carried = ChangeStats.EMPTY;
+    committing = checkpoints;
+    NavigableMap<Long, ChangeCommittable> due = checkpoints.headMap(upTo, true);
+    while (!due.isEmpty()) {
+      Map.Entry<Long, ChangeCommittable> entry = due.firstEntry();
+      ChangeCommittable committable = entry.getValue();
+      boolean countsWouldBeLost =
+          inputEnded && due.size() == 1 && !carried.plus(committable.stats()).isEmpty();
+      if (committable.hasFiles() || countsWouldBeLost) {
+        // At the end of the input there is no next commit to carry the counts: a snapshot
+        // without files records them (all changes stale or duplicates, say).
+        commits.commit(entry.getKey(), committable, carried, commitJobId);
+        carried = ChangeStats.EMPTY;
+      } else {
+        carried = carried.plus(committable.stats());
+      }
+      due.remove(entry.getKey());
+    }
+    if (!carried.isEmpty()) {
+      current = current.plus(ChangeCommittable.ofStats(carried));
+    }
+  }
+
+  /** The files that checkpoints not committed yet hold, normalized ({@link OrphanFiles}). */
+  private Set<String> filesToCommit() {
+    Map<Integer, PartitionSpec> specs = commits.table().specs();
+    Set<String> files = new HashSet<>();
+    List<ChangeCommittable> all = new ArrayList<>(pending.values());
+    if (committing != null) {
+      all.addAll(committing.values());
+    }
+    all.add(current);
+    for (ChangeCommittable committable : all) {
+      committable.addedFileLocations(specs).forEach(l -> files.add(OrphanFiles.normalize(l)));
+      committable.referencedDataFiles().forEach(l -> files.add(OrphanFiles.normalize(l)));
+      committable.compactedDataFiles().forEach(l -> files.add(OrphanFiles.normalize(l)));
+    }
+    return files;
+  }
+
+  @Override
+  public void close() throws Exception {
+    commits.close();
+  }
+}
