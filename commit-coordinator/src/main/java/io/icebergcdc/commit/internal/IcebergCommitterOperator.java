@@ -48,9 +48,9 @@ import org.apache.iceberg.flink.TableLoader;
  * looked up in the snapshot log before it is tried again. After a failure, the restore decides from
  * the snapshot log.
  *
- * <p>The commits themselves are the {@link TableCommitter}'s; this operator is Flink's side of
- * them: it hands the committer its input, its checkpoints and their completion, and keeps its
- * state.
+ * <p>Which checkpoints are committed when is the {@link TableCommitter}'s bookkeeping, and each
+ * commit the {@link SnapshotCommitter}'s; this operator is Flink's side of them: it hands the
+ * committer its input, its checkpoints and their completion, and keeps its state.
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */

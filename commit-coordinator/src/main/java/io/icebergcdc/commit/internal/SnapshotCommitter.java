@@ -46,7 +46,6 @@ final class SnapshotCommitter implements AutoCloseable {
   private final Duration catalogRetryTimeout;
   private final String sinkTag;
   private final String operatorId;
-  private final boolean checkpointing;
   private final CommitSummary summaries;
   private final TableMaintainer maintainer;
   private final CommitterMetrics metrics;
@@ -58,6 +57,9 @@ final class SnapshotCommitter implements AutoCloseable {
   private final Supplier<Set<String>> filesToCommit;
 
   private Table table;
+
+  /** The table's UUID; null for a table that has none. */
+  private final String tableUuid;
 
   /**
    * Opens the table.
@@ -82,24 +84,25 @@ final class SnapshotCommitter implements AutoCloseable {
     this.catalogRetryTimeout = settings.catalogRetryTimeout();
     this.sinkTag = settings.sinkTag();
     this.operatorId = operatorId;
-    this.checkpointing = checkpointing;
     this.ownJobs = ownJobs;
     this.filesToCommit = filesToCommit;
     tableLoader.open();
+    // Nothing else closes the loader if this fails: the operator has no committer to close.
     try {
       table = tableLoader.loadTable();
-      checkExecution();
-    } catch (RuntimeException e) {
-      closeQuietly(tableLoader, e);
-      throw e;
+      checkExecution(checkpointing);
+      createFileIoClientHere(table);
+      tableUuid = uuidOf(table);
+      summaries =
+          new CommitSummary(
+              operatorId, settings.recordsSourceSequence(), settings.positionNeverGoesBack());
+      maintainer = new TableMaintainer(settings.maintenance(), System::currentTimeMillis);
+      maintainer.open(table);
+      metrics = new CommitterMetrics(metricGroup, maintainer);
+    } catch (Throwable failure) {
+      closeQuietly(tableLoader, failure);
+      throw failure;
     }
-    createFileIoClientHere(table);
-    summaries =
-        new CommitSummary(
-            operatorId, settings.recordsSourceSequence(), settings.positionNeverGoesBack());
-    maintainer = new TableMaintainer(settings.maintenance(), System::currentTimeMillis);
-    maintainer.open(table);
-    metrics = new CommitterMetrics(metricGroup, maintainer);
   }
 
   /** The table as last loaded. */
@@ -115,7 +118,7 @@ final class SnapshotCommitter implements AutoCloseable {
 
   /** The table's UUID; null for a table that has none. */
   String tableUuid() {
-    return uuidOf(table);
+    return tableUuid;
   }
 
   /** Whether the write is an overwrite, committed once at the end of its input. */
@@ -383,7 +386,7 @@ final class SnapshotCommitter implements AutoCloseable {
   }
 
   /** A bounded write commits once at its end, so it must run without checkpoints. */
-  private void checkExecution() {
+  private void checkExecution(boolean checkpointing) {
     if (overwrite != null && checkpointing) {
       throw new IllegalStateException(
           "an overwrite of table "
@@ -402,7 +405,7 @@ final class SnapshotCommitter implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(TableLoader loader, RuntimeException failure) {
+  private static void closeQuietly(TableLoader loader, Throwable failure) {
     try {
       loader.close();
     } catch (Exception e) {

@@ -48,6 +48,13 @@ final class TableCommitter implements AutoCloseable {
    */
   static final long END_OF_INPUT_CHECKPOINT_ID = Long.MAX_VALUE;
 
+  /** The listener of a committer given none. */
+  private static final CommitListener NO_LISTENER = new NoListener();
+
+  private static final class NoListener implements CommitListener {
+    private static final long serialVersionUID = 1L;
+  }
+
   /**
    * How one table is committed.
    *
@@ -77,7 +84,7 @@ final class TableCommitter implements AutoCloseable {
       implements Serializable {
 
     Settings {
-      listener = listener == null ? new CommitListener() {} : listener;
+      listener = listener == null ? NO_LISTENER : listener;
       bounded = bounded == null ? BoundedWrite.NONE : bounded;
       maintenance = maintenance == null ? MaintenancePolicy.NONE : maintenance;
     }
@@ -135,7 +142,7 @@ final class TableCommitter implements AutoCloseable {
   private final NavigableMap<Long, ChangeCommittable> pending = new TreeMap<>();
   private ChangeCommittable current = ChangeCommittable.EMPTY;
 
-  /** The jobs whose files this committer answers for: its own, and the one it restored. */
+  /** The jobs whose files this committer answers for: its own, and those it restored. */
   private final Set<String> ownJobs = new HashSet<>();
 
   /** The checkpoints being committed now, which may be restored ones outside {@link #pending}. */

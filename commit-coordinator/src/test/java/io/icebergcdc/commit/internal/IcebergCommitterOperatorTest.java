@@ -942,6 +942,67 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
+  void aRefusedStartClosesTheTableLoaderItOpened() throws Exception {
+    CountingLoader loader = new CountingLoader(TestTables.loader(warehouse));
+    var harness =
+        new OneInputStreamOperatorTestHarness<>(
+            new IcebergCommitterOperator(
+                loader,
+                null,
+                null,
+                BoundedWrite.NONE.withWriteId("w"),
+                IcebergCommitterOperator.DEFAULT_CATALOG_RETRY_TIMEOUT),
+            1,
+            1,
+            0,
+            new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new),
+            OPERATOR_ID);
+    harnesses.add(harness);
+    assertThatThrownBy(harness::open).hasMessageContaining("with a write id ('w')");
+    assertThat(loader.opened).isEqualTo(1);
+    assertThat(loader.closed).as("closed by the committer that refused to start").isEqualTo(1);
+  }
+
+  /** A table loader that counts its opens and closes. */
+  private static final class CountingLoader implements org.apache.iceberg.flink.TableLoader {
+    private static final long serialVersionUID = 1L;
+    private final org.apache.iceberg.flink.TableLoader delegate;
+    int opened;
+    int closed;
+
+    CountingLoader(org.apache.iceberg.flink.TableLoader delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public void open() {
+      opened++;
+      delegate.open();
+    }
+
+    @Override
+    public boolean isOpen() {
+      return delegate.isOpen();
+    }
+
+    @Override
+    public Table loadTable() {
+      return delegate.loadTable();
+    }
+
+    @Override
+    public org.apache.iceberg.flink.TableLoader clone() {
+      return new CountingLoader(delegate.clone());
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      closed++;
+      delegate.close();
+    }
+  }
+
+  @Test
   void aStatementSaysWhatItDidAndFailsOnChangesCommittedAfterItsRead() throws Exception {
     table.newAppend().appendFile(TestTables.dataFile("before")).commit();
     long read = table.currentSnapshot().snapshotId();
