@@ -302,7 +302,10 @@ class ApplyChangelogITCase {
       throws Exception {
     ChangelogGenerator.Changelog changelog = changelog(100_000, 10_000, 1L);
 
-    new JobRunner(job(null, formatVersion, Map.of(), 0, options(mode)), null).run();
+    // Checkpoints often enough that the writers compact between commits however fast the
+    // changes are applied (at 200 ms, a run that applied them within a second compacted nothing).
+    new JobRunner(job(null, formatVersion, Map.of(), 0, options(mode), Duration.ofMillis(50)), null)
+        .run();
 
     Table table = table();
     assertThat(changelog.model().differences(table, 20)).isEmpty();
@@ -363,13 +366,17 @@ class ApplyChangelogITCase {
     options.setString("maintenance.remove-orphans.interval", "0s");
     options.setString("maintenance.interval", "0s");
 
+    // Checkpoints often enough that commits follow the last injected failure however fast the
+    // changes are applied: a run whose last commit failed after committing ended with no commit
+    // after its restart, so with no look for the orphans the failures left.
     new JobRunner(
             job(
                 null,
                 formatVersion,
                 Map.of(CatalogProperties.FILE_IO_IMPL, FlakyFileIO.class.getName()),
                 20,
-                options),
+                options,
+                Duration.ofMillis(50)),
             new InjectedCommitFailures())
         .run();
 

@@ -75,6 +75,11 @@ class RestCatalogITCase {
   }
 
   private JobDefinition job(TableIdentifier table, int restartAttempts) {
+    return job(table, restartAttempts, Duration.ofMillis(300));
+  }
+
+  private JobDefinition job(
+      TableIdentifier table, int restartAttempts, Duration checkpointInterval) {
     return new JobDefinition(
         new ChangelogFile(dir.resolve("changes.jsonl").toString(), null),
         catalog(),
@@ -83,7 +88,7 @@ class RestCatalogITCase {
         DeadLetterOutput.NONE,
         new RuntimeDefinition(
             2,
-            Duration.ofMillis(300),
+            checkpointInterval,
             dir.resolve("checkpoints").toString(),
             "hashmap",
             null,
@@ -128,8 +133,10 @@ class RestCatalogITCase {
     CatalogDown.reset(dir.resolve("checkpoints"), List.of(lake.s3.secretKey(), "client-secret"));
 
     long start = System.nanoTime();
-    // No restarts: the job must ride out the outage, not fail and recover.
-    new JobRunner(job(identifier, 0), new CatalogDown()).run();
+    // No restarts: the job must ride out the outage, not fail and recover. Checkpoints come often
+    // enough that the catalog goes down at the third commit however fast the changes are applied
+    // (at 300 ms, a run that applied them within a second made two commits and no outage).
+    new JobRunner(job(identifier, 0, Duration.ofMillis(50)), new CatalogDown()).run();
 
     assertThat(CatalogDown.STOPPED.get()).as("the catalog was taken down mid-run").isTrue();
     assertThat(CatalogDown.RESTARTED_AT_NANOS.get()).isPositive();
