@@ -115,20 +115,7 @@ class PostgresCaptureITCase extends CaptureScenario {
       throws Exception {
     JobDefinition job =
         job(
-            new DatabaseSource(
-                    DatabaseSource.Kind.POSTGRES,
-                    "127.0.0.1",
-                    5432,
-                    "postgres",
-                    null,
-                    DATABASE,
-                    List.of("inventory\\..*"),
-                    SLOT,
-                    "icebergcdc_it",
-                    0,
-                    "pg")
-                .withSnapshotChunkRows(100)
-                .withTableDiscoveryInterval(Duration.ofSeconds(1)),
+            source().withSnapshotChunkRows(100).withTableDiscoveryInterval(Duration.ofSeconds(1)),
             "cdc.{schema}_{table}",
             null);
     JobRunner pipeline = new JobRunner(job);
@@ -167,20 +154,23 @@ class PostgresCaptureITCase extends CaptureScenario {
 
   @Override
   JobDefinition job(String restoreFrom) {
-    DatabaseSource source =
-        new DatabaseSource(
-            DatabaseSource.Kind.POSTGRES,
-            "127.0.0.1",
-            5432,
-            "postgres",
-            null,
-            DATABASE,
-            List.of("inventory\\..*"),
-            SLOT,
-            "icebergcdc_it",
-            0,
-            "pg");
-    return job(source, "cdc.{schema}_{table}", restoreFrom);
+    return job(source(), "cdc.{schema}_{table}", restoreFrom);
+  }
+
+  /** The inventory schema's tables, with the source's defaults. */
+  private static DatabaseSource source() {
+    return new DatabaseSource(
+        DatabaseSource.Kind.POSTGRES,
+        "127.0.0.1",
+        5432,
+        "postgres",
+        null,
+        DATABASE,
+        List.of("inventory\\..*"),
+        SLOT,
+        "icebergcdc_it",
+        0,
+        "pg");
   }
 
   @Override
