@@ -85,7 +85,9 @@ import org.slf4j.LoggerFactory;
  * their keys' entries with them; the old rows are deleted by position, and an own file, all of
  * whose keys are this subtask's, is handed to the committer to remove. The positions of the moved
  * rows also go apart, so that the committer can delete the copies of rows another writer deleted
- * meanwhile.
+ * meanwhile. Once its input has ended, a writer compacts nothing: the job ends with the first
+ * checkpoint that completes after that, and checkpoints that were taken meanwhile are never
+ * committed, so their copies would be left as orphans.
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
@@ -132,6 +134,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private transient MissingColumnsFill fill;
 
   private transient long checkpointId;
+  private transient boolean inputEnded;
   private transient long lastCompletedCheckpoint;
   private transient long rowsWritten;
 
@@ -459,6 +462,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   @Override
   public void endInput() throws Exception {
     this.checkpointId = Long.MAX_VALUE;
+    inputEnded = true;
     dedup.endInput();
   }
 
@@ -606,8 +610,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       // Before compaction, which may move the rows out of the files read here.
       writeDeferredUpdates();
     }
-    if (getRuntimeContext().isCheckpointingEnabled()) {
-      // A bounded job without checkpoints keeps no index to move.
+    if (getRuntimeContext().isCheckpointingEnabled() && !inputEnded) {
+      // A bounded job without checkpoints keeps no index to move; after the end of the input, a
+      // checkpoint may never be committed.
       compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);
     }
     for (OpenDataFile file : openFiles.values()) {

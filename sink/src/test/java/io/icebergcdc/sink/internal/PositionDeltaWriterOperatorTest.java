@@ -528,6 +528,33 @@ class PositionDeltaWriterOperatorTest {
   }
 
   @Test
+  void afterTheEndOfItsInputAWriterCompactsNothing() throws Exception {
+    compactionRatio = 0.3;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      append(table, checkpoint(harness, 1, inserts(1, 10, 0)));
+      harness.notifyOfCompletedCheckpoint(1);
+      harness.getOutput().clear();
+      for (ChangeEvent update : updates(1, 5, 100)) {
+        harness.processElement(new StreamRecord<>(update));
+      }
+      harness.endInput();
+
+      // Half of the first file's rows are deleted, but the job ends with the first checkpoint
+      // to complete: a later one, taken meanwhile, is never committed.
+      harness.prepareSnapshotPreBarrier(2);
+      List<ChangeCommittable> last = harness.extractOutputValues();
+      assertThat(last).hasSize(1);
+      assertThat(last.get(0).compactedDataFiles()).isEmpty();
+      assertThat(last.get(0).positionDeletes().count()).isEqualTo(5);
+      append(table, last.get(0));
+      harness.getOutput().clear();
+      harness.prepareSnapshotPreBarrier(3);
+      assertThat(harness.extractOutputValues()).isEmpty();
+    }
+  }
+
+  @Test
   void afterRescalingAWriterMovesItsRowsOutOfTheOtherWritersFilesOnceTheTableDeletesEnough()
       throws Exception {
     compactionRatio = 0.5;
