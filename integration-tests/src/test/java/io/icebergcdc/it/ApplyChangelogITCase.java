@@ -366,9 +366,9 @@ class ApplyChangelogITCase {
     options.setString("maintenance.remove-orphans.interval", "0s");
     options.setString("maintenance.interval", "0s");
 
-    // Checkpoints often enough that commits follow the last injected failure however fast the
-    // changes are applied: a run whose last commit failed after committing ended with no commit
-    // after its restart, so with no look for the orphans the failures left.
+    // Checkpoints often enough that commits follow the injected failures however fast the
+    // changes are applied. A run whose last commit fails after committing restarts with nothing
+    // to commit: the restore looks for the orphans then.
     new JobRunner(
             job(
                 null,

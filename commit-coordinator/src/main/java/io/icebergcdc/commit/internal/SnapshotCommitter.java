@@ -321,8 +321,16 @@ final class SnapshotCommitter implements AutoCloseable {
       throw new CommitException(
           "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
     }
+    maintainAfter(checkpointId);
+  }
+
+  /**
+   * Runs the maintenance due once the checkpoints up to {@code committedUpTo} are committed: after
+   * each commit, and on a restore that finds everything committed already. Never throws.
+   */
+  void maintainAfter(long committedUpTo) {
     maintainer.afterCommit(
-        table, new OrphanRemoval.HandedFiles(checkpointId, ownJobs, sinkTag, filesToCommit));
+        table, new OrphanRemoval.HandedFiles(committedUpTo, ownJobs, sinkTag, filesToCommit));
   }
 
   /** The operation id that names the files a commit attempt of checkpoint writes. */

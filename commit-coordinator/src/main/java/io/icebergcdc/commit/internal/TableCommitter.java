@@ -244,6 +244,12 @@ final class TableCommitter implements AutoCloseable {
         restored.jobId(),
         maxCommitted,
         uncommitted.keySet());
+    if (uncommitted.isEmpty() && maxCommitted != CommitHistory.NONE) {
+      // The attempt that committed last may have failed before the maintenance that follows a
+      // commit, leaving the files of its failed attempts behind; a job restored at its end makes
+      // no commit after this one, so the maintenance runs now.
+      commits.maintainAfter(maxCommitted);
+    }
     commitUpTo(uncommitted, Long.MAX_VALUE, restored.jobId());
   }
 

@@ -11,10 +11,14 @@ import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.Overwrite;
+import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TestTables;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +42,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class IcebergCommitterOperatorTest {
 
   private static final OperatorID OPERATOR_ID = new OperatorID();
+  private static final String SINK_TAG = "5eed5eed";
 
   @TempDir Path warehouse;
   private Table table;
@@ -82,14 +87,29 @@ class IcebergCommitterOperatorTest {
 
   private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> harness(
       CommitListener listener, Overwrite overwrite, BoundedWrite bounded) throws Exception {
+    return harnessOf(
+        new IcebergCommitterOperator(
+            TestTables.loader(warehouse),
+            listener,
+            overwrite,
+            bounded,
+            IcebergCommitterOperator.DEFAULT_CATALOG_RETRY_TIMEOUT));
+  }
+
+  /** A harness for a committer whose writers name their files for it, with the maintenance. */
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> maintainingHarness(
+      CommitListener listener, MaintenancePolicy maintenance) throws Exception {
+    return harnessOf(
+        new IcebergCommitterOperator(TestTables.loader(warehouse), listener)
+            .filesNamedFor(SINK_TAG)
+            .maintenance(maintenance));
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> harnessOf(
+      IcebergCommitterOperator operator) throws Exception {
     var harness =
         new OneInputStreamOperatorTestHarness<>(
-            new IcebergCommitterOperator(
-                TestTables.loader(warehouse),
-                listener,
-                overwrite,
-                bounded,
-                IcebergCommitterOperator.DEFAULT_CATALOG_RETRY_TIMEOUT),
+            operator,
             1,
             1,
             0,
@@ -266,6 +286,53 @@ class IcebergCommitterOperatorTest {
 
     open(state, null);
     assertThat(committedCheckpoints()).containsExactly("1");
+  }
+
+  @Test
+  void aRestoreThatFindsEverythingCommittedRemovesTheOrphansTheFailedAttemptLeft()
+      throws Exception {
+    // Files of this job are orphans once their checkpoint is committed, whatever their age.
+    MaintenancePolicy orphansOnly =
+        MaintenancePolicy.NONE.withOrphanRemoval(true, Duration.ofDays(3), Duration.ZERO);
+    var harness = maintainingHarness(new FailingAfterCommit(), orphansOnly);
+    harness.getStreamConfig().setCheckpointingEnabled(true);
+    harness.initializeEmptyState();
+    harness.open();
+    // A writer's file for checkpoint 1 from an attempt that failed before handing it over.
+    Path data = Path.of(table.location().replaceFirst("^file:", "")).resolve("data");
+    Files.createDirectories(data);
+    String jobId = harness.getEnvironment().getJobID().toString();
+    Path orphan =
+        Files.write(
+            data.resolve(
+                "00000-0-" + OwnedFileNames.operationId(jobId, SINK_TAG, 1) + "-00001.parquet"),
+            new byte[] {1});
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+    // The commit of checkpoint 1 goes through; the task fails before the maintenance after it.
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1))
+        .hasMessageContaining("after checkpoint 1 was committed");
+    assertThat(committedCheckpoints()).containsExactly("1");
+    assertThat(orphan).exists();
+
+    // The job restores from checkpoint 1 with its input at its end: no commit follows.
+    var restored = maintainingHarness(null, orphansOnly);
+    restored.getStreamConfig().setCheckpointingEnabled(true);
+    restored.initializeState(state);
+    restored.open();
+
+    assertThat(committedCheckpoints()).containsExactly("1");
+    assertThat(orphan).as("an orphan of a committed checkpoint, removed on restore").doesNotExist();
+  }
+
+  /** Fails every commit after it is made, as a task that dies right after committing. */
+  private static final class FailingAfterCommit implements CommitListener {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public void afterCommit(long checkpointId, Snapshot snapshot) {
+      throw new IllegalStateException("the task died after committing " + checkpointId);
+    }
   }
 
   @Test
