@@ -85,9 +85,10 @@ import org.slf4j.LoggerFactory;
  * their keys' entries with them; the old rows are deleted by position, and an own file, all of
  * whose keys are this subtask's, is handed to the committer to remove. The positions of the moved
  * rows also go apart, so that the committer can delete the copies of rows another writer deleted
- * meanwhile. Once its input has ended, a writer compacts nothing: the job ends with the first
- * checkpoint that completes after that, and checkpoints that were taken meanwhile are never
- * committed, so their copies would be left as orphans.
+ * meanwhile. Once its input has ended, a writer compacts in its next checkpoint only: the committer
+ * commits up to the first checkpoint that completes after the end of its own input, which comes
+ * after every writer's, and the job ends then; a later checkpoint, taken meanwhile, is never
+ * committed, and copies compacted into it would be left as orphans.
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
@@ -135,6 +136,10 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
 
   private transient long checkpointId;
   private transient boolean inputEnded;
+
+  /** Whether a checkpoint was taken since the input ended: the last one committed for sure. */
+  private transient boolean checkpointedAfterEnd;
+
   private transient long lastCompletedCheckpoint;
   private transient long rowsWritten;
 
@@ -610,11 +615,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       // Before compaction, which may move the rows out of the files read here.
       writeDeferredUpdates();
     }
-    if (getRuntimeContext().isCheckpointingEnabled() && !inputEnded) {
-      // A bounded job without checkpoints keeps no index to move; after the end of the input, a
-      // checkpoint may never be committed.
+    if (getRuntimeContext().isCheckpointingEnabled() && !checkpointedAfterEnd) {
+      // A bounded job without checkpoints keeps no index to move.
       compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);
     }
+    checkpointedAfterEnd = inputEnded;
     for (OpenDataFile file : openFiles.values()) {
       complete(file);
     }
