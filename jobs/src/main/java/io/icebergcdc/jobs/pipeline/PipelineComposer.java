@@ -51,7 +51,7 @@ public final class PipelineComposer {
       CatalogDefinition.close(catalog);
     }
 
-    StreamExecutionEnvironment env = RuntimeTranslator.environment(job.runtime());
+    StreamExecutionEnvironment env = RuntimeTranslator.environment(job.runtime(), targets.size());
     RoutedChanges routed = source.translate(env, targets);
     DataStream<DeadLetter> deadLetters =
         SinkTranslator.apply(
