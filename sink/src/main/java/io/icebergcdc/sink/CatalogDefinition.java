@@ -161,9 +161,22 @@ public final class CatalogDefinition implements Serializable {
     return properties.get(CatalogProperties.WAREHOUSE_LOCATION);
   }
 
+  /**
+   * The Hadoop configuration of the catalog's file IO: Hadoop's defaults and the class path's
+   * {@code core-site.xml}, with local files written by {@link LocalFileSystemWithoutChmod} unless
+   * that names another implementation for {@code file:}.
+   */
+  static org.apache.hadoop.conf.Configuration hadoopConfiguration() {
+    org.apache.hadoop.conf.Configuration hadoop = new org.apache.hadoop.conf.Configuration();
+    if (hadoop.get("fs.file.impl") == null) {
+      hadoop.set("fs.file.impl", LocalFileSystemWithoutChmod.class.getName());
+    }
+    return hadoop;
+  }
+
   /** A loader of the catalog, for the job's operators. */
   public CatalogLoader loader() {
-    org.apache.hadoop.conf.Configuration hadoop = new org.apache.hadoop.conf.Configuration();
+    org.apache.hadoop.conf.Configuration hadoop = hadoopConfiguration();
     if (impl != null) {
       return CatalogLoader.custom(name, properties, hadoop, impl);
     }
