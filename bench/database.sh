@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the whole-database capture benchmark on this machine; see the README's performance section.
+#   bash bench/database.sh [--tables 300] [--large 3] [--large-rows 100000] [--small-rows 100]
+#                          [--rounds 5] [--batch 100] [--parallelism 2]
+#                          [--checkpoint-interval 2s] [--only many|one] [--out FILE]
+# One capture job over a PostgreSQL schema of --tables tables, then over one table holding the same
+# rows and taking the same transactions. It configures the local PostgreSQL for logical decoding
+# first, as the integration tests do.
+set -euo pipefail
+here=$(dirname "$0")
+bash "$here/../integration-tests/scripts/setup-databases.sh"
+exec bash "$here/java.sh" DatabaseBenchmark "$@"

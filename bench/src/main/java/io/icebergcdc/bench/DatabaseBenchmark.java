@@ -1,0 +1,567 @@
+package io.icebergcdc.bench;
+
+import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.DeadLetterOutput;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.RuntimeDefinition;
+import io.icebergcdc.jobs.definition.TableDefinition;
+import io.icebergcdc.jobs.pipeline.PipelineComposer;
+import io.icebergcdc.sink.CatalogDefinition;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobgraph.JobVertex;
+import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.apache.flink.util.TimeUtils;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+
+/**
+ * Measures one capture job ({@code apply --source postgres} as a library call, local Flink) over a
+ * PostgreSQL schema of many tables, beside the same rows and the same changes in one table.
+ *
+ * <p>The schema has {@code tables} tables: the first {@code large} of {@code large-rows} rows each,
+ * the others of {@code small-rows}. Each run:
+ *
+ * <ol>
+ *   <li><b>Snapshot</b>: the rows exist before the job starts; the time until every table holds
+ *       them in Iceberg, from the job's submission.
+ *   <li><b>Changes</b>: {@code rounds} rounds, each a transaction per table that updates {@code
+ *       batch} of its rows (all of a smaller table's), as fast as PostgreSQL takes them; the rate
+ *       at which they reach Iceberg: every table's last transaction is held once a snapshot's
+ *       source position reaches the WAL position read before its last statement.
+ * </ol>
+ *
+ * <p>The one-table run has one table with as many rows as all of them and takes the same
+ * transactions, of the same sizes, in the same order; it runs first. Reported for each: the job
+ * graph's operators and tasks, the most threads the job added to the benchmark's JVM (the embedded
+ * Flink runs in it), the JVM's heap after a full collection, and the size of the last checkpoint.
+ * At the end every Iceberg table must equal its source table (row count and the sum of a column
+ * that every update changes), or the benchmark fails.
+ */
+public final class DatabaseBenchmark {
+
+  private static final String DATABASE = "icebergcdc_db_bench";
+  private static final String SLOT = "icebergcdc_db_bench";
+
+  private final int tables;
+  private final int large;
+  private final long largeRows;
+  private final long smallRows;
+  private final int rounds;
+  private final int batch;
+  private final int parallelism;
+  private final Duration interval;
+
+  /** What one run measured. */
+  private record Result(
+      String name,
+      int tables,
+      long rows,
+      long changes,
+      int operators,
+      int vertices,
+      int tasks,
+      double snapshotSeconds,
+      double changesSeconds,
+      int threadsPeak,
+      long heapBytes,
+      long checkpointBytes,
+      String check) {}
+
+  private DatabaseBenchmark(Map<String, String> options) {
+    tables = Integer.parseInt(options.getOrDefault("tables", "300"));
+    large = Integer.parseInt(options.getOrDefault("large", "3"));
+    largeRows = Long.parseLong(options.getOrDefault("large-rows", "100000"));
+    smallRows = Long.parseLong(options.getOrDefault("small-rows", "100"));
+    rounds = Integer.parseInt(options.getOrDefault("rounds", "5"));
+    batch = Integer.parseInt(options.getOrDefault("batch", "100"));
+    parallelism = Integer.parseInt(options.getOrDefault("parallelism", "2"));
+    interval = TimeUtils.parseDuration(options.getOrDefault("checkpoint-interval", "2s"));
+    if (tables < 1 || large < 0 || large > tables || rounds < 1 || batch < 1) {
+      throw new IllegalArgumentException(
+          "need --tables >= 1, 0 <= --large <= --tables, --rounds >= 1 and --batch >= 1");
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    Path out =
+        Paths.get(
+            options.getOrDefault(
+                "out", "bench/results/database-postgres-" + LocalDate.now() + ".md"));
+    String only = options.getOrDefault("only", "both");
+    DatabaseBenchmark benchmark = new DatabaseBenchmark(options);
+    // The one table first: the threads of a cancelled job take a while to end.
+    List<Result> results = new ArrayList<>();
+    if (!only.equals("one")) {
+      results.add(null);
+    }
+    if (!only.equals("many")) {
+      results.add(benchmark.run(true));
+    }
+    if (!only.equals("one")) {
+      results.set(0, benchmark.run(false));
+    }
+    String report = benchmark.report(results);
+    Files.createDirectories(out.toAbsolutePath().getParent());
+    Files.writeString(out, report, StandardCharsets.UTF_8);
+    System.out.println(report);
+    System.out.println("Written to " + out);
+    System.exit(0);
+  }
+
+  /** The rows of table {@code index} of the many-table schema. */
+  private long rowsOf(int index) {
+    return index < large ? largeRows : smallRows;
+  }
+
+  private long totalRows() {
+    long total = 0;
+    for (int i = 0; i < tables; i++) {
+      total += rowsOf(i);
+    }
+    return total;
+  }
+
+  private static String tableName(int index) {
+    return String.format(Locale.ROOT, "t%04d", index);
+  }
+
+  private Result run(boolean oneTable) throws Exception {
+    Path work = Files.createTempDirectory("iceberg-cdc-database-bench");
+    List<String> names = new ArrayList<>();
+    Map<String, Long> rows = new LinkedHashMap<>();
+    if (oneTable) {
+      names.add("one");
+      rows.put("one", totalRows());
+    } else {
+      for (int i = 0; i < tables; i++) {
+        names.add(tableName(i));
+        rows.put(tableName(i), rowsOf(i));
+      }
+    }
+    createSource(rows);
+
+    JobDefinition job =
+        new JobDefinition(
+            new DatabaseSource(
+                DatabaseSource.Kind.POSTGRES,
+                "127.0.0.1",
+                5432,
+                "postgres",
+                null,
+                DATABASE,
+                List.of(oneTable ? "bench\\.one" : "bench\\.t\\d{4}"),
+                SLOT,
+                SLOT,
+                0,
+                "bench"),
+            CatalogDefinition.hadoop(work.resolve("warehouse").toString()),
+            new TableDefinition("cdc.{table}", List.of(), null, 3),
+            new Configuration(),
+            DeadLetterOutput.NONE,
+            new RuntimeDefinition(
+                parallelism, interval, work.resolve("checkpoints").toString(), "hashmap", null, 0));
+    Catalog catalog = job.catalog().loader().loadCatalog();
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    int threadsBefore = threads.getThreadCount();
+    threads.resetPeakThreadCount();
+
+    PipelineComposer.ComposedJob composed = PipelineComposer.compose(job);
+    StreamGraph graph = composed.environment().getStreamGraph();
+    graph.setJobName(composed.name());
+    int operators = graph.getStreamNodes().size();
+    JobGraph jobGraph = graph.getJobGraph();
+    int vertices = jobGraph.getNumberOfVertices();
+    int tasks = 0;
+    for (JobVertex vertex : jobGraph.getVertices()) {
+      tasks += vertex.getParallelism();
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "%s: %d tables, %,d rows; %d operators in %d job vertices, %d tasks%n",
+        oneTable ? "one table" : "many tables",
+        names.size(),
+        totalRows(),
+        operators,
+        vertices,
+        tasks);
+
+    long submitted = System.currentTimeMillis();
+    JobClient client = composed.environment().executeAsync(graph);
+    try (Connection connection = connect()) {
+      long snapshotDone = awaitRows(client, catalog, rows);
+      double snapshotSeconds = (snapshotDone - submitted) / 1000.0;
+      System.out.printf(Locale.ROOT, "snapshot held after %.1f s%n", snapshotSeconds);
+
+      long writeStart = System.currentTimeMillis();
+      Map<String, Long> marks = new HashMap<>();
+      long changes = write(connection, oneTable, rows, marks);
+      System.out.printf(
+          Locale.ROOT,
+          "%,d changes written in %.1f s%n",
+          changes,
+          (System.currentTimeMillis() - writeStart) / 1000.0);
+      long held = awaitHeld(client, catalog, marks);
+      double changesSeconds = (held - writeStart) / 1000.0;
+
+      long checkpointBytes = lastCheckpointBytes(work.resolve("checkpoints"));
+      int threadsPeak = threads.getPeakThreadCount() - threadsBefore;
+      System.gc();
+      long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+      String check = compare(connection, catalog, names);
+      return new Result(
+          oneTable ? "one table" : tables + " tables",
+          names.size(),
+          totalRows(),
+          changes,
+          operators,
+          vertices,
+          tasks,
+          snapshotSeconds,
+          changesSeconds,
+          threadsPeak,
+          heap,
+          checkpointBytes,
+          check);
+    } finally {
+      client.cancel().get();
+    }
+  }
+
+  private static Connection connect() throws SQLException {
+    return DriverManager.getConnection(
+        "jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
+  }
+
+  private static void createSource(Map<String, Long> rows) throws SQLException {
+    try (Connection admin =
+            DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+        Statement statement = admin.createStatement()) {
+      // The connection of a job cancelled just before may still hold the slot.
+      statement.execute(
+          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
+              + " WHERE slot_name = '"
+              + SLOT
+              + "' AND active_pid IS NOT NULL");
+      statement.execute("SELECT pg_sleep(0.5)");
+      statement.execute(
+          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+              + " WHERE database = '"
+              + DATABASE
+              + "' OR slot_name = '"
+              + SLOT
+              + "'");
+      statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
+      statement.execute("CREATE DATABASE " + DATABASE);
+    }
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement()) {
+      statement.execute("CREATE SCHEMA bench");
+      for (Map.Entry<String, Long> table : rows.entrySet()) {
+        statement.execute(
+            "CREATE TABLE bench." + table.getKey() + " (id bigint PRIMARY KEY, v text, n bigint)");
+        statement.execute(
+            "INSERT INTO bench."
+                + table.getKey()
+                + " SELECT i, md5(i::text), 0 FROM generate_series(0, "
+                + (table.getValue() - 1)
+                + ") i");
+      }
+    }
+  }
+
+  /**
+   * Writes the rounds of transactions, one per many-table table and round, into the run's tables
+   * (the one table takes each transaction at the rows the many-table table's would have had, so
+   * that both runs change the same number of rows in the same transactions); returns the rows
+   * changed and fills {@code marks} with each table's position to be held.
+   */
+  private long write(
+      Connection connection, boolean oneTable, Map<String, Long> rows, Map<String, Long> marks)
+      throws SQLException {
+    long changes = 0;
+    connection.setAutoCommit(false);
+    try (Statement statement = connection.createStatement()) {
+      for (int round = 0; round < rounds; round++) {
+        long offsetInOne = 0;
+        for (int i = 0; i < tables; i++) {
+          long tableRows = rowsOf(i);
+          long size = Math.min(batch, tableRows);
+          long first = (round * size) % (tableRows - size + 1);
+          String table = oneTable ? "one" : tableName(i);
+          long base = oneTable ? offsetInOne : 0;
+          offsetInOne += tableRows;
+          long last = base + first + size - 1;
+          statement.executeUpdate(
+              "UPDATE bench."
+                  + table
+                  + " SET n = n + 1, v = md5((n + 1)::text) WHERE id >= "
+                  + (base + first)
+                  + " AND id < "
+                  + last);
+          long lsn;
+          try (ResultSet result = statement.executeQuery("SELECT pg_current_wal_insert_lsn()")) {
+            result.next();
+            lsn = SourceSequence.parseLsn(result.getString(1));
+          }
+          statement.executeUpdate("UPDATE bench." + table + " SET n = n + 1 WHERE id = " + last);
+          connection.commit();
+          changes += size;
+          marks.put(table, lsn);
+        }
+      }
+    } finally {
+      connection.setAutoCommit(true);
+    }
+    return changes;
+  }
+
+  /** Waits until every table holds its rows; returns when the last of them was committed. */
+  private static long awaitRows(JobClient client, Catalog catalog, Map<String, Long> rows)
+      throws Exception {
+    Map<String, Long> waiting = new LinkedHashMap<>(rows);
+    long last = 0;
+    long deadline = System.currentTimeMillis() + 3_600_000;
+    while (!waiting.isEmpty()) {
+      check(client, deadline, "the snapshot of " + waiting.size() + " tables");
+      for (var it = waiting.entrySet().iterator(); it.hasNext(); ) {
+        Map.Entry<String, Long> table = it.next();
+        Table loaded = catalog.loadTable(TableIdentifier.of("cdc", table.getKey()));
+        Snapshot current = loaded.currentSnapshot();
+        if (current != null && records(current) >= table.getValue()) {
+          for (Snapshot snapshot : loaded.snapshots()) {
+            if (records(snapshot) >= table.getValue()) {
+              last = Math.max(last, snapshot.timestampMillis());
+              break;
+            }
+          }
+          it.remove();
+        }
+      }
+      Thread.sleep(200);
+    }
+    return last;
+  }
+
+  /**
+   * Waits until each table's snapshots reach its mark; returns when the last of them was committed.
+   */
+  private static long awaitHeld(JobClient client, Catalog catalog, Map<String, Long> marks)
+      throws Exception {
+    Map<String, Long> waiting = new LinkedHashMap<>(marks);
+    long last = 0;
+    long deadline = System.currentTimeMillis() + 3_600_000;
+    while (!waiting.isEmpty()) {
+      check(client, deadline, "the changes of " + waiting.size() + " tables");
+      for (var it = waiting.entrySet().iterator(); it.hasNext(); ) {
+        Map.Entry<String, Long> table = it.next();
+        long heldAt = 0;
+        for (Snapshot snapshot :
+            catalog.loadTable(TableIdentifier.of("cdc", table.getKey())).snapshots()) {
+          String position = snapshot.summary().get(SnapshotSummaryKeys.SOURCE_POSITION);
+          if (position != null
+              && position.startsWith("lsn=")
+              && Long.compareUnsigned(
+                      SourceSequence.parseLsn(position.substring(4).split(" ")[0]),
+                      table.getValue())
+                  >= 0
+              && (heldAt == 0 || snapshot.timestampMillis() < heldAt)) {
+            heldAt = snapshot.timestampMillis();
+          }
+        }
+        if (heldAt > 0) {
+          last = Math.max(last, heldAt);
+          it.remove();
+        }
+      }
+      Thread.sleep(200);
+    }
+    return last;
+  }
+
+  private static void check(JobClient client, long deadline, String what) throws Exception {
+    if (client.getJobStatus().get().isGloballyTerminalState()) {
+      client.getJobExecutionResult().get();
+      throw new IllegalStateException("the capture job ended: " + client.getJobStatus().get());
+    }
+    if (System.currentTimeMillis() > deadline) {
+      throw new IllegalStateException(what + " did not reach Iceberg within an hour");
+    }
+  }
+
+  private static long records(Snapshot snapshot) {
+    return Long.parseLong(snapshot.summary().getOrDefault("total-records", "0"));
+  }
+
+  /**
+   * The size of the newest completed checkpoint's directory (the hashmap backend writes full ones).
+   */
+  private static long lastCheckpointBytes(Path checkpoints) throws IOException {
+    Path newest = null;
+    long newestId = -1;
+    try (Stream<Path> jobs = Files.list(checkpoints)) {
+      for (Path jobDir : jobs.toList()) {
+        try (Stream<Path> entries = Files.list(jobDir)) {
+          for (Path entry : entries.toList()) {
+            String name = entry.getFileName().toString();
+            if (name.startsWith("chk-") && Files.exists(entry.resolve("_metadata"))) {
+              long id = Long.parseLong(name.substring(4));
+              if (id > newestId) {
+                newestId = id;
+                newest = entry;
+              }
+            }
+          }
+        }
+      }
+    }
+    if (newest == null) {
+      return 0;
+    }
+    try (Stream<Path> files = Files.walk(newest)) {
+      return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+    }
+  }
+
+  /** Compares every Iceberg table with its source table; fails if one differs. */
+  private static String compare(Connection connection, Catalog catalog, List<String> names)
+      throws Exception {
+    long totalRows = 0;
+    for (String name : names) {
+      long sourceRows;
+      long sourceSum;
+      try (Statement statement = connection.createStatement();
+          ResultSet result = statement.executeQuery("SELECT count(*), sum(n) FROM bench." + name)) {
+        result.next();
+        sourceRows = result.getLong(1);
+        sourceSum = result.getLong(2);
+      }
+      long icebergRows = 0;
+      long icebergSum = 0;
+      Table table = catalog.loadTable(TableIdentifier.of("cdc", name));
+      try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+        for (Record record : records) {
+          icebergRows++;
+          icebergSum += (Long) record.getField("n");
+        }
+      }
+      if (icebergRows != sourceRows || icebergSum != sourceSum) {
+        throw new IllegalStateException(
+            String.format(
+                "Iceberg table cdc.%s differs from its source: %d rows with sum(n) %d, against %d"
+                    + " with %d",
+                name, icebergRows, icebergSum, sourceRows, sourceSum));
+      }
+      totalRows += sourceRows;
+    }
+    return String.format(
+        Locale.ROOT,
+        "every one of the %d Iceberg tables equals its source table (%,d rows in all; row count and"
+            + " sum(n) compared)",
+        names.size(),
+        totalRows);
+  }
+
+  private String report(List<Result> results) {
+    StringBuilder out = new StringBuilder();
+    out.append("# One capture job over a PostgreSQL schema of many tables\n\n");
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "`bash bench/database.sh --tables %d --large %d --large-rows %d --small-rows %d"
+                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s`, %s.\n\n",
+            tables,
+            large,
+            largeRows,
+            smallRows,
+            rounds,
+            batch,
+            parallelism,
+            TimeUtils.formatWithHighestUnit(interval).replace(" ", ""),
+            LocalDate.now()));
+    out.append(
+        "| run | tables | rows | operators | job vertices | tasks | snapshot s | snapshot rows/s"
+            + " | changes | changes s | changes/s | threads (peak, added) | heap after GC (MB) | last"
+            + " checkpoint (KB) |\n");
+    out.append(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    out.append(" ---: | ---: |\n");
+    for (Result r : results) {
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %d | %,d | %d | %d | %d | %.1f | %,.0f | %,d | %.1f | %,.0f | %d | %,d | %,d"
+                  + " |\n",
+              r.name(),
+              r.tables(),
+              r.rows(),
+              r.operators(),
+              r.vertices(),
+              r.tasks(),
+              r.snapshotSeconds(),
+              r.rows() / r.snapshotSeconds(),
+              r.changes(),
+              r.changesSeconds(),
+              r.changes() / r.changesSeconds(),
+              r.threadsPeak(),
+              r.heapBytes() >> 20,
+              r.checkpointBytes() >> 10));
+    }
+    out.append('\n');
+    if (results.size() == 2) {
+      Result many = results.get(0);
+      Result one = results.get(1);
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "Many tables against one: snapshot rows/s %.2fx, changes/s %.2fx; heap %+,d MB and"
+                  + " checkpoint %+,d KB in all, %+.1f KB heap and %+.1f KB checkpoint per"
+                  + " table.\n\n",
+              one.snapshotSeconds() / many.snapshotSeconds(),
+              one.changesSeconds() / many.changesSeconds(),
+              (many.heapBytes() - one.heapBytes()) >> 20,
+              (many.checkpointBytes() - one.checkpointBytes()) >> 10,
+              (many.heapBytes() - one.heapBytes()) / 1024.0 / many.tables(),
+              (many.checkpointBytes() - one.checkpointBytes()) / 1024.0 / many.tables()));
+    }
+    for (Result r : results) {
+      out.append("Checked at the end of the ").append(r.name()).append(" run: ");
+      out.append(r.check()).append(".\n");
+    }
+    return out.toString();
+  }
+}
