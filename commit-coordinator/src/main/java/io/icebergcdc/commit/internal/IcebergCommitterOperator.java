@@ -167,9 +167,11 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
                 new ListStateDescriptor<>(
                     "iceberg-cdc-committer-state", BytePrimitiveArraySerializer.INSTANCE));
     if (context.isRestored()) {
+      long restoredCheckpointId = context.getRestoredCheckpointId().orElse(Long.MAX_VALUE);
       for (byte[] bytes : checkpointedState.get()) {
         committer.restore(
-            SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes));
+            SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes),
+            restoredCheckpointId);
       }
     }
   }

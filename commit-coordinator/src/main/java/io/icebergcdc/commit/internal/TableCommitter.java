@@ -175,10 +175,15 @@ final class TableCommitter implements AutoCloseable {
     tableUuid = commits.tableUuid();
   }
 
-  /** Commits what a restored state holds and the table's snapshot log does not show committed. */
-  void restore(CommitterState restored) {
+  /**
+   * Commits what a restored state holds and the table's snapshot log does not show committed.
+   *
+   * @param restoredCheckpointId the checkpoint the job restores from: its own checkpoints come
+   *     after it
+   */
+  void restore(CommitterState restored, long restoredCheckpointId) {
     ownJobs.add(restored.jobId());
-    commitRestored(restored);
+    commitRestored(restored, restoredCheckpointId);
   }
 
   /** Adds a writer's contribution to the checkpoint in progress. */
@@ -198,7 +203,7 @@ final class TableCommitter implements AutoCloseable {
     commitUpTo(pending, checkpointId, jobId);
   }
 
-  private void commitRestored(CommitterState restored) {
+  private void commitRestored(CommitterState restored, long restoredCheckpointId) {
     Table table = commits.table();
     if (restored.tableUuid() != null
         && tableUuid != null
@@ -247,8 +252,10 @@ final class TableCommitter implements AutoCloseable {
     if (uncommitted.isEmpty() && maxCommitted != CommitHistory.NONE) {
       // The attempt that committed last may have failed before the maintenance that follows a
       // commit, leaving the files of its failed attempts behind; a job restored at its end makes
-      // no commit after this one, so the maintenance runs now.
-      commits.maintainAfter(maxCommitted);
+      // no commit after this one, so the maintenance runs now. Up to the restored checkpoint
+      // only: a job restored from an older checkpoint than its last commit numbers its own
+      // checkpoints, and names its files, from there.
+      commits.maintainAfter(Math.min(maxCommitted, restoredCheckpointId));
     }
     commitUpTo(uncommitted, Long.MAX_VALUE, restored.jobId());
   }

@@ -318,11 +318,48 @@ class IcebergCommitterOperatorTest {
     // The job restores from checkpoint 1 with its input at its end: no commit follows.
     var restored = maintainingHarness(null, orphansOnly);
     restored.getStreamConfig().setCheckpointingEnabled(true);
+    restored.setRestoredCheckpointId(1);
     restored.initializeState(state);
     restored.open();
 
     assertThat(committedCheckpoints()).containsExactly("1");
     assertThat(orphan).as("an orphan of a committed checkpoint, removed on restore").doesNotExist();
+  }
+
+  @Test
+  void aRestoreFromAnOlderCheckpointKeepsTheFilesTheNewJobNamesForItsOwnCheckpoints()
+      throws Exception {
+    MaintenancePolicy orphansOnly =
+        MaintenancePolicy.NONE.withOrphanRemoval(true, Duration.ofDays(3), Duration.ZERO);
+    var first = maintainingHarness(null, orphansOnly);
+    first.getStreamConfig().setCheckpointingEnabled(true);
+    first.initializeEmptyState();
+    first.open();
+    first.processElement(new StreamRecord<>(files("a", false, 0)));
+    OperatorSubtaskState atOne = first.snapshot(1, 1);
+    first.notifyOfCompletedCheckpoint(1);
+    first.processElement(new StreamRecord<>(files("b", false, 0)));
+    first.snapshot(2, 2);
+    first.notifyOfCompletedCheckpoint(2);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+
+    // Another job restores from checkpoint 1: its own next checkpoint is 2, and its writers may
+    // have written a file for it before the committer restores.
+    var restored = maintainingHarness(null, orphansOnly);
+    restored.getStreamConfig().setCheckpointingEnabled(true);
+    String jobId = restored.getEnvironment().getJobID().toString();
+    Path data = Path.of(table.location().replaceFirst("^file:", "")).resolve("data");
+    Files.createDirectories(data);
+    Path inFlight =
+        Files.write(
+            data.resolve(
+                "00000-0-" + OwnedFileNames.operationId(jobId, SINK_TAG, 2) + "-00001.parquet"),
+            new byte[] {1});
+    restored.setRestoredCheckpointId(1);
+    restored.initializeState(atOne);
+    restored.open();
+
+    assertThat(inFlight).as("a file of the restored job's checkpoint 2, in flight").exists();
   }
 
   /** Fails every commit after it is made, as a task that dies right after committing. */
