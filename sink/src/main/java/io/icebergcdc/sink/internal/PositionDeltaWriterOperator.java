@@ -85,10 +85,10 @@ import org.slf4j.LoggerFactory;
  * their keys' entries with them; the old rows are deleted by position, and an own file, all of
  * whose keys are this subtask's, is handed to the committer to remove. The positions of the moved
  * rows also go apart, so that the committer can delete the copies of rows another writer deleted
- * meanwhile. Once its input has ended, a writer compacts in its next checkpoint only: the committer
- * commits up to the first checkpoint that completes after the end of its own input, which comes
- * after every writer's, and the job ends then; a later checkpoint, taken meanwhile, is never
- * committed, and copies compacted into it would be left as orphans.
+ * meanwhile. At the end of its input a writer hands over what it holds, compacted as at a
+ * checkpoint, ahead of its end-of-data signal, so that the committer's last commit holds it; after
+ * that it compacts nothing: the job ends with the first checkpoint that completes then, and a later
+ * one, taken meanwhile, is never committed, so copies compacted into it would be left as orphans.
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
@@ -137,7 +137,10 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private transient long checkpointId;
   private transient boolean inputEnded;
 
-  /** Whether a checkpoint was taken since the input ended: the last one committed for sure. */
+  /**
+   * Whether the writer handed over its files since the input ended (at the end of the input
+   * itself): the last files the job commits for sure.
+   */
   private transient boolean checkpointedAfterEnd;
 
   private transient long lastCompletedCheckpoint;

@@ -528,7 +528,7 @@ class PositionDeltaWriterOperatorTest {
   }
 
   @Test
-  void theCheckpointAfterTheEndOfTheInputCompactsAndNoLaterOneDoes() throws Exception {
+  void theEndOfTheInputCompactsAheadOfItsEndOfData() throws Exception {
     compactionRatio = 0.3;
     Table table = table();
     try (var harness = harness(true, null)) {
@@ -540,16 +540,19 @@ class PositionDeltaWriterOperatorTest {
       }
       harness.endInput();
 
-      // The job's last commit holds this checkpoint: half of the first file's rows are deleted.
-      harness.prepareSnapshotPreBarrier(2);
+      // Handed over with the end of the input, which the job's last commit holds: half of the
+      // first file's rows are deleted.
       List<ChangeCommittable> last = harness.extractOutputValues();
       assertThat(last).hasSize(1);
       assertThat(last.get(0).compactedDataFiles()).hasSize(1);
+      harness.getOutput().clear();
+      harness.prepareSnapshotPreBarrier(2);
+      assertThat(harness.extractOutputValues()).isEmpty();
     }
   }
 
   @Test
-  void aCheckpointAfterTheOneThatFollowsTheEndOfTheInputCompactsNothing() throws Exception {
+  void noCheckpointAfterTheEndOfTheInputCompacts() throws Exception {
     compactionRatio = 0.3;
     Table table = table();
     try (var harness = harness(true, null)) {
@@ -558,18 +561,18 @@ class PositionDeltaWriterOperatorTest {
       for (ChangeEvent update : updates(1, 5, 100)) {
         harness.processElement(new StreamRecord<>(update));
       }
+      // Checkpoint 1 is not known complete yet: its file is not compacted at the end.
       harness.endInput();
-      // Checkpoint 1 is not known complete yet: its file is not compacted in checkpoint 2.
-      harness.prepareSnapshotPreBarrier(2);
       List<ChangeCommittable> last = harness.extractOutputValues();
       assertThat(last).hasSize(1);
       assertThat(last.get(0).compactedDataFiles()).isEmpty();
       append(table, last.get(0));
+      harness.getOutput().clear();
+      harness.prepareSnapshotPreBarrier(2);
       harness.notifyOfCompletedCheckpoint(1);
       harness.notifyOfCompletedCheckpoint(2);
 
       // The job ends with checkpoint 2; checkpoint 3, taken while it ends, is never committed.
-      harness.getOutput().clear();
       harness.prepareSnapshotPreBarrier(3);
       assertThat(harness.extractOutputValues()).isEmpty();
     }
