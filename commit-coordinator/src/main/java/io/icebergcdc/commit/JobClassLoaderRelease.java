@@ -167,6 +167,42 @@ public final class JobClassLoaderRelease {
       } catch (ReflectiveOperationException e) {
         LOG.debug("Could not close Hadoop's cached file systems", e);
       }
+      return;
+    }
+    Class<?> shared = loadedBy(null, "org.apache.hadoop.fs.FileSystem", loader);
+    if (shared != null) {
+      closeCachedFileSystemsOf(loader, shared);
+    }
+  }
+
+  /**
+   * Closes and forgets the file systems of classes {@code loader} defined (the job's local file
+   * system, {@code LocalFileSystemWithoutChmod}) that Hadoop's cache holds, where Hadoop itself
+   * comes from the cluster's class path (Flink loads {@code org.apache.hadoop.} parent-first): the
+   * cache would keep the job's classes. Its map is private; it is read by reflection.
+   */
+  private static void closeCachedFileSystemsOf(ClassLoader loader, Class<?> fileSystem) {
+    try {
+      Field cacheField = fileSystem.getDeclaredField("CACHE");
+      cacheField.setAccessible(true);
+      Object cache = cacheField.get(null);
+      Field mapField = cache.getClass().getDeclaredField("map");
+      mapField.setAccessible(true);
+      Map<?, ?> map = (Map<?, ?>) mapField.get(cache);
+      List<Object> ours = new java.util.ArrayList<>();
+      synchronized (cache) {
+        for (Object cached : map.values()) {
+          if (cached.getClass().getClassLoader() == loader) {
+            ours.add(cached);
+          }
+        }
+      }
+      for (Object cached : ours) {
+        // Closing removes it from the cache.
+        ((java.io.Closeable) cached).close();
+      }
+    } catch (ReflectiveOperationException | RuntimeException | java.io.IOException e) {
+      LOG.debug("Could not close the job's cached Hadoop file systems", e);
     }
   }
 
