@@ -29,12 +29,8 @@ public final class RuntimeTranslator {
   /** Network memory of an embedded Flink: its own default, enough for a few tables. */
   static final MemorySize EMBEDDED_NETWORK_MEMORY = MemorySize.ofMebiBytes(64);
 
-  /**
-   * Network memory an embedded Flink gets per table and subtask beyond its default: each table's
-   * writers and committer have input gates and result partitions of their own, which take buffers
-   * before the job runs.
-   */
-  static final MemorySize NETWORK_MEMORY_PER_TABLE_SUBTASK = MemorySize.ofMebiBytes(1);
+  /** The size of Flink's network buffers, its default. */
+  private static final MemorySize NETWORK_BUFFER = MemorySize.parse("32kb");
 
   /** The environment of a job that writes {@code tables} tables. */
   public static StreamExecutionEnvironment environment(RuntimeDefinition runtime, int tables) {
@@ -58,9 +54,10 @@ public final class RuntimeTranslator {
     config.set(
         CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
         ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
-    // Records reach a table only with a checkpoint, and the checkpoint's barrier flushes every
-    // buffer ahead of it: Flink's flush every 100 ms, by a thread per output of every task (1,800
-    // threads waking ten times a second in a job of 300 tables), would buy nothing.
+    // Every job, on a cluster too: records reach a table only with a checkpoint, and the
+    // checkpoint's barrier flushes every buffer ahead of it, so Flink's flush every 100 ms, by a
+    // thread per output of every task (1,800 threads waking ten times a second in a job of 300
+    // tables), would buy nothing.
     config.set(ExecutionOptions.BUFFER_TIMEOUT_ENABLED, false);
     if (runtime.stateBackend() != null) {
       config.set(StateBackendOptions.STATE_BACKEND, runtime.stateBackend());
@@ -77,12 +74,17 @@ public final class RuntimeTranslator {
     return env;
   }
 
-  /** The network memory of an embedded Flink running a job of {@code tables} tables. */
+  /**
+   * The network memory of an embedded Flink running a job of {@code tables} tables: its default,
+   * and for each table beyond the first twice the buffers its operators take at Flink's defaults
+   * (32 KB buffers; 2 per channel and 8 floating per input gate): the writers' gates read the
+   * source's {@code p} subtasks over {@code p * p} channels, and the committer's gate the writers'
+   * {@code p}, about {@code 3p² + 6p + 1} buffers with their result partitions.
+   */
   static MemorySize embeddedNetworkMemory(int tables, int parallelism) {
-    long extra =
-        NETWORK_MEMORY_PER_TABLE_SUBTASK.getBytes()
-            * Math.max(0, tables - 1)
-            * Math.max(1, parallelism);
+    long p = Math.max(1, parallelism);
+    long buffersPerTable = 2 * (3 * p * p + 6 * p + 1);
+    long extra = Math.max(0, tables - 1) * buffersPerTable * NETWORK_BUFFER.getBytes();
     return new MemorySize(EMBEDDED_NETWORK_MEMORY.getBytes() + extra);
   }
 
