@@ -42,9 +42,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 
@@ -645,36 +642,21 @@ public final class CaptureBenchmark {
 
   /** Compares the Iceberg table with the source table; fails if they differ. */
   private static String compare(Connection connection, Supplier<Table> tables) throws Exception {
-    long sourceRows;
-    long sourceSum;
-    try (Statement statement = connection.createStatement();
-        ResultSet result = statement.executeQuery("SELECT count(*), sum(n) FROM bench.items")) {
-      result.next();
-      sourceRows = result.getLong(1);
-      sourceSum = result.getLong(2);
-    }
-    Table table = tables.get();
-    long icebergRows = 0;
-    long icebergSum = 0;
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
-      for (Record record : records) {
-        icebergRows++;
-        icebergSum += (Long) record.getField("n");
-      }
-    }
-    if (icebergRows != sourceRows || icebergSum != sourceSum) {
+    CountAndSum source = CountAndSum.of(connection, "bench.items");
+    CountAndSum iceberg = CountAndSum.of(tables.get());
+    if (!iceberg.equals(source)) {
       throw new IllegalStateException(
           String.format(
               "the Iceberg table differs from the source: %d rows with sum(n) %d, against %d"
                   + " with %d",
-              icebergRows, icebergSum, sourceRows, sourceSum));
+              iceberg.rows(), iceberg.sum(), source.rows(), source.sum()));
     }
     return String.format(
         Locale.ROOT,
         "Checked at the end: the Iceberg table and the source table both hold %,d rows with"
             + " sum(n) = %,d.",
-        sourceRows,
-        sourceSum);
+        source.rows(),
+        source.sum());
   }
 
   private static Transaction last(List<Transaction> transactions) {

@@ -40,9 +40,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 
 /**
  * Measures one capture job ({@code apply --source postgres} as a library call, local Flink) over a
@@ -463,31 +460,16 @@ public final class DatabaseBenchmark {
       throws Exception {
     long totalRows = 0;
     for (String name : names) {
-      long sourceRows;
-      long sourceSum;
-      try (Statement statement = connection.createStatement();
-          ResultSet result = statement.executeQuery("SELECT count(*), sum(n) FROM bench." + name)) {
-        result.next();
-        sourceRows = result.getLong(1);
-        sourceSum = result.getLong(2);
-      }
-      long icebergRows = 0;
-      long icebergSum = 0;
-      Table table = catalog.loadTable(TableIdentifier.of("cdc", name));
-      try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
-        for (Record record : records) {
-          icebergRows++;
-          icebergSum += (Long) record.getField("n");
-        }
-      }
-      if (icebergRows != sourceRows || icebergSum != sourceSum) {
+      CountAndSum source = CountAndSum.of(connection, "bench." + name);
+      CountAndSum iceberg = CountAndSum.of(catalog.loadTable(TableIdentifier.of("cdc", name)));
+      if (!iceberg.equals(source)) {
         throw new IllegalStateException(
             String.format(
                 "Iceberg table cdc.%s differs from its source: %d rows with sum(n) %d, against %d"
                     + " with %d",
-                name, icebergRows, icebergSum, sourceRows, sourceSum));
+                name, iceberg.rows(), iceberg.sum(), source.rows(), source.sum()));
       }
-      totalRows += sourceRows;
+      totalRows += source.rows();
     }
     return String.format(
         Locale.ROOT,
