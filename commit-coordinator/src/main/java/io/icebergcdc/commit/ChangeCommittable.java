@@ -30,6 +30,7 @@ public final class ChangeCommittable {
   private final long equalityFallbacks;
   private final List<String> compactedDataFiles;
   private final PositionDeletes compactedRows;
+  private final String table;
 
   public ChangeCommittable(
       List<String> dataFiles,
@@ -100,6 +101,33 @@ public final class ChangeCommittable {
       long equalityFallbacks,
       List<String> compactedDataFiles,
       PositionDeletes compactedRows) {
+    this(
+        dataFiles,
+        deleteFiles,
+        referencedDataFiles,
+        stats,
+        positionDeletes,
+        equalityFallbacks,
+        compactedDataFiles,
+        compactedRows,
+        null);
+  }
+
+  /**
+   * @param table the table this contribution is for, where one committer commits several tables
+   *     ({@link #forTable}); null where the committer commits one table
+   */
+  public ChangeCommittable(
+      List<String> dataFiles,
+      List<String> deleteFiles,
+      List<String> referencedDataFiles,
+      ChangeStats stats,
+      PositionDeletes positionDeletes,
+      long equalityFallbacks,
+      List<String> compactedDataFiles,
+      PositionDeletes compactedRows,
+      String table) {
+    this.table = table;
     this.compactedDataFiles = List.copyOf(compactedDataFiles);
     this.compactedRows = Objects.requireNonNull(compactedRows, "compactedRows");
     this.dataFiles = List.copyOf(dataFiles);
@@ -163,6 +191,30 @@ public final class ChangeCommittable {
     return compactedRows;
   }
 
+  /**
+   * The table this contribution is for, as the committer of several tables knows it; null for the
+   * committer of one table.
+   */
+  public String table() {
+    return table;
+  }
+
+  /** This contribution, for {@code table} of a committer of several tables. */
+  public ChangeCommittable forTable(String table) {
+    return Objects.equals(table, this.table)
+        ? this
+        : new ChangeCommittable(
+            dataFiles,
+            deleteFiles,
+            referencedDataFiles,
+            stats,
+            positionDeletes,
+            equalityFallbacks,
+            compactedDataFiles,
+            compactedRows,
+            table);
+  }
+
   /** Whether there is anything to commit. */
   public boolean hasFiles() {
     return !dataFiles.isEmpty()
@@ -171,8 +223,12 @@ public final class ChangeCommittable {
         || !compactedDataFiles.isEmpty();
   }
 
-  /** Both contributions together. */
+  /** Both contributions together, of this one's table (or the other's, where this has none). */
   public ChangeCommittable plus(ChangeCommittable other) {
+    if (table != null && other.table != null && !table.equals(other.table)) {
+      throw new IllegalArgumentException(
+          "contributions to two tables, " + table + " and " + other.table + ", cannot be added");
+    }
     return new ChangeCommittable(
         concat(dataFiles, other.dataFiles),
         concat(deleteFiles, other.deleteFiles),
@@ -181,7 +237,8 @@ public final class ChangeCommittable {
         positionDeletes.plus(other.positionDeletes),
         equalityFallbacks + other.equalityFallbacks,
         concat(compactedDataFiles, other.compactedDataFiles),
-        compactedRows.plus(other.compactedRows));
+        compactedRows.plus(other.compactedRows),
+        table != null ? table : other.table);
   }
 
   private static List<String> concat(List<String> a, List<String> b) {
@@ -210,7 +267,8 @@ public final class ChangeCommittable {
         && positionDeletes.equals(that.positionDeletes)
         && equalityFallbacks == that.equalityFallbacks
         && compactedDataFiles.equals(that.compactedDataFiles)
-        && compactedRows.equals(that.compactedRows);
+        && compactedRows.equals(that.compactedRows)
+        && Objects.equals(table, that.table);
   }
 
   @Override
@@ -220,6 +278,11 @@ public final class ChangeCommittable {
 
   @Override
   public String toString() {
-    return dataFiles.size() + " data files, " + deleteFiles.size() + " delete files, " + stats;
+    return (table == null ? "" : table + ": ")
+        + dataFiles.size()
+        + " data files, "
+        + deleteFiles.size()
+        + " delete files, "
+        + stats;
   }
 }

@@ -24,7 +24,8 @@ import org.apache.flink.core.memory.DataOutputView;
  * the number of equality fallbacks. Version 3 writes the statistics in {@link
  * ChangeStatsSerializer} version 2, with the Kafka offsets. Version 4 appends the compacted data
  * files (a count and strings). Version 5 appends the positions of the compacted rows, in the form
- * of the position deletes.
+ * of the position deletes. Version 6 appends the table, where one committer commits several tables:
+ * whether it follows, then the name.
  */
 public final class ChangeCommittableSerializer
     implements SimpleVersionedSerializer<ChangeCommittable> {
@@ -34,7 +35,8 @@ public final class ChangeCommittableSerializer
   public static final int VERSION_3 = 3;
   public static final int VERSION_4 = 4;
   public static final int VERSION_5 = 5;
-  private static final int CURRENT = VERSION_5;
+  public static final int VERSION_6 = 6;
+  private static final int CURRENT = VERSION_6;
 
   @Override
   public int getVersion() {
@@ -52,12 +54,16 @@ public final class ChangeCommittableSerializer
     out.writeLong(committable.equalityFallbacks());
     writeStrings(committable.compactedDataFiles(), out);
     writePositions(committable.compactedRows(), out);
+    out.writeBoolean(committable.table() != null);
+    if (committable.table() != null) {
+      Utf8Strings.write(committable.table(), out);
+    }
     return out.getCopyOfBuffer();
   }
 
   @Override
   public ChangeCommittable deserialize(int version, byte[] bytes) throws IOException {
-    if (version < VERSION_1 || version > VERSION_5) {
+    if (version < VERSION_1 || version > VERSION_6) {
       throw new IOException("unknown version " + version + " of a serialized change committable");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -77,8 +83,9 @@ public final class ChangeCommittableSerializer
     long fallbacks = in.readLong();
     List<String> compacted = version >= VERSION_4 ? readStrings(in) : List.of();
     PositionDeletes compactedRows = version >= VERSION_5 ? readPositions(in) : PositionDeletes.NONE;
+    String table = version >= VERSION_6 && in.readBoolean() ? Utf8Strings.read(in) : null;
     return new ChangeCommittable(
-        data, deletes, referenced, stats, positions, fallbacks, compacted, compactedRows);
+        data, deletes, referenced, stats, positions, fallbacks, compacted, compactedRows, table);
   }
 
   private static void writePositions(PositionDeletes deletes, DataOutputView out)

@@ -78,8 +78,25 @@ public final class IcebergCommitter {
     return this;
   }
 
+  /**
+   * One operator that commits several tables, for {@code transform} at parallelism 1: each table as
+   * its committer given here would commit it, by the name its writers tag their contributions with
+   * ({@link ChangeCommittable#forTable}). The tables of a checkpoint are committed one after the
+   * other, each in a snapshot of its own.
+   */
+  public static OneInputStreamOperator<ChangeCommittable, Void> ofTables(
+      java.util.Map<String, IcebergCommitter> tables) {
+    java.util.Map<String, IcebergCommitterOperator> operators = new java.util.TreeMap<>();
+    tables.forEach((name, committer) -> operators.put(name, committer.operatorOfOneTable()));
+    return IcebergCommitterOperator.ofTables(operators);
+  }
+
   /** The operator, for {@code transform} at parallelism 1. */
   public OneInputStreamOperator<ChangeCommittable, Void> operator() {
+    return operatorOfOneTable();
+  }
+
+  private IcebergCommitterOperator operatorOfOneTable() {
     return new IcebergCommitterOperator(
             tableLoader, listener, overwrite, bounded, catalogRetryTimeout)
         .maintenance(maintenance)

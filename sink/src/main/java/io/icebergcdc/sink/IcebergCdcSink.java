@@ -135,6 +135,97 @@ public final class IcebergCdcSink {
   }
 
   private Applied applyTo(DataStream<ChangeEvent> changes, DataStream<DeadLetter> refusedUpstream) {
+    OperatorUids uids = new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
+    Contributions contributions = contributions(changes, uids, null);
+    return new Applied(
+        commit(contributions.committables(), uids, refusedUpstream), contributions.deadLetters());
+  }
+
+  /**
+   * Adds the sink's dedup and writers after {@code changes}, for a committer that commits this
+   * table with others ({@link #commitTogether}): a job of many tables then has one committer, not
+   * one per table.
+   *
+   * @param committedAs the name the table's contributions are tagged with for that committer,
+   *     unique among its tables
+   */
+  public Written write(DataStream<ChangeEvent> changes, String committedAs) {
+    Objects.requireNonNull(committedAs, "committedAs");
+    OperatorUids uids = new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
+    Contributions contributions = contributions(changes, uids, committedAs);
+    return new Written(
+        committedAs, contributions.committables(), contributions.deadLetters(), committer(uids));
+  }
+
+  /**
+   * One table's part of a job whose tables share a committer: what {@link #write} added.
+   *
+   * @param table the name its contributions are tagged with
+   * @param committables the writers' contributions, tagged
+   * @param deadLetters the changes refused as ambiguous, as {@link #apply} returns them
+   * @param committer how the shared committer commits the table
+   */
+  public record Written(
+      String table,
+      DataStream<ChangeCommittable> committables,
+      DataStream<DeadLetter> deadLetters,
+      IcebergCommitter committer) {}
+
+  /**
+   * Adds one committer, at parallelism 1, that commits each of {@code tables} as its own sink's
+   * committer would: one snapshot of each table per checkpoint that changed it, with the same
+   * summaries and exactly-once restore; the tables of a checkpoint are committed one after the
+   * other, not atomically.
+   *
+   * @param refusedUpstream what the parser before the sinks sent to the dead-letter output, counted
+   *     in the summaries of the tables {@code tableOfDeadLetter} names for them (by {@link
+   *     DeadLetter#table()}); null for none
+   * @param uid the committer's uid
+   * @return the end of the commit chain
+   */
+  public static DataStreamSink<Void> commitTogether(
+      java.util.List<Written> tables,
+      DataStream<DeadLetter> refusedUpstream,
+      Map<String, String> tableOfDeadLetter,
+      String uid) {
+    if (tables.isEmpty()) {
+      throw new IllegalArgumentException("no table to commit");
+    }
+    Map<String, IcebergCommitter> committers = new java.util.TreeMap<>();
+    DataStream<ChangeCommittable> all = null;
+    for (Written table : tables) {
+      if (committers.put(table.table(), table.committer()) != null) {
+        throw new IllegalArgumentException("two tables are committed as " + table.table());
+      }
+      all = all == null ? table.committables() : all.union(table.committables());
+    }
+    if (refusedUpstream != null) {
+      all =
+          all.union(
+              refusedUpstream
+                  .flatMap(new CountsOfDeadLetters(new java.util.HashMap<>(tableOfDeadLetter)))
+                  .returns(COMMITTABLE_TYPE)
+                  .name("dead letters of the parser, counted")
+                  .uid(uid + "-upstream-dead-letters"));
+    }
+    return all.transform(
+            "commit to Iceberg (" + tables.size() + (tables.size() == 1 ? " table)" : " tables)"),
+            Types.VOID,
+            IcebergCommitter.ofTables(committers))
+        .uid(uid)
+        .setParallelism(1)
+        .setMaxParallelism(1)
+        .sinkTo(new DiscardingSink<>())
+        .name("end")
+        .setParallelism(1);
+  }
+
+  /** The writers' contributions, tagged with {@code committedAs} (null for none), and refusals. */
+  private record Contributions(
+      DataStream<ChangeCommittable> committables, DataStream<DeadLetter> deadLetters) {}
+
+  private Contributions contributions(
+      DataStream<ChangeEvent> changes, OperatorUids uids, String committedAs) {
     checkAlignedCheckpoints(changes);
     if (schema == null) {
       throw new IllegalArgumentException(
@@ -143,16 +234,14 @@ public final class IcebergCdcSink {
               + " has no primary key (Iceberg identifier fields), so it cannot take a changelog;"
               + " append rows to it with appendRows");
     }
-    OperatorUids uids = new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
     int parallelism = parallelism(changes);
 
     ChangeKeySelector<?> keys = keySelector();
     if (overwrite == null && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION) {
       // The dedup and the key-indexed writer are one operator, with one state entry per key.
       SingleOutputStreamOperator<ChangeCommittable> written =
-          writeIndexed(changes, keys, uids, parallelism);
-      return new Applied(
-          commit(written, uids, refusedUpstream), written.getSideOutput(Dedup.DEAD_LETTERS));
+          writeIndexed(changes, keys, uids, parallelism, committedAs);
+      return new Contributions(written, written.getSideOutput(Dedup.DEAD_LETTERS));
     }
     SingleOutputStreamOperator<ChangeEvent> deduped = dedup(changes, keys, uids, parallelism);
     SingleOutputStreamOperator<ChangeCommittable> written =
@@ -181,8 +270,34 @@ public final class IcebergCdcSink {
             .name("dedup statistics")
             .uid(uids.stats())
             .setParallelism(parallelism);
-    DataStreamSink<Void> end = commit(written.union(stats), uids, refusedUpstream);
-    return new Applied(end, deduped.getSideOutput(Dedup.DEAD_LETTERS));
+    DataStream<ChangeCommittable> committables = written.union(stats);
+    if (committedAs != null) {
+      committables =
+          committables
+              .map(new CommittedAs(committedAs))
+              .returns(COMMITTABLE_TYPE)
+              .name("contributions to " + committedAs)
+              .uid(uids.committedAs())
+              .setParallelism(parallelism);
+    }
+    return new Contributions(committables, deduped.getSideOutput(Dedup.DEAD_LETTERS));
+  }
+
+  /** Tags contributions with their table, for a committer of several tables. */
+  private static final class CommittedAs
+      implements org.apache.flink.api.common.functions.MapFunction<
+          ChangeCommittable, ChangeCommittable> {
+    private static final long serialVersionUID = 1L;
+    private final String table;
+
+    CommittedAs(String table) {
+      this.table = table;
+    }
+
+    @Override
+    public ChangeCommittable map(ChangeCommittable committable) {
+      return committable.forTable(table);
+    }
   }
 
   /**
@@ -280,7 +395,8 @@ public final class IcebergCdcSink {
       DataStream<ChangeEvent> changes,
       ChangeKeySelector<K> keys,
       OperatorUids uids,
-      int parallelism) {
+      int parallelism,
+      String committedAs) {
     PositionDeltaWriterOperator<K> writer =
         new PositionDeltaWriterOperator<>(
             tableLoader,
@@ -296,6 +412,7 @@ public final class IcebergCdcSink {
     writer.setSmallFileSize(options.get(SinkOptions.COMPACTION_SMALL_FILE_SIZE).getBytes());
     writer.setTablePosition(tablePosition);
     writer.setSinkTag(OwnedFileNames.sinkTag(uids.committer()));
+    writer.setCommittedAs(committedAs);
     return changes
         .keyBy(keys, keyType(keys))
         .transform(
@@ -324,23 +441,24 @@ public final class IcebergCdcSink {
                   .uid(uids.upstreamDeadLetters()));
     }
     return committables
-        .transform(
-            "commit to Iceberg",
-            Types.VOID,
-            IcebergCommitter.of(tableLoader, commitListener)
-                .overwrite(overwrite)
-                .bounded(bounded)
-                .catalogRetryTimeout(options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT))
-                .maintenance(maintenance)
-                .filesNamedFor(OwnedFileNames.sinkTag(uids.committer()))
-                .sourceSequence(inSourceOrder, !options.get(DedupOptions.IGNORE_TABLE_POSITION))
-                .operator())
+        .transform("commit to Iceberg", Types.VOID, committer(uids).operator())
         .uid(uids.committer())
         .setParallelism(1)
         .setMaxParallelism(1)
         .sinkTo(new DiscardingSink<>())
         .name("end")
         .setParallelism(1);
+  }
+
+  /** How this sink's table is committed. */
+  private IcebergCommitter committer(OperatorUids uids) {
+    return IcebergCommitter.of(tableLoader, commitListener)
+        .overwrite(overwrite)
+        .bounded(bounded)
+        .catalogRetryTimeout(options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT))
+        .maintenance(maintenance)
+        .filesNamedFor(OwnedFileNames.sinkTag(uids.committer()))
+        .sourceSequence(inSourceOrder, !options.get(DedupOptions.IGNORE_TABLE_POSITION));
   }
 
   /** Builds an {@link IcebergCdcSink}. */
@@ -492,12 +610,37 @@ public final class IcebergCdcSink {
   private static final class CountOfDeadLetter
       implements org.apache.flink.api.common.functions.MapFunction<DeadLetter, ChangeCommittable> {
     private static final long serialVersionUID = 1L;
-    private static final ChangeCommittable ONE =
+    static final ChangeCommittable ONE =
         ChangeCommittable.ofStats(new ChangeStats(0, 0, 0, 0, 0, 1, null));
 
     @Override
     public ChangeCommittable map(DeadLetter letter) {
       return ONE;
+    }
+  }
+
+  /**
+   * The parser's dead letters of the tables a committer of several tables commits, as counts for
+   * it, each tagged with its table; dead letters of other tables are not counted.
+   */
+  private static final class CountsOfDeadLetters
+      implements org.apache.flink.api.common.functions.FlatMapFunction<
+          DeadLetter, ChangeCommittable> {
+    private static final long serialVersionUID = 1L;
+
+    /** The committed table by dead letters' table. */
+    private final java.util.HashMap<String, String> tables;
+
+    CountsOfDeadLetters(java.util.HashMap<String, String> tables) {
+      this.tables = tables;
+    }
+
+    @Override
+    public void flatMap(DeadLetter letter, org.apache.flink.util.Collector<ChangeCommittable> out) {
+      String table = tables.get(letter.table());
+      if (table != null) {
+        out.collect(CountOfDeadLetter.ONE.forTable(table));
+      }
     }
   }
 }

@@ -7,17 +7,28 @@ import java.util.Objects;
 import java.util.TreeMap;
 
 /**
- * The committer's checkpointed state: the job that wrote it, the table it commits to (its UUID),
- * and the contributions of each checkpoint that was snapshotted but not yet known to be committed,
- * by checkpoint id.
+ * The checkpointed state of the committer of one table: the job that wrote it, the table it commits
+ * to (its UUID, and its name where one committer commits several tables), and the contributions of
+ * each checkpoint that was snapshotted but not yet known to be committed, by checkpoint id.
  */
 final class CommitterState {
 
   private final String jobId;
   private final String tableUuid;
   private final NavigableMap<Long, ChangeCommittable> pending;
+  private final String table;
 
   CommitterState(String jobId, String tableUuid, NavigableMap<Long, ChangeCommittable> pending) {
+    this(jobId, tableUuid, pending, null);
+  }
+
+  /**
+   * @param table the name under which a committer of several tables knows the table; null for the
+   *     committer of one table
+   */
+  CommitterState(
+      String jobId, String tableUuid, NavigableMap<Long, ChangeCommittable> pending, String table) {
+    this.table = table;
     this.jobId = Objects.requireNonNull(jobId, "jobId");
     this.tableUuid = tableUuid;
     this.pending = Collections.unmodifiableNavigableMap(new TreeMap<>(pending));
@@ -36,12 +47,23 @@ final class CommitterState {
     return pending;
   }
 
+  /** The table's name in a committer of several tables; null for one of one table. */
+  String table() {
+    return table;
+  }
+
+  /** This state, of {@code table} in a committer of several tables. */
+  CommitterState forTable(String table) {
+    return new CommitterState(jobId, tableUuid, pending, table);
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof CommitterState
         && jobId.equals(((CommitterState) o).jobId)
         && Objects.equals(tableUuid, ((CommitterState) o).tableUuid)
-        && pending.equals(((CommitterState) o).pending);
+        && pending.equals(((CommitterState) o).pending)
+        && Objects.equals(table, ((CommitterState) o).table);
   }
 
   @Override
@@ -51,6 +73,12 @@ final class CommitterState {
 
   @Override
   public String toString() {
-    return "job " + jobId + ", table " + tableUuid + ", pending checkpoints " + pending.keySet();
+    return "job "
+        + jobId
+        + ", table "
+        + (table == null ? "" : table + " ")
+        + tableUuid
+        + ", pending checkpoints "
+        + pending.keySet();
   }
 }

@@ -18,12 +18,16 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * formats evolve apart.
  *
  * <p>Version 2: the job id, whether the table's UUID follows and the UUID, then as version 1.
+ *
+ * <p>Version 3: as version 2, then whether the table's name in a committer of several tables
+ * follows, and the name.
  */
 final class CommitterStateSerializer implements SimpleVersionedSerializer<CommitterState> {
 
   static final int VERSION_1 = 1;
   static final int VERSION_2 = 2;
-  private static final int CURRENT = VERSION_2;
+  static final int VERSION_3 = 3;
+  private static final int CURRENT = VERSION_3;
 
   private final ChangeCommittableSerializer committables = new ChangeCommittableSerializer();
 
@@ -45,12 +49,16 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
       out.writeLong(entry.getKey());
       SimpleVersionedSerialization.writeVersionAndSerialize(committables, entry.getValue(), out);
     }
+    out.writeBoolean(state.table() != null);
+    if (state.table() != null) {
+      out.writeUTF(state.table());
+    }
     return out.getCopyOfBuffer();
   }
 
   @Override
   public CommitterState deserialize(int version, byte[] bytes) throws IOException {
-    if (version != VERSION_1 && version != VERSION_2) {
+    if (version < VERSION_1 || version > VERSION_3) {
       throw new IOException("unknown version " + version + " of the committer's state");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -63,6 +71,7 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
       pending.put(
           checkpointId, SimpleVersionedSerialization.readVersionAndDeSerialize(committables, in));
     }
-    return new CommitterState(jobId, tableUuid, pending);
+    String table = version >= VERSION_3 && in.readBoolean() ? in.readUTF() : null;
+    return new CommitterState(jobId, tableUuid, pending, table);
   }
 }

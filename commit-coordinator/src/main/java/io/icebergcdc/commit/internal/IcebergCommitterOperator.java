@@ -9,7 +9,13 @@ import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
@@ -30,8 +36,13 @@ import org.apache.iceberg.flink.TableLoader;
  * barrier, so everything received between two snapshots belongs to the later checkpoint (this
  * relies on aligned checkpoints, which the sink requires).
  *
- * <p><b>State:</b> one {@link CommitterState}: the id of the job that wrote it and, per checkpoint
- * snapshotted but not known to be committed, its {@link ChangeCommittable}.
+ * <p>It commits one table, or several ({@link #ofTables}): a job of many tables then has one
+ * committer instead of one per table. Each table is committed as the committer of one table would
+ * commit it, in a snapshot of its own per checkpoint; the writers tag their contributions with
+ * their table's name ({@link ChangeCommittable#table()}).
+ *
+ * <p><b>State:</b> one {@link CommitterState} per table: the id of the job that wrote it and, per
+ * checkpoint snapshotted but not known to be committed, its {@link ChangeCommittable}.
  *
  * <p><b>Invariants:</b> checkpoints are committed in order, each as one snapshot (an append when it
  * has only data files, else a row delta) whose summary records job id, operator id and checkpoint
@@ -67,11 +78,15 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   /** How long a commit is tried again while the catalog cannot be reached, by default. */
   public static final Duration DEFAULT_CATALOG_RETRY_TIMEOUT = Duration.ofMinutes(5);
 
-  private TableCommitter.Settings settings;
+  /**
+   * How each table is committed, by the name its writers tag their contributions with ({@link
+   * ChangeCommittable#table()}); one entry under null for the committer of one table.
+   */
+  private final Map<String, TableCommitter.Settings> tables;
 
   private transient ListState<byte[]> checkpointedState;
   private transient CommitterStateSerializer stateSerializer;
-  private transient TableCommitter committer;
+  private transient Map<String, TableCommitter> committers;
 
   public IcebergCommitterOperator(TableLoader tableLoader, CommitListener listener) {
     this(tableLoader, listener, null);
@@ -108,7 +123,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       Overwrite overwrite,
       BoundedWrite bounded,
       Duration catalogRetryTimeout) {
-    this.settings =
+    this.tables = new HashMap<>();
+    tables.put(
+        null,
         new TableCommitter.Settings(
             tableLoader,
             listener,
@@ -118,7 +135,39 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             MaintenancePolicy.NONE,
             false,
             false,
-            null);
+            null));
+  }
+
+  private IcebergCommitterOperator(Map<String, TableCommitter.Settings> tables) {
+    this.tables = tables;
+  }
+
+  /**
+   * The committer of several tables: each committer of one table given, by the name that the
+   * writers of that table tag their contributions with ({@link ChangeCommittable#forTable}). Each
+   * table is committed as its committer of one table would commit it, in a snapshot of its own per
+   * checkpoint; the tables of a checkpoint are committed one after the other, not atomically.
+   */
+  public static IcebergCommitterOperator ofTables(Map<String, IcebergCommitterOperator> tables) {
+    if (tables.isEmpty()) {
+      throw new IllegalArgumentException("a committer of several tables needs at least one table");
+    }
+    Map<String, TableCommitter.Settings> settings = new TreeMap<>();
+    tables.forEach((name, one) -> settings.put(Objects.requireNonNull(name, "table"), one.only()));
+    return new IcebergCommitterOperator(settings);
+  }
+
+  /** The settings of the one table of a committer of one table. */
+  private TableCommitter.Settings only() {
+    if (tables.size() != 1 || !tables.containsKey(null)) {
+      throw new IllegalStateException("not the committer of one table: " + tables.keySet());
+    }
+    return tables.get(null);
+  }
+
+  private IcebergCommitterOperator withOnly(TableCommitter.Settings settings) {
+    tables.put(null, settings);
+    return this;
   }
 
   /**
@@ -128,8 +177,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    * position never goes back below the table's (not for a job told to go back). Off by default.
    */
   public IcebergCommitterOperator sourceSequence(boolean record, boolean neverBack) {
-    settings = settings.withSourceSequence(record, neverBack);
-    return this;
+    return withOnly(only().withSourceSequence(record, neverBack));
   }
 
   /**
@@ -138,27 +186,31 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    * soon as their checkpoint is committed, others only by age. None by default.
    */
   public IcebergCommitterOperator filesNamedFor(String sinkTag) {
-    settings = settings.withSinkTag(sinkTag);
-    return this;
+    return withOnly(only().withSinkTag(sinkTag));
   }
 
   /** What the committer does after its commits to keep the table healthy; none by default. */
   public IcebergCommitterOperator maintenance(MaintenancePolicy policy) {
-    settings = settings.withMaintenance(policy);
-    return this;
+    return withOnly(only().withMaintenance(policy));
   }
 
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
     JobClassLoaderRelease.registerFor(getRuntimeContext());
-    committer =
-        new TableCommitter(
-            settings,
-            getRuntimeContext().getJobInfo().getJobId().toString(),
-            getOperatorID().toString(),
-            getRuntimeContext().isCheckpointingEnabled(),
-            getMetricGroup());
+    committers = new LinkedHashMap<>();
+    for (Map.Entry<String, TableCommitter.Settings> table : tables.entrySet()) {
+      committers.put(
+          table.getKey(),
+          new TableCommitter(
+              table.getValue(),
+              getRuntimeContext().getJobInfo().getJobId().toString(),
+              getOperatorID().toString(),
+              getRuntimeContext().isCheckpointingEnabled(),
+              table.getKey() == null
+                  ? getMetricGroup()
+                  : getMetricGroup().addGroup("table", table.getKey())));
+    }
     stateSerializer = new CommitterStateSerializer();
     checkpointedState =
         context
@@ -169,43 +221,98 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     if (context.isRestored()) {
       long restoredCheckpointId = context.getRestoredCheckpointId().orElse(Long.MAX_VALUE);
       for (byte[] bytes : checkpointedState.get()) {
-        committer.restore(
-            SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes),
-            restoredCheckpointId);
+        CommitterState restored =
+            SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes);
+        restoredCommitter(restored).restore(restored, restoredCheckpointId);
       }
     }
   }
 
+  /**
+   * The committer of the table a restored state is of: the state of a committer of one table
+   * restores into one of one table, a table's state in a committer of several into that table's.
+   */
+  private TableCommitter restoredCommitter(CommitterState restored) {
+    TableCommitter committer = committers.get(restored.table());
+    if (committer == null) {
+      throw new IllegalStateException(
+          "The restored state of the committer holds checkpoints "
+              + restored.pending().keySet()
+              + " of "
+              + (restored.table() == null
+                  ? "the one table of a committer of one table"
+                  : "table " + restored.table())
+              + ", which this committer does not commit (it commits "
+              + (committers.containsKey(null) ? "one table" : "tables " + committers.keySet())
+              + "): they may not be committed yet. Run the job with that table once more, or"
+              + " stop it with a savepoint (which commits everything) before changing its tables.");
+    }
+    return committer;
+  }
+
   @Override
   public void processElement(StreamRecord<ChangeCommittable> element) {
-    committer.add(element.getValue());
+    ChangeCommittable committable = element.getValue();
+    TableCommitter committer = committers.get(committable.table());
+    if (committer == null) {
+      throw new IllegalStateException(
+          "a contribution to "
+              + (committable.table() == null ? "no table" : "table " + committable.table())
+              + " reached the committer of "
+              + (committers.containsKey(null) ? "one table" : "tables " + committers.keySet())
+              + ": "
+              + committable);
+    }
+    committer.add(committable.forTable(null));
   }
 
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
-    checkpointedState.update(
-        List.of(
-            SimpleVersionedSerialization.writeVersionAndSerialize(
-                stateSerializer, committer.snapshot(context.getCheckpointId()))));
+    List<byte[]> states = new ArrayList<>(committers.size());
+    for (Map.Entry<String, TableCommitter> table : committers.entrySet()) {
+      CommitterState state = table.getValue().snapshot(context.getCheckpointId());
+      states.add(
+          SimpleVersionedSerialization.writeVersionAndSerialize(
+              stateSerializer, table.getKey() == null ? state : state.forTable(table.getKey())));
+    }
+    checkpointedState.update(states);
   }
 
   @Override
   public void notifyCheckpointComplete(long checkpointId) throws Exception {
     super.notifyCheckpointComplete(checkpointId);
-    committer.checkpointComplete(checkpointId);
+    for (TableCommitter committer : committers.values()) {
+      committer.checkpointComplete(checkpointId);
+    }
   }
 
   @Override
   public void endInput() {
-    committer.endInput();
+    for (TableCommitter committer : committers.values()) {
+      committer.endInput();
+    }
   }
 
   @Override
   public void close() throws Exception {
     super.close();
-    if (committer != null) {
-      committer.close();
+    if (committers != null) {
+      Exception failure = null;
+      for (TableCommitter committer : committers.values()) {
+        try {
+          committer.close();
+        } catch (Exception e) {
+          if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
+          }
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
     }
   }
 }

@@ -119,6 +119,52 @@ class CommitterSerializersTest {
   }
 
   @Test
+  void committablesOfATableOfSeveralRoundTripAndReadVersion6() throws IOException {
+    ChangeCommittableSerializer serializer = new ChangeCommittableSerializer();
+    ChangeCommittable tagged = COMMITTABLE.forTable("db.orders");
+    byte[] bytes = serializer.serialize(tagged);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(tagged);
+    assertThat(serializer.deserialize(serializer.getVersion(), serializer.serialize(COMMITTABLE)))
+        .isEqualTo(COMMITTABLE);
+
+    byte[] v6 = GoldenFiles.bytes("serializer/change-committable-v6.bin", bytes);
+    ChangeCommittable read = serializer.deserialize(ChangeCommittableSerializer.VERSION_6, v6);
+    assertThat(read).isEqualTo(tagged);
+    assertThat(read.table()).isEqualTo("db.orders");
+    assertThat(read).isNotEqualTo(COMMITTABLE);
+    assertThat(read.forTable(null)).isEqualTo(COMMITTABLE);
+  }
+
+  @Test
+  void contributionsToTwoTablesDoNotAddUp() {
+    assertThat(COMMITTABLE.forTable("db.a").plus(COMMITTABLE).table()).isEqualTo("db.a");
+    assertThat(COMMITTABLE.plus(COMMITTABLE.forTable("db.a")).table()).isEqualTo("db.a");
+    assertThatThrownBy(() -> COMMITTABLE.forTable("db.a").plus(COMMITTABLE.forTable("db.b")))
+        .hasMessageContaining("db.a")
+        .hasMessageContaining("db.b");
+  }
+
+  @Test
+  void committerStateOfATableOfSeveralRoundTripsAndReadsVersion3() throws IOException {
+    CommitterStateSerializer serializer = new CommitterStateSerializer();
+    TreeMap<Long, ChangeCommittable> pending = new TreeMap<>();
+    pending.put(3L, COMMITTABLE);
+    CommitterState state =
+        new CommitterState(
+            "0123456789abcdef0123456789abcdef",
+            "6f1c2f0e-2b7d-4a59-9a43-4f0c5c1e8a11",
+            pending,
+            "db.orders");
+    byte[] bytes = serializer.serialize(state);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(state);
+
+    byte[] v3 = GoldenFiles.bytes("serializer/committer-state-v3.bin", bytes);
+    CommitterState read = serializer.deserialize(CommitterStateSerializer.VERSION_3, v3);
+    assertThat(read).isEqualTo(state);
+    assertThat(read.table()).isEqualTo("db.orders");
+  }
+
+  @Test
   void committerStateRoundTripsAndReadsVersions1And2() throws IOException {
     CommitterStateSerializer serializer = new CommitterStateSerializer();
     TreeMap<Long, ChangeCommittable> pending = new TreeMap<>();

@@ -7,7 +7,8 @@ package io.icebergcdc.jobs.pipeline;
  *
  * <p>The sink's own operators (dedup, writers, committer) take their uids from the sink, prefixed
  * per table with the Iceberg table's name ({@code db.table/...}) when a job writes several tables;
- * the single table of a file job has no prefix, as before.
+ * the single table of a file job has no prefix, as before. A job that writes several tables commits
+ * them with one committer, {@link #COMMITTER}.
  */
 final class OperatorUids {
 
@@ -21,6 +22,9 @@ final class OperatorUids {
   static final String ROUTE_KAFKA = "route-kafka";
   static final String DEAD_LETTER_FILES = "dead-letter-sink";
   static final String DEAD_LETTER_TOPIC = "dead-letter-topic";
+
+  /** The committer of all tables of a job that writes several (capture, Kafka). */
+  static final String COMMITTER = "tables-committer";
 
   static final String PARSE_DEBEZIUM_JSON_NAME = "parse Debezium JSON";
   static final String ROUTE_DEBEZIUM_NAME = "route captured changes";

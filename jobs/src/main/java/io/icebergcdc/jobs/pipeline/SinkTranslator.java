@@ -5,6 +5,9 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.sink.IcebergCdcSink;
 import io.icebergcdc.sink.SinkOptions;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -13,8 +16,9 @@ import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 
 /**
- * The second stage: each table's changes through an {@link IcebergCdcSink} of its own (dedup,
- * writers, committer).
+ * The second stage: each table's changes through the dedup and writers of an {@link IcebergCdcSink}
+ * of its own, then the commit: by one committer for all tables of a job that writes several (a
+ * capture or Kafka job), by the table's own for the one table of a file job.
  */
 final class SinkTranslator {
 
@@ -23,7 +27,8 @@ final class SinkTranslator {
   /**
    * Applies each table's changes through its sink.
    *
-   * @param prefixUids whether each sink's uids take the table's name as prefix
+   * @param prefixUids whether each sink's uids take the table's name as prefix; such jobs write
+   *     several tables, and commit them with one committer
    * @param inSourceOrder whether the source delivers the changes in their sources' order ({@link
    *     SourceTranslator#readsInSourceOrder})
    * @param commitListener told of each table's commits (tests use it to inject failures), or null
@@ -38,6 +43,8 @@ final class SinkTranslator {
       boolean inSourceOrder,
       CommitListener commitListener) {
     DataStream<DeadLetter> deadLetters = routed.deadLetters();
+    List<IcebergCdcSink.Written> written = new ArrayList<>();
+    Map<String, String> tableOfDeadLetter = new HashMap<>();
     for (Map.Entry<TableIdentifier, DataStream<ChangeEvent>> table : routed.changes().entrySet()) {
       Configuration options = new Configuration(sinkOptions);
       if (prefixUids) {
@@ -52,6 +59,14 @@ final class SinkTranslator {
               .build();
       String name =
           routed.deadLetterTables().getOrDefault(table.getKey(), table.getKey().toString());
+      if (prefixUids) {
+        IcebergCdcSink.Written tableWritten =
+            sink.write(table.getValue(), table.getKey().toString());
+        written.add(tableWritten);
+        tableOfDeadLetter.put(name, tableWritten.table());
+        deadLetters = deadLetters.union(tableWritten.deadLetters());
+        continue;
+      }
       DataStream<DeadLetter> refused =
           routed
               .deadLetters()
@@ -59,6 +74,10 @@ final class SinkTranslator {
               .name("dead letters of " + name)
               .uid(options.get(SinkOptions.UID_PREFIX) + "-dead-letters-of-" + name);
       deadLetters = deadLetters.union(sink.apply(table.getValue(), refused));
+    }
+    if (!written.isEmpty()) {
+      IcebergCdcSink.commitTogether(
+          written, routed.deadLetters(), tableOfDeadLetter, OperatorUids.COMMITTER);
     }
     return deadLetters;
   }

@@ -43,6 +43,11 @@ public final class OperatorUids {
     return prefix + "-committer";
   }
 
+  /** The tagging of the contributions with their table, for a committer of several tables. */
+  public String committedAs() {
+    return prefix + "-committed-as";
+  }
+
   public String stats() {
     return prefix + "-stats";
   }

@@ -113,6 +113,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private long compactionCacheBytes = SinkOptions.COMPACTION_CACHE_SIZE.defaultValue().getBytes();
   private String sinkTag;
 
+  /** The table the contributions are tagged with, for a committer of several tables; or null. */
+  private String committedAs;
+
   private transient Table table;
   private transient ListState<Boolean> indexCompleteState;
   private transient boolean indexComplete;
@@ -229,6 +232,18 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    */
   public void setSinkTag(String tag) {
     this.sinkTag = tag;
+  }
+
+  /**
+   * Tags the contributions with {@code table}, for a committer that commits several tables ({@link
+   * ChangeCommittable#forTable}); unset, they are untagged, for the committer of this table alone.
+   */
+  public void setCommittedAs(String table) {
+    this.committedAs = table;
+  }
+
+  private void emit(ChangeCommittable committable) {
+    output.collect(new StreamRecord<>(committable.forTable(committedAs)));
   }
 
   /** How many data files compaction copied from the rows held in memory. */
@@ -639,23 +654,22 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
         && positionDeletes.isEmpty()
         && !compaction.compactedAny()) {
       if (!stats.isEmpty()) {
-        output.collect(new StreamRecord<>(ChangeCommittable.ofStats(stats)));
+        emit(ChangeCommittable.ofStats(stats));
       }
       return;
     }
     Map<Integer, PartitionSpec> specs = table.specs();
     dataFilesWritten.inc(completedFiles.size());
-    output.collect(
-        new StreamRecord<>(
-            new ChangeCommittable(
-                ContentFileCodec.encodeAll(completedFiles, specs),
-                ContentFileCodec.encodeAll(deletes, specs),
-                List.of(),
-                stats,
-                Positions.of(positionDeletes),
-                fallbacks,
-                compaction.takeCompacted(),
-                compaction.takeMovedRows())));
+    emit(
+        new ChangeCommittable(
+            ContentFileCodec.encodeAll(completedFiles, specs),
+            ContentFileCodec.encodeAll(deletes, specs),
+            List.of(),
+            stats,
+            Positions.of(positionDeletes),
+            fallbacks,
+            compaction.takeCompacted(),
+            compaction.takeMovedRows()));
     completedFiles.clear();
     positionDeletes.clear();
     fallbacks = 0;

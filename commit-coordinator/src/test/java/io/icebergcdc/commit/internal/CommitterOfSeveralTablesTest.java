@@ -1,0 +1,221 @@
+package io.icebergcdc.commit.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.ChangeCommittableSerializer;
+import io.icebergcdc.commit.CommitListener;
+import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.commit.TestTables;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.core.io.SimpleVersionedSerializerTypeSerializerProxy;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.jobgraph.OperatorID;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One committer for several tables: each table committed as its own committer would. */
+class CommitterOfSeveralTablesTest {
+
+  private static final OperatorID OPERATOR_ID = new OperatorID();
+  private static final TableIdentifier ORDERS = TableIdentifier.of("db", "orders");
+  private static final TableIdentifier ITEMS = TableIdentifier.of("db", "items");
+
+  @TempDir Path warehouse;
+  private final List<OneInputStreamOperatorTestHarness<ChangeCommittable, Void>> harnesses =
+      new ArrayList<>();
+
+  @BeforeEach
+  void createTables() {
+    HadoopCatalog catalog = (HadoopCatalog) TestTables.catalog(warehouse).loadCatalog();
+    for (TableIdentifier id : List.of(ORDERS, ITEMS)) {
+      catalog.createTable(
+          id,
+          TestTables.SCHEMA,
+          PartitionSpec.unpartitioned(),
+          Map.of(TableProperties.FORMAT_VERSION, "2"));
+    }
+  }
+
+  @AfterEach
+  void closeHarnesses() throws Exception {
+    for (var harness : harnesses) {
+      harness.close();
+    }
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> open(
+      OperatorSubtaskState restoreFrom, Map<TableIdentifier, CommitListener> listeners)
+      throws Exception {
+    Map<String, IcebergCommitterOperator> tables = new LinkedHashMap<>();
+    for (TableIdentifier id : List.of(ORDERS, ITEMS)) {
+      tables.put(
+          id.toString(),
+          new IcebergCommitterOperator(
+              TableLoader.fromCatalog(TestTables.catalog(warehouse), id), listeners.get(id)));
+    }
+    return open(IcebergCommitterOperator.ofTables(tables), restoreFrom);
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> open(
+      IcebergCommitterOperator operator, OperatorSubtaskState restoreFrom) throws Exception {
+    var harness =
+        new OneInputStreamOperatorTestHarness<>(
+            operator,
+            1,
+            1,
+            0,
+            new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new),
+            OPERATOR_ID);
+    harnesses.add(harness);
+    harness.getStreamConfig().setCheckpointingEnabled(true);
+    if (restoreFrom != null) {
+      harness.initializeState(restoreFrom);
+    } else {
+      harness.initializeEmptyState();
+    }
+    harness.open();
+    return harness;
+  }
+
+  private Table table(TableIdentifier id) {
+    return TestTables.catalog(warehouse).loadCatalog().loadTable(id);
+  }
+
+  /** The checkpoint ids of the table's snapshots, oldest first. */
+  private List<String> committedCheckpoints(TableIdentifier id) {
+    Table table = table(id);
+    List<String> result = new ArrayList<>();
+    if (table.currentSnapshot() != null) {
+      SnapshotUtil.currentAncestors(table)
+          .forEach(s -> result.add(0, s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)));
+    }
+    return result;
+  }
+
+  private StreamRecord<ChangeCommittable> file(TableIdentifier id, String name, long inserted) {
+    return new StreamRecord<>(
+        new ChangeCommittable(
+                List.of(ContentFileCodec.encode(TestTables.dataFile(name), table(id).specs())),
+                List.of(),
+                List.of(),
+                new ChangeStats(inserted, 0, 0, 0, 0, 0, null))
+            .forTable(id.toString()));
+  }
+
+  @Test
+  void eachTableOfACheckpointIsCommittedInASnapshotOfItsOwn() throws Exception {
+    var harness = open(null, Map.of());
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.processElement(file(ORDERS, "o2", 5));
+    harness.snapshot(1, 1);
+    harness.processElement(file(ITEMS, "i2", 3));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
+    Snapshot orders = table(ORDERS).currentSnapshot();
+    assertThat(orders.summary())
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "15")
+        .containsEntry("added-data-files", "2");
+    assertThat(table(ITEMS).currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "3");
+  }
+
+  @Test
+  void aRestoreCommitsWhatEachTableLacksAndNothingTwice() throws Exception {
+    // The tables are committed in the order of their names: items takes checkpoint 1, then the
+    // commit to orders fails.
+    var harness = open(null, Map.of(ORDERS, new FailingOnce()));
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1))
+        .hasMessageContaining("db.orders");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1");
+    assertThat(committedCheckpoints(ORDERS)).isEmpty();
+
+    var restored = open(state, Map.of());
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1");
+    // A second failure restores from the same checkpoint: still once each.
+    open(state, Map.of());
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1");
+
+    restored.processElement(file(ITEMS, "i2", 1));
+    restored.snapshot(2, 2);
+    restored.notifyOfCompletedCheckpoint(2);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
+  }
+
+  @Test
+  void stateOfATableTheCommitterNoLongerCommitsIsRefusedNamingIt() throws Exception {
+    var harness = open(null, Map.of());
+    harness.processElement(file(ITEMS, "i1", 7));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+
+    IcebergCommitterOperator ordersOnly =
+        IcebergCommitterOperator.ofTables(
+            Map.of(
+                ORDERS.toString(),
+                new IcebergCommitterOperator(
+                    TableLoader.fromCatalog(TestTables.catalog(warehouse), ORDERS), null)));
+    assertThatThrownBy(() -> open(ordersOnly, state))
+        .hasMessageContaining("table db.items")
+        .hasMessageContaining("checkpoints [1]")
+        .hasMessageContaining("[db.orders]");
+    assertThat(committedCheckpoints(ITEMS)).isEmpty();
+  }
+
+  @Test
+  void aContributionWithoutItsTableIsRefused() throws Exception {
+    var harness = open(null, Map.of());
+    StreamRecord<ChangeCommittable> untagged =
+        new StreamRecord<>(file(ORDERS, "o1", 1).getValue().forTable(null));
+    assertThatThrownBy(() -> harness.processElement(untagged))
+        .hasMessageContaining("no table")
+        .hasMessageContaining("db.items")
+        .hasMessageContaining("db.orders");
+    StreamRecord<ChangeCommittable> unknown =
+        new StreamRecord<>(file(ORDERS, "o1", 1).getValue().forTable("db.other"));
+    assertThatThrownBy(() -> harness.processElement(unknown))
+        .hasMessageContaining("table db.other");
+  }
+
+  /** Fails the first commit it hears of. */
+  private static final class FailingOnce implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    private boolean failed;
+
+    @Override
+    public void beforeCommit(long checkpointId) {
+      if (!failed) {
+        failed = true;
+        throw new IllegalStateException("injected failure");
+      }
+    }
+  }
+}
