@@ -4,7 +4,8 @@ import java.io.Serializable;
 import org.apache.iceberg.Snapshot;
 
 /**
- * Hears about each commit, on the committer's task thread: to notify other systems of new
+ * Hears about each commit, on the committer's task thread (a committer of several tables calls a
+ * copy of its own for each table, on one of its commit threads): to notify other systems of new
  * snapshots, or, in tests, to fail at exactly the points where a commit can be interrupted. An
  * exception thrown here fails the job like a failed commit would.
  */

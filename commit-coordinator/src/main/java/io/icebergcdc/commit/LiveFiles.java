@@ -8,12 +8,14 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableScan;
 import org.apache.iceberg.io.CloseableIterable;
 
 /**
@@ -30,12 +32,23 @@ public final class LiveFiles {
   private LiveFiles() {}
 
   public static LiveFiles of(Table table, Snapshot snapshot) {
+    return of(table, snapshot, null);
+  }
+
+  /**
+   * The live files of {@code snapshot}, its manifests read by {@code planWith}; null for Iceberg's
+   * worker pool.
+   */
+  public static LiveFiles of(Table table, Snapshot snapshot, ExecutorService planWith) {
     LiveFiles live = new LiveFiles();
     if (snapshot == null) {
       return live;
     }
-    try (CloseableIterable<FileScanTask> tasks =
-        table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()) {
+    TableScan scan = table.newScan().useSnapshot(snapshot.snapshotId());
+    if (planWith != null) {
+      scan = scan.planWith(planWith);
+    }
+    try (CloseableIterable<FileScanTask> tasks = scan.planFiles()) {
       for (FileScanTask task : tasks) {
         String location = task.file().location();
         live.dataFiles.put(location, task.file());

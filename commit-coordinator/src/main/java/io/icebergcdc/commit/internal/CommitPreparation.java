@@ -47,7 +47,8 @@ final class CommitPreparation {
       ChangeCommittable committable,
       Snapshot base,
       String operationId,
-      boolean removalAlone) {
+      boolean removalAlone,
+      java.util.concurrent.ExecutorService planWith) {
     Map<Integer, PartitionSpec> specs = table.specs();
     PreparedCommit prepared = new PreparedCommit();
     for (String json : committable.dataFiles()) {
@@ -69,7 +70,7 @@ final class CommitPreparation {
     if (positions.isEmpty() && theirs.isEmpty() && compacted.isEmpty()) {
       return prepared;
     }
-    LiveFiles live = LiveFiles.of(table, base);
+    LiveFiles live = LiveFiles.of(table, base, planWith);
     // The commit's own new files are live too: a checkpoint aborted after its writers handed its
     // files on (as a stop with a savepoint aborts the one in flight) leaves them to the next one,
     // whose deletes may point into them. Those are position deletes in the same commit.

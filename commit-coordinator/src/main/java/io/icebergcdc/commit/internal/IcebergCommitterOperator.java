@@ -10,12 +10,17 @@ import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
@@ -26,6 +31,7 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 import org.apache.iceberg.flink.TableLoader;
 
 /**
@@ -63,17 +69,29 @@ import org.apache.iceberg.flink.TableLoader;
  * commit the {@link SnapshotCommitter}'s; this operator is Flink's side of them: it hands the
  * committer its input, its checkpoints and their completion, and keeps its state.
  *
- * <p><b>Threading:</b> Flink's task thread only.
+ * <p><b>Threading:</b> Flink's task thread; a committer of several tables commits them on threads
+ * of its own ({@link #COMMIT_THREADS}), several tables at once, each table on one thread at a time,
+ * and the task thread waits until all are done.
  */
 public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     implements OneInputStreamOperator<ChangeCommittable, Void>, BoundedOneInput {
 
   private static final long serialVersionUID = 1L;
 
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(IcebergCommitterOperator.class);
+
   /**
    * The checkpoint id recorded for the commit at the end of a job that runs without checkpoints.
    */
   static final long END_OF_INPUT_CHECKPOINT_ID = TableCommitter.END_OF_INPUT_CHECKPOINT_ID;
+
+  /**
+   * How many tables a committer of several commits at once. A commit mostly waits on the catalog
+   * and the file system; a job of hundreds of tables committed one after the other took longer than
+   * its checkpoint interval.
+   */
+  static final int COMMIT_THREADS = 32;
 
   /** How long a commit is tried again while the catalog cannot be reached, by default. */
   public static final Duration DEFAULT_CATALOG_RETRY_TIMEOUT = Duration.ofMinutes(5);
@@ -87,6 +105,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private transient ListState<byte[]> checkpointedState;
   private transient CommitterStateSerializer stateSerializer;
   private transient Map<String, TableCommitter> committers;
+
+  /** The threads that commit several tables at once; null for the committer of one table. */
+  private transient ExecutorService commitThreads;
 
   public IcebergCommitterOperator(TableLoader tableLoader, CommitListener listener) {
     this(tableLoader, listener, null);
@@ -153,7 +174,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       throw new IllegalArgumentException("a committer of several tables needs at least one table");
     }
     Map<String, TableCommitter.Settings> settings = new TreeMap<>();
-    tables.forEach((name, one) -> settings.put(Objects.requireNonNull(name, "table"), one.only()));
+    tables.forEach(
+        (name, one) ->
+            settings.put(Objects.requireNonNull(name, "table"), one.only().withOwnListener()));
     return new IcebergCommitterOperator(settings);
   }
 
@@ -209,7 +232,13 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               getRuntimeContext().isCheckpointingEnabled(),
               table.getKey() == null
                   ? getMetricGroup()
-                  : getMetricGroup().addGroup("table", table.getKey())));
+                  : getMetricGroup().addGroup("table", table.getKey()),
+              // Several tables are committed at once on the commit threads, each of which reads
+              // and writes its commit's manifests itself: Iceberg's worker pool has a thread per
+              // core for the whole JVM, and waits for its tasks by polling every 10 ms.
+              tables.size() > 1
+                  ? org.apache.flink.util.concurrent.Executors.newDirectExecutorService()
+                  : null));
     }
     stateSerializer = new CommitterStateSerializer();
     checkpointedState =
@@ -218,14 +247,72 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             .getListState(
                 new ListStateDescriptor<>(
                     "iceberg-cdc-committer-state", BytePrimitiveArraySerializer.INSTANCE));
+    if (committers.size() > 1) {
+      commitThreads =
+          Executors.newFixedThreadPool(
+              Math.min(committers.size(), COMMIT_THREADS),
+              new ExecutorThreadFactory("iceberg-cdc-commit-" + getOperatorID()));
+    }
     if (context.isRestored()) {
       long restoredCheckpointId = context.getRestoredCheckpointId().orElse(Long.MAX_VALUE);
+      Map<TableCommitter, CommitterState> restored = new LinkedHashMap<>();
       for (byte[] bytes : checkpointedState.get()) {
-        CommitterState restored =
+        CommitterState state =
             SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes);
-        restoredCommitter(restored).restore(restored, restoredCheckpointId);
+        restored.put(restoredCommitter(state), state);
+      }
+      forEachTable(
+          restored.keySet(),
+          committer -> committer.restore(restored.get(committer), restoredCheckpointId));
+    }
+  }
+
+  /**
+   * Runs {@code action} for each of {@code tables}: one after the other for the committer of one
+   * table, else on the commit threads, several tables at once (each table on one thread at a time,
+   * and all done before this returns). The first failure is thrown once all are done, with the
+   * others suppressed.
+   */
+  private void forEachTable(Collection<TableCommitter> tables, TableAction action)
+      throws Exception {
+    if (commitThreads == null) {
+      for (TableCommitter committer : tables) {
+        action.run(committer);
+      }
+      return;
+    }
+    List<Future<?>> running = new ArrayList<>(tables.size());
+    for (TableCommitter committer : tables) {
+      running.add(
+          commitThreads.submit(
+              () -> {
+                action.run(committer);
+                return null;
+              }));
+    }
+    Exception failure = null;
+    for (Future<?> table : running) {
+      try {
+        table.get();
+      } catch (ExecutionException e) {
+        Exception cause =
+            e.getCause() instanceof Exception ? (Exception) e.getCause() : new Exception(e);
+        if (failure == null) {
+          failure = cause;
+        } else {
+          failure.addSuppressed(cause);
+        }
       }
     }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /** What {@link #forEachTable} does with a table's committer. */
+  @FunctionalInterface
+  private interface TableAction {
+    void run(TableCommitter committer) throws Exception;
   }
 
   /**
@@ -282,21 +369,28 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   @Override
   public void notifyCheckpointComplete(long checkpointId) throws Exception {
     super.notifyCheckpointComplete(checkpointId);
-    for (TableCommitter committer : committers.values()) {
-      committer.checkpointComplete(checkpointId);
+    long start = System.nanoTime();
+    forEachTable(committers.values(), committer -> committer.checkpointComplete(checkpointId));
+    if (commitThreads != null) {
+      LOG.info(
+          "Checkpoint {} of {} tables: their commits took {} ms",
+          checkpointId,
+          committers.size(),
+          (System.nanoTime() - start) / 1_000_000);
     }
   }
 
   @Override
-  public void endInput() {
-    for (TableCommitter committer : committers.values()) {
-      committer.endInput();
-    }
+  public void endInput() throws Exception {
+    forEachTable(committers.values(), TableCommitter::endInput);
   }
 
   @Override
   public void close() throws Exception {
     super.close();
+    if (commitThreads != null) {
+      commitThreads.shutdownNow();
+    }
     if (committers != null) {
       Exception failure = null;
       for (TableCommitter committer : committers.values()) {

@@ -11,6 +11,7 @@ import io.icebergcdc.commit.TableRefresh;
 import java.time.Duration;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
 import java.util.function.Supplier;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.iceberg.Snapshot;
@@ -30,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * deletes again after a concurrent change conflicts, and then lets the maintenance run. Which
  * checkpoints to commit, and when, is {@link TableCommitter}'s.
  *
- * <p><b>Threading:</b> the committer's task thread only.
+ * <p><b>Threading:</b> one thread at a time, as its {@link TableCommitter}.
  */
 final class SnapshotCommitter implements AutoCloseable {
 
@@ -61,6 +62,9 @@ final class SnapshotCommitter implements AutoCloseable {
   /** The table's UUID; null for a table that has none. */
   private final String tableUuid;
 
+  /** What reads and writes the manifests of a commit; null for Iceberg's worker pool. */
+  private final ExecutorService manifestsReadBy;
+
   /**
    * Opens the table.
    *
@@ -69,6 +73,8 @@ final class SnapshotCommitter implements AutoCloseable {
    * @param metricGroup where the commit metrics go
    * @param ownJobs the jobs whose files the committer answers for, as it learns them
    * @param filesToCommit the files of the checkpoints not committed yet
+   * @param manifestsReadBy what reads and writes the manifests of a commit; null for Iceberg's
+   *     worker pool
    */
   SnapshotCommitter(
       TableCommitter.Settings settings,
@@ -76,7 +82,9 @@ final class SnapshotCommitter implements AutoCloseable {
       boolean checkpointing,
       MetricGroup metricGroup,
       Set<String> ownJobs,
-      Supplier<Set<String>> filesToCommit) {
+      Supplier<Set<String>> filesToCommit,
+      ExecutorService manifestsReadBy) {
+    this.manifestsReadBy = manifestsReadBy;
     this.tableLoader = settings.tableLoader();
     this.listener = settings.listener();
     this.overwrite = settings.overwrite();
@@ -210,7 +218,8 @@ final class SnapshotCommitter implements AutoCloseable {
               committable,
               base,
               operationIdOf(checkpointId, commitJobId),
-              bounded.readSnapshotId() == null);
+              bounded.readSnapshotId() == null,
+              manifestsReadBy);
       try {
         commitPrepared(checkpointId, prepared, stats, base, commitJobId);
         return;
@@ -243,6 +252,9 @@ final class SnapshotCommitter implements AutoCloseable {
       Snapshot base,
       String commitJobId) {
     SnapshotUpdate<?> update = SnapshotUpdates.of(table, prepared, base, overwrite, bounded);
+    if (manifestsReadBy != null) {
+      update.scanManifestsWith(manifestsReadBy);
+    }
     summaries
         .of(table, checkpointId, commitJobId, stats, base, prepared, overwrite, bounded)
         .forEach(update::set);

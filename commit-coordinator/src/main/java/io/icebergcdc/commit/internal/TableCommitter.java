@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * themselves are the {@link SnapshotCommitter}'s. See the operator for the invariants and the
  * failures.
  *
- * <p><b>Threading:</b> the committer's task thread only.
+ * <p><b>Threading:</b> one thread at a time: the committer's task thread, or in a committer of
+ * several tables one of its commit threads, which the task thread waits for.
  */
 final class TableCommitter implements AutoCloseable {
 
@@ -102,6 +103,29 @@ final class TableCommitter implements AutoCloseable {
           sinkTag);
     }
 
+    /**
+     * These settings with a listener of their own, a copy of this one's: a committer of several
+     * tables commits them on several threads, and each table hears of its commits as its own
+     * committer did.
+     */
+    Settings withOwnListener() {
+      try {
+        return new Settings(
+            tableLoader,
+            org.apache.flink.util.InstantiationUtil.clone(listener),
+            overwrite,
+            bounded,
+            catalogRetryTimeout,
+            maintenance,
+            recordsSourceSequence,
+            positionNeverGoesBack,
+            sinkTag);
+      } catch (java.io.IOException | ClassNotFoundException e) {
+        throw new IllegalArgumentException(
+            "the commit listener " + listener + " cannot be copied", e);
+      }
+    }
+
     Settings withSinkTag(String tag) {
       return new Settings(
           tableLoader,
@@ -158,20 +182,29 @@ final class TableCommitter implements AutoCloseable {
    * @param operatorId the id of the committing operator, which the snapshots record
    * @param checkpointing whether the job runs with checkpoints (else it commits once, at the end)
    * @param metricGroup where the commit metrics go
+   * @param manifestsReadBy what reads and writes the manifests of a commit; null for Iceberg's
+   *     worker pool
    */
   TableCommitter(
       Settings settings,
       String jobId,
       String operatorId,
       boolean checkpointing,
-      MetricGroup metricGroup) {
+      MetricGroup metricGroup,
+      java.util.concurrent.ExecutorService manifestsReadBy) {
     this.jobId = jobId;
     this.operatorId = operatorId;
     this.checkpointing = checkpointing;
     ownJobs.add(jobId);
     commits =
         new SnapshotCommitter(
-            settings, operatorId, checkpointing, metricGroup, ownJobs, this::filesToCommit);
+            settings,
+            operatorId,
+            checkpointing,
+            metricGroup,
+            ownJobs,
+            this::filesToCommit,
+            manifestsReadBy);
     tableUuid = commits.tableUuid();
   }
 

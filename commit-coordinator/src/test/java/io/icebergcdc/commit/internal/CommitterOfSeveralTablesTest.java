@@ -145,8 +145,7 @@ class CommitterOfSeveralTablesTest {
 
   @Test
   void aRestoreCommitsWhatEachTableLacksAndNothingTwice() throws Exception {
-    // The tables are committed in the order of their names: items takes checkpoint 1, then the
-    // commit to orders fails.
+    // Checkpoint 1's commit to orders fails; items takes it.
     var harness = open(null, Map.of(ORDERS, new FailingOnce()));
     harness.processElement(file(ORDERS, "o1", 10));
     harness.processElement(file(ITEMS, "i1", 7));
