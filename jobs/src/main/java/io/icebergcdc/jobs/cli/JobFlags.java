@@ -106,6 +106,13 @@ final class JobFlags {
               "Resume from a checkpoint or savepoint; latest is the newest completed checkpoint in"
                   + " --checkpoint-dir."),
           Flag.of(
+              "allow-non-restored-state",
+              "true|false",
+              "With --restore-from: let state that no operator of the job claims go (as flink run"
+                  + " -n), such as the per-table committers of earlier builds after a stop with a"
+                  + " savepoint.",
+              false),
+          Flag.of(
               "dead-letter-path",
               "<dir or uri>",
               "Write records that cannot be applied there as JSON lines, instead of failing the"
@@ -235,13 +242,21 @@ final class JobFlags {
           "checkpoint-interval", args.peek("checkpoint-interval"), "at least 10ms, such as 10s");
     }
     String checkpointDirectory = checkpointDirectory(args, cluster);
+    String restoreFrom = restoreFrom(args, checkpointDirectory);
+    boolean allowNonRestoredState = Boolean.TRUE.equals(args.bool("allow-non-restored-state"));
+    if (allowNonRestoredState && restoreFrom == null) {
+      throw new Arguments.UsageException(
+          args.command()
+              + ": --allow-non-restored-state applies to a restore: give --restore-from");
+    }
     return new RuntimeDefinition(
         parallelism,
         interval,
         checkpointDirectory,
         stateBackend,
-        restoreFrom(args, checkpointDirectory),
-        RESTART_ATTEMPTS);
+        restoreFrom,
+        RESTART_ATTEMPTS,
+        allowNonRestoredState);
   }
 
   /**

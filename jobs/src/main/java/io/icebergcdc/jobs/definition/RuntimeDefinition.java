@@ -13,6 +13,8 @@ import java.time.Duration;
  * @param restoreFrom a checkpoint or savepoint to resume from, or null
  * @param restartAttempts how often the job restarts after a failure before it gives up, when it
  *     runs on its own embedded Flink (on a cluster, the cluster's restart strategy decides)
+ * @param allowNonRestoredState whether a restore may leave state of the checkpoint or savepoint
+ *     that no operator of the job claims (Flink refuses it otherwise)
  */
 public record RuntimeDefinition(
     int parallelism,
@@ -20,7 +22,26 @@ public record RuntimeDefinition(
     String checkpointDirectory,
     String stateBackend,
     String restoreFrom,
-    int restartAttempts) {
+    int restartAttempts,
+    boolean allowNonRestoredState) {
+
+  /** A job whose restore claims all the state it restores. */
+  public RuntimeDefinition(
+      int parallelism,
+      Duration checkpointInterval,
+      String checkpointDirectory,
+      String stateBackend,
+      String restoreFrom,
+      int restartAttempts) {
+    this(
+        parallelism,
+        checkpointInterval,
+        checkpointDirectory,
+        stateBackend,
+        restoreFrom,
+        restartAttempts,
+        false);
+  }
 
   /** The same, resuming from a checkpoint (or from the start if null). */
   public RuntimeDefinition restoringFrom(String checkpoint) {
@@ -30,6 +51,7 @@ public record RuntimeDefinition(
         checkpointDirectory,
         stateBackend,
         checkpoint,
-        restartAttempts);
+        restartAttempts,
+        allowNonRestoredState);
   }
 }

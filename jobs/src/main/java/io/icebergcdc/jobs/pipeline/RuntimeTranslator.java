@@ -64,6 +64,9 @@ public final class RuntimeTranslator {
     }
     if (runtime.restoreFrom() != null) {
       config.set(StateRecoveryOptions.SAVEPOINT_PATH, runtime.restoreFrom());
+      if (runtime.allowNonRestoredState()) {
+        config.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
+      }
     }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
     env.setParallelism(runtime.parallelism());

@@ -395,6 +395,29 @@ class CommandLineTest {
   }
 
   @Test
+  void stateLeftUnclaimedIsAllowedOnlyForARestore() throws Exception {
+    String[] args =
+        fileJob("--restore-from", "/savepoints/savepoint-1", "--allow-non-restored-state", "true");
+    io.icebergcdc.jobs.definition.JobDefinition job =
+        ApplyCommand.definition(Arguments.parse("apply", args, 1, ApplyCommand.flags()));
+    assertThat(job.runtime().allowNonRestoredState()).isTrue();
+    assertThat(
+            ApplyCommand.definition(
+                    Arguments.parse(
+                        "apply",
+                        fileJob("--restore-from", "/savepoints/savepoint-1"),
+                        1,
+                        ApplyCommand.flags()))
+                .runtime()
+                .allowNonRestoredState())
+        .isFalse();
+    assertThat(run(fileJob("--allow-non-restored-state", "true")))
+        .isEqualTo(
+            "2: error: apply: --allow-non-restored-state applies to a restore: give"
+                + " --restore-from");
+  }
+
+  @Test
   void anEmptyChangesFileIsSaidToBeEmpty() throws Exception {
     Files.writeString(dir.resolve("changes.jsonl"), "");
     assertThat(run(fileJob()))
