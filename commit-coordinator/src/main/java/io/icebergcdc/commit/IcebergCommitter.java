@@ -86,9 +86,21 @@ public final class IcebergCommitter {
    */
   public static OneInputStreamOperator<ChangeCommittable, Void> ofTables(
       java.util.Map<String, IcebergCommitter> tables) {
+    return ofTables(tables, null);
+  }
+
+  /**
+   * One operator that commits several tables, as {@link #ofTables(java.util.Map)}, named by their
+   * identifiers in {@code catalog}: the pending checkpoints of a restored table that the operator
+   * no longer commits (a table taken out of the job) are committed to it, as far as its snapshot
+   * log lacks them, and then forgotten. Without a catalog, such state fails the restore.
+   */
+  public static OneInputStreamOperator<ChangeCommittable, Void> ofTables(
+      java.util.Map<String, IcebergCommitter> tables,
+      org.apache.iceberg.flink.CatalogLoader catalog) {
     java.util.Map<String, IcebergCommitterOperator> operators = new java.util.TreeMap<>();
     tables.forEach((name, committer) -> operators.put(name, committer.operatorOfOneTable()));
-    return IcebergCommitterOperator.ofTables(operators);
+    return IcebergCommitterOperator.ofTables(operators, catalog);
   }
 
   /** The operator, for {@code transform} at parallelism 1. */

@@ -180,6 +180,9 @@ public final class IcebergCdcSink {
    * @param refusedUpstream what the parser before the sinks sent to the dead-letter output, counted
    *     in the summaries of the tables {@code tableOfDeadLetter} names for them (by {@link
    *     DeadLetter#table()}); null for none
+   * @param catalog the tables' catalog, where each table is committed as its identifier ({@link
+   *     #write}'s {@code committedAs}): a restored table the job no longer writes has its pending
+   *     checkpoints committed through it; null fails the restore of such state
    * @param uid the committer's uid
    * @return the end of the commit chain
    */
@@ -187,6 +190,7 @@ public final class IcebergCdcSink {
       java.util.List<Written> tables,
       DataStream<DeadLetter> refusedUpstream,
       Map<String, String> tableOfDeadLetter,
+      org.apache.iceberg.flink.CatalogLoader catalog,
       String uid) {
     if (tables.isEmpty()) {
       throw new IllegalArgumentException("no table to commit");
@@ -211,7 +215,7 @@ public final class IcebergCdcSink {
     return all.transform(
             "commit to Iceberg (" + tables.size() + (tables.size() == 1 ? " table)" : " tables)"),
             Types.VOID,
-            IcebergCommitter.ofTables(committers))
+            IcebergCommitter.ofTables(committers, catalog))
         .uid(uid)
         .setParallelism(1)
         .setMaxParallelism(1)

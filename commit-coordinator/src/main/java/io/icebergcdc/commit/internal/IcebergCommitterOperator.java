@@ -32,6 +32,8 @@ import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.concurrent.ExecutorThreadFactory;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 
 /**
@@ -102,6 +104,13 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    */
   private final Map<String, TableCommitter.Settings> tables;
 
+  /**
+   * The catalog of the tables of a committer of several tables, which it knows by their
+   * identifiers: the pending checkpoints of a restored table that it no longer commits are
+   * committed through it, then forgotten. Null where there is none, and such state is refused.
+   */
+  private final CatalogLoader formerTables;
+
   private transient ListState<byte[]> checkpointedState;
   private transient CommitterStateSerializer stateSerializer;
   private transient Map<String, TableCommitter> committers;
@@ -145,6 +154,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       BoundedWrite bounded,
       Duration catalogRetryTimeout) {
     this.tables = new HashMap<>();
+    this.formerTables = null;
     tables.put(
         null,
         new TableCommitter.Settings(
@@ -159,8 +169,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             null));
   }
 
-  private IcebergCommitterOperator(Map<String, TableCommitter.Settings> tables) {
+  private IcebergCommitterOperator(
+      Map<String, TableCommitter.Settings> tables, CatalogLoader formerTables) {
     this.tables = tables;
+    this.formerTables = formerTables;
   }
 
   /**
@@ -170,6 +182,17 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    * checkpoint; the tables of a checkpoint are committed one after the other, not atomically.
    */
   public static IcebergCommitterOperator ofTables(Map<String, IcebergCommitterOperator> tables) {
+    return ofTables(tables, null);
+  }
+
+  /**
+   * The committer of several tables, as {@link #ofTables(Map)}, whose names are the tables'
+   * identifiers in {@code catalog}: where a restored state holds checkpoints of a table the
+   * committer no longer commits (a table taken out of the job), they are committed to it, as far as
+   * its snapshot log shows them missing, and then forgotten.
+   */
+  public static IcebergCommitterOperator ofTables(
+      Map<String, IcebergCommitterOperator> tables, CatalogLoader catalog) {
     if (tables.isEmpty()) {
       throw new IllegalArgumentException("a committer of several tables needs at least one table");
     }
@@ -177,7 +200,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     tables.forEach(
         (name, one) ->
             settings.put(Objects.requireNonNull(name, "table"), one.only().withOwnListener()));
-    return new IcebergCommitterOperator(settings);
+    return new IcebergCommitterOperator(settings, catalog);
   }
 
   /** The settings of the one table of a committer of one table. */
@@ -256,14 +279,33 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     if (context.isRestored()) {
       long restoredCheckpointId = context.getRestoredCheckpointId().orElse(Long.MAX_VALUE);
       Map<TableCommitter, CommitterState> restored = new LinkedHashMap<>();
-      for (byte[] bytes : checkpointedState.get()) {
-        CommitterState state =
-            SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes);
-        restored.put(restoredCommitter(state), state);
+      List<TableCommitter> former = new ArrayList<>();
+      try {
+        for (byte[] bytes : checkpointedState.get()) {
+          CommitterState state =
+              SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes);
+          TableCommitter committer = committers.get(state.table());
+          if (committer == null) {
+            committer = formerTableCommitter(state);
+            former.add(committer);
+          }
+          restored.put(committer, state);
+        }
+        forEachTable(
+            restored.keySet(),
+            committer -> committer.restore(restored.get(committer), restoredCheckpointId));
+      } finally {
+        for (TableCommitter committer : former) {
+          committer.close();
+        }
       }
-      forEachTable(
-          restored.keySet(),
-          committer -> committer.restore(restored.get(committer), restoredCheckpointId));
+      for (TableCommitter committer : former) {
+        LOG.info(
+            "Restored checkpoints {} of table {}, which this job no longer writes: committed"
+                + " those its snapshot log lacked, and forgot the table",
+            restored.get(committer).pending().keySet(),
+            restored.get(committer).table());
+      }
     }
   }
 
@@ -316,12 +358,11 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   }
 
   /**
-   * The committer of the table a restored state is of: the state of a committer of one table
-   * restores into one of one table, a table's state in a committer of several into that table's.
+   * The committer of a table that a restored state holds checkpoints of and this committer no
+   * longer commits: one that commits them to the table, as its committer did, and is then closed.
    */
-  private TableCommitter restoredCommitter(CommitterState restored) {
-    TableCommitter committer = committers.get(restored.table());
-    if (committer == null) {
+  private TableCommitter formerTableCommitter(CommitterState restored) {
+    if (restored.table() == null || formerTables == null || committers.containsKey(null)) {
       throw new IllegalStateException(
           "The restored state of the committer holds checkpoints "
               + restored.pending().keySet()
@@ -331,10 +372,18 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
                   : "table " + restored.table())
               + ", which this committer does not commit (it commits "
               + (committers.containsKey(null) ? "one table" : "tables " + committers.keySet())
-              + "): they may not be committed yet. Run the job with that table once more, or"
-              + " stop it with a savepoint (which commits everything) before changing its tables.");
+              + "): they may not be committed yet. Restore the job that wrote them, or start"
+              + " without that checkpoint or savepoint.");
     }
-    return committer;
+    TableCommitter.Settings like = tables.values().iterator().next();
+    return new TableCommitter(
+        like.forFormerTable(
+            TableLoader.fromCatalog(formerTables, TableIdentifier.parse(restored.table()))),
+        getRuntimeContext().getJobInfo().getJobId().toString(),
+        getOperatorID().toString(),
+        getRuntimeContext().isCheckpointingEnabled(),
+        getMetricGroup().addGroup("former-table", restored.table()),
+        org.apache.flink.util.concurrent.Executors.newDirectExecutorService());
   }
 
   @Override

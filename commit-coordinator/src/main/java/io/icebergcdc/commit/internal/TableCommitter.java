@@ -126,6 +126,24 @@ final class TableCommitter implements AutoCloseable {
       }
     }
 
+    /**
+     * These settings for {@code table}, a table the job wrote and no longer writes, to commit what
+     * its restored state holds: no listener, no maintenance, and no tag of the files of a sink (its
+     * orphans are left to the removal by age).
+     */
+    Settings forFormerTable(TableLoader table) {
+      return new Settings(
+          table,
+          null,
+          null,
+          BoundedWrite.NONE,
+          catalogRetryTimeout,
+          MaintenancePolicy.NONE,
+          recordsSourceSequence,
+          positionNeverGoesBack,
+          null);
+    }
+
     Settings withSinkTag(String tag) {
       return new Settings(
           tableLoader,

@@ -171,22 +171,53 @@ class CommitterOfSeveralTablesTest {
   }
 
   @Test
-  void stateOfATableTheCommitterNoLongerCommitsIsRefusedNamingIt() throws Exception {
+  void withoutTheCatalogStateOfATableTheCommitterNoLongerCommitsIsRefusedNamingIt()
+      throws Exception {
     var harness = open(null, Map.of());
     harness.processElement(file(ITEMS, "i1", 7));
     OperatorSubtaskState state = harness.snapshot(1, 1);
 
-    IcebergCommitterOperator ordersOnly =
-        IcebergCommitterOperator.ofTables(
-            Map.of(
-                ORDERS.toString(),
-                new IcebergCommitterOperator(
-                    TableLoader.fromCatalog(TestTables.catalog(warehouse), ORDERS), null)));
-    assertThatThrownBy(() -> open(ordersOnly, state))
+    assertThatThrownBy(() -> open(ordersOnly(false), state))
         .hasMessageContaining("table db.items")
         .hasMessageContaining("checkpoints [1]")
         .hasMessageContaining("[db.orders]");
     assertThat(committedCheckpoints(ITEMS)).isEmpty();
+  }
+
+  @Test
+  void checkpointsOfATableTakenOutOfTheJobAreCommittedOnRestoreThenForgotten() throws Exception {
+    var harness = open(null, Map.of());
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.snapshot(1, 1);
+    harness.processElement(file(ITEMS, "i2", 3));
+    // Checkpoint 2 completes, but the job fails before the committer hears of it.
+    OperatorSubtaskState state = harness.snapshot(2, 2);
+
+    var ordersOnly = open(ordersOnly(true), state);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
+    assertThat(table(ITEMS).currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "3");
+
+    // Restored again from the same state: nothing twice.
+    open(ordersOnly(true), state);
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
+    // The job's next state no longer holds the table: a committer without the catalog takes it.
+    ordersOnly.processElement(file(ORDERS, "o2", 1));
+    OperatorSubtaskState next = ordersOnly.snapshot(3, 3);
+    open(ordersOnly(false), next);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1", "3");
+  }
+
+  /** A committer of the orders table alone, which knows the catalog of the tables or not. */
+  private IcebergCommitterOperator ordersOnly(boolean knowsTheCatalog) {
+    return IcebergCommitterOperator.ofTables(
+        Map.of(
+            ORDERS.toString(),
+            new IcebergCommitterOperator(
+                TableLoader.fromCatalog(TestTables.catalog(warehouse), ORDERS), null)),
+        knowsTheCatalog ? TestTables.catalog(warehouse) : null);
   }
 
   @Test

@@ -77,7 +77,7 @@ final class SinkTranslator {
     }
     if (!written.isEmpty()) {
       IcebergCdcSink.commitTogether(
-          written, routed.deadLetters(), tableOfDeadLetter, OperatorUids.COMMITTER);
+          written, routed.deadLetters(), tableOfDeadLetter, catalog, OperatorUids.COMMITTER);
     }
     return deadLetters;
   }
