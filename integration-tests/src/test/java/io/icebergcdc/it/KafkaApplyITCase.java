@@ -77,7 +77,10 @@ class KafkaApplyITCase {
   }
 
   @Test
-  void appliesChangeTopicsExactlyOnceThroughACancelAndResume() throws Exception {
+  void appliesChangeTopicsExactlyOnceThroughACancelAndResume(
+      @org.apache.flink.test.junit5.InjectClusterClient
+          org.apache.flink.client.program.rest.RestClusterClient<?> flink)
+      throws Exception {
     Map<String, Changelog> changelogs = new LinkedHashMap<>();
     changelogs.put(
         "shop.public.items", new ChangelogGenerator(3000, 300, 0.1, 0.05, 11).generate());
@@ -114,6 +117,16 @@ class KafkaApplyITCase {
     running = pipeline.start();
     Catalog catalog = job.catalog().loader().loadCatalog();
     awaitCommitted(catalog, pipeline.targets().stream().map(TableTarget::table).toList());
+    // One committer commits both tables.
+    List<String> vertices =
+        flink.getJobDetails(running.getJobID()).get().getJobVertexInfos().stream()
+            .map(vertex -> vertex.getName())
+            .toList();
+    assertThat(vertices.stream().filter(name -> name.contains("commit to Iceberg")))
+        .as("the job's vertices %s", vertices)
+        .singleElement()
+        .asString()
+        .startsWith("commit to Iceberg (2 tables) -> end");
     running.cancel().get();
     running = null;
 
