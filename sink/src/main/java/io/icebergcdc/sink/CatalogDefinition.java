@@ -174,20 +174,25 @@ public final class CatalogDefinition implements Serializable {
     return hadoop;
   }
 
-  /** A loader of the catalog, for the job's operators. */
+  /**
+   * A loader of the catalog, for the job's operators: all of them in a JVM share its Hadoop
+   * configuration ({@link SharedConfigurationCatalogLoader}), but for a Hive catalog's.
+   */
   public CatalogLoader loader() {
     org.apache.hadoop.conf.Configuration hadoop = hadoopConfiguration();
     if (impl != null) {
-      return CatalogLoader.custom(name, properties, hadoop, impl);
+      return new SharedConfigurationCatalogLoader(name, impl, properties, hadoop);
     }
     switch (type) {
       case HADOOP:
-        return CatalogLoader.hadoop(name, hadoop, properties);
+        return new SharedConfigurationCatalogLoader(
+            name, org.apache.iceberg.hadoop.HadoopCatalog.class.getName(), properties, hadoop);
       case REST:
-        return CatalogLoader.rest(name, hadoop, properties);
+        return new SharedConfigurationCatalogLoader(
+            name, org.apache.iceberg.rest.RESTCatalog.class.getName(), properties, hadoop);
       case JDBC:
-        return CatalogLoader.custom(
-            name, properties, hadoop, "org.apache.iceberg.jdbc.JdbcCatalog");
+        return new SharedConfigurationCatalogLoader(
+            name, "org.apache.iceberg.jdbc.JdbcCatalog", properties, hadoop);
       case HIVE:
         // Iceberg's HiveCatalog comes with iceberg-flink; the Hive metastore client does not.
         if (!onClassPath(CatalogUtil.ICEBERG_CATALOG_HIVE)
