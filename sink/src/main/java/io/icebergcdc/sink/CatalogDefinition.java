@@ -175,13 +175,13 @@ public final class CatalogDefinition implements Serializable {
   }
 
   /**
-   * A loader of the catalog, for the job's operators: all of them in a JVM share its Hadoop
-   * configuration ({@link SharedConfigurationCatalogLoader}), but for a Hive catalog's.
+   * A loader of the catalog, for the job's operators: all of them in a JVM share the Hadoop
+   * configuration of a Hadoop, REST or JDBC catalog ({@link SharedConfigurationCatalogLoader}).
    */
   public CatalogLoader loader() {
     org.apache.hadoop.conf.Configuration hadoop = hadoopConfiguration();
     if (impl != null) {
-      return new SharedConfigurationCatalogLoader(name, impl, properties, hadoop);
+      return CatalogLoader.custom(name, properties, hadoop, impl);
     }
     switch (type) {
       case HADOOP:

@@ -39,6 +39,10 @@ class SharedConfigurationCatalogLoaderTest {
     assertThat(first.hadoopConfiguration().get("fs.file.impl"))
         .isEqualTo(LocalFileSystemWithoutChmod.class.getName());
     assertThat(first.hadoopConfiguration().get("io.file.buffer.size")).isNotNull();
+    assertThat(first.hadoopConfiguration().getClassLoader())
+        .isSameAs(SharedConfigurationCatalogLoader.class.getClassLoader());
+    // Serialized again (a loader cloned into another operator), it still shares it.
+    assertThat(deserialized(first).hadoopConfiguration()).isSameAs(first.hadoopConfiguration());
 
     Catalog catalog = first.loadCatalog();
     TableIdentifier id = TableIdentifier.of("db", "t");

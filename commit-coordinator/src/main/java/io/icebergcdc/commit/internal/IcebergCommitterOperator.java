@@ -91,7 +91,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   /**
    * How many tables a committer of several commits at once. A commit mostly waits on the catalog
    * and the file system; a job of hundreds of tables committed one after the other took longer than
-   * its checkpoint interval.
+   * its checkpoint interval. The benchmark of 300 tables ran with this many.
    */
   static final int COMMIT_THREADS = 32;
 
@@ -179,7 +179,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    * The committer of several tables: each committer of one table given, by the name that the
    * writers of that table tag their contributions with ({@link ChangeCommittable#forTable}). Each
    * table is committed as its committer of one table would commit it, in a snapshot of its own per
-   * checkpoint; the tables of a checkpoint are committed one after the other, not atomically.
+   * checkpoint; the tables of a checkpoint are committed several at once ({@link #COMMIT_THREADS}),
+   * not atomically.
    */
   public static IcebergCommitterOperator ofTables(Map<String, IcebergCommitterOperator> tables) {
     return ofTables(tables, null);
@@ -286,10 +287,26 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes);
           TableCommitter committer = committers.get(state.table());
           if (committer == null) {
+            if (state.pending().values().stream().noneMatch(ChangeCommittable::hasFiles)) {
+              LOG.info(
+                  "Restored checkpoints {} of table {}, which this job no longer writes, hold no"
+                      + " files: forgotten",
+                  state.pending().keySet(),
+                  state.table());
+              continue;
+            }
             committer = formerTableCommitter(state);
+            if (committer == null) {
+              continue;
+            }
             former.add(committer);
           }
-          restored.put(committer, state);
+          if (restored.put(committer, state) != null) {
+            throw new IllegalStateException(
+                "The restored state of the committer holds table "
+                    + state.table()
+                    + " twice; the state is not of this committer");
+          }
         }
         forEachTable(
             restored.keySet(),
@@ -336,6 +353,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     for (Future<?> table : running) {
       try {
         table.get();
+      } catch (InterruptedException e) {
+        // The task is cancelled. No commit of this attempt may land after it ends, when the next
+        // attempt reads the snapshot logs: the commits in flight end before it does.
+        stopCommitThreads();
+        Thread.currentThread().interrupt();
+        throw e;
       } catch (ExecutionException e) {
         Exception cause =
             e.getCause() instanceof Exception ? (Exception) e.getCause() : new Exception(e);
@@ -348,6 +371,29 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
     if (failure != null) {
       throw failure;
+    }
+  }
+
+  /**
+   * Interrupts the commit threads and waits until they have ended, whatever interrupts this thread
+   * meanwhile (Flink's cancellation watchdog ends a task that never does): a commit of this attempt
+   * that landed after the task ended could be committed again by the next attempt.
+   */
+  private void stopCommitThreads() {
+    commitThreads.shutdownNow();
+    boolean interrupted = false;
+    while (true) {
+      try {
+        if (commitThreads.awaitTermination(1, java.util.concurrent.TimeUnit.SECONDS)) {
+          break;
+        }
+        LOG.info("Waiting for the commits in flight to end");
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -376,14 +422,23 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               + " without that checkpoint or savepoint.");
     }
     TableCommitter.Settings like = tables.values().iterator().next();
-    return new TableCommitter(
-        like.forFormerTable(
-            TableLoader.fromCatalog(formerTables, TableIdentifier.parse(restored.table()))),
-        getRuntimeContext().getJobInfo().getJobId().toString(),
-        getOperatorID().toString(),
-        getRuntimeContext().isCheckpointingEnabled(),
-        getMetricGroup().addGroup("former-table", restored.table()),
-        org.apache.flink.util.concurrent.Executors.newDirectExecutorService());
+    try {
+      return new TableCommitter(
+          like.forFormerTable(
+              TableLoader.fromCatalog(formerTables, TableIdentifier.parse(restored.table()))),
+          getRuntimeContext().getJobInfo().getJobId().toString(),
+          getOperatorID().toString(),
+          getRuntimeContext().isCheckpointingEnabled(),
+          getMetricGroup().addGroup("former-table", restored.table()),
+          org.apache.flink.util.concurrent.Executors.newDirectExecutorService());
+    } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
+      LOG.warn(
+          "Restored checkpoints {} of table {}, which this job no longer writes, cannot be"
+              + " committed: the catalog no longer has the table. Forgotten.",
+          restored.pending().keySet(),
+          restored.table());
+      return null;
+    }
   }
 
   @Override
@@ -438,7 +493,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   public void close() throws Exception {
     super.close();
     if (commitThreads != null) {
-      commitThreads.shutdownNow();
+      stopCommitThreads();
     }
     if (committers != null) {
       Exception failure = null;

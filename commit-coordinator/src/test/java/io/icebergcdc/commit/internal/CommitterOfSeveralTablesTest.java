@@ -210,6 +210,71 @@ class CommitterOfSeveralTablesTest {
     assertThat(committedCheckpoints(ORDERS)).containsExactly("1", "3");
   }
 
+  @Test
+  void aTableTakenOutOfTheJobAndDroppedSinceIsForgottenNotFailedFor() throws Exception {
+    var harness = open(null, Map.of());
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+    TestTables.catalog(warehouse).loadCatalog().dropTable(ITEMS, true);
+
+    open(ordersOnly(true), state);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+  }
+
+  @Test
+  void aCancelledCommitterEndsOnlyOnceItsCommitsInFlightHaveEnded() throws Exception {
+    SlowCommit.reset();
+    var harness = open(null, Map.of(ITEMS, new SlowCommit()));
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.snapshot(1, 1);
+    Thread task = Thread.currentThread();
+    Thread canceller =
+        new Thread(
+            () -> {
+              try {
+                SlowCommit.STARTED.await();
+              } catch (InterruptedException e) {
+                return;
+              }
+              task.interrupt();
+            });
+    canceller.start();
+    try {
+      assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1))
+          .isInstanceOf(InterruptedException.class);
+      // The commit in flight had ended when the task thread went on.
+      assertThat(SlowCommit.ENDED.get()).isTrue();
+    } finally {
+      Thread.interrupted();
+      canceller.join();
+    }
+  }
+
+  /** A commit that takes half a second, whatever interrupts it, as I/O that ignores interrupts. */
+  private static final class SlowCommit implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    static java.util.concurrent.CountDownLatch STARTED;
+    static final java.util.concurrent.atomic.AtomicBoolean ENDED =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    static void reset() {
+      STARTED = new java.util.concurrent.CountDownLatch(1);
+      ENDED.set(false);
+    }
+
+    @Override
+    public void beforeCommit(long checkpointId) {
+      STARTED.countDown();
+      long end = System.nanoTime() + 500_000_000L;
+      while (System.nanoTime() < end) {
+        Thread.onSpinWait();
+      }
+      ENDED.set(true);
+    }
+  }
+
   /** A committer of the orders table alone, which knows the catalog of the tables or not. */
   private IcebergCommitterOperator ordersOnly(boolean knowsTheCatalog) {
     return IcebergCommitterOperator.ofTables(
