@@ -174,10 +174,7 @@ public final class CatalogDefinition implements Serializable {
     return hadoop;
   }
 
-  /**
-   * A loader of the catalog, for the job's operators: all of them in a JVM share the Hadoop
-   * configuration of a Hadoop, REST or JDBC catalog ({@link SharedConfigurationCatalogLoader}).
-   */
+  /** A loader of the catalog, for the job's operators. */
   public CatalogLoader loader() {
     org.apache.hadoop.conf.Configuration hadoop = hadoopConfiguration();
     if (impl != null) {
@@ -185,14 +182,12 @@ public final class CatalogDefinition implements Serializable {
     }
     switch (type) {
       case HADOOP:
-        return new SharedConfigurationCatalogLoader(
-            name, org.apache.iceberg.hadoop.HadoopCatalog.class.getName(), properties, hadoop);
+        return CatalogLoader.hadoop(name, hadoop, properties);
       case REST:
-        return new SharedConfigurationCatalogLoader(
-            name, org.apache.iceberg.rest.RESTCatalog.class.getName(), properties, hadoop);
+        return CatalogLoader.rest(name, hadoop, properties);
       case JDBC:
-        return new SharedConfigurationCatalogLoader(
-            name, "org.apache.iceberg.jdbc.JdbcCatalog", properties, hadoop);
+        return CatalogLoader.custom(
+            name, properties, hadoop, "org.apache.iceberg.jdbc.JdbcCatalog");
       case HIVE:
         // Iceberg's HiveCatalog comes with iceberg-flink; the Hive metastore client does not.
         if (!onClassPath(CatalogUtil.ICEBERG_CATALOG_HIVE)
