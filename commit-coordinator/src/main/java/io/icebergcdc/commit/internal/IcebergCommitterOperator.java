@@ -31,6 +31,7 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
@@ -362,11 +363,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       } catch (ExecutionException e) {
         Exception cause =
             e.getCause() instanceof Exception ? (Exception) e.getCause() : new Exception(e);
-        if (failure == null) {
-          failure = cause;
-        } else {
-          failure.addSuppressed(cause);
-        }
+        failure = ExceptionUtils.firstOrSuppressed(cause, failure);
       }
     }
     if (failure != null) {
@@ -501,11 +498,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
         try {
           committer.close();
         } catch (Exception e) {
-          if (failure == null) {
-            failure = e;
-          } else {
-            failure.addSuppressed(e);
-          }
+          failure = ExceptionUtils.firstOrSuppressed(e, failure);
         }
       }
       if (failure != null) {
