@@ -40,6 +40,8 @@ class SoakITCase {
   private static final int SLICES = 300;
   private static final int PER_SLICE = 10;
   private static final Duration INTERVAL = Duration.ofMillis(100);
+  private static final java.util.regex.Pattern VERSION =
+      java.util.regex.Pattern.compile("v\\d+\\.metadata\\.json");
 
   @TempDir Path dir;
 
@@ -75,6 +77,7 @@ class SoakITCase {
     int mostSnapshots = 0;
     int mostManifests = 0;
     long mostMetadataFiles = 0;
+    long mostUncommitted = 0;
     try {
       Table table = catalog.loadTable(identifier);
       long committed = 0;
@@ -96,7 +99,8 @@ class SoakITCase {
         if (sent % (PER_SLICE * 10) == 0) {
           mostSnapshots = Math.max(mostSnapshots, size(table));
           mostManifests = Math.max(mostManifests, manifests(table));
-          mostMetadataFiles = Math.max(mostMetadataFiles, metadataFiles(warehouse));
+          mostMetadataFiles = Math.max(mostMetadataFiles, metadataVersions(warehouse));
+          mostUncommitted = Math.max(mostUncommitted, uncommittedMetadata(warehouse));
         }
       }
       long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
@@ -110,14 +114,19 @@ class SoakITCase {
       long commits = table.currentSnapshot().sequenceNumber();
       assertThat(commits).as("commits").isGreaterThanOrEqualTo(SLICES);
       // Three seconds of snapshots at up to ten commits a second, plus one interval of the
-      // maintenance; the metadata files a table this project creates keeps; and the manifests
-      // that Iceberg merges at 100 of each kind.
+      // maintenance; the metadata versions a table this project creates keeps (20 previous, the
+      // current one, and the one a commit has just added before it deletes the oldest); at most
+      // the one file of a commit in flight not yet renamed to its version; and the manifests that
+      // Iceberg merges at 100 of each kind.
       assertThat(mostSnapshots)
           .as("snapshots kept, at most, after %s commits", commits)
           .isLessThanOrEqualTo(45);
       assertThat(mostMetadataFiles)
-          .as("metadata files on storage, at most")
+          .as("metadata versions on storage, at most")
           .isLessThanOrEqualTo(22);
+      assertThat(mostUncommitted)
+          .as("metadata files of commits in flight, at most")
+          .isLessThanOrEqualTo(1);
       assertThat(mostManifests).as("data and delete manifests, at most").isLessThanOrEqualTo(210);
     } finally {
       if (!result.isDone()) {
@@ -141,10 +150,28 @@ class SoakITCase {
         : current.dataManifests(table.io()).size() + current.deleteManifests(table.io()).size();
   }
 
-  private static long metadataFiles(Path warehouse) throws Exception {
+  /**
+   * The table's metadata versions ({@code v<N>.metadata.json}). A commit writes its metadata under
+   * a random name, then renames it to its version: a listing that races the rename may see the file
+   * under both names, so versions and files in flight are counted apart.
+   */
+  private static long metadataVersions(Path warehouse) throws Exception {
+    return metadataFiles(warehouse, true);
+  }
+
+  /** The metadata files written by commits in flight, or left by failed ones. */
+  private static long uncommittedMetadata(Path warehouse) throws Exception {
+    return metadataFiles(warehouse, false);
+  }
+
+  private static long metadataFiles(Path warehouse, boolean versions) throws Exception {
     Path metadata = warehouse.resolve("soak").resolve("items").resolve("metadata");
     try (Stream<Path> files = Files.list(metadata)) {
-      return files.filter(f -> f.toString().endsWith(".metadata.json")).count();
+      return files
+          .map(f -> f.getFileName().toString())
+          .filter(name -> name.endsWith(".metadata.json"))
+          .filter(name -> VERSION.matcher(name).matches() == versions)
+          .count();
     }
   }
 }
