@@ -36,7 +36,23 @@ public final class CaptureRoutes implements Serializable {
       Map<String, String> tableNames,
       String origin,
       BadRecordPolicy badRecordPolicy) {
-    Map<String, TableRoute> byTopic = TableRoute.byTopic(schemas, tableNames);
+    this(schemas, tableNames, java.util.Set.of(), origin, badRecordPolicy);
+  }
+
+  /**
+   * @param schemas the schema of each captured table by Debezium topic
+   * @param tableNames the name of each captured table by topic, for messages
+   * @param onMainOutput the topics whose changes go to the router's main output, for one writer of
+   *     them all; the others' to a side output each
+   * @param origin the source database, for messages
+   */
+  public CaptureRoutes(
+      Map<String, ChangeSchema> schemas,
+      Map<String, String> tableNames,
+      java.util.Set<String> onMainOutput,
+      String origin,
+      BadRecordPolicy badRecordPolicy) {
+    Map<String, TableRoute> byTopic = TableRoute.byTopic(schemas, tableNames, onMainOutput);
     this.topics = List.copyOf(byTopic.keySet());
     this.routes = List.copyOf(byTopic.values());
     this.origin = origin;
@@ -72,7 +88,10 @@ public final class CaptureRoutes implements Serializable {
     return badRecordPolicy;
   }
 
-  /** The side output that carries the change events of a topic's table. */
+  /**
+   * The side output that carries the change events of a topic's table; null if the main output
+   * does.
+   */
   public OutputTag<ChangeEvent> outputOf(String topic) {
     int index = topics.indexOf(topic);
     if (index < 0) {

@@ -12,9 +12,9 @@ import org.apache.flink.util.OutputTag;
 
 /**
  * Sends the change events of a {@link DebeziumSource} to the side output of their table ({@link
- * CaptureRoutes#outputOf}) and its dead letters to {@link DebeziumJsonParseFunction#DEAD_LETTERS},
- * counted in {@code badRecords}. The main output stays empty. Chained to the source: the records
- * were converted there.
+ * CaptureRoutes#outputOf}), or to the main output for the tables one writer takes, and its dead
+ * letters to {@link DebeziumJsonParseFunction#DEAD_LETTERS}, counted in {@code badRecords}. Chained
+ * to the source: the records were converted there.
  */
 public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, ChangeEvent> {
 
@@ -23,6 +23,7 @@ public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, 
   private final CaptureRoutes routes;
 
   private transient List<OutputTag<ChangeEvent>> outputs;
+  private transient List<String> names;
   private transient Counter badRecords;
 
   public CapturedChangeRouter(CaptureRoutes routes) {
@@ -32,8 +33,10 @@ public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, 
   @Override
   public void open(OpenContext openContext) {
     outputs = new ArrayList<>();
+    names = new ArrayList<>();
     for (int i = 0; i < routes.size(); i++) {
       outputs.add(routes.route(i).output());
+      names.add(routes.route(i).tableName());
     }
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
   }
@@ -44,7 +47,13 @@ public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, 
       badRecords.inc();
       ctx.output(DebeziumJsonParseFunction.DEAD_LETTERS, record.deadLetter());
     } else {
-      ctx.output(outputs.get(record.route()), record.event());
+      OutputTag<ChangeEvent> output = outputs.get(record.route());
+      if (output == null) {
+        // One stream of several tables: each change named as its writer knows the table.
+        out.collect(record.event().withTable(names.get(record.route())));
+      } else {
+        ctx.output(output, record.event());
+      }
     }
   }
 }

@@ -146,6 +146,24 @@ public final class ChangeEvent {
   /**
    * The same change, read from a Kafka record at {@code partition} ({@code topic/n}) and offset.
    */
+  /** This change as one of {@code newTable}, by the name a router of several tables gives it. */
+  public ChangeEvent withTable(String newTable) {
+    return newTable.equals(table)
+        ? this
+        : new ChangeEvent(
+            newTable,
+            operation,
+            key,
+            before,
+            after,
+            sequence,
+            sourceTimestampMillis,
+            originPartition,
+            originOffset,
+            unavailable,
+            missing);
+  }
+
   public ChangeEvent withOrigin(String partition, long offset) {
     return new ChangeEvent(
         table,

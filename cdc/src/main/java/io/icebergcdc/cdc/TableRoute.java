@@ -8,8 +8,9 @@ import org.apache.flink.util.OutputTag;
 
 /**
  * Where a router sends the changes of one topic: the table's name for messages, its schema, and the
- * side output typed by that schema. Shared by the routers of several tables from one source
- * (Debezium's engine, Kafka).
+ * side output typed by that schema, or the router's main output (a null {@code output}), which
+ * carries the changes of all tables that one writer takes. Shared by the routers of several tables
+ * from one source (Debezium's engine, Kafka).
  */
 public record TableRoute(String tableName, ChangeSchema schema, OutputTag<ChangeEvent> output)
     implements Serializable {
@@ -24,6 +25,17 @@ public record TableRoute(String tableName, ChangeSchema schema, OutputTag<Change
    */
   public static Map<String, TableRoute> byTopic(
       Map<String, ChangeSchema> schemas, Map<String, String> tableNames) {
+    return byTopic(schemas, tableNames, java.util.Set.of());
+  }
+
+  /**
+   * The route of each topic, in the order of {@code schemas}: to the main output for the topics of
+   * {@code onMainOutput}, else to a side output of the topic's own.
+   */
+  public static Map<String, TableRoute> byTopic(
+      Map<String, ChangeSchema> schemas,
+      Map<String, String> tableNames,
+      java.util.Set<String> onMainOutput) {
     Map<String, TableRoute> routes = new LinkedHashMap<>();
     schemas.forEach(
         (topic, schema) ->
@@ -32,11 +44,18 @@ public record TableRoute(String tableName, ChangeSchema schema, OutputTag<Change
                 new TableRoute(
                     tableNames.get(topic),
                     schema,
-                    new OutputTag<>("changes-" + topic, ChangeEventTypeInfo.of(schema)))));
+                    onMainOutput.contains(topic)
+                        ? null
+                        : new OutputTag<>("changes-" + topic, ChangeEventTypeInfo.of(schema)))));
     return routes;
   }
 
-  /** The side output of a topic's table. */
+  /** Whether this route's changes go to the router's main output. */
+  public boolean onMainOutput() {
+    return output == null;
+  }
+
+  /** The side output of a topic's table; null if its changes go to the main output. */
   public static OutputTag<ChangeEvent> outputOf(Map<String, TableRoute> routes, String topic) {
     TableRoute route = routes.get(topic);
     if (route == null) {

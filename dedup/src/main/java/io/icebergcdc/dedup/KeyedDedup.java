@@ -55,6 +55,12 @@ public interface KeyedDedup extends Serializable {
   void setIndexMaxKeys(long maxKeys);
 
   /**
+   * The part of the operator's keys, state and metrics that is this table's, for an operator of
+   * several tables; {@link TableScope#WHOLE} unless set; before the state is initialized.
+   */
+  void setScope(TableScope scope);
+
+  /**
    * The source position the table holds, for a job that starts without state; before the state is
    * initialized.
    */

@@ -117,7 +117,8 @@ class KafkaApplyITCase {
     running = pipeline.start();
     Catalog catalog = job.catalog().loader().loadCatalog();
     awaitCommitted(catalog, pipeline.targets().stream().map(TableTarget::table).toList());
-    // One committer commits the tables (the pattern may match topics of other tests too).
+    // One writer writes the tables and one committer commits them, whatever their number (the
+    // pattern may match topics of other tests too).
     List<String> vertices =
         flink.getJobDetails(running.getJobID()).get().getJobVertexInfos().stream()
             .map(vertex -> vertex.getName())
@@ -127,6 +128,14 @@ class KafkaApplyITCase {
         .singleElement()
         .asString()
         .startsWith("commit to Iceberg (" + pipeline.targets().size() + " tables) -> end");
+    assertThat(vertices.stream().filter(name -> name.contains("write Parquet files")))
+        .as("the job's vertices %s", vertices)
+        .singleElement()
+        .asString()
+        .startsWith(
+            "dedup by source sequence, write Parquet files and position deletes ("
+                + pipeline.targets().size()
+                + " tables)");
     running.cancel().get();
     running = null;
 

@@ -4,6 +4,7 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.cdc.typeutils.RowKeyTypeInfo;
@@ -28,6 +29,7 @@ import io.icebergcdc.sink.internal.PartitionedKeySelector;
 import io.icebergcdc.sink.internal.PartitionedKeyTypeInfo;
 import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
 import io.icebergcdc.sink.internal.RowKeySelector;
+import io.icebergcdc.sink.internal.TableKeySelector;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -154,22 +156,101 @@ public final class IcebergCdcSink {
     OperatorUids uids = new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
     Contributions contributions = contributions(changes, uids, committedAs);
     return new Written(
-        committedAs, contributions.committables(), contributions.deadLetters(), committer(uids));
+        Map.of(committedAs, committer(uids)),
+        contributions.committables(),
+        contributions.deadLetters());
   }
 
   /**
-   * One table's part of a job whose tables share a committer: what {@link #write} added.
+   * Whether this sink's table can be written with others by one operator ({@link #writeTogether}):
+   * a changelog, without an overwrite, whose updates and deletes are written as positions ({@code
+   * sink.delete-mode = position}) and whose changes are distributed by primary key.
+   */
+  public boolean writesWithOthers() {
+    return schema != null
+        && overwrite == null
+        && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION
+        && distribution == Distribution.PRIMARY_KEY;
+  }
+
+  /**
+   * Adds one operator that dedups and writes the changes of several tables, for a committer that
+   * commits them with others ({@link #commitTogether}): the operators of a job do not grow with its
+   * tables. Each table is written as its own sink's writer would ({@link #write}), with its own
+   * files, schema, write properties and key index, its contributions tagged as {@code committedAs}
+   * says.
    *
-   * @param table the name its contributions are tagged with
+   * @param changes the changes of all the tables, each naming its table ({@link
+   *     ChangeEvent#table()}) as the keys of {@code sinks} do; at the parallelism of the first sink
+   * @param sinks the sink of each table by the name its changes carry; each {@link
+   *     #writesWithOthers}
+   * @param committedAs the name each table's contributions are tagged with for the committer, by
+   *     the name its changes carry; unique
+   * @param uid the writer's uid
+   */
+  public static Written writeTogether(
+      DataStream<ChangeEvent> changes,
+      Map<String, IcebergCdcSink> sinks,
+      Map<String, String> committedAs,
+      String uid) {
+    if (sinks.isEmpty()) {
+      throw new IllegalArgumentException("no table to write");
+    }
+    checkAlignedCheckpoints(changes);
+    Map<String, PositionDeltaWriterOperator<?>> writers = new java.util.TreeMap<>();
+    Map<String, IcebergCommitter> committers = new java.util.TreeMap<>();
+    Integer parallelism = null;
+    for (Map.Entry<String, IcebergCdcSink> table : sinks.entrySet()) {
+      IcebergCdcSink sink = table.getValue();
+      String tag = committedAs.get(table.getKey());
+      if (tag == null) {
+        throw new IllegalArgumentException("table " + table.getKey() + " has no name to commit as");
+      }
+      if (!sink.writesWithOthers()) {
+        throw new IllegalArgumentException(
+            "table "
+                + sink.tableName
+                + " cannot be written with others (an overwrite, equality deletes, or changes"
+                + " distributed by partition): write it with write()");
+      }
+      OperatorUids uids =
+          new OperatorUids(sink.options.get(SinkOptions.UID_PREFIX), sink.distribution);
+      writers.put(table.getKey(), sink.indexedWriter(uids, tag));
+      if (committers.put(tag, sink.committer(uids)) != null) {
+        throw new IllegalArgumentException("two tables are committed as " + tag);
+      }
+      if (parallelism == null) {
+        parallelism = sink.parallelism(changes);
+      }
+    }
+    java.util.Set<String> tables = new java.util.TreeSet<>(sinks.keySet());
+    SingleOutputStreamOperator<ChangeCommittable> written =
+        changes
+            .keyBy(new TableKeySelector(), io.icebergcdc.cdc.typeutils.TableKeyTypeInfo.INSTANCE)
+            .transform(
+                "dedup by source sequence, write Parquet files and position deletes ("
+                    + tables.size()
+                    + (tables.size() == 1 ? " table)" : " tables)"),
+                COMMITTABLE_TYPE,
+                PositionDeltaWriterOperator.ofTables(writers))
+            .uid(uid)
+            .setParallelism(parallelism);
+    return new Written(committers, written, written.getSideOutput(Dedup.DEAD_LETTERS));
+  }
+
+  /**
+   * The part of a job whose tables share a committer that {@link #write} or {@link #writeTogether}
+   * added.
+   *
+   * @param committers how the shared committer commits each table, by the name its contributions
+   *     are tagged with
    * @param committables the writers' contributions, tagged
    * @param deadLetters the changes refused as ambiguous, as {@link #apply} returns them
-   * @param committer how the shared committer commits the table
    */
   public record Written(
-      String table,
+      Map<String, IcebergCommitter> committers,
       DataStream<ChangeCommittable> committables,
-      DataStream<DeadLetter> deadLetters,
-      IcebergCommitter committer) {}
+      DataStream<DeadLetter> deadLetters) {}
 
   /**
    * Adds one committer, at parallelism 1, that commits each of {@code tables} as its own sink's
@@ -197,11 +278,13 @@ public final class IcebergCdcSink {
     }
     Map<String, IcebergCommitter> committers = new java.util.TreeMap<>();
     DataStream<ChangeCommittable> all = null;
-    for (Written table : tables) {
-      if (committers.put(table.table(), table.committer()) != null) {
-        throw new IllegalArgumentException("two tables are committed as " + table.table());
+    for (Written written : tables) {
+      for (Map.Entry<String, IcebergCommitter> table : written.committers().entrySet()) {
+        if (committers.put(table.getKey(), table.getValue()) != null) {
+          throw new IllegalArgumentException("two tables are committed as " + table.getKey());
+        }
       }
-      all = all == null ? table.committables() : all.union(table.committables());
+      all = all == null ? written.committables() : all.union(written.committables());
     }
     if (refusedUpstream != null) {
       all =
@@ -213,7 +296,9 @@ public final class IcebergCdcSink {
                   .uid(uid + "-upstream-dead-letters"));
     }
     return all.transform(
-            "commit to Iceberg (" + tables.size() + (tables.size() == 1 ? " table)" : " tables)"),
+            "commit to Iceberg ("
+                + committers.size()
+                + (committers.size() == 1 ? " table)" : " tables)"),
             Types.VOID,
             IcebergCommitter.ofTables(committers, catalog))
         .uid(uid)
@@ -401,6 +486,23 @@ public final class IcebergCdcSink {
       OperatorUids uids,
       int parallelism,
       String committedAs) {
+    return changes
+        .keyBy(keys, keyType(keys))
+        .transform(
+            "dedup by source sequence, write Parquet files and position deletes",
+            COMMITTABLE_TYPE,
+            indexedWriter(keys, uids, committedAs))
+        .uid(uids.indexedWriter())
+        .setParallelism(parallelism);
+  }
+
+  /** The key-indexed writer of this table, keyed by primary key, tagged for a shared committer. */
+  private PositionDeltaWriterOperator<RowKey> indexedWriter(OperatorUids uids, String committedAs) {
+    return indexedWriter(new RowKeySelector(), uids, committedAs);
+  }
+
+  private <K> PositionDeltaWriterOperator<K> indexedWriter(
+      ChangeKeySelector<K> keys, OperatorUids uids, String committedAs) {
     PositionDeltaWriterOperator<K> writer =
         new PositionDeltaWriterOperator<>(
             tableLoader,
@@ -417,14 +519,7 @@ public final class IcebergCdcSink {
     writer.setTablePosition(tablePosition);
     writer.setSinkTag(OwnedFileNames.sinkTag(uids.committer()));
     writer.setCommittedAs(committedAs);
-    return changes
-        .keyBy(keys, keyType(keys))
-        .transform(
-            "dedup by source sequence, write Parquet files and position deletes",
-            COMMITTABLE_TYPE,
-            writer)
-        .uid(uids.indexedWriter())
-        .setParallelism(parallelism);
+    return writer;
   }
 
   /**

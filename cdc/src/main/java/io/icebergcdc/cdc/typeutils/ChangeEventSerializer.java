@@ -6,8 +6,13 @@ import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import org.apache.flink.api.common.typeutils.CompositeTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
@@ -33,6 +38,15 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   private final RowDataSerializer rowSerializer;
 
+  /**
+   * For the events of several tables, the row serializer of each by table name ({@link
+   * ChangeEvent#table()}); null for the events of one schema, whatever table they name.
+   */
+  private final SortedMap<String, RowDataSerializer> tables;
+
+  // The row serializer of the table read last (readTable), for the events of several tables.
+  private transient RowDataSerializer tableRows;
+
   // The last table name read, and its bytes: a stream's events mostly name one table, which is
   // then read without decoding a new string each time. Per instance, like the row serializer's
   // reused row: duplicate() gives each thread its own.
@@ -42,10 +56,44 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   public ChangeEventSerializer(RowDataSerializer rowSerializer) {
     this.rowSerializer = Objects.requireNonNull(rowSerializer, "rowSerializer");
+    this.tables = null;
+  }
+
+  /**
+   * The serializer of the events of several tables, each with its own schema: the rows of an event
+   * are serialized with the serializer of the table it names.
+   */
+  public static ChangeEventSerializer ofTables(Map<String, RowDataSerializer> tables) {
+    if (tables.isEmpty()) {
+      throw new IllegalArgumentException("no table");
+    }
+    return new ChangeEventSerializer(new TreeMap<>(tables));
+  }
+
+  private ChangeEventSerializer(SortedMap<String, RowDataSerializer> tables) {
+    this.rowSerializer = tables.get(tables.firstKey());
+    this.tables = tables;
   }
 
   RowDataSerializer rowSerializer() {
     return rowSerializer;
+  }
+
+  /** The row serializers by table, or null for the events of one schema. */
+  SortedMap<String, RowDataSerializer> tables() {
+    return tables;
+  }
+
+  private RowDataSerializer rowsOf(String table) {
+    if (tables == null) {
+      return rowSerializer;
+    }
+    RowDataSerializer rows = tables.get(table);
+    if (rows == null) {
+      throw new IllegalArgumentException(
+          "a change of table " + table + ", which is not one of this stream's: " + tables.keySet());
+    }
+    return rows;
   }
 
   @Override
@@ -55,6 +103,11 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public TypeSerializer<ChangeEvent> duplicate() {
+    if (tables != null) {
+      SortedMap<String, RowDataSerializer> copies = new TreeMap<>();
+      tables.forEach((table, rows) -> copies.put(table, (RowDataSerializer) rows.duplicate()));
+      return new ChangeEventSerializer(copies);
+    }
     return new ChangeEventSerializer((RowDataSerializer) rowSerializer.duplicate());
   }
 
@@ -65,6 +118,7 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public ChangeEvent copy(ChangeEvent from) {
+    RowDataSerializer rowSerializer = rowsOf(from.table());
     ChangeEvent copy =
         new ChangeEvent(
             from.table(),
@@ -96,11 +150,12 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public void serialize(ChangeEvent event, DataOutputView out) throws IOException {
+    RowDataSerializer rows = rowsOf(event.table());
     out.writeUTF(event.table());
     out.writeByte(event.operation().ordinal());
     RowKeySerializer.INSTANCE.serialize(event.key(), out);
-    writeRow(event.before(), out);
-    writeRow(event.after(), out);
+    writeRow(rows, event.before(), out);
+    writeRow(rows, event.after(), out);
     SourceSequenceCodec.write(event.sequence(), out);
     out.writeLong(event.sourceTimestampMillis());
     boolean unavailable = !event.unavailableColumns().isEmpty();
@@ -120,10 +175,11 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
   @Override
   public ChangeEvent deserialize(DataInputView in) throws IOException {
     String table = readTable(in);
+    RowDataSerializer rows = tables == null ? rowSerializer : tableRows;
     Operation operation = OPERATIONS[in.readByte()];
     RowKey key = RowKeySerializer.INSTANCE.deserialize(in);
-    RowData before = readRow(in);
-    RowData after = readRow(in);
+    RowData before = readRow(rows, in);
+    RowData after = readRow(rows, in);
     SourceSequence sequence = SourceSequenceCodec.read(in);
     long ts = in.readLong();
     ChangeEvent event = new ChangeEvent(table, operation, key, before, after, sequence, ts);
@@ -179,24 +235,29 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     nameBuffer[1] = (byte) length;
     table = new DataInputDeserializer(nameBuffer, 0, length + 2).readUTF();
     tableBytes = Arrays.copyOfRange(nameBuffer, 2, length + 2);
+    if (tables != null) {
+      tableRows = rowsOf(table);
+    }
     return table;
   }
 
-  private void writeRow(RowData row, DataOutputView out) throws IOException {
+  private static void writeRow(RowDataSerializer rows, RowData row, DataOutputView out)
+      throws IOException {
     out.writeBoolean(row != null);
     if (row != null) {
-      rowSerializer.serialize(row, out);
+      rows.serialize(row, out);
     }
   }
 
-  private RowData readRow(DataInputView in) throws IOException {
-    return in.readBoolean() ? rowSerializer.deserialize(in) : null;
+  private static RowData readRow(RowDataSerializer rows, DataInputView in) throws IOException {
+    return in.readBoolean() ? rows.deserialize(in) : null;
   }
 
   @Override
   public boolean equals(Object obj) {
-    return obj instanceof ChangeEventSerializer
-        && rowSerializer.equals(((ChangeEventSerializer) obj).rowSerializer);
+    return obj instanceof ChangeEventSerializer that
+        && rowSerializer.equals(that.rowSerializer)
+        && Objects.equals(tables, that.tables);
   }
 
   @Override
@@ -206,7 +267,9 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public TypeSerializerSnapshot<ChangeEvent> snapshotConfiguration() {
-    return new ChangeEventSerializerSnapshot(this);
+    return tables == null
+        ? new ChangeEventSerializerSnapshot(this)
+        : new ChangeEventsOfTablesSnapshot(this);
   }
 
   /** Snapshot of a {@link ChangeEventSerializer}: the snapshot of its row serializer. */
@@ -240,6 +303,72 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     protected ChangeEventSerializer createOuterSerializerWithNestedSerializers(
         TypeSerializer<?>[] nested) {
       return new ChangeEventSerializer((RowDataSerializer) nested[0]);
+    }
+  }
+
+  /**
+   * Snapshot of a {@link ChangeEventSerializer} of several tables: the tables' names, and the
+   * snapshots of their row serializers. Such events travel between operators only.
+   */
+  public static final class ChangeEventsOfTablesSnapshot
+      extends CompositeTypeSerializerSnapshot<ChangeEvent, ChangeEventSerializer> {
+
+    private static final int CURRENT_VERSION = 1;
+
+    private List<String> names;
+
+    public ChangeEventsOfTablesSnapshot() {}
+
+    ChangeEventsOfTablesSnapshot(ChangeEventSerializer serializer) {
+      super(serializer);
+      this.names = new ArrayList<>(serializer.tables().keySet());
+    }
+
+    @Override
+    protected int getCurrentOuterSnapshotVersion() {
+      return CURRENT_VERSION;
+    }
+
+    @Override
+    protected void writeOuterSnapshot(DataOutputView out) throws IOException {
+      out.writeInt(names.size());
+      for (String name : names) {
+        out.writeUTF(name);
+      }
+    }
+
+    @Override
+    protected void readOuterSnapshot(
+        int readOuterSnapshotVersion, DataInputView in, ClassLoader userCodeClassLoader)
+        throws IOException {
+      int size = in.readInt();
+      names = new ArrayList<>(size);
+      for (int i = 0; i < size; i++) {
+        names.add(in.readUTF());
+      }
+    }
+
+    @Override
+    protected OuterSchemaCompatibility resolveOuterSchemaCompatibility(
+        TypeSerializerSnapshot<ChangeEvent> oldSnapshot) {
+      return oldSnapshot instanceof ChangeEventsOfTablesSnapshot old && names.equals(old.names)
+          ? OuterSchemaCompatibility.COMPATIBLE_AS_IS
+          : OuterSchemaCompatibility.INCOMPATIBLE;
+    }
+
+    @Override
+    protected TypeSerializer<?>[] getNestedSerializers(ChangeEventSerializer outer) {
+      return outer.tables().values().toArray(new TypeSerializer<?>[0]);
+    }
+
+    @Override
+    protected ChangeEventSerializer createOuterSerializerWithNestedSerializers(
+        TypeSerializer<?>[] nested) {
+      SortedMap<String, RowDataSerializer> tables = new TreeMap<>();
+      for (int i = 0; i < nested.length; i++) {
+        tables.put(names.get(i), (RowDataSerializer) nested[i]);
+      }
+      return new ChangeEventSerializer(tables);
     }
   }
 }

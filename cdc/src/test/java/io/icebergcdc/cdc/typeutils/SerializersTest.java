@@ -167,4 +167,82 @@ class SerializersTest {
             RowKeySerializer.INSTANCE.deserialize(new DataInputDeserializer(out.getCopyOfBuffer())))
         .isEqualTo(TestChanges.delete(7, 2).key());
   }
+
+  @Test
+  void changeEventsOfSeveralTablesRoundTripEachWithItsSchema() throws IOException {
+    io.icebergcdc.cdc.ChangeSchema counts =
+        new io.icebergcdc.cdc.ChangeSchema(
+            new org.apache.iceberg.Schema(
+                java.util.List.of(
+                    org.apache.iceberg.types.Types.NestedField.required(
+                        1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                    org.apache.iceberg.types.Types.NestedField.optional(
+                        2, "count", org.apache.iceberg.types.Types.IntegerType.get()),
+                    org.apache.iceberg.types.Types.NestedField.optional(
+                        3, "weight", org.apache.iceberg.types.Types.DoubleType.get())),
+                java.util.Set.of(1)));
+    TypeSerializer<ChangeEvent> serializer =
+        ChangeEventTypeInfo.ofTables(
+                java.util.Map.of("db.items", TestChanges.CHANGE_SCHEMA, "db.counts", counts))
+            .createSerializer(new SerializerConfigImpl());
+    org.apache.flink.table.data.GenericRowData countRow =
+        org.apache.flink.table.data.GenericRowData.of(7L, 3, 1.5);
+    ChangeEvent count =
+        new ChangeEvent(
+            "db.counts",
+            io.icebergcdc.cdc.Operation.INSERT,
+            counts.keyOf(countRow),
+            null,
+            countRow,
+            SourceSequence.postgresLsn(2),
+            2);
+    ChangeEvent[] events = {TestChanges.insert(1, "a", 1), count, TestChanges.update(1, "b", 3)};
+    DataOutputSerializer out = new DataOutputSerializer(64);
+    for (ChangeEvent event : events) {
+      serializer.serialize(event, out);
+    }
+    DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+    TypeSerializer<ChangeEvent> reader = serializer.duplicate();
+    for (ChangeEvent event : events) {
+      ChangeEvent read = reader.deserialize(in);
+      assertThat(read.table()).isEqualTo(event.table());
+      assertThat(read.after().getArity()).isEqualTo(event.after().getArity());
+      assertThat(read.key()).isEqualTo(event.key());
+    }
+    ChangeEvent read = serializer.copy(count);
+    assertThat(read.after().getInt(1)).isEqualTo(3);
+    assertThat(read.after().getDouble(2)).isEqualTo(1.5);
+    assertThat(serializer.snapshotConfiguration().restoreSerializer()).isEqualTo(serializer);
+    ChangeEvent other =
+        new ChangeEvent(
+            "db.other",
+            count.operation(),
+            count.key(),
+            null,
+            countRow,
+            count.sequence(),
+            count.sourceTimestampMillis());
+    assertThatThrownBy(() -> serializer.serialize(other, new DataOutputSerializer(64)))
+        .hasMessageContaining("db.other");
+  }
+
+  @Test
+  void tableKeysRoundTripAndTellTablesApart() throws IOException {
+    io.icebergcdc.cdc.TableKey key =
+        new io.icebergcdc.cdc.TableKey("db.a", TestChanges.insert(7, "x", 1).key());
+    io.icebergcdc.cdc.TableKey other =
+        new io.icebergcdc.cdc.TableKey("db.b", TestChanges.insert(7, "x", 1).key());
+    TypeSerializer<io.icebergcdc.cdc.TableKey> serializer =
+        TableKeyTypeInfo.INSTANCE.createSerializer(new SerializerConfigImpl());
+    DataOutputSerializer out = new DataOutputSerializer(16);
+    serializer.serialize(key, out);
+    serializer.serialize(other, out);
+    serializer.serialize(key, out);
+    DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+    assertThat(serializer.deserialize(in)).isEqualTo(key).hasSameHashCodeAs(key);
+    assertThat(serializer.deserialize(in)).isEqualTo(other).isNotEqualTo(key);
+    assertThat(serializer.deserialize(in)).isEqualTo(key);
+    assertThat(key.hashCode()).isNotEqualTo(other.hashCode());
+    assertThat(serializer.snapshotConfiguration().restoreSerializer()).isEqualTo(serializer);
+  }
 }

@@ -5,6 +5,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.dedup.AppliedChange;
+import io.icebergcdc.dedup.TableScope;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -34,19 +35,27 @@ final class MissingValues {
 
   private final ChangeSchema schema;
   private final AbstractStreamOperator<?> operator;
+  private final TableScope scope;
   private final AwaitingRows awaiting;
   private long heldInInterval;
 
   private MissingValues(
-      ChangeSchema schema, AbstractStreamOperator<?> operator, AwaitingRows awaiting) {
+      ChangeSchema schema,
+      AbstractStreamOperator<?> operator,
+      TableScope scope,
+      AwaitingRows awaiting) {
     this.schema = schema;
     this.operator = operator;
+    this.scope = scope;
     this.awaiting = awaiting;
   }
 
   /** Opens the state of the changes kept, restored or new, for the operator's keys. */
   static MissingValues open(
-      StateInitializationContext context, AbstractStreamOperator<?> operator, ChangeSchema schema)
+      StateInitializationContext context,
+      AbstractStreamOperator<?> operator,
+      TableScope scope,
+      ChangeSchema schema)
       throws Exception {
     long keys = 0;
     ValueState<byte[]> state =
@@ -58,12 +67,13 @@ final class MissingValues {
     if (context.isRestored()) {
       try (Stream<Object> restored =
           operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
-        keys = restored.count();
+        keys = restored.filter(scope::holds).count();
       }
     }
     return new MissingValues(
         schema,
         operator,
+        scope,
         new AwaitingRows(
             state,
             keys,
@@ -161,7 +171,7 @@ final class MissingValues {
     if (awaiting.count() > 0) {
       try (Stream<Object> keys =
           operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
-        operator.setCurrentKey(keys.findFirst().orElseThrow());
+        operator.setCurrentKey(keys.filter(scope::holds).findFirst().orElseThrow());
       }
       long waiting = awaiting.count();
       throw unfillable(

@@ -16,6 +16,7 @@ import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.dedup.KeyedDedup;
 import io.icebergcdc.dedup.NetChanges;
+import io.icebergcdc.dedup.TableScope;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -120,6 +121,9 @@ public final class SequencedChanges implements KeyedDedup {
    */
   private SourceSequence tablePosition;
 
+  /** The part of the hosting operator's keys, state and metrics that is this table's. */
+  private TableScope scope = TableScope.WHOLE;
+
   private transient org.apache.flink.api.common.state.ListState<String> tablePositionState;
 
   private transient TypeSerializer<Object> keySerializer;
@@ -162,6 +166,11 @@ public final class SequencedChanges implements KeyedDedup {
   }
 
   @Override
+  public void setScope(TableScope scope) {
+    this.scope = java.util.Objects.requireNonNull(scope, "scope");
+  }
+
+  @Override
   public void initializeState(
       StateInitializationContext context,
       AbstractStreamOperator<?> operator,
@@ -176,7 +185,8 @@ public final class SequencedChanges implements KeyedDedup {
             .getOperatorStateStore()
             .getUnionListState(
                 new org.apache.flink.api.common.state.ListStateDescriptor<>(
-                    "table-position", org.apache.flink.api.common.typeinfo.Types.STRING));
+                    scope.stateName("table-position"),
+                    org.apache.flink.api.common.typeinfo.Types.STRING));
     if (context.isRestored()) {
       // The position the job started from still holds for the keys its state does not know:
       // changes at or before it were dropped without leaving state.
@@ -208,7 +218,7 @@ public final class SequencedChanges implements KeyedDedup {
             .cleanupInRocksdbCompactFilter(1000)
             .build());
     tombstone = context.getKeyedStateStore().getState(tombstoneDescriptor);
-    missing = MissingValues.open(context, operator, schema);
+    missing = MissingValues.open(context, operator, scope, schema);
     @SuppressWarnings("unchecked")
     TypeSerializer<Object> serializer =
         (TypeSerializer<Object>) operator.getKeyedStateBackend().getKeySerializer();
@@ -216,6 +226,7 @@ public final class SequencedChanges implements KeyedDedup {
     buffer = new DataOutputSerializer(4096);
     boolean inMemory =
         maxIndexKeys > 0
+            && scope.mayIndexInMemory()
             && operator.getRuntimeContext().isCheckpointingEnabled()
             && operator.getKeyedStateBackend() instanceof HeapKeyedStateBackend;
     if (inMemory) {
@@ -227,7 +238,7 @@ public final class SequencedChanges implements KeyedDedup {
       } else {
         moveKeyedStateIntoIndex();
       }
-    } else if (context.isRestored()) {
+    } else if (context.isRestored() && scope.mayIndexInMemory()) {
       moveIndexIntoKeyedState(context);
     }
     store =
@@ -241,12 +252,12 @@ public final class SequencedChanges implements KeyedDedup {
     return new KeyContext() {
       @Override
       public Object currentKey() {
-        return operator.getCurrentKey();
+        return scope.keyOf(operator.getCurrentKey());
       }
 
       @Override
       public void setCurrentKey(Object key) {
-        operator.setCurrentKey(key);
+        operator.setCurrentKey(scope.stateKey(key));
       }
 
       @Override
@@ -450,10 +461,9 @@ public final class SequencedChanges implements KeyedDedup {
             ChangeEventTypeInfo.of(schema)
                 .createSerializer(operator.getExecutionConfig().getSerializerConfig()));
     offsets = new HashMap<>();
-    metrics =
-        new DedupMetrics(
-            operator.getMetricGroup(), () -> pending.size(), () -> pending.chunkBytes());
-    operator.getMetricGroup().gauge("changesAwaitingTheirRow", () -> missing.waiting());
+    MetricGroup group = scope.metrics(operator.getMetricGroup());
+    metrics = new DedupMetrics(group, () -> pending.size(), () -> pending.chunkBytes());
+    group.gauge("changesAwaitingTheirRow", () -> missing.waiting());
   }
 
   @Override
@@ -486,7 +496,7 @@ public final class SequencedChanges implements KeyedDedup {
         return;
       }
       if (prior == null) {
-        prior = netChanges.unknownKey(operator.getCurrentKey());
+        prior = netChanges.unknownKey(scope.keyOf(operator.getCurrentKey()));
       }
       lastSequence = prior == null ? null : prior.sequence();
     }

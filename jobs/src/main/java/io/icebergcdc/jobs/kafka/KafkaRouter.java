@@ -26,8 +26,8 @@ import org.apache.flink.util.OutputTag;
  * Parses change records read from Kafka, in Debezium's JSON (with or without the schema part),
  * Maxwell's JSON ({@link MaxwellJsonParser}) or as upsert records ({@link UpsertJsonParser}), and
  * sends the changes of each topic to its table's side output ({@link #outputOf}), typed by the
- * table's schema, each marked with the partition and offset it came from. Runs beside the Kafka
- * source, at its parallelism; the main output stays empty.
+ * table's schema, or to the main output for the tables one writer takes, each marked with the
+ * partition and offset it came from. Runs beside the Kafka source, at its parallelism.
  *
  * <p>A null value is, in Debezium's JSON, a tombstone (it tells log compaction that a key was
  * deleted, after the delete event itself) and yields nothing, as in Maxwell's; an upsert record
@@ -66,7 +66,29 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       String format,
       BadRecordPolicy badRecordPolicy,
       Pattern topicPattern) {
-    this.routes = TableRoute.byTopic(schemas, tableNames);
+    this(
+        schemas,
+        tableNames,
+        java.util.Set.of(),
+        sequenceColumn,
+        format,
+        badRecordPolicy,
+        topicPattern);
+  }
+
+  /**
+   * @param onMainOutput the topics whose changes go to the main output, for one writer of them all;
+   *     the others' to a side output each
+   */
+  public KafkaRouter(
+      Map<String, ChangeSchema> schemas,
+      Map<String, String> tableNames,
+      java.util.Set<String> onMainOutput,
+      String sequenceColumn,
+      String format,
+      BadRecordPolicy badRecordPolicy,
+      Pattern topicPattern) {
+    this.routes = TableRoute.byTopic(schemas, tableNames, onMainOutput);
     this.sequenceColumn = sequenceColumn;
     this.format = format;
     this.badRecordPolicy = badRecordPolicy;
@@ -126,7 +148,12 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       String locator = "topic " + record.position();
       List<ChangeEvent> events = parsers.get(record.topic).parse(record, locator);
       for (ChangeEvent event : events) {
-        ctx.output(route.output(), event.withOrigin(partition, record.offset));
+        if (route.onMainOutput()) {
+          // One stream of several tables: each change named as its writer knows the table.
+          out.collect(event.withOrigin(partition, record.offset).withTable(route.tableName()));
+        } else {
+          ctx.output(route.output(), event.withOrigin(partition, record.offset));
+        }
       }
     } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {

@@ -8,7 +8,6 @@ import io.icebergcdc.capture.DebeziumSource;
 import io.icebergcdc.capture.NewTableWatch;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
-import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.jobs.capture.CapturedTable;
 import io.icebergcdc.jobs.capture.SourceTables;
 import io.icebergcdc.jobs.definition.DatabaseSource;
@@ -87,7 +86,10 @@ final class DatabaseSourceTranslator implements SourceTranslator {
   }
 
   @Override
-  public RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets) {
+  public RoutedChanges translate(
+      StreamExecutionEnvironment env,
+      List<TableTarget> targets,
+      java.util.Set<String> writtenTogether) {
     Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
     Map<String, String> tableNames = new LinkedHashMap<>();
     for (TableTarget target : targets) {
@@ -95,7 +97,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
       tableNames.put(target.route(), target.source());
     }
     CaptureRoutes routes =
-        new CaptureRoutes(schemas, tableNames, source.origin(), job.deadLetters().policy());
+        new CaptureRoutes(
+            schemas, tableNames, writtenTogether, source.origin(), job.deadLetters().policy());
     ChunkedSnapshot snapshot = chunkedSnapshot();
     int parallelism = snapshot == null ? 1 : env.getParallelism();
     DataStream<CapturedChange> records =
@@ -113,11 +116,12 @@ final class DatabaseSourceTranslator implements SourceTranslator {
     SingleOutputStreamOperator<ChangeEvent> routed =
         records
             .process(new CapturedChangeRouter(routes))
-            .returns(ChangeEventTypeInfo.of(targets.get(0).schema()))
+            .returns(RoutedChanges.mainOutputType(targets, writtenTogether, TableTarget::source))
             .name(OperatorUids.ROUTE_DEBEZIUM_NAME)
             .uid(OperatorUids.ROUTE_DEBEZIUM)
             .setParallelism(parallelism);
-    return RoutedChanges.ofRouter(routed, targets, routes::outputOf, TableTarget::source);
+    return RoutedChanges.ofRouter(
+        routed, targets, routes::outputOf, TableTarget::source, writtenTogether);
   }
 
   /**

@@ -63,7 +63,10 @@ final class FileSourceTranslator implements SourceTranslator {
   }
 
   @Override
-  public RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets) {
+  public RoutedChanges translate(
+      StreamExecutionEnvironment env,
+      List<TableTarget> targets,
+      java.util.Set<String> writtenTogether) {
     TableTarget target = targets.get(0);
     FileSource<Tuple2<Long, byte[]>> source =
         FileSource.forRecordStreamFormat(
@@ -91,7 +94,8 @@ final class FileSourceTranslator implements SourceTranslator {
     return new RoutedChanges(
         Map.of(target.table(), changes),
         changes.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS),
-        Map.of(target.table(), target.table().toString()));
+        Map.of(target.table(), target.table().toString()),
+        null);
   }
 
   @Override

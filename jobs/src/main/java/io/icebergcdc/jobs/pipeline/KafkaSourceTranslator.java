@@ -5,7 +5,6 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
 import io.icebergcdc.cdc.debezium.DebeziumSchemas;
-import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.KafkaTopics;
@@ -131,7 +130,10 @@ final class KafkaSourceTranslator implements SourceTranslator {
   }
 
   @Override
-  public RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets) {
+  public RoutedChanges translate(
+      StreamExecutionEnvironment env,
+      List<TableTarget> targets,
+      java.util.Set<String> writtenTogether) {
     Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
     Map<String, String> tableNames = new LinkedHashMap<>();
     List<String> topics = new ArrayList<>();
@@ -156,6 +158,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
         new KafkaRouter(
             schemas,
             tableNames,
+            writtenTogether,
             kafka.sequenceColumn(),
             kafka.format(),
             job.deadLetters().policy(),
@@ -164,11 +167,13 @@ final class KafkaSourceTranslator implements SourceTranslator {
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)
             .uid(OperatorUids.KAFKA_SOURCE)
             .process(router)
-            .returns(ChangeEventTypeInfo.of(targets.get(0).schema()))
+            .returns(
+                RoutedChanges.mainOutputType(
+                    targets, writtenTogether, target -> target.table().toString()))
             .name(OperatorUids.ROUTE_KAFKA_NAME)
             .uid(OperatorUids.ROUTE_KAFKA);
     return RoutedChanges.ofRouter(
-        routed, targets, router::outputOf, target -> target.table().toString());
+        routed, targets, router::outputOf, target -> target.table().toString(), writtenTogether);
   }
 
   @Override

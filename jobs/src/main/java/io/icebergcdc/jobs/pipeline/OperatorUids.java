@@ -7,8 +7,9 @@ package io.icebergcdc.jobs.pipeline;
  *
  * <p>The sink's own operators (dedup, writers, committer) take their uids from the sink, prefixed
  * per table with the Iceberg table's name ({@code db.table/...}) when a job writes several tables;
- * the single table of a file job has no prefix, as before. A job that writes several tables commits
- * them with one committer, {@link #COMMITTER}.
+ * the single table of a file job has no prefix, as before. A job that writes several tables dedups
+ * and writes them with one operator, {@link #WRITER} (but for tables it cannot take, which keep
+ * their own), and commits them with one committer, {@link #COMMITTER}.
  */
 final class OperatorUids {
 
@@ -22,6 +23,9 @@ final class OperatorUids {
   static final String ROUTE_KAFKA = "route-kafka";
   static final String DEAD_LETTER_FILES = "dead-letter-sink";
   static final String DEAD_LETTER_TOPIC = "dead-letter-topic";
+
+  /** The dedup and writer of the tables of a job that writes several (capture, Kafka). */
+  static final String WRITER = "tables-writer";
 
   /** The committer of all tables of a job that writes several (capture, Kafka). */
   static final String COMMITTER = "tables-committer";

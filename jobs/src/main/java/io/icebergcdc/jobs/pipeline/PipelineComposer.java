@@ -13,9 +13,9 @@ import org.apache.iceberg.flink.CatalogLoader;
 /**
  * Builds the Flink job of a {@link JobDefinition}, stage by stage: the tables made ready in the
  * catalog, then {@code source -> parse/route} ({@link SourceTranslator}), {@code dedup -> write ->
- * commit} per table ({@link SinkTranslator}), and the dead letters ({@link DeadLetterTranslator}),
- * in the environment of its runtime definition ({@link RuntimeTranslator}). The operators' uids
- * come from {@link OperatorUids} and the sink.
+ * commit} ({@link SinkTranslator}), and the dead letters ({@link DeadLetterTranslator}), in the
+ * environment of its runtime definition ({@link RuntimeTranslator}). The operators' uids come from
+ * {@link OperatorUids} and the sink.
  */
 public final class PipelineComposer {
 
@@ -52,15 +52,16 @@ public final class PipelineComposer {
     }
 
     StreamExecutionEnvironment env = RuntimeTranslator.environment(job.runtime(), targets.size());
-    RoutedChanges routed = source.translate(env, targets);
-    DataStream<DeadLetter> deadLetters =
-        SinkTranslator.apply(
-            routed,
+    SinkTranslator sinks =
+        SinkTranslator.of(
+            targets,
             catalogLoader,
             job.sinkOptions(),
             source.prefixesSinkUids(),
             source.readsInSourceOrder(),
             commitListener);
+    RoutedChanges routed = source.translate(env, targets, sinks.writtenTogether());
+    DataStream<DeadLetter> deadLetters = sinks.apply(routed, targets, catalogLoader);
     DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());
     return new ComposedJob(env, source.jobName(targets), targets);
   }

@@ -1,43 +1,78 @@
 package io.icebergcdc.jobs.pipeline;
 
 import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.util.OutputTag;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
- * What a source translator hands the sink translator: each table's parsed changes, the records the
- * parser could not read, and the table name those of each table carry ({@link DeadLetter#table}),
- * by which they are counted in that table's snapshot summaries.
+ * What a source translator hands the sink translator: the parsed changes of each table that has a
+ * stream of its own, those of the tables one writer takes in one stream, the records the parser
+ * could not read, and the table name the changes and dead letters of each table carry ({@link
+ * ChangeEvent#table()}, {@link DeadLetter#table}), by which they are told apart and counted in that
+ * table's snapshot summaries.
+ *
+ * @param changes the changes of each table with a stream of its own
+ * @param together the changes of the tables one writer takes, each naming its table; null if none
  */
 record RoutedChanges(
     Map<TableIdentifier, DataStream<ChangeEvent>> changes,
     DataStream<DeadLetter> deadLetters,
-    Map<TableIdentifier, String> deadLetterTables) {
+    Map<TableIdentifier, String> deadLetterTables,
+    DataStream<ChangeEvent> together) {
 
   /**
-   * The changes of a router that sends each table's changes to a side output of its own, found by
-   * the table's route, and its dead letters.
+   * The changes of a router that sends the changes of the tables of {@code writtenTogether} (by
+   * route) to its main output, and each other table's to a side output of its own, found by the
+   * table's route; and its dead letters.
    */
   static RoutedChanges ofRouter(
       SingleOutputStreamOperator<ChangeEvent> routed,
       List<TableTarget> targets,
       Function<String, OutputTag<ChangeEvent>> outputOf,
-      Function<TableTarget, String> deadLetterTable) {
+      Function<TableTarget, String> tableName,
+      Set<String> writtenTogether) {
     Map<TableIdentifier, DataStream<ChangeEvent>> changes = new LinkedHashMap<>();
     Map<TableIdentifier, String> names = new LinkedHashMap<>();
     for (TableTarget target : targets) {
-      changes.put(target.table(), routed.getSideOutput(outputOf.apply(target.route())));
-      names.put(target.table(), deadLetterTable.apply(target));
+      if (!writtenTogether.contains(target.route())) {
+        changes.put(target.table(), routed.getSideOutput(outputOf.apply(target.route())));
+      }
+      names.put(target.table(), tableName.apply(target));
     }
     return new RoutedChanges(
-        changes, routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS), names);
+        changes,
+        routed.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS),
+        names,
+        writtenTogether.isEmpty() ? null : routed);
+  }
+
+  /**
+   * The type of a router's main output: the changes of the tables of {@code writtenTogether}, each
+   * by the name its changes carry; or, when there are none, that of the first table (the output
+   * then stays empty).
+   */
+  static TypeInformation<ChangeEvent> mainOutputType(
+      List<TableTarget> targets, Set<String> writtenTogether, Function<TableTarget, String> name) {
+    Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
+    for (TableTarget target : targets) {
+      if (writtenTogether.contains(target.route())) {
+        schemas.put(name.apply(target), target.schema());
+      }
+    }
+    return schemas.isEmpty()
+        ? ChangeEventTypeInfo.of(targets.get(0).schema())
+        : ChangeEventTypeInfo.ofTables(schemas);
   }
 }

@@ -7,8 +7,12 @@ import io.icebergcdc.sink.IcebergCdcSink;
 import io.icebergcdc.sink.SinkOptions;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -16,54 +20,110 @@ import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 
 /**
- * The second stage: each table's changes through the dedup and writers of an {@link IcebergCdcSink}
- * of its own, then the commit: by one committer for all tables of a job that writes several (a
- * capture or Kafka job), by the table's own for the one table of a file job.
+ * The second stage: the tables' changes through dedup and writers, then the commit. A job that
+ * writes several tables (a capture or Kafka job) dedups and writes them with one operator, but for
+ * the tables it cannot take ({@link IcebergCdcSink#writesWithOthers}), which keep an {@link
+ * IcebergCdcSink}'s dedup and writers of their own, and commits them all with one committer. The
+ * one table of a file job has its sink's own operators, committer included.
  */
 final class SinkTranslator {
 
-  private SinkTranslator() {}
+  private final Map<TableIdentifier, IcebergCdcSink> sinks;
+  private final Set<String> writtenTogether;
+  private final boolean severalTables;
+
+  /** The uid prefix of the one table of a job that does not prefix uids with the table. */
+  private final String uidPrefix;
+
+  private SinkTranslator(
+      Map<TableIdentifier, IcebergCdcSink> sinks,
+      Set<String> writtenTogether,
+      boolean severalTables,
+      String uidPrefix) {
+    this.sinks = sinks;
+    this.writtenTogether = writtenTogether;
+    this.severalTables = severalTables;
+    this.uidPrefix = uidPrefix;
+  }
 
   /**
-   * Applies each table's changes through its sink.
+   * The sinks of the job's tables, built before its source so that the source's router knows which
+   * tables one writer takes.
    *
-   * @param prefixUids whether each sink's uids take the table's name as prefix; such jobs write
-   *     several tables, and commit them with one committer
+   * @param severalTables whether the job may write several tables (uids prefixed with each table's
+   *     name, one writer and one committer for the tables): every source but the file
    * @param inSourceOrder whether the source delivers the changes in their sources' order ({@link
    *     SourceTranslator#readsInSourceOrder})
    * @param commitListener told of each table's commits (tests use it to inject failures), or null
-   * @return the parser's dead letters and those the sinks refused; the parser's of a table are
-   *     counted in its snapshots' summaries too
    */
-  static DataStream<DeadLetter> apply(
-      RoutedChanges routed,
+  static SinkTranslator of(
+      List<TableTarget> targets,
       CatalogLoader catalog,
       Configuration sinkOptions,
-      boolean prefixUids,
+      boolean severalTables,
       boolean inSourceOrder,
       CommitListener commitListener) {
-    DataStream<DeadLetter> deadLetters = routed.deadLetters();
-    List<IcebergCdcSink.Written> written = new ArrayList<>();
-    Map<String, String> tableOfDeadLetter = new HashMap<>();
-    for (Map.Entry<TableIdentifier, DataStream<ChangeEvent>> table : routed.changes().entrySet()) {
+    Map<TableIdentifier, IcebergCdcSink> sinks = new LinkedHashMap<>();
+    Set<String> together = new LinkedHashSet<>();
+    for (TableTarget target : targets) {
       Configuration options = new Configuration(sinkOptions);
-      if (prefixUids) {
-        options.set(SinkOptions.UID_PREFIX, table.getKey().toString());
+      if (severalTables) {
+        options.set(SinkOptions.UID_PREFIX, target.table().toString());
       }
       IcebergCdcSink sink =
           IcebergCdcSink.builder()
-              .table(TableLoader.fromCatalog(catalog, table.getKey()))
+              .table(TableLoader.fromCatalog(catalog, target.table()))
               .options(options)
               .commitListener(commitListener)
               .skipChangesBeforeTablePosition(inSourceOrder)
               .build();
-      String name =
-          routed.deadLetterTables().getOrDefault(table.getKey(), table.getKey().toString());
-      if (prefixUids) {
-        IcebergCdcSink.Written tableWritten =
-            sink.write(table.getValue(), table.getKey().toString());
+      sinks.put(target.table(), sink);
+      if (severalTables && sink.writesWithOthers()) {
+        together.add(target.route());
+      }
+    }
+    return new SinkTranslator(
+        sinks, together, severalTables, sinkOptions.get(SinkOptions.UID_PREFIX));
+  }
+
+  /** The routes of the tables that one writer takes, for the source's router. */
+  Set<String> writtenTogether() {
+    return writtenTogether;
+  }
+
+  /**
+   * Applies the tables' changes through the writers and committers.
+   *
+   * @return the parser's dead letters and those the writers refused; the parser's of a table are
+   *     counted in its snapshots' summaries too
+   */
+  DataStream<DeadLetter> apply(
+      RoutedChanges routed, List<TableTarget> targets, CatalogLoader catalog) {
+    DataStream<DeadLetter> deadLetters = routed.deadLetters();
+    List<IcebergCdcSink.Written> written = new ArrayList<>();
+    Map<String, String> tableOfDeadLetter = new HashMap<>();
+    Map<String, IcebergCdcSink> together = new TreeMap<>();
+    Map<String, String> committedAs = new HashMap<>();
+    for (TableTarget target : targets) {
+      TableIdentifier table = target.table();
+      IcebergCdcSink sink = sinks.get(table);
+      String name = routed.deadLetterTables().getOrDefault(table, table.toString());
+      if (writtenTogether.contains(target.route())) {
+        if (together.put(name, sink) != null) {
+          throw new IllegalArgumentException(
+              "two of the job's tables have changes named "
+                  + name
+                  + ", so one writer cannot take both");
+        }
+        committedAs.put(name, table.toString());
+        tableOfDeadLetter.put(name, table.toString());
+        continue;
+      }
+      DataStream<ChangeEvent> changes = routed.changes().get(table);
+      if (severalTables) {
+        IcebergCdcSink.Written tableWritten = sink.write(changes, table.toString());
         written.add(tableWritten);
-        tableOfDeadLetter.put(name, tableWritten.table());
+        tableOfDeadLetter.put(name, table.toString());
         deadLetters = deadLetters.union(tableWritten.deadLetters());
         continue;
       }
@@ -72,8 +132,15 @@ final class SinkTranslator {
               .deadLetters()
               .filter(letter -> letter.table().equals(name))
               .name("dead letters of " + name)
-              .uid(options.get(SinkOptions.UID_PREFIX) + "-dead-letters-of-" + name);
-      deadLetters = deadLetters.union(sink.apply(table.getValue(), refused));
+              .uid(uidPrefix + "-dead-letters-of-" + name);
+      deadLetters = deadLetters.union(sink.apply(changes, refused));
+    }
+    if (!together.isEmpty()) {
+      IcebergCdcSink.Written tables =
+          IcebergCdcSink.writeTogether(
+              routed.together(), together, committedAs, OperatorUids.WRITER);
+      written.add(tables);
+      deadLetters = deadLetters.union(tables.deadLetters());
     }
     if (!written.isEmpty()) {
       IcebergCdcSink.commitTogether(

@@ -5,6 +5,7 @@ import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.KafkaTopics;
 import java.util.List;
+import java.util.Set;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
@@ -30,8 +31,14 @@ interface SourceTranslator {
    */
   List<TableTarget> prepareTables(TablePreparation preparation) throws Exception;
 
-  /** Adds the source and its parser to the job. */
-  RoutedChanges translate(StreamExecutionEnvironment env, List<TableTarget> targets);
+  /**
+   * Adds the source and its parser to the job.
+   *
+   * @param writtenTogether the routes of the tables that one writer takes ({@link
+   *     RoutedChanges#together}); empty for a source of one table
+   */
+  RoutedChanges translate(
+      StreamExecutionEnvironment env, List<TableTarget> targets, Set<String> writtenTogether);
 
   /**
    * Whether each table's sink takes the table's name as uid prefix: every source but the file,

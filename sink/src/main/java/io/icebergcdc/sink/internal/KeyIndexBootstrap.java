@@ -33,11 +33,21 @@ final class KeyIndexBootstrap<K> {
   private final ChangeSchema schema;
   private final ChangeKeySelector<K> keySelector;
   private final TaskInfo task;
+  private final java.util.function.Function<Object, Object> stateKey;
 
-  KeyIndexBootstrap(ChangeSchema schema, ChangeKeySelector<K> keySelector, TaskInfo task) {
+  /**
+   * @param stateKey the key of the operator's keyed state for a key of this table ({@link
+   *     io.icebergcdc.dedup.TableScope#stateKey}), which decides the subtask that owns it
+   */
+  KeyIndexBootstrap(
+      ChangeSchema schema,
+      ChangeKeySelector<K> keySelector,
+      TaskInfo task,
+      java.util.function.Function<Object, Object> stateKey) {
     this.schema = schema;
     this.keySelector = keySelector;
     this.task = task;
+    this.stateKey = stateKey;
   }
 
   /**
@@ -58,7 +68,7 @@ final class KeyIndexBootstrap<K> {
         GenericRowData keyRow = KeyRows.fromRecord(tableSchema, keyPositions, row);
         RowKey rowKey = schema.keyOf(keyRow);
         K key = keySelector.keyOf(rowKey, keyRow);
-        if (!owns(key, task)) {
+        if (!owns(stateKey.apply(key), task)) {
           continue;
         }
         loaded.row(

@@ -1,0 +1,794 @@
+package io.icebergcdc.sink.internal;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.commit.LiveFiles;
+import io.icebergcdc.commit.OwnedFileNames;
+import io.icebergcdc.dedup.AmbiguousChangePolicy;
+import io.icebergcdc.dedup.AppliedChange;
+import io.icebergcdc.dedup.Dedup;
+import io.icebergcdc.dedup.KeyedDedup;
+import io.icebergcdc.dedup.NetChanges;
+import io.icebergcdc.dedup.TableScope;
+import io.icebergcdc.sink.SinkOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.annotation.VisibleForTesting;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.Output;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.flink.RowDataWrapper;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.data.RowDataProjection;
+import org.apache.iceberg.flink.sink.FlinkFileWriterFactory;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.util.PropertyUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One table's part of a {@link PositionDeltaWriterOperator}: orders and deduplicates the changes of
+ * each key ({@link KeyedDedup}) and writes each checkpoint's net changes as Parquet data files, the
+ * updates and deletes of existing rows as positions to delete, which the committer turns into
+ * deletion vectors or position delete files. The dedup and the writer are one, so that one keyed
+ * state entry per key holds both what the dedup needs (sequence, fingerprint, tombstone) and the
+ * key index (the data file and position of the key's live row). The operator calls each method from
+ * its own of the same name; the keys it sets are the primary keys as its {@link TableScope} maps
+ * them.
+ *
+ * <p><b>State:</b> the keyed state of the dedup ({@link KeyedDedup}), whose live entries carry the
+ * row's location. And, in union operator state, whether the index is complete: true when the job
+ * first started on an empty table or loaded the index from the table (bootstrap); then a key
+ * without an entry has no row, and its insert needs no delete at all.
+ *
+ * <p><b>Writing:</b> an upsert of a key with a known row deletes that row by position and writes
+ * the new one, whose position goes into the key's entry; a delete deletes by position. Where the
+ * position is not known (the index is not complete and the key has no entry, or the entry was
+ * written without a location by a job in equality mode), the row may exist: it is deleted by an
+ * equality delete on the key, counted as a fallback. Files are completed in {@link
+ * #prepareSnapshotPreBarrier}, so the index in a checkpoint only points into files handed to the
+ * committer for that checkpoint or earlier.
+ *
+ * <p><b>Compaction</b> ({@link WriterCompaction}): at a checkpoint, before its files are completed,
+ * the writer moves the live rows out of files with many deleted rows, of small files and of files
+ * it shares with other subtasks ({@link CompactionPlan}) into the checkpoint's new files, moving
+ * their keys' entries with them; the old rows are deleted by position, and an own file, all of
+ * whose keys are this subtask's, is handed to the committer to remove. The positions of the moved
+ * rows also go apart, so that the committer can delete the copies of rows another writer deleted
+ * meanwhile. At the end of its input a writer hands over what it holds, compacted as at a
+ * checkpoint, ahead of its end-of-data signal, so that the committer's last commit holds it; after
+ * that it compacts nothing: the job ends with the first checkpoint that completes then, and a later
+ * one, taken meanwhile, is never committed, so copies compacted into it would be left as orphans.
+ *
+ * <p><b>Threading:</b> Flink's task thread only.
+ */
+final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
+
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(TableDeltaWriter.class);
+  private static final int ROWS_BETWEEN_SIZE_CHECKS = 1000;
+
+  /** How often a writer looks through the table for small and shared files to compact. */
+  static final Duration SURVEY_INTERVAL = Duration.ofMinutes(1);
+
+  private final TableLoader tableLoader;
+  private final ChangeKeySelector<K> keySelector;
+  private final boolean bootstrap;
+  private final java.util.HashMap<String, String> writeProperties;
+  private final double compactionRatio;
+  private long smallFileSize = SinkOptions.COMPACTION_SMALL_FILE_SIZE.defaultValue().getBytes();
+  private Duration surveyInterval = SURVEY_INTERVAL;
+  private transient java.util.function.LongSupplier clock;
+  private long compactionCacheBytes = SinkOptions.COMPACTION_CACHE_SIZE.defaultValue().getBytes();
+  private String sinkTag;
+
+  /** The table the contributions are tagged with, for a committer of several tables; or null. */
+  private String committedAs;
+
+  /** The part of the operator's keys, state and metrics that is this table's. */
+  private TableScope scope = TableScope.WHOLE;
+
+  /** The operator that hosts this writer: its runtime context, key context and metrics. */
+  private transient AbstractStreamOperator<ChangeCommittable> host;
+
+  private transient Output<StreamRecord<ChangeCommittable>> output;
+  private transient MetricGroup metrics;
+
+  private transient Table table;
+  private transient ListState<Boolean> indexCompleteState;
+  private transient boolean indexComplete;
+  private transient ListState<FileDictionary.Entry> dictionaryState;
+  private transient FileDictionary dictionary;
+  private transient ListState<OwnDataFile> ownFilesState;
+
+  /**
+   * The latest checkpoint before which this job was rescaled in place (restored at another
+   * parallelism under the same job id): the files it named up to that checkpoint are shared.
+   */
+  private transient ListState<Long> sharedUpToState;
+
+  private transient long sharedUpTo;
+
+  /** The compaction of this subtask's files and of those it shares. */
+  private transient WriterCompaction compaction;
+
+  /** The filling of the values that updates lack from their keys' current rows. */
+  private transient MissingColumnsFill fill;
+
+  private transient long checkpointId;
+  private transient boolean inputEnded;
+
+  /**
+   * Whether the writer handed over its files since the input ended (at the end of the input
+   * itself): the last files the job commits for sure.
+   */
+  private transient boolean checkpointedAfterEnd;
+
+  private transient long lastCompletedCheckpoint;
+  private transient long rowsWritten;
+
+  /**
+   * Without checkpoints (a bounded job), the bootstrapped index until each key is first changed;
+   * null otherwise.
+   */
+  private transient Map<K, AppliedChange> loadedWithoutState;
+
+  private transient FlinkFileWriterFactory writerFactory;
+  private transient OutputFileFactory outputFiles;
+
+  /** The first checkpoint that can hand on the files written now ({@link OwnedFileNames}). */
+  private transient long fileEpoch;
+
+  /** The epoch that {@link #outputFiles} names files for. */
+  private transient long outputFilesEpoch;
+
+  private transient PartitionSpec spec;
+  private transient PartitionKey partitionKey;
+  private transient RowDataWrapper wrapper;
+  private transient RowDataProjection keyProjection;
+  private transient long targetFileSize;
+  private final ChangeSchema schema;
+
+  /** Orders each key's changes and hands this writer their net changes once per checkpoint. */
+  private final KeyedDedup dedup;
+
+  private transient Map<PartitionKey, OpenDataFile> openFiles;
+  private transient List<DataFile> completedFiles;
+  private transient Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes;
+  private transient Map<String, Positions> positionDeletes;
+
+  private transient long fallbacks;
+  private transient Counter dataFilesWritten;
+  private transient Counter equalityFallbacks;
+
+  TableDeltaWriter(
+      TableLoader tableLoader,
+      ChangeSchema schema,
+      ChangeKeySelector<K> keySelector,
+      boolean bootstrap,
+      Map<String, String> writeProperties,
+      Duration tombstoneTtl,
+      AmbiguousChangePolicy ambiguousChangePolicy,
+      double compactionRatio) {
+    this.schema = schema;
+    this.dedup = Dedup.keyed(schema, tombstoneTtl, ambiguousChangePolicy);
+    this.compactionRatio = compactionRatio;
+    this.tableLoader = tableLoader;
+    this.keySelector = keySelector;
+    this.bootstrap = bootstrap;
+    this.writeProperties = new java.util.HashMap<>(writeProperties);
+  }
+
+  /**
+   * Bytes of the rows of its most recent data files a writer keeps in memory, so that compacting
+   * them needs no read of the files; 0 keeps none.
+   */
+  void setCompactionCacheBytes(long bytes) {
+    this.compactionCacheBytes = SinkOptions.checkCompactionCacheBytes(bytes);
+  }
+
+  /** Data files below this size are merged with others of similar size; 0 merges none. */
+  void setSmallFileSize(long bytes) {
+    this.smallFileSize = SinkOptions.checkSmallFileSize(bytes);
+  }
+
+  /** How often the table is looked through for small and shared files to compact. */
+  @VisibleForTesting
+  void setSurveyInterval(Duration interval) {
+    this.surveyInterval = interval;
+  }
+
+  /** The clock of the surveys, in nanoseconds. */
+  @VisibleForTesting
+  void setClock(java.util.function.LongSupplier clock) {
+    this.clock = clock;
+  }
+
+  /**
+   * Names the files written with the tag of the committer's sink ({@link OwnedFileNames}), so that
+   * the committer can tell the orphans among them; unset, Iceberg's random names.
+   */
+  void setSinkTag(String tag) {
+    this.sinkTag = tag;
+  }
+
+  /**
+   * Tags the contributions with {@code table}, for a committer that commits several tables ({@link
+   * ChangeCommittable#forTable}); unset, they are untagged, for the committer of this table alone.
+   */
+  void setCommittedAs(String table) {
+    this.committedAs = table;
+  }
+
+  private void emit(ChangeCommittable committable) {
+    output.collect(new StreamRecord<>(committable.forTable(committedAs)));
+  }
+
+  /** How many data files compaction copied from the rows held in memory. */
+  @VisibleForTesting
+  long dataFilesCompactedFromMemory() {
+    return compaction.dataFilesCompactedFromMemory();
+  }
+
+  /**
+   * The part of the operator's keys, state and metrics that is this table's, in an operator of
+   * several tables; before the state is initialized.
+   */
+  void setScope(TableScope scope) {
+    this.scope = scope;
+    dedup.setScope(scope);
+  }
+
+  String committedAs() {
+    return committedAs;
+  }
+
+  /** Whether the table's changes are keyed by primary key (not by partition). */
+  boolean keyedByPrimaryKey() {
+    return keySelector instanceof RowKeySelector;
+  }
+
+  void initializeState(
+      StateInitializationContext context,
+      AbstractStreamOperator<ChangeCommittable> host,
+      Output<StreamRecord<ChangeCommittable>> output)
+      throws Exception {
+    this.host = host;
+    this.output = output;
+    this.metrics = scope.metrics(host.getMetricGroup());
+    dedup.initializeState(context, host, output, this);
+    tableLoader.open();
+    table = tableLoader.loadTable();
+    indexCompleteState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(
+                new ListStateDescriptor<>(scope.stateName("key-index-complete"), Types.BOOLEAN));
+    ownFilesState =
+        context
+            .getOperatorStateStore()
+            .getListState(
+                new ListStateDescriptor<>(
+                    scope.stateName("own-data-files"), OwnDataFile.Serializer.INSTANCE));
+    int subtasks = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+    if (clock == null) {
+      clock = System::nanoTime;
+    }
+    RecentRows recentRows =
+        new RecentRows(schema.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
+    fill = new MissingColumnsFill(schema, recentRows);
+    compaction =
+        new WriterCompaction(
+            new CompactionAccess(),
+            schema.schema(),
+            recentRows,
+            compactionRatio,
+            smallFileSize,
+            surveyInterval,
+            subtasks,
+            metrics,
+            clock);
+    sharedUpToState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(
+                new ListStateDescriptor<>(scope.stateName("files-shared-up-to"), Types.LONG));
+    sharedUpTo = -1;
+    lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
+    fileEpoch = lastCompletedCheckpoint + 1;
+    dictionaryState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(
+                new ListStateDescriptor<>(
+                    scope.stateName("file-dictionary"), FileDictionary.EntrySerializer.INSTANCE));
+    int subtask = host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+    int parallelism = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+    dictionary =
+        new FileDictionary(
+            context.isRestored() ? dictionaryState.get() : List.of(), parallelism, subtask);
+    if (context.isRestored()) {
+      for (OwnDataFile file : ownFilesState.get()) {
+        if (file.subtask() == subtask && file.parallelism() == parallelism) {
+          compaction.restored(file);
+          // Restored from a completed checkpoint: the commits of its files are complete, or are
+          // made by the committer's restore before any later one.
+          lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, file.checkpoint());
+        }
+      }
+      forgetFilesNoLongerInTheTable();
+      boolean complete = true;
+      boolean any = false;
+      for (Boolean flag : indexCompleteState.get()) {
+        complete &= flag;
+        any = true;
+      }
+      indexComplete = any && complete;
+      for (Long upTo : sharedUpToState.get()) {
+        sharedUpTo = Math.max(sharedUpTo, upTo);
+      }
+      // Each subtask wrote one flag: their number is the parallelism that wrote the checkpoint.
+      int restoredParallelism = 0;
+      for (Boolean ignored : indexCompleteState.get()) {
+        restoredParallelism++;
+      }
+      if (restoredParallelism != parallelism) {
+        long restoredCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
+        for (OwnDataFile file : ownFilesState.get()) {
+          restoredCheckpoint = Math.max(restoredCheckpoint, file.checkpoint());
+        }
+        sharedUpTo = Math.max(sharedUpTo, restoredCheckpoint);
+      }
+    } else if (table.currentSnapshot() == null) {
+      indexComplete = true;
+    } else if (bootstrap) {
+      if (!host.getRuntimeContext().isCheckpointingEnabled()) {
+        // No checkpoint will hold the index, and batch execution keeps keyed state only for the
+        // key at hand: the loaded index is kept aside and read per key instead.
+        loadedWithoutState = new HashMap<>();
+      }
+      bootstrapIndex();
+      indexComplete = true;
+    } else {
+      indexComplete = false;
+    }
+  }
+
+  /**
+   * Drops the dictionary's entries of files that are neither in the table nor this subtask's own
+   * (whose commit may be pending): keys still pointing into them are deleted by key when they
+   * change. This bounds the dictionary after bootstraps and rescalings.
+   */
+  private void forgetFilesNoLongerInTheTable() throws IOException {
+    if (dictionary.size() == 0) {
+      return;
+    }
+    LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
+    int dropped =
+        dictionary.retain(location -> live.dataFile(location) != null, compaction.ownFileNames());
+    if (dropped > 0) {
+      LOG.info(
+          "Dropped {} data files that left table {} from the key index's dictionary",
+          dropped,
+          table.name());
+    }
+  }
+
+  /** Loads the location of every live row of the keys this subtask owns. */
+  private void bootstrapIndex() throws Exception {
+    new KeyIndexBootstrap<>(
+            schema, keySelector, host.getRuntimeContext().getTaskInfo(), scope::stateKey)
+        .load(
+            table,
+            this::stored,
+            (key, file, position) -> {
+              if (loadedWithoutState != null) {
+                loadedWithoutState.put(key, AppliedChange.loaded(file, position));
+              } else {
+                host.setCurrentKey(scope.stateKey(key));
+                dedup.loaded(file, position);
+              }
+            });
+  }
+
+  /** Whether {@code key} belongs to this subtask's key groups. */
+  private boolean owns(K key) {
+    return KeyIndexBootstrap.owns(scope.stateKey(key), host.getRuntimeContext().getTaskInfo());
+  }
+
+  @Override
+  public AppliedChange unknownKey(Object key) {
+    return loadedWithoutState == null ? null : loadedWithoutState.remove(key);
+  }
+
+  @Override
+  public boolean unknownKeysHaveNoRow() {
+    return indexComplete;
+  }
+
+  void open() throws Exception {
+    dedup.open();
+    spec = table.spec();
+    Schema tableSchema = table.schema();
+    Schema keySchema = TypeUtil.select(tableSchema, tableSchema.identifierFieldIds());
+    RowType keyType = FlinkSchemaUtil.convert(keySchema);
+    Map<String, String> properties =
+        io.icebergcdc.sink.WriteProperties.effective(
+            table.name(), table.properties(), writeProperties);
+    writerFactory =
+        new FlinkFileWriterFactory.Builder(table)
+            .dataFileFormat(FileFormat.PARQUET)
+            .dataSchema(tableSchema)
+            .dataFlinkType(schema.rowType())
+            .deleteFileFormat(FileFormat.PARQUET)
+            .equalityFieldIds(
+                tableSchema.identifierFieldIds().stream().mapToInt(Integer::intValue).toArray())
+            .equalityDeleteRowSchema(keySchema)
+            .equalityDeleteFlinkType(keyType)
+            .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
+            .build();
+    outputFiles = null;
+    targetFileSize =
+        PropertyUtil.propertyAsLong(
+            properties,
+            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
+    partitionKey = new PartitionKey(spec, tableSchema);
+    wrapper = new RowDataWrapper(schema.rowType(), tableSchema.asStruct());
+    keyProjection = RowDataProjection.create(tableSchema, keySchema);
+    openFiles = new HashMap<>();
+    completedFiles = new ArrayList<>();
+    equalityDeletes = new HashMap<>();
+    positionDeletes = new HashMap<>();
+    dataFilesWritten = metrics.counter("dataFilesWritten");
+    equalityFallbacks = metrics.counter("equalityFallbacks");
+  }
+
+  void snapshotState(StateSnapshotContext context) throws Exception {
+    dedup.snapshotState(context);
+    indexCompleteState.update(List.of(indexComplete));
+    sharedUpToState.update(List.of(sharedUpTo));
+    ownFilesState.update(compaction.state());
+    dictionaryState.update(dictionary.entriesToSnapshot());
+  }
+
+  void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    this.checkpointId = checkpointId;
+    // The files written now go with this checkpoint; what follows its barrier with a later one.
+    fileEpoch = checkpointId;
+    dedup.prepareSnapshotPreBarrier(checkpointId);
+    fileEpoch = checkpointId + 1;
+  }
+
+  /** The factory of the files written now, which names them for {@link #fileEpoch}. */
+  private OutputFileFactory outputFiles() {
+    if (outputFiles == null || (sinkTag != null && outputFilesEpoch != fileEpoch)) {
+      OutputFileFactory.Builder builder =
+          OutputFileFactory.builderFor(
+                  table,
+                  host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                  host.getRuntimeContext().getTaskInfo().getAttemptNumber())
+              .format(FileFormat.PARQUET);
+      if (sinkTag != null) {
+        builder.operationId(
+            OwnedFileNames.operationId(
+                host.getRuntimeContext().getJobInfo().getJobId().toString(), sinkTag, fileEpoch));
+      }
+      outputFiles = builder.build();
+      outputFilesEpoch = fileEpoch;
+    }
+    return outputFiles;
+  }
+
+  void endInput() throws Exception {
+    this.checkpointId = Long.MAX_VALUE;
+    inputEnded = true;
+    dedup.endInput();
+  }
+
+  void notifyCheckpointComplete(long checkpointId) {
+    lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, checkpointId);
+  }
+
+  /** Takes a change of the key in context, one of this table's. */
+  void processElement(ChangeEvent change) throws Exception {
+    dedup.processElement(change);
+  }
+
+  /** See {@link io.icebergcdc.dedup.DedupOptions#INDEX_MAX_KEYS}. */
+  void setIndexMaxKeys(long maxKeys) {
+    dedup.setIndexMaxKeys(maxKeys);
+  }
+
+  /** See {@link KeyedDedup#setTablePosition}. */
+  void setTablePosition(io.icebergcdc.cdc.SourceSequence position) {
+    dedup.setTablePosition(position);
+  }
+
+  @Override
+  public Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
+    String location = prior == null || prior.file() == null ? null : absolute(prior.file());
+    if (!net.missingColumns().isEmpty() && location == null) {
+      throw dedup.unfillable(net, "the key index does not know where the key's row is");
+    }
+    if (location != null) {
+      positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
+      compaction.deleted(prior.file(), prior.position());
+    } else if (prior == null ? !indexComplete : !prior.deleted()) {
+      deleteByKey(net.keyRow());
+    }
+    if (!net.missingColumns().isEmpty()) {
+      ChangeEvent filled = fill.fromMemory(net, prior.file(), prior.position());
+      if (filled == null) {
+        // Written once the file is read, before the checkpoint's files are completed.
+        fill.defer(keySelector.keyOf(net.key(), net.after()), net, location, prior.position());
+        return null;
+      }
+      net = filled;
+    }
+    return net.operation().isUpsert() ? write(net.after()) : null;
+  }
+
+  /**
+   * Writes the updates that waited for their keys' current rows to be read from data files, and
+   * points their keys' entries at the rows written.
+   */
+  private void writeDeferredUpdates() throws Exception {
+    fill.fillDeferred(
+        table.io(),
+        schema.schema(),
+        (key, change) -> {
+          Location written = write(change.after());
+          @SuppressWarnings("unchecked")
+          K owned = (K) key;
+          host.setCurrentKey(scope.stateKey(owned));
+          AppliedChange entry = dedup.liveEntry();
+          if (entry != null) {
+            // Without checkpoints (batch execution) no entry is kept for keys but the current one.
+            dedup.moved(entry, written.file(), written.position());
+          }
+        });
+  }
+
+  private Location write(RowData row) throws IOException {
+    partitionKey.partition(wrapper.wrap(row));
+    OpenDataFile file = openFiles.get(partitionKey);
+    if (file == null) {
+      PartitionKey partition = partitionKey.copy();
+      EncryptedOutputFile output = outputFiles().newOutputFile(spec, partition);
+      file =
+          new OpenDataFile(
+              writerFactory.newDataWriter(output, spec, partition),
+              output.encryptingOutputFile().location());
+      openFiles.put(partition, file);
+    }
+    file.writer.write(row);
+    compaction.written(file.storedLocation, file.rows, row);
+    Location location = new Location(file.storedLocation, file.rows++);
+    rowsWritten++;
+    if (file.rows % ROWS_BETWEEN_SIZE_CHECKS == 0 && file.writer.length() >= targetFileSize) {
+      complete(file);
+      openFiles.remove(partitionKey);
+    }
+    return location;
+  }
+
+  private void complete(OpenDataFile file) throws IOException {
+    file.writer.close();
+    completedFiles.add(file.writer.toDataFile());
+    compaction.completed(
+        new OwnDataFile(
+            file.storedLocation,
+            file.rows,
+            0,
+            checkpointId,
+            host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+            host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()));
+  }
+
+  /**
+   * Whether the data file at {@code location} is one that another writer subtask of this job wrote
+   * for this sink at the current parallelism: that subtask compacts it.
+   */
+  private boolean writtenByAnotherSubtask(String location) {
+    if (sinkTag == null) {
+      return false;
+    }
+    OwnedFileNames.Owner owner = OwnedFileNames.ownerOf(location);
+    return owner != null
+        && owner.sink().equals(sinkTag)
+        && owner.jobId().equals(host.getRuntimeContext().getJobInfo().getJobId().toString())
+        && owner.checkpointId() > sharedUpTo;
+  }
+
+  private void deleteByKey(RowData keyRow) throws IOException {
+    partitionKey.partition(wrapper.wrap(keyRow));
+    EqualityDeleteWriter<RowData> writer = equalityDeletes.get(partitionKey);
+    if (writer == null) {
+      PartitionKey partition = partitionKey.copy();
+      writer =
+          writerFactory.newEqualityDeleteWriter(
+              outputFiles().newOutputFile(spec, partition), spec, partition);
+      equalityDeletes.put(partition, writer);
+    }
+    writer.write(keyProjection.wrap(keyRow));
+    fallbacks++;
+    equalityFallbacks.inc();
+  }
+
+  @Override
+  public void checkpointed(ChangeStats stats) throws Exception {
+    if (!fill.isEmpty()) {
+      // Before compaction, which may move the rows out of the files read here.
+      writeDeferredUpdates();
+    }
+    if (host.getRuntimeContext().isCheckpointingEnabled() && !checkpointedAfterEnd) {
+      // A bounded job without checkpoints keeps no index to move.
+      compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);
+    }
+    checkpointedAfterEnd = inputEnded;
+    for (OpenDataFile file : openFiles.values()) {
+      complete(file);
+    }
+    openFiles.clear();
+    List<DeleteFile> deletes = new ArrayList<>();
+    for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
+      writer.close();
+      deletes.add(writer.toDeleteFile());
+    }
+    equalityDeletes.clear();
+    rowsWritten = 0;
+    if (completedFiles.isEmpty()
+        && deletes.isEmpty()
+        && positionDeletes.isEmpty()
+        && !compaction.compactedAny()) {
+      if (!stats.isEmpty()) {
+        emit(ChangeCommittable.ofStats(stats));
+      }
+      return;
+    }
+    Map<Integer, PartitionSpec> specs = table.specs();
+    dataFilesWritten.inc(completedFiles.size());
+    emit(
+        new ChangeCommittable(
+            ContentFileCodec.encodeAll(completedFiles, specs),
+            ContentFileCodec.encodeAll(deletes, specs),
+            List.of(),
+            stats,
+            Positions.of(positionDeletes),
+            fallbacks,
+            compaction.takeCompacted(),
+            compaction.takeMovedRows()));
+    completedFiles.clear();
+    positionDeletes.clear();
+    fallbacks = 0;
+  }
+
+  void close() throws Exception {
+    try {
+      if (openFiles != null) {
+        for (OpenDataFile file : openFiles.values()) {
+          abort(file.writer, file.location);
+        }
+        openFiles.clear();
+      }
+      if (equalityDeletes != null) {
+        for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
+          writer.close();
+        }
+        equalityDeletes.clear();
+      }
+    } finally {
+      tableLoader.close();
+    }
+  }
+
+  /** Closes and removes a file that belongs to no checkpoint. */
+  private void abort(DataWriter<RowData> writer, String location) {
+    try {
+      writer.close();
+      table.io().deleteFile(location);
+    } catch (IOException | UncheckedIOException e) {
+      LOG.warn("Cannot remove the unfinished data file {}", location, e);
+    }
+  }
+
+  /** The form in which the index keeps a data file's location: its name in the dictionary. */
+  private String stored(String location) {
+    return dictionary.nameOf(location);
+  }
+
+  /** The location of a file as the index keeps it, or null if its name's entry was dropped. */
+  private String absolute(String stored) {
+    return dictionary.locationOf(stored);
+  }
+
+  /** The writer as its compaction sees it. */
+  private final class CompactionAccess implements WriterCompaction.Writer {
+
+    @Override
+    public Table refreshedTable() {
+      table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
+      return table;
+    }
+
+    @Override
+    public String locationOf(String stored) {
+      return absolute(stored);
+    }
+
+    @Override
+    public WriterCompaction.Move move(RowData row, String location, long position)
+        throws Exception {
+      K key = keySelector.keyOf(schema.keyOf(row), row);
+      if (!owns(key)) {
+        return WriterCompaction.Move.OTHER_SUBTASK;
+      }
+      host.setCurrentKey(scope.stateKey(key));
+      AppliedChange entry = dedup.liveEntry();
+      if (entry == null
+          || entry.position() != position
+          || entry.file() == null
+          || !location.equals(absolute(entry.file()))) {
+        return WriterCompaction.Move.NOT_CURRENT;
+      }
+      Location written = write(row);
+      dedup.moved(entry, written.file(), written.position());
+      positionDeletes.computeIfAbsent(location, f -> new Positions()).add(position);
+      return WriterCompaction.Move.MOVED;
+    }
+
+    @Override
+    public boolean writtenByAnotherSubtask(String location) {
+      return TableDeltaWriter.this.writtenByAnotherSubtask(location);
+    }
+
+    @Override
+    public void compacted(String stored) {
+      dictionary.remove(stored);
+    }
+  }
+
+  private final class OpenDataFile {
+    final DataWriter<RowData> writer;
+    final String location;
+    final String storedLocation;
+    long rows;
+
+    OpenDataFile(DataWriter<RowData> writer, String location) {
+      this.writer = writer;
+      this.location = location;
+      this.storedLocation = stored(location);
+    }
+  }
+}

@@ -1,0 +1,262 @@
+package io.icebergcdc.sink.internal;
+
+import static io.icebergcdc.cdc.TestChanges.insert;
+import static io.icebergcdc.cdc.TestChanges.update;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.TableKey;
+import io.icebergcdc.cdc.TestChanges;
+import io.icebergcdc.cdc.typeutils.TableKeyTypeInfo;
+import io.icebergcdc.commit.ChangeCommittable;
+import io.icebergcdc.commit.ChangeCommittableSerializer;
+import io.icebergcdc.commit.ContentFileCodec;
+import io.icebergcdc.sink.CdcTables;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.flink.core.io.SimpleVersionedSerializerTypeSerializerProxy;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.TableLoader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The dedup and writer of several tables in one operator ({@link
+ * PositionDeltaWriterOperator#ofTables}): each table keeps its own files, index and dedup state,
+ * whatever keys the others have, through a snapshot, a restore and a rescale.
+ */
+class WriterOfSeveralTablesTest {
+
+  private static final int MAX_PARALLELISM = 128;
+
+  /** The tables by the name their changes carry. */
+  private static final Map<String, TableIdentifier> TABLES =
+      Map.of("src.a", TableIdentifier.of("db", "a"), "src.b", TableIdentifier.of("db", "b"));
+
+  @TempDir Path warehouse;
+
+  private CatalogLoader catalog() {
+    return CatalogLoader.hadoop(
+        "test", new Configuration(), Map.of("warehouse", warehouse.toUri().toString()));
+  }
+
+  private Map<String, Table> tables() {
+    Map<String, Table> tables = new TreeMap<>();
+    TABLES.forEach(
+        (name, id) ->
+            tables.put(
+                name,
+                CdcTables.createOrLoad(
+                    catalog().loadCatalog(), id, TestChanges.SCHEMA, null, 3, List.of("id"))));
+    return tables;
+  }
+
+  private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
+      OperatorSubtaskState restore, int parallelism, int subtask) throws Exception {
+    Map<String, PositionDeltaWriterOperator<?>> writers = new LinkedHashMap<>();
+    TABLES.forEach(
+        (name, id) -> {
+          PositionDeltaWriterOperator<?> writer =
+              new PositionDeltaWriterOperator<>(
+                  TableLoader.fromCatalog(catalog(), id),
+                  TestChanges.CHANGE_SCHEMA,
+                  new RowKeySelector(),
+                  false,
+                  Map.of(),
+                  Duration.ofDays(1),
+                  io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+                  1.0);
+          writer.setCommittedAs(id.toString());
+          writers.put(name, writer);
+        });
+    KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            PositionDeltaWriterOperator.ofTables(writers),
+            new TableKeySelector(),
+            TableKeyTypeInfo.INSTANCE,
+            MAX_PARALLELISM,
+            parallelism,
+            subtask);
+    harness.setup(
+        new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
+    if (restore != null) {
+      harness.initializeState(restore);
+    }
+    harness.open();
+    return harness;
+  }
+
+  /** {@code change} as a change of the table its changes name {@code table}. */
+  private static ChangeEvent of(String table, ChangeEvent change) {
+    return new ChangeEvent(
+        table,
+        change.operation(),
+        change.key(),
+        change.before(),
+        change.after(),
+        change.sequence(),
+        change.sourceTimestampMillis());
+  }
+
+  /** The contributions of a checkpoint, by the table they are tagged with. */
+  private static Map<String, ChangeCommittable> checkpoint(
+      KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness,
+      long id,
+      ChangeEvent... changes)
+      throws Exception {
+    harness.getOutput().clear();
+    for (ChangeEvent change : changes) {
+      harness.processElement(new StreamRecord<>(change));
+    }
+    harness.prepareSnapshotPreBarrier(id);
+    Map<String, ChangeCommittable> out = new TreeMap<>();
+    for (ChangeCommittable committable : harness.extractOutputValues()) {
+      assertThat(out.put(committable.table(), committable)).as("one per table").isNull();
+    }
+    return out;
+  }
+
+  private static String dataFile(ChangeCommittable committable, Table table) {
+    assertThat(committable.dataFiles()).hasSize(1);
+    return ContentFileCodec.decodeDataFile(committable.dataFiles().get(0), table.specs())
+        .location();
+  }
+
+  private static void append(Table table, ChangeCommittable committable) {
+    table.refresh();
+    AppendFiles append = table.newAppend();
+    committable
+        .dataFiles()
+        .forEach(f -> append.appendFile(ContentFileCodec.decodeDataFile(f, table.specs())));
+    append.commit();
+  }
+
+  @Test
+  void eachTableHasItsOwnFilesIndexAndDedupForTheSameKeys() throws Exception {
+    Map<String, Table> tables = tables();
+    try (var harness = harness(null, 1, 0)) {
+      Map<String, ChangeCommittable> first =
+          checkpoint(
+              harness,
+              1,
+              of("src.a", insert(1, "a1", 10)),
+              of("src.b", insert(1, "b1", 5)),
+              of("src.b", insert(2, "b2", 6)));
+      assertThat(first).containsOnlyKeys("db.a", "db.b");
+      String fileOfA = dataFile(first.get("db.a"), tables.get("src.a"));
+      String fileOfB = dataFile(first.get("db.b"), tables.get("src.b"));
+      assertThat(fileOfA).contains("/db/a/");
+      assertThat(fileOfB).contains("/db/b/");
+      assertThat(first.get("db.a").stats().inserted()).isEqualTo(1);
+      assertThat(first.get("db.b").stats().inserted()).isEqualTo(2);
+      append(tables.get("src.a"), first.get("db.a"));
+      append(tables.get("src.b"), first.get("db.b"));
+      harness.notifyOfCompletedCheckpoint(1);
+
+      // Key 1 of b at sequence 7 is newer than b's own, older than a's: it updates b alone.
+      Map<String, ChangeCommittable> second =
+          checkpoint(harness, 2, of("src.b", update(1, "b1'", 7)), of("src.a", update(1, "a0", 7)));
+      assertThat(second.get("db.b").positionDeletes().files()).containsExactly(fileOfB);
+      assertThat(second.get("db.b").positionDeletes().positions(fileOfB)).containsExactly(0);
+      assertThat(second.get("db.b").stats().updated()).isEqualTo(1);
+      assertThat(second.get("db.a").stats().staleDropped()).isEqualTo(1);
+      assertThat(second.get("db.a").dataFiles()).isEmpty();
+    }
+  }
+
+  @Test
+  void aRestoreAndARescaleKeepEachTablesEntries() throws Exception {
+    Map<String, Table> tables = tables();
+    List<OperatorSubtaskState> states = new ArrayList<>();
+    Map<String, String> fileOf = new TreeMap<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = harness(null, 2, subtask)) {
+        List<ChangeEvent> mine = new ArrayList<>();
+        for (long id = 1; id <= 20; id++) {
+          for (String table : TABLES.keySet()) {
+            ChangeEvent change = of(table, insert(id, table + id, 100));
+            if (KeyIndexBootstrap.owns(
+                new TableKey(table, change.key()), harness.getEnvironment().getTaskInfo())) {
+              mine.add(change);
+            }
+          }
+        }
+        Map<String, ChangeCommittable> written =
+            checkpoint(harness, 1, mine.toArray(new ChangeEvent[0]));
+        for (String table : TABLES.keySet()) {
+          ChangeCommittable committable = written.get(TABLES.get(table).toString());
+          append(tables.get(table), committable);
+          fileOf.put(table + "/" + subtask, dataFile(committable, tables.get(table)));
+        }
+        states.add(harness.snapshot(1, 1));
+      }
+    }
+    OperatorSubtaskState merged =
+        AbstractStreamOperatorTestHarness.repackageState(
+            states.toArray(new OperatorSubtaskState[0]));
+    OperatorSubtaskState rescaled =
+        AbstractStreamOperatorTestHarness.repartitionOperatorState(
+            merged, MAX_PARALLELISM, 2, 1, 0);
+    try (var harness = harness(rescaled, 1, 0)) {
+      List<ChangeEvent> changes = new ArrayList<>();
+      for (long id = 1; id <= 20; id++) {
+        changes.add(of("src.a", update(id, "a'" + id, 101)));
+        // Older than b's rows: every one stale.
+        changes.add(of("src.b", update(id, "b'" + id, 99)));
+      }
+      Map<String, ChangeCommittable> after =
+          checkpoint(harness, 2, changes.toArray(new ChangeEvent[0]));
+      ChangeCommittable a = after.get("db.a");
+      assertThat(a.stats().updated()).isEqualTo(20);
+      assertThat(a.equalityFallbacks()).isZero();
+      assertThat(a.deleteFiles()).isEmpty();
+      assertThat(a.positionDeletes().files())
+          .containsExactlyInAnyOrder(fileOf.get("src.a/0"), fileOf.get("src.a/1"));
+      ChangeCommittable b = after.get("db.b");
+      assertThat(b.stats().staleDropped()).isEqualTo(20);
+      assertThat(b.dataFiles()).isEmpty();
+      assertThat(b.positionDeletes().isEmpty()).isTrue();
+    }
+  }
+
+  @Test
+  void aChangeOfATableItDoesNotWriteFailsNamingIt() throws Exception {
+    tables();
+    try (var harness = harness(null, 1, 0)) {
+      assertThatThrownBy(
+              () -> harness.processElement(new StreamRecord<>(of("src.c", insert(1, "c", 1)))))
+          .hasMessageContaining("src.c");
+    }
+  }
+
+  @Test
+  void onlyOperatorsOfOneTableTaggedForASharedCommitterJoin() {
+    PositionDeltaWriterOperator<?> untagged =
+        new PositionDeltaWriterOperator<>(
+            TableLoader.fromCatalog(catalog(), TableIdentifier.of("db", "a")),
+            TestChanges.CHANGE_SCHEMA,
+            new RowKeySelector(),
+            false,
+            Map.of(),
+            Duration.ofDays(1),
+            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+            1.0);
+    assertThatThrownBy(() -> PositionDeltaWriterOperator.ofTables(Map.of("src.a", untagged)))
+        .hasMessageContaining("src.a")
+        .hasMessageContaining("not tagged");
+  }
+}
