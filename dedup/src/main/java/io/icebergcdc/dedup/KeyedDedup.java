@@ -78,6 +78,34 @@ public interface KeyedDedup extends Serializable {
   /** Records that the live row of the key in context, {@code entry}, moved to a new location. */
   void moved(AppliedChange entry, String file, long position) throws Exception;
 
+  /** Starts a key group of raw keyed state, as {@code KeyedStateCheckpointOutputStream} does. */
+  interface KeyGroupStart {
+    void start(int keyGroup) throws java.io.IOException;
+  }
+
+  /**
+   * For an operator that writes the raw keyed state of its tables ({@link
+   * TableScope#ownsRawKeyedState} false), from its {@code snapshotState} after this dedup's: writes
+   * the in-memory index's entries of key groups {@code first} to {@code first + count - 1}, each
+   * after starting it (entries of other key groups are left for other calls); a key group without
+   * entries is not started. Writes nothing when the dedup keeps no in-memory index.
+   */
+  void writeIndex(
+      int first, int count, KeyGroupStart start, org.apache.flink.core.memory.DataOutputView out)
+      throws Exception;
+
+  /**
+   * For an operator that reads the raw keyed state of its tables, after this dedup's {@code
+   * initializeState}: the entries of {@code keyGroup} as {@link #writeIndex} wrote them.
+   */
+  void readIndex(int keyGroup, org.apache.flink.core.memory.DataInputView in) throws Exception;
+
+  /**
+   * For an operator that reads the raw keyed state of its tables: all of it is read. Before any
+   * change is taken; a no-op when the job did not restore.
+   */
+  void indexRestored() throws Exception;
+
   /**
    * The failure of an upsert whose {@link ChangeEvent#missingColumns()} cannot be filled, and why.
    */

@@ -13,8 +13,9 @@ import org.apache.flink.metrics.MetricGroup;
  * <p>An operator of one table uses {@link #WHOLE}: its keys are the primary keys, and its state and
  * metric names are those of earlier releases, so its savepoints restore. An operator of several
  * tables gives each its {@link #of scope}: the keyed state the tables share (its keys tell their
- * entries apart), operator state and metrics named per table, and no in-memory index (whose raw
- * keyed state has one stream per key group for the whole operator).
+ * entries apart), operator state and metrics named per table, and the in-memory index of each in
+ * the operator's raw keyed state, which has one stream per key group for the whole operator: the
+ * operator writes and reads it for all its tables ({@link KeyedDedup#writeIndex}).
  */
 public interface TableScope extends Serializable {
 
@@ -41,8 +42,19 @@ public interface TableScope extends Serializable {
   /** Where this table's metrics go, within the operator's {@code group}. */
   MetricGroup metrics(MetricGroup group);
 
-  /** Whether the dedup may keep its entries in its in-memory index (in raw keyed state). */
-  boolean mayIndexInMemory();
+  /**
+   * Whether the dedup writes and reads its in-memory index in the operator's raw keyed state
+   * itself; else the operator does it for all its tables, through {@link KeyedDedup#writeIndex},
+   * {@link KeyedDedup#readIndex} and {@link KeyedDedup#indexRestored}.
+   */
+  boolean ownsRawKeyedState();
+
+  /**
+   * The serializer of this table's primary keys, where the operator's keyed state serializes its
+   * keys with {@code operatorKeys}.
+   */
+  org.apache.flink.api.common.typeutils.TypeSerializer<?> keySerializer(
+      org.apache.flink.api.common.typeutils.TypeSerializer<?> operatorKeys);
 
   /** The scope of an operator of one table. */
   final class Whole implements TableScope {
@@ -76,8 +88,14 @@ public interface TableScope extends Serializable {
     }
 
     @Override
-    public boolean mayIndexInMemory() {
+    public boolean ownsRawKeyedState() {
       return true;
+    }
+
+    @Override
+    public org.apache.flink.api.common.typeutils.TypeSerializer<?> keySerializer(
+        org.apache.flink.api.common.typeutils.TypeSerializer<?> operatorKeys) {
+      return operatorKeys;
     }
 
     private Object readResolve() {
@@ -124,8 +142,14 @@ public interface TableScope extends Serializable {
     }
 
     @Override
-    public boolean mayIndexInMemory() {
+    public boolean ownsRawKeyedState() {
       return false;
+    }
+
+    @Override
+    public org.apache.flink.api.common.typeutils.TypeSerializer<?> keySerializer(
+        org.apache.flink.api.common.typeutils.TypeSerializer<?> operatorKeys) {
+      return io.icebergcdc.cdc.typeutils.RowKeySerializer.INSTANCE;
     }
 
     @Override

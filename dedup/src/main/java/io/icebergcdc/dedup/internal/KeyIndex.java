@@ -614,10 +614,26 @@ final class KeyIndex {
    */
   void write(int first, int count, long now, KeyGroupStart start, DataOutputView out)
       throws IOException {
+    write(first, count, now, start, out, false);
+  }
+
+  /**
+   * As {@link #write(int, int, long, KeyGroupStart, DataOutputView)}; with {@code othersLeft}, the
+   * entries of key groups outside the range are left out (another call writes them), else they fail
+   * the write.
+   */
+  void write(
+      int first, int count, long now, KeyGroupStart start, DataOutputView out, boolean othersLeft)
+      throws IOException {
     int[] entries = new int[count];
+    int inRange = 0;
     for (char group : groups) {
       if (group != 0) {
+        if (othersLeft && !inRange(group, first, count)) {
+          continue;
+        }
         entries[keyGroupIndex(group, first, count)]++;
+        inRange++;
       }
     }
     // Key groups in batches of consecutive ones; per batch, its slots in the table's order.
@@ -641,11 +657,11 @@ final class KeyIndex {
     for (int b = 0; b < batches; b++) {
       slotsFrom[b + 1] += slotsFrom[b];
     }
-    int[] order = new int[size];
+    int[] order = new int[inRange];
     int[] next = Arrays.copyOf(slotsFrom, batches);
     for (int slot = 0; slot < groups.length; slot++) {
       char group = groups[slot];
-      if (group != 0) {
+      if (group != 0 && (!othersLeft || inRange(group, first, count))) {
         order[next[batchOf[group - 1 - first]]++] = slot;
       }
     }
@@ -667,6 +683,11 @@ final class KeyIndex {
         }
       }
       for (int g = 0; g < groupsInBatch; g++) {
+        if (othersLeft && written[g] == 0) {
+          // A writer of several indexes' parts leaves out those without entries.
+          buffers[g] = null;
+          continue;
+        }
         start.start(first + from + g);
         out.writeInt(FORMAT_1);
         out.writeInt(used[g].cardinality());
@@ -679,6 +700,11 @@ final class KeyIndex {
         buffers[g] = null;
       }
     }
+  }
+
+  private static boolean inRange(char group, int first, int count) {
+    int index = group - 1 - first;
+    return index >= 0 && index < count;
   }
 
   private static int keyGroupIndex(char group, int first, int count) {

@@ -31,8 +31,10 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
@@ -105,6 +107,12 @@ public final class SequencedChanges implements KeyedDedup {
 
   /** With heap state and checkpoints, the entries themselves; else null, and in keyed state. */
   private transient KeyIndex index;
+
+  /** Whether the entries may live in {@link #index} (heap state and checkpoints). */
+  private transient boolean inMemory;
+
+  /** The index as raw keyed state restores it, until {@link #indexRestored}. */
+  private transient KeyIndex restoredIndex;
 
   /** The entries as the records reach them: in {@link #index}, or in keyed state. */
   private transient EntryStore store;
@@ -221,30 +229,65 @@ public final class SequencedChanges implements KeyedDedup {
     missing = MissingValues.open(context, operator, scope, schema);
     @SuppressWarnings("unchecked")
     TypeSerializer<Object> serializer =
-        (TypeSerializer<Object>) operator.getKeyedStateBackend().getKeySerializer();
+        (TypeSerializer<Object>)
+            scope.keySerializer(operator.getKeyedStateBackend().getKeySerializer());
     keySerializer = serializer;
     buffer = new DataOutputSerializer(4096);
-    boolean inMemory =
+    inMemory =
         maxIndexKeys > 0
-            && scope.mayIndexInMemory()
             && operator.getRuntimeContext().isCheckpointingEnabled()
             && operator.getKeyedStateBackend() instanceof HeapKeyedStateBackend;
+    restoredIndex = new KeyIndex(tombstoneTtl.toMillis());
+    if (scope.ownsRawKeyedState()) {
+      readIndex(context, restoredIndex);
+      indexRestored();
+    } else if (!context.isRestored()) {
+      indexRestored();
+    }
+    // Else the operator reads its raw keyed state for all its tables, then calls indexRestored.
+  }
+
+  @Override
+  public void readIndex(int keyGroup, DataInputView in) throws Exception {
+    restoredIndex.read(keyGroup, in, now());
+  }
+
+  /**
+   * Takes the in-memory index as restored: kept as the index, unless it and the entries restored
+   * into keyed state (by a job with another backend or an earlier release) are more than the index
+   * may hold, when all go into keyed state; where the index is not used, its restored entries go
+   * into keyed state.
+   */
+  @Override
+  public void indexRestored() throws Exception {
+    if (store != null) {
+      return;
+    }
+    KeyIndex restored = restoredIndex;
+    restoredIndex = null;
     if (inMemory) {
-      index = new KeyIndex(tombstoneTtl.toMillis());
-      readIndex(context, index);
+      index = restored;
       if (index.size() + keysInKeyedState() > maxIndexKeys) {
         moveIntoKeyedState(index);
         index = null;
       } else {
         moveKeyedStateIntoIndex();
       }
-    } else if (context.isRestored() && scope.mayIndexInMemory()) {
-      moveIndexIntoKeyedState(context);
+    } else if (restored.size() > 0) {
+      moveIntoKeyedState(restored);
     }
     store =
         index != null
             ? new IndexEntryStore(index, keyContext())
             : new KeyedStateEntryStore(live, tombstone, keyContext());
+  }
+
+  @Override
+  public void writeIndex(int first, int count, KeyGroupStart start, DataOutputView out)
+      throws Exception {
+    if (index != null) {
+      index.write(first, count, now(), start::start, out, true);
+    }
   }
 
   /** This operator's key context, as the entry stores use it. */
@@ -287,7 +330,7 @@ public final class SequencedChanges implements KeyedDedup {
     for (String name : List.of("applied", "tombstone")) {
       try (Stream<Object> stream =
           operator.getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
-        keys += stream.count();
+        keys += stream.filter(scope::holds).count();
       }
     }
     return keys;
@@ -314,13 +357,13 @@ public final class SequencedChanges implements KeyedDedup {
       List<Object> keys = new ArrayList<>();
       try (Stream<Object> stream =
           operator.getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
-        stream.forEach(keys::add);
+        stream.filter(scope::holds).forEach(keys::add);
       }
       for (Object key : keys) {
         operator.setCurrentKey(key);
         AppliedChange value = state.value();
         if (value != null) {
-          byte[] bytes = keyBytes(key);
+          byte[] bytes = keyBytes(scope.keyOf(key));
           index.put(bytes, KeyIndex.hash(bytes), currentKeyGroup(), value, now);
         }
         state.clear();
@@ -328,18 +371,11 @@ public final class SequencedChanges implements KeyedDedup {
     }
   }
 
-  /** Moves entries restored into the index's raw keyed state into keyed state. */
-  private void moveIndexIntoKeyedState(StateInitializationContext context) throws Exception {
-    KeyIndex restored = new KeyIndex(tombstoneTtl.toMillis());
-    readIndex(context, restored);
-    moveIntoKeyedState(restored);
-  }
-
   /** Writes every entry of {@code from} into keyed state. */
   private void moveIntoKeyedState(KeyIndex from) throws Exception {
     from.forEach(
         (key, keyGroup, value) -> {
-          operator.setCurrentKey(keyOf(key));
+          operator.setCurrentKey(scope.stateKey(keyOf(key)));
           (value.deleted() ? tombstone : live).update(value);
         });
   }
@@ -411,8 +447,12 @@ public final class SequencedChanges implements KeyedDedup {
       store = new KeyedStateEntryStore(live, tombstone, keyContext());
       return;
     }
-    long start = System.nanoTime();
     index.forgetUnusedFiles();
+    if (!scope.ownsRawKeyedState()) {
+      // The operator writes the index with those of its other tables (writeIndex).
+      return;
+    }
+    long start = System.nanoTime();
     KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
     KeyGroupsList range = out.getKeyGroupList();
     index.write(

@@ -14,6 +14,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.flink.annotation.VisibleForTesting;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataInputViewStreamWrapper;
+import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
+import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
+import org.apache.flink.runtime.state.KeyGroupsList;
+import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -37,8 +43,12 @@ import org.apache.iceberg.flink.TableLoader;
  *
  * <p><b>State:</b> each table's writer's. The operator of one table keeps the names of earlier
  * releases, and the dedup's in-memory index in raw keyed state. In the operator of several, the
- * tables share the dedup's keyed state (the keys tell them apart), name their operator state after
- * the table ({@link TableScope#of}), and keep no in-memory index.
+ * tables share the dedup's keyed state (the keys tell them apart) and name their operator state
+ * after the table ({@link TableScope#of}); their in-memory indexes share the raw keyed state, which
+ * has one stream per key group for the whole operator: each key group holds a format number, the
+ * count of tables, and per table its name, the length of its part and the part as the table's index
+ * writes a key group ({@link KeyedDedup#writeIndex}). A restore drops the parts of tables the job
+ * no longer writes, with a warning.
  *
  * <p><b>Threading:</b> Flink's task thread only.
  */
@@ -46,6 +56,14 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     implements OneInputStreamOperator<ChangeEvent, ChangeCommittable>, BoundedOneInput {
 
   private static final long serialVersionUID = 1L;
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(PositionDeltaWriterOperator.class);
+
+  /** The format of a key group of the raw keyed state of an operator of several tables. */
+  private static final int INDEXES_FORMAT_1 = 1;
+
+  /** Key groups whose index entries are held in memory at a time while a snapshot is written. */
+  private static final int KEY_GROUPS_AT_A_TIME = 16;
 
   /** The writer of the one table, or null for an operator of several. */
   private final TableDeltaWriter<K> only;
@@ -174,6 +192,45 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     for (TableDeltaWriter<?> writer : writers()) {
       writer.initializeState(context, this, output);
     }
+    if (byTable != null && context.isRestored()) {
+      readIndexes(context);
+    }
+  }
+
+  /** Hands each table's part of each restored key group of raw keyed state to its writer. */
+  private void readIndexes(StateInitializationContext context) throws Exception {
+    java.util.Set<String> dropped = new java.util.TreeSet<>();
+    for (KeyGroupStatePartitionStreamProvider group : context.getRawKeyedStateInputs()) {
+      try (java.io.InputStream stream = group.getStream()) {
+        DataInputViewStreamWrapper in = new DataInputViewStreamWrapper(stream);
+        int format = in.readInt();
+        if (format != INDEXES_FORMAT_1) {
+          throw new java.io.IOException(
+              "unknown format "
+                  + format
+                  + " of the key indexes of key group "
+                  + group.getKeyGroupId());
+        }
+        int tables = in.readInt();
+        for (int i = 0; i < tables; i++) {
+          String table = in.readUTF();
+          byte[] part = new byte[in.readInt()];
+          in.readFully(part);
+          TableDeltaWriter<?> writer = byTable.get(table);
+          if (writer == null) {
+            dropped.add(table);
+          } else {
+            writer.readIndex(group.getKeyGroupId(), new DataInputDeserializer(part));
+          }
+        }
+      }
+    }
+    for (TableDeltaWriter<?> writer : byTable.values()) {
+      writer.indexRestored();
+    }
+    if (!dropped.isEmpty()) {
+      LOG.warn("Dropped the restored key index of tables this job no longer writes: {}", dropped);
+    }
   }
 
   @Override
@@ -210,6 +267,91 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     for (TableDeltaWriter<?> writer : writers()) {
       writer.snapshotState(context);
     }
+    if (byTable != null) {
+      writeIndexes(context);
+    }
+  }
+
+  /**
+   * Writes every key group of this subtask with each table's part of it, a few key groups at a
+   * time: each table's index writes the entries of those key groups into memory, then they are
+   * written one key group after the other.
+   */
+  private void writeIndexes(StateSnapshotContext context) throws Exception {
+    KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
+    KeyGroupsList range = out.getKeyGroupList();
+    int first = range.getKeyGroupId(0);
+    int count = range.getNumberOfKeyGroups();
+    DataOutputViewStreamWrapper view = new DataOutputViewStreamWrapper(out);
+    for (int from = 0; from < count; from += KEY_GROUPS_AT_A_TIME) {
+      int groups = Math.min(KEY_GROUPS_AT_A_TIME, count - from);
+      Map<String, KeyGroupParts> parts = new TreeMap<>();
+      for (Map.Entry<String, TableDeltaWriter<?>> table : byTable.entrySet()) {
+        KeyGroupParts tableParts = new KeyGroupParts(first + from, groups);
+        table.getValue().writeIndex(first + from, groups, tableParts, tableParts.view());
+        if (tableParts.any()) {
+          parts.put(table.getKey(), tableParts);
+        }
+      }
+      for (int g = 0; g < groups; g++) {
+        out.startNewKeyGroup(first + from + g);
+        view.writeInt(INDEXES_FORMAT_1);
+        int tables = 0;
+        for (KeyGroupParts tableParts : parts.values()) {
+          tables += tableParts.part(g) == null ? 0 : 1;
+        }
+        view.writeInt(tables);
+        for (Map.Entry<String, KeyGroupParts> table : parts.entrySet()) {
+          byte[] part = table.getValue().part(g);
+          if (part != null) {
+            view.writeUTF(table.getKey());
+            view.writeInt(part.length);
+            view.write(part);
+          }
+        }
+      }
+    }
+  }
+
+  /** One table's parts of a run of key groups, as its index writes them, in memory. */
+  private static final class KeyGroupParts extends java.io.OutputStream
+      implements io.icebergcdc.dedup.KeyedDedup.KeyGroupStart {
+    private final int first;
+    private final java.io.ByteArrayOutputStream[] parts;
+    private java.io.ByteArrayOutputStream current;
+
+    KeyGroupParts(int first, int count) {
+      this.first = first;
+      this.parts = new java.io.ByteArrayOutputStream[count];
+    }
+
+    DataOutputViewStreamWrapper view() {
+      return new DataOutputViewStreamWrapper(this);
+    }
+
+    @Override
+    public void start(int keyGroup) {
+      current = new java.io.ByteArrayOutputStream();
+      parts[keyGroup - first] = current;
+    }
+
+    @Override
+    public void write(int b) {
+      current.write(b);
+    }
+
+    @Override
+    public void write(byte[] bytes, int offset, int length) {
+      current.write(bytes, offset, length);
+    }
+
+    boolean any() {
+      return current != null;
+    }
+
+    byte[] part(int index) {
+      return parts[index] == null ? null : parts[index].toByteArray();
+    }
   }
 
   @Override
@@ -229,8 +371,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
 
   @Override
   protected boolean isUsingCustomRawKeyedState() {
-    // The in-memory index of the dedup of one table is written there.
-    return only != null;
+    // The dedup's in-memory index is written there: by the dedup of the one table, or by this
+    // operator for its tables.
+    return true;
   }
 
   @Override

@@ -127,6 +127,10 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   private transient Table table;
   private transient ListState<Boolean> indexCompleteState;
   private transient boolean indexComplete;
+
+  /** Whether the index is to be loaded from the table in {@link #open}. */
+  private transient boolean bootstrapDue;
+
   private transient ListState<FileDictionary.Entry> dictionaryState;
   private transient FileDictionary dictionary;
   private transient ListState<OwnDataFile> ownFilesState;
@@ -337,7 +341,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     dictionary =
         new FileDictionary(
             context.isRestored() ? dictionaryState.get() : List.of(), parallelism, subtask);
-    if (context.isRestored()) {
+    if (context.isRestored() && hasState(indexCompleteState)) {
       for (OwnDataFile file : ownFilesState.get()) {
         if (file.subtask() == subtask && file.parallelism() == parallelism) {
           compaction.restored(file);
@@ -372,16 +376,19 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     } else if (table.currentSnapshot() == null) {
       indexComplete = true;
     } else if (bootstrap) {
-      if (!host.getRuntimeContext().isCheckpointingEnabled()) {
-        // No checkpoint will hold the index, and batch execution keeps keyed state only for the
-        // key at hand: the loaded index is kept aside and read per key instead.
-        loadedWithoutState = new HashMap<>();
-      }
-      bootstrapIndex();
+      // A job without state, or the first run of this table's writer in a restored job (a table
+      // added to it, or a restore that left the writer's state unclaimed): the rows already in
+      // the table are loaded into the index once every table's state is restored, in open().
+      bootstrapDue = true;
       indexComplete = true;
     } else {
       indexComplete = false;
     }
+  }
+
+  /** Whether restored union state {@code flags} holds anything: each subtask writes one flag. */
+  private static boolean hasState(ListState<Boolean> flags) throws Exception {
+    return flags.get().iterator().hasNext();
   }
 
   /**
@@ -438,6 +445,15 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   void open() throws Exception {
     dedup.open();
+    if (bootstrapDue) {
+      bootstrapDue = false;
+      if (!host.getRuntimeContext().isCheckpointingEnabled()) {
+        // No checkpoint will hold the index, and batch execution keeps keyed state only for the
+        // key at hand: the loaded index is kept aside and read per key instead.
+        loadedWithoutState = new HashMap<>();
+      }
+      bootstrapIndex();
+    }
     spec = table.spec();
     Schema tableSchema = table.schema();
     Schema keySchema = TypeUtil.select(tableSchema, tableSchema.identifierFieldIds());
@@ -518,6 +534,26 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   void notifyCheckpointComplete(long checkpointId) {
     lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, checkpointId);
+  }
+
+  /** See {@link KeyedDedup#writeIndex}. */
+  void writeIndex(
+      int first,
+      int count,
+      KeyedDedup.KeyGroupStart start,
+      org.apache.flink.core.memory.DataOutputView out)
+      throws Exception {
+    dedup.writeIndex(first, count, start, out);
+  }
+
+  /** See {@link KeyedDedup#readIndex}. */
+  void readIndex(int keyGroup, org.apache.flink.core.memory.DataInputView in) throws Exception {
+    dedup.readIndex(keyGroup, in);
+  }
+
+  /** See {@link KeyedDedup#indexRestored}. */
+  void indexRestored() throws Exception {
+    dedup.indexRestored();
   }
 
   /** Takes a change of the key in context, one of this table's. */

@@ -65,10 +65,22 @@ class WriterOfSeveralTablesTest {
     return tables;
   }
 
+  /** The most keys per table the in-memory index holds; 0 keeps the entries in keyed state. */
+  private long indexMaxKeys = 4_000_000;
+
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
       OperatorSubtaskState restore, int parallelism, int subtask) throws Exception {
+    return harness(restore, parallelism, subtask, TABLES);
+  }
+
+  private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
+      OperatorSubtaskState restore,
+      int parallelism,
+      int subtask,
+      Map<String, TableIdentifier> tables)
+      throws Exception {
     Map<String, PositionDeltaWriterOperator<?>> writers = new LinkedHashMap<>();
-    TABLES.forEach(
+    tables.forEach(
         (name, id) -> {
           PositionDeltaWriterOperator<?> writer =
               new PositionDeltaWriterOperator<>(
@@ -81,6 +93,7 @@ class WriterOfSeveralTablesTest {
                   io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
                   1.0);
           writer.setCommittedAs(id.toString());
+          writer.setIndexMaxKeys(indexMaxKeys);
           writers.put(name, writer);
         });
     KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
@@ -178,8 +191,10 @@ class WriterOfSeveralTablesTest {
     }
   }
 
-  @Test
-  void aRestoreAndARescaleKeepEachTablesEntries() throws Exception {
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
+  void aRestoreAndARescaleKeepEachTablesEntries(long maxKeys) throws Exception {
+    indexMaxKeys = maxKeys;
     Map<String, Table> tables = tables();
     List<OperatorSubtaskState> states = new ArrayList<>();
     Map<String, String> fileOf = new TreeMap<>();
@@ -202,7 +217,17 @@ class WriterOfSeveralTablesTest {
           append(tables.get(table), committable);
           fileOf.put(table + "/" + subtask, dataFile(committable, tables.get(table)));
         }
-        states.add(harness.snapshot(1, 1));
+        OperatorSubtaskState state = harness.snapshot(1, 1);
+        // The entries of both tables: in the in-memory index, which the operator writes to raw
+        // keyed state for all its tables (without it, 8 bytes a key group: a format and no
+        // table), or in keyed state.
+        long rawBytes = state.getRawKeyedState().getStateSize();
+        if (maxKeys == 0) {
+          assertThat(rawBytes).isLessThanOrEqualTo(8L * MAX_PARALLELISM / 2);
+        } else {
+          assertThat(rawBytes).isGreaterThan(8L * MAX_PARALLELISM / 2 + 20 * 16);
+        }
+        states.add(state);
       }
     }
     OperatorSubtaskState merged =
@@ -230,6 +255,31 @@ class WriterOfSeveralTablesTest {
       assertThat(b.stats().staleDropped()).isEqualTo(20);
       assertThat(b.dataFiles()).isEmpty();
       assertThat(b.positionDeletes().isEmpty()).isTrue();
+    }
+  }
+
+  @Test
+  void aTableTakenOutIsDroppedAndATableAddedStartsEmpty() throws Exception {
+    Map<String, Table> tables = tables();
+    OperatorSubtaskState state;
+    try (var harness = harness(null, 1, 0)) {
+      Map<String, ChangeCommittable> written =
+          checkpoint(harness, 1, of("src.a", insert(1, "a", 10)), of("src.b", insert(1, "b", 10)));
+      append(tables.get("src.a"), written.get("db.a"));
+      append(tables.get("src.b"), written.get("db.b"));
+      harness.notifyOfCompletedCheckpoint(1);
+      state = harness.snapshot(1, 1);
+    }
+    Map<String, TableIdentifier> now =
+        Map.of("src.a", TABLES.get("src.a"), "src.c", TableIdentifier.of("db", "c"));
+    CdcTables.createOrLoad(
+        catalog().loadCatalog(), now.get("src.c"), TestChanges.SCHEMA, null, 3, List.of("id"));
+    try (var harness = harness(state, 1, 0, now)) {
+      Map<String, ChangeCommittable> after =
+          checkpoint(harness, 2, of("src.a", update(1, "a'", 5)), of("src.c", insert(1, "c", 1)));
+      assertThat(after.get("db.a").stats().staleDropped()).isEqualTo(1);
+      assertThat(after.get("db.c").stats().inserted()).isEqualTo(1);
+      assertThat(after.get("db.c").equalityFallbacks()).isZero();
     }
   }
 
