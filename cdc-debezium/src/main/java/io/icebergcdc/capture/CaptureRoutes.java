@@ -23,6 +23,7 @@ public final class CaptureRoutes implements Serializable {
 
   private final List<String> topics;
   private final List<TableRoute> routes;
+  private final List<String> mainOutputNames;
   private final String origin;
   private final BadRecordPolicy badRecordPolicy;
 
@@ -36,23 +37,29 @@ public final class CaptureRoutes implements Serializable {
       Map<String, String> tableNames,
       String origin,
       BadRecordPolicy badRecordPolicy) {
-    this(schemas, tableNames, java.util.Set.of(), origin, badRecordPolicy);
+    this(schemas, tableNames, Map.of(), origin, badRecordPolicy);
   }
 
   /**
    * @param schemas the schema of each captured table by Debezium topic
    * @param tableNames the name of each captured table by topic, for messages
    * @param onMainOutput the topics whose changes go to the router's main output, for one writer of
-   *     them all; the others' to a side output each
+   *     them all, each with the table name its changes carry there; the others' to a side output
+   *     each
    * @param origin the source database, for messages
    */
   public CaptureRoutes(
       Map<String, ChangeSchema> schemas,
       Map<String, String> tableNames,
-      java.util.Set<String> onMainOutput,
+      Map<String, String> onMainOutput,
       String origin,
       BadRecordPolicy badRecordPolicy) {
-    Map<String, TableRoute> byTopic = TableRoute.byTopic(schemas, tableNames, onMainOutput);
+    Map<String, TableRoute> byTopic =
+        TableRoute.byTopic(schemas, tableNames, onMainOutput.keySet());
+    this.mainOutputNames = new ArrayList<>();
+    for (String topic : byTopic.keySet()) {
+      mainOutputNames.add(onMainOutput.get(topic));
+    }
     this.topics = List.copyOf(byTopic.keySet());
     this.routes = List.copyOf(byTopic.values());
     this.origin = origin;
@@ -66,6 +73,11 @@ public final class CaptureRoutes implements Serializable {
 
   TableRoute route(int index) {
     return routes.get(index);
+  }
+
+  /** The table name the changes of a route carry on the router's main output; null for none. */
+  String mainOutputName(int index) {
+    return mainOutputNames.get(index);
   }
 
   int size() {

@@ -36,7 +36,7 @@ public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, 
     names = new ArrayList<>();
     for (int i = 0; i < routes.size(); i++) {
       outputs.add(routes.route(i).output());
-      names.add(routes.route(i).tableName());
+      names.add(routes.mainOutputName(i));
     }
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
   }

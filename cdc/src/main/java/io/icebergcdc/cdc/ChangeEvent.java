@@ -143,9 +143,6 @@ public final class ChangeEvent {
     return originOffset;
   }
 
-  /**
-   * The same change, read from a Kafka record at {@code partition} ({@code topic/n}) and offset.
-   */
   /** This change as one of {@code newTable}, by the name a router of several tables gives it. */
   public ChangeEvent withTable(String newTable) {
     return newTable.equals(table)
@@ -164,6 +161,9 @@ public final class ChangeEvent {
             missing);
   }
 
+  /**
+   * The same change, read from a Kafka record at {@code partition} ({@code topic/n}) and offset.
+   */
   public ChangeEvent withOrigin(String partition, long offset) {
     return new ChangeEvent(
         table,

@@ -24,6 +24,9 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  */
 public interface KeyedDedup extends Serializable {
 
+  /** The operator state of the table's source position ({@link #setTablePosition}). */
+  String TABLE_POSITION_STATE = "table-position";
+
   /**
    * Reads or creates the dedup's state.
    *
@@ -78,6 +81,20 @@ public interface KeyedDedup extends Serializable {
   /** Records that the live row of the key in context, {@code entry}, moved to a new location. */
   void moved(AppliedChange entry, String file, long position) throws Exception;
 
+  /**
+   * That the table starts without state of its own although the job restored (a table added to the
+   * job, or whose state the restore left unclaimed): it starts as in a job without state, from the
+   * table's source position ({@link #setTablePosition}); before the state is initialized.
+   */
+  void setStartsWithoutState();
+
+  /**
+   * Clears the keyed state the dedup shares with other tables of the operator for every key that
+   * {@code stateKeys} accepts (keys of the operator's keyed state): the entries of tables the job
+   * no longer writes. After the state is initialized, before any change is taken.
+   */
+  void forgetKeys(java.util.function.Predicate<Object> stateKeys) throws Exception;
+
   /** Starts a key group of raw keyed state, as {@code KeyedStateCheckpointOutputStream} does. */
   interface KeyGroupStart {
     void start(int keyGroup) throws java.io.IOException;
@@ -93,6 +110,9 @@ public interface KeyedDedup extends Serializable {
   void writeIndex(
       int first, int count, KeyGroupStart start, org.apache.flink.core.memory.DataOutputView out)
       throws Exception;
+
+  /** The entries the in-memory index holds; 0 when the entries are in keyed state. */
+  long indexSize();
 
   /**
    * For an operator that reads the raw keyed state of its tables, after this dedup's {@code

@@ -200,8 +200,24 @@ public final class IcebergCdcSink {
     Map<String, PositionDeltaWriterOperator<?>> writers = new java.util.TreeMap<>();
     Map<String, IcebergCommitter> committers = new java.util.TreeMap<>();
     Integer parallelism = null;
+    java.time.Duration tombstoneTtl = null;
     for (Map.Entry<String, IcebergCdcSink> table : sinks.entrySet()) {
       IcebergCdcSink sink = table.getValue();
+      // The tables share the dedup's keyed state, whose tombstones live as long as the first
+      // table's option says.
+      java.time.Duration ttl = sink.options.get(DedupOptions.TOMBSTONE_TTL);
+      if (tombstoneTtl != null && !tombstoneTtl.equals(ttl)) {
+        throw new IllegalArgumentException(
+            "the tables written together must have the same "
+                + DedupOptions.TOMBSTONE_TTL.key()
+                + ": table "
+                + sink.tableName
+                + " has "
+                + ttl
+                + ", others "
+                + tombstoneTtl);
+      }
+      tombstoneTtl = ttl;
       String tag = committedAs.get(table.getKey());
       if (tag == null) {
         throw new IllegalArgumentException("table " + table.getKey() + " has no name to commit as");

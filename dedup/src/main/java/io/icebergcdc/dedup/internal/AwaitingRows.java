@@ -75,6 +75,14 @@ final class AwaitingRows {
     return serializer.deserialize(in);
   }
 
+  /**
+   * Drops what the key in context holds, a key of another table of the operator, which this one
+   * does not count.
+   */
+  void forget() {
+    state.clear();
+  }
+
   /** Holds {@code change} for the key in context, which holds none. */
   void hold(ChangeEvent change) throws IOException {
     out.clear();

@@ -6,6 +6,7 @@ import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.dedup.AppliedChange;
 import io.icebergcdc.dedup.TableScope;
+import java.util.List;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -163,6 +164,19 @@ final class MissingValues {
           heldInInterval,
           awaiting.count());
       heldInInterval = 0;
+    }
+  }
+
+  /** Clears the changes kept for the operator's keys {@code stateKeys} accepts. */
+  void forgetKeys(java.util.function.Predicate<Object> stateKeys) throws Exception {
+    List<Object> keys = new java.util.ArrayList<>();
+    try (Stream<Object> stream =
+        operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
+      stream.filter(stateKeys).forEach(keys::add);
+    }
+    for (Object key : keys) {
+      operator.setCurrentKey(key);
+      awaiting.forget();
     }
   }
 

@@ -132,6 +132,9 @@ public final class SequencedChanges implements KeyedDedup {
   /** The part of the hosting operator's keys, state and metrics that is this table's. */
   private TableScope scope = TableScope.WHOLE;
 
+  /** Whether the table starts without state of its own in a restored job. */
+  private boolean startsWithoutState;
+
   private transient org.apache.flink.api.common.state.ListState<String> tablePositionState;
 
   private transient TypeSerializer<Object> keySerializer;
@@ -174,6 +177,28 @@ public final class SequencedChanges implements KeyedDedup {
   }
 
   @Override
+  public void setStartsWithoutState() {
+    this.startsWithoutState = true;
+  }
+
+  @Override
+  public void forgetKeys(java.util.function.Predicate<Object> stateKeys) throws Exception {
+    for (String name : List.of("applied", "tombstone")) {
+      ValueState<AppliedChange> state = name.equals("applied") ? live : tombstone;
+      List<Object> keys = new ArrayList<>();
+      try (Stream<Object> stream =
+          operator.getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
+        stream.filter(stateKeys).forEach(keys::add);
+      }
+      for (Object key : keys) {
+        operator.setCurrentKey(key);
+        state.clear();
+      }
+    }
+    missing.forgetKeys(stateKeys);
+  }
+
+  @Override
   public void setScope(TableScope scope) {
     this.scope = java.util.Objects.requireNonNull(scope, "scope");
   }
@@ -193,9 +218,9 @@ public final class SequencedChanges implements KeyedDedup {
             .getOperatorStateStore()
             .getUnionListState(
                 new org.apache.flink.api.common.state.ListStateDescriptor<>(
-                    scope.stateName("table-position"),
+                    scope.stateName(TABLE_POSITION_STATE),
                     org.apache.flink.api.common.typeinfo.Types.STRING));
-    if (context.isRestored()) {
+    if (context.isRestored() && !startsWithoutState) {
       // The position the job started from still holds for the keys its state does not know:
       // changes at or before it were dropped without leaving state.
       tablePosition = null;
@@ -280,6 +305,11 @@ public final class SequencedChanges implements KeyedDedup {
         index != null
             ? new IndexEntryStore(index, keyContext())
             : new KeyedStateEntryStore(live, tombstone, keyContext());
+  }
+
+  @Override
+  public long indexSize() {
+    return index == null ? 0 : index.size();
   }
 
   @Override

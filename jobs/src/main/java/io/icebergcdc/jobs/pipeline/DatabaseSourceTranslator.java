@@ -98,7 +98,11 @@ final class DatabaseSourceTranslator implements SourceTranslator {
     }
     CaptureRoutes routes =
         new CaptureRoutes(
-            schemas, tableNames, writtenTogether, source.origin(), job.deadLetters().policy());
+            schemas,
+            tableNames,
+            RoutedChanges.namesOnMainOutput(targets, writtenTogether),
+            source.origin(),
+            job.deadLetters().policy());
     ChunkedSnapshot snapshot = chunkedSnapshot();
     int parallelism = snapshot == null ? 1 : env.getParallelism();
     DataStream<CapturedChange> records =
@@ -116,7 +120,7 @@ final class DatabaseSourceTranslator implements SourceTranslator {
     SingleOutputStreamOperator<ChangeEvent> routed =
         records
             .process(new CapturedChangeRouter(routes))
-            .returns(RoutedChanges.mainOutputType(targets, writtenTogether, TableTarget::source))
+            .returns(RoutedChanges.mainOutputType(targets, writtenTogether))
             .name(OperatorUids.ROUTE_DEBEZIUM_NAME)
             .uid(OperatorUids.ROUTE_DEBEZIUM)
             .setParallelism(parallelism);

@@ -167,9 +167,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)
             .uid(OperatorUids.KAFKA_SOURCE)
             .process(router)
-            .returns(
-                RoutedChanges.mainOutputType(
-                    targets, writtenTogether, target -> target.table().toString()))
+            .returns(RoutedChanges.mainOutputType(targets, writtenTogether))
             .name(OperatorUids.ROUTE_KAFKA_NAME)
             .uid(OperatorUids.ROUTE_KAFKA);
     return RoutedChanges.ofRouter(

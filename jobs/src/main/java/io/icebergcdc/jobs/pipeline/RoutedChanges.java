@@ -24,7 +24,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * table's snapshot summaries.
  *
  * @param changes the changes of each table with a stream of its own
- * @param together the changes of the tables one writer takes, each naming its table; null if none
+ * @param together the changes of the tables one writer takes, each named as its Iceberg table
+ *     ({@link #namesOnMainOutput}); null if none
  */
 record RoutedChanges(
     Map<TableIdentifier, DataStream<ChangeEvent>> changes,
@@ -59,16 +60,37 @@ record RoutedChanges(
   }
 
   /**
+   * The name the changes of each route of {@code writtenTogether} carry on the router's main
+   * output: their Iceberg table's, by which the writer of several tables knows the table and names
+   * its state (so that state follows the Iceberg table, whatever source table feeds it).
+   */
+  static Map<String, String> namesOnMainOutput(
+      List<TableTarget> targets, Set<String> writtenTogether) {
+    Map<String, String> names = new LinkedHashMap<>();
+    for (TableTarget target : targets) {
+      if (writtenTogether.contains(target.route())) {
+        names.put(target.route(), nameOnMainOutput(target));
+      }
+    }
+    return names;
+  }
+
+  /** The name the changes of {@code target} carry on a router's main output. */
+  static String nameOnMainOutput(TableTarget target) {
+    return target.table().toString();
+  }
+
+  /**
    * The type of a router's main output: the changes of the tables of {@code writtenTogether}, each
-   * by the name its changes carry; or, when there are none, that of the first table (the output
-   * then stays empty).
+   * by the name its changes carry there; or, when there are none, that of the first table (the
+   * output then stays empty).
    */
   static TypeInformation<ChangeEvent> mainOutputType(
-      List<TableTarget> targets, Set<String> writtenTogether, Function<TableTarget, String> name) {
+      List<TableTarget> targets, Set<String> writtenTogether) {
     Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
     for (TableTarget target : targets) {
       if (writtenTogether.contains(target.route())) {
-        schemas.put(name.apply(target), target.schema());
+        schemas.put(nameOnMainOutput(target), target.schema());
       }
     }
     return schemas.isEmpty()

@@ -109,13 +109,12 @@ final class SinkTranslator {
       IcebergCdcSink sink = sinks.get(table);
       String name = routed.deadLetterTables().getOrDefault(table, table.toString());
       if (writtenTogether.contains(target.route())) {
-        if (together.put(name, sink) != null) {
+        String writtenAs = RoutedChanges.nameOnMainOutput(target);
+        if (together.put(writtenAs, sink) != null) {
           throw new IllegalArgumentException(
-              "two of the job's tables have changes named "
-                  + name
-                  + ", so one writer cannot take both");
+              "two of the job's sources write table " + writtenAs + ", which one writer cannot do");
         }
-        committedAs.put(name, table.toString());
+        committedAs.put(writtenAs, table.toString());
         tableOfDeadLetter.put(name, table.toString());
         continue;
       }

@@ -62,8 +62,15 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /** The format of a key group of the raw keyed state of an operator of several tables. */
   private static final int INDEXES_FORMAT_1 = 1;
 
-  /** Key groups whose index entries are held in memory at a time while a snapshot is written. */
-  private static final int KEY_GROUPS_AT_A_TIME = 16;
+  /**
+   * About how many bytes of index entries are held in memory at a time while a snapshot is written:
+   * the key groups are written in as few runs as keep within it, each run sweeping every table's
+   * index once.
+   */
+  private static final long BYTES_AT_A_TIME = 64L << 20;
+
+  /** About the bytes of an entry as the index writes it. */
+  private static final long BYTES_PER_ENTRY = 48;
 
   /** The writer of the one table, or null for an operator of several. */
   private final TableDeltaWriter<K> only;
@@ -193,8 +200,38 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       writer.initializeState(context, this, output);
     }
     if (byTable != null && context.isRestored()) {
+      java.util.Set<String> gone = forgetTablesNoLongerWritten(context);
       readIndexes(context);
+      if (!gone.isEmpty()) {
+        byTable.firstEntry().getValue().forgetKeys(key -> gone.contains(((TableKey) key).table()));
+      }
     }
+  }
+
+  /**
+   * Clears the restored operator state of the tables this job no longer writes (a restore carries
+   * unclaimed state into the next snapshots; a table added to the job again must start without
+   * state), and returns them, so that their keyed state is cleared too.
+   */
+  private java.util.Set<String> forgetTablesNoLongerWritten(StateInitializationContext context)
+      throws Exception {
+    java.util.Set<String> gone = new java.util.TreeSet<>();
+    String suffix = "/" + TableDeltaWriter.INDEX_COMPLETE_STATE;
+    for (String name : new ArrayList<>(context.getOperatorStateStore().getRegisteredStateNames())) {
+      if (name.endsWith(suffix)) {
+        String table = name.substring(0, name.length() - suffix.length());
+        if (!byTable.containsKey(table)) {
+          gone.add(table);
+        }
+      }
+    }
+    for (String table : gone) {
+      TableDeltaWriter.forgetOperatorState(context.getOperatorStateStore(), TableScope.of(table));
+    }
+    if (!gone.isEmpty()) {
+      LOG.warn("Dropped the restored state of tables this job no longer writes: {}", gone);
+    }
+    return gone;
   }
 
   /** Hands each table's part of each restored key group of raw keyed state to its writer. */
@@ -229,7 +266,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       writer.indexRestored();
     }
     if (!dropped.isEmpty()) {
-      LOG.warn("Dropped the restored key index of tables this job no longer writes: {}", dropped);
+      LOG.info("Dropped the restored key index of tables this job no longer writes: {}", dropped);
     }
   }
 
@@ -273,9 +310,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   }
 
   /**
-   * Writes every key group of this subtask with each table's part of it, a few key groups at a
-   * time: each table's index writes the entries of those key groups into memory, then they are
-   * written one key group after the other.
+   * Writes every key group of this subtask with each table's part of it, in runs of key groups:
+   * each table's index writes the entries of a run's key groups into memory, then they are written
+   * one key group after the other.
    */
   private void writeIndexes(StateSnapshotContext context) throws Exception {
     KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
@@ -283,8 +320,14 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     int first = range.getKeyGroupId(0);
     int count = range.getNumberOfKeyGroups();
     DataOutputViewStreamWrapper view = new DataOutputViewStreamWrapper(out);
-    for (int from = 0; from < count; from += KEY_GROUPS_AT_A_TIME) {
-      int groups = Math.min(KEY_GROUPS_AT_A_TIME, count - from);
+    long entries = 0;
+    for (TableDeltaWriter<?> writer : byTable.values()) {
+      entries += writer.indexSize();
+    }
+    long runs = Math.min(count, Math.max(1, entries * BYTES_PER_ENTRY / BYTES_AT_A_TIME + 1));
+    int atATime = (int) ((count + runs - 1) / runs);
+    for (int from = 0; from < count; from += atATime) {
+      int groups = Math.min(atATime, count - from);
       Map<String, KeyGroupParts> parts = new TreeMap<>();
       for (Map.Entry<String, TableDeltaWriter<?>> table : byTable.entrySet()) {
         KeyGroupParts tableParts = new KeyGroupParts(first + from, groups);

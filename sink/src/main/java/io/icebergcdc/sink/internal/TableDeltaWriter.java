@@ -290,14 +290,17 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     this.host = host;
     this.output = output;
     this.metrics = scope.metrics(host.getMetricGroup());
-    dedup.initializeState(context, host, output, this);
-    tableLoader.open();
-    table = tableLoader.loadTable();
     indexCompleteState =
         context
             .getOperatorStateStore()
             .getUnionListState(
-                new ListStateDescriptor<>(scope.stateName("key-index-complete"), Types.BOOLEAN));
+                new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN));
+    if (context.isRestored() && !hasState(indexCompleteState)) {
+      dedup.setStartsWithoutState();
+    }
+    dedup.initializeState(context, host, output, this);
+    tableLoader.open();
+    table = tableLoader.loadTable();
     ownFilesState =
         context
             .getOperatorStateStore()
@@ -384,6 +387,47 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     } else {
       indexComplete = false;
     }
+  }
+
+  /** The operator state whose restored flags say that the table's writer had state. */
+  static final String INDEX_COMPLETE_STATE = "key-index-complete";
+
+  /**
+   * Clears the operator state of the table of {@code scope}, which the job no longer writes: a
+   * restore carries state that nothing claims into the next snapshots, and the table, added to the
+   * job again, must start without state.
+   */
+  static void forgetOperatorState(
+      org.apache.flink.api.common.state.OperatorStateStore store, TableScope scope)
+      throws Exception {
+    store
+        .getUnionListState(
+            new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN))
+        .clear();
+    store
+        .getListState(
+            new ListStateDescriptor<>(
+                scope.stateName("own-data-files"), OwnDataFile.Serializer.INSTANCE))
+        .clear();
+    store
+        .getUnionListState(
+            new ListStateDescriptor<>(scope.stateName("files-shared-up-to"), Types.LONG))
+        .clear();
+    store
+        .getUnionListState(
+            new ListStateDescriptor<>(
+                scope.stateName("file-dictionary"), FileDictionary.EntrySerializer.INSTANCE))
+        .clear();
+    store
+        .getUnionListState(
+            new ListStateDescriptor<>(
+                scope.stateName(KeyedDedup.TABLE_POSITION_STATE), Types.STRING))
+        .clear();
+  }
+
+  /** See {@link KeyedDedup#forgetKeys}. */
+  void forgetKeys(java.util.function.Predicate<Object> stateKeys) throws Exception {
+    dedup.forgetKeys(stateKeys);
   }
 
   /** Whether restored union state {@code flags} holds anything: each subtask writes one flag. */
@@ -544,6 +588,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       org.apache.flink.core.memory.DataOutputView out)
       throws Exception {
     dedup.writeIndex(first, count, start, out);
+  }
+
+  /** See {@link KeyedDedup#indexSize}. */
+  long indexSize() {
+    return dedup.indexSize();
   }
 
   /** See {@link KeyedDedup#readIndex}. */

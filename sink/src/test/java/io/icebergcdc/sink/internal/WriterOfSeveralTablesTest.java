@@ -68,6 +68,9 @@ class WriterOfSeveralTablesTest {
   /** The most keys per table the in-memory index holds; 0 keeps the entries in keyed state. */
   private long indexMaxKeys = 4_000_000;
 
+  /** Whether a table's writer that starts without state loads the table's rows into its index. */
+  private boolean bootstrap;
+
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
       OperatorSubtaskState restore, int parallelism, int subtask) throws Exception {
     return harness(restore, parallelism, subtask, TABLES);
@@ -87,7 +90,7 @@ class WriterOfSeveralTablesTest {
                   TableLoader.fromCatalog(catalog(), id),
                   TestChanges.CHANGE_SCHEMA,
                   new RowKeySelector(),
-                  false,
+                  bootstrap,
                   Map.of(),
                   Duration.ofDays(1),
                   io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
@@ -280,6 +283,64 @@ class WriterOfSeveralTablesTest {
       assertThat(after.get("db.a").stats().staleDropped()).isEqualTo(1);
       assertThat(after.get("db.c").stats().inserted()).isEqualTo(1);
       assertThat(after.get("db.c").equalityFallbacks()).isZero();
+    }
+  }
+
+  /**
+   * A table taken out of the job and put back starts again without state: its rows, written while
+   * it was in the job the first time, are loaded into its index, each subtask its own keys.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
+  void aTablePutBackStartsAgainFromItsRows(long maxKeys) throws Exception {
+    indexMaxKeys = maxKeys;
+    bootstrap = true;
+    Map<String, Table> tables = tables();
+    OperatorSubtaskState state;
+    try (var harness = harness(null, 1, 0)) {
+      List<ChangeEvent> changes = new ArrayList<>();
+      for (long id = 1; id <= 20; id++) {
+        changes.add(of("src.a", insert(id, "a" + id, 10)));
+        changes.add(of("src.b", insert(id, "b" + id, 10)));
+      }
+      Map<String, ChangeCommittable> written =
+          checkpoint(harness, 1, changes.toArray(new ChangeEvent[0]));
+      append(tables.get("src.a"), written.get("db.a"));
+      append(tables.get("src.b"), written.get("db.b"));
+      harness.notifyOfCompletedCheckpoint(1);
+      state = harness.snapshot(1, 1);
+    }
+    // Without b: its state is dropped, and so is not in the next snapshot.
+    try (var harness = harness(state, 1, 0, Map.of("src.a", TABLES.get("src.a")))) {
+      checkpoint(harness, 2, of("src.a", update(1, "a'", 11)));
+      state = harness.snapshot(2, 2);
+    }
+    // b again, at parallelism 2: each subtask loads the rows of its own keys of b.
+    OperatorSubtaskState merged = state;
+    for (int subtask = 0; subtask < 2; subtask++) {
+      OperatorSubtaskState part =
+          AbstractStreamOperatorTestHarness.repartitionOperatorState(
+              merged, MAX_PARALLELISM, 1, 2, subtask);
+      try (var harness = harness(part, 2, subtask)) {
+        List<ChangeEvent> mine = new ArrayList<>();
+        for (long id = 1; id <= 20; id++) {
+          ChangeEvent change = of("src.b", update(id, "b'" + id, 12));
+          if (KeyIndexBootstrap.owns(
+              new TableKey("src.b", change.key()), harness.getEnvironment().getTaskInfo())) {
+            mine.add(change);
+          }
+        }
+        assertThat(mine).isNotEmpty();
+        ChangeCommittable b = checkpoint(harness, 3, mine.toArray(new ChangeEvent[0])).get("db.b");
+        assertThat(b.stats().updated()).isEqualTo(mine.size());
+        assertThat(b.equalityFallbacks()).isZero();
+        assertThat(b.deleteFiles()).isEmpty();
+        long deleted = 0;
+        for (String file : b.positionDeletes().files()) {
+          deleted += b.positionDeletes().positions(file).length;
+        }
+        assertThat(deleted).as("rows of b deleted by position").isEqualTo(mine.size());
+      }
     }
   }
 
