@@ -51,7 +51,6 @@ public final class PipelineComposer {
       CatalogDefinition.close(catalog);
     }
 
-    StreamExecutionEnvironment env = RuntimeTranslator.environment(job.runtime(), targets.size());
     SinkTranslator sinks =
         SinkTranslator.of(
             targets,
@@ -60,6 +59,8 @@ public final class PipelineComposer {
             source.prefixesSinkUids(),
             source.readsInSourceOrder(),
             commitListener);
+    StreamExecutionEnvironment env =
+        RuntimeTranslator.environment(job.runtime(), sinks.writerOperators());
     RoutedChanges routed = source.translate(env, targets, sinks.writtenTogether());
     DataStream<DeadLetter> deadLetters = sinks.apply(routed, targets, catalogLoader);
     DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());

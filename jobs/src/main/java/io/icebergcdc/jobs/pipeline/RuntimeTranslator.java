@@ -32,7 +32,10 @@ public final class RuntimeTranslator {
   /** The size of Flink's network buffers, its default. */
   private static final MemorySize NETWORK_BUFFER = MemorySize.parse("32kb");
 
-  /** The environment of a job that writes {@code tables} tables. */
+  /**
+   * The environment of a job with {@code tables} writer operators (one for the tables written
+   * together, one for each other table).
+   */
   public static StreamExecutionEnvironment environment(RuntimeDefinition runtime, int tables) {
     Configuration config = new Configuration();
     if (clusterConfiguration().isEmpty()) {
@@ -78,8 +81,8 @@ public final class RuntimeTranslator {
   }
 
   /**
-   * The network memory of an embedded Flink running a job of {@code tables} tables: its default,
-   * and for each table beyond the first twice the buffers its operators take at Flink's defaults
+   * The network memory of an embedded Flink running a job of {@code tables} writer operators: its
+   * default, and for each beyond the first twice the buffers its operators take at Flink's defaults
    * (32 KB buffers; 2 per channel and 8 floating per input gate): the writers' gates read the
    * source's {@code p} subtasks over {@code p * p} channels, and the committer's gate the writers'
    * {@code p}, about {@code 3p² + 6p + 1} buffers with their result partitions.

@@ -86,6 +86,14 @@ final class SinkTranslator {
         sinks, together, severalTables, sinkOptions.get(SinkOptions.UID_PREFIX));
   }
 
+  /**
+   * How many writer operators the job has: one for the tables written together, and one for each
+   * other table; what the network buffers grow with.
+   */
+  int writerOperators() {
+    return sinks.size() - writtenTogether.size() + (writtenTogether.isEmpty() ? 0 : 1);
+  }
+
   /** The routes of the tables that one writer takes, for the source's router. */
   Set<String> writtenTogether() {
     return writtenTogether;
