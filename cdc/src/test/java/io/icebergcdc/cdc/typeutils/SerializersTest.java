@@ -213,6 +213,20 @@ class SerializersTest {
     assertThat(read.after().getInt(1)).isEqualTo(3);
     assertThat(read.after().getDouble(2)).isEqualTo(1.5);
     assertThat(serializer.snapshotConfiguration().restoreSerializer()).isEqualTo(serializer);
+    // The snapshot written and read back: the same tables and schemas, compatible as is.
+    DataOutputSerializer snapshotOut = new DataOutputSerializer(256);
+    org.apache.flink.api.common.typeutils.TypeSerializerSnapshot.writeVersionedSnapshot(
+        snapshotOut, serializer.snapshotConfiguration());
+    org.apache.flink.api.common.typeutils.TypeSerializerSnapshot<ChangeEvent> readBack =
+        org.apache.flink.api.common.typeutils.TypeSerializerSnapshot.readVersionedSnapshot(
+            new DataInputDeserializer(snapshotOut.getCopyOfBuffer()), getClass().getClassLoader());
+    assertThat(readBack.restoreSerializer()).isEqualTo(serializer);
+    assertThat(
+            serializer
+                .snapshotConfiguration()
+                .resolveSchemaCompatibility(readBack)
+                .isCompatibleAsIs())
+        .isTrue();
     ChangeEvent other =
         new ChangeEvent(
             "db.other",

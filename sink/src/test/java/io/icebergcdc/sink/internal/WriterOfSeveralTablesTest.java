@@ -71,6 +71,9 @@ class WriterOfSeveralTablesTest {
   /** Whether a table's writer that starts without state loads the table's rows into its index. */
   private boolean bootstrap;
 
+  /** Whether the harness keeps keyed state in RocksDB rather than on the heap. */
+  private boolean rocksDb;
+
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
       OperatorSubtaskState restore, int parallelism, int subtask) throws Exception {
     return harness(restore, parallelism, subtask, TABLES);
@@ -107,6 +110,9 @@ class WriterOfSeveralTablesTest {
             MAX_PARALLELISM,
             parallelism,
             subtask);
+    if (rocksDb) {
+      harness.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
+    }
     harness.setup(
         new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
     if (restore != null) {
@@ -194,10 +200,12 @@ class WriterOfSeveralTablesTest {
     }
   }
 
-  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
-  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
-  void aRestoreAndARescaleKeepEachTablesEntries(long maxKeys) throws Exception {
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"index", "keyed state", "rocksdb"})
+  void aRestoreAndARescaleKeepEachTablesEntries(String entries) throws Exception {
+    long maxKeys = entries.equals("index") ? 4_000_000 : 0;
     indexMaxKeys = maxKeys;
+    rocksDb = entries.equals("rocksdb");
     Map<String, Table> tables = tables();
     List<OperatorSubtaskState> states = new ArrayList<>();
     Map<String, String> fileOf = new TreeMap<>();
