@@ -341,15 +341,13 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
         view.writeInt(INDEXES_FORMAT_1);
         int tables = 0;
         for (KeyGroupParts tableParts : parts.values()) {
-          tables += tableParts.part(g) == null ? 0 : 1;
+          tables += tableParts.has(g) ? 1 : 0;
         }
         view.writeInt(tables);
         for (Map.Entry<String, KeyGroupParts> table : parts.entrySet()) {
-          byte[] part = table.getValue().part(g);
-          if (part != null) {
+          if (table.getValue().has(g)) {
             view.writeUTF(table.getKey());
-            view.writeInt(part.length);
-            view.write(part);
+            table.getValue().writeTo(g, view);
           }
         }
       }
@@ -392,8 +390,14 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       return current != null;
     }
 
-    byte[] part(int index) {
-      return parts[index] == null ? null : parts[index].toByteArray();
+    boolean has(int index) {
+      return parts[index] != null;
+    }
+
+    /** Writes the part of key group {@code index}: its length, then its bytes, not copied. */
+    void writeTo(int index, DataOutputViewStreamWrapper out) throws java.io.IOException {
+      out.writeInt(parts[index].size());
+      parts[index].writeTo(out);
     }
   }
 
