@@ -37,6 +37,17 @@ public final class Dedup {
   private Dedup() {}
 
   /**
+   * The operator state of the table's source position of the dedup of {@code scope}'s table ({@link
+   * KeyedDedup#setTablePosition}): for the operator that hosts it, to forget the state of a table
+   * no longer written.
+   */
+  public static org.apache.flink.api.common.state.ListStateDescriptor<String>
+      tablePositionDescriptor(TableScope scope) {
+    return new org.apache.flink.api.common.state.ListStateDescriptor<>(
+        scope.stateName("table-position"), org.apache.flink.api.common.typeinfo.Types.STRING);
+  }
+
+  /**
    * The dedup inside an operator of another kind (the key-indexed writer), which provides what
    * becomes of the net changes; see {@link KeyedDedup} for how the operator calls it.
    */

@@ -24,9 +24,6 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  */
 public interface KeyedDedup extends Serializable {
 
-  /** The operator state of the table's source position ({@link #setTablePosition}). */
-  String TABLE_POSITION_STATE = "table-position";
-
   /**
    * Reads or creates the dedup's state.
    *

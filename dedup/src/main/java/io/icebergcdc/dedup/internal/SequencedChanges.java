@@ -214,12 +214,7 @@ public final class SequencedChanges implements KeyedDedup {
     this.output = output;
     this.netChanges = netChanges;
     tablePositionState =
-        context
-            .getOperatorStateStore()
-            .getUnionListState(
-                new org.apache.flink.api.common.state.ListStateDescriptor<>(
-                    scope.stateName(TABLE_POSITION_STATE),
-                    org.apache.flink.api.common.typeinfo.Types.STRING));
+        context.getOperatorStateStore().getUnionListState(Dedup.tablePositionDescriptor(scope));
     if (context.isRestored() && !startsWithoutState) {
       // The position the job started from still holds for the keys its state does not know:
       // changes at or before it were dropped without leaving state.

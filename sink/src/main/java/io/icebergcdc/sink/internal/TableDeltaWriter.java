@@ -291,22 +291,14 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     this.output = output;
     this.metrics = scope.metrics(host.getMetricGroup());
     indexCompleteState =
-        context
-            .getOperatorStateStore()
-            .getUnionListState(
-                new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN));
+        context.getOperatorStateStore().getUnionListState(indexCompleteDescriptor(scope));
     if (context.isRestored() && !hasState(indexCompleteState)) {
       dedup.setStartsWithoutState();
     }
     dedup.initializeState(context, host, output, this);
     tableLoader.open();
     table = tableLoader.loadTable();
-    ownFilesState =
-        context
-            .getOperatorStateStore()
-            .getListState(
-                new ListStateDescriptor<>(
-                    scope.stateName("own-data-files"), OwnDataFile.Serializer.INSTANCE));
+    ownFilesState = context.getOperatorStateStore().getListState(ownFilesDescriptor(scope));
     int subtasks = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
     if (clock == null) {
       clock = System::nanoTime;
@@ -326,19 +318,12 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
             metrics,
             clock);
     sharedUpToState =
-        context
-            .getOperatorStateStore()
-            .getUnionListState(
-                new ListStateDescriptor<>(scope.stateName("files-shared-up-to"), Types.LONG));
+        context.getOperatorStateStore().getUnionListState(sharedUpToDescriptor(scope));
     sharedUpTo = -1;
     lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
     fileEpoch = lastCompletedCheckpoint + 1;
     dictionaryState =
-        context
-            .getOperatorStateStore()
-            .getUnionListState(
-                new ListStateDescriptor<>(
-                    scope.stateName("file-dictionary"), FileDictionary.EntrySerializer.INSTANCE));
+        context.getOperatorStateStore().getUnionListState(dictionaryDescriptor(scope));
     int subtask = host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
     int parallelism = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
     dictionary =
@@ -400,29 +385,31 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   static void forgetOperatorState(
       org.apache.flink.api.common.state.OperatorStateStore store, TableScope scope)
       throws Exception {
-    store
-        .getUnionListState(
-            new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN))
-        .clear();
-    store
-        .getListState(
-            new ListStateDescriptor<>(
-                scope.stateName("own-data-files"), OwnDataFile.Serializer.INSTANCE))
-        .clear();
-    store
-        .getUnionListState(
-            new ListStateDescriptor<>(scope.stateName("files-shared-up-to"), Types.LONG))
-        .clear();
-    store
-        .getUnionListState(
-            new ListStateDescriptor<>(
-                scope.stateName("file-dictionary"), FileDictionary.EntrySerializer.INSTANCE))
-        .clear();
-    store
-        .getUnionListState(
-            new ListStateDescriptor<>(
-                scope.stateName(KeyedDedup.TABLE_POSITION_STATE), Types.STRING))
-        .clear();
+    store.getUnionListState(indexCompleteDescriptor(scope)).clear();
+    store.getListState(ownFilesDescriptor(scope)).clear();
+    store.getUnionListState(sharedUpToDescriptor(scope)).clear();
+    store.getUnionListState(dictionaryDescriptor(scope)).clear();
+    store.getUnionListState(Dedup.tablePositionDescriptor(scope)).clear();
+  }
+
+  // The writer's operator state, one descriptor each for its registration and for forgetting it.
+
+  private static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN);
+  }
+
+  private static ListStateDescriptor<OwnDataFile> ownFilesDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(
+        scope.stateName("own-data-files"), OwnDataFile.Serializer.INSTANCE);
+  }
+
+  private static ListStateDescriptor<Long> sharedUpToDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName("files-shared-up-to"), Types.LONG);
+  }
+
+  private static ListStateDescriptor<FileDictionary.Entry> dictionaryDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(
+        scope.stateName("file-dictionary"), FileDictionary.EntrySerializer.INSTANCE);
   }
 
   /** See {@link KeyedDedup#forgetKeys}. */
