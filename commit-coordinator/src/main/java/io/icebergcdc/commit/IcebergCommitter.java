@@ -98,9 +98,23 @@ public final class IcebergCommitter {
   public static OneInputStreamOperator<ChangeCommittable, Void> ofTables(
       java.util.Map<String, IcebergCommitter> tables,
       org.apache.iceberg.flink.CatalogLoader catalog) {
+    return ofTables(tables, catalog, false);
+  }
+
+  /**
+   * One operator that commits several tables, as {@link #ofTables(java.util.Map,
+   * org.apache.iceberg.flink.CatalogLoader)}; where {@code inOneTransaction}, the tables of each
+   * checkpoint are committed in one transaction of {@code catalog}, a REST catalog's multi-table
+   * commit: a reader sees all the tables a checkpoint changed take their new snapshots at once, or
+   * none of them. Any other catalog fails the operator when it starts.
+   */
+  public static OneInputStreamOperator<ChangeCommittable, Void> ofTables(
+      java.util.Map<String, IcebergCommitter> tables,
+      org.apache.iceberg.flink.CatalogLoader catalog,
+      boolean inOneTransaction) {
     java.util.Map<String, IcebergCommitterOperator> operators = new java.util.TreeMap<>();
     tables.forEach((name, committer) -> operators.put(name, committer.operatorOfOneTable()));
-    return IcebergCommitterOperator.ofTables(operators, catalog);
+    return IcebergCommitterOperator.ofTables(operators, catalog, inOneTransaction);
   }
 
   /** The operator, for {@code transform} at parallelism 1. */

@@ -10,17 +10,12 @@ import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
@@ -32,7 +27,6 @@ import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.ExceptionUtils;
-import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
@@ -48,7 +42,9 @@ import org.apache.iceberg.flink.TableLoader;
  * <p>It commits one table, or several ({@link #ofTables}): a job of many tables then has one
  * committer instead of one per table. Each table is committed as the committer of one table would
  * commit it, in a snapshot of its own per checkpoint; the writers tag their contributions with
- * their table's name ({@link ChangeCommittable#table()}).
+ * their table's name ({@link ChangeCommittable#table()}). Where asked, and the catalog is a REST
+ * catalog, the tables of each checkpoint are committed in one transaction of the catalog instead
+ * ({@link TransactionCommitter}): a reader sees all of them change at once, or none.
  *
  * <p><b>State:</b> one {@link CommitterState} per table: the id of the job that wrote it and, per
  * checkpoint snapshotted but not known to be committed, its {@link ChangeCommittable}.
@@ -73,8 +69,8 @@ import org.apache.iceberg.flink.TableLoader;
  * committer its input, its checkpoints and their completion, and keeps its state.
  *
  * <p><b>Threading:</b> Flink's task thread; a committer of several tables commits them on threads
- * of its own ({@link #COMMIT_THREADS}), several tables at once, each table on one thread at a time,
- * and the task thread waits until all are done.
+ * of its own ({@link CommitThreads}, {@link #COMMIT_THREADS} of them), several tables at once, each
+ * table on one thread at a time, and the task thread waits until all are done.
  */
 public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     implements OneInputStreamOperator<ChangeCommittable, Void>, BoundedOneInput {
@@ -116,8 +112,14 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private transient CommitterStateSerializer stateSerializer;
   private transient Map<String, TableCommitter> committers;
 
-  /** The threads that commit several tables at once; null for the committer of one table. */
-  private transient ExecutorService commitThreads;
+  /** Whether the tables of a checkpoint are committed in one transaction of their catalog. */
+  private final boolean inOneTransaction;
+
+  /** Where the work of each table is done. */
+  private transient CommitThreads commitThreads;
+
+  /** The catalog's transactions, where the tables of a checkpoint are committed in one. */
+  private transient TransactionCommitter transactions;
 
   public IcebergCommitterOperator(TableLoader tableLoader, CommitListener listener) {
     this(tableLoader, listener, null);
@@ -156,6 +158,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       Duration catalogRetryTimeout) {
     this.tables = new HashMap<>();
     this.formerTables = null;
+    this.inOneTransaction = false;
     tables.put(
         null,
         new TableCommitter.Settings(
@@ -171,9 +174,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   }
 
   private IcebergCommitterOperator(
-      Map<String, TableCommitter.Settings> tables, CatalogLoader formerTables) {
+      Map<String, TableCommitter.Settings> tables,
+      CatalogLoader formerTables,
+      boolean inOneTransaction) {
     this.tables = tables;
     this.formerTables = formerTables;
+    this.inOneTransaction = inOneTransaction;
   }
 
   /**
@@ -195,6 +201,23 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    */
   public static IcebergCommitterOperator ofTables(
       Map<String, IcebergCommitterOperator> tables, CatalogLoader catalog) {
+    return ofTables(tables, catalog, false);
+  }
+
+  /**
+   * The committer of several tables, as {@link #ofTables(Map, CatalogLoader)}; where {@code
+   * inOneTransaction}, the tables of each checkpoint are committed in one transaction of {@code
+   * catalog}, which must be a REST catalog ({@link TransactionCommitter}): a reader then sees all
+   * the tables a checkpoint changed take their new snapshots at once, or none of them.
+   */
+  public static IcebergCommitterOperator ofTables(
+      Map<String, IcebergCommitterOperator> tables,
+      CatalogLoader catalog,
+      boolean inOneTransaction) {
+    if (inOneTransaction && catalog == null) {
+      throw new IllegalArgumentException(
+          "committing the tables in one transaction needs the catalog of the tables");
+    }
     if (tables.isEmpty()) {
       throw new IllegalArgumentException("a committer of several tables needs at least one table");
     }
@@ -202,7 +225,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     tables.forEach(
         (name, one) ->
             settings.put(Objects.requireNonNull(name, "table"), one.only().withOwnListener()));
-    return new IcebergCommitterOperator(settings, catalog);
+    return new IcebergCommitterOperator(settings, catalog, inOneTransaction);
   }
 
   /** The settings of the one table of a committer of one table. */
@@ -272,11 +295,18 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             .getListState(
                 new ListStateDescriptor<>(
                     "iceberg-cdc-committer-state", BytePrimitiveArraySerializer.INSTANCE));
-    if (committers.size() > 1) {
-      commitThreads =
-          Executors.newFixedThreadPool(
-              Math.min(committers.size(), COMMIT_THREADS),
-              new ExecutorThreadFactory("iceberg-cdc-commit-" + getOperatorID()));
+    commitThreads =
+        committers.size() > 1
+            ? CommitThreads.of(
+                Math.min(committers.size(), COMMIT_THREADS),
+                "iceberg-cdc-commit-" + getOperatorID())
+            : CommitThreads.none();
+    if (inOneTransaction) {
+      transactions =
+          new TransactionCommitter(
+              formerTables.loadCatalog(),
+              getOperatorID().toString(),
+              tables.values().iterator().next().catalogRetryTimeout());
     }
     if (context.isRestored()) {
       long restoredCheckpointId = context.getRestoredCheckpointId().orElse(Long.MAX_VALUE);
@@ -309,9 +339,20 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
                     + " twice; the state is not of this committer");
           }
         }
-        forEachTable(
-            restored.keySet(),
-            committer -> committer.restore(restored.get(committer), restoredCheckpointId));
+        if (transactions == null) {
+          commitThreads.forEach(
+              restored.keySet(),
+              committer -> committer.restore(restored.get(committer), restoredCheckpointId));
+        } else {
+          Map<String, TableCommitter.Due> due = new java.util.concurrent.ConcurrentHashMap<>();
+          commitThreads.forEach(
+              restored.entrySet(),
+              table ->
+                  due.put(
+                      table.getValue().table(),
+                      table.getKey().dueOnRestore(table.getValue(), restoredCheckpointId)));
+          transactions.commit(due, commitThreads);
+        }
       } finally {
         for (TableCommitter committer : former) {
           committer.close();
@@ -325,79 +366,6 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             restored.get(committer).table());
       }
     }
-  }
-
-  /**
-   * Runs {@code action} for each of {@code tables}: one after the other for the committer of one
-   * table, else on the commit threads, several tables at once (each table on one thread at a time,
-   * and all done before this returns). The first failure is thrown once all are done, with the
-   * others suppressed.
-   */
-  private void forEachTable(Collection<TableCommitter> tables, TableAction action)
-      throws Exception {
-    if (commitThreads == null) {
-      for (TableCommitter committer : tables) {
-        action.run(committer);
-      }
-      return;
-    }
-    List<Future<?>> running = new ArrayList<>(tables.size());
-    for (TableCommitter committer : tables) {
-      running.add(
-          commitThreads.submit(
-              () -> {
-                action.run(committer);
-                return null;
-              }));
-    }
-    Exception failure = null;
-    for (Future<?> table : running) {
-      try {
-        table.get();
-      } catch (InterruptedException e) {
-        // The task is cancelled. No commit of this attempt may land after it ends, when the next
-        // attempt reads the snapshot logs: the commits in flight end before it does.
-        stopCommitThreads();
-        Thread.currentThread().interrupt();
-        throw e;
-      } catch (ExecutionException e) {
-        Exception cause =
-            e.getCause() instanceof Exception ? (Exception) e.getCause() : new Exception(e);
-        failure = ExceptionUtils.firstOrSuppressed(cause, failure);
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
-  }
-
-  /**
-   * Interrupts the commit threads and waits until they have ended, whatever interrupts this thread
-   * meanwhile (Flink's cancellation watchdog ends a task that never does): a commit of this attempt
-   * that landed after the task ended could be committed again by the next attempt.
-   */
-  private void stopCommitThreads() {
-    commitThreads.shutdownNow();
-    boolean interrupted = false;
-    while (true) {
-      try {
-        if (commitThreads.awaitTermination(1, java.util.concurrent.TimeUnit.SECONDS)) {
-          break;
-        }
-        LOG.info("Waiting for the commits in flight to end");
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /** What {@link #forEachTable} does with a table's committer. */
-  @FunctionalInterface
-  private interface TableAction {
-    void run(TableCommitter committer) throws Exception;
   }
 
   /**
@@ -471,8 +439,15 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   public void notifyCheckpointComplete(long checkpointId) throws Exception {
     super.notifyCheckpointComplete(checkpointId);
     long start = System.nanoTime();
-    forEachTable(committers.values(), committer -> committer.checkpointComplete(checkpointId));
-    if (commitThreads != null) {
+    if (transactions == null) {
+      commitThreads.forEach(
+          committers.values(), committer -> committer.checkpointComplete(checkpointId));
+    } else {
+      Map<String, TableCommitter.Due> due = new LinkedHashMap<>();
+      committers.forEach((table, committer) -> due.put(table, committer.dueAt(checkpointId)));
+      transactions.commit(due, commitThreads);
+    }
+    if (committers.size() > 1) {
       LOG.info(
           "Checkpoint {} of {} tables: their commits took {} ms",
           checkpointId,
@@ -483,17 +458,37 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
 
   @Override
   public void endInput() throws Exception {
-    forEachTable(committers.values(), TableCommitter::endInput);
+    if (transactions == null) {
+      commitThreads.forEach(committers.values(), TableCommitter::endInput);
+      return;
+    }
+    Map<String, TableCommitter.Due> due = new java.util.concurrent.ConcurrentHashMap<>();
+    commitThreads.forEach(
+        committers.entrySet(),
+        table -> {
+          TableCommitter.Due owed = table.getValue().dueAtEndOfInput();
+          if (owed != null) {
+            due.put(table.getKey(), owed);
+          }
+        });
+    transactions.commit(new TreeMap<>(due), commitThreads);
   }
 
   @Override
   public void close() throws Exception {
     super.close();
     if (commitThreads != null) {
-      stopCommitThreads();
+      commitThreads.close();
+    }
+    Exception failure = null;
+    if (transactions != null) {
+      try {
+        transactions.close();
+      } catch (Exception e) {
+        failure = e;
+      }
     }
     if (committers != null) {
-      Exception failure = null;
       for (TableCommitter committer : committers.values()) {
         try {
           committer.close();
@@ -501,9 +496,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           failure = ExceptionUtils.firstOrSuppressed(e, failure);
         }
       }
-      if (failure != null) {
-        throw failure;
-      }
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 }

@@ -14,9 +14,13 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Supplier;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.iceberg.BaseTransaction;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.catalog.TableCommit;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.ValidationException;
@@ -207,6 +211,74 @@ final class SnapshotCommitter implements AutoCloseable {
    */
   private void commitWithRebuilds(
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
+    Attempt made = attempt(checkpointId, committable, carried, commitJobId, false);
+    committed(made, table.currentSnapshot(), made.durationMs);
+  }
+
+  /**
+   * Makes one checkpoint's commit in a transaction of the table, for the catalog to commit with
+   * other tables' in one transaction ({@link TransactionCommitter}); then {@link #stagedCommitted}
+   * or, where the catalog surely did not commit it, {@link #abandon}. The position deletes are
+   * built again when a concurrent change of the table conflicts with them.
+   */
+  Attempt stage(
+      long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
+    return attempt(checkpointId, committable, carried, commitJobId, true);
+  }
+
+  /** The catalog committed {@code staged}, taking {@code durationMs}. */
+  void stagedCommitted(Attempt staged, long durationMs) {
+    table = TableRefresh.refresh(table, tableLoader);
+    Snapshot snapshot = table.snapshot(staged.snapshotId());
+    if (snapshot == null) {
+      throw new IllegalStateException(
+          "the catalog committed checkpoint "
+              + staged.checkpointId
+              + " to table "
+              + table.name()
+              + ", but the table has no snapshot "
+              + staged.snapshotId());
+    }
+    committed(staged, snapshot, durationMs);
+  }
+
+  /** The catalog surely did not commit {@code staged}: removes the files made for it. */
+  void abandon(Attempt staged) {
+    staged.prepared.deleteWrittenFiles(table);
+  }
+
+  /**
+   * A checkpoint's commit made, on the table or in a transaction of it ({@link #stage}).
+   *
+   * @param transaction the transaction it was made in, not yet committed; null for one made on the
+   *     table
+   */
+  record Attempt(
+      long checkpointId,
+      String commitJobId,
+      PreparedCommit prepared,
+      ChangeStats stats,
+      Transaction transaction,
+      long durationMs) {
+
+    /** What the catalog commits of a staged attempt, for the table {@code id}. */
+    TableCommit toCommit(TableIdentifier id) {
+      BaseTransaction staged = (BaseTransaction) transaction;
+      return TableCommit.create(id, staged.startMetadata(), staged.currentMetadata());
+    }
+
+    /** The snapshot a staged attempt adds. */
+    long snapshotId() {
+      return ((BaseTransaction) transaction).currentMetadata().currentSnapshot().snapshotId();
+    }
+  }
+
+  private Attempt attempt(
+      long checkpointId,
+      ChangeCommittable committable,
+      ChangeStats carried,
+      String commitJobId,
+      boolean inTransaction) {
     ChangeStats stats = committable.stats().plus(carried);
     for (int attempt = 1; ; attempt++) {
       table = TableRefresh.refresh(table, tableLoader);
@@ -220,9 +292,23 @@ final class SnapshotCommitter implements AutoCloseable {
               operationIdOf(checkpointId, commitJobId),
               bounded.readSnapshotId() == null,
               manifestsReadBy);
+      Transaction transaction = inTransaction ? table.newTransaction() : null;
       try {
-        commitPrepared(checkpointId, prepared, stats, base, commitJobId);
-        return;
+        long start = System.nanoTime();
+        commitUpdate(
+            checkpointId,
+            transaction == null ? table : transaction.table(),
+            prepared,
+            stats,
+            base,
+            commitJobId);
+        return new Attempt(
+            checkpointId,
+            commitJobId,
+            prepared,
+            stats,
+            transaction,
+            (System.nanoTime() - start) / 1_000_000L);
       } catch (CommitException e) {
         if (e.surelyNotCommitted()) {
           prepared.deleteWrittenFiles(table);
@@ -245,21 +331,24 @@ final class SnapshotCommitter implements AutoCloseable {
     }
   }
 
-  private void commitPrepared(
+  /**
+   * Commits the prepared attempt's snapshot update to {@code target}: the table, or a transaction
+   * of it.
+   */
+  private void commitUpdate(
       long checkpointId,
+      Table target,
       PreparedCommit prepared,
       ChangeStats stats,
       Snapshot base,
       String commitJobId) {
-    SnapshotUpdate<?> update = SnapshotUpdates.of(table, prepared, base, overwrite, bounded);
+    SnapshotUpdate<?> update = SnapshotUpdates.of(target, prepared, base, overwrite, bounded);
     if (manifestsReadBy != null) {
       update.scanManifestsWith(manifestsReadBy);
     }
     summaries
         .of(table, checkpointId, commitJobId, stats, base, prepared, overwrite, bounded)
         .forEach(update::set);
-
-    long start = System.nanoTime();
     try {
       listener.beforeCommit(checkpointId);
     } catch (Exception e) {
@@ -306,27 +395,31 @@ final class SnapshotCommitter implements AutoCloseable {
       throw new CommitException(
           "cannot commit checkpoint " + checkpointId + " to table " + table.name(), e);
     }
-    long durationMs = (System.nanoTime() - start) / 1_000_000L;
-    Snapshot snapshot = table.currentSnapshot();
+  }
+
+  /** Tells of a commit made: the log, the metrics, the listener; then the maintenance runs. */
+  private void committed(Attempt made, Snapshot snapshot, long durationMs) {
+    long checkpointId = made.checkpointId;
+    PreparedCommit prepared = made.prepared;
     LOG.info(
         "Committed checkpoint {} of job {} to table {} as snapshot {} in {} ms: {} data files,"
             + " {} delete files ({} deletes fell back to equality deletes), {}",
         checkpointId,
-        commitJobId,
+        made.commitJobId,
         table.name(),
         snapshot.snapshotId(),
         durationMs,
         prepared.dataFiles.size(),
         prepared.addedDeletes.size(),
         prepared.fellBack,
-        stats);
+        made.stats);
     metrics.committed(
         checkpointId,
         durationMs,
         prepared.dataFiles.size(),
         prepared.addedDeletes.size(),
         prepared.fellBack,
-        stats);
+        made.stats);
     try {
       listener.afterCommit(checkpointId, snapshot);
     } catch (Exception e) {

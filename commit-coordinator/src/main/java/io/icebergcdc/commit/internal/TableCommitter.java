@@ -233,8 +233,7 @@ final class TableCommitter implements AutoCloseable {
    *     after it
    */
   void restore(CommitterState restored, long restoredCheckpointId) {
-    ownJobs.add(restored.jobId());
-    commitRestored(restored, restoredCheckpointId);
+    commit(dueOnRestore(restored, restoredCheckpointId));
   }
 
   /** Adds a writer's contribution to the checkpoint in progress. */
@@ -251,10 +250,37 @@ final class TableCommitter implements AutoCloseable {
 
   /** Commits the checkpoints up to {@code checkpointId}, now complete. */
   void checkpointComplete(long checkpointId) {
-    commitUpTo(pending, checkpointId, jobId);
+    commit(dueAt(checkpointId));
   }
 
-  private void commitRestored(CommitterState restored, long restoredCheckpointId) {
+  /**
+   * What {@link #checkpointComplete} commits, for a commit of several tables at once: the
+   * checkpoints up to {@code checkpointId}.
+   */
+  Due dueAt(long checkpointId) {
+    return new Due(pending, checkpointId, jobId);
+  }
+
+  /** Makes the commits that are due, in order. */
+  void commit(Due due) {
+    for (Due.Commit commit : due.commits()) {
+      commits.commit(commit.checkpointId(), commit.committable(), commit.carried(), due.jobId());
+      due.made(commit);
+    }
+    due.finish();
+  }
+
+  /** The commits themselves, for a commit of several tables at once. */
+  SnapshotCommitter commits() {
+    return commits;
+  }
+
+  /**
+   * What {@link #restore} commits, for a commit of several tables at once: the checkpoints of a
+   * restored state that the table's snapshot log does not show committed.
+   */
+  Due dueOnRestore(CommitterState restored, long restoredCheckpointId) {
+    ownJobs.add(restored.jobId());
     Table table = commits.table();
     if (restored.tableUuid() != null
         && tableUuid != null
@@ -308,11 +334,24 @@ final class TableCommitter implements AutoCloseable {
       // checkpoints, and names its files, from there.
       commits.maintainAfter(Math.min(maxCommitted, restoredCheckpointId));
     }
-    commitUpTo(uncommitted, Long.MAX_VALUE, restored.jobId());
+    return new Due(uncommitted, Long.MAX_VALUE, restored.jobId());
   }
 
   /** The input has ended: without checkpoints, commits all of it now. */
   void endInput() {
+    Due due = dueAtEndOfInput();
+    if (due != null) {
+      commit(due);
+    }
+  }
+
+  /**
+   * What {@link #endInput} commits through {@link #commit(Due)}, for a commit of several tables at
+   * once; null where there is nothing such: with checkpoints (the final checkpoint commits what is
+   * left), or where the end of input was committed or published already, or is an overwrite, which
+   * this commits itself.
+   */
+  Due dueAtEndOfInput() {
     inputEnded = true;
     if (!checkpointing) {
       // Without checkpoints there is no restore to protect, and no checkpoint to wait for.
@@ -323,49 +362,102 @@ final class TableCommitter implements AutoCloseable {
           == END_OF_INPUT_CHECKPOINT_ID) {
         // A task that failed after its commit runs again in batch execution: the commit is done.
         LOG.info("The end of input of job {} is already committed to {}", jobId, table.name());
-        return;
+        return null;
       }
       if (commits.alreadyPublished(all)) {
-        return;
+        return null;
       }
       if (commits.overwrites()) {
         commits.commitOverwrite(all, jobId);
-        return;
+        return null;
       }
       pending.put(END_OF_INPUT_CHECKPOINT_ID, all);
-      commitUpTo(pending, END_OF_INPUT_CHECKPOINT_ID, jobId);
+      return new Due(pending, END_OF_INPUT_CHECKPOINT_ID, jobId);
     }
     // With checkpoints, the final checkpoint after the end of input commits what is left.
+    return null;
   }
 
   /**
-   * Commits, in order, the checkpoints of {@code checkpoints} up to {@code upTo}, removing each
-   * from the map once it is committed; checkpoints without files are removed and their counts
-   * carried into the next one, but for the last after the end of the input, which is committed
-   * without files when it has counts.
+   * The commits a table owes for its checkpoints up to a given one, in order: one for each
+   * checkpoint with files, carrying the counts of the checkpoints without files before it; at the
+   * end of the input, the last checkpoint is committed without files when it has counts (there is
+   * no next commit to carry them). Each made commit is taken off the checkpoints ({@link #made});
+   * {@link #finish} then carries the counts of the checkpoints left without a commit into the
+   * checkpoint in progress.
    */
-  private void commitUpTo(
-      NavigableMap<Long, ChangeCommittable> checkpoints, long upTo, String commitJobId) {
-    ChangeStats carried = ChangeStats.EMPTY;
-    committing = checkpoints;
-    NavigableMap<Long, ChangeCommittable> due = checkpoints.headMap(upTo, true);
-    while (!due.isEmpty()) {
-      Map.Entry<Long, ChangeCommittable> entry = due.firstEntry();
-      ChangeCommittable committable = entry.getValue();
-      boolean countsWouldBeLost =
-          inputEnded && due.size() == 1 && !carried.plus(committable.stats()).isEmpty();
-      if (committable.hasFiles() || countsWouldBeLost) {
-        // At the end of the input there is no next commit to carry the counts: a snapshot
-        // without files records them (all changes stale or duplicates, say).
-        commits.commit(entry.getKey(), committable, carried, commitJobId);
-        carried = ChangeStats.EMPTY;
-      } else {
-        carried = carried.plus(committable.stats());
+  final class Due {
+
+    /** One commit: a checkpoint, its files and counts, and the counts carried into it. */
+    record Commit(long checkpointId, ChangeCommittable committable, ChangeStats carried) {}
+
+    private final NavigableMap<Long, ChangeCommittable> checkpoints;
+    private final String jobId;
+    private final List<Commit> commits = new ArrayList<>();
+    private final ChangeStats leftOver;
+    private final long upTo;
+
+    /**
+     * @param checkpoints the table's checkpoints not committed yet, by id; emptied up to {@code
+     *     upTo} as the commits are made
+     * @param jobId the job the commits are made under
+     */
+    private Due(NavigableMap<Long, ChangeCommittable> checkpoints, long upTo, String jobId) {
+      this.checkpoints = checkpoints;
+      this.jobId = jobId;
+      committing = checkpoints;
+      ChangeStats carried = ChangeStats.EMPTY;
+      NavigableMap<Long, ChangeCommittable> due = checkpoints.headMap(upTo, true);
+      int left = due.size();
+      for (Map.Entry<Long, ChangeCommittable> entry : due.entrySet()) {
+        ChangeCommittable committable = entry.getValue();
+        boolean countsWouldBeLost =
+            inputEnded && --left == 0 && !carried.plus(committable.stats()).isEmpty();
+        if (committable.hasFiles() || countsWouldBeLost) {
+          // At the end of the input there is no next commit to carry the counts: a snapshot
+          // without files records them (all changes stale or duplicates, say).
+          commits.add(new Commit(entry.getKey(), committable, carried));
+          carried = ChangeStats.EMPTY;
+        } else {
+          carried = carried.plus(committable.stats());
+        }
       }
-      due.remove(entry.getKey());
+      leftOver = carried;
+      this.upTo = upTo;
     }
-    if (!carried.isEmpty()) {
-      current = current.plus(ChangeCommittable.ofStats(carried));
+
+    List<Commit> commits() {
+      return commits;
+    }
+
+    String jobId() {
+      return jobId;
+    }
+
+    /** The table's name, for messages. */
+    String table() {
+      return TableCommitter.this.commits.table().name();
+    }
+
+    /** The committer that owes these commits. */
+    TableCommitter committer() {
+      return TableCommitter.this;
+    }
+
+    /** {@code commit} was made: its checkpoint, and those carried into it, are done. */
+    void made(Commit commit) {
+      checkpoints.headMap(commit.checkpointId(), true).clear();
+    }
+
+    /**
+     * All commits were made: the checkpoints after the last are done too, their counts carried into
+     * the checkpoint in progress.
+     */
+    void finish() {
+      checkpoints.headMap(upTo, true).clear();
+      if (!leftOver.isEmpty()) {
+        current = current.plus(ChangeCommittable.ofStats(leftOver));
+      }
     }
   }
 

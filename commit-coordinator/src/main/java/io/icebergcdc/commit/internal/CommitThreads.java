@@ -1,0 +1,118 @@
+package io.icebergcdc.commit.internal;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.util.ExceptionUtils;
+import org.apache.flink.util.concurrent.ExecutorThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where a committer of several tables does the work of each table (commit, restore, staging): on
+ * threads of its own, several tables at once, each table on one thread at a time, while the task
+ * thread waits until all are done. A committer of one table works on the task thread.
+ *
+ * <p>A commit mostly waits on the catalog and the file system; a job of hundreds of tables
+ * committed one after the other took longer than its checkpoint interval.
+ */
+final class CommitThreads implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CommitThreads.class);
+
+  /** What is done for each table. */
+  @FunctionalInterface
+  interface Action<T> {
+    void run(T table) throws Exception;
+  }
+
+  /** The threads, or null to work on the caller's. */
+  private final ExecutorService threads;
+
+  private CommitThreads(ExecutorService threads) {
+    this.threads = threads;
+  }
+
+  /** Work on the caller's thread, one table after the other. */
+  static CommitThreads none() {
+    return new CommitThreads(null);
+  }
+
+  /** Up to {@code count} threads, named after {@code name}. */
+  static CommitThreads of(int count, String name) {
+    return new CommitThreads(Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)));
+  }
+
+  /**
+   * Runs {@code action} for each of {@code tables}, all done before this returns. The first failure
+   * is thrown once all are done, with the others suppressed.
+   */
+  <T> void forEach(Collection<T> tables, Action<T> action) throws Exception {
+    if (threads == null) {
+      for (T table : tables) {
+        action.run(table);
+      }
+      return;
+    }
+    List<Future<?>> running = new ArrayList<>(tables.size());
+    for (T table : tables) {
+      running.add(
+          threads.submit(
+              () -> {
+                action.run(table);
+                return null;
+              }));
+    }
+    Exception failure = null;
+    for (Future<?> table : running) {
+      try {
+        table.get();
+      } catch (InterruptedException e) {
+        // The task is cancelled. No commit of this attempt may land after it ends, when the next
+        // attempt reads the snapshot logs: the commits in flight end before it does.
+        close();
+        Thread.currentThread().interrupt();
+        throw e;
+      } catch (ExecutionException e) {
+        Exception cause =
+            e.getCause() instanceof Exception ? (Exception) e.getCause() : new Exception(e);
+        failure = ExceptionUtils.firstOrSuppressed(cause, failure);
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /**
+   * Interrupts the threads and waits until they have ended, whatever interrupts this thread
+   * meanwhile (Flink's cancellation watchdog ends a task that never does): a commit of this attempt
+   * that landed after the task ended could be committed again by the next attempt.
+   */
+  @Override
+  public void close() {
+    if (threads == null) {
+      return;
+    }
+    threads.shutdownNow();
+    boolean interrupted = false;
+    while (true) {
+      try {
+        if (threads.awaitTermination(1, TimeUnit.SECONDS)) {
+          break;
+        }
+        LOG.info("Waiting for the commits in flight to end");
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
