@@ -70,6 +70,9 @@ abstract class CaptureScenario {
   /** The catalog of the scenario's tables: a hadoop catalog in the test's directory by default. */
   CatalogDefinition catalog;
 
+  /** The sink options of the scenario's jobs: the defaults unless a test sets some. */
+  final Configuration sinkOptions = new Configuration();
+
   /** The job, resuming from a checkpoint or not. */
   abstract JobDefinition job(String restoreFrom);
 
@@ -82,7 +85,7 @@ abstract class CaptureScenario {
         source,
         catalog != null ? catalog : CatalogDefinition.hadoop(dir.resolve("warehouse").toString()),
         new TableDefinition(tableTemplate, List.of(), null, 2),
-        new Configuration(),
+        sinkOptions,
         DeadLetterOutput.NONE,
         new RuntimeDefinition(
             2,

@@ -272,7 +272,7 @@ public final class IcebergCdcSink {
    * Adds one committer, at parallelism 1, that commits each of {@code tables} as its own sink's
    * committer would: one snapshot of each table per checkpoint that changed it, with the same
    * summaries and exactly-once restore; the tables of a checkpoint are committed one after the
-   * other, not atomically.
+   * other, not atomically (see the overload for one transaction).
    *
    * @param refusedUpstream what the parser before the sinks sent to the dead-letter output, counted
    *     in the summaries of the tables {@code tableOfDeadLetter} names for them (by {@link
@@ -288,6 +288,23 @@ public final class IcebergCdcSink {
       DataStream<DeadLetter> refusedUpstream,
       Map<String, String> tableOfDeadLetter,
       org.apache.iceberg.flink.CatalogLoader catalog,
+      String uid) {
+    return commitTogether(tables, refusedUpstream, tableOfDeadLetter, catalog, false, uid);
+  }
+
+  /**
+   * Adds one committer, as {@link #commitTogether(java.util.List, DataStream, Map,
+   * org.apache.iceberg.flink.CatalogLoader, String)}; where {@code inOneTransaction}, the tables of
+   * each checkpoint are committed in one transaction of {@code catalog}, which must be a REST
+   * catalog ({@link SinkOptions#COMMIT_ATOMIC_ACROSS_TABLES}): a reader sees all the tables a
+   * checkpoint changed take their new snapshots at once, or none of them.
+   */
+  public static DataStreamSink<Void> commitTogether(
+      java.util.List<Written> tables,
+      DataStream<DeadLetter> refusedUpstream,
+      Map<String, String> tableOfDeadLetter,
+      org.apache.iceberg.flink.CatalogLoader catalog,
+      boolean inOneTransaction,
       String uid) {
     if (tables.isEmpty()) {
       throw new IllegalArgumentException("no table to commit");
@@ -316,7 +333,7 @@ public final class IcebergCdcSink {
                 + committers.size()
                 + (committers.size() == 1 ? " table)" : " tables)"),
             Types.VOID,
-            IcebergCommitter.ofTables(committers, catalog))
+            IcebergCommitter.ofTables(committers, catalog, inOneTransaction))
         .uid(uid)
         .setParallelism(1)
         .setMaxParallelism(1)

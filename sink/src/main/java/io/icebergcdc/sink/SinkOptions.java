@@ -91,6 +91,22 @@ public final class SinkOptions {
                   + " snapshot log first. Past it the job fails. Keep it below the checkpoint"
                   + " timeout: no checkpoint completes while the committer waits.");
 
+  /**
+   * Whether a job of several tables commits the tables of each checkpoint in one transaction of a
+   * REST catalog. Not an option of the SQL connector, whose sink writes one table.
+   */
+  public static final ConfigOption<Boolean> COMMIT_ATOMIC_ACROSS_TABLES =
+      ConfigOptions.key("sink.commit.atomic-across-tables")
+          .booleanType()
+          .defaultValue(false)
+          .withDescription(
+              "Whether a job of several tables (a capture or Kafka job) commits all the tables a"
+                  + " checkpoint changed in one transaction of the catalog (a REST catalog's"
+                  + " multi-table commit): a reader then sees them all take their new snapshots"
+                  + " at once, or none of them. Needs a REST catalog. Off: each table's snapshot"
+                  + " of a checkpoint is committed on its own, so a reader may see one table"
+                  + " changed by a checkpoint and another not yet.");
+
   public static final ConfigOption<Integer> PARALLELISM =
       ConfigOptions.key("sink.parallelism")
           .intType()
@@ -147,7 +163,12 @@ public final class SinkOptions {
    * valid for its option, naming the key; keys of other namespaces are left to their owners.
    */
   public static void validate(Configuration config) {
-    Set<String> known = all().stream().map(ConfigOption::key).collect(Collectors.toSet());
+    Set<String> known =
+        all().stream()
+            .map(ConfigOption::key)
+            .collect(Collectors.toCollection(java.util.HashSet::new));
+    // A job's option, not a table's: the SQL connector does not take it.
+    known.add(COMMIT_ATOMIC_ACROSS_TABLES.key());
     for (String key : config.keySet()) {
       if ((key.startsWith("sink.") || key.startsWith("dedup.") || key.startsWith("maintenance."))
           && !known.contains(key)) {

@@ -31,10 +31,12 @@ import org.slf4j.LoggerFactory;
  * <p><b>Failures:</b> where another writer changed one of the tables first, the catalog refuses the
  * transaction as a whole: every snapshot is made again on the tables as they are now, up to {@link
  * #MAX_ATTEMPTS} times. A catalog that cannot be reached is waited for as by a commit of one table
- * ({@link CatalogOutage}); before each new attempt the snapshot log of a table of the transaction
- * says whether the attempt whose answer was lost committed after all (all tables did, or none). Any
- * other failure fails the job, and the restore decides from the snapshot logs, as for a commit of
- * one table: each restored checkpoint was committed to all its tables or to none.
+ * ({@link CatalogOutage}); before each new attempt the snapshot logs of the transaction's tables
+ * say whether the attempt whose answer was lost committed after all: the tables that show it are
+ * done, and the others go into the next attempt (a catalog that commits a transaction's tables one
+ * by one may have committed some). Any other failure fails the job, and the restore decides from
+ * the snapshot logs, as for a commit of one table: each restored checkpoint was committed to all
+ * its tables or to none.
  */
 final class TransactionCommitter implements AutoCloseable {
 
@@ -98,16 +100,25 @@ final class TransactionCommitter implements AutoCloseable {
       throws Exception {
     CatalogOutage outage = new CatalogOutage(catalogRetryTimeout);
     Map<String, SnapshotCommitter.Attempt> staged = Map.of();
+    Map<String, TableCommitter.Due.Commit> left = new TreeMap<>(commits);
     for (int conflicts = 0; ; ) {
-      if (outage.failures() > 0 && committedAlready(checkpointId, commits.keySet(), due)) {
-        LOG.info(
-            "Checkpoint {} was committed to tables {} by the transaction whose answer was lost",
-            checkpointId,
-            commits.keySet());
-        committed(staged, due, threads, 0);
-        return;
+      if (outage.failures() > 0) {
+        // The attempt whose answer was lost may have committed: to all its tables, or, with a
+        // catalog that commits them one by one, to some. Those whose log shows it are done.
+        Map<String, SnapshotCommitter.Attempt> landed = landed(checkpointId, staged, due);
+        if (!landed.isEmpty()) {
+          LOG.info(
+              "Checkpoint {} was committed to tables {} by the transaction whose answer was lost",
+              checkpointId,
+              landed.keySet());
+          committed(landed, due, threads, 0);
+          left.keySet().removeAll(landed.keySet());
+          if (left.isEmpty()) {
+            return;
+          }
+        }
       }
-      staged = stage(checkpointId, commits, due, threads);
+      staged = stage(checkpointId, left, due, threads);
       long start = System.nanoTime();
       try {
         List<TableCommit> transaction = new ArrayList<>(staged.size());
@@ -121,7 +132,7 @@ final class TransactionCommitter implements AutoCloseable {
               "checkpoint "
                   + checkpointId
                   + " of tables "
-                  + commits.keySet()
+                  + left.keySet()
                   + " lost the race to commit to one of them "
                   + MAX_ATTEMPTS
                   + " times: "
@@ -133,7 +144,7 @@ final class TransactionCommitter implements AutoCloseable {
             "The transaction of checkpoint {} of tables {} was refused, another writer changed"
                 + " one of them first (attempt {}): {}; making it again on the tables as they are",
             checkpointId,
-            commits.keySet(),
+            left.keySet(),
             conflicts,
             e.getMessage());
         continue;
@@ -143,7 +154,7 @@ final class TransactionCommitter implements AutoCloseable {
               "cannot commit checkpoint "
                   + checkpointId
                   + " to tables "
-                  + commits.keySet()
+                  + left.keySet()
                   + " in one transaction",
               e);
         }
@@ -154,7 +165,7 @@ final class TransactionCommitter implements AutoCloseable {
               "the catalog could not be reached to commit checkpoint "
                   + checkpointId
                   + " to tables "
-                  + commits.keySet()
+                  + left.keySet()
                   + " for "
                   + catalogRetryTimeout
                   + "; the job fails, and its restore reads the tables' snapshot logs to decide",
@@ -164,7 +175,7 @@ final class TransactionCommitter implements AutoCloseable {
             "The catalog cannot be reached to commit checkpoint {} to tables {} (attempt {});"
                 + " trying again for up to {}: {}",
             checkpointId,
-            commits.keySet(),
+            left.keySet(),
             outage.failures(),
             catalogRetryTimeout,
             e.toString());
@@ -208,12 +219,22 @@ final class TransactionCommitter implements AutoCloseable {
     return new TreeMap<>(staged);
   }
 
-  /** Whether the tables' snapshot logs show the checkpoint committed: to one table is to all. */
-  private boolean committedAlready(
-      long checkpointId, java.util.Collection<String> tables, Map<String, TableCommitter.Due> due) {
-    TableCommitter.Due owed = due.get(tables.iterator().next());
-    org.apache.iceberg.Table table = owed.committer().commits().refreshed();
-    return CommitHistory.maxCommittedCheckpointId(table, owed.jobId(), operatorId) >= checkpointId;
+  /** The attempts of {@code staged} whose tables' snapshot logs show the checkpoint committed. */
+  private Map<String, SnapshotCommitter.Attempt> landed(
+      long checkpointId,
+      Map<String, SnapshotCommitter.Attempt> staged,
+      Map<String, TableCommitter.Due> due) {
+    Map<String, SnapshotCommitter.Attempt> landed = new TreeMap<>();
+    staged.forEach(
+        (name, attempt) -> {
+          TableCommitter.Due owed = due.get(name);
+          org.apache.iceberg.Table table = owed.committer().commits().refreshed();
+          if (CommitHistory.maxCommittedCheckpointId(table, owed.jobId(), operatorId)
+              >= checkpointId) {
+            landed.put(name, attempt);
+          }
+        });
+    return landed;
   }
 
   private static void committed(

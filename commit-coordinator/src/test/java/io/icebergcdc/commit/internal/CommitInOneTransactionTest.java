@@ -59,6 +59,9 @@ class CommitInOneTransactionTest {
   /** The POST requests each catalog of a test answered, by path, by warehouse. */
   private static final Map<String, Map<String, AtomicInteger>> REQUESTS = new ConcurrentHashMap<>();
 
+  /** How many answers to a transaction each catalog of a test loses after committing it. */
+  private static final Map<String, AtomicInteger> LOSE_ANSWERS = new ConcurrentHashMap<>();
+
   private static final String COMMIT_TRANSACTION = "v1/transactions/commit";
   private static final String UPDATE_ORDERS = "v1/namespaces/db/tables/orders";
   private static final String UPDATE_ITEMS = "v1/namespaces/db/tables/items";
@@ -85,6 +88,7 @@ class CommitInOneTransactionTest {
       harness.close();
     }
     REQUESTS.remove(warehouse.toString());
+    LOSE_ANSWERS.remove(warehouse.toString());
   }
 
   @Test
@@ -158,6 +162,21 @@ class CommitInOneTransactionTest {
     assertThat(table(ITEMS).currentSnapshot().summary())
         .containsEntry("total-data-files", "2")
         .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "7");
+  }
+
+  @Test
+  void aTransactionWhoseAnswerWasLostIsLookedUpNotMadeTwice() throws Exception {
+    LOSE_ANSWERS.put(warehouse.toString(), new AtomicInteger(1));
+    var harness = open(null, Map.of());
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+
+    // The catalog committed the first transaction; its answer was lost; none was sent again.
+    assertThat(requests(COMMIT_TRANSACTION)).isEqualTo(1);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1");
   }
 
   @Test
@@ -272,8 +291,17 @@ class CommitInOneTransactionTest {
                 String path = request.path().replaceFirst("^/", "");
                 requests.computeIfAbsent(path, r -> new AtomicInteger()).incrementAndGet();
               }
-              return super.execute(
-                  request, responseType, errorHandler, responseHeaders, parserContext);
+              T answer =
+                  super.execute(
+                      request, responseType, errorHandler, responseHeaders, parserContext);
+              AtomicInteger lose = LOSE_ANSWERS.get(warehouse);
+              if (request.path().endsWith(COMMIT_TRANSACTION)
+                  && lose != null
+                  && lose.getAndDecrement() > 0) {
+                throw new org.apache.iceberg.exceptions.ServiceFailureException(
+                    "the answer to the transaction was lost");
+              }
+              return answer;
             }
           };
       RESTCatalog catalog =

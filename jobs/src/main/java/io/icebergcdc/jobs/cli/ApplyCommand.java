@@ -10,6 +10,7 @@ import io.icebergcdc.jobs.definition.SourceDefinition;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.pipeline.JobRunner;
 import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.SinkOptions;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -263,6 +264,12 @@ final class ApplyCommand {
     }
     CatalogDefinition catalog = CatalogFlags.definition(args, null);
     Configuration sinkOptions = JobFlags.sinkOptions(args);
+    if (sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES) && !isRest(catalog)) {
+      throw new Arguments.UsageException(
+          "apply: --commit-atomic-across-tables needs a REST catalog (--catalog-type rest), whose"
+              + " multi-table commit it uses; the catalog is "
+              + catalog.describe());
+    }
     DeadLetterOutput deadLetters =
         new DeadLetterOutput(args.optional("dead-letter-path", null), deadLetterTopic);
     var runtime = JobFlags.runtime(args);
@@ -275,6 +282,12 @@ final class ApplyCommand {
     } catch (IllegalArgumentException e) {
       throw new Arguments.UsageException("apply: " + e.getMessage());
     }
+  }
+
+  private static boolean isRest(CatalogDefinition catalog) {
+    return catalog.impl() == null
+        ? catalog.type() == CatalogDefinition.Type.REST
+        : catalog.impl().equals(org.apache.iceberg.rest.RESTCatalog.class.getName());
   }
 
   private static Integer formatVersion(Arguments args) {

@@ -46,6 +46,7 @@ final class JobFlags {
           SinkOptions.COMPACTION_CACHE_SIZE,
           SinkOptions.COMPACTION_SMALL_FILE_SIZE,
           SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT,
+          SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES,
           DedupOptions.TOMBSTONE_TTL,
           DedupOptions.ON_AMBIGUOUS_CHANGE,
           DedupOptions.INDEX_MAX_KEYS,
@@ -67,6 +68,7 @@ final class JobFlags {
           Flag.of(SinkOptions.COMPACTION_CACHE_SIZE, "<size>"),
           Flag.of(SinkOptions.COMPACTION_SMALL_FILE_SIZE, "<size>"),
           Flag.of(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT, "<duration>"),
+          Flag.of(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, "true|false"),
           Flag.of(DedupOptions.TOMBSTONE_TTL, "<duration>"),
           Flag.of(DedupOptions.ON_AMBIGUOUS_CHANGE, "fail|dead_letter"),
           Flag.of(DedupOptions.INDEX_MAX_KEYS, "<N>"),
@@ -162,6 +164,10 @@ final class JobFlags {
       options.set(
           SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT,
           args.duration("commit-catalog-retry-timeout", null));
+    }
+    Boolean atomic = args.bool("commit-atomic-across-tables");
+    if (atomic != null) {
+      options.set(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, atomic);
     }
     if (args.has("tombstone-ttl")) {
       options.set(DedupOptions.TOMBSTONE_TTL, args.duration("tombstone-ttl", null));

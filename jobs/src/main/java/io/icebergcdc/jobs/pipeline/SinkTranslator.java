@@ -32,6 +32,9 @@ final class SinkTranslator {
   private final Set<String> writtenTogether;
   private final boolean severalTables;
 
+  /** Whether the tables of a checkpoint are committed in one transaction of their catalog. */
+  private final boolean inOneTransaction;
+
   /** The uid prefix of the one table of a job that does not prefix uids with the table. */
   private final String uidPrefix;
 
@@ -39,10 +42,12 @@ final class SinkTranslator {
       Map<TableIdentifier, IcebergCdcSink> sinks,
       Set<String> writtenTogether,
       boolean severalTables,
+      boolean inOneTransaction,
       String uidPrefix) {
     this.sinks = sinks;
     this.writtenTogether = writtenTogether;
     this.severalTables = severalTables;
+    this.inOneTransaction = inOneTransaction;
     this.uidPrefix = uidPrefix;
   }
 
@@ -83,7 +88,11 @@ final class SinkTranslator {
       }
     }
     return new SinkTranslator(
-        sinks, together, severalTables, sinkOptions.get(SinkOptions.UID_PREFIX));
+        sinks,
+        together,
+        severalTables,
+        sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES),
+        sinkOptions.get(SinkOptions.UID_PREFIX));
   }
 
   /**
@@ -151,7 +160,12 @@ final class SinkTranslator {
     }
     if (!written.isEmpty()) {
       IcebergCdcSink.commitTogether(
-          written, routed.deadLetters(), tableOfDeadLetter, catalog, OperatorUids.COMMITTER);
+          written,
+          routed.deadLetters(),
+          tableOfDeadLetter,
+          catalog,
+          inOneTransaction,
+          OperatorUids.COMMITTER);
     }
     return deadLetters;
   }

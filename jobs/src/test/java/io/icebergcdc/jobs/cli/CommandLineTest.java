@@ -385,6 +385,29 @@ class CommandLineTest {
   }
 
   @Test
+  void commitsInOneTransactionNeedARestCatalog() throws Exception {
+    assertThat(run(fileJob("--commit-atomic-across-tables", "true")))
+        .isEqualTo(
+            "2: error: apply: --commit-atomic-across-tables needs a REST catalog (--catalog-type"
+                + " rest), whose multi-table commit it uses; the catalog is hadoop warehouse "
+                + dir.resolve("w"));
+    assertThat(run(fileJob("--commit-atomic-across-tables", "maybe")))
+        .startsWith("2: error: apply: --commit-atomic-across-tables");
+    String[] rest =
+        fileJob(
+            "--catalog-type",
+            "rest",
+            "--catalog-uri",
+            "http://localhost:1",
+            "--commit-atomic-across-tables",
+            "true");
+    io.icebergcdc.jobs.definition.JobDefinition job =
+        ApplyCommand.definition(Arguments.parse("apply", rest, 1, ApplyCommand.flags()));
+    assertThat(job.sinkOptions().get(io.icebergcdc.sink.SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES))
+        .isTrue();
+  }
+
+  @Test
   void theFileSourceResumesFromASavepointAsTheOtherSourcesDo() throws Exception {
     String[] args = fileJob("--restore-from", "/savepoints/savepoint-1", "--format-version", "3");
     io.icebergcdc.jobs.definition.JobDefinition job =
