@@ -44,6 +44,10 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
 
   private static final long serialVersionUID = 1L;
   private final Map<String, TableRoute> routes;
+
+  /** The table name the changes of each topic on the main output carry. */
+  private final Map<String, String> mainOutputNames;
+
   private final String sequenceColumn;
   private final String format;
   private final BadRecordPolicy badRecordPolicy;
@@ -66,29 +70,23 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       String format,
       BadRecordPolicy badRecordPolicy,
       Pattern topicPattern) {
-    this(
-        schemas,
-        tableNames,
-        java.util.Set.of(),
-        sequenceColumn,
-        format,
-        badRecordPolicy,
-        topicPattern);
+    this(schemas, tableNames, Map.of(), sequenceColumn, format, badRecordPolicy, topicPattern);
   }
 
   /**
-   * @param onMainOutput the topics whose changes go to the main output, for one writer of them all;
-   *     the others' to a side output each
+   * @param onMainOutput the topics whose changes go to the main output, for one writer of them all,
+   *     each with the table name its changes carry there; the others' go to a side output each
    */
   public KafkaRouter(
       Map<String, ChangeSchema> schemas,
       Map<String, String> tableNames,
-      java.util.Set<String> onMainOutput,
+      Map<String, String> onMainOutput,
       String sequenceColumn,
       String format,
       BadRecordPolicy badRecordPolicy,
       Pattern topicPattern) {
-    this.routes = TableRoute.byTopic(schemas, tableNames, onMainOutput);
+    this.routes = TableRoute.byTopic(schemas, tableNames, onMainOutput.keySet());
+    this.mainOutputNames = Map.copyOf(onMainOutput);
     this.sequenceColumn = sequenceColumn;
     this.format = format;
     this.badRecordPolicy = badRecordPolicy;
@@ -150,7 +148,10 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       for (ChangeEvent event : events) {
         if (route.onMainOutput()) {
           // One stream of several tables: each change named as its writer knows the table.
-          out.collect(event.withOrigin(partition, record.offset).withTable(route.tableName()));
+          out.collect(
+              event
+                  .withOrigin(partition, record.offset)
+                  .withTable(mainOutputNames.get(record.topic)));
         } else {
           ctx.output(route.output(), event.withOrigin(partition, record.offset));
         }

@@ -158,7 +158,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
         new KafkaRouter(
             schemas,
             tableNames,
-            writtenTogether,
+            RoutedChanges.namesOnMainOutput(targets, writtenTogether),
             kafka.sequenceColumn(),
             kafka.format(),
             job.deadLetters().policy(),
