@@ -180,7 +180,8 @@ class PositionDeltaWriterOperatorTest {
     return ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
   }
 
-  private static void append(Table table, ChangeCommittable committable) {
+  /** Commits the data files of {@code committable} to {@code table}, as a committer would. */
+  static void append(Table table, ChangeCommittable committable) {
     table.refresh();
     AppendFiles append = table.newAppend();
     committable

@@ -26,7 +26,6 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
@@ -159,12 +158,7 @@ class WriterOfSeveralTablesTest {
   }
 
   private static void append(Table table, ChangeCommittable committable) {
-    table.refresh();
-    AppendFiles append = table.newAppend();
-    committable
-        .dataFiles()
-        .forEach(f -> append.appendFile(ContentFileCodec.decodeDataFile(f, table.specs())));
-    append.commit();
+    PositionDeltaWriterOperatorTest.append(table, committable);
   }
 
   @Test
