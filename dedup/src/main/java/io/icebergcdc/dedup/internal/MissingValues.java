@@ -6,13 +6,10 @@ import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.dedup.AppliedChange;
 import io.icebergcdc.dedup.TableScope;
-import java.util.List;
-import java.util.stream.Stream;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.runtime.state.StateInitializationContext;
-import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 
 /**
@@ -66,10 +63,7 @@ final class MissingValues {
                 new ValueStateDescriptor<>(
                     AWAITING_ROW, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
     if (context.isRestored()) {
-      try (Stream<Object> restored =
-          operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
-        keys = restored.filter(scope::holds).count();
-      }
+      keys = KeyedStateKeys.count(operator, AWAITING_ROW, scope::holds);
     }
     return new MissingValues(
         schema,
@@ -169,23 +163,15 @@ final class MissingValues {
 
   /** Clears the changes kept for the operator's keys {@code stateKeys} accepts. */
   void forgetKeys(java.util.function.Predicate<Object> stateKeys) throws Exception {
-    List<Object> keys = new java.util.ArrayList<>();
-    try (Stream<Object> stream =
-        operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
-      stream.filter(stateKeys).forEach(keys::add);
-    }
-    for (Object key : keys) {
-      operator.setCurrentKey(key);
-      awaiting.forget();
-    }
+    KeyedStateKeys.forEach(operator, AWAITING_ROW, stateKeys, awaiting::forget);
   }
 
   /** At the end of a bounded input, which keeps no state: fails if a change still waits. */
   void failIfAnyWaits() throws Exception {
     if (awaiting.count() > 0) {
-      try (Stream<Object> keys =
-          operator.getKeyedStateBackend().getKeys(AWAITING_ROW, VoidNamespace.INSTANCE)) {
-        operator.setCurrentKey(keys.filter(scope::holds).findFirst().orElseThrow());
+      if (!KeyedStateKeys.setFirst(operator, AWAITING_ROW, scope::holds)) {
+        throw new IllegalStateException(
+            "changes wait for a row (" + awaiting.count() + "), but no key holds one");
       }
       long waiting = awaiting.count();
       throw unfillable(

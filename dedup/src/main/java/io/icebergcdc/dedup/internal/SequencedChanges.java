@@ -19,12 +19,10 @@ import io.icebergcdc.dedup.NetChanges;
 import io.icebergcdc.dedup.TableScope;
 import java.io.InputStream;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
-import java.util.stream.Stream;
 import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
@@ -44,7 +42,6 @@ import org.apache.flink.runtime.state.KeyGroupsList;
 import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.Output;
@@ -183,18 +180,8 @@ public final class SequencedChanges implements KeyedDedup {
 
   @Override
   public void forgetKeys(java.util.function.Predicate<Object> stateKeys) throws Exception {
-    for (String name : List.of("applied", "tombstone")) {
-      ValueState<AppliedChange> state = name.equals("applied") ? live : tombstone;
-      List<Object> keys = new ArrayList<>();
-      try (Stream<Object> stream =
-          operator.getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
-        stream.filter(stateKeys).forEach(keys::add);
-      }
-      for (Object key : keys) {
-        operator.setCurrentKey(key);
-        state.clear();
-      }
-    }
+    KeyedStateKeys.forEach(operator, "applied", stateKeys, live::clear);
+    KeyedStateKeys.forEach(operator, "tombstone", stateKeys, tombstone::clear);
     missing.forgetKeys(stateKeys);
   }
 
@@ -351,14 +338,8 @@ public final class SequencedChanges implements KeyedDedup {
   }
 
   private long keysInKeyedState() {
-    long keys = 0;
-    for (String name : List.of("applied", "tombstone")) {
-      try (Stream<Object> stream =
-          operator.getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
-        keys += stream.filter(scope::holds).count();
-      }
-    }
-    return keys;
+    return KeyedStateKeys.count(operator, "applied", scope::holds)
+        + KeyedStateKeys.count(operator, "tombstone", scope::holds);
   }
 
   /** Reads the index's raw keyed state of this subtask's key groups into {@code into}. */
@@ -378,21 +359,18 @@ public final class SequencedChanges implements KeyedDedup {
   private void moveKeyedStateIntoIndex() throws Exception {
     long now = now();
     for (ValueState<AppliedChange> state : List.of(live, tombstone)) {
-      String name = state == live ? "applied" : "tombstone";
-      List<Object> keys = new ArrayList<>();
-      try (Stream<Object> stream =
-          operator.getKeyedStateBackend().getKeys(name, VoidNamespace.INSTANCE)) {
-        stream.filter(scope::holds).forEach(keys::add);
-      }
-      for (Object key : keys) {
-        operator.setCurrentKey(key);
-        AppliedChange value = state.value();
-        if (value != null) {
-          byte[] bytes = keyBytes(scope.keyOf(key));
-          index.put(bytes, KeyIndex.hash(bytes), currentKeyGroup(), value, now);
-        }
-        state.clear();
-      }
+      KeyedStateKeys.forEach(
+          operator,
+          state == live ? "applied" : "tombstone",
+          scope::holds,
+          () -> {
+            AppliedChange value = state.value();
+            if (value != null) {
+              byte[] bytes = keyBytes(scope.keyOf(operator.getCurrentKey()));
+              index.put(bytes, KeyIndex.hash(bytes), currentKeyGroup(), value, now);
+            }
+            state.clear();
+          });
     }
   }
 
