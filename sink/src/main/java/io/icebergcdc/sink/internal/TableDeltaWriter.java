@@ -15,9 +15,7 @@ import io.icebergcdc.dedup.NetChanges;
 import io.icebergcdc.dedup.TableScope;
 import io.icebergcdc.sink.SinkOptions;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +23,6 @@ import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
@@ -33,26 +30,9 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.types.logical.RowType;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
-import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.deletes.EqualityDeleteWriter;
-import org.apache.iceberg.encryption.EncryptedOutputFile;
-import org.apache.iceberg.flink.FlinkSchemaUtil;
-import org.apache.iceberg.flink.RowDataWrapper;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.iceberg.flink.data.RowDataProjection;
-import org.apache.iceberg.flink.sink.FlinkFileWriterFactory;
-import org.apache.iceberg.io.DataWriter;
-import org.apache.iceberg.io.OutputFileFactory;
-import org.apache.iceberg.types.TypeUtil;
-import org.apache.iceberg.util.PropertyUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,9 +55,9 @@ import org.slf4j.LoggerFactory;
  * the new one, whose position goes into the key's entry; a delete deletes by position. Where the
  * position is not known (the index is not complete and the key has no entry, or the entry was
  * written without a location by a job in equality mode), the row may exist: it is deleted by an
- * equality delete on the key, counted as a fallback. Files are completed in {@link
- * #prepareSnapshotPreBarrier}, so the index in a checkpoint only points into files handed to the
- * committer for that checkpoint or earlier.
+ * equality delete on the key, counted as a fallback. The files themselves are {@link DeltaFiles}'.
+ * They are completed in {@link #prepareSnapshotPreBarrier}, so the index in a checkpoint only
+ * points into files handed to the committer for that checkpoint or earlier.
  *
  * <p><b>Compaction</b> ({@link WriterCompaction}): at a checkpoint, before its files are completed,
  * the writer moves the live rows out of files with many deleted rows, of small files and of files
@@ -96,7 +76,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(TableDeltaWriter.class);
-  private static final int ROWS_BETWEEN_SIZE_CHECKS = 1000;
 
   /** How often a writer looks through the table for small and shared files to compact. */
   static final Duration SURVEY_INTERVAL = Duration.ofMinutes(1);
@@ -167,33 +146,16 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
    */
   private transient Map<K, AppliedChange> loadedWithoutState;
 
-  private transient FlinkFileWriterFactory writerFactory;
-  private transient OutputFileFactory outputFiles;
+  /** The files written since the last checkpoint. */
+  private transient DeltaFiles files;
 
   /** The first checkpoint that can hand on the files written now ({@link OwnedFileNames}). */
   private transient long fileEpoch;
 
-  /** The epoch that {@link #outputFiles} names files for. */
-  private transient long outputFilesEpoch;
-
-  private transient PartitionSpec spec;
-  private transient PartitionKey partitionKey;
-  private transient RowDataWrapper wrapper;
-  private transient RowDataProjection keyProjection;
-  private transient long targetFileSize;
   private final ChangeSchema schema;
 
   /** Orders each key's changes and hands this writer their net changes once per checkpoint. */
   private final KeyedDedup dedup;
-
-  private transient Map<PartitionKey, OpenDataFile> openFiles;
-  private transient List<DataFile> completedFiles;
-  private transient Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes;
-  private transient Map<String, Positions> positionDeletes;
-
-  private transient long fallbacks;
-  private transient Counter dataFilesWritten;
-  private transient Counter equalityFallbacks;
 
   TableDeltaWriter(
       TableLoader tableLoader,
@@ -485,40 +447,19 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       }
       bootstrapIndex();
     }
-    spec = table.spec();
-    Schema tableSchema = table.schema();
-    Schema keySchema = TypeUtil.select(tableSchema, tableSchema.identifierFieldIds());
-    RowType keyType = FlinkSchemaUtil.convert(keySchema);
-    Map<String, String> properties =
-        io.icebergcdc.sink.WriteProperties.effective(
-            table.name(), table.properties(), writeProperties);
-    writerFactory =
-        new FlinkFileWriterFactory.Builder(table)
-            .dataFileFormat(FileFormat.PARQUET)
-            .dataSchema(tableSchema)
-            .dataFlinkType(schema.rowType())
-            .deleteFileFormat(FileFormat.PARQUET)
-            .equalityFieldIds(
-                tableSchema.identifierFieldIds().stream().mapToInt(Integer::intValue).toArray())
-            .equalityDeleteRowSchema(keySchema)
-            .equalityDeleteFlinkType(keyType)
-            .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
-            .build();
-    outputFiles = null;
-    targetFileSize =
-        PropertyUtil.propertyAsLong(
-            properties,
-            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
-    partitionKey = new PartitionKey(spec, tableSchema);
-    wrapper = new RowDataWrapper(schema.rowType(), tableSchema.asStruct());
-    keyProjection = RowDataProjection.create(tableSchema, keySchema);
-    openFiles = new HashMap<>();
-    completedFiles = new ArrayList<>();
-    equalityDeletes = new HashMap<>();
-    positionDeletes = new HashMap<>();
-    dataFilesWritten = metrics.counter("dataFilesWritten");
-    equalityFallbacks = metrics.counter("equalityFallbacks");
+    files =
+        new DeltaFiles(
+            () -> table,
+            schema,
+            io.icebergcdc.sink.WriteProperties.effective(
+                table.name(), table.properties(), writeProperties),
+            host.getRuntimeContext().getTaskInfo(),
+            host.getRuntimeContext().getJobInfo().getJobId().toString(),
+            sinkTag,
+            this::stored,
+            new FilesListener(),
+            metrics);
+    files.setEpoch(fileEpoch);
   }
 
   void snapshotState(StateSnapshotContext context) throws Exception {
@@ -532,29 +473,16 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     this.checkpointId = checkpointId;
     // The files written now go with this checkpoint; what follows its barrier with a later one.
-    fileEpoch = checkpointId;
+    setFileEpoch(checkpointId);
     dedup.prepareSnapshotPreBarrier(checkpointId);
-    fileEpoch = checkpointId + 1;
+    setFileEpoch(checkpointId + 1);
   }
 
-  /** The factory of the files written now, which names them for {@link #fileEpoch}. */
-  private OutputFileFactory outputFiles() {
-    if (outputFiles == null || (sinkTag != null && outputFilesEpoch != fileEpoch)) {
-      OutputFileFactory.Builder builder =
-          OutputFileFactory.builderFor(
-                  table,
-                  host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                  host.getRuntimeContext().getTaskInfo().getAttemptNumber())
-              .format(FileFormat.PARQUET);
-      if (sinkTag != null) {
-        builder.operationId(
-            OwnedFileNames.operationId(
-                host.getRuntimeContext().getJobInfo().getJobId().toString(), sinkTag, fileEpoch));
-      }
-      outputFiles = builder.build();
-      outputFilesEpoch = fileEpoch;
+  private void setFileEpoch(long epoch) {
+    fileEpoch = epoch;
+    if (files != null) {
+      files.setEpoch(epoch);
     }
-    return outputFiles;
   }
 
   void endInput() throws Exception {
@@ -614,10 +542,10 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       throw dedup.unfillable(net, "the key index does not know where the key's row is");
     }
     if (location != null) {
-      positionDeletes.computeIfAbsent(location, f -> new Positions()).add(prior.position());
+      files.deletePosition(location, prior.position());
       compaction.deleted(prior.file(), prior.position());
     } else if (prior == null ? !indexComplete : !prior.deleted()) {
-      deleteByKey(net.keyRow());
+      files.deleteByKey(net.keyRow());
     }
     if (!net.missingColumns().isEmpty()) {
       ChangeEvent filled = fill.fromMemory(net, prior.file(), prior.position());
@@ -628,7 +556,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       }
       net = filled;
     }
-    return net.operation().isUpsert() ? write(net.after()) : null;
+    return net.operation().isUpsert() ? files.write(net.after()) : null;
   }
 
   /**
@@ -640,7 +568,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         table.io(),
         schema.schema(),
         (key, change) -> {
-          Location written = write(change.after());
+          Location written = files.write(change.after());
           @SuppressWarnings("unchecked")
           K owned = (K) key;
           host.setCurrentKey(scope.stateKey(owned));
@@ -652,40 +580,26 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         });
   }
 
-  private Location write(RowData row) throws IOException {
-    partitionKey.partition(wrapper.wrap(row));
-    OpenDataFile file = openFiles.get(partitionKey);
-    if (file == null) {
-      PartitionKey partition = partitionKey.copy();
-      EncryptedOutputFile output = outputFiles().newOutputFile(spec, partition);
-      file =
-          new OpenDataFile(
-              writerFactory.newDataWriter(output, spec, partition),
-              output.encryptingOutputFile().location());
-      openFiles.put(partition, file);
-    }
-    file.writer.write(row);
-    compaction.written(file.storedLocation, file.rows, row);
-    Location location = new Location(file.storedLocation, file.rows++);
-    rowsWritten++;
-    if (file.rows % ROWS_BETWEEN_SIZE_CHECKS == 0 && file.writer.length() >= targetFileSize) {
-      complete(file);
-      openFiles.remove(partitionKey);
-    }
-    return location;
-  }
+  /** What the writer learns of its files: for its compaction, and its count of rows written. */
+  private final class FilesListener implements DeltaFiles.Listener {
 
-  private void complete(OpenDataFile file) throws IOException {
-    file.writer.close();
-    completedFiles.add(file.writer.toDataFile());
-    compaction.completed(
-        new OwnDataFile(
-            file.storedLocation,
-            file.rows,
-            0,
-            checkpointId,
-            host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-            host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()));
+    @Override
+    public void written(String stored, long position, RowData row) {
+      compaction.written(stored, position, row);
+      rowsWritten++;
+    }
+
+    @Override
+    public void completed(String stored, long rows) throws IOException {
+      compaction.completed(
+          new OwnDataFile(
+              stored,
+              rows,
+              0,
+              checkpointId,
+              host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+              host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()));
+    }
   }
 
   /**
@@ -703,21 +617,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         && owner.checkpointId() > sharedUpTo;
   }
 
-  private void deleteByKey(RowData keyRow) throws IOException {
-    partitionKey.partition(wrapper.wrap(keyRow));
-    EqualityDeleteWriter<RowData> writer = equalityDeletes.get(partitionKey);
-    if (writer == null) {
-      PartitionKey partition = partitionKey.copy();
-      writer =
-          writerFactory.newEqualityDeleteWriter(
-              outputFiles().newOutputFile(spec, partition), spec, partition);
-      equalityDeletes.put(partition, writer);
-    }
-    writer.write(keyProjection.wrap(keyRow));
-    fallbacks++;
-    equalityFallbacks.inc();
-  }
-
   @Override
   public void checkpointed(ChangeStats stats) throws Exception {
     if (!fill.isEmpty()) {
@@ -729,69 +628,34 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);
     }
     checkpointedAfterEnd = inputEnded;
-    for (OpenDataFile file : openFiles.values()) {
-      complete(file);
-    }
-    openFiles.clear();
-    List<DeleteFile> deletes = new ArrayList<>();
-    for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
-      writer.close();
-      deletes.add(writer.toDeleteFile());
-    }
-    equalityDeletes.clear();
+    DeltaFiles.Taken taken = files.take();
     rowsWritten = 0;
-    if (completedFiles.isEmpty()
-        && deletes.isEmpty()
-        && positionDeletes.isEmpty()
-        && !compaction.compactedAny()) {
+    if (taken.isEmpty() && !compaction.compactedAny()) {
       if (!stats.isEmpty()) {
         emit(ChangeCommittable.ofStats(stats));
       }
       return;
     }
     Map<Integer, PartitionSpec> specs = table.specs();
-    dataFilesWritten.inc(completedFiles.size());
     emit(
         new ChangeCommittable(
-            ContentFileCodec.encodeAll(completedFiles, specs),
-            ContentFileCodec.encodeAll(deletes, specs),
+            ContentFileCodec.encodeAll(taken.dataFiles(), specs),
+            ContentFileCodec.encodeAll(taken.deletes(), specs),
             List.of(),
             stats,
-            Positions.of(positionDeletes),
-            fallbacks,
+            Positions.of(taken.positionDeletes()),
+            taken.fallbacks(),
             compaction.takeCompacted(),
             compaction.takeMovedRows()));
-    completedFiles.clear();
-    positionDeletes.clear();
-    fallbacks = 0;
   }
 
   void close() throws Exception {
     try {
-      if (openFiles != null) {
-        for (OpenDataFile file : openFiles.values()) {
-          abort(file.writer, file.location);
-        }
-        openFiles.clear();
-      }
-      if (equalityDeletes != null) {
-        for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
-          writer.close();
-        }
-        equalityDeletes.clear();
+      if (files != null) {
+        files.abort();
       }
     } finally {
       tableLoader.close();
-    }
-  }
-
-  /** Closes and removes a file that belongs to no checkpoint. */
-  private void abort(DataWriter<RowData> writer, String location) {
-    try {
-      writer.close();
-      table.io().deleteFile(location);
-    } catch (IOException | UncheckedIOException e) {
-      LOG.warn("Cannot remove the unfinished data file {}", location, e);
     }
   }
 
@@ -834,9 +698,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
           || !location.equals(absolute(entry.file()))) {
         return WriterCompaction.Move.NOT_CURRENT;
       }
-      Location written = write(row);
+      Location written = files.write(row);
       dedup.moved(entry, written.file(), written.position());
-      positionDeletes.computeIfAbsent(location, f -> new Positions()).add(position);
+      files.deletePosition(location, position);
       return WriterCompaction.Move.MOVED;
     }
 
@@ -848,19 +712,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     @Override
     public void compacted(String stored) {
       dictionary.remove(stored);
-    }
-  }
-
-  private final class OpenDataFile {
-    final DataWriter<RowData> writer;
-    final String location;
-    final String storedLocation;
-    long rows;
-
-    OpenDataFile(DataWriter<RowData> writer, String location) {
-      this.writer = writer;
-      this.location = location;
-      this.storedLocation = stored(location);
     }
   }
 }

@@ -1,0 +1,287 @@
+package io.icebergcdc.sink.internal;
+
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.commit.OwnedFileNames;
+import io.icebergcdc.dedup.NetChanges.Location;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
+import org.apache.flink.api.common.TaskInfo;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.flink.RowDataWrapper;
+import org.apache.iceberg.flink.data.RowDataProjection;
+import org.apache.iceberg.flink.sink.FlinkFileWriterFactory;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.util.PropertyUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The files one writer subtask of a table writes between two checkpoints, through Iceberg's Flink
+ * file writers: Parquet data files, one open per partition and completed at the table's target
+ * size; equality deletes on the key, where a row's position is not known; and the positions of rows
+ * to delete, by data file, which the committer turns into deletion vectors or position delete
+ * files. {@link #take} completes them all and hands them on, for one checkpoint.
+ *
+ * <p>Files are named by Iceberg's {@link OutputFileFactory}, with the operation id of {@link
+ * OwnedFileNames} where the sink has a tag: the job, the sink and the first checkpoint that can
+ * hand the file on ({@link #setEpoch}).
+ *
+ * <p><b>Threading:</b> Flink's task thread only.
+ */
+final class DeltaFiles {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DeltaFiles.class);
+  private static final int ROWS_BETWEEN_SIZE_CHECKS = 1000;
+
+  /** What the writer learns of each row written and each data file completed. */
+  interface Listener {
+
+    /** {@code row} was written at {@code position} of the data file named {@code stored}. */
+    void written(String stored, long position, RowData row);
+
+    /** The data file named {@code stored} was completed with {@code rows} rows. */
+    void completed(String stored, long rows) throws IOException;
+  }
+
+  /** The files of one checkpoint, completed. */
+  record Taken(
+      List<DataFile> dataFiles,
+      List<DeleteFile> deletes,
+      Map<String, Positions> positionDeletes,
+      long fallbacks) {
+
+    boolean isEmpty() {
+      return dataFiles.isEmpty() && deletes.isEmpty() && positionDeletes.isEmpty();
+    }
+  }
+
+  private final Supplier<Table> table;
+  private final TaskInfo task;
+  private final String jobId;
+  private final String sinkTag;
+  private final UnaryOperator<String> stored;
+  private final Listener listener;
+
+  private final PartitionSpec spec;
+  private final FlinkFileWriterFactory writerFactory;
+  private final long targetFileSize;
+  private final PartitionKey partitionKey;
+  private final RowDataWrapper wrapper;
+  private final RowDataProjection keyProjection;
+
+  private final Map<PartitionKey, OpenDataFile> openFiles = new HashMap<>();
+  private final List<DataFile> completedFiles = new ArrayList<>();
+  private final Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes = new HashMap<>();
+  private Map<String, Positions> positionDeletes = new HashMap<>();
+  private long fallbacks;
+
+  private final Counter dataFilesWritten;
+  private final Counter equalityFallbacks;
+
+  private OutputFileFactory outputFiles;
+
+  /** The first checkpoint that can hand on the files written now ({@link OwnedFileNames}). */
+  private long epoch;
+
+  /** The epoch that {@link #outputFiles} names files for. */
+  private long outputFilesEpoch;
+
+  /**
+   * @param table the table as its writer last loaded it
+   * @param schema the changes' schema, whose rows are written
+   * @param properties the table's effective write properties
+   * @param task the writer subtask
+   * @param jobId the job's id, in the names of the files of a sink with a tag
+   * @param sinkTag the sink's tag in the names of its files, or null for none
+   * @param stored the name under which the writer's key index keeps a file's location
+   * @param listener told of each row written and each data file completed
+   * @param metrics where {@code dataFilesWritten} and {@code equalityFallbacks} are counted
+   */
+  DeltaFiles(
+      Supplier<Table> table,
+      ChangeSchema schema,
+      Map<String, String> properties,
+      TaskInfo task,
+      String jobId,
+      String sinkTag,
+      UnaryOperator<String> stored,
+      Listener listener,
+      MetricGroup metrics) {
+    this.table = table;
+    this.task = task;
+    this.jobId = jobId;
+    this.sinkTag = sinkTag;
+    this.stored = stored;
+    this.listener = listener;
+    Table current = table.get();
+    spec = current.spec();
+    Schema tableSchema = current.schema();
+    Schema keySchema = TypeUtil.select(tableSchema, tableSchema.identifierFieldIds());
+    RowType keyType = FlinkSchemaUtil.convert(keySchema);
+    writerFactory =
+        new FlinkFileWriterFactory.Builder(current)
+            .dataFileFormat(FileFormat.PARQUET)
+            .dataSchema(tableSchema)
+            .dataFlinkType(schema.rowType())
+            .deleteFileFormat(FileFormat.PARQUET)
+            .equalityFieldIds(
+                tableSchema.identifierFieldIds().stream().mapToInt(Integer::intValue).toArray())
+            .equalityDeleteRowSchema(keySchema)
+            .equalityDeleteFlinkType(keyType)
+            .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
+            .build();
+    targetFileSize =
+        PropertyUtil.propertyAsLong(
+            properties,
+            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
+    partitionKey = new PartitionKey(spec, tableSchema);
+    wrapper = new RowDataWrapper(schema.rowType(), tableSchema.asStruct());
+    keyProjection = RowDataProjection.create(tableSchema, keySchema);
+    dataFilesWritten = metrics.counter("dataFilesWritten");
+    equalityFallbacks = metrics.counter("equalityFallbacks");
+  }
+
+  /** The files written from now on are handed on with checkpoint {@code epoch} or later. */
+  void setEpoch(long epoch) {
+    this.epoch = epoch;
+  }
+
+  /** Writes {@code row}; returns where, as the key index keeps it. */
+  Location write(RowData row) throws IOException {
+    partitionKey.partition(wrapper.wrap(row));
+    OpenDataFile file = openFiles.get(partitionKey);
+    if (file == null) {
+      PartitionKey partition = partitionKey.copy();
+      EncryptedOutputFile output = outputFiles().newOutputFile(spec, partition);
+      file =
+          new OpenDataFile(
+              writerFactory.newDataWriter(output, spec, partition),
+              output.encryptingOutputFile().location());
+      openFiles.put(partition, file);
+    }
+    file.writer.write(row);
+    listener.written(file.storedLocation, file.rows, row);
+    Location location = new Location(file.storedLocation, file.rows++);
+    if (file.rows % ROWS_BETWEEN_SIZE_CHECKS == 0 && file.writer.length() >= targetFileSize) {
+      complete(file);
+      openFiles.remove(partitionKey);
+    }
+    return location;
+  }
+
+  /** Deletes the row at {@code position} of the data file at {@code location}. */
+  void deletePosition(String location, long position) {
+    positionDeletes.computeIfAbsent(location, f -> new Positions()).add(position);
+  }
+
+  /** Deletes the row of the key of {@code keyRow}, whose position is not known, by key. */
+  void deleteByKey(RowData keyRow) throws IOException {
+    partitionKey.partition(wrapper.wrap(keyRow));
+    EqualityDeleteWriter<RowData> writer = equalityDeletes.get(partitionKey);
+    if (writer == null) {
+      PartitionKey partition = partitionKey.copy();
+      writer =
+          writerFactory.newEqualityDeleteWriter(
+              outputFiles().newOutputFile(spec, partition), spec, partition);
+      equalityDeletes.put(partition, writer);
+    }
+    writer.write(keyProjection.wrap(keyRow));
+    fallbacks++;
+    equalityFallbacks.inc();
+  }
+
+  /** Completes the open files and hands on all files written since the last time. */
+  Taken take() throws IOException {
+    for (OpenDataFile file : openFiles.values()) {
+      complete(file);
+    }
+    openFiles.clear();
+    List<DeleteFile> deletes = new ArrayList<>();
+    for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
+      writer.close();
+      deletes.add(writer.toDeleteFile());
+    }
+    equalityDeletes.clear();
+    Taken taken = new Taken(List.copyOf(completedFiles), deletes, positionDeletes, fallbacks);
+    dataFilesWritten.inc(completedFiles.size());
+    completedFiles.clear();
+    positionDeletes = new HashMap<>();
+    fallbacks = 0;
+    return taken;
+  }
+
+  /** Closes the open files and removes the data files, which belong to no checkpoint. */
+  void abort() throws IOException {
+    for (OpenDataFile file : openFiles.values()) {
+      try {
+        file.writer.close();
+        table.get().io().deleteFile(file.location);
+      } catch (IOException | UncheckedIOException e) {
+        LOG.warn("Cannot remove the unfinished data file {}", file.location, e);
+      }
+    }
+    openFiles.clear();
+    for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
+      writer.close();
+    }
+    equalityDeletes.clear();
+  }
+
+  private void complete(OpenDataFile file) throws IOException {
+    file.writer.close();
+    completedFiles.add(file.writer.toDataFile());
+    listener.completed(file.storedLocation, file.rows);
+  }
+
+  /** The factory of the files written now, which names them for {@link #epoch}. */
+  private OutputFileFactory outputFiles() {
+    if (outputFiles == null || (sinkTag != null && outputFilesEpoch != epoch)) {
+      OutputFileFactory.Builder builder =
+          OutputFileFactory.builderFor(
+                  table.get(), task.getIndexOfThisSubtask(), task.getAttemptNumber())
+              .format(FileFormat.PARQUET);
+      if (sinkTag != null) {
+        builder.operationId(OwnedFileNames.operationId(jobId, sinkTag, epoch));
+      }
+      outputFiles = builder.build();
+      outputFilesEpoch = epoch;
+    }
+    return outputFiles;
+  }
+
+  private final class OpenDataFile {
+    final DataWriter<RowData> writer;
+    final String location;
+    final String storedLocation;
+    long rows;
+
+    OpenDataFile(DataWriter<RowData> writer, String location) {
+      this.writer = writer;
+      this.location = location;
+      this.storedLocation = stored.apply(location);
+    }
+  }
+}
