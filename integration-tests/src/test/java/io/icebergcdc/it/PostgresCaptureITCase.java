@@ -61,15 +61,24 @@ class PostgresCaptureITCase extends CaptureScenario {
         .containsExactlyInAnyOrder("cdc.inventory_customers", "cdc.inventory_order_lines");
   }
 
+  @Test
+  void snapshotThenStreamThenResumeOnARestCatalogWithTablesOnS3() throws Exception {
+    onARestCatalogWithTablesOnS3();
+  }
+
   /**
    * On a REST catalog, the tables of each checkpoint committed in one transaction of the catalog
    * (its multi-table commit): the same tables, each checkpoint committed once to each table.
    */
   @Test
   void snapshotThenStreamThenResumeOnARestCatalogWithTablesOnS3InOneTransaction() throws Exception {
+    sinkOptions.set(io.icebergcdc.sink.SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, true);
+    onARestCatalogWithTablesOnS3();
+  }
+
+  private void onARestCatalogWithTablesOnS3() throws Exception {
     try (LakeServers lake = LakeServers.start("capture-lake")) {
       catalog = lake.restCatalog();
-      sinkOptions.set(io.icebergcdc.sink.SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, true);
       assertThat(snapshotThenStreamThenResume())
           .extracting(target -> target.table().toString())
           .containsExactlyInAnyOrder("cdc.inventory_customers", "cdc.inventory_order_lines");

@@ -46,6 +46,26 @@ final class CommitHistory {
     return max;
   }
 
+  /**
+   * The snapshot of the current snapshot's ancestry that the given job and committer operator
+   * committed checkpoint {@code checkpointId} in; null if there is none.
+   */
+  static Snapshot snapshotOf(Table table, String jobId, String operatorId, long checkpointId) {
+    String checkpoint = Long.toString(checkpointId);
+    Snapshot snapshot = table.currentSnapshot();
+    while (snapshot != null) {
+      Map<String, String> summary = snapshot.summary();
+      if (checkpoint.equals(summary.get(SnapshotSummaryKeys.CHECKPOINT_ID))
+          && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
+          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))) {
+        return snapshot;
+      }
+      Long parent = snapshot.parentId();
+      snapshot = parent == null ? null : table.snapshot(parent);
+    }
+    return null;
+  }
+
   /** Whether the table holds a snapshot of {@code operatorId} committed by another job. */
   static boolean committedByAnotherJob(Table table, String jobId, String operatorId) {
     for (Snapshot s : table.snapshots()) {

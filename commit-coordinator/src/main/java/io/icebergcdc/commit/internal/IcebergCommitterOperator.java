@@ -306,7 +306,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           new TransactionCommitter(
               formerTables.loadCatalog(),
               getOperatorID().toString(),
+              // One value for the job, which every table's settings carry.
               tables.values().iterator().next().catalogRetryTimeout());
+      transactions.checkNames(committers, commitThreads);
     }
     if (context.isRestored()) {
       long restoredCheckpointId = context.getRestoredCheckpointId().orElse(Long.MAX_VALUE);

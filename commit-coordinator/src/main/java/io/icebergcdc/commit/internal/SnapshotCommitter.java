@@ -212,7 +212,7 @@ final class SnapshotCommitter implements AutoCloseable {
   private void commitWithRebuilds(
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
     Attempt made = attempt(checkpointId, committable, carried, commitJobId, false);
-    committed(made, table.currentSnapshot(), made.durationMs);
+    committed(made, table.currentSnapshot(), made.durationMs, true);
   }
 
   /**
@@ -226,20 +226,43 @@ final class SnapshotCommitter implements AutoCloseable {
     return attempt(checkpointId, committable, carried, commitJobId, true);
   }
 
-  /** The catalog committed {@code staged}, taking {@code durationMs}. */
+  /**
+   * The catalog committed {@code staged}, taking {@code durationMs}: tells of the commit as {@link
+   * #commit} does, with the snapshot the attempt made. The maintenance that follows runs on the
+   * table as the catalog has it now, or not at all while it cannot be reached.
+   */
   void stagedCommitted(Attempt staged, long durationMs) {
-    table = TableRefresh.refresh(table, tableLoader);
-    Snapshot snapshot = table.snapshot(staged.snapshotId());
-    if (snapshot == null) {
-      throw new IllegalStateException(
-          "the catalog committed checkpoint "
-              + staged.checkpointId
-              + " to table "
-              + table.name()
-              + ", but the table has no snapshot "
-              + staged.snapshotId());
+    Snapshot snapshot =
+        ((BaseTransaction) staged.transaction()).currentMetadata().currentSnapshot();
+    try {
+      table = TableRefresh.refresh(table, tableLoader);
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "Table {} could not be read after checkpoint {} was committed; its maintenance waits"
+              + " for the next commit: {}",
+          table.name(),
+          staged.checkpointId(),
+          e.toString());
+      committed(staged, snapshot, durationMs, false);
+      return;
     }
-    committed(staged, snapshot, durationMs);
+    committed(staged, snapshot, durationMs, true);
+  }
+
+  /**
+   * Whether the table's snapshot log, read now, shows checkpoint {@code staged} committed, by the
+   * attempt sent to the catalog or by one before it whose answer was lost: if so, tells of the
+   * commit as {@link #commit} does. Throws what reading the table throws.
+   */
+  boolean landed(Attempt staged) {
+    table = TableRefresh.refresh(table, tableLoader);
+    Snapshot snapshot =
+        CommitHistory.snapshotOf(table, staged.commitJobId(), operatorId, staged.checkpointId());
+    if (snapshot == null) {
+      return false;
+    }
+    committed(staged, snapshot, 0, true);
+    return true;
   }
 
   /** The catalog surely did not commit {@code staged}: removes the files made for it. */
@@ -397,8 +420,11 @@ final class SnapshotCommitter implements AutoCloseable {
     }
   }
 
-  /** Tells of a commit made: the log, the metrics, the listener; then the maintenance runs. */
-  private void committed(Attempt made, Snapshot snapshot, long durationMs) {
+  /**
+   * Tells of a commit made: the log, the metrics, the listener; then the maintenance runs, where
+   * {@code maintain}.
+   */
+  private void committed(Attempt made, Snapshot snapshot, long durationMs, boolean maintain) {
     long checkpointId = made.checkpointId;
     PreparedCommit prepared = made.prepared;
     LOG.info(
@@ -426,7 +452,9 @@ final class SnapshotCommitter implements AutoCloseable {
       throw new CommitException(
           "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
     }
-    maintainAfter(checkpointId);
+    if (maintain) {
+      maintainAfter(checkpointId);
+    }
   }
 
   /**

@@ -434,11 +434,6 @@ final class TableCommitter implements AutoCloseable {
       return jobId;
     }
 
-    /** The table's name, for messages. */
-    String table() {
-      return TableCommitter.this.commits.table().name();
-    }
-
     /** The committer that owes these commits. */
     TableCommitter committer() {
       return TableCommitter.this;

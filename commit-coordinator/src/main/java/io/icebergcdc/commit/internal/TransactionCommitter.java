@@ -12,6 +12,7 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableCommit;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.rest.RESTCatalog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,12 +32,13 @@ import org.slf4j.LoggerFactory;
  * <p><b>Failures:</b> where another writer changed one of the tables first, the catalog refuses the
  * transaction as a whole: every snapshot is made again on the tables as they are now, up to {@link
  * #MAX_ATTEMPTS} times. A catalog that cannot be reached is waited for as by a commit of one table
- * ({@link CatalogOutage}); before each new attempt the snapshot logs of the transaction's tables
- * say whether the attempt whose answer was lost committed after all: the tables that show it are
- * done, and the others go into the next attempt (a catalog that commits a transaction's tables one
- * by one may have committed some). Any other failure fails the job, and the restore decides from
- * the snapshot logs, as for a commit of one table: each restored checkpoint was committed to all
- * its tables or to none.
+ * ({@link CatalogOutage}), the tables' reads too. Before a new attempt after a refusal or a lost
+ * answer, the snapshot logs of the tables of the attempt before say whether it was committed to
+ * them after all (a catalog that commits a transaction's tables one by one may have committed some,
+ * and a client may have sent the request twice): the tables that show it are done, and the others
+ * go into the next attempt. Any other failure fails the job, and the restore decides from the
+ * snapshot logs, as for a commit of one table: each restored checkpoint was committed to all its
+ * tables or to none.
  */
 final class TransactionCommitter implements AutoCloseable {
 
@@ -50,12 +52,17 @@ final class TransactionCommitter implements AutoCloseable {
   private final Duration catalogRetryTimeout;
 
   /**
-   * @param catalog the tables' catalog, which must commit several tables at once
+   * @param catalog the tables' catalog, which must commit several tables at once; closed with this,
+   *     or at once if it cannot
    * @param operatorId the id of the committing operator, which the snapshots record
    * @param catalogRetryTimeout how long a commit is tried again while the catalog cannot be reached
    */
-  TransactionCommitter(Catalog catalog, String operatorId, Duration catalogRetryTimeout) {
+  TransactionCommitter(Catalog catalog, String operatorId, Duration catalogRetryTimeout)
+      throws Exception {
     if (!(catalog instanceof RESTCatalog rest)) {
+      if (catalog instanceof AutoCloseable closeable) {
+        closeable.close();
+      }
       throw new IllegalArgumentException(
           "committing the tables of a checkpoint in one transaction needs a REST catalog, whose"
               + " multi-table commit it uses; catalog "
@@ -66,6 +73,34 @@ final class TransactionCommitter implements AutoCloseable {
     this.catalog = rest;
     this.operatorId = operatorId;
     this.catalogRetryTimeout = catalogRetryTimeout;
+  }
+
+  /**
+   * Checks that each table's name, parsed as an identifier, names the table in the catalog: a
+   * transaction names its tables so. A namespace or table name with a dot in it would not.
+   */
+  void checkNames(Map<String, TableCommitter> tables, CommitThreads threads) throws Exception {
+    threads.forEach(
+        tables.entrySet(),
+        table -> {
+          String uuid = table.getValue().commits().tableUuid();
+          String found;
+          try {
+            java.util.UUID named = catalog.loadTable(TableIdentifier.parse(table.getKey())).uuid();
+            found = named == null ? null : named.toString();
+          } catch (NoSuchTableException e) {
+            found = "none";
+          }
+          if (uuid != null && !uuid.equals(found)) {
+            throw new IllegalArgumentException(
+                "table "
+                    + table.getKey()
+                    + " cannot be committed in one transaction with others: read as an identifier,"
+                    + " its name names "
+                    + ("none".equals(found) ? "no table" : "another table")
+                    + " of the catalog (a namespace or table name with a dot in it?)");
+          }
+        });
   }
 
   /**
@@ -92,6 +127,10 @@ final class TransactionCommitter implements AutoCloseable {
     due.values().forEach(TableCommitter.Due::finish);
   }
 
+  /**
+   * Commits one checkpoint of the tables of {@code commits} in one transaction, or in several where
+   * an attempt was committed to some of its tables only.
+   */
   private void commitCheckpoint(
       long checkpointId,
       Map<String, TableCommitter.Due.Commit> commits,
@@ -99,55 +138,90 @@ final class TransactionCommitter implements AutoCloseable {
       CommitThreads threads)
       throws Exception {
     CatalogOutage outage = new CatalogOutage(catalogRetryTimeout);
-    Map<String, SnapshotCommitter.Attempt> staged = Map.of();
     Map<String, TableCommitter.Due.Commit> left = new TreeMap<>(commits);
-    for (int conflicts = 0; ; ) {
-      if (outage.failures() > 0) {
-        // The attempt whose answer was lost may have committed: to all its tables, or, with a
-        // catalog that commits them one by one, to some. Those whose log shows it are done.
-        Map<String, SnapshotCommitter.Attempt> landed = landed(checkpointId, staged, due);
-        if (!landed.isEmpty()) {
-          LOG.info(
-              "Checkpoint {} was committed to tables {} by the transaction whose answer was lost",
-              checkpointId,
-              landed.keySet());
-          committed(landed, due, threads, 0);
+    // The attempt sent to the catalog whose outcome is not settled: refused (a concurrent change),
+    // or of an answer that was lost. It may have been committed to some of its tables: a catalog
+    // may commit a transaction's tables one by one, and a client may send a request twice.
+    Map<String, SnapshotCommitter.Attempt> sent = Map.of();
+    boolean refused = false;
+    int refusals = 0;
+    while (true) {
+      Map<String, SnapshotCommitter.Attempt> staged = Map.of();
+      try {
+        if (!sent.isEmpty()) {
+          Map<String, SnapshotCommitter.Attempt> landed = landed(sent, due, threads);
+          if (!landed.isEmpty()) {
+            LOG.info(
+                "Checkpoint {} is in the snapshot logs of tables {} after the attempt whose answer"
+                    + " was {}",
+                checkpointId,
+                landed.keySet(),
+                refused ? "a refusal" : "lost");
+          }
+          if (refused) {
+            // Refused, and not in their logs: the files made for them are surely not committed.
+            Map<String, SnapshotCommitter.Attempt> notLanded = new TreeMap<>(sent);
+            notLanded.keySet().removeAll(landed.keySet());
+            abandon(notLanded, due);
+          }
           left.keySet().removeAll(landed.keySet());
+          sent = Map.of();
           if (left.isEmpty()) {
             return;
           }
         }
-      }
-      staged = stage(checkpointId, left, due, threads);
-      long start = System.nanoTime();
-      try {
+        staged = stage(checkpointId, left, due, threads);
         List<TableCommit> transaction = new ArrayList<>(staged.size());
         staged.forEach(
             (table, attempt) -> transaction.add(attempt.toCommit(TableIdentifier.parse(table))));
+        long start = System.nanoTime();
+        sent = staged;
+        refused = false;
         catalog.commitTransaction(transaction);
+        long durationMs = (System.nanoTime() - start) / 1_000_000L;
+        LOG.info(
+            "Committed checkpoint {} to {} tables in one transaction in {} ms",
+            checkpointId,
+            staged.size(),
+            durationMs);
+        threads.forEach(
+            staged.entrySet(),
+            table ->
+                due.get(table.getKey())
+                    .committer()
+                    .commits()
+                    .stagedCommitted(table.getValue(), durationMs));
+        return;
       } catch (CommitFailedException e) {
-        abandon(staged, due);
-        if (++conflicts >= MAX_ATTEMPTS) {
+        refused = true;
+        if (++refusals >= MAX_ATTEMPTS) {
           throw new CommitException(
               "checkpoint "
                   + checkpointId
                   + " of tables "
                   + left.keySet()
-                  + " lost the race to commit to one of them "
+                  + " was refused "
                   + MAX_ATTEMPTS
-                  + " times: "
+                  + " times, another writer changing one of them first: "
                   + e.getMessage(),
-              e,
-              true);
+              e);
         }
         LOG.warn(
             "The transaction of checkpoint {} of tables {} was refused, another writer changed"
                 + " one of them first (attempt {}): {}; making it again on the tables as they are",
             checkpointId,
             left.keySet(),
-            conflicts,
+            refusals,
             e.getMessage());
-        continue;
+      } catch (UnsupportedOperationException e) {
+        // The server does not offer the endpoint: nothing was sent.
+        abandon(staged, due);
+        throw new CommitException(
+            "the REST catalog does not offer multi-table commits (POST /v1/transactions/commit),"
+                + " which sink.commit.atomic-across-tables needs: "
+                + e.getMessage(),
+            e,
+            true);
       } catch (RuntimeException e) {
         if (!CatalogOutage.isOutage(e)) {
           throw new CommitException(
@@ -179,16 +253,7 @@ final class TransactionCommitter implements AutoCloseable {
             outage.failures(),
             catalogRetryTimeout,
             e.toString());
-        continue;
       }
-      long durationMs = (System.nanoTime() - start) / 1_000_000L;
-      LOG.info(
-          "Committed checkpoint {} to {} tables in one transaction in {} ms",
-          checkpointId,
-          staged.size(),
-          durationMs);
-      committed(staged, due, threads, durationMs);
-      return;
     }
   }
 
@@ -219,37 +284,24 @@ final class TransactionCommitter implements AutoCloseable {
     return new TreeMap<>(staged);
   }
 
-  /** The attempts of {@code staged} whose tables' snapshot logs show the checkpoint committed. */
-  private Map<String, SnapshotCommitter.Attempt> landed(
-      long checkpointId,
-      Map<String, SnapshotCommitter.Attempt> staged,
-      Map<String, TableCommitter.Due> due) {
-    Map<String, SnapshotCommitter.Attempt> landed = new TreeMap<>();
-    staged.forEach(
-        (name, attempt) -> {
-          TableCommitter.Due owed = due.get(name);
-          org.apache.iceberg.Table table = owed.committer().commits().refreshed();
-          if (CommitHistory.maxCommittedCheckpointId(table, owed.jobId(), operatorId)
-              >= checkpointId) {
-            landed.put(name, attempt);
+  /**
+   * The attempts of {@code sent} whose tables' snapshot logs show their checkpoint committed, each
+   * told of as committed.
+   */
+  private static Map<String, SnapshotCommitter.Attempt> landed(
+      Map<String, SnapshotCommitter.Attempt> sent,
+      Map<String, TableCommitter.Due> due,
+      CommitThreads threads)
+      throws Exception {
+    Map<String, SnapshotCommitter.Attempt> landed = new ConcurrentHashMap<>();
+    threads.forEach(
+        sent.entrySet(),
+        table -> {
+          if (due.get(table.getKey()).committer().commits().landed(table.getValue())) {
+            landed.put(table.getKey(), table.getValue());
           }
         });
-    return landed;
-  }
-
-  private static void committed(
-      Map<String, SnapshotCommitter.Attempt> staged,
-      Map<String, TableCommitter.Due> due,
-      CommitThreads threads,
-      long durationMs)
-      throws Exception {
-    threads.forEach(
-        staged.entrySet(),
-        table ->
-            due.get(table.getKey())
-                .committer()
-                .commits()
-                .stagedCommitted(table.getValue(), durationMs));
+    return new TreeMap<>(landed);
   }
 
   private static void abandon(

@@ -59,8 +59,15 @@ class CommitInOneTransactionTest {
   /** The POST requests each catalog of a test answered, by path, by warehouse. */
   private static final Map<String, Map<String, AtomicInteger>> REQUESTS = new ConcurrentHashMap<>();
 
-  /** How many answers to a transaction each catalog of a test loses after committing it. */
-  private static final Map<String, AtomicInteger> LOSE_ANSWERS = new ConcurrentHashMap<>();
+  /**
+   * What each catalog of a test answers a transaction with after committing it, instead of its
+   * answer, as often as the count says: the answer lost, or a refusal (a request sent twice).
+   */
+  private static final Map<String, Map.Entry<AtomicInteger, RuntimeException>> FALSE_ANSWERS =
+      new ConcurrentHashMap<>();
+
+  /** The catalogs of tests that offer no multi-table commits. */
+  private static final java.util.Set<String> WITHOUT_TRANSACTIONS = ConcurrentHashMap.newKeySet();
 
   private static final String COMMIT_TRANSACTION = "v1/transactions/commit";
   private static final String UPDATE_ORDERS = "v1/namespaces/db/tables/orders";
@@ -88,7 +95,8 @@ class CommitInOneTransactionTest {
       harness.close();
     }
     REQUESTS.remove(warehouse.toString());
-    LOSE_ANSWERS.remove(warehouse.toString());
+    FALSE_ANSWERS.remove(warehouse.toString());
+    WITHOUT_TRANSACTIONS.remove(warehouse.toString());
   }
 
   @Test
@@ -166,7 +174,7 @@ class CommitInOneTransactionTest {
 
   @Test
   void aTransactionWhoseAnswerWasLostIsLookedUpNotMadeTwice() throws Exception {
-    LOSE_ANSWERS.put(warehouse.toString(), new AtomicInteger(1));
+    answerFalsely(1, new org.apache.iceberg.exceptions.ServiceFailureException("answer lost"));
     var harness = open(null, Map.of());
     harness.processElement(file(ORDERS, "o1", 10));
     harness.processElement(file(ITEMS, "i1", 7));
@@ -177,6 +185,43 @@ class CommitInOneTransactionTest {
     assertThat(requests(COMMIT_TRANSACTION)).isEqualTo(1);
     assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
     assertThat(committedCheckpoints(ITEMS)).containsExactly("1");
+  }
+
+  @Test
+  void aTransactionRefusedAfterItWasCommittedIsNotMadeTwice() throws Exception {
+    // As a request sent twice, whose second copy meets the first's commit.
+    answerFalsely(1, new org.apache.iceberg.exceptions.CommitFailedException("sent twice"));
+    var harness = open(null, Map.of());
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+
+    assertThat(requests(COMMIT_TRANSACTION)).isEqualTo(1);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1");
+    harness.processElement(file(ORDERS, "o2", 1));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1", "2");
+  }
+
+  @Test
+  void aRestCatalogWithoutMultiTableCommitsFailsTheCommitNamingTheEndpoint() throws Exception {
+    WITHOUT_TRANSACTIONS.add(warehouse.toString());
+    var harness = open(null, Map.of());
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.snapshot(1, 1);
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1))
+        .hasMessageContaining("does not offer multi-table commits")
+        .hasMessageContaining("sink.commit.atomic-across-tables");
+    assertThat(committedCheckpoints(ORDERS)).isEmpty();
+    assertThat(committedCheckpoints(ITEMS)).isEmpty();
+  }
+
+  private void answerFalsely(int times, RuntimeException answer) {
+    FALSE_ANSWERS.put(warehouse.toString(), Map.entry(new AtomicInteger(times), answer));
   }
 
   @Test
@@ -291,15 +336,17 @@ class CommitInOneTransactionTest {
                 String path = request.path().replaceFirst("^/", "");
                 requests.computeIfAbsent(path, r -> new AtomicInteger()).incrementAndGet();
               }
+              boolean transaction = request.path().endsWith(COMMIT_TRANSACTION);
+              if (transaction && WITHOUT_TRANSACTIONS.contains(warehouse)) {
+                throw new UnsupportedOperationException(
+                    "Server does not support endpoint: POST /v1/transactions/commit");
+              }
               T answer =
                   super.execute(
                       request, responseType, errorHandler, responseHeaders, parserContext);
-              AtomicInteger lose = LOSE_ANSWERS.get(warehouse);
-              if (request.path().endsWith(COMMIT_TRANSACTION)
-                  && lose != null
-                  && lose.getAndDecrement() > 0) {
-                throw new org.apache.iceberg.exceptions.ServiceFailureException(
-                    "the answer to the transaction was lost");
+              Map.Entry<AtomicInteger, RuntimeException> falsely = FALSE_ANSWERS.get(warehouse);
+              if (transaction && falsely != null && falsely.getKey().getAndDecrement() > 0) {
+                throw falsely.getValue();
               }
               return answer;
             }
