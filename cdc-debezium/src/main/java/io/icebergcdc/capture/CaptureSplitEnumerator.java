@@ -22,9 +22,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>On the job's first start, before any chunk, it fixes where the log is read from ({@link
  * PostgresLogStart}, {@link MySqlLogStart}) and hands the log's split over at that position. A
- * PostgreSQL table of the job that its state has not seen (added to the job's tables since) is
- * published first, then chunked; a MySQL/MariaDB job refuses such a table, which the connector's
- * schema history in the state does not know.
+ * table of the job that its state has not seen (added to the job's tables since) is chunked, a
+ * PostgreSQL table published first; a MySQL/MariaDB connector knows it from its schema history,
+ * which holds every table of the database (its reader refuses a history of an earlier build that
+ * lacks the table, {@link SchemaHistoryTables}).
  *
  * <p>Given a {@link NewTableWatch}, it looks for tables created in the source while the job runs
  * and ends the job at the first ({@link NewSourceTableException}), to be built again with it.
@@ -122,15 +123,12 @@ final class CaptureSplitEnumerator
               : MySqlLogStart.prepare(database, connectorProperties);
       unassigned.remove(fresh);
       unassigned.addFirst(fresh.at(start, List.of()));
-    } else if (!postgres) {
-      throw new IllegalStateException(
-          "tables were added to the job's tables since its state was written ("
-              + added
-              + "): the MySQL/MariaDB connector's schema history in that state does not know"
-              + " them; start the job without its state (a new snapshot of every table), or"
-              + " capture the added tables with a job of their own");
     } else {
-      PostgresLogStart.publish(database, connectorProperties, added);
+      if (postgres) {
+        PostgresLogStart.publish(database, connectorProperties, added);
+      }
+      // A MySQL/MariaDB connector knows the tables from its schema history, which its reader
+      // checks (SchemaHistoryTables) before it starts.
       LOG.info("Tables added to the job since its state was written are snapshotted: {}", added);
     }
     for (ChunkedSnapshot.Table table : added) {

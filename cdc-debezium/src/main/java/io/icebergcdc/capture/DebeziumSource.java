@@ -64,8 +64,7 @@ public final class DebeziumSource
    * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
    *     own
    * @param watch what tables created while the job runs end it, to be built again with them; only
-   *     with a chunked snapshot of PostgreSQL, which reads a table the log already streams; null
-   *     for none
+   *     with a chunked snapshot, which reads a table the log already streams; null for none
    */
   public DebeziumSource(
       Map<String, String> connectorProperties,
@@ -73,12 +72,9 @@ public final class DebeziumSource
       ChunkedSnapshot snapshot,
       int queueCapacity,
       NewTableWatch watch) {
-    if (watch != null
-        && (snapshot == null
-            || !PostgresSlotCheck.POSTGRES_CONNECTOR.equals(
-                connectorProperties.get("connector.class")))) {
+    if (watch != null && snapshot == null) {
       throw new IllegalArgumentException(
-          "new tables are picked up only by a PostgreSQL capture with a chunked snapshot");
+          "new tables are picked up only by a capture with a chunked snapshot");
     }
     if (!connectorProperties.containsKey("connector.class")) {
       throw new IllegalArgumentException("the Debezium properties name no 'connector.class'");

@@ -10,9 +10,9 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * What the capture source's enumerator looks for while the job runs: tables of a PostgreSQL source
- * that the job's table patterns match but that the job does not capture, as tables created after it
- * started are. At the first, the enumerator ends the job ({@link
+ * What the capture source's enumerator looks for while the job runs: tables of the source that the
+ * job's table patterns match but that the job does not capture, as tables created after it started
+ * are. At the first, the enumerator ends the job ({@link
  * io.icebergcdc.cdc.NewSourceTableException}); the apply command builds it again with the table,
  * whose chunked snapshot the source then reads, beside the log, without reading the others again.
  */
@@ -26,18 +26,42 @@ public final class NewTableWatch implements Serializable {
   private final Set<String> captured;
   private final Duration interval;
 
+  /** Whether the source is PostgreSQL (tables by schema), else MySQL or MariaDB (by database). */
+  private final boolean postgres;
+
+  /** The MySQL or MariaDB database whose tables are listed; null for PostgreSQL. */
+  private final String database;
+
   /**
+   * A watch of a PostgreSQL source.
+   *
    * @param patterns the job's table patterns, over {@code schema.table}
    * @param captured the qualified names of the tables the job captures
    * @param interval how often to look
    */
   public NewTableWatch(List<String> patterns, Set<String> captured, Duration interval) {
+    this(patterns, captured, interval, true, null);
+  }
+
+  /**
+   * A watch of a PostgreSQL source, or of the tables of a MySQL or MariaDB {@code database}.
+   *
+   * @param patterns the job's table patterns, over {@code schema.table} or {@code database.table}
+   */
+  public NewTableWatch(
+      List<String> patterns,
+      Set<String> captured,
+      Duration interval,
+      boolean postgres,
+      String database) {
     if (interval.isNegative() || interval.isZero()) {
       throw new IllegalArgumentException("a table watch needs a positive interval: " + interval);
     }
     this.patterns = patterns.stream().map(Pattern::compile).toList();
     this.captured = Set.copyOf(captured);
     this.interval = interval;
+    this.postgres = postgres;
+    this.database = database;
   }
 
   Duration interval() {
@@ -49,7 +73,7 @@ public final class NewTableWatch implements Serializable {
     List<String> found = new ArrayList<>();
     try (Connection connection = database.connect()) {
       for (TableListing.Name table :
-          TableListing.matching(connection.getMetaData(), true, null, patterns)) {
+          TableListing.matching(connection.getMetaData(), postgres, this.database, patterns)) {
         if (!captured.contains(table.qualified())) {
           found.add(table.qualified());
         }

@@ -5,11 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.pipeline.JobRunner;
 import io.icebergcdc.jobs.pipeline.TableTarget;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Callable;
+import org.apache.flink.client.program.ClusterClient;
+import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -63,6 +69,52 @@ class MariaDbCaptureITCase extends CaptureScenario {
         .contains("mysql-bin");
   }
 
+  /**
+   * A table created while the job runs: the job ends, {@link JobRunner#run()} builds it again with
+   * the table and resumes from its latest checkpoint, whose schema history knows the table (it
+   * holds every table of the database); the table is snapshotted in chunks beside the binlog and
+   * its later changes stream in, while the other tables go on from the checkpoint.
+   */
+  @Test
+  void picksUpATableCreatedWhileTheJobRuns(@InjectClusterClient ClusterClient<?> client)
+      throws Exception {
+    JobDefinition job =
+        job(
+            source().withSnapshotChunkRows(100).withTableDiscoveryInterval(Duration.ofSeconds(1)),
+            "mariadb.{table}",
+            null);
+    JobRunner pipeline = new JobRunner(job);
+    try (BackgroundRun run = BackgroundRun.start(pipeline, client)) {
+      Callable<?> runs = run.running();
+      Catalog catalog = catalog(job);
+      awaitColumn(runs, pipeline, "customers", "name");
+      awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(90));
+
+      execute(
+          "CREATE TABLE returns (id int PRIMARY KEY, reason text, amount decimal(8,2))",
+          "INSERT INTO returns SELECT seq, CONCAT('reason ', seq), seq * 1.5 FROM seq_1_to_1000");
+      awaitColumn(runs, pipeline, "returns", "reason");
+      execute(
+          "UPDATE returns SET reason = 'changed' WHERE id % 7 = 0",
+          "DELETE FROM returns WHERE id % 11 = 0",
+          "INSERT INTO returns VALUES (5000, 'late', 1)",
+          "UPDATE customers SET visits = 77 WHERE id <= 10");
+      awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(120));
+
+      assertThat(pipeline.targets())
+          .extracting(target -> target.table().toString())
+          .containsExactlyInAnyOrder("mariadb.customers", "mariadb.order_lines", "mariadb.returns");
+      Table customers = catalog.loadTable(TableIdentifier.parse("mariadb.customers"));
+      Table returns = catalog.loadTable(TableIdentifier.parse("mariadb.returns"));
+      assertEachCheckpointCommittedOnce(returns);
+      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(customers))
+          .as("the job before the new table, and the job built again with it")
+          .hasSize(2);
+      // The job built again resumed from the checkpoint: it rewrote only the updated customers.
+      assertThat(rowsUpdatedByLastJob(customers)).isBetween(10L, 20L);
+    }
+  }
+
   @Override
   String widenQuantity() {
     return "ALTER TABLE order_lines MODIFY qty bigint NOT NULL";
@@ -80,20 +132,23 @@ class MariaDbCaptureITCase extends CaptureScenario {
 
   @Override
   JobDefinition job(String restoreFrom) {
-    DatabaseSource source =
-        new DatabaseSource(
-            DatabaseSource.Kind.MARIADB,
-            "127.0.0.1",
-            3306,
-            "root",
-            null,
-            DATABASE,
-            List.of(),
-            null,
-            null,
-            5401,
-            "maria");
-    return job(source, "mariadb.{table}", restoreFrom);
+    return job(source(), "mariadb.{table}", restoreFrom);
+  }
+
+  /** The database's tables, with the source's defaults. */
+  private static DatabaseSource source() {
+    return new DatabaseSource(
+        DatabaseSource.Kind.MARIADB,
+        "127.0.0.1",
+        3306,
+        "root",
+        null,
+        DATABASE,
+        List.of(),
+        null,
+        null,
+        5401,
+        "maria");
   }
 
   @Override

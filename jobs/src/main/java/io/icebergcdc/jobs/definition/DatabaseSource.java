@@ -30,8 +30,8 @@ import java.util.regex.Pattern;
  * @param snapshotChunkRows the rows of a chunk of the initial snapshot, which the job reads itself,
  *     in parallel, beside the log; 0 for Debezium's own snapshot (one reader, started over after a
  *     failure)
- * @param tableDiscoveryInterval how often a PostgreSQL job with a chunked snapshot looks for tables
- *     created while it runs that {@code tables} match, to be built again with them; zero for never
+ * @param tableDiscoveryInterval how often a job with a chunked snapshot looks for tables created
+ *     while it runs that {@code tables} match, to be built again with them; zero for never
  */
 public record DatabaseSource(
     Kind kind,
@@ -252,7 +252,9 @@ public record DatabaseSource(
       properties.put("include.schema.changes", "false");
       properties.put("bigint.unsigned.handling.mode", "precise");
       properties.put("time.precision.mode", "adaptive_time_microseconds");
-      properties.put("schema.history.internal.store.only.captured.tables.ddl", "true");
+      // Every table of the database: a table added to the job's tables later, or created while it
+      // runs, is then known to the connector restored from the job's state.
+      properties.put("schema.history.internal.store.only.captured.tables.ddl", "false");
       if (kind == Kind.MYSQL) {
         properties.put("database.ssl.mode", "disabled");
       }

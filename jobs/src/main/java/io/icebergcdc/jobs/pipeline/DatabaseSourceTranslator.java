@@ -129,20 +129,22 @@ final class DatabaseSourceTranslator implements SourceTranslator {
   }
 
   /**
-   * What tables created while the job runs end it, to be built again with them: for PostgreSQL with
-   * a chunked snapshot, which reads such a table beside the log. Debezium's own snapshot is over
-   * once the job streams, and MySQL's schema history in the job's state would not know the table.
+   * What tables created while the job runs end it, to be built again with them: with a chunked
+   * snapshot, which reads such a table beside the log (Debezium's own snapshot is over once the job
+   * streams). A MySQL or MariaDB connector knows the new table from its schema history, which holds
+   * every table of the database ({@link DatabaseSource#debeziumProperties}).
    */
   private NewTableWatch newTableWatch(ChunkedSnapshot snapshot) {
-    if (snapshot == null
-        || source.kind() != DatabaseSource.Kind.POSTGRES
-        || source.tableDiscoveryInterval().isZero()) {
+    if (snapshot == null || source.tableDiscoveryInterval().isZero()) {
       return null;
     }
+    boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
     return new NewTableWatch(
         source.tablePatterns().stream().map(Pattern::pattern).toList(),
         captured.stream().map(CapturedTable::qualifiedName).collect(Collectors.toSet()),
-        source.tableDiscoveryInterval());
+        source.tableDiscoveryInterval(),
+        postgres,
+        postgres ? null : source.database());
   }
 
   /** The chunked snapshot of the captured tables; null for Debezium's own. */

@@ -1,0 +1,53 @@
+package io.icebergcdc.capture;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The tables a MySQL or MariaDB connector's schema history knows: those named by the {@code
+ * tableChanges} of its records. A connector restored with a table its history does not know can
+ * read that table's binlog events only if the binlog still holds the table's {@code CREATE TABLE}
+ * after the restored position (a table created since the checkpoint); else Debezium fails at the
+ * table's first change. This build records every table of the database ({@code
+ * schema.history.internal.store.only.captured.tables.ddl=false}), but a history written by an
+ * earlier build holds only the tables captured then.
+ */
+final class SchemaHistoryTables {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private SchemaHistoryTables() {}
+
+  /**
+   * The tables of {@code includeList} (Debezium's {@code table.include.list}, one pattern per
+   * table) that a non-empty {@code history} does not know, as {@code database.table}.
+   */
+  static List<String> unknown(List<String> history, String includeList) {
+    List<String> unknown = new ArrayList<>();
+    if (history.isEmpty() || includeList == null || includeList.isBlank()) {
+      return unknown;
+    }
+    Set<String> known = new HashSet<>();
+    for (String record : history) {
+      try {
+        for (JsonNode change : JSON.readTree(record).path("tableChanges")) {
+          known.add(change.path("id").asText().replace("\"", "").replace("`", ""));
+        }
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException("cannot read schema history record " + record, e);
+      }
+    }
+    for (String table : includeList.split(",")) {
+      Pattern pattern = Pattern.compile(table.trim());
+      if (known.stream().noneMatch(id -> pattern.matcher(id).matches())) {
+        unknown.add(table.trim().replace("\\Q", "").replace("\\E", "").replace("\\.", "."));
+      }
+    }
+    return unknown;
+  }
+}
