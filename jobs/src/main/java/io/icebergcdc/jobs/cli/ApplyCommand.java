@@ -85,8 +85,8 @@ final class ApplyCommand {
           Flag.of(
               "table-discovery-interval",
               "<duration>",
-              "How often a PostgreSQL job with a chunked snapshot looks for new tables that"
-                  + " --tables match, to be built again with them; 0 for never.",
+              "How often a job with a chunked snapshot looks for new tables that --tables match,"
+                  + " to be built again with them; 0 for never.",
               "30s"),
           Flag.of("server-id", "<N>", "The MySQL/MariaDB replication client's server id.", 5400),
           Flag.of(
