@@ -8,7 +8,9 @@ import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.RuntimeDefinition;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.pipeline.PipelineComposer;
+import io.icebergcdc.locallake.LocalRestCatalog;
 import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.SinkOptions;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -80,6 +82,12 @@ public final class DatabaseBenchmark {
   private final int parallelism;
   private final Duration interval;
 
+  /** Whether the tables live in a REST catalog (Iceberg's REST server over a local warehouse). */
+  private final boolean rest;
+
+  /** Whether the tables of a checkpoint are committed in one transaction of the REST catalog. */
+  private final boolean atomicCommits;
+
   /** What one run measured. */
   private record Result(
       String name,
@@ -106,6 +114,15 @@ public final class DatabaseBenchmark {
     batch = Integer.parseInt(options.getOrDefault("batch", "100"));
     parallelism = Integer.parseInt(options.getOrDefault("parallelism", "2"));
     interval = TimeUtils.parseDuration(options.getOrDefault("checkpoint-interval", "2s"));
+    String catalogType = options.getOrDefault("catalog", "hadoop");
+    if (!catalogType.equals("hadoop") && !catalogType.equals("rest")) {
+      throw new IllegalArgumentException("--catalog is hadoop or rest, not " + catalogType);
+    }
+    rest = catalogType.equals("rest");
+    atomicCommits = Boolean.parseBoolean(options.getOrDefault("atomic-commits", "false"));
+    if (atomicCommits && !rest) {
+      throw new IllegalArgumentException("--atomic-commits true needs --catalog rest");
+    }
     if (tables < 1 || large < 0 || large > tables || rounds < 1 || batch < 1) {
       throw new IllegalArgumentException(
           "need --tables >= 1, 0 <= --large <= --tables, --rounds >= 1 and --batch >= 1");
@@ -174,6 +191,26 @@ public final class DatabaseBenchmark {
     }
     createSource(rows);
 
+    LocalRestCatalog restServer =
+        rest ? LocalRestCatalog.start(work.resolve("warehouse").toString(), Map.of()) : null;
+    try {
+      return run(oneTable, work, names, rows, restServer);
+    } finally {
+      if (restServer != null) {
+        restServer.close();
+      }
+    }
+  }
+
+  private Result run(
+      boolean oneTable,
+      Path work,
+      List<String> names,
+      Map<String, Long> rows,
+      LocalRestCatalog restServer)
+      throws Exception {
+    Configuration sinkOptions = new Configuration();
+    sinkOptions.set(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, atomicCommits);
     JobDefinition job =
         new JobDefinition(
             new DatabaseSource(
@@ -188,9 +225,11 @@ public final class DatabaseBenchmark {
                 SLOT,
                 0,
                 "bench"),
-            CatalogDefinition.hadoop(work.resolve("warehouse").toString()),
+            restServer == null
+                ? CatalogDefinition.hadoop(work.resolve("warehouse").toString())
+                : CatalogDefinition.builder().type("rest").uri(restServer.uri()).build(),
             new TableDefinition("cdc.{table}", List.of(), null, 3),
-            new Configuration(),
+            sinkOptions,
             DeadLetterOutput.NONE,
             new RuntimeDefinition(
                 parallelism, interval, work.resolve("checkpoints").toString(), "hashmap", null, 0));
@@ -486,7 +525,7 @@ public final class DatabaseBenchmark {
         String.format(
             Locale.ROOT,
             "`bash bench/database.sh --tables %d --large %d --large-rows %d --small-rows %d"
-                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s`, %s.\n\n",
+                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s`, %s.\n\n",
             tables,
             large,
             largeRows,
@@ -495,6 +534,7 @@ public final class DatabaseBenchmark {
             batch,
             parallelism,
             TimeUtils.formatWithHighestUnit(interval).replace(" ", ""),
+            rest ? " --catalog rest --atomic-commits " + atomicCommits : "",
             LocalDate.now()));
     out.append(
         "| run | tables | rows | operators | job vertices | tasks | snapshot s | snapshot rows/s"
