@@ -216,7 +216,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private java.util.Set<String> forgetTablesNoLongerWritten(StateInitializationContext context)
       throws Exception {
     java.util.Set<String> gone = new java.util.TreeSet<>();
-    String suffix = "/" + TableDeltaWriter.INDEX_COMPLETE_STATE;
+    String suffix = "/" + WriterState.INDEX_COMPLETE_STATE;
     for (String name : new ArrayList<>(context.getOperatorStateStore().getRegisteredStateNames())) {
       if (name.endsWith(suffix)) {
         String table = name.substring(0, name.length() - suffix.length());
@@ -226,7 +226,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       }
     }
     for (String table : gone) {
-      TableDeltaWriter.forgetOperatorState(context.getOperatorStateStore(), TableScope.of(table));
+      WriterState.forget(context.getOperatorStateStore(), TableScope.of(table));
     }
     if (!gone.isEmpty()) {
       LOG.warn("Dropped the restored state of tables this job no longer writes: {}", gone);

@@ -20,9 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.annotation.VisibleForTesting;
-import org.apache.flink.api.common.state.ListState;
-import org.apache.flink.api.common.state.ListStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
@@ -47,9 +44,9 @@ import org.slf4j.LoggerFactory;
  * them.
  *
  * <p><b>State:</b> the keyed state of the dedup ({@link KeyedDedup}), whose live entries carry the
- * row's location. And, in union operator state, whether the index is complete: true when the job
- * first started on an empty table or loaded the index from the table (bootstrap); then a key
- * without an entry has no row, and its insert needs no delete at all.
+ * row's location. And operator state ({@link WriterState}), among it whether the index is complete:
+ * true when the job first started on an empty table or loaded the index from the table (bootstrap);
+ * then a key without an entry has no row, and its insert needs no delete at all.
  *
  * <p><b>Writing:</b> an upsert of a key with a known row deletes that row by position and writes
  * the new one, whose position goes into the key's entry; a delete deletes by position. Where the
@@ -104,22 +101,21 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   private transient MetricGroup metrics;
 
   private transient Table table;
-  private transient ListState<Boolean> indexCompleteState;
+
+  /** The writer's operator state. */
+  private transient WriterState state;
+
   private transient boolean indexComplete;
 
   /** Whether the index is to be loaded from the table in {@link #open}. */
   private transient boolean bootstrapDue;
 
-  private transient ListState<FileDictionary.Entry> dictionaryState;
   private transient FileDictionary dictionary;
-  private transient ListState<OwnDataFile> ownFilesState;
 
   /**
    * The latest checkpoint before which this job was rescaled in place (restored at another
    * parallelism under the same job id): the files it named up to that checkpoint are shared.
    */
-  private transient ListState<Long> sharedUpToState;
-
   private transient long sharedUpTo;
 
   /** The compaction of this subtask's files and of those it shares. */
@@ -252,15 +248,14 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     this.host = host;
     this.output = output;
     this.metrics = scope.metrics(host.getMetricGroup());
-    indexCompleteState =
-        context.getOperatorStateStore().getUnionListState(indexCompleteDescriptor(scope));
-    if (context.isRestored() && !hasState(indexCompleteState)) {
+    state = WriterState.register(context.getOperatorStateStore(), scope);
+    boolean restored = context.isRestored() && state.restored();
+    if (context.isRestored() && !restored) {
       dedup.setStartsWithoutState();
     }
     dedup.initializeState(context, host, output, this);
     tableLoader.open();
     table = tableLoader.loadTable();
-    ownFilesState = context.getOperatorStateStore().getListState(ownFilesDescriptor(scope));
     int subtasks = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
     if (clock == null) {
       clock = System::nanoTime;
@@ -279,20 +274,16 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
             subtasks,
             metrics,
             clock);
-    sharedUpToState =
-        context.getOperatorStateStore().getUnionListState(sharedUpToDescriptor(scope));
     sharedUpTo = -1;
     lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
     fileEpoch = lastCompletedCheckpoint + 1;
-    dictionaryState =
-        context.getOperatorStateStore().getUnionListState(dictionaryDescriptor(scope));
     int subtask = host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
     int parallelism = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
     dictionary =
         new FileDictionary(
-            context.isRestored() ? dictionaryState.get() : List.of(), parallelism, subtask);
-    if (context.isRestored() && hasState(indexCompleteState)) {
-      for (OwnDataFile file : ownFilesState.get()) {
+            context.isRestored() ? state.restoredDictionary() : List.of(), parallelism, subtask);
+    if (restored) {
+      for (OwnDataFile file : state.restoredOwnFiles()) {
         if (file.subtask() == subtask && file.parallelism() == parallelism) {
           compaction.restored(file);
           // Restored from a completed checkpoint: the commits of its files are complete, or are
@@ -301,24 +292,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         }
       }
       forgetFilesNoLongerInTheTable();
-      boolean complete = true;
-      boolean any = false;
-      for (Boolean flag : indexCompleteState.get()) {
-        complete &= flag;
-        any = true;
-      }
-      indexComplete = any && complete;
-      for (Long upTo : sharedUpToState.get()) {
-        sharedUpTo = Math.max(sharedUpTo, upTo);
-      }
-      // Each subtask wrote one flag: their number is the parallelism that wrote the checkpoint.
-      int restoredParallelism = 0;
-      for (Boolean ignored : indexCompleteState.get()) {
-        restoredParallelism++;
-      }
-      if (restoredParallelism != parallelism) {
+      indexComplete = state.restoredIndexComplete();
+      sharedUpTo = Math.max(sharedUpTo, state.restoredSharedUpTo());
+      if (state.restoredParallelism() != parallelism) {
         long restoredCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
-        for (OwnDataFile file : ownFilesState.get()) {
+        for (OwnDataFile file : state.restoredOwnFiles()) {
           restoredCheckpoint = Math.max(restoredCheckpoint, file.checkpoint());
         }
         sharedUpTo = Math.max(sharedUpTo, restoredCheckpoint);
@@ -336,52 +314,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     }
   }
 
-  /** The operator state whose restored flags say that the table's writer had state. */
-  static final String INDEX_COMPLETE_STATE = "key-index-complete";
-
-  /**
-   * Clears the operator state of the table of {@code scope}, which the job no longer writes: a
-   * restore carries state that nothing claims into the next snapshots, and the table, added to the
-   * job again, must start without state.
-   */
-  static void forgetOperatorState(
-      org.apache.flink.api.common.state.OperatorStateStore store, TableScope scope)
-      throws Exception {
-    store.getUnionListState(indexCompleteDescriptor(scope)).clear();
-    store.getListState(ownFilesDescriptor(scope)).clear();
-    store.getUnionListState(sharedUpToDescriptor(scope)).clear();
-    store.getUnionListState(dictionaryDescriptor(scope)).clear();
-    store.getUnionListState(Dedup.tablePositionDescriptor(scope)).clear();
-  }
-
-  // The writer's operator state, one descriptor each for its registration and for forgetting it.
-
-  private static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
-    return new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN);
-  }
-
-  private static ListStateDescriptor<OwnDataFile> ownFilesDescriptor(TableScope scope) {
-    return new ListStateDescriptor<>(
-        scope.stateName("own-data-files"), OwnDataFile.Serializer.INSTANCE);
-  }
-
-  private static ListStateDescriptor<Long> sharedUpToDescriptor(TableScope scope) {
-    return new ListStateDescriptor<>(scope.stateName("files-shared-up-to"), Types.LONG);
-  }
-
-  private static ListStateDescriptor<FileDictionary.Entry> dictionaryDescriptor(TableScope scope) {
-    return new ListStateDescriptor<>(
-        scope.stateName("file-dictionary"), FileDictionary.EntrySerializer.INSTANCE);
-  }
-
   /** See {@link KeyedDedup#forgetKeys}. */
   void forgetKeys(java.util.function.Predicate<Object> stateKeys) throws Exception {
     dedup.forgetKeys(stateKeys);
-  }
-
-  /** Whether restored union state {@code flags} holds anything: each subtask writes one flag. */
-  private static boolean hasState(ListState<Boolean> flags) throws Exception {
-    return flags.get().iterator().hasNext();
   }
 
   /**
@@ -464,10 +399,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   void snapshotState(StateSnapshotContext context) throws Exception {
     dedup.snapshotState(context);
-    indexCompleteState.update(List.of(indexComplete));
-    sharedUpToState.update(List.of(sharedUpTo));
-    ownFilesState.update(compaction.state());
-    dictionaryState.update(dictionary.entriesToSnapshot());
+    state.snapshot(indexComplete, sharedUpTo, compaction.state(), dictionary.entriesToSnapshot());
   }
 
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {

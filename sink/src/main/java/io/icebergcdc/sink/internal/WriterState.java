@@ -1,0 +1,136 @@
+package io.icebergcdc.sink.internal;
+
+import io.icebergcdc.dedup.Dedup;
+import io.icebergcdc.dedup.TableScope;
+import java.util.List;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.OperatorStateStore;
+import org.apache.flink.api.common.typeinfo.Types;
+
+/**
+ * The operator state of one table's writer ({@link TableDeltaWriter}), named after its table's
+ * {@link TableScope}; the keyed state is the dedup's.
+ *
+ * <ul>
+ *   <li>{@code key-index-complete} (union): one flag per subtask, whether its index is complete (a
+ *       key without an entry has no row). Their number is the parallelism that wrote them, and
+ *       their presence says that the table's writer had state at all.
+ *   <li>{@code own-data-files}: the data files this subtask wrote and may compact alone.
+ *   <li>{@code files-shared-up-to} (union): the latest checkpoint before which the job was rescaled
+ *       in place; the files named up to it are shared between subtasks.
+ *   <li>{@code file-dictionary} (union): the names under which the index keeps data files.
+ * </ul>
+ */
+final class WriterState {
+
+  /** The operator state whose restored flags say that the table's writer had state. */
+  static final String INDEX_COMPLETE_STATE = "key-index-complete";
+
+  private final ListState<Boolean> indexComplete;
+  private final ListState<OwnDataFile> ownFiles;
+  private final ListState<Long> sharedUpTo;
+  private final ListState<FileDictionary.Entry> dictionary;
+
+  private WriterState(OperatorStateStore store, TableScope scope) throws Exception {
+    indexComplete = store.getUnionListState(indexCompleteDescriptor(scope));
+    ownFiles = store.getListState(ownFilesDescriptor(scope));
+    sharedUpTo = store.getUnionListState(sharedUpToDescriptor(scope));
+    dictionary = store.getUnionListState(dictionaryDescriptor(scope));
+  }
+
+  /** Registers the state of the table of {@code scope}. */
+  static WriterState register(OperatorStateStore store, TableScope scope) throws Exception {
+    return new WriterState(store, scope);
+  }
+
+  /**
+   * Clears the operator state of the table of {@code scope}, which the job no longer writes: a
+   * restore carries state that nothing claims into the next snapshots, and the table, added to the
+   * job again, must start without state.
+   */
+  static void forget(OperatorStateStore store, TableScope scope) throws Exception {
+    store.getUnionListState(indexCompleteDescriptor(scope)).clear();
+    store.getListState(ownFilesDescriptor(scope)).clear();
+    store.getUnionListState(sharedUpToDescriptor(scope)).clear();
+    store.getUnionListState(dictionaryDescriptor(scope)).clear();
+    store.getUnionListState(Dedup.tablePositionDescriptor(scope)).clear();
+  }
+
+  /** Whether the restored state holds the table's writer: each subtask writes one flag. */
+  boolean restored() throws Exception {
+    return indexComplete.get().iterator().hasNext();
+  }
+
+  /** Whether every subtask that wrote the restored state had a complete index. */
+  boolean restoredIndexComplete() throws Exception {
+    boolean complete = true;
+    boolean any = false;
+    for (Boolean flag : indexComplete.get()) {
+      complete &= flag;
+      any = true;
+    }
+    return any && complete;
+  }
+
+  /** The parallelism that wrote the restored state. */
+  int restoredParallelism() throws Exception {
+    int subtasks = 0;
+    for (Boolean ignored : indexComplete.get()) {
+      subtasks++;
+    }
+    return subtasks;
+  }
+
+  /** The restored checkpoint up to which files are shared; -1 for none. */
+  long restoredSharedUpTo() throws Exception {
+    long upTo = -1;
+    for (Long restored : sharedUpTo.get()) {
+      upTo = Math.max(upTo, restored);
+    }
+    return upTo;
+  }
+
+  /** The restored own data files of this subtask's list (all subtasks' after a rescaling). */
+  Iterable<OwnDataFile> restoredOwnFiles() throws Exception {
+    return ownFiles.get();
+  }
+
+  /** The restored file dictionary, all subtasks' entries. */
+  Iterable<FileDictionary.Entry> restoredDictionary() throws Exception {
+    return dictionary.get();
+  }
+
+  /** Writes this subtask's state for a checkpoint. */
+  void snapshot(
+      boolean indexCompleteNow,
+      long sharedUpToNow,
+      List<OwnDataFile> ownFilesNow,
+      List<FileDictionary.Entry> dictionaryNow)
+      throws Exception {
+    indexComplete.update(List.of(indexCompleteNow));
+    sharedUpTo.update(List.of(sharedUpToNow));
+    ownFiles.update(ownFilesNow);
+    dictionary.update(dictionaryNow);
+  }
+
+  // One descriptor each for the registration and for forgetting the state.
+
+  private static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN);
+  }
+
+  private static ListStateDescriptor<OwnDataFile> ownFilesDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(
+        scope.stateName("own-data-files"), OwnDataFile.Serializer.INSTANCE);
+  }
+
+  private static ListStateDescriptor<Long> sharedUpToDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName("files-shared-up-to"), Types.LONG);
+  }
+
+  private static ListStateDescriptor<FileDictionary.Entry> dictionaryDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(
+        scope.stateName("file-dictionary"), FileDictionary.EntrySerializer.INSTANCE);
+  }
+}
