@@ -93,6 +93,89 @@ class PostgresCaptureITCase extends CaptureScenario {
     }
   }
 
+  /**
+   * The migration the README gives for state whose writers the job no longer has (the per-table
+   * writers of earlier builds): tables written by writers of their own (equality mode) are resumed,
+   * from the job's checkpoint, by the shared writer, which has no state for them. Flink refuses the
+   * restore unless state may be left unclaimed; allowed, the source resumes from its offsets, the
+   * shared writer loads each table's key index from the table, and the changes after the restore
+   * delete by position, none by equality, every table equal to its source.
+   */
+  @Test
+  void resumesTablesOfWritersOfTheirOwnInTheSharedWriterWithUnclaimedStateAllowed()
+      throws Exception {
+    sinkOptions.set(
+        io.icebergcdc.sink.SinkOptions.DELETE_MODE, io.icebergcdc.sink.DeleteMode.EQUALITY);
+    JobDefinition own = job(null);
+    JobRunner pipeline = new JobRunner(own);
+    running = pipeline.start();
+    awaitEqual(own, pipeline, Duration.ofSeconds(90));
+    execute("UPDATE inventory.customers SET visits = 5 WHERE id <= 20");
+    awaitEqual(own, pipeline, Duration.ofSeconds(60));
+    running.cancel().get();
+    running = null;
+    execute("UPDATE inventory.customers SET visits = 6 WHERE id BETWEEN 21 AND 30");
+    String checkpoint =
+        Checkpoints.latest(own.runtime().checkpointDirectory()).orElseThrow().toString();
+
+    sinkOptions.set(
+        io.icebergcdc.sink.SinkOptions.DELETE_MODE, io.icebergcdc.sink.DeleteMode.POSITION);
+    assertThatThrownBy(() -> new JobRunner(job(checkpoint)).start().getJobExecutionResult().get())
+        .hasStackTraceContaining("allowNonRestoredState");
+    JobDefinition shared = allowingUnclaimedState(job(checkpoint));
+    running = new JobRunner(shared).start();
+    execute("UPDATE inventory.customers SET visits = 7 WHERE id BETWEEN 31 AND 40");
+    execute("DELETE FROM inventory.order_lines WHERE order_id = 2");
+    awaitEqual(shared, pipeline, Duration.ofSeconds(90));
+
+    Catalog catalog = catalog(shared);
+    for (String name : List.of("cdc.inventory_customers", "cdc.inventory_order_lines")) {
+      Table table = catalog.loadTable(TableIdentifier.parse(name));
+      assertEachCheckpointCommittedOnce(table);
+      for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+        java.util.Map<String, String> summary = snapshot.summary();
+        if (!lastJob(table).equals(summary.get(JOB_ID))) {
+          continue;
+        }
+        assertThat(summary.getOrDefault(DELETES_FELL_BACK, "0"))
+            .as("deletes by equality in %s after the restore", name)
+            .isEqualTo("0");
+      }
+    }
+    // Resumed from the checkpoint's offsets: only the rows changed since were written again.
+    assertThat(
+            rowsUpdatedByLastJob(
+                catalog.loadTable(TableIdentifier.parse("cdc.inventory_customers"))))
+        .isBetween(20L, 40L);
+  }
+
+  private static final String JOB_ID = io.icebergcdc.commit.SnapshotSummaryKeys.JOB_ID;
+  private static final String DELETES_FELL_BACK =
+      io.icebergcdc.commit.SnapshotSummaryKeys.DELETES_FELL_BACK;
+
+  /** The id of the job that committed the table's current snapshot. */
+  private static String lastJob(Table table) {
+    return table.currentSnapshot().summary().get(JOB_ID);
+  }
+
+  private static JobDefinition allowingUnclaimedState(JobDefinition job) {
+    io.icebergcdc.jobs.definition.RuntimeDefinition runtime = job.runtime();
+    return new JobDefinition(
+        job.source(),
+        job.catalog(),
+        job.tables(),
+        job.sinkOptions(),
+        job.deadLetters(),
+        new io.icebergcdc.jobs.definition.RuntimeDefinition(
+            runtime.parallelism(),
+            runtime.checkpointInterval(),
+            runtime.checkpointDirectory(),
+            runtime.stateBackend(),
+            runtime.restoreFrom(),
+            runtime.restartAttempts(),
+            true));
+  }
+
   @Test
   void refusesToResumeBehindTheReplicationSlot() throws Exception {
     JobDefinition job = job(null);
