@@ -3,11 +3,8 @@ package io.icebergcdc.commit.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
-import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitListener;
-import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TestTables;
 import java.nio.file.Path;
@@ -18,28 +15,23 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import org.apache.flink.core.io.SimpleVersionedSerializerTypeSerializerProxy;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.jobgraph.OperatorID;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.apache.iceberg.CatalogProperties;
-import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.SessionCatalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.iceberg.hadoop.HadoopCatalog;
 import org.apache.iceberg.rest.HTTPRequest;
 import org.apache.iceberg.rest.ParserContext;
 import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.rest.RESTCatalogAdapter;
 import org.apache.iceberg.rest.RESTResponse;
 import org.apache.iceberg.rest.responses.ErrorResponse;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,14 +71,7 @@ class CommitInOneTransactionTest {
 
   @BeforeEach
   void createTables() {
-    HadoopCatalog catalog = (HadoopCatalog) TestTables.catalog(warehouse).loadCatalog();
-    for (TableIdentifier id : List.of(ORDERS, ITEMS)) {
-      catalog.createTable(
-          id,
-          TestTables.SCHEMA,
-          PartitionSpec.unpartitioned(),
-          Map.of(TableProperties.FORMAT_VERSION, "2"));
-    }
+    CommitterTables.create(warehouse, List.of(ORDERS, ITEMS));
   }
 
   @AfterEach
@@ -257,22 +242,8 @@ class CommitInOneTransactionTest {
 
   private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> open(
       IcebergCommitterOperator operator, OperatorSubtaskState restoreFrom) throws Exception {
-    var harness =
-        new OneInputStreamOperatorTestHarness<>(
-            operator,
-            1,
-            1,
-            0,
-            new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new),
-            OPERATOR_ID);
+    var harness = CommitterTables.open(operator, OPERATOR_ID, restoreFrom);
     harnesses.add(harness);
-    harness.getStreamConfig().setCheckpointingEnabled(true);
-    if (restoreFrom != null) {
-      harness.initializeState(restoreFrom);
-    } else {
-      harness.initializeEmptyState();
-    }
-    harness.open();
     return harness;
   }
 
@@ -282,28 +253,16 @@ class CommitInOneTransactionTest {
   }
 
   private Table table(TableIdentifier id) {
-    return TestTables.catalog(warehouse).loadCatalog().loadTable(id);
+    return CommitterTables.table(warehouse, id);
   }
 
   /** The checkpoint ids of the table's snapshots, oldest first (null for another writer's). */
   private List<String> committedCheckpoints(TableIdentifier id) {
-    Table table = table(id);
-    List<String> result = new ArrayList<>();
-    if (table.currentSnapshot() != null) {
-      SnapshotUtil.currentAncestors(table)
-          .forEach(s -> result.add(0, s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)));
-    }
-    return result;
+    return CommitterTables.committedCheckpoints(table(id));
   }
 
   private StreamRecord<ChangeCommittable> file(TableIdentifier id, String name, long inserted) {
-    return new StreamRecord<>(
-        new ChangeCommittable(
-                List.of(ContentFileCodec.encode(TestTables.dataFile(name), table(id).specs())),
-                List.of(),
-                List.of(),
-                new ChangeStats(inserted, 0, 0, 0, 0, 0, null))
-            .forTable(id.toString()));
+    return CommitterTables.file(table(id), id, name, inserted);
   }
 
   /**

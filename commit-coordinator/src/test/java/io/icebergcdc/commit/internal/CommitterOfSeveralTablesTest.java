@@ -3,11 +3,8 @@ package io.icebergcdc.commit.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.commit.ChangeCommittable;
-import io.icebergcdc.commit.ChangeCommittableSerializer;
 import io.icebergcdc.commit.CommitListener;
-import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TestTables;
 import java.nio.file.Path;
@@ -15,19 +12,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.core.io.SimpleVersionedSerializerTypeSerializerProxy;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.jobgraph.OperatorID;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
-import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.iceberg.hadoop.HadoopCatalog;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,14 +38,7 @@ class CommitterOfSeveralTablesTest {
 
   @BeforeEach
   void createTables() {
-    HadoopCatalog catalog = (HadoopCatalog) TestTables.catalog(warehouse).loadCatalog();
-    for (TableIdentifier id : List.of(ORDERS, ITEMS)) {
-      catalog.createTable(
-          id,
-          TestTables.SCHEMA,
-          PartitionSpec.unpartitioned(),
-          Map.of(TableProperties.FORMAT_VERSION, "2"));
-    }
+    CommitterTables.create(warehouse, List.of(ORDERS, ITEMS));
   }
 
   @AfterEach
@@ -78,48 +63,22 @@ class CommitterOfSeveralTablesTest {
 
   private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> open(
       IcebergCommitterOperator operator, OperatorSubtaskState restoreFrom) throws Exception {
-    var harness =
-        new OneInputStreamOperatorTestHarness<>(
-            operator,
-            1,
-            1,
-            0,
-            new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new),
-            OPERATOR_ID);
+    var harness = CommitterTables.open(operator, OPERATOR_ID, restoreFrom);
     harnesses.add(harness);
-    harness.getStreamConfig().setCheckpointingEnabled(true);
-    if (restoreFrom != null) {
-      harness.initializeState(restoreFrom);
-    } else {
-      harness.initializeEmptyState();
-    }
-    harness.open();
     return harness;
   }
 
   private Table table(TableIdentifier id) {
-    return TestTables.catalog(warehouse).loadCatalog().loadTable(id);
+    return CommitterTables.table(warehouse, id);
   }
 
   /** The checkpoint ids of the table's snapshots, oldest first. */
   private List<String> committedCheckpoints(TableIdentifier id) {
-    Table table = table(id);
-    List<String> result = new ArrayList<>();
-    if (table.currentSnapshot() != null) {
-      SnapshotUtil.currentAncestors(table)
-          .forEach(s -> result.add(0, s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)));
-    }
-    return result;
+    return CommitterTables.committedCheckpoints(table(id));
   }
 
   private StreamRecord<ChangeCommittable> file(TableIdentifier id, String name, long inserted) {
-    return new StreamRecord<>(
-        new ChangeCommittable(
-                List.of(ContentFileCodec.encode(TestTables.dataFile(name), table(id).specs())),
-                List.of(),
-                List.of(),
-                new ChangeStats(inserted, 0, 0, 0, 0, 0, null))
-            .forTable(id.toString()));
+    return CommitterTables.file(table(id), id, name, inserted);
   }
 
   @Test
