@@ -266,6 +266,48 @@ abstract class CaptureScenario {
     throw new AssertionError("no job was built with column " + column + " of " + table);
   }
 
+  /**
+   * A table created while {@code job} runs (by {@code createAndFill}, named {@code returns}, with
+   * 1,000 rows keyed 1 to 1000 and a {@code reason} column): the job ends, {@link JobRunner#run()}
+   * builds it again with the table and resumes from its latest checkpoint; the table is snapshotted
+   * in chunks beside the log and its later changes stream in, while the other tables go on from the
+   * checkpoint. Every table ends equal to its source. Returns the tables of the job built again.
+   */
+  List<TableTarget> picksUpATableCreatedWhileTheJobRuns(
+      JobDefinition job, ClusterClient<?> client, String... createAndFill) throws Exception {
+    JobRunner pipeline = new JobRunner(job);
+    try (BackgroundRun run = BackgroundRun.start(pipeline, client)) {
+      Callable<?> runs = run.running();
+      Catalog catalog = catalog(job);
+      awaitColumn(runs, pipeline, "customers", "name");
+      awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(90));
+      List<TableIdentifier> before = pipeline.targets().stream().map(TableTarget::table).toList();
+
+      execute(createAndFill);
+      awaitColumn(runs, pipeline, "returns", "reason");
+      String returns = table("returns");
+      execute(
+          "UPDATE " + returns + " SET reason = 'changed' WHERE id % 7 = 0",
+          "DELETE FROM " + returns + " WHERE id % 11 = 0",
+          "INSERT INTO " + returns + " VALUES (5000, 'late', 1)",
+          "UPDATE " + table("customers") + " SET visits = 77 WHERE id <= 10");
+      awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(120));
+
+      List<TableTarget> targets = pipeline.targets();
+      assertThat(targets.stream().map(TableTarget::table).toList())
+          .hasSize(before.size() + 1)
+          .containsAll(before);
+      Table customers = catalog.loadTable(target(pipeline, "customers"));
+      assertEachCheckpointCommittedOnce(catalog.loadTable(target(pipeline, "returns")));
+      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(customers))
+          .as("the job before the new table, and the job built again with it")
+          .hasSize(2);
+      // The job built again resumed from the checkpoint: it rewrote only the updated customers.
+      assertThat(rowsUpdatedByLastJob(customers)).isBetween(10L, 20L);
+      return targets;
+    }
+  }
+
   private static TableIdentifier target(JobRunner pipeline, String table) {
     return pipeline.targets().stream()
         .filter(t -> t.source().endsWith("." + table))
