@@ -341,20 +341,11 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
                     + " twice; the state is not of this committer");
           }
         }
-        if (transactions == null) {
-          commitThreads.forEach(
-              restored.keySet(),
-              committer -> committer.restore(restored.get(committer), restoredCheckpointId));
-        } else {
-          Map<String, TableCommitter.Due> due = new java.util.concurrent.ConcurrentHashMap<>();
-          commitThreads.forEach(
-              restored.entrySet(),
-              table ->
-                  due.put(
-                      table.getValue().table(),
-                      table.getKey().dueOnRestore(table.getValue(), restoredCheckpointId)));
-          transactions.commit(due, commitThreads);
-        }
+        Map<String, TableCommitter> byName = new LinkedHashMap<>();
+        restored.forEach((committer, state) -> byName.put(state.table(), committer));
+        commit(
+            byName,
+            committer -> committer.dueOnRestore(restored.get(committer), restoredCheckpointId));
       } finally {
         for (TableCommitter committer : former) {
           committer.close();
@@ -441,14 +432,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   public void notifyCheckpointComplete(long checkpointId) throws Exception {
     super.notifyCheckpointComplete(checkpointId);
     long start = System.nanoTime();
-    if (transactions == null) {
-      commitThreads.forEach(
-          committers.values(), committer -> committer.checkpointComplete(checkpointId));
-    } else {
-      Map<String, TableCommitter.Due> due = new LinkedHashMap<>();
-      committers.forEach((table, committer) -> due.put(table, committer.dueAt(checkpointId)));
-      transactions.commit(due, commitThreads);
-    }
+    commit(committers, committer -> committer.dueAt(checkpointId));
     if (committers.size() > 1) {
       LOG.info(
           "Checkpoint {} of {} tables: their commits took {} ms",
@@ -460,20 +444,39 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
 
   @Override
   public void endInput() throws Exception {
-    if (transactions == null) {
-      commitThreads.forEach(committers.values(), TableCommitter::endInput);
-      return;
-    }
+    commit(committers, TableCommitter::dueAtEndOfInput);
+  }
+
+  /** What a table owes now, worked out on a commit thread: its due commits, or null for none. */
+  @FunctionalInterface
+  private interface Owed {
+    TableCommitter.Due of(TableCommitter committer) throws Exception;
+  }
+
+  /**
+   * Makes the commits that {@code tables} (by name, null for the one table of a committer of one)
+   * owe, working on the commit threads: each table's on its own, or each checkpoint's of all the
+   * tables in one transaction of the catalog.
+   */
+  private void commit(Map<String, TableCommitter> tables, Owed owed) throws Exception {
     Map<String, TableCommitter.Due> due = new java.util.concurrent.ConcurrentHashMap<>();
     commitThreads.forEach(
-        committers.entrySet(),
+        tables.entrySet(),
         table -> {
-          TableCommitter.Due owed = table.getValue().dueAtEndOfInput();
-          if (owed != null) {
-            due.put(table.getKey(), owed);
+          TableCommitter.Due owes = owed.of(table.getValue());
+          if (owes == null) {
+            return;
+          }
+          if (transactions == null) {
+            table.getValue().commit(owes);
+          } else {
+            // A transaction names its tables: a committer of several, whose names are not null.
+            due.put(table.getKey(), owes);
           }
         });
-    transactions.commit(new TreeMap<>(due), commitThreads);
+    if (transactions != null) {
+      transactions.commit(new TreeMap<>(due), commitThreads);
+    }
   }
 
   @Override

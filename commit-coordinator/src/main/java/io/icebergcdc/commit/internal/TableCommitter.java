@@ -226,16 +226,6 @@ final class TableCommitter implements AutoCloseable {
     tableUuid = commits.tableUuid();
   }
 
-  /**
-   * Commits what a restored state holds and the table's snapshot log does not show committed.
-   *
-   * @param restoredCheckpointId the checkpoint the job restores from: its own checkpoints come
-   *     after it
-   */
-  void restore(CommitterState restored, long restoredCheckpointId) {
-    commit(dueOnRestore(restored, restoredCheckpointId));
-  }
-
   /** Adds a writer's contribution to the checkpoint in progress. */
   void add(ChangeCommittable committable) {
     current = current.plus(committable);
@@ -248,15 +238,7 @@ final class TableCommitter implements AutoCloseable {
     return new CommitterState(jobId, tableUuid, pending);
   }
 
-  /** Commits the checkpoints up to {@code checkpointId}, now complete. */
-  void checkpointComplete(long checkpointId) {
-    commit(dueAt(checkpointId));
-  }
-
-  /**
-   * What {@link #checkpointComplete} commits, for a commit of several tables at once: the
-   * checkpoints up to {@code checkpointId}.
-   */
+  /** What the completion of checkpoint {@code checkpointId} commits: the checkpoints up to it. */
   Due dueAt(long checkpointId) {
     return new Due(pending, checkpointId, jobId);
   }
@@ -276,8 +258,11 @@ final class TableCommitter implements AutoCloseable {
   }
 
   /**
-   * What {@link #restore} commits, for a commit of several tables at once: the checkpoints of a
-   * restored state that the table's snapshot log does not show committed.
+   * What a restore commits: the checkpoints of a restored state that the table's snapshot log does
+   * not show committed.
+   *
+   * @param restoredCheckpointId the checkpoint the job restores from: its own checkpoints come
+   *     after it
    */
   Due dueOnRestore(CommitterState restored, long restoredCheckpointId) {
     ownJobs.add(restored.jobId());
@@ -337,19 +322,10 @@ final class TableCommitter implements AutoCloseable {
     return new Due(uncommitted, Long.MAX_VALUE, restored.jobId());
   }
 
-  /** The input has ended: without checkpoints, commits all of it now. */
-  void endInput() {
-    Due due = dueAtEndOfInput();
-    if (due != null) {
-      commit(due);
-    }
-  }
-
   /**
-   * What {@link #endInput} commits through {@link #commit(Due)}, for a commit of several tables at
-   * once; null where there is nothing such: with checkpoints (the final checkpoint commits what is
-   * left), or where the end of input was committed or published already, or is an overwrite, which
-   * this commits itself.
+   * What the end of the input commits through {@link #commit(Due)}; null where there is nothing
+   * such: with checkpoints (the final checkpoint commits what is left), or where the end of input
+   * was committed or published already, or is an overwrite, which this commits itself.
    */
   Due dueAtEndOfInput() {
     inputEnded = true;
