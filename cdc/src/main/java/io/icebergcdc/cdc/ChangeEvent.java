@@ -22,6 +22,12 @@ import org.apache.flink.table.data.RowData;
  */
 public final class ChangeEvent {
 
+  /**
+   * The {@link #rowSchemaId()} of a change whose rows are in the schema the job was built with for
+   * its table: every change but those of a table whose schema changed while the job runs.
+   */
+  public static final int JOB_SCHEMA = -1;
+
   private final String table;
   private final Operation operation;
   private final RowKey key;
@@ -33,6 +39,7 @@ public final class ChangeEvent {
   private final long originOffset;
   private final ColumnMask unavailable;
   private final ColumnMask missing;
+  private final int rowSchemaId;
 
   public ChangeEvent(
       String table,
@@ -53,7 +60,8 @@ public final class ChangeEvent {
         null,
         -1L,
         ColumnMask.EMPTY,
-        ColumnMask.EMPTY);
+        ColumnMask.EMPTY,
+        JOB_SCHEMA);
   }
 
   private ChangeEvent(
@@ -67,7 +75,9 @@ public final class ChangeEvent {
       String originPartition,
       long originOffset,
       ColumnMask unavailable,
-      ColumnMask missing) {
+      ColumnMask missing,
+      int rowSchemaId) {
+    this.rowSchemaId = rowSchemaId;
     this.originPartition = originPartition;
     this.originOffset = originOffset;
     this.table = Objects.requireNonNull(table, "table");
@@ -158,7 +168,8 @@ public final class ChangeEvent {
             originPartition,
             originOffset,
             unavailable,
-            missing);
+            missing,
+            rowSchemaId);
   }
 
   /**
@@ -176,7 +187,8 @@ public final class ChangeEvent {
         partition,
         offset,
         unavailable,
-        missing);
+        missing,
+        rowSchemaId);
   }
 
   /** The same change at another sequence, as the dedup numbers changes ordered by arrival. */
@@ -192,7 +204,8 @@ public final class ChangeEvent {
         originPartition,
         originOffset,
         unavailable,
-        missing);
+        missing,
+        rowSchemaId);
   }
 
   /** The same change with another operation, as the dedup emits net changes. */
@@ -210,7 +223,44 @@ public final class ChangeEvent {
             originPartition,
             originOffset,
             unavailable,
-            missing);
+            missing,
+            rowSchemaId);
+  }
+
+  /**
+   * The id of the Iceberg schema (of the change's table) whose columns the rows hold, in its order;
+   * {@link #JOB_SCHEMA} for the schema the job was built with. A source that follows a schema
+   * change while the job runs ({@link SchemaEvolution}) gives the changes of the evolved schema its
+   * id, and the writer, which knows the table's schemas, reads their rows by it.
+   */
+  public int rowSchemaId() {
+    return rowSchemaId;
+  }
+
+  /**
+   * The same change with its rows replaced by {@code before} and {@code after}, which hold the
+   * columns of the table's schema {@code schemaId} ({@link #rowSchemaId()}), and with the columns
+   * the source did not send, and those still missing, at their positions in that schema.
+   */
+  public ChangeEvent inSchema(
+      int schemaId,
+      RowData newBefore,
+      RowData newAfter,
+      ColumnMask newUnavailable,
+      ColumnMask newMissing) {
+    return new ChangeEvent(
+        table,
+        operation,
+        key,
+        newBefore,
+        newAfter,
+        sequence,
+        sourceTimestampMillis,
+        originPartition,
+        originOffset,
+        newUnavailable,
+        newMissing,
+        schemaId);
   }
 
   /**
@@ -240,7 +290,8 @@ public final class ChangeEvent {
         originPartition,
         originOffset,
         columns,
-        columns);
+        columns,
+        rowSchemaId);
   }
 
   /**
@@ -259,7 +310,8 @@ public final class ChangeEvent {
         originPartition,
         originOffset,
         unavailable,
-        stillMissing);
+        stillMissing,
+        rowSchemaId);
   }
 
   @Override
@@ -279,7 +331,8 @@ public final class ChangeEvent {
         && Objects.equals(after, that.after)
         && sequence.equals(that.sequence)
         && unavailable.equals(that.unavailable)
-        && missing.equals(that.missing);
+        && missing.equals(that.missing)
+        && rowSchemaId == that.rowSchemaId;
   }
 
   @Override

@@ -195,6 +195,13 @@ public final class ChangeSchema implements Serializable {
     if (missing.isEmpty()) {
       return event;
     }
+    // A row of the table's schema before a column was added to it (while the job runs) lacks that
+    // column: it stays missing.
+    for (int pos = source.getArity(); pos < schema.columns().size(); pos++) {
+      if (missing.contains(pos)) {
+        sourceMissing = sourceMissing.with(pos);
+      }
+    }
     ColumnMask taken = missing.minus(sourceMissing);
     RowData after = event.after();
     RowData.FieldGetter[] getters = getters();
@@ -276,14 +283,15 @@ public final class ChangeSchema implements Serializable {
       case BOOLEAN:
         return primitive(pos, (row, out) -> out.writeBoolean(row.getBoolean(pos)));
       case INTEGER:
-        return primitive(pos, (row, out) -> out.writeLong(row.getInt(pos)));
+        return primitive(pos, (row, out) -> out.writeLong(intOrWidened(row, pos)));
       case DATE:
       case TIME_WITHOUT_TIME_ZONE:
         return primitive(pos, (row, out) -> out.writeInt(row.getInt(pos)));
       case BIGINT:
         return primitive(pos, (row, out) -> out.writeLong(row.getLong(pos)));
       case FLOAT:
-        return primitive(pos, (row, out) -> out.writeInt(Float.floatToIntBits(row.getFloat(pos))));
+        return primitive(
+            pos, (row, out) -> out.writeInt(Float.floatToIntBits(floatOrWidened(row, pos))));
       case DOUBLE:
         return primitive(
             pos, (row, out) -> out.writeLong(Double.doubleToLongBits(row.getDouble(pos))));
@@ -300,6 +308,24 @@ public final class ChangeSchema implements Serializable {
           }
         };
     }
+  }
+
+  /**
+   * An int column's value, also in the row of a later schema of the table that widened the column
+   * to long (a change of a schema followed while the job runs): encoded as a long either way, the
+   * same change has the same fingerprint in both.
+   */
+  private static long intOrWidened(RowData row, int pos) {
+    return row instanceof GenericRowData generic && generic.getField(pos) instanceof Long widened
+        ? widened
+        : row.getInt(pos);
+  }
+
+  /** A float column's value, also in the row of a later schema that widened it to double. */
+  private static float floatOrWidened(RowData row, int pos) {
+    return row instanceof GenericRowData generic && generic.getField(pos) instanceof Double widened
+        ? widened.floatValue()
+        : row.getFloat(pos);
   }
 
   /** Writes a primitive column's value. */

@@ -9,10 +9,12 @@ import org.apache.iceberg.Schema;
  * A captured table's schema changed in the source (a column added, a type widened, a required
  * column dropped), and its change events no longer fit the schema the job was built with.
  *
- * <p>A job's operators and serializers are typed by the tables' schemas, so the job cannot follow
- * the change while it runs. It ends instead, and Flink does not restart it (a restart would meet
- * the same event with the same schema): the capture command evolves the Iceberg table and resumes
- * from the job's latest checkpoint, which replays the event into the evolved table.
+ * <p>Where the source has a {@link SchemaEvolution} for the table (the tables of the one writer of
+ * a capture or Kafka job), the change is followed while the job runs and this is not thrown. Where
+ * it has none (a table with a writer of its own, typed by the table's schema), the job ends
+ * instead, and Flink does not restart it (a restart would meet the same event with the same
+ * schema): the command evolves the Iceberg table and resumes from the job's latest checkpoint,
+ * which replays the event into the evolved table.
  */
 @ThrowableAnnotation(ThrowableType.NonRecoverableError)
 public final class SourceSchemaChangedException extends RuntimeException {

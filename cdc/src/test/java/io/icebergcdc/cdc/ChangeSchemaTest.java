@@ -30,6 +30,29 @@ class ChangeSchemaTest {
   }
 
   @Test
+  void aChangeHasTheSameFingerprintInTheRowsOfASchemaEvolvedWhileTheJobRuns() {
+    ChangeSchema job =
+        new ChangeSchema(
+            new Schema(
+                List.of(
+                    Types.NestedField.required(1, "id", Types.LongType.get()),
+                    Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
+                    Types.NestedField.optional(3, "ratio", Types.FloatType.get())),
+                Set.of(1)));
+    GenericRowData row = GenericRowData.of(1L, 5, 0.5f);
+    // Widened to long and double, with a column added behind: the rows the writer converts into.
+    GenericRowData evolved = GenericRowData.of(1L, 5L, 0.5d, null);
+    ChangeEvent change =
+        new ChangeEvent(
+            "t", Operation.UPDATE, job.keyOf(row), null, row, SourceSequence.postgresLsn(7), 0);
+    ChangeEvent inEvolved = change.inSchema(3, null, evolved, ColumnMask.EMPTY, ColumnMask.EMPTY);
+    assertThat(job.fingerprint(inEvolved)).isEqualTo(job.fingerprint(change));
+    GenericRowData other = GenericRowData.of(1L, 6L, 0.5d, null);
+    assertThat(job.fingerprint(change.inSchema(3, null, other, ColumnMask.EMPTY, ColumnMask.EMPTY)))
+        .isNotEqualTo(job.fingerprint(change));
+  }
+
+  @Test
   void aKeyKeepsItsEncodingWhenItsColumnIsWidened() {
     // A source column widened while a job runs (int to bigint, a decimal's precision) must keep
     // finding its keys in the dedup and key-index state, which hold the encoded keys.

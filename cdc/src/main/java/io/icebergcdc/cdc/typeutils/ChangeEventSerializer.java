@@ -35,6 +35,11 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
   // What follows the source timestamp: bits of one byte, then the parts they announce in order.
   private static final int HAS_ORIGIN = 1;
   private static final int HAS_UNAVAILABLE_COLUMNS = 2;
+  private static final int HAS_ROW_SCHEMA = 4;
+
+  private static final int NO_ROW = 0;
+  private static final int ROW = 1;
+  private static final int SELF_DESCRIBING_ROW = 2;
 
   private final RowDataSerializer rowSerializer;
 
@@ -119,13 +124,14 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
   @Override
   public ChangeEvent copy(ChangeEvent from) {
     RowDataSerializer rowSerializer = rowsOf(from.table());
+    boolean ownRows = from.rowSchemaId() == ChangeEvent.JOB_SCHEMA;
     ChangeEvent copy =
         new ChangeEvent(
             from.table(),
             from.operation(),
             from.key(),
-            from.before() == null ? null : rowSerializer.copy(from.before()),
-            from.after() == null ? null : rowSerializer.copy(from.after()),
+            copyRow(rowSerializer, ownRows, from.before()),
+            copyRow(rowSerializer, ownRows, from.after()),
             from.sequence(),
             from.sourceTimestampMillis());
     if (!from.unavailableColumns().isEmpty()) {
@@ -133,9 +139,24 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
           copy.withUnavailableColumns(from.unavailableColumns())
               .withFilledColumns(copy.after(), from.missingColumns());
     }
-    return from.originPartition() == null
+    if (from.originPartition() != null) {
+      copy = copy.withOrigin(from.originPartition(), from.originOffset());
+    }
+    return ownRows
         ? copy
-        : copy.withOrigin(from.originPartition(), from.originOffset());
+        : copy.inSchema(
+            from.rowSchemaId(),
+            copy.before(),
+            copy.after(),
+            copy.unavailableColumns(),
+            copy.missingColumns());
+  }
+
+  private static RowData copyRow(RowDataSerializer rows, boolean ownRows, RowData row) {
+    if (row == null) {
+      return null;
+    }
+    return ownRows ? rows.copy(row) : SelfDescribingRows.copy(row);
   }
 
   @Override
@@ -154,14 +175,16 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     out.writeUTF(event.table());
     out.writeByte(event.operation().ordinal());
     RowKeySerializer.INSTANCE.serialize(event.key(), out);
-    writeRow(rows, event.before(), out);
-    writeRow(rows, event.after(), out);
+    boolean ownRows = event.rowSchemaId() == ChangeEvent.JOB_SCHEMA;
+    writeRow(rows, ownRows, event.before(), out);
+    writeRow(rows, ownRows, event.after(), out);
     SourceSequenceCodec.write(event.sequence(), out);
     out.writeLong(event.sourceTimestampMillis());
     boolean unavailable = !event.unavailableColumns().isEmpty();
     out.writeByte(
         (event.originPartition() != null ? HAS_ORIGIN : 0)
-            | (unavailable ? HAS_UNAVAILABLE_COLUMNS : 0));
+            | (unavailable ? HAS_UNAVAILABLE_COLUMNS : 0)
+            | (ownRows ? 0 : HAS_ROW_SCHEMA));
     if (event.originPartition() != null) {
       out.writeUTF(event.originPartition());
       out.writeLong(event.originOffset());
@@ -169,6 +192,9 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     if (unavailable) {
       writeMask(event.unavailableColumns(), out);
       writeMask(event.missingColumns(), out);
+    }
+    if (!ownRows) {
+      out.writeInt(event.rowSchemaId());
     }
   }
 
@@ -190,6 +216,11 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     if ((flags & HAS_UNAVAILABLE_COLUMNS) != 0) {
       ColumnMask unavailable = readMask(in);
       event = event.withUnavailableColumns(unavailable).withFilledColumns(after, readMask(in));
+    }
+    if ((flags & HAS_ROW_SCHEMA) != 0) {
+      event =
+          event.inSchema(
+              in.readInt(), before, after, event.unavailableColumns(), event.missingColumns());
     }
     return event;
   }
@@ -241,16 +272,31 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     return table;
   }
 
-  private static void writeRow(RowDataSerializer rows, RowData row, DataOutputView out)
-      throws IOException {
-    out.writeBoolean(row != null);
-    if (row != null) {
+  private static void writeRow(
+      RowDataSerializer rows, boolean ownRows, RowData row, DataOutputView out) throws IOException {
+    if (row == null) {
+      out.writeByte(NO_ROW);
+    } else if (ownRows) {
+      out.writeByte(ROW);
       rows.serialize(row, out);
+    } else {
+      out.writeByte(SELF_DESCRIBING_ROW);
+      SelfDescribingRows.write(row, out);
     }
   }
 
   private static RowData readRow(RowDataSerializer rows, DataInputView in) throws IOException {
-    return in.readBoolean() ? rows.deserialize(in) : null;
+    int marker = in.readByte();
+    switch (marker) {
+      case NO_ROW:
+        return null;
+      case ROW:
+        return rows.deserialize(in);
+      case SELF_DESCRIBING_ROW:
+        return SelfDescribingRows.read(in);
+      default:
+        throw new IOException("unknown row marker " + marker);
+    }
   }
 
   @Override

@@ -15,6 +15,10 @@ import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
 import org.junit.jupiter.api.Test;
 
 class SerializersTest {
@@ -102,6 +106,62 @@ class SerializersTest {
       assertThat(copy.originOffset()).isEqualTo(event.originOffset());
     }
     assertThat(serializer.snapshotConfiguration().restoreSerializer()).isEqualTo(serializer);
+  }
+
+  @Test
+  void changeEventsOfAnEvolvedSchemaRoundTripWithTheirValuesTypes() throws IOException {
+    // A schema the serializer was not built with: an added column of each kind the sources give,
+    // behind the job's two; the rows are read back without it.
+    TypeSerializer<ChangeEvent> serializer =
+        ChangeEventTypeInfo.of(TestChanges.CHANGE_SCHEMA)
+            .createSerializer(new SerializerConfigImpl());
+    GenericRowData after =
+        GenericRowData.of(
+            7L,
+            null,
+            true,
+            42,
+            5_000_000_000L,
+            1.5f,
+            2.25d,
+            StringData.fromString("gold ö"),
+            DecimalData.fromBigDecimal(new java.math.BigDecimal("12345678901234567890.12"), 38, 2),
+            DecimalData.fromBigDecimal(new java.math.BigDecimal("3.14"), 5, 2),
+            TimestampData.fromEpochMillis(1_700_000_000_123L, 456),
+            new byte[] {1, 2, 3});
+    ChangeEvent base = TestChanges.updateWithoutName(7, 20).withOrigin("topic/0", 9);
+    ChangeEvent event =
+        base.inSchema(3, null, after, base.unavailableColumns(), base.missingColumns());
+
+    DataOutputSerializer out = new DataOutputSerializer(64);
+    serializer.serialize(event, out);
+    serializer.serialize(TestChanges.insert(8, "job's own", 21), out);
+    DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+    ChangeEvent read = serializer.deserialize(in);
+    assertThat(read.rowSchemaId()).isEqualTo(3);
+    assertThat(read.after()).isEqualTo(after);
+    assertThat(read).isEqualTo(event);
+    assertThat(read.missingColumns())
+        .isEqualTo(event.missingColumns())
+        .isNotEqualTo(ColumnMask.EMPTY);
+    assertThat(read.originOffset()).isEqualTo(9);
+    ChangeEvent own = serializer.deserialize(in);
+    assertThat(own.rowSchemaId()).isEqualTo(ChangeEvent.JOB_SCHEMA);
+    assertThat(own.after().getString(1).toString()).isEqualTo("job's own");
+
+    ChangeEvent copy = serializer.copy(event);
+    assertThat(copy).isEqualTo(event);
+    assertThat(((GenericRowData) copy.after()).getField(11))
+        .isNotSameAs(after.getField(11))
+        .isEqualTo(after.getField(11));
+
+    GenericRowData unknown = GenericRowData.of(1L, new java.util.ArrayList<>());
+    assertThatThrownBy(
+            () ->
+                serializer.serialize(
+                    event.inSchema(4, null, unknown, ColumnMask.EMPTY, ColumnMask.EMPTY),
+                    new DataOutputSerializer(16)))
+        .hasMessageContaining("java.util.ArrayList at position 1");
   }
 
   @Test
