@@ -1,6 +1,7 @@
 package io.icebergcdc.dedup;
 
 import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.SourceSequence;
 import java.io.Serializable;
 import org.apache.flink.runtime.state.StateInitializationContext;
@@ -43,6 +44,13 @@ public interface KeyedDedup extends Serializable {
 
   /** Takes a change of the key in context. */
   void processElement(ChangeEvent event) throws Exception;
+
+  /**
+   * The table's schema changed while the job runs: the changes taken from now on have the rows of
+   * {@code schema}, and {@code fit} gives a change kept since before (of an earlier schema) those
+   * rows.
+   */
+  void useSchema(ChangeSchema schema, java.util.function.UnaryOperator<ChangeEvent> fit);
 
   /** Hands the net changes since the last checkpoint on, from the operator's pre-barrier hook. */
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception;

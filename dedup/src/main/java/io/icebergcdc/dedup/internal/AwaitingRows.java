@@ -26,6 +26,15 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  */
 final class AwaitingRows {
 
+  /** What gives a change read back the rows of its table's current schema. */
+  private java.util.function.UnaryOperator<ChangeEvent> fit =
+      java.util.function.UnaryOperator.identity();
+
+  /** Gives the changes read back from now on the rows of their table's current schema. */
+  void useSchema(java.util.function.UnaryOperator<ChangeEvent> newFit) {
+    this.fit = newFit;
+  }
+
   private static final int FORMAT = 1;
 
   private final ValueState<byte[]> state;
@@ -72,7 +81,7 @@ final class AwaitingRows {
           "a change kept until its key's row came was written for another schema of the table;"
               + " restore the job with the schema it had, or start it again without state");
     }
-    return serializer.deserialize(in);
+    return fit.apply(serializer.deserialize(in));
   }
 
   /**

@@ -31,7 +31,7 @@ final class MissingValues {
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(MissingValues.class);
 
-  private final ChangeSchema schema;
+  private ChangeSchema schema;
   private final AbstractStreamOperator<?> operator;
   private final TableScope scope;
   private final AwaitingRows awaiting;
@@ -75,6 +75,15 @@ final class MissingValues {
             schema,
             ChangeEventTypeInfo.of(schema)
                 .createSerializer(operator.getExecutionConfig().getSerializerConfig())));
+  }
+
+  /**
+   * Fills the changes of {@code newSchema} from now on; {@code fit} gives a change kept since
+   * before (of an earlier schema) its rows.
+   */
+  void useSchema(ChangeSchema newSchema, java.util.function.UnaryOperator<ChangeEvent> fit) {
+    this.schema = newSchema;
+    awaiting.useSchema(fit);
   }
 
   /** How many keys have a change waiting for their row. */

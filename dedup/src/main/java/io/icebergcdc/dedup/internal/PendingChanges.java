@@ -33,6 +33,11 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 final class PendingChanges {
 
   private final TypeSerializer<ChangeEvent> serializer;
+
+  /** What gives a change read back the rows of its table's current schema. */
+  private java.util.function.UnaryOperator<ChangeEvent> fit =
+      java.util.function.UnaryOperator.identity();
+
   private final DataOutputSerializer scratch = new DataOutputSerializer(512);
   private final DataInputDeserializer reader = new DataInputDeserializer();
 
@@ -56,6 +61,11 @@ final class PendingChanges {
 
   PendingChanges(TypeSerializer<ChangeEvent> serializer) {
     this.serializer = serializer;
+  }
+
+  /** Gives the changes read back from now on the rows of their table's current schema. */
+  void useSchema(java.util.function.UnaryOperator<ChangeEvent> newFit) {
+    this.fit = newFit;
   }
 
   /** Keys with a change pending. */
@@ -109,7 +119,7 @@ final class PendingChanges {
     try {
       DataInputDeserializer in = readerAt(number);
       SourceSequenceCodec.read(in);
-      return serializer.deserialize(in);
+      return fit.apply(serializer.deserialize(in));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -89,7 +89,14 @@ public final class SequencedChanges implements KeyedDedup {
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(SequencedChanges.class);
 
-  private final ChangeSchema schema;
+  private ChangeSchema schema;
+
+  /**
+   * The job's schema of the table, whose columns the fingerprints hash: the same whatever schema a
+   * change's rows have, since a schema followed while the job runs only adds columns behind them
+   * and widens them ({@link #useSchema}).
+   */
+  private final ChangeSchema fingerprints;
 
   /** The operator that hosts this dedup: its keyed state, key context, runtime and metrics. */
   private transient AbstractStreamOperator<?> operator;
@@ -158,6 +165,7 @@ public final class SequencedChanges implements KeyedDedup {
   public SequencedChanges(
       ChangeSchema schema, Duration tombstoneTtl, AmbiguousChangePolicy ambiguousChangePolicy) {
     this.schema = schema;
+    this.fingerprints = schema;
     this.tombstoneTtl = tombstoneTtl;
     this.ambiguousChangePolicy = ambiguousChangePolicy;
   }
@@ -510,6 +518,13 @@ public final class SequencedChanges implements KeyedDedup {
   }
 
   @Override
+  public void useSchema(ChangeSchema newSchema, java.util.function.UnaryOperator<ChangeEvent> fit) {
+    this.schema = newSchema;
+    pending.useSchema(fit);
+    missing.useSchema(newSchema, fit);
+  }
+
+  @Override
   public void processElement(ChangeEvent event) throws Exception {
     metrics.received.inc();
     if (event.originPartition() != null) {
@@ -575,8 +590,8 @@ public final class SequencedChanges implements KeyedDedup {
         // Fingerprints are taken only here and when a change is applied: most changes are
         // neither the same as the one before nor the last of their key in the interval.
         long lastFingerprint =
-            number != 0 ? schema.fingerprint(pending.event(number)) : prior.fingerprint();
-        if (schema.fingerprint(event) == lastFingerprint) {
+            number != 0 ? fingerprints.fingerprint(pending.event(number)) : prior.fingerprint();
+        if (fingerprints.fingerprint(event) == lastFingerprint) {
           duplicates++;
           metrics.duplicates.inc();
           return;
@@ -664,7 +679,7 @@ public final class SequencedChanges implements KeyedDedup {
     for (int number = 1; number <= pending.size(); number++) {
       AppliedChange prior = store.atPending(number, pending.key(number), pending.prior(number));
       ChangeEvent latest = pending.event(number);
-      long fingerprint = schema.fingerprint(latest);
+      long fingerprint = fingerprints.fingerprint(latest);
       boolean existed = prior != null && !prior.deleted();
       boolean mayExist = existed || (prior == null && !netChanges.unknownKeysHaveNoRow());
       if (!latest.missingColumns().isEmpty()

@@ -84,16 +84,22 @@ final class DeltaFiles {
   private final UnaryOperator<String> stored;
   private final Listener listener;
 
-  private final PartitionSpec spec;
-  private final FlinkFileWriterFactory writerFactory;
   private final long targetFileSize;
-  private final PartitionKey partitionKey;
-  private final RowDataWrapper wrapper;
-  private final RowDataProjection keyProjection;
+
+  // The layout of the rows written: the table's schema and spec when the writer opened, or when
+  // the table's schema last changed while the job runs (useSchema).
+  private ChangeSchema schema;
+  private PartitionSpec spec;
+  private FlinkFileWriterFactory writerFactory;
+  private PartitionKey partitionKey;
+  private RowDataWrapper wrapper;
+  private RowDataProjection keyProjection;
+  private final Map<String, String> properties;
 
   private final Map<PartitionKey, OpenDataFile> openFiles = new HashMap<>();
   private final List<DataFile> completedFiles = new ArrayList<>();
   private final Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes = new HashMap<>();
+  private final List<DeleteFile> completedDeletes = new ArrayList<>();
   private Map<String, Positions> positionDeletes = new HashMap<>();
   private long fallbacks;
 
@@ -135,16 +141,29 @@ final class DeltaFiles {
     this.sinkTag = sinkTag;
     this.stored = stored;
     this.listener = listener;
+    this.properties = properties;
+    targetFileSize =
+        PropertyUtil.propertyAsLong(
+            properties,
+            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
     Table current = table.get();
+    layout(current, current.schema(), schema);
+    dataFilesWritten = metrics.counter("dataFilesWritten");
+    equalityFallbacks = metrics.counter("equalityFallbacks");
+  }
+
+  /** Writes the rows of {@code tableSchema}, given as {@code rows}, with the table's spec. */
+  private void layout(Table current, Schema tableSchema, ChangeSchema rows) {
+    this.schema = rows;
     spec = current.spec();
-    Schema tableSchema = current.schema();
     Schema keySchema = TypeUtil.select(tableSchema, tableSchema.identifierFieldIds());
     RowType keyType = FlinkSchemaUtil.convert(keySchema);
     writerFactory =
         new FlinkFileWriterFactory.Builder(current)
             .dataFileFormat(FileFormat.PARQUET)
             .dataSchema(tableSchema)
-            .dataFlinkType(schema.rowType())
+            .dataFlinkType(rows.rowType())
             .deleteFileFormat(FileFormat.PARQUET)
             .equalityFieldIds(
                 tableSchema.identifierFieldIds().stream().mapToInt(Integer::intValue).toArray())
@@ -152,16 +171,31 @@ final class DeltaFiles {
             .equalityDeleteFlinkType(keyType)
             .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
             .build();
-    targetFileSize =
-        PropertyUtil.propertyAsLong(
-            properties,
-            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
     partitionKey = new PartitionKey(spec, tableSchema);
-    wrapper = new RowDataWrapper(schema.rowType(), tableSchema.asStruct());
+    wrapper = new RowDataWrapper(rows.rowType(), tableSchema.asStruct());
     keyProjection = RowDataProjection.create(tableSchema, keySchema);
-    dataFilesWritten = metrics.counter("dataFilesWritten");
-    equalityFallbacks = metrics.counter("equalityFallbacks");
+  }
+
+  /** The schema of the rows written now. */
+  ChangeSchema schema() {
+    return schema;
+  }
+
+  /**
+   * Writes the rows of {@code rows}, a schema of {@code current} that changed while the job runs,
+   * from now on: the files open now are completed, and handed on with the others at {@link #take}.
+   */
+  void useSchema(Table current, ChangeSchema rows) throws IOException {
+    for (OpenDataFile file : openFiles.values()) {
+      complete(file);
+    }
+    openFiles.clear();
+    for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
+      writer.close();
+      completedDeletes.add(writer.toDeleteFile());
+    }
+    equalityDeletes.clear();
+    layout(current, rows.schema(), rows);
   }
 
   /** The files written from now on are handed on with checkpoint {@code epoch} or later. */
@@ -219,7 +253,8 @@ final class DeltaFiles {
       complete(file);
     }
     openFiles.clear();
-    List<DeleteFile> deletes = new ArrayList<>();
+    List<DeleteFile> deletes = new ArrayList<>(completedDeletes);
+    completedDeletes.clear();
     for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
       writer.close();
       deletes.add(writer.toDeleteFile());

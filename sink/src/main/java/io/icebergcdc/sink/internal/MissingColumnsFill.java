@@ -26,8 +26,8 @@ import org.apache.iceberg.parquet.Parquet;
  */
 final class MissingColumnsFill {
 
-  private final ChangeSchema schema;
-  private final RecentRows recentRows;
+  private ChangeSchema schema;
+  private RecentRows recentRows;
 
   /** Updates waiting for a row of a data file, by the file's location. */
   private final Map<String, List<Deferred>> deferred = new LinkedHashMap<>();
@@ -35,6 +35,18 @@ final class MissingColumnsFill {
   MissingColumnsFill(ChangeSchema schema, RecentRows recentRows) {
     this.schema = schema;
     this.recentRows = recentRows;
+  }
+
+  /**
+   * Fills the changes of {@code newSchema} from now on, from the rows of {@code rows}; none waits
+   * for a file to be read.
+   */
+  void useSchema(ChangeSchema newSchema, RecentRows rows) {
+    if (!isEmpty()) {
+      throw new IllegalStateException("changes still wait for their rows to be read");
+    }
+    this.schema = newSchema;
+    this.recentRows = rows;
   }
 
   /**

@@ -150,6 +150,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   private final ChangeSchema schema;
 
+  /** The schemas of the changes' rows, and the one written now. */
+  private transient RowSchemas rowSchemas;
+
   /** Orders each key's changes and hands this writer their net changes once per checkpoint. */
   private final KeyedDedup dedup;
 
@@ -260,6 +263,13 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (clock == null) {
       clock = System::nanoTime;
     }
+    rowSchemas =
+        new RowSchemas(
+            schema,
+            () -> {
+              table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
+              return table;
+            });
     RecentRows recentRows =
         new RecentRows(schema.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
     fill = new MissingColumnsFill(schema, recentRows);
@@ -404,6 +414,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     this.checkpointId = checkpointId;
+    writeCurrentSchema();
     // The files written now go with this checkpoint; what follows its barrier with a later one.
     setFileEpoch(checkpointId);
     dedup.prepareSnapshotPreBarrier(checkpointId);
@@ -420,6 +431,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   void endInput() throws Exception {
     this.checkpointId = Long.MAX_VALUE;
     inputEnded = true;
+    writeCurrentSchema();
     dedup.endInput();
   }
 
@@ -454,7 +466,34 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   /** Takes a change of the key in context, one of this table's. */
   void processElement(ChangeEvent change) throws Exception {
-    dedup.processElement(change);
+    ChangeSchema before = rowSchemas.current();
+    ChangeEvent fitted = rowSchemas.fit(change);
+    if (rowSchemas.current() != before) {
+      LOG.info(
+          "Table {} changed its schema while the job runs: its changes have the columns of"
+              + " schema {} from now on, and its data files from the next checkpoint",
+          table.name(),
+          rowSchemas.current().schema().schemaId());
+      dedup.useSchema(rowSchemas.current(), rowSchemas::fit);
+    }
+    dedup.processElement(fitted);
+  }
+
+  /**
+   * Writes the rows of the newest schema the changes have shown, before the dedup hands on the net
+   * changes of a checkpoint (all of which {@link #apply} gives that schema): the data files open
+   * are completed, and the rows held for compaction and fills, of the schema before, dropped.
+   */
+  private void writeCurrentSchema() throws java.io.IOException {
+    ChangeSchema current = rowSchemas.current();
+    if (files == null || files.schema() == current) {
+      return;
+    }
+    files.useSchema(table, current);
+    RecentRows recentRows =
+        new RecentRows(current.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
+    fill.useSchema(current, recentRows);
+    compaction.useSchema(current.schema(), recentRows);
   }
 
   /** See {@link io.icebergcdc.dedup.DedupOptions#INDEX_MAX_KEYS}. */
@@ -469,6 +508,8 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   @Override
   public Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
+    // A change kept since before the schema changed has that schema's rows.
+    net = rowSchemas.fit(net);
     String location = prior == null || prior.file() == null ? null : absolute(prior.file());
     if (!net.missingColumns().isEmpty() && location == null) {
       throw dedup.unfillable(net, "the key index does not know where the key's row is");
@@ -498,7 +539,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   private void writeDeferredUpdates() throws Exception {
     fill.fillDeferred(
         table.io(),
-        schema.schema(),
+        files.schema().schema(),
         (key, change) -> {
           Location written = files.write(change.after());
           @SuppressWarnings("unchecked")
@@ -618,7 +659,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     @Override
     public WriterCompaction.Move move(RowData row, String location, long position)
         throws Exception {
-      K key = keySelector.keyOf(schema.keyOf(row), row);
+      K key = keySelector.keyOf(files.schema().keyOf(row), row);
       if (!owns(key)) {
         return WriterCompaction.Move.OTHER_SUBTASK;
       }

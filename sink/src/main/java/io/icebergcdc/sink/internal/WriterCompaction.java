@@ -79,7 +79,7 @@ final class WriterCompaction {
   }
 
   private final Writer writer;
-  private final Schema rowSchema;
+  private Schema rowSchema;
   private final double ratio;
   private final long smallFileSize;
   private final Duration surveyInterval;
@@ -90,7 +90,7 @@ final class WriterCompaction {
   private final Map<String, OwnFile> ownFiles = new LinkedHashMap<>();
 
   /** The rows of this subtask's most recent own files. */
-  private final RecentRows recentRows;
+  private RecentRows recentRows;
 
   /** Shared files in the table that this subtask has moved its rows out of. */
   private final Set<String> movedOut = new HashSet<>();
@@ -129,6 +129,15 @@ final class WriterCompaction {
     this.dataFilesCompacted = metrics.counter("dataFilesCompacted");
     this.rowsCompacted = metrics.counter("rowsCompacted");
     this.dataFilesCompactedFromMemory = metrics.counter("dataFilesCompactedFromMemory");
+  }
+
+  /**
+   * Reads and writes the rows of {@code schema} from now on, a table's schema that changed while
+   * the job runs, and holds them in {@code rows}: the rows held until now are of the schema before.
+   */
+  void useSchema(Schema schema, RecentRows rows) {
+    this.rowSchema = schema;
+    this.recentRows = rows;
   }
 
   /** Tracks an own file again after a restore. */

@@ -346,6 +346,161 @@ class WriterOfSeveralTablesTest {
     }
   }
 
+  /**
+   * A table whose schema changes while the job runs (a column added, an int widened to long): the
+   * changes of the new schema carry its id, and the writer writes every change of the checkpoint in
+   * it, those kept from before the change and those of the job's schema that come after it
+   * included; a value the source did not send is filled from a row of the old schema's file.
+   */
+  @Test
+  void followsATableSchemaChangedWhileTheJobRuns() throws Exception {
+    org.apache.iceberg.Schema first =
+        new org.apache.iceberg.Schema(
+            java.util.List.of(
+                org.apache.iceberg.types.Types.NestedField.required(
+                    1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    2, "name", org.apache.iceberg.types.Types.StringType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    3, "qty", org.apache.iceberg.types.Types.IntegerType.get())),
+            java.util.Set.of(1));
+    TableIdentifier id = TableIdentifier.of("db", "c");
+    Table table =
+        CdcTables.createOrLoad(catalog().loadCatalog(), id, first, null, 3, List.of("id"));
+    io.icebergcdc.cdc.ChangeSchema jobSchema = new io.icebergcdc.cdc.ChangeSchema(table.schema());
+    PositionDeltaWriterOperator<?> writer =
+        new PositionDeltaWriterOperator<>(
+            TableLoader.fromCatalog(catalog(), id),
+            jobSchema,
+            new RowKeySelector(),
+            false,
+            Map.of(),
+            Duration.ofDays(1),
+            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+            1.0);
+    writer.setCommittedAs(id.toString());
+    try (var harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            PositionDeltaWriterOperator.ofTables(Map.of("src.c", writer)),
+            new TableKeySelector(),
+            TableKeyTypeInfo.INSTANCE,
+            MAX_PARALLELISM,
+            1,
+            0)) {
+      harness.setup(
+          new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
+      harness.open();
+      Map<String, ChangeCommittable> one =
+          checkpoint(
+              harness,
+              1,
+              change(jobSchema, -1, 1L, "a", 10, 10),
+              change(jobSchema, -1, 2L, "b", 20, 11),
+              change(jobSchema, -1, 3L, "c", 30, 12),
+              change(jobSchema, -1, 5L, "toasted", 50, 13));
+      String firstFile = dataFile(one.get("db.c"), table);
+      append(table, one.get("db.c"));
+      harness.notifyOfCompletedCheckpoint(1);
+
+      table
+          .updateSchema()
+          .addColumn("note", org.apache.iceberg.types.Types.StringType.get())
+          .updateColumn("qty", org.apache.iceberg.types.Types.LongType.get())
+          .commit();
+      table.refresh();
+      int evolved = table.schema().schemaId();
+      io.icebergcdc.cdc.ChangeSchema newSchema = new io.icebergcdc.cdc.ChangeSchema(table.schema());
+      ChangeEvent toastedUpdate = change(newSchema, evolved, 5L, null, 5_000_000_001L, 24, "n5");
+      toastedUpdate =
+          toastedUpdate.inSchema(
+              evolved,
+              null,
+              toastedUpdate.after(),
+              io.icebergcdc.cdc.ColumnMask.EMPTY.with(1),
+              io.icebergcdc.cdc.ColumnMask.EMPTY.with(1));
+      Map<String, ChangeCommittable> two =
+          checkpoint(
+              harness,
+              2,
+              // Kept from before the writer learns of the change, then the change's first row.
+              change(jobSchema, -1, 1L, "a2", 11, 20),
+              change(newSchema, evolved, 2L, "b2", 5_000_000_000L, 21, "n2"),
+              // Of the job's schema after it (another reader, or a snapshot's chunk).
+              change(jobSchema, -1, 3L, "c2", 31, 22),
+              change(jobSchema, -1, 4L, "d", 40, 23),
+              toastedUpdate);
+      ChangeCommittable written = two.get("db.c");
+      assertThat(written.positionDeletes().positions(firstFile)).containsExactly(0, 1, 2, 3);
+      Map<Long, String> rows = new TreeMap<>();
+      for (String file : written.dataFiles()) {
+        org.apache.iceberg.DataFile data = ContentFileCodec.decodeDataFile(file, table.specs());
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+            org.apache.iceberg.parquet.Parquet.read(table.io().newInputFile(data.location()))
+                .project(table.schema())
+                .createReaderFunc(
+                    fileSchema ->
+                        org.apache.iceberg.data.parquet.GenericParquetReaders.buildReader(
+                            table.schema(), fileSchema))
+                .build()) {
+          for (org.apache.iceberg.data.Record record : records) {
+            rows.put(
+                (Long) record.getField("id"),
+                record.getField("name")
+                    + " "
+                    + record.getField("qty")
+                    + " "
+                    + record.getField("note"));
+          }
+        }
+      }
+      assertThat(rows)
+          .containsExactly(
+              Map.entry(1L, "a2 11 null"),
+              Map.entry(2L, "b2 5000000000 n2"),
+              Map.entry(3L, "c2 31 null"),
+              Map.entry(4L, "d 40 null"),
+              Map.entry(5L, "toasted 5000000001 n5"));
+      assertThat(written.stats().updated()).isEqualTo(4);
+      assertThat(written.stats().inserted()).isEqualTo(1);
+    }
+  }
+
+  /** An upsert of {@code key} with rows of {@code schema}, whose id the change carries. */
+  private static ChangeEvent change(
+      io.icebergcdc.cdc.ChangeSchema schema,
+      int schemaId,
+      long key,
+      String name,
+      long qty,
+      long lsn,
+      String... note) {
+    org.apache.flink.table.data.GenericRowData row =
+        new org.apache.flink.table.data.GenericRowData(schema.schema().columns().size());
+    row.setField(0, key);
+    row.setField(1, name == null ? null : org.apache.flink.table.data.StringData.fromString(name));
+    row.setField(2, schemaId == -1 ? (Object) (int) qty : (Object) qty);
+    if (note.length > 0) {
+      row.setField(3, org.apache.flink.table.data.StringData.fromString(note[0]));
+    }
+    ChangeEvent event =
+        new ChangeEvent(
+            "src.c",
+            io.icebergcdc.cdc.Operation.UPDATE,
+            schema.keyOf(row),
+            null,
+            row,
+            io.icebergcdc.cdc.SourceSequence.postgresLsn(lsn),
+            lsn);
+    return schemaId == -1
+        ? event
+        : event.inSchema(
+            schemaId,
+            null,
+            row,
+            io.icebergcdc.cdc.ColumnMask.EMPTY,
+            io.icebergcdc.cdc.ColumnMask.EMPTY);
+  }
+
   @Test
   void aChangeOfATableItDoesNotWriteFailsNamingIt() throws Exception {
     tables();
