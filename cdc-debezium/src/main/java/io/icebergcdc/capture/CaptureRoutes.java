@@ -3,6 +3,7 @@ package io.icebergcdc.capture;
 import io.icebergcdc.cdc.BadRecordPolicy;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.cdc.TableRoute;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -26,6 +27,7 @@ public final class CaptureRoutes implements Serializable {
   private final List<String> mainOutputNames;
   private final String origin;
   private final BadRecordPolicy badRecordPolicy;
+  private final SchemaEvolution evolution;
 
   /**
    * @param schemas the schema of each captured table by Debezium topic
@@ -54,6 +56,25 @@ public final class CaptureRoutes implements Serializable {
       Map<String, String> onMainOutput,
       String origin,
       BadRecordPolicy badRecordPolicy) {
+    this(schemas, tableNames, onMainOutput, origin, badRecordPolicy, null);
+  }
+
+  /**
+   * As above; the schema changes of the tables on the main output are followed while the job runs.
+   *
+   * @param evolution what evolves the Iceberg table of a route on the main output when its source's
+   *     schema changes (the one writer of those tables reads the rows of each of its schemas); null
+   *     to end the job at such a change instead, as it ends for the tables on side outputs, whose
+   *     writers are typed by their tables' schemas
+   */
+  public CaptureRoutes(
+      Map<String, ChangeSchema> schemas,
+      Map<String, String> tableNames,
+      Map<String, String> onMainOutput,
+      String origin,
+      BadRecordPolicy badRecordPolicy,
+      SchemaEvolution evolution) {
+    this.evolution = evolution;
     Map<String, TableRoute> byTopic =
         TableRoute.byTopic(schemas, tableNames, onMainOutput.keySet());
     this.mainOutputNames = new ArrayList<>();
@@ -94,6 +115,11 @@ public final class CaptureRoutes implements Serializable {
 
   String origin() {
     return origin;
+  }
+
+  /** What follows the schema changes of a route's table; null where the job ends at one. */
+  SchemaEvolution evolutionOf(int index) {
+    return routes.get(index).output() == null ? evolution : null;
   }
 
   BadRecordPolicy badRecordPolicy() {

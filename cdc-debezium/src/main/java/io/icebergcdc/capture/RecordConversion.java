@@ -52,7 +52,8 @@ final class RecordConversion {
     for (int i = 0; i < routes.size(); i++) {
       TableRoute route = routes.route(i);
       indexes.put(routes.topics().get(i), i);
-      converters[i] = new StructChangeConverter(route.schema(), route.tableName());
+      converters[i] =
+          new StructChangeConverter(route.schema(), route.tableName(), routes.evolutionOf(i));
     }
     textWriter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false"), false);
   }

@@ -5,6 +5,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.cdc.SourceSchemaChangedException;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.debezium.DebeziumChanges;
@@ -35,11 +36,18 @@ import org.apache.kafka.connect.json.JsonConverterConfig;
  */
 final class StructChangeConverter {
 
-  private final ChangeSchema changeSchema;
   private final String tableName;
-  private final Map<String, Integer> positions = new java.util.HashMap<>();
-  private final List<Types.NestedField> columns;
+  private final SchemaEvolution evolution;
   private final JsonConverter schemaWriter = new JsonConverter();
+
+  /** The table's schema: the job's, or the one {@link #evolution} evolved the table to. */
+  private ChangeSchema changeSchema;
+
+  private final Map<String, Integer> positions = new java.util.HashMap<>();
+  private List<Types.NestedField> columns;
+
+  /** The id the changes' rows carry: the job's schema until the table is evolved. */
+  private int rowSchemaId = ChangeEvent.JOB_SCHEMA;
 
   private Schema envelopeSchema;
   private Schema rowSchema;
@@ -51,13 +59,27 @@ final class StructChangeConverter {
   private SourceFields sourceFields;
 
   StructChangeConverter(ChangeSchema changeSchema, String tableName) {
-    this.changeSchema = changeSchema;
+    this(changeSchema, tableName, null);
+  }
+
+  /**
+   * @param evolution what evolves the table when its source's schema changes, so that the job
+   *     follows the change; null to end the job with {@link SourceSchemaChangedException} instead
+   */
+  StructChangeConverter(ChangeSchema changeSchema, String tableName, SchemaEvolution evolution) {
     this.tableName = tableName;
-    this.columns = changeSchema.schema().columns();
+    this.evolution = evolution;
+    useTableSchema(changeSchema);
+    schemaWriter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "true"), false);
+  }
+
+  private void useTableSchema(ChangeSchema schema) {
+    this.changeSchema = schema;
+    this.columns = schema.schema().columns();
+    positions.clear();
     for (int i = 0; i < columns.size(); i++) {
       positions.put(columns.get(i).name(), i);
     }
-    schemaWriter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "true"), false);
   }
 
   /**
@@ -89,8 +111,19 @@ final class StructChangeConverter {
 
   private void useSchema(Schema schema, String locator) {
     if (!schema.equals(envelopeSchema)) {
-      DebeziumSchemas.checkUnchanged(
-          schemaWriter.asJsonSchema(schema), changeSchema, tableName, locator);
+      com.fasterxml.jackson.databind.JsonNode json = schemaWriter.asJsonSchema(schema);
+      try {
+        DebeziumSchemas.checkUnchanged(json, changeSchema, tableName, locator);
+      } catch (SourceSchemaChangedException e) {
+        if (evolution == null || e.sourceSchema() == null) {
+          throw e;
+        }
+        // Followed in flight: the table takes the new columns before any row holding them is
+        // passed on, and the rows from here on are of its evolved schema.
+        useTableSchema(evolution.evolve(tableName, e.sourceSchema(), e.changes()));
+        rowSchemaId = changeSchema.schema().schemaId();
+        DebeziumSchemas.checkUnchanged(json, changeSchema, tableName, locator);
+      }
       Field row = schema.field("after") != null ? schema.field("after") : schema.field("before");
       if (row == null) {
         throw new MalformedChangeException(
@@ -132,8 +165,10 @@ final class StructChangeConverter {
     SourceSequence sequence = sourceFields.sequence(source, locator);
     long ts = sourceFields.timestampMillis(source, envelope);
 
-    return DebeziumChanges.of(
-        changeSchema, table, op, before, after, unavailable, sequence, ts, locator);
+    return DebeziumChanges.inSchema(
+        DebeziumChanges.of(
+            changeSchema, table, op, before, after, unavailable, sequence, ts, locator),
+        rowSchemaId);
   }
 
   private RowData row(Struct envelope, String field, boolean checkRequired) {

@@ -285,6 +285,160 @@ class KafkaApplyITCase {
   }
 
   /**
+   * A topic's events change their schema while the job runs (a column added, an int widened to
+   * bigint): the router evolves the Iceberg table at the first event of the new schema, and the one
+   * writer writes that schema's rows from then on, including events of the old schema that another
+   * partition delivers after it. The job is never ended: one job committed every checkpoint, once,
+   * and the table equals what the events leave.
+   */
+  @Test
+  void followsASchemaChangeWhileTheJobRuns() throws Exception {
+    String topic = "evolve.public.items";
+    KAFKA.createTopic(topic, 2);
+    Map<Long, String> model = new java.util.TreeMap<>();
+    List<Map.Entry<String, String>> before = new ArrayList<>();
+    long lsn = 1000;
+    for (long id = 1; id <= 200; id++) {
+      before.add(evolvingEvent(false, "c", id, "item " + id, id, null, ++lsn));
+      model.put(id, "item " + id + " " + id + " null");
+    }
+    KAFKA.produce(topic, before);
+    JobDefinition job =
+        kafkaJob(
+            KAFKA.bootstrapServers(),
+            List.of(topic),
+            null,
+            "iceberg-cdc-it-evolve",
+            "earliest",
+            KafkaTopics.DEBEZIUM_JSON,
+            Map.of(),
+            "evolve.{table}",
+            List.of("id"),
+            null,
+            dir.resolve("warehouse").toString(),
+            3,
+            2,
+            Duration.ofMillis(300),
+            dir.resolve("checkpoints").toString(),
+            "hashmap",
+            new Configuration(),
+            null,
+            null,
+            null,
+            0);
+    running = new JobRunner(job).start();
+    Catalog catalog = job.catalog().loader().loadCatalog();
+    TableIdentifier items = TableIdentifier.of("evolve", "items");
+    awaitModel(catalog, items, model);
+
+    List<Map.Entry<String, String>> after = new ArrayList<>();
+    for (long id = 1; id <= 100; id++) {
+      long qty = 5_000_000_000L + id;
+      after.add(evolvingEvent(true, "u", id, "item " + id, qty, "note " + id, ++lsn));
+      model.put(id, "item " + id + " " + qty + " note " + id);
+    }
+    for (long id = 150; id <= 160; id++) {
+      after.add(evolvingEvent(true, "d", id, null, 0, null, ++lsn));
+      model.remove(id);
+    }
+    for (long id = 201; id <= 250; id++) {
+      after.add(evolvingEvent(true, "c", id, "new " + id, id, null, ++lsn));
+      model.put(id, "new " + id + " " + id + " null");
+    }
+    KAFKA.produce(topic, after);
+    awaitModel(catalog, items, model);
+
+    Table table = catalog.loadTable(items);
+    assertThat(table.schema().findField("note").type())
+        .isEqualTo(org.apache.iceberg.types.Types.StringType.get());
+    assertThat(table.schema().findField("qty").type())
+        .isEqualTo(org.apache.iceberg.types.Types.LongType.get());
+    assertThat(Commits.jobsThatCommittedEachCheckpointOnce(table))
+        .as("one job, never ended for the schema change")
+        .hasSize(1);
+    assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+  }
+
+  /** Waits until the table holds exactly the model's rows ({@code name qty note} by id). */
+  private void awaitModel(Catalog catalog, TableIdentifier identifier, Map<Long, String> model)
+      throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    Map<Long, String> rows = Map.of();
+    while (System.nanoTime() < deadline) {
+      assertThat(running.getJobStatus().get().isGloballyTerminalState())
+          .as("the job ended: %s", running.getJobStatus().get())
+          .isFalse();
+      if (catalog.tableExists(identifier)) {
+        Table table = catalog.loadTable(identifier);
+        rows = new java.util.TreeMap<>();
+        boolean hasNote = table.schema().findField("note") != null;
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+            org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+          for (org.apache.iceberg.data.Record record : records) {
+            rows.put(
+                ((Number) record.getField("id")).longValue(),
+                record.getField("name")
+                    + " "
+                    + record.getField("qty")
+                    + " "
+                    + (hasNote ? record.getField("note") : null));
+          }
+        }
+        if (rows.equals(model)) {
+          return;
+        }
+      }
+      Thread.sleep(300);
+    }
+    assertThat(rows).as("table %s", identifier).isEqualTo(model);
+  }
+
+  /**
+   * A Debezium JSON event of {@code evolve.public.items} with its Connect schema: {@code id},
+   * {@code name} and an int32 {@code qty}; in the evolved schema, {@code qty} is int64 and a {@code
+   * note} column follows.
+   */
+  private static Map.Entry<String, String> evolvingEvent(
+      boolean evolved, String op, long id, String name, long qty, String note, long lsn) {
+    ObjectNode envelope = MAPPER.createObjectNode();
+    ObjectNode schema = envelope.putObject("schema");
+    schema.put("type", "struct").put("name", "evolve.public.items.Envelope");
+    com.fasterxml.jackson.databind.node.ArrayNode fields = schema.putArray("fields");
+    for (String field : List.of("before", "after")) {
+      ObjectNode struct = fields.addObject();
+      struct.put("type", "struct").put("optional", true).put("field", field);
+      struct.put("name", "evolve.public.items.Value");
+      com.fasterxml.jackson.databind.node.ArrayNode columns = struct.putArray("fields");
+      columns.addObject().put("type", "int64").put("optional", false).put("field", "id");
+      columns.addObject().put("type", "string").put("optional", true).put("field", "name");
+      columns
+          .addObject()
+          .put("type", evolved ? "int64" : "int32")
+          .put("optional", true)
+          .put("field", "qty");
+      if (evolved) {
+        columns.addObject().put("type", "string").put("optional", true).put("field", "note");
+      }
+    }
+    fields.addObject().put("type", "struct").put("field", "source").put("optional", false);
+    fields.addObject().put("type", "string").put("field", "op").put("optional", false);
+    ObjectNode payload = envelope.putObject("payload");
+    ObjectNode row = MAPPER.createObjectNode();
+    row.put("id", id);
+    row.put("name", name);
+    row.put("qty", qty);
+    if (evolved) {
+      row.put("note", note);
+    }
+    payload.set("before", op.equals("d") ? row : null);
+    payload.set("after", op.equals("d") ? null : row);
+    ObjectNode source = payload.putObject("source");
+    source.put("schema", "public").put("table", "items").put("lsn", lsn);
+    payload.put("op", op);
+    return Map.entry("{\"id\":" + id + "}", envelope.toString());
+  }
+
+  /**
    * A job that starts without state (and with a consumer group of its own, so that no committed
    * offsets help it) on a table an earlier job filled reads on after the offsets the table holds:
    * it commits nothing until a new record comes, and then only that record.

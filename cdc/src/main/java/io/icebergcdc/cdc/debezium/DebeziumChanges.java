@@ -83,4 +83,26 @@ public final class DebeziumChanges {
     }
     return schema.keyOf(row);
   }
+
+  /**
+   * {@code events} with rows of the table's schema {@code rowSchemaId} ({@link
+   * ChangeEvent#rowSchemaId()}), as a source that followed a schema change gives them; themselves
+   * for the job's schema.
+   */
+  public static List<ChangeEvent> inSchema(List<ChangeEvent> events, int rowSchemaId) {
+    if (rowSchemaId == ChangeEvent.JOB_SCHEMA) {
+      return events;
+    }
+    List<ChangeEvent> evolved = new java.util.ArrayList<>(events.size());
+    for (ChangeEvent event : events) {
+      evolved.add(
+          event.inSchema(
+              rowSchemaId,
+              event.before(),
+              event.after(),
+              event.unavailableColumns(),
+              event.missingColumns()));
+    }
+    return evolved;
+  }
 }

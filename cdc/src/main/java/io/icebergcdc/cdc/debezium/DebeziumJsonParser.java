@@ -44,11 +44,18 @@ public final class DebeziumJsonParser {
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
-  private final ChangeSchema changeSchema;
+  private ChangeSchema changeSchema;
   private final String tableName;
   private final String sequenceColumn;
-  private final int sequencePosition;
-  private final JsonRowConverter converter;
+  private int sequencePosition;
+  private JsonRowConverter converter;
+
+  /** What evolves the table when the events' schema changes; null where the change fails. */
+  private io.icebergcdc.cdc.SchemaEvolution evolution;
+
+  /** The id the changes' rows carry: the job's schema until the table is evolved. */
+  private int rowSchemaId = ChangeEvent.JOB_SCHEMA;
+
   private final EnvelopeReader envelopes = new EnvelopeReader(MAPPER);
   private boolean detectSchemaChanges;
   private JsonNode lastEnvelopeSchema;
@@ -77,6 +84,18 @@ public final class DebeziumJsonParser {
    */
   public DebeziumJsonParser detectingSchemaChanges() {
     this.detectSchemaChanges = true;
+    return this;
+  }
+
+  /**
+   * Makes the parser follow the schema changes that events with their {@code schema} part show, as
+   * {@link #detectingSchemaChanges()} detects them: {@code evolution} evolves the table at the
+   * first event of a changed schema, and the changes from then on have the rows of the evolved
+   * schema, with its id ({@link ChangeEvent#rowSchemaId()}).
+   */
+  public DebeziumJsonParser followingSchemaChanges(io.icebergcdc.cdc.SchemaEvolution evolution) {
+    this.detectSchemaChanges = true;
+    this.evolution = evolution;
     return this;
   }
 
@@ -203,8 +222,10 @@ public final class DebeziumJsonParser {
     SourceSequence sequence = sequence(source, op.isUpsert() ? after : before, locator);
     long ts = source.path("ts_ms").asLong(payload.path("ts_ms").asLong(0L));
 
-    return DebeziumChanges.of(
-        changeSchema, table, op, before, after, unavailable, sequence, ts, locator);
+    return DebeziumChanges.inSchema(
+        DebeziumChanges.of(
+            changeSchema, table, op, before, after, unavailable, sequence, ts, locator),
+        rowSchemaId);
   }
 
   private RowData row(JsonNode node, Map<String, String> units, boolean checkRequired) {
@@ -311,7 +332,19 @@ public final class DebeziumJsonParser {
       return lastUnits;
     }
     if (detectSchemaChanges) {
-      DebeziumSchemas.checkUnchanged(envelopeSchema, changeSchema, tableName, locator);
+      try {
+        DebeziumSchemas.checkUnchanged(envelopeSchema, changeSchema, tableName, locator);
+      } catch (SourceSchemaChangedException e) {
+        if (evolution == null || e.sourceSchema() == null) {
+          throw e;
+        }
+        changeSchema = evolution.evolve(tableName, e.sourceSchema(), e.changes());
+        converter = new JsonRowConverter(changeSchema.schema());
+        sequencePosition =
+            sequenceColumn == null ? -1 : position(changeSchema, sequenceColumn, tableName);
+        rowSchemaId = changeSchema.schema().schemaId();
+        DebeziumSchemas.checkUnchanged(envelopeSchema, changeSchema, tableName, locator);
+      }
     }
     Map<String, String> units = new HashMap<>();
     for (JsonNode field : DebeziumSchemas.rowStruct(envelopeSchema).path("fields")) {

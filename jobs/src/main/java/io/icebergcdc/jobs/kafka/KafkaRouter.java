@@ -6,6 +6,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.NewSourceTableException;
+import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.cdc.TableRoute;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
@@ -53,6 +54,9 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   private final BadRecordPolicy badRecordPolicy;
   private final Pattern topicPattern;
 
+  /** What evolves the tables on the main output when their events' schema changes; or null. */
+  private SchemaEvolution evolution;
+
   private transient Map<String, RecordParser> parsers;
   private transient Counter badRecords;
 
@@ -93,6 +97,18 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
     this.topicPattern = topicPattern;
   }
 
+  /**
+   * Follows the schema changes of the topics on the main output while the job runs, for Debezium
+   * JSON events with their {@code schema} part: {@code evolution} evolves the topic's table at the
+   * first event of a changed schema, and the changes from then on carry the evolved schema's rows
+   * ({@link ChangeEvent#rowSchemaId()}), which the one writer of those tables reads. Without it, or
+   * on a side output, an event with a column the table lacks is a bad record.
+   */
+  public KafkaRouter followingSchemaChanges(SchemaEvolution schemaEvolution) {
+    this.evolution = schemaEvolution;
+    return this;
+  }
+
   public OutputTag<ChangeEvent> outputOf(String topic) {
     return TableRoute.outputOf(routes, topic);
   }
@@ -123,6 +139,9 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       default:
         DebeziumJsonParser debezium =
             new DebeziumJsonParser(route.schema(), route.tableName(), sequenceColumn);
+        if (evolution != null && route.onMainOutput()) {
+          debezium.followingSchemaChanges(evolution);
+        }
         // From the bytes: Jackson refuses bytes that are not UTF-8.
         return (record, locator) -> debezium.parse(record.value, locator);
     }

@@ -8,6 +8,7 @@ import io.icebergcdc.capture.DebeziumSource;
 import io.icebergcdc.capture.NewTableWatch;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.jobs.capture.CapturedTable;
 import io.icebergcdc.jobs.capture.SourceTables;
 import io.icebergcdc.jobs.definition.DatabaseSource;
@@ -102,7 +103,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
             tableNames,
             RoutedChanges.namesOnMainOutput(targets, writtenTogether),
             source.origin(),
-            job.deadLetters().policy());
+            job.deadLetters().policy(),
+            writtenTogether.isEmpty() ? null : evolution(targets));
     ChunkedSnapshot snapshot = chunkedSnapshot();
     int parallelism = snapshot == null ? 1 : env.getParallelism();
     DataStream<CapturedChange> records =
@@ -126,6 +128,15 @@ final class DatabaseSourceTranslator implements SourceTranslator {
             .setParallelism(parallelism);
     return RoutedChanges.ofRouter(
         routed, targets, routes::outputOf, TableTarget::source, writtenTogether);
+  }
+
+  /** What evolves the tables written together when their sources' schemas change. */
+  private SchemaEvolution evolution(List<TableTarget> targets) {
+    Map<String, TableIdentifier> tables = new LinkedHashMap<>();
+    for (TableTarget target : targets) {
+      tables.put(target.source(), target.table());
+    }
+    return new CatalogSchemaEvolution(job.catalog().loader(), tables);
   }
 
   /**

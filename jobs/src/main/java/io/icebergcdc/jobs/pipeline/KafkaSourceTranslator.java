@@ -163,6 +163,13 @@ final class KafkaSourceTranslator implements SourceTranslator {
             kafka.format(),
             job.deadLetters().policy(),
             pattern);
+    if (!writtenTogether.isEmpty()) {
+      Map<String, TableIdentifier> tables = new LinkedHashMap<>();
+      for (TableTarget target : targets) {
+        tables.put(target.table().toString(), target.table());
+      }
+      router.followingSchemaChanges(new CatalogSchemaEvolution(job.catalog().loader(), tables));
+    }
     SingleOutputStreamOperator<ChangeEvent> routed =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)
             .uid(OperatorUids.KAFKA_SOURCE)
