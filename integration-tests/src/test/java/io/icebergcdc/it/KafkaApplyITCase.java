@@ -288,11 +288,15 @@ class KafkaApplyITCase {
    * A topic's events change their schema while the job runs (a column added, an int widened to
    * bigint): the router evolves the Iceberg table at the first event of the new schema, and the one
    * writer writes that schema's rows from then on, including events of the old schema that another
-   * partition delivers after it. The job is never ended: one job committed every checkpoint, once,
-   * and the table equals what the events leave.
+   * partition delivers after it. The job fails once, just after its first commit in the new schema,
+   * and Flink restarts it: the events after its checkpoint are evolved into the same schema again.
+   * The job is never ended for the change: one job committed every checkpoint, once, and the table
+   * equals what the events leave. Then it is stopped and resumed from its checkpoint, built from
+   * the evolved table, and goes on.
    */
   @Test
   void followsASchemaChangeWhileTheJobRuns() throws Exception {
+    FailAfterFirstEvolvedCommit.FAILED.set(false);
     String topic = "evolve.public.items";
     KAFKA.createTopic(topic, 2);
     Map<Long, String> model = new java.util.TreeMap<>();
@@ -303,30 +307,32 @@ class KafkaApplyITCase {
       model.put(id, "item " + id + " " + id + " null");
     }
     KAFKA.produce(topic, before);
-    JobDefinition job =
-        kafkaJob(
-            KAFKA.bootstrapServers(),
-            List.of(topic),
-            null,
-            "iceberg-cdc-it-evolve",
-            "earliest",
-            KafkaTopics.DEBEZIUM_JSON,
-            Map.of(),
-            "evolve.{table}",
-            List.of("id"),
-            null,
-            dir.resolve("warehouse").toString(),
-            3,
-            2,
-            Duration.ofMillis(300),
-            dir.resolve("checkpoints").toString(),
-            "hashmap",
-            new Configuration(),
-            null,
-            null,
-            null,
-            0);
-    running = new JobRunner(job).start();
+    java.util.function.Function<String, JobDefinition> jobFrom =
+        restoreFrom ->
+            kafkaJob(
+                KAFKA.bootstrapServers(),
+                List.of(topic),
+                null,
+                "iceberg-cdc-it-evolve",
+                "earliest",
+                KafkaTopics.DEBEZIUM_JSON,
+                Map.of(),
+                "evolve.{table}",
+                List.of("id"),
+                null,
+                dir.resolve("warehouse").toString(),
+                3,
+                2,
+                Duration.ofMillis(300),
+                dir.resolve("checkpoints").toString(),
+                "hashmap",
+                new Configuration(),
+                null,
+                null,
+                restoreFrom,
+                3);
+    JobDefinition job = jobFrom.apply(null);
+    running = new JobRunner(job, new FailAfterFirstEvolvedCommit()).start();
     Catalog catalog = job.catalog().loader().loadCatalog();
     TableIdentifier items = TableIdentifier.of("evolve", "items");
     awaitModel(catalog, items, model);
@@ -353,10 +359,43 @@ class KafkaApplyITCase {
         .isEqualTo(org.apache.iceberg.types.Types.StringType.get());
     assertThat(table.schema().findField("qty").type())
         .isEqualTo(org.apache.iceberg.types.Types.LongType.get());
+    assertThat(FailAfterFirstEvolvedCommit.FAILED).isTrue();
     assertThat(Commits.jobsThatCommittedEachCheckpointOnce(table))
         .as("one job, never ended for the schema change")
         .hasSize(1);
     assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+
+    // Stopped, and resumed by a job built from the evolved table.
+    running.cancel().get();
+    List<Map.Entry<String, String>> later = new ArrayList<>();
+    for (long id = 101; id <= 140; id++) {
+      later.add(evolvingEvent(true, "u", id, "later " + id, id, "late note", ++lsn));
+      model.put(id, "later " + id + " " + id + " late note");
+    }
+    KAFKA.produce(topic, later);
+    String checkpoint =
+        Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+    running = new JobRunner(jobFrom.apply(checkpoint)).start();
+    awaitModel(catalog, items, model);
+    assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(items)))
+        .as("the job and the one that resumed it")
+        .hasSize(2);
+  }
+
+  /** Fails the job once, just after the first commit of a snapshot in an evolved schema. */
+  static final class FailAfterFirstEvolvedCommit implements io.icebergcdc.commit.CommitListener {
+    private static final long serialVersionUID = 1L;
+    static final java.util.concurrent.atomic.AtomicBoolean FAILED =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    @Override
+    public void afterCommit(long checkpointId, Snapshot snapshot) {
+      if (snapshot.schemaId() != null
+          && snapshot.schemaId() > 0
+          && FAILED.compareAndSet(false, true)) {
+        throw new IllegalStateException("injected failure after committing " + checkpointId);
+      }
+    }
   }
 
   /** Waits until the table holds exactly the model's rows ({@code name qty note} by id). */
