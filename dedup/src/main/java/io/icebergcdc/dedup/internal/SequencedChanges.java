@@ -92,11 +92,16 @@ public final class SequencedChanges implements KeyedDedup {
   private ChangeSchema schema;
 
   /**
-   * The job's schema of the table, whose columns the fingerprints hash: the same whatever schema a
+   * The job's schema of the table: the serializers' (of pending changes and of the changes kept
+   * until their row comes), and the columns the fingerprints hash, the same whatever schema a
    * change's rows have, since a schema followed while the job runs only adds columns behind them
    * and widens them ({@link #useSchema}).
    */
-  private final ChangeSchema fingerprints;
+  private final ChangeSchema jobSchema;
+
+  /** What gives a change read back from pending or kept changes the rows of {@link #schema}. */
+  private java.util.function.UnaryOperator<ChangeEvent> fit =
+      java.util.function.UnaryOperator.identity();
 
   /** The operator that hosts this dedup: its keyed state, key context, runtime and metrics. */
   private transient AbstractStreamOperator<?> operator;
@@ -165,7 +170,7 @@ public final class SequencedChanges implements KeyedDedup {
   public SequencedChanges(
       ChangeSchema schema, Duration tombstoneTtl, AmbiguousChangePolicy ambiguousChangePolicy) {
     this.schema = schema;
-    this.fingerprints = schema;
+    this.jobSchema = schema;
     this.tombstoneTtl = tombstoneTtl;
     this.ambiguousChangePolicy = ambiguousChangePolicy;
   }
@@ -241,7 +246,8 @@ public final class SequencedChanges implements KeyedDedup {
             .cleanupInRocksdbCompactFilter(1000)
             .build());
     tombstone = context.getKeyedStateStore().getState(tombstoneDescriptor);
-    missing = MissingValues.open(context, operator, scope, schema);
+    missing = MissingValues.open(context, operator, scope, jobSchema);
+    missing.useSchema(schema, fit);
     @SuppressWarnings("unchecked")
     TypeSerializer<Object> serializer =
         (TypeSerializer<Object>)
@@ -509,8 +515,9 @@ public final class SequencedChanges implements KeyedDedup {
   public void open() throws Exception {
     pending =
         new PendingChanges(
-            ChangeEventTypeInfo.of(schema)
+            ChangeEventTypeInfo.of(jobSchema)
                 .createSerializer(operator.getExecutionConfig().getSerializerConfig()));
+    pending.useSchema(fit);
     offsets = new HashMap<>();
     MetricGroup group = scope.metrics(operator.getMetricGroup());
     metrics = new DedupMetrics(group, () -> pending.size(), () -> pending.chunkBytes());
@@ -518,10 +525,18 @@ public final class SequencedChanges implements KeyedDedup {
   }
 
   @Override
-  public void useSchema(ChangeSchema newSchema, java.util.function.UnaryOperator<ChangeEvent> fit) {
+  public void useSchema(
+      ChangeSchema newSchema, java.util.function.UnaryOperator<ChangeEvent> newFit) {
     this.schema = newSchema;
-    pending.useSchema(fit);
-    missing.useSchema(newSchema, fit);
+    this.fit = newFit;
+    // Before the state is initialized and the operator opened, where the writer starts in a
+    // schema the table took since the job was built, these are made with it.
+    if (pending != null) {
+      pending.useSchema(newFit);
+    }
+    if (missing != null) {
+      missing.useSchema(newSchema, newFit);
+    }
   }
 
   @Override
@@ -590,8 +605,8 @@ public final class SequencedChanges implements KeyedDedup {
         // Fingerprints are taken only here and when a change is applied: most changes are
         // neither the same as the one before nor the last of their key in the interval.
         long lastFingerprint =
-            number != 0 ? fingerprints.fingerprint(pending.event(number)) : prior.fingerprint();
-        if (fingerprints.fingerprint(event) == lastFingerprint) {
+            number != 0 ? jobSchema.fingerprint(pending.event(number)) : prior.fingerprint();
+        if (jobSchema.fingerprint(event) == lastFingerprint) {
           duplicates++;
           metrics.duplicates.inc();
           return;
@@ -679,7 +694,7 @@ public final class SequencedChanges implements KeyedDedup {
     for (int number = 1; number <= pending.size(); number++) {
       AppliedChange prior = store.atPending(number, pending.key(number), pending.prior(number));
       ChangeEvent latest = pending.event(number);
-      long fingerprint = fingerprints.fingerprint(latest);
+      long fingerprint = jobSchema.fingerprint(latest);
       boolean existed = prior != null && !prior.deleted();
       boolean mayExist = existed || (prior == null && !netChanges.unknownKeysHaveNoRow());
       if (!latest.missingColumns().isEmpty()

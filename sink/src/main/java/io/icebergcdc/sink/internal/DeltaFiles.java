@@ -148,7 +148,10 @@ final class DeltaFiles {
             TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
             TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
     Table current = table.get();
-    layout(current, current.schema(), schema);
+    // The rows' own schema, not the table's current one: a writer starts in the table's schema
+    // where that is later than the job's (RowSchemas#startAt), so the two are the same but for a
+    // table changed since by someone else, whose files written now still read by field id.
+    layout(current, schema.schema(), schema);
     dataFilesWritten = metrics.counter("dataFilesWritten");
     equalityFallbacks = metrics.counter("equalityFallbacks");
   }

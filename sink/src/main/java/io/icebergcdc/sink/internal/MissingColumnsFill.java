@@ -38,15 +38,16 @@ final class MissingColumnsFill {
   }
 
   /**
-   * Fills the changes of {@code newSchema} from now on, from the rows of {@code rows}; none waits
-   * for a file to be read.
+   * Fills the changes of {@code newSchema} from now on, from the rows of {@code rows}; the changes
+   * waiting for a file to be read are given its rows by {@code fit}.
    */
-  void useSchema(ChangeSchema newSchema, RecentRows rows) {
-    if (!isEmpty()) {
-      throw new IllegalStateException("changes still wait for their rows to be read");
-    }
+  void useSchema(
+      ChangeSchema newSchema, RecentRows rows, java.util.function.UnaryOperator<ChangeEvent> fit) {
     this.schema = newSchema;
     this.recentRows = rows;
+    for (List<Deferred> waiting : deferred.values()) {
+      waiting.replaceAll(d -> new Deferred(d.key(), fit.apply(d.change()), d.position()));
+    }
   }
 
   /**

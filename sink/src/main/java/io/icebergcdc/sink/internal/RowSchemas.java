@@ -54,6 +54,27 @@ final class RowSchemas {
     this.refreshedTable = refreshedTable;
   }
 
+  /**
+   * Starts at the table's current schema where it is a later schema of the job's (every column of
+   * the job's is in it, by field id): a writer that starts after the table was evolved (a restart
+   * of the job, or a subtask that opened late) writes and reads the table's files in that schema,
+   * and gives the job's rows its columns, as it would have after the change.
+   */
+  void startAt(Table table) {
+    Schema tableSchema = table.schema();
+    if (tableSchema.sameSchema(job.schema()) || tableSchema.schemaId() == idOf(currentId)) {
+      return;
+    }
+    for (Types.NestedField column : job.schema().columns()) {
+      if (tableSchema.findField(column.fieldId()) == null) {
+        return;
+      }
+    }
+    current = new ChangeSchema(tableSchema);
+    currentId = tableSchema.schemaId();
+    conversions.clear();
+  }
+
   /** The schema of the rows {@link #fit} gives. */
   ChangeSchema current() {
     return current;

@@ -270,13 +270,22 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
               table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
               return table;
             });
+    rowSchemas.startAt(table);
+    ChangeSchema current = rowSchemas.current();
+    if (current != schema) {
+      LOG.info(
+          "Table {} has schema {}, later than the job's: its writer starts in it",
+          table.name(),
+          current.schema().schemaId());
+      dedup.useSchema(current, rowSchemas::fit);
+    }
     RecentRows recentRows =
-        new RecentRows(schema.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
-    fill = new MissingColumnsFill(schema, recentRows);
+        new RecentRows(current.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
+    fill = new MissingColumnsFill(current, recentRows);
     compaction =
         new WriterCompaction(
             new CompactionAccess(),
-            schema.schema(),
+            current.schema(),
             recentRows,
             compactionRatio,
             smallFileSize,
@@ -352,7 +361,10 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   /** Loads the location of every live row of the keys this subtask owns. */
   private void bootstrapIndex() throws Exception {
     new KeyIndexBootstrap<>(
-            schema, keySelector, host.getRuntimeContext().getTaskInfo(), scope::stateKey)
+            rowSchemas.current(),
+            keySelector,
+            host.getRuntimeContext().getTaskInfo(),
+            scope::stateKey)
         .load(
             table,
             this::stored,
@@ -395,7 +407,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     files =
         new DeltaFiles(
             () -> table,
-            schema,
+            rowSchemas.current(),
             io.icebergcdc.sink.WriteProperties.effective(
                 table.name(), table.properties(), writeProperties),
             host.getRuntimeContext().getTaskInfo(),
@@ -469,14 +481,19 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     ChangeSchema before = rowSchemas.current();
     ChangeEvent fitted = rowSchemas.fit(change);
     if (rowSchemas.current() != before) {
-      LOG.info(
-          "Table {} changed its schema while the job runs: its changes have the columns of"
-              + " schema {} from now on, and its data files from the next checkpoint",
-          table.name(),
-          rowSchemas.current().schema().schemaId());
-      dedup.useSchema(rowSchemas.current(), rowSchemas::fit);
+      tookNewSchema();
     }
     dedup.processElement(fitted);
+  }
+
+  /** The changes showed a newer schema of the table, now {@link RowSchemas#current()}. */
+  private void tookNewSchema() {
+    LOG.info(
+        "Table {} changed its schema while the job runs: its changes have the columns of"
+            + " schema {} from now on, and its data files from the next checkpoint",
+        table.name(),
+        rowSchemas.current().schema().schemaId());
+    dedup.useSchema(rowSchemas.current(), rowSchemas::fit);
   }
 
   /**
@@ -492,7 +509,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     files.useSchema(table, current);
     RecentRows recentRows =
         new RecentRows(current.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
-    fill.useSchema(current, recentRows);
+    fill.useSchema(current, recentRows, rowSchemas::fit);
     compaction.useSchema(current.schema(), recentRows);
   }
 
@@ -508,8 +525,14 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   @Override
   public Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
-    // A change kept since before the schema changed has that schema's rows.
+    // A change kept since before the schema changed has that schema's rows; one kept in state
+    // (awaiting its row) may show a newer schema than any change since the writer started.
+    ChangeSchema before = rowSchemas.current();
     net = rowSchemas.fit(net);
+    if (rowSchemas.current() != before) {
+      tookNewSchema();
+      writeCurrentSchema();
+    }
     String location = prior == null || prior.file() == null ? null : absolute(prior.file());
     if (!net.missingColumns().isEmpty() && location == null) {
       throw dedup.unfillable(net, "the key index does not know where the key's row is");

@@ -368,28 +368,8 @@ class WriterOfSeveralTablesTest {
     Table table =
         CdcTables.createOrLoad(catalog().loadCatalog(), id, first, null, 3, List.of("id"));
     io.icebergcdc.cdc.ChangeSchema jobSchema = new io.icebergcdc.cdc.ChangeSchema(table.schema());
-    PositionDeltaWriterOperator<?> writer =
-        new PositionDeltaWriterOperator<>(
-            TableLoader.fromCatalog(catalog(), id),
-            jobSchema,
-            new RowKeySelector(),
-            false,
-            Map.of(),
-            Duration.ofDays(1),
-            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
-            1.0);
-    writer.setCommittedAs(id.toString());
-    try (var harness =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            PositionDeltaWriterOperator.ofTables(Map.of("src.c", writer)),
-            new TableKeySelector(),
-            TableKeyTypeInfo.INSTANCE,
-            MAX_PARALLELISM,
-            1,
-            0)) {
-      harness.setup(
-          new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
-      harness.open();
+    OperatorSubtaskState state;
+    try (var harness = writerOf(id, jobSchema, null)) {
       Map<String, ChangeCommittable> one =
           checkpoint(
               harness,
@@ -431,29 +411,7 @@ class WriterOfSeveralTablesTest {
               toastedUpdate);
       ChangeCommittable written = two.get("db.c");
       assertThat(written.positionDeletes().positions(firstFile)).containsExactly(0, 1, 2, 3);
-      Map<Long, String> rows = new TreeMap<>();
-      for (String file : written.dataFiles()) {
-        org.apache.iceberg.DataFile data = ContentFileCodec.decodeDataFile(file, table.specs());
-        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
-            org.apache.iceberg.parquet.Parquet.read(table.io().newInputFile(data.location()))
-                .project(table.schema())
-                .createReaderFunc(
-                    fileSchema ->
-                        org.apache.iceberg.data.parquet.GenericParquetReaders.buildReader(
-                            table.schema(), fileSchema))
-                .build()) {
-          for (org.apache.iceberg.data.Record record : records) {
-            rows.put(
-                (Long) record.getField("id"),
-                record.getField("name")
-                    + " "
-                    + record.getField("qty")
-                    + " "
-                    + record.getField("note"));
-          }
-        }
-      }
-      assertThat(rows)
+      assertThat(rowsOf(written, table))
           .containsExactly(
               Map.entry(1L, "a2 11 null"),
               Map.entry(2L, "b2 5000000000 n2"),
@@ -462,7 +420,88 @@ class WriterOfSeveralTablesTest {
               Map.entry(5L, "toasted 5000000001 n5"));
       assertThat(written.stats().updated()).isEqualTo(4);
       assertThat(written.stats().inserted()).isEqualTo(1);
+      append(table, written);
+      harness.notifyOfCompletedCheckpoint(2);
+      state = harness.snapshot(2, 2);
     }
+
+    // Restored into the job as it was built (a restart of the same job): the writer starts in the
+    // table's later schema, and the job's rows it takes are written in it.
+    try (var harness = writerOf(id, jobSchema, state)) {
+      Map<String, ChangeCommittable> three =
+          checkpoint(
+              harness,
+              3,
+              change(jobSchema, -1, 2L, "b3", 7, 30),
+              change(jobSchema, -1, 6L, "f", 60, 31));
+      ChangeCommittable written = three.get("db.c");
+      assertThat(rowsOf(written, table))
+          .containsExactly(Map.entry(2L, "b3 7 null"), Map.entry(6L, "f 60 null"));
+      assertThat(written.stats().updated()).isEqualTo(1);
+    }
+  }
+
+  /** A writer of table {@code id} alone, built with {@code jobSchema}, restored from a state. */
+  private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> writerOf(
+      TableIdentifier id, io.icebergcdc.cdc.ChangeSchema jobSchema, OperatorSubtaskState restore)
+      throws Exception {
+    PositionDeltaWriterOperator<?> writer =
+        new PositionDeltaWriterOperator<>(
+            TableLoader.fromCatalog(catalog(), id),
+            jobSchema,
+            new RowKeySelector(),
+            false,
+            Map.of(),
+            Duration.ofDays(1),
+            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+            1.0);
+    writer.setCommittedAs(id.toString());
+    KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            PositionDeltaWriterOperator.ofTables(Map.of("src.c", writer)),
+            new TableKeySelector(),
+            TableKeyTypeInfo.INSTANCE,
+            MAX_PARALLELISM,
+            1,
+            0);
+    harness.setup(
+        new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
+    if (restore != null) {
+      harness.initializeState(restore);
+    }
+    harness.open();
+    return harness;
+  }
+
+  /**
+   * The rows of a contribution's data files, {@code name qty note} by id, in the table's schema.
+   */
+  private static Map<Long, String> rowsOf(ChangeCommittable written, Table table)
+      throws java.io.IOException {
+    table.refresh();
+    Map<Long, String> rows = new TreeMap<>();
+    for (String file : written.dataFiles()) {
+      org.apache.iceberg.DataFile data = ContentFileCodec.decodeDataFile(file, table.specs());
+      try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+          org.apache.iceberg.parquet.Parquet.read(table.io().newInputFile(data.location()))
+              .project(table.schema())
+              .createReaderFunc(
+                  fileSchema ->
+                      org.apache.iceberg.data.parquet.GenericParquetReaders.buildReader(
+                          table.schema(), fileSchema))
+              .build()) {
+        for (org.apache.iceberg.data.Record record : records) {
+          rows.put(
+              (Long) record.getField("id"),
+              record.getField("name")
+                  + " "
+                  + record.getField("qty")
+                  + " "
+                  + record.getField("note"));
+        }
+      }
+    }
+    return rows;
   }
 
   /** An upsert of {@code key} with rows of {@code schema}, whose id the change carries. */
