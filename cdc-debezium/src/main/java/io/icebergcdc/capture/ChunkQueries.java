@@ -127,6 +127,49 @@ final class ChunkQueries {
     return row;
   }
 
+  /** The columns the table has in the source now, in its order. */
+  List<String> sourceColumns(java.sql.Connection connection) throws SQLException {
+    List<String> names = new ArrayList<>();
+    try (java.sql.Statement statement = connection.createStatement();
+        ResultSet empty = statement.executeQuery("SELECT * FROM " + qualified + " WHERE 1 = 0")) {
+      java.sql.ResultSetMetaData meta = empty.getMetaData();
+      for (int i = 1; i <= meta.getColumnCount(); i++) {
+        names.add(meta.getColumnName(i));
+      }
+    }
+    return names;
+  }
+
+  /** The columns read. */
+  List<String> selected() {
+    return selected;
+  }
+
+  /**
+   * The queries of the same table reading {@code columns} into the rows of {@code newSchema}, a
+   * schema the Iceberg table took while the job runs: the columns the source has now, of those the
+   * table has.
+   */
+  ChunkQueries inSchema(ChangeSchema newSchema, List<String> sourceColumns) {
+    java.util.Set<String> source = new java.util.HashSet<>(sourceColumns);
+    List<String> read = new ArrayList<>();
+    for (Types.NestedField column : newSchema.schema().columns()) {
+      if (source.contains(column.name())) {
+        read.add(column.name());
+      }
+    }
+    return new ChunkQueries(
+        database,
+        new ChunkedSnapshot.Table(
+            table.topic(),
+            table.namespace(),
+            table.name(),
+            table.primaryKey(),
+            read,
+            table.keyBoundsChunks()),
+        newSchema);
+  }
+
   /** The table, for messages. */
   String name() {
     return table.namespace() + "." + table.name();

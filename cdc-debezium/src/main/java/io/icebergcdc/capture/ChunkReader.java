@@ -3,9 +3,11 @@ package io.icebergcdc.capture;
 import io.icebergcdc.cdc.BadRecordPolicy;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.TableRoute;
 import java.sql.Connection;
@@ -30,6 +32,9 @@ final class ChunkReader implements AutoCloseable {
   private final CaptureRoutes routes;
   private final SourceSequence position;
   private final Map<String, ChunkQueries> queries = new HashMap<>();
+
+  /** The id of the rows each table's queries read ({@link ChangeEvent#rowSchemaId()}), by topic. */
+  private final Map<String, Integer> rowSchemaIds = new HashMap<>();
 
   private Connection connection;
   private SnapshotChunk chunk;
@@ -77,6 +82,7 @@ final class ChunkReader implements AutoCloseable {
         connection = database.connect();
         connection.setReadOnly(true);
       }
+      followSchema(next.topic());
       // Batches are queries of their own; a table read whole is one cursor, which PostgreSQL
       // fetches in parts only inside a transaction.
       connection.setAutoCommit(table.bounded());
@@ -84,6 +90,36 @@ final class ChunkReader implements AutoCloseable {
     } catch (SQLException e) {
       throw failure(e);
     }
+  }
+
+  /**
+   * Reads the table in the columns it has now where the job follows its schema changes ({@link
+   * CaptureRoutes#evolutionOf}): when the source's columns are no longer those read, the queries
+   * read the Iceberg table's current schema (which the source's reader of the log evolved), of the
+   * columns the source still has. A column added to the source before any change showed it to the
+   * log's reader is not in the table yet, and is read once it is.
+   */
+  private void followSchema(String topic) throws SQLException {
+    SchemaEvolution evolution = routes.evolutionOf(route);
+    if (evolution == null) {
+      return;
+    }
+    List<String> source = table.sourceColumns(connection);
+    if (new java.util.HashSet<>(source).equals(new java.util.HashSet<>(table.selected()))) {
+      return;
+    }
+    ChangeSchema current = evolution.current(routes.route(route).tableName());
+    ChunkQueries followed = table.inSchema(current, source);
+    if (current.equals(table.schema()) && followed.selected().equals(table.selected())) {
+      return;
+    }
+    table = followed;
+    queries.put(topic, table);
+    rowSchemaIds.put(
+        topic,
+        current.equals(routes.route(route).schema())
+            ? ChangeEvent.JOB_SCHEMA
+            : current.schema().schemaId());
   }
 
   private void query() throws SQLException {
@@ -122,8 +158,7 @@ final class ChunkReader implements AutoCloseable {
       last = row;
       rows++;
       ChangeSchema schema = table.schema();
-      return CapturedChange.of(
-          route,
+      ChangeEvent read =
           new ChangeEvent(
               routes.route(route).tableName(),
               Operation.SNAPSHOT_READ,
@@ -131,7 +166,12 @@ final class ChunkReader implements AutoCloseable {
               null,
               row,
               position,
-              System.currentTimeMillis()));
+              System.currentTimeMillis());
+      int rowSchemaId = rowSchemaIds.getOrDefault(chunk.topic(), ChangeEvent.JOB_SCHEMA);
+      if (rowSchemaId != ChangeEvent.JOB_SCHEMA) {
+        read = read.inSchema(rowSchemaId, null, row, ColumnMask.EMPTY, ColumnMask.EMPTY);
+      }
+      return CapturedChange.of(route, read);
     } catch (SQLException e) {
       throw failure(e);
     }

@@ -102,7 +102,9 @@ final class StructChangeConverter {
         useSchema(schema, locator);
       }
       return changes(envelope, locator);
-    } catch (MalformedChangeException | SourceSchemaChangedException e) {
+    } catch (MalformedChangeException
+        | SourceSchemaChangedException
+        | io.icebergcdc.cdc.SchemaEvolutionException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
@@ -120,7 +122,7 @@ final class StructChangeConverter {
         }
         // Followed in flight: the table takes the new columns before any row holding them is
         // passed on, and the rows from here on are of its evolved schema.
-        useTableSchema(evolution.evolve(tableName, e.sourceSchema(), e.changes()));
+        useTableSchema(SchemaEvolution.follow(evolution, tableName, e, locator));
         rowSchemaId = changeSchema.schema().schemaId();
         DebeziumSchemas.checkUnchanged(json, changeSchema, tableName, locator);
       }

@@ -26,4 +26,43 @@ public interface SchemaEvolution extends Serializable {
    * @throws RuntimeException if the table cannot follow (an incompatible type, a changed key)
    */
   ChangeSchema evolve(String table, Schema sourceSchema, List<String> changes);
+
+  /**
+   * The Iceberg table's schema of {@code table} as it is now, which a source evolved while the job
+   * runs: what a snapshot's reader reads the table's rows into.
+   */
+  ChangeSchema current(String table);
+
+  /**
+   * Evolves the table for {@code change} through {@code evolution}, as a source does at the first
+   * change of a new schema.
+   *
+   * @throws SourceSchemaChangedException {@code change} itself, if the table cannot follow it (a
+   *     changed key, a type Iceberg cannot widen to): the job ends, as without an evolution
+   * @throws SchemaEvolutionException if the evolution failed otherwise (the catalog, a commit): the
+   *     job fails and Flink restarts it
+   */
+  static ChangeSchema follow(
+      SchemaEvolution evolution,
+      String table,
+      SourceSchemaChangedException change,
+      String locator) {
+    try {
+      return evolution.evolve(table, change.sourceSchema(), change.changes());
+    } catch (IllegalArgumentException refused) {
+      change.addSuppressed(refused);
+      throw change;
+    } catch (RuntimeException e) {
+      throw new SchemaEvolutionException(
+          "cannot evolve the Iceberg table of source table "
+              + table
+              + " for its schema change ("
+              + String.join("; ", change.changes())
+              + ") at "
+              + locator
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
 }

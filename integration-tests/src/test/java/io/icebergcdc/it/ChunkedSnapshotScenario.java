@@ -157,6 +157,14 @@ abstract class ChunkedSnapshotScenario {
         job, Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString());
   }
 
+  /**
+   * Whether the workload adds a column to {@code items} and drops {@code seen} while the snapshot
+   * reads it and its readers are killed.
+   */
+  boolean changesSchemaWhileReading() {
+    return true;
+  }
+
   /** The pattern of {@code --tables} for the tables {@code names} (a regex alternation). */
   abstract String tablePattern(String names);
 
@@ -170,6 +178,13 @@ abstract class ChunkedSnapshotScenario {
       int next = ITEMS + 1;
       for (int i = 0; i < 1_500 && !done.get(); i++) {
         long id = 1 + random.nextInt(ITEMS);
+        // The items' schema changes while they are read: the job follows it in flight, the
+        // chunks read from then on read the columns the table has.
+        if (i == 400 && changesSchemaWhileReading()) {
+          statement.execute("ALTER TABLE " + table("items") + " ADD COLUMN note2 varchar(40)");
+        } else if (i == 700 && changesSchemaWhileReading()) {
+          statement.execute("ALTER TABLE " + table("items") + " DROP COLUMN seen");
+        }
         switch (random.nextInt(6)) {
           case 0:
           case 1:
@@ -179,6 +194,7 @@ abstract class ChunkedSnapshotScenario {
                     + " SET label = 'updated "
                     + i
                     + "', amount = amount + 1"
+                    + (i >= 400 && changesSchemaWhileReading() ? ", note2 = 'n" + i + "'" : "")
                     + " WHERE id = "
                     + id);
             break;

@@ -156,7 +156,9 @@ public final class DebeziumJsonParser {
     }
     try {
       return parseEnvelope(root, locator);
-    } catch (MalformedChangeException | SourceSchemaChangedException e) {
+    } catch (MalformedChangeException
+        | SourceSchemaChangedException
+        | io.icebergcdc.cdc.SchemaEvolutionException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
@@ -178,7 +180,9 @@ public final class DebeziumJsonParser {
           payload,
           envelopeSchema == null ? Collections.emptyMap() : units(envelopeSchema, locator),
           locator);
-    } catch (MalformedChangeException | SourceSchemaChangedException e) {
+    } catch (MalformedChangeException
+        | SourceSchemaChangedException
+        | io.icebergcdc.cdc.SchemaEvolutionException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
@@ -338,7 +342,7 @@ public final class DebeziumJsonParser {
         if (evolution == null || e.sourceSchema() == null) {
           throw e;
         }
-        changeSchema = evolution.evolve(tableName, e.sourceSchema(), e.changes());
+        changeSchema = io.icebergcdc.cdc.SchemaEvolution.follow(evolution, tableName, e, locator);
         converter = new JsonRowConverter(changeSchema.schema());
         sequencePosition =
             sequenceColumn == null ? -1 : position(changeSchema, sequenceColumn, tableName);

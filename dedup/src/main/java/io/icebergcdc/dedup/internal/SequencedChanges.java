@@ -99,9 +99,11 @@ public final class SequencedChanges implements KeyedDedup {
    */
   private final ChangeSchema jobSchema;
 
-  /** What gives a change read back from pending or kept changes the rows of {@link #schema}. */
-  private java.util.function.UnaryOperator<ChangeEvent> fit =
-      java.util.function.UnaryOperator.identity();
+  /**
+   * What gives a change read back from pending or kept changes the rows of {@link #schema}; set on
+   * the task ({@link #useSchema}), identity until then.
+   */
+  private transient java.util.function.UnaryOperator<ChangeEvent> fit;
 
   /** The operator that hosts this dedup: its keyed state, key context, runtime and metrics. */
   private transient AbstractStreamOperator<?> operator;
@@ -247,7 +249,9 @@ public final class SequencedChanges implements KeyedDedup {
             .build());
     tombstone = context.getKeyedStateStore().getState(tombstoneDescriptor);
     missing = MissingValues.open(context, operator, scope, jobSchema);
-    missing.useSchema(schema, fit);
+    if (fit != null) {
+      missing.useSchema(schema, fit);
+    }
     @SuppressWarnings("unchecked")
     TypeSerializer<Object> serializer =
         (TypeSerializer<Object>)
@@ -517,7 +521,9 @@ public final class SequencedChanges implements KeyedDedup {
         new PendingChanges(
             ChangeEventTypeInfo.of(jobSchema)
                 .createSerializer(operator.getExecutionConfig().getSerializerConfig()));
-    pending.useSchema(fit);
+    if (fit != null) {
+      pending.useSchema(fit);
+    }
     offsets = new HashMap<>();
     MetricGroup group = scope.metrics(operator.getMetricGroup());
     metrics = new DedupMetrics(group, () -> pending.size(), () -> pending.chunkBytes());

@@ -45,11 +45,27 @@ final class CatalogSchemaEvolution implements SchemaEvolution {
   }
 
   @Override
-  public ChangeSchema evolve(String table, Schema sourceSchema, List<String> changes) {
+  public ChangeSchema current(String table) {
+    Catalog loaded = catalog.loadCatalog();
+    try {
+      return new ChangeSchema(
+          loaded.loadTable(TableIdentifier.parse(identifierOf(table))).schema());
+    } finally {
+      CatalogDefinition.close(loaded);
+    }
+  }
+
+  private String identifierOf(String table) {
     String identifier = tables.get(table);
     if (identifier == null) {
       throw new IllegalStateException("the job writes no Iceberg table for source table " + table);
     }
+    return identifier;
+  }
+
+  @Override
+  public ChangeSchema evolve(String table, Schema sourceSchema, List<String> changes) {
+    String identifier = identifierOf(table);
     Catalog loaded = catalog.loadCatalog();
     try {
       Table iceberg = loaded.loadTable(TableIdentifier.parse(identifier));
