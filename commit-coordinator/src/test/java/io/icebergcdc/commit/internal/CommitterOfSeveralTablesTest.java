@@ -208,6 +208,30 @@ class CommitterOfSeveralTablesTest {
     } finally {
       Thread.interrupted();
       canceller.join();
+      // The interrupted commit's manifests may still be written by Iceberg's shared worker pool,
+      // which the committer does not own; the warehouse is deleted once they are.
+      awaitNoMoreWrites(warehouse);
+    }
+  }
+
+  /** Waits until no file under {@code dir} has changed for half a second (ten seconds at most). */
+  private static void awaitNoMoreWrites(Path dir) throws Exception {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    String last = null;
+    while (System.nanoTime() < deadline) {
+      StringBuilder state = new StringBuilder();
+      try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(dir)) {
+        for (Path file : files.sorted().toList()) {
+          state.append(file).append(' ').append(file.toFile().length()).append('\n');
+        }
+      } catch (java.io.UncheckedIOException | java.io.IOException changing) {
+        state.append("changing");
+      }
+      if (state.toString().equals(last)) {
+        return;
+      }
+      last = state.toString();
+      Thread.sleep(500);
     }
   }
 
