@@ -205,11 +205,18 @@ final class DebeziumLogReader implements AutoCloseable {
     }
   }
 
+  /**
+   * How long a checkpoint waits for a MySQL/MariaDB connector started without schema history to
+   * record the tables' schemas.
+   */
+  static final long HISTORY_WAIT_MILLIS = 60_000;
+
   /** The split at the last record emitted, for a checkpoint; null if the reader has none. */
   DebeziumSplit snapshotState(long checkpointId) {
     if (split == null) {
       return null;
     }
+    awaitSchemaHistory();
     Map<String, String> offsets = split.offsets();
     if (lastEmitted != null) {
       // Folded into the split once; a checkpoint without new records keeps the split's offsets.
@@ -225,6 +232,41 @@ final class DebeziumLogReader implements AutoCloseable {
     }
     split = split.at(offsets, StateSchemaHistory.records(historyId));
     return split;
+  }
+
+  /**
+   * A MySQL/MariaDB connector started without schema history (the job's first start) records the
+   * tables' schemas at the split's position ("recovery") before it streams. A checkpoint taken
+   * before that holds no history, and a restore from it would record the schemas again, as they are
+   * by then, at the same old position: after a schema change in between, the binlog's rows before
+   * the change would be read with the schema after it (seen with MariaDB: "internal schema size 5,
+   * but row size 6"). So the checkpoint waits until the schemas are recorded, up to {@link
+   * #HISTORY_WAIT_MILLIS}, or until the engine fails.
+   */
+  private void awaitSchemaHistory() {
+    if (split.connectorSnapshots()
+        || PostgresSlotCheck.POSTGRES_CONNECTOR.equals(connectorProperties.get("connector.class"))
+        || !split.schemaHistory().isEmpty()
+        || !StateSchemaHistory.records(historyId).isEmpty()) {
+      return;
+    }
+    long deadline = System.nanoTime() + HISTORY_WAIT_MILLIS * 1_000_000L;
+    while (StateSchemaHistory.records(historyId).isEmpty()
+        && failure == null
+        && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    if (StateSchemaHistory.records(historyId).isEmpty()) {
+      LOG.warn(
+          "The Debezium engine {} has not recorded the tables' schemas yet; the checkpoint holds"
+              + " no schema history, and a restore from it records them as they are then",
+          engineName);
+    }
   }
 
   private static String json(byte[] bytes) {
