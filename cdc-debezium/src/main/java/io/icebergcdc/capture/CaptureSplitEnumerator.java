@@ -115,14 +115,16 @@ final class CaptureSplitEnumerator
     boolean postgres = database.dialect() == SourceDatabase.Dialect.POSTGRES;
     DebeziumSplit fresh = freshLogSplit();
     if (fresh != null) {
-      Map<String, String> start =
+      MySqlLogStart.Start start =
           postgres
-              ? StateOffsetBackingStore.postgresStart(
-                  connectorProperties,
-                  PostgresLogStart.prepare(database, connectorProperties, snapshot.tables()))
+              ? new MySqlLogStart.Start(
+                  StateOffsetBackingStore.postgresStart(
+                      connectorProperties,
+                      PostgresLogStart.prepare(database, connectorProperties, snapshot.tables())),
+                  List.of())
               : MySqlLogStart.prepare(database, connectorProperties);
       unassigned.remove(fresh);
-      unassigned.addFirst(fresh.at(start, List.of()));
+      unassigned.addFirst(fresh.at(start.offset(), start.schemaHistory()));
     } else {
       if (postgres) {
         PostgresLogStart.publish(database, connectorProperties, added);

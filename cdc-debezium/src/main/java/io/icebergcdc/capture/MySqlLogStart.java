@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,17 +19,33 @@ import org.slf4j.LoggerFactory;
  */
 final class MySqlLogStart {
 
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
   private static final Logger LOG = LoggerFactory.getLogger(MySqlLogStart.class);
 
   private MySqlLogStart() {}
 
-  /** The connector's starting offset entry at the server's current binlog position. */
-  static Map<String, String> prepare(SourceDatabase database, Map<String, String> properties) {
+  /**
+   * Where the connector starts: its offset entry, and the schemas of the database's tables at that
+   * position as schema history records.
+   */
+  record Start(Map<String, String> offset, List<String> schemaHistory) {}
+
+  /**
+   * The connector's starting offset entry at the server's current binlog position, and the
+   * database's tables' {@code CREATE TABLE} statements read at that position (under the same lock),
+   * as the connector's schema history. Without them the connector would record the tables' schemas
+   * itself when it starts, seconds later, as they are then: a table changed in between would have
+   * its earlier binlog rows read with its later schema.
+   */
+  static Start prepare(SourceDatabase database, Map<String, String> properties) {
     try (Connection connection = database.connect();
         Statement statement = connection.createStatement()) {
       String file;
       long position;
       String gtids = null;
+      Map<String, String> tables;
       boolean locked = lock(statement, database);
       try (ResultSet result = status(statement)) {
         if (!result.next()) {
@@ -43,17 +61,89 @@ final class MySqlLogStart {
             gtids = gtid.getString(1);
           }
         }
+        tables = createStatements(statement, properties);
       } finally {
         if (locked) {
           statement.execute("UNLOCK TABLES");
         }
       }
-      LOG.info("The binlog is read from {}:{} (GTIDs {})", file, position, gtids);
-      return StateOffsetBackingStore.mysqlStart(properties, file, position, gtids);
+      LOG.info(
+          "The binlog is read from {}:{} (GTIDs {}), with the schemas of {} tables there",
+          file,
+          position,
+          gtids,
+          tables.size());
+      Map<String, String> offset =
+          StateOffsetBackingStore.mysqlStart(properties, file, position, gtids);
+      return new Start(offset, history(offset, tables));
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot read the binlog position at " + database + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The {@code CREATE TABLE} statement of each table of the captured databases, by database. */
+  private static Map<String, String> createStatements(
+      Statement statement, Map<String, String> properties) throws SQLException {
+    Map<String, String> statements = new java.util.LinkedHashMap<>();
+    String include = properties.get("database.include.list");
+    if (include == null || include.isBlank()) {
+      return statements;
+    }
+    for (String pattern : include.split(",")) {
+      String database = pattern.trim().replace("\\Q", "").replace("\\E", "");
+      List<String> names = new ArrayList<>();
+      try (ResultSet tables =
+          statement.executeQuery(
+              "SHOW FULL TABLES FROM `"
+                  + database.replace("`", "``")
+                  + "` WHERE Table_type = 'BASE TABLE'")) {
+        while (tables.next()) {
+          names.add(tables.getString(1));
+        }
+      }
+      for (String name : names) {
+        try (ResultSet create =
+            statement.executeQuery(
+                "SHOW CREATE TABLE `"
+                    + database.replace("`", "``")
+                    + "`.`"
+                    + name.replace("`", "``")
+                    + "`")) {
+          if (create.next()) {
+            statements.put(database + "\u0000" + name, create.getString(2));
+          }
+        }
+      }
+    }
+    return statements;
+  }
+
+  /**
+   * Schema history records of {@code tables} at {@code offset}, as the connector's own history
+   * writes them: its source partition, the position, the database and the DDL, which the connector
+   * parses when it recovers its schemas.
+   */
+  @SuppressWarnings("unchecked")
+  private static List<String> history(Map<String, String> offset, Map<String, String> tables) {
+    List<String> records = new ArrayList<>();
+    try {
+      Map.Entry<String, String> entry = offset.entrySet().iterator().next();
+      List<?> key = JSON.readValue(entry.getKey(), List.class);
+      Map<String, ?> source = (Map<String, ?>) key.get(1);
+      Map<String, ?> position = JSON.readValue(entry.getValue(), Map.class);
+      java.time.Instant now = java.time.Instant.now();
+      for (Map.Entry<String, String> table : tables.entrySet()) {
+        String database = table.getKey().substring(0, table.getKey().indexOf('\u0000'));
+        io.debezium.relational.history.HistoryRecord record =
+            new io.debezium.relational.history.HistoryRecord(
+                source, position, database, null, table.getValue(), null, now);
+        records.add(io.debezium.document.DocumentWriter.defaultWriter().write(record.document()));
+      }
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("cannot write the tables' schemas as schema history", e);
+    }
+    return records;
   }
 
   private static boolean lock(Statement statement, SourceDatabase database) {

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -20,6 +21,8 @@ import java.util.regex.Pattern;
 final class SchemaHistoryTables {
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern CREATE_TABLE =
+      Pattern.compile("\\s*CREATE\\s+TABLE\\s+`?([^`\\s(]+)`?", Pattern.CASE_INSENSITIVE);
 
   private SchemaHistoryTables() {}
 
@@ -35,8 +38,14 @@ final class SchemaHistoryTables {
     Set<String> known = new HashSet<>();
     for (String record : history) {
       try {
-        for (JsonNode change : JSON.readTree(record).path("tableChanges")) {
+        JsonNode node = JSON.readTree(record);
+        for (JsonNode change : node.path("tableChanges")) {
           known.add(change.path("id").asText().replace("\"", "").replace("`", ""));
+        }
+        // The CREATE TABLE statements read where the log starts (MySqlLogStart), without changes.
+        Matcher create = CREATE_TABLE.matcher(node.path("ddl").asText(""));
+        if (node.path("tableChanges").isEmpty() && create.lookingAt()) {
+          known.add(node.path("databaseName").asText() + "." + create.group(1));
         }
       } catch (java.io.IOException e) {
         throw new IllegalStateException("cannot read schema history record " + record, e);

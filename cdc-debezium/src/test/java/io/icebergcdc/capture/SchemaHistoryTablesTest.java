@@ -49,6 +49,16 @@ class SchemaHistoryTablesTest {
   }
 
   @Test
+  void theCreateStatementsReadWhereTheLogStartsAreKnownTables() {
+    List<String> history =
+        List.of(
+            "{\"source\":{\"server\":\"maria\"},\"position\":{\"file\":\"mysql-bin.000003\"},"
+                + "\"databaseName\":\"shop\",\"ddl\":\"CREATE TABLE `customers` (\\n  `id` int)\"}");
+    assertThat(SchemaHistoryTables.unknown(history, includeList("shop.customers", "shop.returns")))
+        .containsExactly("shop.returns");
+  }
+
+  @Test
   void aHistoryOfTheCapturedTablesOnlyLacksAnAddedTable() {
     List<String> history = List.of(record("shop.customers"));
     assertThat(SchemaHistoryTables.unknown(history, includeList("shop.customers", "shop.returns")))
