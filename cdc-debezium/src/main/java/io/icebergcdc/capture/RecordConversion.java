@@ -26,8 +26,9 @@ import org.apache.kafka.connect.source.SourceRecord;
  * <p>A record that cannot be applied (an unknown topic, a value that does not fit the table) fails
  * the job with a message naming it and the start of its JSON text, or, under {@link
  * BadRecordPolicy#DEAD_LETTER}, becomes a dead letter that carries that text. A record whose schema
- * shows that its table changed in a way the job's types cannot carry ends the job with {@link
- * io.icebergcdc.cdc.SourceSchemaChangedException}.
+ * shows that its table changed evolves the table and is passed on in the evolved schema, for the
+ * tables whose routes follow schema changes ({@link CaptureRoutes#evolutionOf}); for the others it
+ * ends the job with {@link io.icebergcdc.cdc.SourceSchemaChangedException}.
  */
 final class RecordConversion {
 

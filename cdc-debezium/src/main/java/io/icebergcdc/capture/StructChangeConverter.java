@@ -91,7 +91,8 @@ final class StructChangeConverter {
    * @return none for a tombstone, two for a change of key, else one
    * @throws MalformedChangeException if the record cannot be applied to the table
    * @throws SourceSchemaChangedException if its schema shows that the table changed in a way the
-   *     table's types cannot carry
+   *     table's types cannot carry, and the converter has no evolution or the table cannot follow
+   * @throws io.icebergcdc.cdc.SchemaEvolutionException if the evolution of the table failed
    */
   List<ChangeEvent> convert(Struct envelope, Schema schema, String locator) {
     if (envelope == null) {
