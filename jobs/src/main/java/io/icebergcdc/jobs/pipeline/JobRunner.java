@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
  * Runs a {@link JobDefinition}: composes it and executes it, to its end ({@link #run()}) or in the
  * background ({@link #start()}).
  *
- * <p>A captured table whose schema changes while the job runs ends the job with {@link
- * SourceSchemaChangedException}. {@link #run()} then evolves the Iceberg table, composes the job
+ * <p>The tables of the job's shared writer follow their sources' schema changes while the job runs.
+ * A table with a writer of its own ends the job at such a change with {@link
+ * SourceSchemaChangedException}; {@link #run()} then evolves the Iceberg table, composes the job
  * again from the new schemas and resumes it from its latest checkpoint. A source table or topic
  * that appears while the job runs ends it the same way ({@link NewSourceTableException}); {@link
  * #run()} composes the job again, with a table for it, and resumes it from its latest checkpoint.
