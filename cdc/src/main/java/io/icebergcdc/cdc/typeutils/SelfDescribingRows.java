@@ -39,11 +39,7 @@ final class SelfDescribingRows {
   private SelfDescribingRows() {}
 
   static void write(RowData row, DataOutputView out) throws IOException {
-    if (!(row instanceof GenericRowData generic)) {
-      throw new IllegalArgumentException(
-          "a row of a schema the serializer was not built with must be a GenericRowData, not a "
-              + row.getClass().getName());
-    }
+    GenericRowData generic = generic(row);
     out.writeByte(row.getRowKind().ordinal());
     int arity = generic.getArity();
     out.writeInt(arity);
@@ -64,17 +60,23 @@ final class SelfDescribingRows {
 
   /** A copy whose mutable values (byte arrays) are copies too; the others are immutable. */
   static GenericRowData copy(RowData row) {
-    if (!(row instanceof GenericRowData generic)) {
-      throw new IllegalArgumentException(
-          "a row of a schema the serializer was not built with must be a GenericRowData, not a "
-              + row.getClass().getName());
-    }
+    GenericRowData generic = generic(row);
     GenericRowData copy = new GenericRowData(generic.getRowKind(), generic.getArity());
     for (int i = 0; i < generic.getArity(); i++) {
       Object value = generic.getField(i);
       copy.setField(i, value instanceof byte[] bytes ? bytes.clone() : value);
     }
     return copy;
+  }
+
+  /** {@code row}, whose values can be read without their types. */
+  private static GenericRowData generic(RowData row) {
+    if (!(row instanceof GenericRowData generic)) {
+      throw new IllegalArgumentException(
+          "a row of a schema the serializer was not built with must be a GenericRowData, not a "
+              + row.getClass().getName());
+    }
+    return generic;
   }
 
   private static void writeValue(Object value, int position, DataOutputView out)
