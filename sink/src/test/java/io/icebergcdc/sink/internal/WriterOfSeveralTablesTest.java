@@ -84,13 +84,24 @@ class WriterOfSeveralTablesTest {
       int subtask,
       Map<String, TableIdentifier> tables)
       throws Exception {
+    return harness(restore, parallelism, subtask, tables, TestChanges.CHANGE_SCHEMA);
+  }
+
+  /** The writer of {@code tables}, each built with {@code schema}, restored from a state. */
+  private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
+      OperatorSubtaskState restore,
+      int parallelism,
+      int subtask,
+      Map<String, TableIdentifier> tables,
+      io.icebergcdc.cdc.ChangeSchema schema)
+      throws Exception {
     Map<String, PositionDeltaWriterOperator<?>> writers = new LinkedHashMap<>();
     tables.forEach(
         (name, id) -> {
           PositionDeltaWriterOperator<?> writer =
               new PositionDeltaWriterOperator<>(
                   TableLoader.fromCatalog(catalog(), id),
-                  TestChanges.CHANGE_SCHEMA,
+                  schema,
                   new RowKeySelector(),
                   bootstrap,
                   Map.of(),
@@ -445,32 +456,7 @@ class WriterOfSeveralTablesTest {
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> writerOf(
       TableIdentifier id, io.icebergcdc.cdc.ChangeSchema jobSchema, OperatorSubtaskState restore)
       throws Exception {
-    PositionDeltaWriterOperator<?> writer =
-        new PositionDeltaWriterOperator<>(
-            TableLoader.fromCatalog(catalog(), id),
-            jobSchema,
-            new RowKeySelector(),
-            false,
-            Map.of(),
-            Duration.ofDays(1),
-            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
-            1.0);
-    writer.setCommittedAs(id.toString());
-    KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            PositionDeltaWriterOperator.ofTables(Map.of("src.c", writer)),
-            new TableKeySelector(),
-            TableKeyTypeInfo.INSTANCE,
-            MAX_PARALLELISM,
-            1,
-            0);
-    harness.setup(
-        new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
-    if (restore != null) {
-      harness.initializeState(restore);
-    }
-    harness.open();
-    return harness;
+    return harness(restore, 1, 0, Map.of("src.c", id), jobSchema);
   }
 
   /**
