@@ -105,7 +105,7 @@ abstract class CaptureScenario {
   @AfterEach
   void stop() throws Exception {
     if (running != null) {
-      running.cancel().get();
+      JobClients.cancelAndAwait(running, dir);
     }
     if (connection != null) {
       connection.close();
@@ -143,7 +143,7 @@ abstract class CaptureScenario {
     awaitEqual(job, pipeline, Duration.ofSeconds(60));
 
     // Cancelled; the database goes on; the job resumes from its last checkpoint.
-    running.cancel().get();
+    JobClients.cancelAndAwait(running);
     running = null;
     execute(
         "UPDATE " + customers + " SET email = 'while-down@example.com' WHERE id % 2 = 0",

@@ -96,7 +96,7 @@ abstract class ChunkedSnapshotScenario {
   @AfterEach
   void stop() throws Exception {
     if (running != null) {
-      running.cancel().get();
+      JobClients.cancelAndAwait(running, dir);
     }
     if (connection != null) {
       connection.close();
@@ -152,7 +152,7 @@ abstract class ChunkedSnapshotScenario {
       Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(target.table()));
     }
 
-    running.cancel().get();
+    JobClients.cancelAndAwait(running);
     running = null;
     restoresWithAnAddedTable(
         job, Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString());

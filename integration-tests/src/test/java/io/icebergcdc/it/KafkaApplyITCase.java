@@ -71,8 +71,8 @@ class KafkaApplyITCase {
 
   @AfterEach
   void stop() throws Exception {
-    if (running != null && !running.getJobStatus().get().isGloballyTerminalState()) {
-      running.cancel().get();
+    if (running != null) {
+      JobClients.cancelAndAwait(running, dir);
     }
   }
 
@@ -136,7 +136,7 @@ class KafkaApplyITCase {
             "dedup by source sequence, write Parquet files and position deletes ("
                 + pipeline.targets().size()
                 + " tables)");
-    running.cancel().get();
+    JobClients.cancelAndAwait(running);
     running = null;
 
     // The rest is written while the job is down; it resumes from its last checkpoint.
@@ -366,7 +366,7 @@ class KafkaApplyITCase {
     assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
 
     // Stopped, and resumed by a job built from the evolved table.
-    running.cancel().get();
+    JobClients.cancelAndAwait(running);
     List<Map.Entry<String, String>> later = new ArrayList<>();
     for (long id = 101; id <= 140; id++) {
       later.add(evolvingEvent(true, "u", id, "later " + id, id, "late note", ++lsn));
@@ -503,7 +503,7 @@ class KafkaApplyITCase {
       table.refresh();
     }
     assertThat(changelog.model().differences(table, 10)).isEmpty();
-    running.cancel().get();
+    JobClients.cancelAndAwait(running);
     long snapshotsBefore = table.currentSnapshot().snapshotId();
 
     running = new JobRunner(goodsJob("second", "earliest")).start();

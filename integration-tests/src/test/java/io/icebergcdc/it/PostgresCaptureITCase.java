@@ -86,7 +86,7 @@ class PostgresCaptureITCase extends CaptureScenario {
       }
     } finally {
       if (running != null) {
-        running.cancel().get();
+        JobClients.cancelAndAwait(running);
         running = null;
       }
     }
@@ -111,7 +111,7 @@ class PostgresCaptureITCase extends CaptureScenario {
     awaitEqual(own, pipeline, Duration.ofSeconds(90));
     execute("UPDATE inventory.customers SET visits = 5 WHERE id <= 20");
     awaitEqual(own, pipeline, Duration.ofSeconds(60));
-    running.cancel().get();
+    JobClients.cancelAndAwait(running);
     running = null;
     execute("UPDATE inventory.customers SET visits = 6 WHERE id BETWEEN 21 AND 30");
     String checkpoint =
@@ -191,7 +191,7 @@ class PostgresCaptureITCase extends CaptureScenario {
     execute("UPDATE inventory.customers SET visits = 2 WHERE id = 2");
     awaitEqual(job, pipeline, Duration.ofSeconds(60));
     Thread.sleep(2_000);
-    running.cancel().get();
+    JobClients.cancelAndAwait(running);
     running = null;
 
     // The refusal is logged by Flink as the source task's failure, then reported here.

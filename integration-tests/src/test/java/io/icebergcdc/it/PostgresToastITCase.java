@@ -84,7 +84,7 @@ class PostgresToastITCase {
   @AfterEach
   void stop() throws Exception {
     if (running != null) {
-      running.cancel().get();
+      JobClients.cancelAndAwait(running, dir);
     }
     if (connection != null) {
       connection.close();
@@ -168,7 +168,7 @@ class PostgresToastITCase {
     awaitEqual(catalog, job, pipeline);
 
     // Restored from its last checkpoint, the job holds no rows in memory: it reads the files.
-    running.cancel().get();
+    JobClients.cancelAndAwait(running);
     JobDefinition restored = job(Checkpoints.latest(checkpoints()).orElseThrow().toString());
     JobRunner restoredPipeline = new JobRunner(restored);
     running = restoredPipeline.start();

@@ -129,9 +129,7 @@ class SoakITCase {
           .isLessThanOrEqualTo(1);
       assertThat(mostManifests).as("data and delete manifests, at most").isLessThanOrEqualTo(210);
     } finally {
-      if (!result.isDone()) {
-        client.cancel().get();
-      }
+      JobClients.cancelAndAwait(client, dir);
     }
   }
 
