@@ -126,34 +126,56 @@ final class SourceFields {
 
   /**
    * The two LSNs of PostgreSQL's {@code source.sequence}, a JSON array of two strings or nulls
-   * ({@code ["24023928","24023976"]}, a null read as 0); null if the text has another form.
+   * ({@code ["24023928","24023976"]}, a null read as 0); null if the text has another form. Read in
+   * place, without substrings: it is read for every change PostgreSQL sends.
    */
   static long[] lsnPair(String text) {
-    String trimmed = text.trim();
-    if (trimmed.length() < 2
-        || trimmed.charAt(0) != '['
-        || trimmed.charAt(trimmed.length() - 1) != ']') {
+    int from = 0;
+    int to = text.length();
+    while (from < to && Character.isWhitespace(text.charAt(from))) {
+      from++;
+    }
+    while (to > from && Character.isWhitespace(text.charAt(to - 1))) {
+      to--;
+    }
+    if (to - from < 2 || text.charAt(from) != '[' || text.charAt(to - 1) != ']') {
       return null;
     }
-    String[] parts = trimmed.substring(1, trimmed.length() - 1).split(",", -1);
-    if (parts.length != 2) {
+    int comma = text.indexOf(',', from + 1);
+    if (comma < 0 || comma >= to - 1) {
       return null;
     }
-    long[] lsns = new long[2];
-    for (int i = 0; i < 2; i++) {
-      String part = parts[i].trim();
-      if (part.equals("null")) {
-        continue;
-      }
-      if (part.length() >= 2 && part.charAt(0) == '"' && part.charAt(part.length() - 1) == '"') {
-        part = part.substring(1, part.length() - 1);
-      }
-      try {
-        lsns[i] = part.indexOf('/') >= 0 ? SourceSequence.parseLsn(part) : Long.parseLong(part);
-      } catch (RuntimeException e) {
-        return null;
-      }
+    int another = text.indexOf(',', comma + 1);
+    if (another >= 0 && another < to) {
+      return null;
     }
-    return lsns;
+    try {
+      return new long[] {lsnOf(text, from + 1, comma), lsnOf(text, comma + 1, to - 1)};
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** One element of the pair, {@code text[from, to)}: 0 for null, else a decimal or X/X LSN. */
+  private static long lsnOf(String text, int from, int to) {
+    while (from < to && Character.isWhitespace(text.charAt(from))) {
+      from++;
+    }
+    while (to > from && Character.isWhitespace(text.charAt(to - 1))) {
+      to--;
+    }
+    if (to - from == 4 && text.startsWith("null", from)) {
+      return 0L;
+    }
+    if (to - from >= 2 && text.charAt(from) == '"' && text.charAt(to - 1) == '"') {
+      from++;
+      to--;
+    }
+    int slash = text.indexOf('/', from);
+    if (slash >= 0 && slash < to) {
+      return (Long.parseLong(text, from, slash, 16) << 32)
+          | Long.parseLong(text, slash + 1, to, 16);
+    }
+    return Long.parseLong(text, from, to, 10);
   }
 }
