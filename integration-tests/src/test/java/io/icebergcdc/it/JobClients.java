@@ -9,6 +9,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.client.JobCancellationException;
+import org.apache.flink.util.ExceptionUtils;
 
 /**
  * Stopping a job the way a test must before it reads the job's checkpoints again or deletes its
@@ -22,19 +24,19 @@ final class JobClients {
   private JobClients() {}
 
   /**
-   * Cancels the job unless it has ended, then waits until it has: every task has ended, and with it
-   * any commit in flight. Then waits until nothing writes in {@code dirs} any more (a checkpoint
-   * being discarded, files of a commit the cancel interrupted), so that they can be deleted.
+   * Cancels the job, then waits until it has ended: every task has ended, and with it any commit in
+   * flight. Then waits until nothing writes in {@code dirs} any more (a checkpoint being discarded,
+   * files of a commit the cancel interrupted), so that they can be deleted. A job that had already
+   * ended by a failure fails the caller with that failure, as {@link JobClient#cancel()} does.
    */
   static void cancelAndAwait(JobClient client, Path... dirs) throws Exception {
-    if (!client.getJobStatus().get().isGloballyTerminalState()) {
-      client.cancel().get();
-    }
+    client.cancel().get();
     try {
       client.getJobExecutionResult().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (ExecutionException cancelled) {
-      // A cancelled job's result is its cancellation; a failed one's, its failure. Either has
-      // ended.
+    } catch (ExecutionException ended) {
+      if (ExceptionUtils.findThrowable(ended, JobCancellationException.class).isEmpty()) {
+        throw ended;
+      }
     }
     for (Path dir : dirs) {
       awaitNoMoreWrites(dir);

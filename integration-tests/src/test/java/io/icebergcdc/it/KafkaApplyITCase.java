@@ -71,7 +71,7 @@ class KafkaApplyITCase {
 
   @AfterEach
   void stop() throws Exception {
-    if (running != null) {
+    if (running != null && !running.getJobStatus().get().isGloballyTerminalState()) {
       JobClients.cancelAndAwait(running, dir);
     }
   }
