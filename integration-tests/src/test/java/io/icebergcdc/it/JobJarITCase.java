@@ -49,6 +49,22 @@ class JobJarITCase {
     return file;
   }
 
+  /**
+   * The job jar, and these tests' class path, hold cdc-debezium's replacement of Debezium's event
+   * meter, not Debezium's: the replacement has a nested {@code LastEvent}, Debezium's a {@code $1}.
+   */
+  @Test
+  void debeziumsEventMeterIsTheProjectsReplacement() throws Exception {
+    String meter = "io/debezium/pipeline/meters/CommonEventMeter";
+    try (java.util.jar.JarFile jar = new java.util.jar.JarFile(JobJar.JAR.toFile())) {
+      assertThat(jar.getEntry(meter + ".class")).isNotNull();
+      assertThat(jar.getEntry(meter + "$LastEvent.class")).isNotNull();
+      assertThat(jar.getEntry(meter + "$1.class")).isNull();
+    }
+    Class<?> loaded = Class.forName(meter.replace('/', '.'));
+    assertThat(loaded.getDeclaredClasses()).extracting(Class::getSimpleName).contains("LastEvent");
+  }
+
   @Test
   void theDemoAppliesAChangelogAndChecksTheTable() throws Exception {
     JobJar.Result result = run("demo", "--changes", "4000", "--keys", "400", "--warehouse", "wh");

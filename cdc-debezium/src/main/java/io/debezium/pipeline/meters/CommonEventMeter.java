@@ -23,9 +23,11 @@ import org.apache.kafka.connect.data.Struct;
  * and the binlog connectors' summaries read the event's position from the event itself, so it is
  * the string Debezium would have kept.
  *
- * <p>The job jar and the modules' class paths take this class instead of Debezium's (the job jar's
- * shade filter drops Debezium's; {@code CommonEventMeterTest} checks which one is loaded). Remove
- * it when Debezium is upgraded past 3.7.
+ * <p>It keeps the last event's key and value alive until the next event, a few of Debezium's
+ * structs. The job jar and the modules' class paths take this class instead of Debezium's (the job
+ * jar's shade filter drops Debezium's; {@code CommonEventMeterTest} checks the API against
+ * Debezium's, {@code JobJarITCase} which class the jar and the tests load). Remove it when Debezium
+ * is upgraded past 3.7.
  */
 public class CommonEventMeter implements CommonEventMetricsMXBean {
 
