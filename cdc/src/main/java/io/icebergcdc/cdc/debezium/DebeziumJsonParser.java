@@ -1,6 +1,8 @@
 package io.icebergcdc.cdc.debezium;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
@@ -44,6 +46,14 @@ public final class DebeziumJsonParser {
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
+  /**
+   * The fields of an event's {@code source} block that its changes are made of: the table's name
+   * ({@link #sourceTableOf}), the position ({@link #sequence}) and the time. A payload read as it
+   * streams by keeps only these.
+   */
+  static final java.util.Set<String> SOURCE_FIELDS =
+      java.util.Set.of("table", "schema", "db", "lsn", "sequence", "file", "pos", "row", "ts_ms");
+
   private ChangeSchema changeSchema;
   private final String tableName;
   private final String sequenceColumn;
@@ -60,6 +70,9 @@ public final class DebeziumJsonParser {
   private boolean detectSchemaChanges;
   private JsonNode lastEnvelopeSchema;
   private Map<String, String> lastUnits = Collections.emptyMap();
+
+  /** How many events were read without a tree of their payload. */
+  private long streamedEvents;
 
   /**
    * @param changeSchema the schema rows are converted to
@@ -99,6 +112,11 @@ public final class DebeziumJsonParser {
     return this;
   }
 
+  /** How many events {@link #parse(byte[], String)} read without a tree of their payload. */
+  long streamedEvents() {
+    return streamedEvents;
+  }
+
   /** Reads the JSON text of one event; fails with a message naming {@code locator}. */
   public static JsonNode readTree(String json, String locator) {
     try {
@@ -131,6 +149,13 @@ public final class DebeziumJsonParser {
    * Connect schema has the schema parsed only when its bytes differ from the previous event's.
    */
   public List<ChangeEvent> parse(byte[] json, String locator) {
+    int[] payloadAt = envelopes.knownSchemaPayload(json);
+    if (payloadAt != null) {
+      List<ChangeEvent> changes = parseStreamed(json, payloadAt[0], payloadAt[1], locator);
+      if (changes != null) {
+        return changes;
+      }
+    }
     EnvelopeReader.Envelope envelope = envelopes.read(json, locator);
     return envelope.root() != null
         ? parse(envelope.root(), locator)
@@ -202,29 +227,89 @@ public final class DebeziumJsonParser {
     return parsePayload(payload, units, locator);
   }
 
+  /**
+   * The changes of an event whose schema is {@link EnvelopeReader#knownSchema()} and whose payload
+   * lies in {@code json[from, to)}, read as it streams by, without a tree of it; null where the
+   * payload is not an object or is read better as a tree (see {@link StreamedPayload#read}), is not
+   * valid JSON or does not convert, or its schema has not been checked and read for its units yet:
+   * then the event is read as a tree, which makes the same changes or fails with the same message.
+   */
+  private List<ChangeEvent> parseStreamed(byte[] json, int from, int to, String locator) {
+    if (lastEnvelopeSchema == null || envelopes.knownSchema() != lastEnvelopeSchema) {
+      return null; // a schema not yet checked and read for its units: the tree's way does both
+    }
+    StreamedPayload payload;
+    try (JsonParser parser = MAPPER.createParser(json, from, to - from)) {
+      if (parser.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      payload = StreamedPayload.read(parser, converter, lastUnits);
+    } catch (java.io.IOException | RuntimeException e) {
+      return null;
+    }
+    streamedEvents++;
+    try {
+      return changes(
+          payload.op,
+          payload.before,
+          payload.after,
+          payload.unavailable,
+          payload.source,
+          payload.tsMs,
+          locator);
+    } catch (MalformedChangeException
+        | SourceSchemaChangedException
+        | io.icebergcdc.cdc.SchemaEvolutionException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+    }
+  }
+
   private List<ChangeEvent> parsePayload(
       JsonNode payload, Map<String, String> units, String locator) {
     if (payload.getNodeType() != JsonNodeType.OBJECT) {
       throw new MalformedChangeException(locator + ": an event must be a JSON object");
     }
-    JsonNode opNode = payload.get("op");
-    if (opNode == null || !opNode.isTextual()) {
-      throw new MalformedChangeException(locator + ": the event has no 'op'");
-    }
-    Operation op;
-    try {
-      op = Operation.fromCode(opNode.textValue());
-    } catch (IllegalArgumentException e) {
-      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
-    }
-    JsonNode source = payload.path("source");
+    operation(payload.get("op"), locator);
     RowData before = row(payload.get("before"), units, false);
     RowData after = row(payload.get("after"), units, true);
     ColumnMask unavailable = after == null ? ColumnMask.EMPTY : converter.unavailableOfLastRow();
+    return changes(
+        payload.get("op"),
+        before,
+        after,
+        unavailable,
+        payload.path("source"),
+        payload.path("ts_ms"),
+        locator);
+  }
+
+  private static Operation operation(JsonNode opNode, String locator) {
+    if (opNode == null || !opNode.isTextual()) {
+      throw new MalformedChangeException(locator + ": the event has no 'op'");
+    }
+    try {
+      return Operation.fromCode(opNode.textValue());
+    } catch (IllegalArgumentException e) {
+      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The changes of a payload's parts, its rows already converted. */
+  private List<ChangeEvent> changes(
+      JsonNode opNode,
+      RowData before,
+      RowData after,
+      ColumnMask unavailable,
+      JsonNode source,
+      JsonNode payloadTs,
+      String locator) {
+    Operation op = operation(opNode, locator);
     DebeziumChanges.checkRows(op, before, after, locator);
     String table = tableName(source);
     SourceSequence sequence = sequence(source, op.isUpsert() ? after : before, locator);
-    long ts = source.path("ts_ms").asLong(payload.path("ts_ms").asLong(0L));
+    long ts = source.path("ts_ms").asLong(payloadTs.asLong(0L));
 
     return DebeziumChanges.inSchema(
         DebeziumChanges.of(
@@ -267,6 +352,10 @@ public final class DebeziumJsonParser {
     if (lsn != null && !lsn.isNull()) {
       JsonNode seq = source.get("sequence");
       if (seq != null && seq.isTextual()) {
+        long[] lsns = PostgresSequences.pair(seq.textValue());
+        if (lsns != null) {
+          return SourceSequence.postgresLsn(lsns[0], lsns[1]);
+        }
         JsonNode pair = readTree(seq.textValue(), locator);
         if (pair.isArray() && pair.size() == 2) {
           return SourceSequence.postgresLsn(lsnValue(pair.get(0)), lsnValue(pair.get(1)));

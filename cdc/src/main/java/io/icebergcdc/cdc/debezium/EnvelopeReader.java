@@ -64,11 +64,12 @@ final class EnvelopeReader {
   }
 
   /**
-   * The event, if it is written as the previous one was: {@code {"schema":} and the previous
-   * schema's bytes, then {@code ,"payload":} and the payload, the envelope's last value. Then the
-   * schema is not read at all, only compared; null for any other event, which is read as it comes.
+   * Where the payload lies, {@code [from, to)}, if the event is written as the previous one was:
+   * {@code {"schema":} and the previous schema's bytes, then {@code ,"payload":} and the payload,
+   * the envelope's last value. Then the event's schema is {@link #knownSchema()}, not read at all,
+   * only compared. Null for any other event, which is {@link #read} as it comes.
    */
-  private Envelope readWithKnownSchema(byte[] json) throws IOException {
+  int[] knownSchemaPayload(byte[] json) {
     if (schemaBytes == null || json.length < SCHEMA_FIELD.length + schemaBytes.length + 2) {
       return null;
     }
@@ -93,10 +94,24 @@ final class EnvelopeReader {
     if (end <= payloadAt || json[end - 1] != '}') {
       return null;
     }
+    return new int[] {payloadAt, end - 1};
+  }
+
+  /** The schema of the events {@link #knownSchemaPayload} finds: the last one read. */
+  JsonNode knownSchema() {
+    return schema;
+  }
+
+  /** The event, if {@link #knownSchemaPayload} finds it; null for any other event. */
+  private Envelope readWithKnownSchema(byte[] json) throws IOException {
+    int[] payloadAt = knownSchemaPayload(json);
+    if (payloadAt == null) {
+      return null;
+    }
     try {
       // The payload must be the whole of what lies between: anything after it (another field,
       // bytes that are not JSON) sends the event the long way, which reads or refuses it.
-      JsonNode payload = payloadReader.readTree(json, payloadAt, end - 1 - payloadAt);
+      JsonNode payload = payloadReader.readTree(json, payloadAt[0], payloadAt[1] - payloadAt[0]);
       return payload == null ? null : new Envelope(null, payload, schema);
     } catch (JsonProcessingException e) {
       return null;

@@ -1,7 +1,10 @@
 package io.icebergcdc.cdc.debezium;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.icebergcdc.cdc.ColumnMask;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
@@ -69,34 +72,80 @@ final class JsonRowConverter {
     Iterator<Map.Entry<String, JsonNode>> fields = object.fields();
     while (fields.hasNext()) {
       Map.Entry<String, JsonNode> field = fields.next();
-      Integer pos = positions.get(field.getKey());
-      if (pos == null) {
-        throw new IllegalArgumentException(
-            "column '" + field.getKey() + "' is not in the table's schema " + schema.asStruct());
-      }
-      JsonNode value = field.getValue();
-      if (!value.isNull()) {
-        Types.NestedField column = columns.get(pos);
-        if (isPlaceholder(value, column.type())) {
-          unavailable = unavailable.with(pos);
-          continue;
-        }
-        try {
-          row.setField(pos, convert(value, column.type(), units.get(column.name())));
-        } catch (RuntimeException e) {
-          throw new IllegalArgumentException(
-              "column '"
-                  + column.name()
-                  + "' of type "
-                  + column.type()
-                  + " cannot hold "
-                  + value
-                  + ": "
-                  + e.getMessage(),
-              e);
-        }
-      }
+      unavailable = put(row, unavailable, position(field.getKey()), field.getValue(), units);
     }
+    return finish(row, unavailable, checkRequired);
+  }
+
+  /**
+   * The row for the JSON object that starts at the parser's current token, read as it streams by,
+   * without a tree: each value is read as {@link #convert(JsonNode, Map, boolean)} would read it in
+   * the object's tree. Leaves the parser at the object's end.
+   *
+   * @throws NotStreamed where the object has a column twice (its tree keeps only the last value)
+   */
+  RowData convert(JsonParser parser, Map<String, String> units, boolean checkRequired)
+      throws IOException {
+    GenericRowData row = new GenericRowData(columns.size());
+    ColumnMask unavailable = ColumnMask.EMPTY;
+    boolean[] seen = new boolean[columns.size()];
+    String name;
+    while ((name = parser.nextFieldName()) != null) {
+      JsonToken token = parser.nextToken();
+      int pos = position(name);
+      if (seen[pos]) {
+        throw NotStreamed.INSTANCE;
+      }
+      seen[pos] = true;
+      unavailable = put(row, unavailable, pos, StreamedValues.node(parser, token), units);
+    }
+    if (!parser.hasToken(JsonToken.END_OBJECT)) {
+      throw NotStreamed.INSTANCE;
+    }
+    return finish(row, unavailable, checkRequired);
+  }
+
+  private int position(String name) {
+    Integer pos = positions.get(name);
+    if (pos == null) {
+      throw new IllegalArgumentException(
+          "column '" + name + "' is not in the table's schema " + schema.asStruct());
+    }
+    return pos;
+  }
+
+  /** Sets the column at {@code pos} from {@code value}; the unavailable columns, with it if so. */
+  private ColumnMask put(
+      GenericRowData row,
+      ColumnMask unavailable,
+      int pos,
+      JsonNode value,
+      Map<String, String> units) {
+    if (value.isNull()) {
+      return unavailable;
+    }
+    Types.NestedField column = columns.get(pos);
+    if (isPlaceholder(value, column.type())) {
+      return unavailable.with(pos);
+    }
+    try {
+      row.setField(pos, convert(value, column.type(), units.get(column.name())));
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(
+          "column '"
+              + column.name()
+              + "' of type "
+              + column.type()
+              + " cannot hold "
+              + value
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    return unavailable;
+  }
+
+  private RowData finish(GenericRowData row, ColumnMask unavailable, boolean checkRequired) {
     lastUnavailable = unavailable;
     if (checkRequired) {
       for (int i = 0; i < columns.size(); i++) {
