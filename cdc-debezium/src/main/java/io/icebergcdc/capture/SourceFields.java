@@ -2,6 +2,7 @@ package io.icebergcdc.capture;
 
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.cdc.debezium.PostgresSequences;
 import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
@@ -125,57 +126,10 @@ final class SourceFields {
   }
 
   /**
-   * The two LSNs of PostgreSQL's {@code source.sequence}, a JSON array of two strings or nulls
-   * ({@code ["24023928","24023976"]}, a null read as 0); null if the text has another form. Read in
-   * place, without substrings: it is read for every change PostgreSQL sends.
+   * The two LSNs of PostgreSQL's {@code source.sequence} ({@link PostgresSequences#pair}); null if
+   * the text has another form.
    */
   static long[] lsnPair(String text) {
-    int from = 0;
-    int to = text.length();
-    while (from < to && Character.isWhitespace(text.charAt(from))) {
-      from++;
-    }
-    while (to > from && Character.isWhitespace(text.charAt(to - 1))) {
-      to--;
-    }
-    if (to - from < 2 || text.charAt(from) != '[' || text.charAt(to - 1) != ']') {
-      return null;
-    }
-    int comma = text.indexOf(',', from + 1);
-    if (comma < 0 || comma >= to - 1) {
-      return null;
-    }
-    int another = text.indexOf(',', comma + 1);
-    if (another >= 0 && another < to) {
-      return null;
-    }
-    try {
-      return new long[] {lsnOf(text, from + 1, comma), lsnOf(text, comma + 1, to - 1)};
-    } catch (RuntimeException e) {
-      return null;
-    }
-  }
-
-  /** One element of the pair, {@code text[from, to)}: 0 for null, else a decimal or X/X LSN. */
-  private static long lsnOf(String text, int from, int to) {
-    while (from < to && Character.isWhitespace(text.charAt(from))) {
-      from++;
-    }
-    while (to > from && Character.isWhitespace(text.charAt(to - 1))) {
-      to--;
-    }
-    if (to - from == 4 && text.startsWith("null", from)) {
-      return 0L;
-    }
-    if (to - from >= 2 && text.charAt(from) == '"' && text.charAt(to - 1) == '"') {
-      from++;
-      to--;
-    }
-    int slash = text.indexOf('/', from);
-    if (slash >= 0 && slash < to) {
-      return (Long.parseLong(text, from, slash, 16) << 32)
-          | Long.parseLong(text, slash + 1, to, 16);
-    }
-    return Long.parseLong(text, from, to, 10);
+    return PostgresSequences.pair(text);
   }
 }
