@@ -20,8 +20,8 @@ import java.util.Arrays;
  * <p>Every event of a table repeats the same schema, which is most of its bytes: here it is skipped
  * by a streaming parser and compared as bytes, and the previous event's parsed schema (the same
  * object, so that the parser's own checks of it are an identity comparison) is given again. Only
- * the payload is read as a tree. An event of any other shape (a bare payload, a tombstone) is read
- * whole.
+ * the payload is read: as it streams by ({@link #knownSchemaPayload}, {@link StreamedPayload}) or
+ * here as a tree. An event of any other shape (a bare payload, a tombstone) is read whole.
  *
  * <p>Not thread-safe; one per parser.
  */
