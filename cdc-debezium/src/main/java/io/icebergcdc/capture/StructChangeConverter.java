@@ -103,12 +103,8 @@ final class StructChangeConverter {
         useSchema(schema, locator);
       }
       return changes(envelope, locator);
-    } catch (MalformedChangeException
-        | SourceSchemaChangedException
-        | io.icebergcdc.cdc.SchemaEvolutionException e) {
-      throw e;
     } catch (RuntimeException e) {
-      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+      throw MalformedChangeException.of(e, locator);
     }
   }
 

@@ -21,4 +21,18 @@ public class MalformedChangeException extends RuntimeException {
   public MalformedChangeException(String message, Throwable cause) {
     super(message, cause);
   }
+
+  /**
+   * The failure of the change at {@code locator} that {@code e} ended: {@code e} itself where it is
+   * already a change's failure (this, or a schema change the table cannot follow or could not be
+   * made to follow), else this naming the locator and {@code e}'s message.
+   */
+  public static RuntimeException of(RuntimeException e, String locator) {
+    if (e instanceof MalformedChangeException
+        || e instanceof SourceSchemaChangedException
+        || e instanceof SchemaEvolutionException) {
+      return e;
+    }
+    return new MalformedChangeException(locator + ": " + e.getMessage(), e);
+  }
 }

@@ -181,12 +181,8 @@ public final class DebeziumJsonParser {
     }
     try {
       return parseEnvelope(root, locator);
-    } catch (MalformedChangeException
-        | SourceSchemaChangedException
-        | io.icebergcdc.cdc.SchemaEvolutionException e) {
-      throw e;
     } catch (RuntimeException e) {
-      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+      throw MalformedChangeException.of(e, locator);
     }
   }
 
@@ -205,12 +201,8 @@ public final class DebeziumJsonParser {
           payload,
           envelopeSchema == null ? Collections.emptyMap() : units(envelopeSchema, locator),
           locator);
-    } catch (MalformedChangeException
-        | SourceSchemaChangedException
-        | io.icebergcdc.cdc.SchemaEvolutionException e) {
-      throw e;
     } catch (RuntimeException e) {
-      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+      throw MalformedChangeException.of(e, locator);
     }
   }
 
@@ -250,19 +242,15 @@ public final class DebeziumJsonParser {
     streamedEvents++;
     try {
       return changes(
-          payload.op,
+          operation(payload.op, locator),
           payload.before,
           payload.after,
           payload.unavailable,
           payload.source,
           payload.tsMs,
           locator);
-    } catch (MalformedChangeException
-        | SourceSchemaChangedException
-        | io.icebergcdc.cdc.SchemaEvolutionException e) {
-      throw e;
     } catch (RuntimeException e) {
-      throw new MalformedChangeException(locator + ": " + e.getMessage(), e);
+      throw MalformedChangeException.of(e, locator);
     }
   }
 
@@ -271,18 +259,12 @@ public final class DebeziumJsonParser {
     if (payload.getNodeType() != JsonNodeType.OBJECT) {
       throw new MalformedChangeException(locator + ": an event must be a JSON object");
     }
-    operation(payload.get("op"), locator);
+    Operation op = operation(payload.get("op"), locator);
     RowData before = row(payload.get("before"), units, false);
     RowData after = row(payload.get("after"), units, true);
     ColumnMask unavailable = after == null ? ColumnMask.EMPTY : converter.unavailableOfLastRow();
     return changes(
-        payload.get("op"),
-        before,
-        after,
-        unavailable,
-        payload.path("source"),
-        payload.path("ts_ms"),
-        locator);
+        op, before, after, unavailable, payload.path("source"), payload.path("ts_ms"), locator);
   }
 
   private static Operation operation(JsonNode opNode, String locator) {
@@ -298,14 +280,13 @@ public final class DebeziumJsonParser {
 
   /** The changes of a payload's parts, its rows already converted. */
   private List<ChangeEvent> changes(
-      JsonNode opNode,
+      Operation op,
       RowData before,
       RowData after,
       ColumnMask unavailable,
       JsonNode source,
       JsonNode payloadTs,
       String locator) {
-    Operation op = operation(opNode, locator);
     DebeziumChanges.checkRows(op, before, after, locator);
     String table = tableName(source);
     SourceSequence sequence = sequence(source, op.isUpsert() ? after : before, locator);
