@@ -82,7 +82,7 @@ final class SourceFields {
     if (lsnValue != null) {
       Object pair = get(source, sequence);
       if (pair instanceof String text) {
-        long[] lsns = lsnPair(text);
+        long[] lsns = PostgresSequences.pair(text);
         if (lsns != null) {
           return SourceSequence.postgresLsn(lsns[0], lsns[1]);
         }
@@ -123,13 +123,5 @@ final class SourceFields {
     }
     String text = value.toString();
     return text.indexOf('/') >= 0 ? SourceSequence.parseLsn(text) : Long.parseLong(text);
-  }
-
-  /**
-   * The two LSNs of PostgreSQL's {@code source.sequence} ({@link PostgresSequences#pair}); null if
-   * the text has another form.
-   */
-  static long[] lsnPair(String text) {
-    return PostgresSequences.pair(text);
   }
 }
