@@ -9,7 +9,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.api.java.tuple.Tuple3;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.apache.iceberg.Schema;
@@ -26,8 +26,8 @@ class DebeziumJsonParseFunctionTest {
                   Types.NestedField.optional(2, "name", Types.StringType.get())),
               java.util.Set.of(1)));
 
-  private static Tuple2<Long, byte[]> line(long number, String json) {
-    return Tuple2.of(number, json.getBytes(StandardCharsets.UTF_8));
+  private static Tuple3<Long, Long, byte[]> line(long number, String json) {
+    return Tuple3.of(0L, number, json.getBytes(StandardCharsets.UTF_8));
   }
 
   private static String event(String table, long id, long lsn) {
@@ -45,7 +45,7 @@ class DebeziumJsonParseFunctionTest {
     DebeziumJsonParseFunction parse =
         new DebeziumJsonParseFunction(
             SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL);
-    try (OneInputStreamOperatorTestHarness<Tuple2<Long, byte[]>, ChangeEvent> harness =
+    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
         ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
       harness.processElement(line(1L, event("items", 1, 10)), 0);
       harness.processElement(line(2L, event("items", 2, 11)), 0);
@@ -65,8 +65,8 @@ class DebeziumJsonParseFunctionTest {
     // Parsers run in parallel: one that is handed none of the first table's lines still refuses.
     DebeziumJsonParseFunction parse =
         new DebeziumJsonParseFunction(
-            SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL, "public.items");
-    try (OneInputStreamOperatorTestHarness<Tuple2<Long, byte[]>, ChangeEvent> harness =
+            SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL, "public.items", null);
+    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
         ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
       assertThatThrownBy(() -> harness.processElement(line(2L, event("orders", 3, 12)), 0))
           .isInstanceOf(MalformedChangeException.class)
@@ -80,12 +80,63 @@ class DebeziumJsonParseFunctionTest {
     DebeziumJsonParseFunction parse =
         new DebeziumJsonParseFunction(
             SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL);
-    try (OneInputStreamOperatorTestHarness<Tuple2<Long, byte[]>, ChangeEvent> harness =
+    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
         ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
       harness.processElement(line(1L, "  \r"), 0);
       assertThatThrownBy(() -> harness.processElement(line(2L, "{\"op\": c}"), 0))
           .isInstanceOf(MalformedChangeException.class)
           .hasMessageStartingWith("changes.jsonl:2, record '{\"op\": c}': not valid JSON");
+    }
+  }
+
+  @Test
+  void aBadLineOfALaterSplitIsNamedByItsNumberInTheFile() throws Exception {
+    DebeziumJsonParseFunction parse =
+        new DebeziumJsonParseFunction(
+            SCHEMA,
+            "db.items",
+            null,
+            "changes.jsonl",
+            BadRecordPolicy.DEAD_LETTER,
+            null,
+            (splitStart, number) -> splitStart / 100 + number);
+    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+      harness.processElement(
+          Tuple3.of(5000L, 7L, "{\"op\": c}".getBytes(StandardCharsets.UTF_8)), 0);
+      assertThat(harness.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS))
+          .singleElement()
+          .satisfies(
+              letter -> {
+                assertThat(letter.getValue().origin()).isEqualTo("changes.jsonl:57");
+                assertThat(letter.getValue().reason())
+                    .startsWith("changes.jsonl:57, record '{\"op\": c}': not valid JSON")
+                    .doesNotContain("from byte");
+              });
+    }
+  }
+
+  @Test
+  void aLineWhoseNumberCannotBeCountedIsNamedByItsSplit() throws Exception {
+    DebeziumJsonParseFunction parse =
+        new DebeziumJsonParseFunction(
+            SCHEMA,
+            "db.items",
+            null,
+            "changes.jsonl",
+            BadRecordPolicy.FAIL,
+            null,
+            (splitStart, number) -> {
+              throw new java.io.IOException("gone");
+            });
+    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+      assertThatThrownBy(
+              () ->
+                  harness.processElement(
+                      Tuple3.of(5000L, 7L, "{\"op\": c}".getBytes(StandardCharsets.UTF_8)), 0))
+          .isInstanceOf(MalformedChangeException.class)
+          .hasMessageStartingWith("changes.jsonl: line 7 from byte 5000, record '{\"op\": c}'");
     }
   }
 }

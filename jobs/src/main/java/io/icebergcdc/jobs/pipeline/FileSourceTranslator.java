@@ -18,7 +18,7 @@ import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.api.java.tuple.Tuple3;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -29,9 +29,9 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
- * A file of Debezium JSON change events, read by one reader and parsed, at the job's parallelism,
- * into the changes of one table. A missing table is created from the Connect schema of the file's
- * first event.
+ * A file of Debezium JSON change events, read in splits and parsed where it is read, at the job's
+ * parallelism, into the changes of one table. A missing table is created from the Connect schema of
+ * the file's first event.
  */
 final class FileSourceTranslator implements SourceTranslator {
 
@@ -68,18 +68,17 @@ final class FileSourceTranslator implements SourceTranslator {
       List<TableTarget> targets,
       java.util.Set<String> writtenTogether) {
     TableTarget target = targets.get(0);
-    FileSource<Tuple2<Long, byte[]>> source =
+    FileSource<Tuple3<Long, Long, byte[]>> source =
         FileSource.forRecordStreamFormat(
                 new NumberedLineFormat(), new Path(Paths.get(file.path()).toUri()))
+            .setFileEnumerator(NumberedLineFormat.Splits.provider())
             .build();
     SingleOutputStreamOperator<ChangeEvent> changes =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "changes file " + file.origin())
             .uid(OperatorUids.FILE_SOURCE)
-            .setParallelism(1)
-            // The lines go round to parsers at the job's parallelism: parsing is most of the work
-            // of a file of events with schemas, and the changes are ordered by their source
-            // positions downstream, not by the order of the lines.
-            .rebalance()
+            // Each reader's lines are parsed in its task, with no transfer between them: parsing is
+            // most of the work of a file of events with schemas, and the changes are ordered by
+            // their source positions downstream, not by the order of the lines.
             .process(
                 new DebeziumJsonParseFunction(
                     target.schema(),
@@ -87,7 +86,8 @@ final class FileSourceTranslator implements SourceTranslator {
                     file.sequenceColumn(),
                     file.path(),
                     job.deadLetters().policy(),
-                    sourceTableOfFirstEvent()))
+                    sourceTableOfFirstEvent(),
+                    new FileLineNumbers(file.path())))
             .returns(ChangeEventTypeInfo.of(target.schema()))
             .name(OperatorUids.PARSE_DEBEZIUM_JSON_NAME)
             .uid(OperatorUids.PARSE_DEBEZIUM_JSON);
