@@ -484,6 +484,77 @@ class ApplyChangelogITCase {
    * of its writers moves the rows of its keys out of them, and the commit that deletes a file's
    * last live row removes it. The table stays exact, with position deletes only.
    */
+  /**
+   * A file whose events change their schema part way (a column added, an int widened to bigint),
+   * read in two splits at once: the parser that meets the first event of the new schema evolves the
+   * table, and the writer writes that schema's rows from then on, including events of the old
+   * schema read after it (the other split's, and later lines of the old schema). The job fails
+   * once, just after its first commit in the new schema, and Flink restarts it: the lines after its
+   * checkpoint are evolved into the same schema again. The job is never ended for the change: one
+   * job committed every checkpoint, once, and the table equals what the events leave.
+   */
+  @Test
+  void followsASchemaChangeWithinTheFileWithoutEndingTheJob() throws Exception {
+    EvolvingEvents.FailAfterFirstEvolvedCommit.FAILED.set(false);
+    Map<Long, String> model = new TreeMap<>();
+    List<String> lines = new ArrayList<>();
+    long lsn = 1000;
+    for (long id = 1; id <= 3000; id++) {
+      lines.add(EvolvingEvents.event(false, "c", id, "item " + id, id, null, ++lsn));
+      model.put(id, "item " + id + " " + id + " null");
+    }
+    for (long id = 1; id <= 1500; id++) {
+      long qty = 5_000_000_000L + id;
+      lines.add(EvolvingEvents.event(true, "u", id, "item " + id, qty, "note " + id, ++lsn));
+      model.put(id, "item " + id + " " + qty + " note " + id);
+    }
+    for (long id = 2500; id <= 2600; id++) {
+      lines.add(EvolvingEvents.event(true, "d", id, null, 0, null, ++lsn));
+      model.remove(id);
+    }
+    for (long id = 3001; id <= 3500; id++) {
+      lines.add(EvolvingEvents.event(true, "c", id, "new " + id, id, "new note", ++lsn));
+      model.put(id, "new " + id + " " + id + " new note");
+    }
+    for (long id = 2000; id <= 2100; id++) {
+      // Of the old schema, after the change: no note.
+      lines.add(EvolvingEvents.event(false, "u", id, "old " + id, id, null, ++lsn));
+      model.put(id, "old " + id + " " + id + " null");
+    }
+    Files.write(dir.resolve("changes.jsonl"), lines);
+    // Two readers cut a file of 2 MB or more into two splits (of 1 MB at least each).
+    assertThat(Files.size(dir.resolve("changes.jsonl"))).isGreaterThan(2L << 20);
+
+    new JobRunner(
+            job(null, 3, Map.of(), 3, new Configuration(), Duration.ofMillis(100)),
+            new EvolvingEvents.FailAfterFirstEvolvedCommit())
+        .run();
+
+    Table table = table();
+    assertThat(rowsOf(table)).isEqualTo(model);
+    assertThat(table.schema().findField("note").type())
+        .isEqualTo(org.apache.iceberg.types.Types.StringType.get());
+    assertThat(table.schema().findField("qty").type())
+        .isEqualTo(org.apache.iceberg.types.Types.LongType.get());
+    assertThat(EvolvingEvents.FailAfterFirstEvolvedCommit.FAILED).isTrue();
+    assertThat(Commits.jobsThatCommittedEachCheckpointOnce(table))
+        .as("one job, never ended for the schema change")
+        .hasSize(1);
+  }
+
+  /** The table's rows as {@code name qty note} by id. */
+  private static Map<Long, String> rowsOf(Table table) throws Exception {
+    Map<Long, String> rows = new TreeMap<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record record : records) {
+        rows.put(
+            ((Number) record.getField("id")).longValue(),
+            record.getField("name") + " " + record.getField("qty") + " " + record.getField("note"));
+      }
+    }
+    return rows;
+  }
+
   @Test
   void smallFilesOfEarlierJobsAreMergedByTheWritersThatShareTheirKeys() throws Exception {
     ChangelogGenerator.Changelog changelog =

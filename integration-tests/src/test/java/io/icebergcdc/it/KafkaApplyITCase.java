@@ -296,14 +296,14 @@ class KafkaApplyITCase {
    */
   @Test
   void followsASchemaChangeWhileTheJobRuns() throws Exception {
-    FailAfterFirstEvolvedCommit.FAILED.set(false);
+    EvolvingEvents.FailAfterFirstEvolvedCommit.FAILED.set(false);
     String topic = "evolve.public.items";
     KAFKA.createTopic(topic, 2);
     Map<Long, String> model = new java.util.TreeMap<>();
     List<Map.Entry<String, String>> before = new ArrayList<>();
     long lsn = 1000;
     for (long id = 1; id <= 200; id++) {
-      before.add(evolvingEvent(false, "c", id, "item " + id, id, null, ++lsn));
+      before.add(EvolvingEvents.keyed(false, "c", id, "item " + id, id, null, ++lsn));
       model.put(id, "item " + id + " " + id + " null");
     }
     KAFKA.produce(topic, before);
@@ -332,7 +332,7 @@ class KafkaApplyITCase {
                 restoreFrom,
                 3);
     JobDefinition job = jobFrom.apply(null);
-    running = new JobRunner(job, new FailAfterFirstEvolvedCommit()).start();
+    running = new JobRunner(job, new EvolvingEvents.FailAfterFirstEvolvedCommit()).start();
     Catalog catalog = job.catalog().loader().loadCatalog();
     TableIdentifier items = TableIdentifier.of("evolve", "items");
     awaitModel(catalog, items, model);
@@ -340,15 +340,15 @@ class KafkaApplyITCase {
     List<Map.Entry<String, String>> after = new ArrayList<>();
     for (long id = 1; id <= 100; id++) {
       long qty = 5_000_000_000L + id;
-      after.add(evolvingEvent(true, "u", id, "item " + id, qty, "note " + id, ++lsn));
+      after.add(EvolvingEvents.keyed(true, "u", id, "item " + id, qty, "note " + id, ++lsn));
       model.put(id, "item " + id + " " + qty + " note " + id);
     }
     for (long id = 150; id <= 160; id++) {
-      after.add(evolvingEvent(true, "d", id, null, 0, null, ++lsn));
+      after.add(EvolvingEvents.keyed(true, "d", id, null, 0, null, ++lsn));
       model.remove(id);
     }
     for (long id = 201; id <= 250; id++) {
-      after.add(evolvingEvent(true, "c", id, "new " + id, id, null, ++lsn));
+      after.add(EvolvingEvents.keyed(true, "c", id, "new " + id, id, null, ++lsn));
       model.put(id, "new " + id + " " + id + " null");
     }
     KAFKA.produce(topic, after);
@@ -359,7 +359,7 @@ class KafkaApplyITCase {
         .isEqualTo(org.apache.iceberg.types.Types.StringType.get());
     assertThat(table.schema().findField("qty").type())
         .isEqualTo(org.apache.iceberg.types.Types.LongType.get());
-    assertThat(FailAfterFirstEvolvedCommit.FAILED).isTrue();
+    assertThat(EvolvingEvents.FailAfterFirstEvolvedCommit.FAILED).isTrue();
     assertThat(Commits.jobsThatCommittedEachCheckpointOnce(table))
         .as("one job, never ended for the schema change")
         .hasSize(1);
@@ -369,7 +369,7 @@ class KafkaApplyITCase {
     JobClients.cancelAndAwait(running);
     List<Map.Entry<String, String>> later = new ArrayList<>();
     for (long id = 101; id <= 140; id++) {
-      later.add(evolvingEvent(true, "u", id, "later " + id, id, "late note", ++lsn));
+      later.add(EvolvingEvents.keyed(true, "u", id, "later " + id, id, "late note", ++lsn));
       model.put(id, "later " + id + " " + id + " late note");
     }
     KAFKA.produce(topic, later);
@@ -380,22 +380,6 @@ class KafkaApplyITCase {
     assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(items)))
         .as("the job and the one that resumed it")
         .hasSize(2);
-  }
-
-  /** Fails the job once, just after the first commit of a snapshot in an evolved schema. */
-  static final class FailAfterFirstEvolvedCommit implements io.icebergcdc.commit.CommitListener {
-    private static final long serialVersionUID = 1L;
-    static final java.util.concurrent.atomic.AtomicBoolean FAILED =
-        new java.util.concurrent.atomic.AtomicBoolean();
-
-    @Override
-    public void afterCommit(long checkpointId, Snapshot snapshot) {
-      if (snapshot.schemaId() != null
-          && snapshot.schemaId() > 0
-          && FAILED.compareAndSet(false, true)) {
-        throw new IllegalStateException("injected failure after committing " + checkpointId);
-      }
-    }
   }
 
   /** Waits until the table holds exactly the model's rows ({@code name qty note} by id). */
@@ -430,51 +414,6 @@ class KafkaApplyITCase {
       Thread.sleep(300);
     }
     assertThat(rows).as("table %s", identifier).isEqualTo(model);
-  }
-
-  /**
-   * A Debezium JSON event of {@code evolve.public.items} with its Connect schema: {@code id},
-   * {@code name} and an int32 {@code qty}; in the evolved schema, {@code qty} is int64 and a {@code
-   * note} column follows.
-   */
-  private static Map.Entry<String, String> evolvingEvent(
-      boolean evolved, String op, long id, String name, long qty, String note, long lsn) {
-    ObjectNode envelope = MAPPER.createObjectNode();
-    ObjectNode schema = envelope.putObject("schema");
-    schema.put("type", "struct").put("name", "evolve.public.items.Envelope");
-    com.fasterxml.jackson.databind.node.ArrayNode fields = schema.putArray("fields");
-    for (String field : List.of("before", "after")) {
-      ObjectNode struct = fields.addObject();
-      struct.put("type", "struct").put("optional", true).put("field", field);
-      struct.put("name", "evolve.public.items.Value");
-      com.fasterxml.jackson.databind.node.ArrayNode columns = struct.putArray("fields");
-      columns.addObject().put("type", "int64").put("optional", false).put("field", "id");
-      columns.addObject().put("type", "string").put("optional", true).put("field", "name");
-      columns
-          .addObject()
-          .put("type", evolved ? "int64" : "int32")
-          .put("optional", true)
-          .put("field", "qty");
-      if (evolved) {
-        columns.addObject().put("type", "string").put("optional", true).put("field", "note");
-      }
-    }
-    fields.addObject().put("type", "struct").put("field", "source").put("optional", false);
-    fields.addObject().put("type", "string").put("field", "op").put("optional", false);
-    ObjectNode payload = envelope.putObject("payload");
-    ObjectNode row = MAPPER.createObjectNode();
-    row.put("id", id);
-    row.put("name", name);
-    row.put("qty", qty);
-    if (evolved) {
-      row.put("note", note);
-    }
-    payload.set("before", op.equals("d") ? row : null);
-    payload.set("after", op.equals("d") ? null : row);
-    ObjectNode source = payload.putObject("source");
-    source.put("schema", "public").put("table", "items").put("lsn", lsn);
-    payload.put("op", op);
-    return Map.entry("{\"id\":" + id + "}", envelope.toString());
   }
 
   /**

@@ -61,6 +61,9 @@ public final class DebeziumJsonParseFunction
   /** The numbers in the file of lines of splits after its first; null if there are none. */
   private final LineNumbers lineNumbers;
 
+  /** Evolves the table at an event of a changed schema; null to refuse such events. */
+  private io.icebergcdc.cdc.SchemaEvolution evolution;
+
   /** Where a line of a split is in the file, asked only when a message names the line. */
   @FunctionalInterface
   public interface LineNumbers extends Serializable {
@@ -108,9 +111,25 @@ public final class DebeziumJsonParseFunction
     this.badRecordPolicy = badRecordPolicy;
   }
 
+  /**
+   * Follows the schema changes that events with their {@code schema} part show, for a writer that
+   * takes the changes of a schema the table took while the job runs: {@code evolution} evolves the
+   * table at the first event of a changed schema ({@link
+   * DebeziumJsonParser#followingSchemaChanges}). Without it, an event with a column the table lacks
+   * is a bad record.
+   */
+  public DebeziumJsonParseFunction followingSchemaChanges(
+      io.icebergcdc.cdc.SchemaEvolution schemaEvolution) {
+    this.evolution = schemaEvolution;
+    return this;
+  }
+
   @Override
   public void open(OpenContext openContext) {
     parser = new DebeziumJsonParser(schema, tableName, sequenceColumn);
+    if (evolution != null) {
+      parser.followingSchemaChanges(evolution);
+    }
     sourceTable = firstSourceTable;
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
     deadLettered = new org.apache.flink.api.common.accumulators.LongCounter();

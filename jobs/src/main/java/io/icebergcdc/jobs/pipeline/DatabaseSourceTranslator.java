@@ -90,7 +90,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
   public RoutedChanges translate(
       StreamExecutionEnvironment env,
       List<TableTarget> targets,
-      java.util.Set<String> writtenTogether) {
+      java.util.Set<String> writtenTogether,
+      java.util.Set<String> followingSchemaChanges) {
     Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
     Map<String, String> tableNames = new LinkedHashMap<>();
     for (TableTarget target : targets) {

@@ -66,7 +66,8 @@ final class FileSourceTranslator implements SourceTranslator {
   public RoutedChanges translate(
       StreamExecutionEnvironment env,
       List<TableTarget> targets,
-      java.util.Set<String> writtenTogether) {
+      java.util.Set<String> writtenTogether,
+      java.util.Set<String> followingSchemaChanges) {
     TableTarget target = targets.get(0);
     FileSource<Tuple3<Long, Long, byte[]>> source =
         FileSource.forRecordStreamFormat(
@@ -79,15 +80,7 @@ final class FileSourceTranslator implements SourceTranslator {
             // Each reader's lines are parsed in its task, with no transfer between them: parsing is
             // most of the work of a file of events with schemas, and the changes are ordered by
             // their source positions downstream, not by the order of the lines.
-            .process(
-                new DebeziumJsonParseFunction(
-                    target.schema(),
-                    target.table().toString(),
-                    file.sequenceColumn(),
-                    file.path(),
-                    job.deadLetters().policy(),
-                    sourceTableOfFirstEvent(),
-                    new FileLineNumbers(file.path())))
+            .process(parser(target, followingSchemaChanges.contains(target.route())))
             .returns(ChangeEventTypeInfo.of(target.schema()))
             .name(OperatorUids.PARSE_DEBEZIUM_JSON_NAME)
             .uid(OperatorUids.PARSE_DEBEZIUM_JSON);
@@ -96,6 +89,23 @@ final class FileSourceTranslator implements SourceTranslator {
         changes.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS),
         Map.of(target.table(), target.table().toString()),
         null);
+  }
+
+  private DebeziumJsonParseFunction parser(TableTarget target, boolean followingSchemaChanges) {
+    String tableName = target.table().toString();
+    DebeziumJsonParseFunction parser =
+        new DebeziumJsonParseFunction(
+            target.schema(),
+            tableName,
+            file.sequenceColumn(),
+            file.path(),
+            job.deadLetters().policy(),
+            sourceTableOfFirstEvent(),
+            new FileLineNumbers(file.path()));
+    return followingSchemaChanges
+        ? parser.followingSchemaChanges(
+            new CatalogSchemaEvolution(job.catalog().loader(), Map.of(tableName, target.table())))
+        : parser;
   }
 
   @Override

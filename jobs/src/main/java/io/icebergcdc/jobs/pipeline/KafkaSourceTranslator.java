@@ -133,7 +133,8 @@ final class KafkaSourceTranslator implements SourceTranslator {
   public RoutedChanges translate(
       StreamExecutionEnvironment env,
       List<TableTarget> targets,
-      java.util.Set<String> writtenTogether) {
+      java.util.Set<String> writtenTogether,
+      java.util.Set<String> followingSchemaChanges) {
     Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
     Map<String, String> tableNames = new LinkedHashMap<>();
     List<String> topics = new ArrayList<>();

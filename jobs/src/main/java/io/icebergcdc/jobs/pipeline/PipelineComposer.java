@@ -61,7 +61,8 @@ public final class PipelineComposer {
             commitListener);
     StreamExecutionEnvironment env =
         RuntimeTranslator.environment(job.runtime(), sinks.writerOperators());
-    RoutedChanges routed = source.translate(env, targets, sinks.writtenTogether());
+    RoutedChanges routed =
+        source.translate(env, targets, sinks.writtenTogether(), sinks.followingSchemaChanges());
     DataStream<DeadLetter> deadLetters = sinks.apply(routed, targets, catalogLoader);
     DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());
     return new ComposedJob(env, source.jobName(targets), targets);

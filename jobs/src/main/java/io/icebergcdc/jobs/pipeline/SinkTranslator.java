@@ -30,6 +30,7 @@ final class SinkTranslator {
 
   private final Map<TableIdentifier, IcebergCdcSink> sinks;
   private final Set<String> writtenTogether;
+  private final Set<String> followingSchemaChanges;
   private final boolean severalTables;
 
   /** Whether the tables of a checkpoint are committed in one transaction of their catalog. */
@@ -41,11 +42,13 @@ final class SinkTranslator {
   private SinkTranslator(
       Map<TableIdentifier, IcebergCdcSink> sinks,
       Set<String> writtenTogether,
+      Set<String> followingSchemaChanges,
       boolean severalTables,
       boolean inOneTransaction,
       String uidPrefix) {
     this.sinks = sinks;
     this.writtenTogether = writtenTogether;
+    this.followingSchemaChanges = followingSchemaChanges;
     this.severalTables = severalTables;
     this.inOneTransaction = inOneTransaction;
     this.uidPrefix = uidPrefix;
@@ -70,6 +73,7 @@ final class SinkTranslator {
       CommitListener commitListener) {
     Map<TableIdentifier, IcebergCdcSink> sinks = new LinkedHashMap<>();
     Set<String> together = new LinkedHashSet<>();
+    Set<String> following = new LinkedHashSet<>();
     for (TableTarget target : targets) {
       Configuration options = new Configuration(sinkOptions);
       if (severalTables) {
@@ -86,10 +90,14 @@ final class SinkTranslator {
       if (severalTables && sink.writesWithOthers()) {
         together.add(target.route());
       }
+      if (sink.writesWithOthers()) {
+        following.add(target.route());
+      }
     }
     return new SinkTranslator(
         sinks,
         together,
+        following,
         severalTables,
         sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES),
         sinkOptions.get(SinkOptions.UID_PREFIX));
@@ -106,6 +114,15 @@ final class SinkTranslator {
   /** The routes of the tables that one writer takes, for the source's router. */
   Set<String> writtenTogether() {
     return writtenTogether;
+  }
+
+  /**
+   * The routes of the tables whose writer takes the changes of a schema the table took while the
+   * job runs: those written together, or the one table of a job of one table if its writer is the
+   * kind that is (the position writer of a changelog distributed by primary key).
+   */
+  Set<String> followingSchemaChanges() {
+    return followingSchemaChanges;
   }
 
   /**

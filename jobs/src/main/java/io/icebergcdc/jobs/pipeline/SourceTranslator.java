@@ -36,9 +36,16 @@ interface SourceTranslator {
    *
    * @param writtenTogether the routes of the tables that one writer takes ({@link
    *     RoutedChanges#together}); empty for a source of one table
+   * @param followingSchemaChanges the routes of the tables whose writer takes the changes of a
+   *     schema the table took while the job runs ({@link SinkTranslator#followingSchemaChanges}):
+   *     the source evolves those tables in flight; at a schema change of another table the job ends
+   *     and {@link JobRunner} evolves it and resumes the job
    */
   RoutedChanges translate(
-      StreamExecutionEnvironment env, List<TableTarget> targets, Set<String> writtenTogether);
+      StreamExecutionEnvironment env,
+      List<TableTarget> targets,
+      Set<String> writtenTogether,
+      Set<String> followingSchemaChanges);
 
   /**
    * Whether each table's sink takes the table's name as uid prefix: every source but the file,
