@@ -2,6 +2,7 @@ package io.icebergcdc.capture;
 
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
 import io.icebergcdc.cdc.debezium.DebeziumTemporal;
+import io.icebergcdc.cdc.debezium.UnfitValue;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
@@ -91,16 +92,7 @@ final class StructFieldConversion {
     try {
       row.setField(position, convert.apply(value));
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException(
-          "column '"
-              + column.name()
-              + "' of type "
-              + column.type()
-              + " cannot hold "
-              + shown(value)
-              + ": "
-              + e.getMessage(),
-          e);
+      throw UnfitValue.of(column, shown(value), e);
     }
     return false;
   }

@@ -131,16 +131,7 @@ final class JsonRowConverter {
     try {
       row.setField(pos, convert(value, column.type(), units.get(column.name())));
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException(
-          "column '"
-              + column.name()
-              + "' of type "
-              + column.type()
-              + " cannot hold "
-              + value
-              + ": "
-              + e.getMessage(),
-          e);
+      throw UnfitValue.of(column, value.toString(), e);
     }
     return unavailable;
   }
