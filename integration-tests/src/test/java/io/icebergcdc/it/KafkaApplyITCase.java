@@ -213,29 +213,13 @@ class KafkaApplyITCase {
     KAFKA.createTopic("late.public.first", 2);
     KAFKA.produce("late.public.first", firstRecords.subList(0, firstRecords.size() / 2));
     JobDefinition job =
-        kafkaJob(
-            KAFKA.bootstrapServers(),
-            List.of(),
-            "late\\.public\\..*",
-            "iceberg-cdc-it-late",
-            "earliest",
-            KafkaTopics.DEBEZIUM_JSON,
+        new KafkaJob()
+            .topicPattern("late\\.public\\..*")
+            .groupId("iceberg-cdc-it-late")
             // New topics looked for every half second rather than every 30 s.
-            Map.of("partition.discovery.interval.ms", "500"),
-            "late.{table}",
-            List.of(),
-            null,
-            dir.resolve("warehouse").toString(),
-            3,
-            2,
-            Duration.ofMillis(300),
-            dir.resolve("checkpoints").toString(),
-            "hashmap",
-            new Configuration(),
-            null,
-            null,
-            null,
-            0);
+            .kafkaProperties(Map.of("partition.discovery.interval.ms", "500"))
+            .tableTemplate("late.{table}")
+            .build();
     try (BackgroundRun run = BackgroundRun.start(new JobRunner(job), client)) {
       Catalog catalog = job.catalog().loader().loadCatalog();
       TableIdentifier firstTable = TableIdentifier.of("late", "first");
@@ -309,28 +293,14 @@ class KafkaApplyITCase {
     KAFKA.produce(topic, before);
     java.util.function.Function<String, JobDefinition> jobFrom =
         restoreFrom ->
-            kafkaJob(
-                KAFKA.bootstrapServers(),
-                List.of(topic),
-                null,
-                "iceberg-cdc-it-evolve",
-                "earliest",
-                KafkaTopics.DEBEZIUM_JSON,
-                Map.of(),
-                "evolve.{table}",
-                List.of("id"),
-                null,
-                dir.resolve("warehouse").toString(),
-                3,
-                2,
-                Duration.ofMillis(300),
-                dir.resolve("checkpoints").toString(),
-                "hashmap",
-                new Configuration(),
-                null,
-                null,
-                restoreFrom,
-                3);
+            new KafkaJob()
+                .topics(topic)
+                .groupId("iceberg-cdc-it-evolve")
+                .tableTemplate("evolve.{table}")
+                .primaryKey("id")
+                .restoreFrom(restoreFrom)
+                .restartAttempts(3)
+                .build();
     JobDefinition job = jobFrom.apply(null);
     running = new JobRunner(job, new EvolvingEvents.FailAfterFirstEvolvedCommit()).start();
     Catalog catalog = job.catalog().loader().loadCatalog();
@@ -504,28 +474,12 @@ class KafkaApplyITCase {
   }
 
   private JobDefinition goodsJob(String name, String startingOffsets) {
-    return kafkaJob(
-        KAFKA.bootstrapServers(),
-        List.of("shop.public.goods"),
-        null,
-        "iceberg-cdc-it-" + name,
-        startingOffsets,
-        KafkaTopics.DEBEZIUM_JSON,
-        Map.of(),
-        "shop.{table}",
-        List.of(),
-        null,
-        dir.resolve("warehouse").toString(),
-        3,
-        2,
-        Duration.ofMillis(300),
-        dir.resolve("checkpoints-" + name).toString(),
-        "hashmap",
-        new Configuration(),
-        null,
-        null,
-        null,
-        0);
+    return new KafkaJob()
+        .topics("shop.public.goods")
+        .groupId("iceberg-cdc-it-" + name)
+        .startingOffsets(startingOffsets)
+        .checkpointDirectory(dir.resolve("checkpoints-" + name).toString())
+        .build();
   }
 
   /**
@@ -586,28 +540,12 @@ class KafkaApplyITCase {
 
     running =
         new JobRunner(
-                kafkaJob(
-                    KAFKA.bootstrapServers(),
-                    List.of(topic),
-                    null,
-                    "iceberg-cdc-upsert-it",
-                    "earliest",
-                    KafkaTopics.UPSERT_JSON,
-                    Map.of(),
-                    "shop.{table}",
-                    List.of(),
-                    null,
-                    dir.resolve("warehouse").toString(),
-                    3,
-                    2,
-                    Duration.ofMillis(300),
-                    dir.resolve("checkpoints").toString(),
-                    "hashmap",
-                    new Configuration(),
-                    null,
-                    "dead-letters.accounts",
-                    null,
-                    0))
+                new KafkaJob()
+                    .topics(topic)
+                    .groupId("iceberg-cdc-upsert-it")
+                    .format(KafkaTopics.UPSERT_JSON)
+                    .deadLetterTopic("dead-letters.accounts")
+                    .build())
             .start();
 
     List<String> expected = new ArrayList<>(model.values());
@@ -655,28 +593,12 @@ class KafkaApplyITCase {
 
     running =
         new JobRunner(
-                kafkaJob(
-                    KAFKA.bootstrapServers(),
-                    List.of(topic),
-                    null,
-                    "iceberg-cdc-maxwell-it",
-                    "earliest",
-                    KafkaTopics.MAXWELL_JSON,
-                    Map.of(),
-                    "shop.{table}",
-                    List.of(),
-                    null,
-                    dir.resolve("warehouse").toString(),
-                    2,
-                    2,
-                    Duration.ofMillis(300),
-                    dir.resolve("checkpoints").toString(),
-                    "hashmap",
-                    new Configuration(),
-                    null,
-                    null,
-                    null,
-                    0))
+                new KafkaJob()
+                    .topics(topic)
+                    .groupId("iceberg-cdc-maxwell-it")
+                    .format(KafkaTopics.MAXWELL_JSON)
+                    .formatVersion(2)
+                    .build())
             .start();
     Table table = catalog.loadTable(identifier);
     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
@@ -708,28 +630,13 @@ class KafkaApplyITCase {
     CatalogDefinition jdbc =
         JdbcCatalogs.fresh("icebergcdc_kafka_catalog", dir.resolve("jdbc-warehouse").toString());
     JobDefinition hadoopJob =
-        kafkaJob(
-            KAFKA.bootstrapServers(),
-            List.of(topic),
-            null,
-            "iceberg-cdc-jdbc-it",
-            "earliest",
-            KafkaTopics.DEBEZIUM_JSON,
-            Map.of(),
-            "jdbc_shop.{table}",
-            List.of(),
-            null,
-            dir.resolve("unused").toString(),
-            2,
-            2,
-            Duration.ofMillis(300),
-            dir.resolve("checkpoints").toString(),
-            "hashmap",
-            new Configuration(),
-            null,
-            null,
-            null,
-            0);
+        new KafkaJob()
+            .topics(topic)
+            .groupId("iceberg-cdc-jdbc-it")
+            .tableTemplate("jdbc_shop.{table}")
+            .warehouse(dir.resolve("unused").toString())
+            .formatVersion(2)
+            .build();
     JobDefinition job =
         new JobDefinition(
             hadoopJob.source(),
@@ -847,28 +754,11 @@ class KafkaApplyITCase {
   }
 
   private JobDefinition job(String restoreFrom) {
-    return kafkaJob(
-        KAFKA.bootstrapServers(),
-        List.of(),
-        "shop\\.public\\..*",
-        "iceberg-cdc-it",
-        "earliest",
-        KafkaTopics.DEBEZIUM_JSON,
-        Map.of(),
-        "shop.{table}",
-        List.of(),
-        null,
-        dir.resolve("warehouse").toString(),
-        3,
-        2,
-        Duration.ofMillis(300),
-        dir.resolve("checkpoints").toString(),
-        "hashmap",
-        new Configuration(),
-        dir.resolve("dead-letters").toString(),
-        null,
-        restoreFrom,
-        0);
+    return new KafkaJob()
+        .topicPattern("shop\\.public\\..*")
+        .deadLetterPath(dir.resolve("dead-letters").toString())
+        .restoreFrom(restoreFrom)
+        .build();
   }
 
   private static TableIdentifier tableOf(JobRunner runner, String topic) {
@@ -880,49 +770,131 @@ class KafkaApplyITCase {
   }
 
   /** A Kafka job of the test, in the order of the fields the tests set. */
-  private static JobDefinition kafkaJob(
-      String bootstrapServers,
-      List<String> topics,
-      String topicPattern,
-      String groupId,
-      String startingOffsets,
-      String format,
-      Map<String, String> kafkaProperties,
-      String tableTemplate,
-      List<String> primaryKey,
-      String sequenceColumn,
-      String warehouse,
-      int formatVersion,
-      int parallelism,
-      Duration checkpointInterval,
-      String checkpointDirectory,
-      String stateBackend,
-      Configuration sinkOptions,
-      String deadLetterPath,
-      String deadLetterTopic,
-      String restoreFrom,
-      int restartAttempts) {
-    return new JobDefinition(
-        new KafkaTopics(
-            bootstrapServers,
-            topics,
-            topicPattern,
-            groupId,
-            startingOffsets,
-            format,
-            kafkaProperties,
-            sequenceColumn),
-        CatalogDefinition.hadoop(warehouse),
-        new TableDefinition(tableTemplate, primaryKey, null, formatVersion),
-        sinkOptions,
-        new DeadLetterOutput(deadLetterPath, deadLetterTopic),
-        new RuntimeDefinition(
-            parallelism,
-            checkpointInterval,
-            checkpointDirectory,
-            stateBackend,
-            restoreFrom,
-            restartAttempts));
+  /**
+   * A Kafka job of these tests: Debezium JSON from the earliest offsets into {@code shop.{table}}
+   * of the test's Hadoop warehouse, format version 3, parallelism 2, checkpoints every 300 ms on
+   * the heap, no restarts; each test sets what it needs otherwise.
+   */
+  private final class KafkaJob {
+    private List<String> topics = List.of();
+    private String topicPattern;
+    private String groupId = "iceberg-cdc-it";
+    private String startingOffsets = "earliest";
+    private String format = KafkaTopics.DEBEZIUM_JSON;
+    private Map<String, String> kafkaProperties = Map.of();
+    private String tableTemplate = "shop.{table}";
+    private List<String> primaryKey = List.of();
+    private String warehouse = dir.resolve("warehouse").toString();
+    private int formatVersion = 3;
+    private String checkpointDirectory = dir.resolve("checkpoints").toString();
+    private String deadLetterPath;
+    private String deadLetterTopic;
+    private String restoreFrom;
+    private int restartAttempts;
+
+    KafkaJob topics(String... names) {
+      this.topics = List.of(names);
+      return this;
+    }
+
+    KafkaJob topics(List<String> names) {
+      this.topics = names;
+      return this;
+    }
+
+    KafkaJob topicPattern(String pattern) {
+      this.topicPattern = pattern;
+      return this;
+    }
+
+    KafkaJob groupId(String id) {
+      this.groupId = id;
+      return this;
+    }
+
+    KafkaJob startingOffsets(String offsets) {
+      this.startingOffsets = offsets;
+      return this;
+    }
+
+    KafkaJob format(String name) {
+      this.format = name;
+      return this;
+    }
+
+    KafkaJob kafkaProperties(Map<String, String> properties) {
+      this.kafkaProperties = properties;
+      return this;
+    }
+
+    KafkaJob tableTemplate(String template) {
+      this.tableTemplate = template;
+      return this;
+    }
+
+    KafkaJob primaryKey(String... columns) {
+      this.primaryKey = List.of(columns);
+      return this;
+    }
+
+    KafkaJob warehouse(String directory) {
+      this.warehouse = directory;
+      return this;
+    }
+
+    KafkaJob formatVersion(int version) {
+      this.formatVersion = version;
+      return this;
+    }
+
+    KafkaJob checkpointDirectory(String directory) {
+      this.checkpointDirectory = directory;
+      return this;
+    }
+
+    KafkaJob deadLetterPath(String path) {
+      this.deadLetterPath = path;
+      return this;
+    }
+
+    KafkaJob deadLetterTopic(String topic) {
+      this.deadLetterTopic = topic;
+      return this;
+    }
+
+    KafkaJob restoreFrom(String checkpoint) {
+      this.restoreFrom = checkpoint;
+      return this;
+    }
+
+    KafkaJob restartAttempts(int attempts) {
+      this.restartAttempts = attempts;
+      return this;
+    }
+
+    JobDefinition build() {
+      return new JobDefinition(
+          new KafkaTopics(
+              KAFKA.bootstrapServers(),
+              topics,
+              topicPattern,
+              groupId,
+              startingOffsets,
+              format,
+              kafkaProperties,
+              null),
+          CatalogDefinition.hadoop(warehouse),
+          new TableDefinition(tableTemplate, primaryKey, null, formatVersion),
+          new Configuration(),
+          new DeadLetterOutput(deadLetterPath, deadLetterTopic),
+          new RuntimeDefinition(
+              2,
+              Duration.ofMillis(300),
+              checkpointDirectory,
+              "hashmap",
+              restoreFrom,
+              restartAttempts));
+    }
   }
 
   /** Records no table can take: not JSON, an unknown operation, a row without its key. */
