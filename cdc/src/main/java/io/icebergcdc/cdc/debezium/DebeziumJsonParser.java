@@ -209,12 +209,15 @@ public final class DebeziumJsonParser {
   private List<ChangeEvent> parseEnvelope(JsonNode root, String locator) {
     JsonNode payload = root;
     Map<String, String> units = Collections.emptyMap();
-    if (root.has("payload") && root.has("schema")) {
+    // An envelope: its schema and payload, or a payload alone (an event has its 'op' at the top).
+    if (root.has("payload") && (root.has("schema") || !root.has("op"))) {
       payload = root.get("payload");
       if (payload == null || payload.isNull()) {
         return Collections.emptyList();
       }
-      units = units(root.get("schema"), locator);
+      if (root.has("schema")) {
+        units = units(root.get("schema"), locator);
+      }
     }
     return parsePayload(payload, units, locator);
   }

@@ -86,6 +86,23 @@ class DebeziumJsonParserTest {
   }
 
   @Test
+  void readsAPayloadInAnEnvelopeWithoutItsSchemaAsTheBarePayload() {
+    String after = "{\"id\":3,\"day\":\"2024-02-29\"}";
+    String payload = pg("u", "null", after, 8);
+    ChangeEvent bare = parser.parse(payload, "line 3").get(0);
+    ChangeEvent enveloped = parser.parse("{\"payload\":" + payload + "}", "line 3").get(0);
+    assertThat(enveloped.operation()).isEqualTo(Operation.UPDATE);
+    assertThat(enveloped.sequence()).isEqualTo(bare.sequence());
+    assertThat(enveloped.after()).isEqualTo(bare.after());
+    assertThat(parser.parse("{\"payload\":null}", "line 4")).isEmpty();
+    // A bad operation is named as such, not as a missing one.
+    assertThatThrownBy(
+            () -> parser.parse("{\"payload\":" + pg("x", "null", after, 9) + "}", "line 5"))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageContaining("'x'");
+  }
+
+  @Test
   void readsAPayloadWithoutSchemaInTheTablesTypes() {
     String after =
         "{\"id\":2,\"price\":\"7.5\",\"day\":\"2024-02-29\",\"ts\":\"2024-02-29T10:00:00\"}";
