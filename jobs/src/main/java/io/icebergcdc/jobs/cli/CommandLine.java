@@ -125,8 +125,12 @@ public final class CommandLine {
           return cause.getMessage();
         }
       }
-      if (cause.getMessage() != null) {
-        deepest = cause.getMessage();
+      String message = cause.getMessage();
+      // A wrapper whose message holds its cause's adds what the cause did not know (the database
+      // it could not reach, say): it is kept over the cause's.
+      if (message != null
+          && (cause == e || !deepest.contains(message) || deepest.equals(cause.toString()))) {
+        deepest = message;
       }
     }
     return deepest;

@@ -195,7 +195,8 @@ public record DatabaseSource(
 
   /**
    * A JDBC connection to the database. The driver is called directly: {@link
-   * java.sql.DriverManager} does not see drivers that only Flink's user-code class loader has.
+   * java.sql.DriverManager} does not see drivers that only Flink's user-code class loader has. A
+   * connection refused fails naming the database and the user (never the password).
    */
   public Connection connect() throws SQLException {
     Properties credentials = new Properties();
@@ -205,7 +206,15 @@ public record DatabaseSource(
     }
     Driver driver =
         kind == Kind.POSTGRES ? new org.postgresql.Driver() : new com.mysql.cj.jdbc.Driver();
-    return driver.connect(jdbcUrl(), credentials);
+    try {
+      return driver.connect(jdbcUrl(), credentials);
+    } catch (SQLException e) {
+      throw new SQLException(
+          "cannot connect to " + origin() + " as " + user + ": " + e.getMessage(),
+          e.getSQLState(),
+          e.getErrorCode(),
+          e);
+    }
   }
 
   /** The database, for messages: {@code postgres://host:port/database}. */

@@ -80,6 +80,27 @@ class SourceTablesTest {
     assertThatThrownBy(() -> source(List.of("inventory.("))).hasMessageContaining("inventory.(");
   }
 
+  @Test
+  void aConnectionRefusedNamesTheDatabaseAndTheUser() {
+    DatabaseSource closed =
+        new DatabaseSource(
+            DatabaseSource.Kind.POSTGRES,
+            "127.0.0.1",
+            1,
+            "reader",
+            "secret-password",
+            "shop",
+            List.of(),
+            "slot",
+            "publication",
+            0,
+            "pg");
+    assertThatThrownBy(closed::connect)
+        .isInstanceOf(java.sql.SQLException.class)
+        .hasMessageStartingWith("cannot connect to postgres://127.0.0.1:1/shop as reader: ")
+        .hasMessageNotContaining("secret-password");
+  }
+
   private static DatabaseSource source(List<String> tables) {
     return new DatabaseSource(
         DatabaseSource.Kind.POSTGRES,

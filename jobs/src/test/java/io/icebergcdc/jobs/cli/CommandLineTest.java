@@ -459,4 +459,20 @@ class CommandLineTest {
             new PrintStream(err, true, StandardCharsets.UTF_8));
     return status + ": " + err.toString(StandardCharsets.UTF_8).strip();
   }
+
+  @Test
+  void anErrorNamesTheDeepestCauseUnlessAWrapperAddsToItsMessage() {
+    java.sql.SQLException refused = new java.sql.SQLException("FATAL: role \"x\" does not exist");
+    java.sql.SQLException named =
+        new java.sql.SQLException(
+            "cannot connect to postgres://h:5432/db as x: " + refused.getMessage(), refused);
+    assertThat(CommandLine.rootMessage(new RuntimeException(new RuntimeException(named))))
+        .isEqualTo("cannot connect to postgres://h:5432/db as x: FATAL: role \"x\" does not exist");
+    assertThat(
+            CommandLine.rootMessage(
+                new RuntimeException("job failed", new java.io.IOException("disk full"))))
+        .isEqualTo("disk full");
+    assertThat(CommandLine.rootMessage(new RuntimeException(new java.io.IOException("disk full"))))
+        .isEqualTo("disk full");
+  }
 }
