@@ -8,31 +8,31 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.java.tuple.Tuple3;
+import org.apache.flink.api.java.tuple.Tuple4;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Parses lines of Debezium JSON into change events, at as many parallel instances as the job's
- * writers: changes are ordered by their source position, not by the order in which the parsers see
- * them. A line comes as {@code (split start, number, UTF-8 bytes)}: its number from 1 among the
- * lines of a part of the file (a split) whose first line starts at byte {@code split start}. A line
- * that cannot be applied fails the job with a message naming the file, the line's number in the
- * file ({@link LineNumbers}) and, where the event shows it, the key; or, under {@link
- * BadRecordPolicy#DEAD_LETTER}, goes to {@link #DEAD_LETTERS} with the reason and is counted in
- * {@code badRecords}.
+ * Parses numbered lines of Debezium JSON into change events, at as many parallel instances as the
+ * job's writers: changes are ordered by their source position, not by the order in which the
+ * parsers see them. A line comes as {@code (number, offset, length, UTF-8 bytes)}, its bytes given
+ * or, where fewer than its length are given, read from its file at its offset ({@link LineBytes}).
+ * A line that cannot be applied fails the job with a message naming the file, the line and, where
+ * the event shows it, the key; or, under {@link BadRecordPolicy#DEAD_LETTER}, goes to {@link
+ * #DEAD_LETTERS} with the reason and is counted in {@code badRecords}.
  *
  * <p>Stateless; each parallel instance has its own parser.
  */
 public final class DebeziumJsonParseFunction
-    extends ProcessFunction<Tuple3<Long, Long, byte[]>, ChangeEvent> {
+    extends ProcessFunction<Tuple4<Long, Long, Integer, byte[]>, ChangeEvent> {
 
   private static final long serialVersionUID = 1L;
   private static final int SHOWN_RECORD_CHARS = 160;
@@ -58,21 +58,17 @@ public final class DebeziumJsonParseFunction
   /** The source table of the file's first change, where the job read it before starting. */
   private final String firstSourceTable;
 
-  /** The numbers in the file of lines of splits after its first; null if there are none. */
-  private final LineNumbers lineNumbers;
+  /** Reads the lines that come without their bytes; null if every line comes with them. */
+  private final LineBytes lineBytes;
 
   /** Evolves the table at an event of a changed schema; null to refuse such events. */
   private io.icebergcdc.cdc.SchemaEvolution evolution;
 
-  /** Where a line of a split is in the file, asked only when a message names the line. */
-  @FunctionalInterface
-  public interface LineNumbers extends Serializable {
+  /** Reads lines from their file by their place in it, for the lines that come without bytes. */
+  public interface LineBytes extends Serializable, Closeable {
 
-    /**
-     * The number, from 1, in the file of the {@code number}th line of the split whose first line
-     * starts at byte {@code splitStart}.
-     */
-    long lineNumber(long splitStart, long number) throws IOException;
+    /** The {@code length} bytes at {@code offset} of the file. */
+    byte[] read(long offset, int length) throws IOException;
   }
 
   /**
@@ -91,8 +87,8 @@ public final class DebeziumJsonParseFunction
    * @param origin where the lines come from (a file's path), for messages
    * @param firstSourceTable the source table ({@code schema.table}) of the file's first change, or
    *     null if unknown: parallel parsers then each compare with the first change they see
-   * @param lineNumbers the numbers in the file of lines of splits that start after its first line;
-   *     null if every line comes in one split from the file's start
+   * @param lineBytes reads the lines that come without their bytes; null if every line comes with
+   *     them
    */
   public DebeziumJsonParseFunction(
       ChangeSchema schema,
@@ -101,9 +97,9 @@ public final class DebeziumJsonParseFunction
       String origin,
       BadRecordPolicy badRecordPolicy,
       String firstSourceTable,
-      LineNumbers lineNumbers) {
+      LineBytes lineBytes) {
     this.firstSourceTable = firstSourceTable;
-    this.lineNumbers = lineNumbers;
+    this.lineBytes = lineBytes;
     this.schema = schema;
     this.tableName = tableName;
     this.sequenceColumn = sequenceColumn;
@@ -138,18 +134,15 @@ public final class DebeziumJsonParseFunction
 
   @Override
   public void processElement(
-      Tuple3<Long, Long, byte[]> numbered, Context ctx, Collector<ChangeEvent> out) {
-    byte[] line = numbered.f2;
+      Tuple4<Long, Long, Integer, byte[]> numbered, Context ctx, Collector<ChangeEvent> out)
+      throws IOException {
+    byte[] line =
+        numbered.f3.length == numbered.f2 ? numbered.f3 : lineBytes.read(numbered.f1, numbered.f2);
     if (isBlank(line)) {
       return;
     }
-    // Messages name the line by this; the key and the record's text are added only on failure, and
-    // a line of a later split gets its number in the file then.
-    long splitStart = numbered.f0;
-    String at =
-        splitStart == 0
-            ? origin + ":" + numbered.f1
-            : origin + ": line " + numbered.f1 + " from byte " + splitStart;
+    // Messages name the line by this; the key and the record's text are added only on failure.
+    String at = origin + ":" + numbered.f0;
     try {
       List<ChangeEvent> events;
       try {
@@ -163,12 +156,7 @@ public final class DebeziumJsonParseFunction
       for (ChangeEvent event : events) {
         out.collect(event);
       }
-    } catch (MalformedChangeException failure) {
-      String exactly = inFile(at, splitStart, numbered.f1);
-      MalformedChangeException e =
-          exactly.equals(at)
-              ? failure
-              : new MalformedChangeException(failure.getMessage().replace(at, exactly), failure);
+    } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {
         throw e;
       }
@@ -176,24 +164,16 @@ public final class DebeziumJsonParseFunction
       deadLettered.add(1);
       ctx.output(
           DEAD_LETTERS,
-          new DeadLetter(
-              tableName, exactly, e.getMessage(), new String(line, StandardCharsets.UTF_8)));
+          new DeadLetter(tableName, at, e.getMessage(), new String(line, StandardCharsets.UTF_8)));
     }
   }
 
-  /**
-   * The locator of a line by its number in the file; {@code at} (its number in its split and where
-   * that starts) if the line is in the first split or the file cannot be read to count the lines.
-   */
-  private String inFile(String at, long splitStart, long number) {
-    if (splitStart == 0 || lineNumbers == null) {
-      return at;
+  @Override
+  public void close() throws Exception {
+    if (lineBytes != null) {
+      lineBytes.close();
     }
-    try {
-      return origin + ":" + lineNumbers.lineNumber(splitStart, number);
-    } catch (IOException | RuntimeException e) {
-      return at;
-    }
+    super.close();
   }
 
   /**

@@ -9,7 +9,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.apache.flink.api.java.tuple.Tuple3;
+import org.apache.flink.api.java.tuple.Tuple4;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.apache.iceberg.Schema;
@@ -26,8 +26,9 @@ class DebeziumJsonParseFunctionTest {
                   Types.NestedField.optional(2, "name", Types.StringType.get())),
               java.util.Set.of(1)));
 
-  private static Tuple3<Long, Long, byte[]> line(long number, String json) {
-    return Tuple3.of(0L, number, json.getBytes(StandardCharsets.UTF_8));
+  private static Tuple4<Long, Long, Integer, byte[]> line(long number, String json) {
+    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+    return Tuple4.of(number, 0L, bytes.length, bytes);
   }
 
   private static String event(String table, long id, long lsn) {
@@ -45,8 +46,8 @@ class DebeziumJsonParseFunctionTest {
     DebeziumJsonParseFunction parse =
         new DebeziumJsonParseFunction(
             SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL);
-    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
-        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+    try (OneInputStreamOperatorTestHarness<Tuple4<Long, Long, Integer, byte[]>, ChangeEvent>
+        harness = ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
       harness.processElement(line(1L, event("items", 1, 10)), 0);
       harness.processElement(line(2L, event("items", 2, 11)), 0);
       assertThat(harness.extractOutputValues()).hasSize(2);
@@ -66,8 +67,8 @@ class DebeziumJsonParseFunctionTest {
     DebeziumJsonParseFunction parse =
         new DebeziumJsonParseFunction(
             SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL, "public.items", null);
-    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
-        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+    try (OneInputStreamOperatorTestHarness<Tuple4<Long, Long, Integer, byte[]>, ChangeEvent>
+        harness = ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
       assertThatThrownBy(() -> harness.processElement(line(2L, event("orders", 3, 12)), 0))
           .isInstanceOf(MalformedChangeException.class)
           .hasMessageContaining("changes.jsonl:2, key id=3, record '{")
@@ -80,8 +81,8 @@ class DebeziumJsonParseFunctionTest {
     DebeziumJsonParseFunction parse =
         new DebeziumJsonParseFunction(
             SCHEMA, "db.items", null, "changes.jsonl", BadRecordPolicy.FAIL);
-    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
-        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+    try (OneInputStreamOperatorTestHarness<Tuple4<Long, Long, Integer, byte[]>, ChangeEvent>
+        harness = ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
       harness.processElement(line(1L, "  \r"), 0);
       assertThatThrownBy(() -> harness.processElement(line(2L, "{\"op\": c}"), 0))
           .isInstanceOf(MalformedChangeException.class)
@@ -90,7 +91,9 @@ class DebeziumJsonParseFunctionTest {
   }
 
   @Test
-  void aBadLineOfALaterSplitIsNamedByItsNumberInTheFile() throws Exception {
+  void aLineWithoutItsBytesIsReadFromItsFileAndNamedByItsNumber() throws Exception {
+    String file = "{\"op\": c}\n" + event("items", 1, 10) + "\n";
+    byte[] bytes = file.getBytes(StandardCharsets.UTF_8);
     DebeziumJsonParseFunction parse =
         new DebeziumJsonParseFunction(
             SCHEMA,
@@ -99,44 +102,34 @@ class DebeziumJsonParseFunctionTest {
             "changes.jsonl",
             BadRecordPolicy.DEAD_LETTER,
             null,
-            (splitStart, number) -> splitStart / 100 + number);
-    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
-        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+            new InMemoryLines(bytes));
+    try (OneInputStreamOperatorTestHarness<Tuple4<Long, Long, Integer, byte[]>, ChangeEvent>
+        harness = ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
+      int second = file.indexOf('\n') + 1;
       harness.processElement(
-          Tuple3.of(5000L, 7L, "{\"op\": c}".getBytes(StandardCharsets.UTF_8)), 0);
+          Tuple4.of(2L, (long) second, file.length() - second - 1, new byte[0]), 0);
+      harness.processElement(Tuple4.of(1L, 0L, second - 1, new byte[0]), 0);
+      assertThat(harness.extractOutputValues())
+          .singleElement()
+          .satisfies(change -> assertThat(change.after().getLong(0)).isEqualTo(1L));
       assertThat(harness.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS))
           .singleElement()
           .satisfies(
               letter -> {
-                assertThat(letter.getValue().origin()).isEqualTo("changes.jsonl:57");
-                assertThat(letter.getValue().reason())
-                    .startsWith("changes.jsonl:57, record '{\"op\": c}': not valid JSON")
-                    .doesNotContain("from byte");
+                assertThat(letter.getValue().origin()).isEqualTo("changes.jsonl:1");
+                assertThat(letter.getValue().record()).isEqualTo("{\"op\": c}");
               });
     }
   }
 
-  @Test
-  void aLineWhoseNumberCannotBeCountedIsNamedByItsSplit() throws Exception {
-    DebeziumJsonParseFunction parse =
-        new DebeziumJsonParseFunction(
-            SCHEMA,
-            "db.items",
-            null,
-            "changes.jsonl",
-            BadRecordPolicy.FAIL,
-            null,
-            (splitStart, number) -> {
-              throw new java.io.IOException("gone");
-            });
-    try (OneInputStreamOperatorTestHarness<Tuple3<Long, Long, byte[]>, ChangeEvent> harness =
-        ProcessFunctionTestHarnesses.forProcessFunction(parse)) {
-      assertThatThrownBy(
-              () ->
-                  harness.processElement(
-                      Tuple3.of(5000L, 7L, "{\"op\": c}".getBytes(StandardCharsets.UTF_8)), 0))
-          .isInstanceOf(MalformedChangeException.class)
-          .hasMessageStartingWith("changes.jsonl: line 7 from byte 5000, record '{\"op\": c}'");
+  /** Lines read from bytes in memory, as from their file. */
+  private record InMemoryLines(byte[] file) implements DebeziumJsonParseFunction.LineBytes {
+    @Override
+    public byte[] read(long offset, int length) {
+      return java.util.Arrays.copyOfRange(file, (int) offset, (int) offset + length);
     }
+
+    @Override
+    public void close() {}
   }
 }

@@ -126,14 +126,26 @@ public final class CommandLine {
         }
       }
       String message = cause.getMessage();
-      // A wrapper whose message holds its cause's adds what the cause did not know (the database
-      // it could not reach, say): it is kept over the cause's.
-      if (message != null
-          && (cause == e || !deepest.contains(message) || deepest.equals(cause.toString()))) {
-        deepest = message;
+      if (message == null) {
+        continue;
       }
+      // A wrapper whose message holds its cause's and adds to it (the database it could not reach,
+      // say) says more than any cause below it.
+      if (addsTo(message, cause.getCause())) {
+        return message;
+      }
+      deepest = message;
     }
     return deepest;
+  }
+
+  /** Whether {@code message} holds its cause's message and more than the cause's own text. */
+  private static boolean addsTo(String message, Throwable cause) {
+    return cause != null
+        && cause.getMessage() != null
+        && message.contains(cause.getMessage())
+        && !message.equals(cause.getMessage())
+        && !message.equals(cause.toString());
   }
 
   private static final List<Class<?>> LEADING =

@@ -210,7 +210,11 @@ public record DatabaseSource(
       return driver.connect(jdbcUrl(), credentials);
     } catch (SQLException e) {
       throw new SQLException(
-          "cannot connect to " + origin() + " as " + user + ": " + e.getMessage(),
+          "cannot connect to "
+              + origin()
+              + (user == null ? "" : " as " + user)
+              + ": "
+              + e.getMessage(),
           e.getSQLState(),
           e.getErrorCode(),
           e);

@@ -18,8 +18,9 @@ import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.java.tuple.Tuple3;
+import org.apache.flink.api.java.tuple.Tuple4;
 import org.apache.flink.connector.file.src.FileSource;
+import org.apache.flink.connector.file.src.compression.StandardDeCompressors;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -29,9 +30,10 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
- * A file of Debezium JSON change events, read in splits and parsed where it is read, at the job's
- * parallelism, into the changes of one table. A missing table is created from the Connect schema of
- * the file's first event.
+ * A file of Debezium JSON change events, read by one reader and parsed, at the job's parallelism,
+ * into the changes of one table. The reader hands each parser only a line's place in the file, and
+ * the parser reads the line itself (a compressed file's lines go with their bytes). A missing table
+ * is created from the Connect schema of the file's first event.
  */
 final class FileSourceTranslator implements SourceTranslator {
 
@@ -69,18 +71,27 @@ final class FileSourceTranslator implements SourceTranslator {
       java.util.Set<String> writtenTogether,
       java.util.Set<String> followingSchemaChanges) {
     TableTarget target = targets.get(0);
-    FileSource<Tuple3<Long, Long, byte[]>> source =
+    java.nio.file.Path path = Paths.get(file.path()).toAbsolutePath();
+    boolean compressed = StandardDeCompressors.getDecompressorForFileName(path.toString()) != null;
+    FileSource<Tuple4<Long, Long, Integer, byte[]>> source =
         FileSource.forRecordStreamFormat(
-                new NumberedLineFormat(), new Path(Paths.get(file.path()).toUri()))
-            .setFileEnumerator(NumberedLineFormat.Splits.provider())
+                new NumberedLineFormat(!compressed), new Path(path.toUri()))
             .build();
     SingleOutputStreamOperator<ChangeEvent> changes =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "changes file " + file.origin())
             .uid(OperatorUids.FILE_SOURCE)
-            // Each reader's lines are parsed in its task, with no transfer between them: parsing is
-            // most of the work of a file of events with schemas, and the changes are ordered by
+            // One reader, so that a checkpoint holds a prefix of the file and a key's changes reach
+            // the writers in the file's order from one checkpoint to the next.
+            .setParallelism(1)
+            // The lines go round to parsers at the job's parallelism: parsing is most of the work
+            // of a file of events with schemas, and the changes of a checkpoint are ordered by
             // their source positions downstream, not by the order of the lines.
-            .process(parser(target, followingSchemaChanges.contains(target.route())))
+            .rebalance()
+            .process(
+                parser(
+                    target,
+                    followingSchemaChanges.contains(target.route()),
+                    compressed ? null : new MappedFileLines(path.toString())))
             .returns(ChangeEventTypeInfo.of(target.schema()))
             .name(OperatorUids.PARSE_DEBEZIUM_JSON_NAME)
             .uid(OperatorUids.PARSE_DEBEZIUM_JSON);
@@ -91,7 +102,10 @@ final class FileSourceTranslator implements SourceTranslator {
         null);
   }
 
-  private DebeziumJsonParseFunction parser(TableTarget target, boolean followingSchemaChanges) {
+  private DebeziumJsonParseFunction parser(
+      TableTarget target,
+      boolean followingSchemaChanges,
+      DebeziumJsonParseFunction.LineBytes lineBytes) {
     String tableName = target.table().toString();
     DebeziumJsonParseFunction parser =
         new DebeziumJsonParseFunction(
@@ -101,7 +115,7 @@ final class FileSourceTranslator implements SourceTranslator {
             file.path(),
             job.deadLetters().policy(),
             sourceTableOfFirstEvent(),
-            new FileLineNumbers(file.path()));
+            lineBytes);
     return followingSchemaChanges
         ? parser.followingSchemaChanges(
             new CatalogSchemaEvolution(job.catalog().loader(), Map.of(tableName, target.table())))

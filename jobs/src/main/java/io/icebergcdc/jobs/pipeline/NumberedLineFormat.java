@@ -5,41 +5,33 @@ import java.io.InputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
-import java.util.List;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.java.tuple.Tuple3;
+import org.apache.flink.api.java.tuple.Tuple4;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.connector.file.src.FileSourceSplit;
-import org.apache.flink.connector.file.src.compression.StandardDeCompressors;
-import org.apache.flink.connector.file.src.enumerate.FileEnumerator;
+import org.apache.flink.connector.file.src.reader.SimpleStreamFormat;
 import org.apache.flink.connector.file.src.reader.StreamFormat;
 import org.apache.flink.core.fs.FSDataInputStream;
-import org.apache.flink.core.fs.FileStatus;
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
 
 /**
- * The lines of a text file in splits of up to {@value #SPLIT_BYTES} bytes, read by as many readers
- * as the job has, each line as {@code (split start, number, bytes)}: the byte at which its split's
- * first line starts, its number from 1 within the split, and its bytes, undecoded (the parser
- * chained to each reader reads them as UTF-8). The number within the file is the lines before the
- * split start plus that number; the parsers count those lines only when a message names a line
- * ({@link FileLineNumbers}), so that no reader reads the file before its split.
+ * The lines of a text file, each as {@code (number, offset, length, bytes)}: its number from 1, so
+ * that a bad record is named by its line, where it starts in the file and how many bytes it has,
+ * and its bytes, undecoded; or, by reference, no bytes ({@code bytes.length != length}): the
+ * parsers, in parallel, read the line from the file themselves ({@link MappedFileLines}), so that
+ * only the line's place travels from the one reader to them. A line ends at {@code \n}; a {@code
+ * \r} before it is dropped.
  *
- * <p>A line ends at {@code \n}; a {@code \r} before it is dropped. A line belongs to the split in
- * which it starts: a reader skips the end of a line that started before its split, and reads its
- * own last line past its split's end. A compressed file (by its suffix, which Flink's file source
- * decompresses) is one split. On restore, Flink's file source reads each unfinished split again
- * from its start and skips the records read before the checkpoint.
+ * <p>The file is not split: one reader hands out the lines in the file's order, so that a
+ * checkpoint holds a prefix of the file, and a key's changes reach the writers in the file's order
+ * across checkpoints. On restore, Flink's file source reads the file again from its start and skips
+ * the records read before the checkpoint, so the numbers stay those of the file.
  */
-final class NumberedLineFormat implements StreamFormat<Tuple3<Long, Long, byte[]>> {
+final class NumberedLineFormat extends SimpleStreamFormat<Tuple4<Long, Long, Integer, byte[]>> {
 
   private static final long serialVersionUID = 1L;
   private static final int BUFFER = 1 << 16;
+  private static final byte[] BY_REFERENCE = new byte[0];
 
   private static final VarHandle LONGS =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
@@ -48,43 +40,30 @@ final class NumberedLineFormat implements StreamFormat<Tuple3<Long, Long, byte[]
   private static final long ONES = 0x0101010101010101L;
   private static final long HIGHS = 0x8080808080808080L;
 
-  /** The bytes of a split: enough that opening a split costs nothing, few enough to balance. */
-  static final long SPLIT_BYTES = 64L << 20;
+  private final boolean byReference;
 
-  /** The fewest bytes of a split of a file that is cut for its readers' sake. */
-  static final long MIN_SPLIT_BYTES = 1L << 20;
-
-  @Override
-  public Reader<Tuple3<Long, Long, byte[]>> createReader(
-      Configuration config, FSDataInputStream stream, long fileLen, long splitEnd)
-      throws IOException {
-    long start = stream.getPos();
-    if (start > 0) {
-      // Whether the split starts a line is known from the byte before it.
-      stream.seek(start - 1);
-    }
-    return new LineReader(stream, start, splitEnd);
+  /**
+   * @param byReference whether the lines go without their bytes, for parsers that read them from
+   *     the file; false for a file the source decompresses, whose offsets are not the file's
+   */
+  NumberedLineFormat(boolean byReference) {
+    this.byReference = byReference;
   }
 
   @Override
-  public Reader<Tuple3<Long, Long, byte[]>> restoreReader(
-      Configuration config,
-      FSDataInputStream stream,
-      long restoredOffset,
-      long fileLen,
-      long splitEnd) {
-    // The reader never gives an offset to restore at (Flink restores at the split's start).
-    throw new IllegalStateException("a line reader is restored from its split's start");
+  public StreamFormat.Reader<Tuple4<Long, Long, Integer, byte[]>> createReader(
+      Configuration config, FSDataInputStream stream) {
+    return new LineReader(stream, byReference);
   }
 
   @Override
-  public boolean isSplittable() {
-    return true;
+  public TypeInformation<Tuple4<Long, Long, Integer, byte[]>> getProducedType() {
+    return Types.TUPLE(Types.LONG, Types.LONG, Types.INT, Types.PRIMITIVE_ARRAY(Types.BYTE));
   }
 
-  @Override
-  public TypeInformation<Tuple3<Long, Long, byte[]>> getProducedType() {
-    return Types.TUPLE(Types.LONG, Types.LONG, Types.PRIMITIVE_ARRAY(Types.BYTE));
+  /** Whether a line came without its bytes, to be read from the file at its offset. */
+  static boolean byReference(Tuple4<Long, Long, Integer, byte[]> line) {
+    return line.f3.length != line.f2;
   }
 
   /**
@@ -109,125 +88,49 @@ final class NumberedLineFormat implements StreamFormat<Tuple3<Long, Long, byte[]
     return -1;
   }
 
-  /**
-   * Cuts each file into splits of at most {@code maxSplitBytes}, and into at least as many as there
-   * are readers while each still has {@code minSplitBytes}; a compressed file is one split.
-   */
-  static final class Splits implements FileEnumerator {
-
-    private final long minSplitBytes;
-    private final long maxSplitBytes;
-
-    Splits(long minSplitBytes, long maxSplitBytes) {
-      this.minSplitBytes = minSplitBytes;
-      this.maxSplitBytes = maxSplitBytes;
-    }
-
-    /** Splits of {@link #MIN_SPLIT_BYTES} to {@link #SPLIT_BYTES}. */
-    static FileEnumerator.Provider provider() {
-      return () -> new Splits(MIN_SPLIT_BYTES, SPLIT_BYTES);
-    }
-
-    @Override
-    public Collection<FileSourceSplit> enumerateSplits(Path[] paths, int minDesiredSplits)
-        throws IOException {
-      List<FileSourceSplit> splits = new ArrayList<>();
-      for (Path path : paths) {
-        FileSystem fs = path.getFileSystem();
-        FileStatus status = fs.getFileStatus(path);
-        long length = status.getLen();
-        boolean compressed =
-            StandardDeCompressors.getDecompressorForFileName(path.getPath()) != null;
-        long perReader =
-            (length + Math.max(minDesiredSplits, 1) - 1) / Math.max(minDesiredSplits, 1);
-        long size =
-            compressed
-                ? Math.max(length, 1)
-                : Math.min(maxSplitBytes, Math.max(minSplitBytes, perReader));
-        long offset = 0;
-        do {
-          splits.add(
-              new FileSourceSplit(
-                  String.valueOf(splits.size()),
-                  path,
-                  offset,
-                  Math.min(size, length - offset),
-                  status.getModificationTime(),
-                  length));
-          offset += size;
-        } while (offset < length);
-      }
-      return splits;
-    }
-  }
-
-  /**
-   * Splits a stream at {@code \n} through a buffer of its own, from the first line that starts at
-   * or after {@code start} to the last that starts before {@code end}. The stream is at {@code
-   * start}, or at the byte before it if {@code start > 0}.
-   */
-  static final class LineReader implements StreamFormat.Reader<Tuple3<Long, Long, byte[]>> {
+  /** Splits a stream at {@code \n} through a buffer of its own. */
+  static final class LineReader
+      implements StreamFormat.Reader<Tuple4<Long, Long, Integer, byte[]>> {
 
     private final InputStream in;
+    private final boolean byReference;
     private final byte[] buffer = new byte[BUFFER];
-    private final long end;
     private int position;
     private int limit;
     private boolean ended;
 
-    /** The offset in the file of {@code buffer[0]}. */
+    /** The offset in the stream of {@code buffer[0]}. */
     private long bufferStart;
-
-    /** The offset of the split's first line; -1 until the reader has found it. */
-    private long splitStart;
 
     private long number;
 
-    LineReader(InputStream in, long start, long end) {
+    LineReader(InputStream in, boolean byReference) {
       this.in = in;
-      this.end = end;
-      this.bufferStart = start == 0 ? 0 : start - 1;
-      this.splitStart = start == 0 ? 0 : -1;
+      this.byReference = byReference;
     }
 
     @Override
-    public Tuple3<Long, Long, byte[]> read() throws IOException {
-      if (splitStart < 0) {
-        if (!skipPastNewline()) {
-          return null;
-        }
-        splitStart = bufferStart + position;
-      }
-      if (bufferStart + position >= end) {
-        return null;
-      }
+    public Tuple4<Long, Long, Integer, byte[]> read() throws IOException {
+      long start = bufferStart + position;
+      // By reference, a line's bytes are not kept: only its last byte is, for a \r before \n.
       byte[] line = null;
+      byte last = 0;
       while (true) {
         int newline = indexOfNewline(buffer, position, limit);
-        if (newline >= 0) {
-          line = append(line, position, newline);
-          position = newline + 1;
-          return numbered(line);
+        int to = newline >= 0 ? newline : limit;
+        if (to > position) {
+          last = buffer[to - 1];
+          if (!byReference) {
+            line = append(line, position, to);
+          }
         }
-        if (position < limit) {
-          line = append(line, position, limit);
-        }
-        if (!refill()) {
-          return line == null ? null : numbered(line);
-        }
-      }
-    }
-
-    /** Moves past the next {@code \n}; false if the stream ends first. */
-    private boolean skipPastNewline() throws IOException {
-      while (true) {
-        int newline = indexOfNewline(buffer, position, limit);
         if (newline >= 0) {
           position = newline + 1;
-          return true;
+          return numbered(start, bufferStart + newline, last, line);
         }
+        long end = bufferStart + limit;
         if (!refill()) {
-          return false;
+          return end == start ? null : numbered(start, end, last, line);
         }
       }
     }
@@ -245,12 +148,21 @@ final class NumberedLineFormat implements StreamFormat<Tuple3<Long, Long, byte[]
       return true;
     }
 
-    private Tuple3<Long, Long, byte[]> numbered(byte[] line) {
-      int length = line.length;
-      if (length > 0 && line[length - 1] == '\r') {
-        line = Arrays.copyOf(line, length - 1);
+    private Tuple4<Long, Long, Integer, byte[]> numbered(
+        long start, long end, byte last, byte[] line) throws IOException {
+      long length = end - start;
+      if (length > 0 && last == '\r') {
+        length--;
       }
-      return Tuple3.of(splitStart, ++number, line);
+      if (length > Integer.MAX_VALUE - 8) {
+        throw new IOException(
+            "line " + (number + 1) + " has " + length + " bytes, more than a line may have");
+      }
+      byte[] bytes =
+          byReference || length == 0
+              ? BY_REFERENCE
+              : line.length == length ? line : Arrays.copyOf(line, (int) length);
+      return Tuple4.of(++number, start, (int) length, bytes);
     }
 
     private byte[] append(byte[] line, int from, int to) {

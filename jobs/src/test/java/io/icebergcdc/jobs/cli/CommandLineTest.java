@@ -474,5 +474,17 @@ class CommandLineTest {
         .isEqualTo("disk full");
     assertThat(CommandLine.rootMessage(new RuntimeException(new java.io.IOException("disk full"))))
         .isEqualTo("disk full");
+    // As the PostgreSQL driver fails on a port nothing listens on.
+    java.sql.SQLException driver =
+        new java.sql.SQLException(
+            "Connection to 127.0.0.1:1 refused. Check that the hostname and port are correct",
+            new java.net.ConnectException("Connection refused"));
+    java.sql.SQLException connecting =
+        new java.sql.SQLException(
+            "cannot connect to postgres://127.0.0.1:1/db as x: " + driver.getMessage(), driver);
+    assertThat(
+            CommandLine.rootMessage(
+                new IllegalStateException("job failed", new RuntimeException(connecting))))
+        .startsWith("cannot connect to postgres://127.0.0.1:1/db as x: Connection to");
   }
 }

@@ -1,20 +1,16 @@
 package io.icebergcdc.jobs.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
-import java.util.Collection;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import org.apache.flink.api.java.tuple.Tuple3;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.connector.file.src.FileSourceSplit;
-import org.apache.flink.connector.file.src.reader.StreamFormat;
-import org.apache.flink.core.fs.FSDataInputStream;
-import org.apache.flink.core.fs.Path;
+import org.apache.flink.api.java.tuple.Tuple4;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,16 +18,43 @@ class NumberedLineFormatTest {
 
   @TempDir java.nio.file.Path dir;
 
+  /** The lines of {@code text} as the reader gives them with their bytes. */
   private static List<String> lines(String text) throws Exception {
     byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
     NumberedLineFormat.LineReader reader =
-        new NumberedLineFormat.LineReader(new ByteArrayInputStream(bytes), 0, bytes.length);
+        new NumberedLineFormat.LineReader(new ByteArrayInputStream(bytes), false);
     List<String> lines = new ArrayList<>();
-    Tuple3<Long, Long, byte[]> line;
+    Tuple4<Long, Long, Integer, byte[]> line;
     while ((line = reader.read()) != null) {
-      assertThat(line.f0).isZero();
-      assertThat(line.f1).isEqualTo(lines.size() + 1L);
-      lines.add(new String(line.f2, StandardCharsets.UTF_8));
+      assertThat(line.f0).isEqualTo(lines.size() + 1L);
+      assertThat(NumberedLineFormat.byReference(line)).isFalse();
+      assertThat(line.f3).hasSize(line.f2);
+      assertThat(Arrays.copyOfRange(bytes, (int) (long) line.f1, (int) (line.f1 + line.f2)))
+          .isEqualTo(line.f3);
+      lines.add(new String(line.f3, StandardCharsets.UTF_8));
+    }
+    return lines;
+  }
+
+  /**
+   * The lines of a file as the reader gives them by reference and {@link MappedFileLines} reads
+   * them, in windows of {@code window} bytes reaching {@code overlap} into the next.
+   */
+  private List<String> linesByReference(String text, long window, long overlap) throws Exception {
+    java.nio.file.Path file = Files.createTempFile(dir, "lines", ".jsonl");
+    Files.write(file, text.getBytes(StandardCharsets.UTF_8));
+    NumberedLineFormat.LineReader reader =
+        new NumberedLineFormat.LineReader(Files.newInputStream(file), true);
+    List<String> lines = new ArrayList<>();
+    try (MappedFileLines mapped = new MappedFileLines(file.toString(), window, overlap)) {
+      Tuple4<Long, Long, Integer, byte[]> line;
+      while ((line = reader.read()) != null) {
+        assertThat(line.f0).isEqualTo(lines.size() + 1L);
+        byte[] bytes =
+            NumberedLineFormat.byReference(line) ? mapped.read(line.f1, line.f2) : line.f3;
+        assertThat(bytes).hasSize(line.f2);
+        lines.add(new String(bytes, StandardCharsets.UTF_8));
+      }
     }
     return lines;
   }
@@ -42,49 +65,20 @@ class NumberedLineFormatTest {
     assertThat(lines("a\nb\r\n\nc")).containsExactly("a", "b", "", "c");
     assertThat(lines("a\n")).containsExactly("a");
     assertThat(lines("ä€\n{\"x\":1}\r")).containsExactly("ä€", "{\"x\":1}");
+    assertThat(linesByReference("a\nb\r\n\nc\r", 4, 2)).containsExactly("a", "b", "", "c");
   }
 
   @Test
   void aLineLongerThanTheBufferOrAcrossItsEndIsWhole() throws Exception {
     String longLine = "x".repeat(200_000);
     String nearEnd = "y".repeat((1 << 16) - 3);
-    assertThat(lines(nearEnd + "\r\n" + longLine + "\n" + "z"))
-        .containsExactly(nearEnd, longLine, "z");
-  }
-
-  /** Every line of a file, in each of its splits, with its number in the file. */
-  private List<String> readInSplits(
-      java.nio.file.Path file, long minBytes, long maxBytes, int readers) throws Exception {
-    Path path = new Path(file.toUri());
-    Collection<FileSourceSplit> splits =
-        new NumberedLineFormat.Splits(minBytes, maxBytes)
-            .enumerateSplits(new Path[] {path}, readers);
-    NumberedLineFormat format = new NumberedLineFormat();
-    FileLineNumbers numbers = new FileLineNumbers(file.toString());
-    List<String> lines = new ArrayList<>();
-    long covered = 0;
-    for (FileSourceSplit split : splits) {
-      assertThat(split.offset()).isEqualTo(covered);
-      covered += split.length();
-      FSDataInputStream in = path.getFileSystem().open(path);
-      in.seek(split.offset());
-      try (StreamFormat.Reader<Tuple3<Long, Long, byte[]>> reader =
-          format.createReader(
-              new Configuration(), in, Files.size(file), split.offset() + split.length())) {
-        Tuple3<Long, Long, byte[]> line;
-        while ((line = reader.read()) != null) {
-          long number = line.f0 == 0 ? line.f1 : numbers.lineNumber(line.f0, line.f1);
-          assertThat(number).isEqualTo(lines.size() + 1L);
-          lines.add(new String(line.f2, StandardCharsets.UTF_8));
-        }
-      }
-    }
-    assertThat(covered).isEqualTo(Files.size(file));
-    return lines;
+    String text = nearEnd + "\r\n" + longLine + "\n" + "z";
+    assertThat(lines(text)).containsExactly(nearEnd, longLine, "z");
+    assertThat(linesByReference(text, 1 << 20, 1 << 18)).containsExactly(nearEnd, longLine, "z");
   }
 
   @Test
-  void theSplitsOfAFileReadEachLineOnceWithItsNumberInTheFile() throws Exception {
+  void linesByReferenceReadTheSameAcrossWindowsAndPastTheOverlap() throws Exception {
     Random random = new Random(42);
     for (int round = 0; round < 40; round++) {
       List<String> expected = new ArrayList<>();
@@ -100,38 +94,25 @@ class NumberedLineFormatTest {
         // The last line without its end.
         text.setLength(text.length() - (text.charAt(text.length() - 2) == '\r' ? 2 : 1));
       }
-      java.nio.file.Path file = dir.resolve("lines-" + round + ".jsonl");
-      Files.write(file, text.toString().getBytes(StandardCharsets.UTF_8));
-      long size = Math.max(1, Files.size(file));
-      long splitBytes = 1 + random.nextInt((int) Math.min(size, 64));
-      assertThat(readInSplits(file, splitBytes, splitBytes, 2))
-          .as("round %d, splits of %d bytes", round, splitBytes)
+      long window = 1 + random.nextInt(64);
+      long overlap = random.nextInt(32);
+      assertThat(lines(text.toString())).as("round %d, with bytes", round).isEqualTo(expected);
+      assertThat(linesByReference(text.toString(), window, overlap))
+          .as("round %d, windows of %d reaching %d into the next", round, window, overlap)
           .isEqualTo(expected);
     }
   }
 
   @Test
-  void aFileIsCutForItsReadersWithinTheBoundsAndACompressedOneIsNot() throws Exception {
-    java.nio.file.Path file = dir.resolve("changes.jsonl");
-    Files.write(file, "a\n".repeat(500).getBytes(StandardCharsets.UTF_8));
-    Path path = new Path(file.toUri());
-    assertThat(new NumberedLineFormat.Splits(100, 400).enumerateSplits(new Path[] {path}, 2))
-        .extracting(FileSourceSplit::length)
-        .containsExactly(400L, 400L, 200L);
-    assertThat(new NumberedLineFormat.Splits(100, 4000).enumerateSplits(new Path[] {path}, 4))
-        .extracting(FileSourceSplit::length)
-        .containsExactly(250L, 250L, 250L, 250L);
-    assertThat(new NumberedLineFormat.Splits(800, 4000).enumerateSplits(new Path[] {path}, 4))
-        .extracting(FileSourceSplit::length)
-        .containsExactly(800L, 200L);
-
-    java.nio.file.Path gzip = dir.resolve("changes.jsonl.gz");
-    Files.write(gzip, new byte[1000]);
-    assertThat(
-            new NumberedLineFormat.Splits(100, 400)
-                .enumerateSplits(new Path[] {new Path(gzip.toUri())}, 2))
-        .extracting(FileSourceSplit::length)
-        .containsExactly(1000L);
+  void aLineBeyondTheFileIsRefusedNamingTheFile() throws Exception {
+    java.nio.file.Path file = dir.resolve("short.jsonl");
+    Files.write(file, "abc\n".getBytes(StandardCharsets.UTF_8));
+    try (MappedFileLines mapped = new MappedFileLines(file.toString())) {
+      assertThat(mapped.read(0, 3)).isEqualTo("abc".getBytes(StandardCharsets.UTF_8));
+      assertThatThrownBy(() -> mapped.read(2, 8))
+          .isInstanceOf(java.io.EOFException.class)
+          .hasMessageContaining(file.toString());
+    }
   }
 
   @Test
