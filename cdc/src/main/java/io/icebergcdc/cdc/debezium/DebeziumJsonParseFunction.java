@@ -136,13 +136,12 @@ public final class DebeziumJsonParseFunction
   public void processElement(
       Tuple4<Long, Long, Integer, byte[]> numbered, Context ctx, Collector<ChangeEvent> out)
       throws IOException {
-    byte[] line =
-        numbered.f3.length == numbered.f2 ? numbered.f3 : lineBytes.read(numbered.f1, numbered.f2);
+    // Messages name the line by this; the key and the record's text are added only on failure.
+    String at = origin + ":" + numbered.f0;
+    byte[] line = numbered.f3.length == numbered.f2 ? numbered.f3 : read(numbered, at);
     if (isBlank(line)) {
       return;
     }
-    // Messages name the line by this; the key and the record's text are added only on failure.
-    String at = origin + ":" + numbered.f0;
     try {
       List<ChangeEvent> events;
       try {
@@ -165,6 +164,19 @@ public final class DebeziumJsonParseFunction
       ctx.output(
           DEAD_LETTERS,
           new DeadLetter(tableName, at, e.getMessage(), new String(line, StandardCharsets.UTF_8)));
+    }
+  }
+
+  /** The bytes of a line that came without them, from its file. */
+  private byte[] read(Tuple4<Long, Long, Integer, byte[]> numbered, String at) throws IOException {
+    if (lineBytes == null) {
+      throw new IllegalStateException(
+          at + ": a line without its bytes, and no file to read it from");
+    }
+    try {
+      return lineBytes.read(numbered.f1, numbered.f2);
+    } catch (IOException e) {
+      throw new IOException(at + ": cannot be read from the file: " + e.getMessage(), e);
     }
   }
 

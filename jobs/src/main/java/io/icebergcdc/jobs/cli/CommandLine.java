@@ -139,12 +139,15 @@ public final class CommandLine {
     return deepest;
   }
 
-  /** Whether {@code message} holds its cause's message and more than the cause's own text. */
+  /**
+   * Whether {@code message} is its cause's message with what the wrapper knew before it, as {@code
+   * "cannot connect to ...: " + cause.getMessage()}.
+   */
   private static boolean addsTo(String message, Throwable cause) {
-    return cause != null
-        && cause.getMessage() != null
-        && message.contains(cause.getMessage())
-        && !message.equals(cause.getMessage())
+    String inner = cause == null ? null : cause.getMessage();
+    return inner != null
+        && !inner.isBlank()
+        && message.endsWith(": " + inner)
         && !message.equals(cause.toString());
   }
 

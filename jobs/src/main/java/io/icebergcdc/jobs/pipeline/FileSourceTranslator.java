@@ -76,6 +76,7 @@ final class FileSourceTranslator implements SourceTranslator {
     FileSource<Tuple4<Long, Long, Integer, byte[]>> source =
         FileSource.forRecordStreamFormat(
                 new NumberedLineFormat(!compressed), new Path(path.toUri()))
+            .setFileEnumerator(NumberedLineFormat.everyFile())
             .build();
     SingleOutputStreamOperator<ChangeEvent> changes =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "changes file " + file.origin())

@@ -10,6 +10,8 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple4;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.file.src.enumerate.FileEnumerator;
+import org.apache.flink.connector.file.src.enumerate.NonSplittingRecursiveEnumerator;
 import org.apache.flink.connector.file.src.reader.SimpleStreamFormat;
 import org.apache.flink.connector.file.src.reader.StreamFormat;
 import org.apache.flink.core.fs.FSDataInputStream;
@@ -59,6 +61,14 @@ final class NumberedLineFormat extends SimpleStreamFormat<Tuple4<Long, Long, Int
   @Override
   public TypeInformation<Tuple4<Long, Long, Integer, byte[]>> getProducedType() {
     return Types.TUPLE(Types.LONG, Types.LONG, Types.INT, Types.PRIMITIVE_ARRAY(Types.BYTE));
+  }
+
+  /**
+   * Enumerates the given file whatever its name: Flink's default filter leaves out files whose
+   * names start with {@code .} or {@code _}, which would end the job without reading the file.
+   */
+  static FileEnumerator.Provider everyFile() {
+    return () -> new NonSplittingRecursiveEnumerator(path -> true);
   }
 
   /** Whether a line came without its bytes, to be read from the file at its offset. */

@@ -474,6 +474,13 @@ class CommandLineTest {
         .isEqualTo("disk full");
     assertThat(CommandLine.rootMessage(new RuntimeException(new java.io.IOException("disk full"))))
         .isEqualTo("disk full");
+    // A cause with an empty message is no reason to stop above it.
+    assertThat(
+            CommandLine.rootMessage(
+                new RuntimeException(
+                    "Recovery is suppressed: ",
+                    new RuntimeException("", new java.io.IOException("disk full")))))
+        .isEqualTo("disk full");
     // As the PostgreSQL driver fails on a port nothing listens on.
     java.sql.SQLException driver =
         new java.sql.SQLException(

@@ -75,6 +75,10 @@ class NumberedLineFormatTest {
     String text = nearEnd + "\r\n" + longLine + "\n" + "z";
     assertThat(lines(text)).containsExactly(nearEnd, longLine, "z");
     assertThat(linesByReference(text, 1 << 20, 1 << 18)).containsExactly(nearEnd, longLine, "z");
+    // The \r the buffer's last byte, its \n the next buffer's first.
+    String atEnd = "w".repeat((1 << 16) - 1);
+    assertThat(lines(atEnd + "\r\nv")).containsExactly(atEnd, "v");
+    assertThat(linesByReference(atEnd + "\r\nv", 1 << 20, 1 << 18)).containsExactly(atEnd, "v");
   }
 
   @Test
@@ -136,6 +140,24 @@ class NumberedLineFormatTest {
             .as("length %d, newline at %d, from %d", length, newline, from)
             .isEqualTo(newline);
       }
+    }
+  }
+
+  @Test
+  void aFileIsReadWhateverItsNameStartsWith() throws Exception {
+    for (String name : List.of("_changes.jsonl", ".changes.jsonl", "changes.jsonl")) {
+      java.nio.file.Path file = dir.resolve(name);
+      Files.write(file, "a\n".getBytes(StandardCharsets.UTF_8));
+      assertThat(
+              NumberedLineFormat.everyFile()
+                  .create()
+                  .enumerateSplits(
+                      new org.apache.flink.core.fs.Path[] {
+                        new org.apache.flink.core.fs.Path(file.toUri())
+                      },
+                      1))
+          .as(name)
+          .hasSize(1);
     }
   }
 }
