@@ -1,10 +1,19 @@
 package io.icebergcdc.it;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
 
 /**
  * Debezium JSON events of one table whose schema changes (a column added, an int widened), for the
@@ -22,7 +31,7 @@ final class EvolvingEvents {
    * {@code name} and an int32 {@code qty}; in the evolved schema, {@code qty} is int64 and a {@code
    * note} column follows.
    */
-  static String event(
+  private static String event(
       boolean evolved, String op, long id, String name, long qty, String note, long lsn) {
     ObjectNode envelope = MAPPER.createObjectNode();
     ObjectNode schema = envelope.putObject("schema");
@@ -62,12 +71,6 @@ final class EvolvingEvents {
     return envelope.toString();
   }
 
-  /** {@link #event} with its Kafka key. */
-  static Map.Entry<String, String> keyed(
-      boolean evolved, String op, long id, String name, long qty, String note, long lsn) {
-    return Map.entry("{\"id\":" + id + "}", event(evolved, op, id, name, qty, note, lsn));
-  }
-
   /** Fails the job once, just after the first commit of a snapshot in an evolved schema. */
   static final class FailAfterFirstEvolvedCommit implements io.icebergcdc.commit.CommitListener {
     private static final long serialVersionUID = 1L;
@@ -82,5 +85,71 @@ final class EvolvingEvents {
         throw new IllegalStateException("injected failure after committing " + checkpointId);
       }
     }
+  }
+
+  /**
+   * Events of the table with the rows they leave, numbered by an LSN of their own: the model is
+   * what {@link #rows} reads from a table that applied them, {@code name qty note} by id.
+   */
+  static final class Changelog {
+    private final Map<Long, String> model = new TreeMap<>();
+    private long lsn;
+
+    Changelog(long firstLsn) {
+      this.lsn = firstLsn;
+    }
+
+    /** The event of a change, in the new schema or the old, its row left in the model. */
+    String event(boolean evolved, String op, long id, String name, long qty, String note) {
+      if (op.equals("d")) {
+        model.remove(id);
+      } else {
+        model.put(id, name + " " + qty + " " + note);
+      }
+      return EvolvingEvents.event(evolved, op, id, name, qty, note, ++lsn);
+    }
+
+    /** {@link #event} with its Kafka key. */
+    Map.Entry<String, String> keyed(
+        boolean evolved, String op, long id, String name, long qty, String note) {
+      return Map.entry("{\"id\":" + id + "}", event(evolved, op, id, name, qty, note));
+    }
+
+    /** The rows the events so far leave, by id. */
+    Map<Long, String> model() {
+      return model;
+    }
+  }
+
+  /** The table's rows as {@code name qty note} by id; a null note while it has no such column. */
+  static Map<Long, String> rows(Table table) throws IOException {
+    Map<Long, String> rows = new TreeMap<>();
+    boolean hasNote = table.schema().findField("note") != null;
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record record : records) {
+        rows.put(
+            ((Number) record.getField("id")).longValue(),
+            record.getField("name")
+                + " "
+                + record.getField("qty")
+                + " "
+                + (hasNote ? record.getField("note") : null));
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * Checks that the table took the evolved schema (a string {@code note}, a long {@code qty}), that
+   * the failure after its first evolved commit happened, and that one job committed every
+   * checkpoint of the table once: the job was never ended for the change.
+   */
+  static void assertEvolvedByOneJob(Table table) {
+    assertThat(table.schema().findField("note").type()).isEqualTo(Types.StringType.get());
+    assertThat(table.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
+    assertThat(FailAfterFirstEvolvedCommit.FAILED).isTrue();
+    assertThat(Commits.jobsThatCommittedEachCheckpointOnce(table))
+        .as("one job, never ended for the schema change")
+        .hasSize(1);
   }
 }
