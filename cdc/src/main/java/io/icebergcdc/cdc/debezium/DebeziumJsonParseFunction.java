@@ -138,7 +138,7 @@ public final class DebeziumJsonParseFunction
       throws IOException {
     // Messages name the line by this; the key and the record's text are added only on failure.
     String at = origin + ":" + numbered.f0;
-    byte[] line = numbered.f3.length == numbered.f2 ? numbered.f3 : read(numbered, at);
+    byte[] line = hasBytes(numbered) ? numbered.f3 : read(numbered, at);
     if (isBlank(line)) {
       return;
     }
@@ -165,6 +165,11 @@ public final class DebeziumJsonParseFunction
           DEAD_LETTERS,
           new DeadLetter(tableName, at, e.getMessage(), new String(line, StandardCharsets.UTF_8)));
     }
+  }
+
+  /** Whether a line came with its bytes; if not, they are read from its file at its offset. */
+  public static boolean hasBytes(Tuple4<Long, Long, Integer, byte[]> line) {
+    return line.f3.length == line.f2;
   }
 
   /** The bytes of a line that came without them, from its file. */

@@ -19,10 +19,11 @@ import org.apache.flink.core.fs.FSDataInputStream;
 /**
  * The lines of a text file, each as {@code (number, offset, length, bytes)}: its number from 1, so
  * that a bad record is named by its line, where it starts in the file and how many bytes it has,
- * and its bytes, undecoded; or, by reference, no bytes ({@code bytes.length != length}): the
- * parsers, in parallel, read the line from the file themselves ({@link MappedFileLines}), so that
- * only the line's place travels from the one reader to them. A line ends at {@code \n}; a {@code
- * \r} before it is dropped.
+ * and its bytes, undecoded; or, by reference, no bytes ({@link
+ * io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction#hasBytes}): the parsers, in parallel, read
+ * the line from the file themselves ({@link MappedFileLines}), so that only the line's place
+ * travels from the one reader to them. A line ends at {@code \n}; a {@code \r} before it is
+ * dropped.
  *
  * <p>The file is not split: one reader hands out the lines in the file's order, so that a
  * checkpoint holds a prefix of the file, and a key's changes reach the writers in the file's order
@@ -69,11 +70,6 @@ final class NumberedLineFormat extends SimpleStreamFormat<Tuple4<Long, Long, Int
    */
   static FileEnumerator.Provider everyFile() {
     return () -> new NonSplittingRecursiveEnumerator(path -> true);
-  }
-
-  /** Whether a line came without its bytes, to be read from the file at its offset. */
-  static boolean byReference(Tuple4<Long, Long, Integer, byte[]> line) {
-    return line.f3.length != line.f2;
   }
 
   /**

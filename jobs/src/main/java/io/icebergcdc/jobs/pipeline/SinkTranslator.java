@@ -29,7 +29,6 @@ import org.apache.iceberg.flink.TableLoader;
 final class SinkTranslator {
 
   private final Map<TableIdentifier, IcebergCdcSink> sinks;
-  private final Set<String> writtenTogether;
   private final Set<String> followingSchemaChanges;
   private final boolean severalTables;
 
@@ -41,13 +40,11 @@ final class SinkTranslator {
 
   private SinkTranslator(
       Map<TableIdentifier, IcebergCdcSink> sinks,
-      Set<String> writtenTogether,
       Set<String> followingSchemaChanges,
       boolean severalTables,
       boolean inOneTransaction,
       String uidPrefix) {
     this.sinks = sinks;
-    this.writtenTogether = writtenTogether;
     this.followingSchemaChanges = followingSchemaChanges;
     this.severalTables = severalTables;
     this.inOneTransaction = inOneTransaction;
@@ -72,7 +69,6 @@ final class SinkTranslator {
       boolean inSourceOrder,
       CommitListener commitListener) {
     Map<TableIdentifier, IcebergCdcSink> sinks = new LinkedHashMap<>();
-    Set<String> together = new LinkedHashSet<>();
     Set<String> following = new LinkedHashSet<>();
     for (TableTarget target : targets) {
       Configuration options = new Configuration(sinkOptions);
@@ -87,16 +83,12 @@ final class SinkTranslator {
               .skipChangesBeforeTablePosition(inSourceOrder)
               .build();
       sinks.put(target.table(), sink);
-      if (severalTables && sink.writesWithOthers()) {
-        together.add(target.route());
-      }
       if (sink.writesWithOthers()) {
         following.add(target.route());
       }
     }
     return new SinkTranslator(
         sinks,
-        together,
         following,
         severalTables,
         sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES),
@@ -108,12 +100,13 @@ final class SinkTranslator {
    * other table; what the network buffers grow with.
    */
   int writerOperators() {
-    return sinks.size() - writtenTogether.size() + (writtenTogether.isEmpty() ? 0 : 1);
+    return sinks.size() - writtenTogether().size() + (writtenTogether().isEmpty() ? 0 : 1);
   }
 
   /** The routes of the tables that one writer takes, for the source's router. */
   Set<String> writtenTogether() {
-    return writtenTogether;
+    // In a job of several tables, one writer takes every table whose writer could be shared.
+    return severalTables ? followingSchemaChanges : Set.of();
   }
 
   /**
@@ -142,7 +135,7 @@ final class SinkTranslator {
       TableIdentifier table = target.table();
       IcebergCdcSink sink = sinks.get(table);
       String name = routed.deadLetterTables().getOrDefault(table, table.toString());
-      if (writtenTogether.contains(target.route())) {
+      if (writtenTogether().contains(target.route())) {
         String writtenAs = RoutedChanges.nameOnMainOutput(target);
         if (together.put(writtenAs, sink) != null) {
           throw new IllegalArgumentException(

@@ -3,6 +3,7 @@ package io.icebergcdc.jobs.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,7 +28,7 @@ class NumberedLineFormatTest {
     Tuple4<Long, Long, Integer, byte[]> line;
     while ((line = reader.read()) != null) {
       assertThat(line.f0).isEqualTo(lines.size() + 1L);
-      assertThat(NumberedLineFormat.byReference(line)).isFalse();
+      assertThat(DebeziumJsonParseFunction.hasBytes(line)).isTrue();
       assertThat(line.f3).hasSize(line.f2);
       assertThat(Arrays.copyOfRange(bytes, (int) (long) line.f1, (int) (line.f1 + line.f2)))
           .isEqualTo(line.f3);
@@ -51,7 +52,7 @@ class NumberedLineFormatTest {
       while ((line = reader.read()) != null) {
         assertThat(line.f0).isEqualTo(lines.size() + 1L);
         byte[] bytes =
-            NumberedLineFormat.byReference(line) ? mapped.read(line.f1, line.f2) : line.f3;
+            DebeziumJsonParseFunction.hasBytes(line) ? line.f3 : mapped.read(line.f1, line.f2);
         assertThat(bytes).hasSize(line.f2);
         lines.add(new String(bytes, StandardCharsets.UTF_8));
       }
