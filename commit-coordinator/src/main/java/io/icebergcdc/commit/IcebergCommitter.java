@@ -112,9 +112,38 @@ public final class IcebergCommitter {
       java.util.Map<String, IcebergCommitter> tables,
       org.apache.iceberg.flink.CatalogLoader catalog,
       boolean inOneTransaction) {
+    return ofTables(tables, catalog, inOneTransaction, null);
+  }
+
+  /**
+   * The committer of a table that appears while the job runs (a topic created for a job that reads
+   * topics by a pattern), built in the task by the name its writers tag its contributions with,
+   * which is its identifier in the catalog.
+   */
+  @FunctionalInterface
+  public interface OfNewTable extends java.io.Serializable {
+    IcebergCommitter committerOf(String table);
+  }
+
+  /**
+   * One operator that commits several tables, as {@link #ofTables(java.util.Map,
+   * org.apache.iceberg.flink.CatalogLoader, boolean)}, and the tables that appear while the job
+   * runs: the first contribution to a table it does not commit, or a restored state that holds one,
+   * makes it commit that table too, as {@code newTables} builds its committer (null: such a
+   * contribution fails the job, and a restored table it does not commit is a former table).
+   */
+  public static OneInputStreamOperator<ChangeCommittable, Void> ofTables(
+      java.util.Map<String, IcebergCommitter> tables,
+      org.apache.iceberg.flink.CatalogLoader catalog,
+      boolean inOneTransaction,
+      OfNewTable newTables) {
     java.util.Map<String, IcebergCommitterOperator> operators = new java.util.TreeMap<>();
     tables.forEach((name, committer) -> operators.put(name, committer.operatorOfOneTable()));
-    return IcebergCommitterOperator.ofTables(operators, catalog, inOneTransaction);
+    return IcebergCommitterOperator.ofTables(
+        operators,
+        catalog,
+        inOneTransaction,
+        newTables == null ? null : table -> newTables.committerOf(table).operatorOfOneTable());
   }
 
   /** The operator, for {@code transform} at parallelism 1. */

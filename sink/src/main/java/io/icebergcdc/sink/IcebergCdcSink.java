@@ -193,6 +193,21 @@ public final class IcebergCdcSink {
       Map<String, IcebergCdcSink> sinks,
       Map<String, String> committedAs,
       String uid) {
+    return writeTogether(changes, sinks, committedAs, uid, null);
+  }
+
+  /**
+   * Adds one operator that dedups and writes the changes of several tables, as {@link
+   * #writeTogether(DataStream, Map, Map, String)}, and of the tables that appear while the job
+   * runs: a change of a table it was not built with makes it write that table as {@code newTables}
+   * says, committed as its name (null: such a change fails the job).
+   */
+  public static Written writeTogether(
+      DataStream<ChangeEvent> changes,
+      Map<String, IcebergCdcSink> sinks,
+      Map<String, String> committedAs,
+      String uid,
+      NewTables newTables) {
     if (sinks.isEmpty()) {
       throw new IllegalArgumentException("no table to write");
     }
@@ -248,10 +263,25 @@ public final class IcebergCdcSink {
                     + tables.size()
                     + (tables.size() == 1 ? " table)" : " tables)"),
                 COMMITTABLE_TYPE,
-                PositionDeltaWriterOperator.ofTables(writers))
+                PositionDeltaWriterOperator.ofTables(
+                    writers, newTables == null ? null : table -> newWriter(newTables, table)))
             .uid(uid)
             .setParallelism(parallelism);
     return new Written(committers, written, written.getSideOutput(Dedup.DEAD_LETTERS));
+  }
+
+  /** The writer of a table that appeared while the job runs, committed as its name. */
+  private static PositionDeltaWriterOperator<?> newWriter(NewTables newTables, String table) {
+    IcebergCdcSink sink = newTables.sinkOf(table);
+    return sink.indexedWriter(
+        new OperatorUids(sink.options.get(SinkOptions.UID_PREFIX), sink.distribution), table);
+  }
+
+  /** The committer of a table that appeared while the job runs. */
+  private static IcebergCommitter newCommitter(NewTables newTables, String table) {
+    IcebergCdcSink sink = newTables.sinkOf(table);
+    return sink.committer(
+        new OperatorUids(sink.options.get(SinkOptions.UID_PREFIX), sink.distribution));
   }
 
   /**
@@ -306,6 +336,23 @@ public final class IcebergCdcSink {
       org.apache.iceberg.flink.CatalogLoader catalog,
       boolean inOneTransaction,
       String uid) {
+    return commitTogether(
+        tables, refusedUpstream, tableOfDeadLetter, catalog, inOneTransaction, uid, null);
+  }
+
+  /**
+   * Adds one committer, as {@link #commitTogether(java.util.List, DataStream, Map,
+   * org.apache.iceberg.flink.CatalogLoader, boolean, String)}, that commits the tables that appear
+   * while the job runs too, as {@code newTables} says (null: none may).
+   */
+  public static DataStreamSink<Void> commitTogether(
+      java.util.List<Written> tables,
+      DataStream<DeadLetter> refusedUpstream,
+      Map<String, String> tableOfDeadLetter,
+      org.apache.iceberg.flink.CatalogLoader catalog,
+      boolean inOneTransaction,
+      String uid,
+      NewTables newTables) {
     if (tables.isEmpty()) {
       throw new IllegalArgumentException("no table to commit");
     }
@@ -333,7 +380,11 @@ public final class IcebergCdcSink {
                 + committers.size()
                 + (committers.size() == 1 ? " table)" : " tables)"),
             Types.VOID,
-            IcebergCommitter.ofTables(committers, catalog, inOneTransaction))
+            IcebergCommitter.ofTables(
+                committers,
+                catalog,
+                inOneTransaction,
+                newTables == null ? null : table -> newCommitter(newTables, table)))
         .uid(uid)
         .setParallelism(1)
         .setMaxParallelism(1)

@@ -112,6 +112,17 @@ public final class DebeziumJsonParser {
     return this;
   }
 
+  /**
+   * Makes the changes carry the id of the schema the parser was built with from the first on
+   * ({@link ChangeEvent#rowSchemaId()}), for a table that the job was not built with (one that
+   * appeared while it runs): their rows then travel with their values' types, and the writer reads
+   * them by that schema, which it learns from the table.
+   */
+  public DebeziumJsonParser carryingSchemaId() {
+    this.rowSchemaId = changeSchema.schema().schemaId();
+    return this;
+  }
+
   /** How many events {@link #parse(byte[], String)} read without a tree of their payload. */
   long streamedEvents() {
     return streamedEvents;

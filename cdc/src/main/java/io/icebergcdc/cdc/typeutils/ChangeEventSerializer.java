@@ -89,14 +89,25 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
     return tables;
   }
 
+  /**
+   * The serializer of the rows of {@code table}; null for a table this stream was not built with,
+   * whose changes may still pass with rows that describe themselves (a table that appeared while
+   * the job runs, whose changes carry its schema's id).
+   */
   private RowDataSerializer rowsOf(String table) {
-    if (tables == null) {
-      return rowSerializer;
-    }
-    RowDataSerializer rows = tables.get(table);
+    return tables == null ? rowSerializer : tables.get(table);
+  }
+
+  /** The serializer of the rows of {@code event}'s table, which must be one of this stream's. */
+  private RowDataSerializer ownRowsOf(ChangeEvent event) {
+    RowDataSerializer rows = rowsOf(event.table());
     if (rows == null) {
       throw new IllegalArgumentException(
-          "a change of table " + table + ", which is not one of this stream's: " + tables.keySet());
+          "a change of table "
+              + event.table()
+              + ", which is not one of this stream's ("
+              + tables.keySet()
+              + "), in the job's schema");
     }
     return rows;
   }
@@ -123,8 +134,8 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public ChangeEvent copy(ChangeEvent from) {
-    RowDataSerializer rowSerializer = rowsOf(from.table());
     boolean ownRows = from.rowSchemaId() == ChangeEvent.JOB_SCHEMA;
+    RowDataSerializer rowSerializer = ownRows ? ownRowsOf(from) : null;
     ChangeEvent copy =
         new ChangeEvent(
             from.table(),
@@ -171,11 +182,11 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
 
   @Override
   public void serialize(ChangeEvent event, DataOutputView out) throws IOException {
-    RowDataSerializer rows = rowsOf(event.table());
+    boolean ownRows = event.rowSchemaId() == ChangeEvent.JOB_SCHEMA;
+    RowDataSerializer rows = ownRows ? ownRowsOf(event) : null;
     out.writeUTF(event.table());
     out.writeByte(event.operation().ordinal());
     RowKeySerializer.INSTANCE.serialize(event.key(), out);
-    boolean ownRows = event.rowSchemaId() == ChangeEvent.JOB_SCHEMA;
     writeRow(rows, ownRows, event.before(), out);
     writeRow(rows, ownRows, event.after(), out);
     SourceSequenceCodec.write(event.sequence(), out);
@@ -291,6 +302,10 @@ public final class ChangeEventSerializer extends TypeSerializer<ChangeEvent> {
       case NO_ROW:
         return null;
       case ROW:
+        if (rows == null) {
+          throw new IOException(
+              "a row in the job's schema of a table this stream was not built with");
+        }
         return rows.deserialize(in);
       case SELF_DESCRIBING_ROW:
         return SelfDescribingRows.read(in);

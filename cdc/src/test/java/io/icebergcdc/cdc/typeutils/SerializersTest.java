@@ -298,6 +298,19 @@ class SerializersTest {
             count.sourceTimestampMillis());
     assertThatThrownBy(() -> serializer.serialize(other, new DataOutputSerializer(64)))
         .hasMessageContaining("db.other");
+    // A table that appeared while the job runs: its changes carry its schema's id, and their rows
+    // travel described, beside the changes of the stream's own tables.
+    ChangeEvent appeared = other.inSchema(0, null, countRow, ColumnMask.EMPTY, ColumnMask.EMPTY);
+    DataOutputSerializer mixed = new DataOutputSerializer(64);
+    serializer.serialize(appeared, mixed);
+    serializer.serialize(count, mixed);
+    DataInputDeserializer mixedIn = new DataInputDeserializer(mixed.getCopyOfBuffer());
+    ChangeEvent readAppeared = reader.deserialize(mixedIn);
+    assertThat(readAppeared).isEqualTo(appeared);
+    assertThat(readAppeared.rowSchemaId()).isZero();
+    assertThat(readAppeared.after()).isEqualTo(countRow);
+    assertThat(reader.deserialize(mixedIn).after().getDouble(2)).isEqualTo(1.5);
+    assertThat(serializer.copy(appeared).after()).isEqualTo(countRow);
   }
 
   @Test

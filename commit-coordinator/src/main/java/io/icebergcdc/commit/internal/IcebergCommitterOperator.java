@@ -115,6 +115,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   /** Whether the tables of a checkpoint are committed in one transaction of their catalog. */
   private final boolean inOneTransaction;
 
+  /** What commits the tables that appear while the job runs; null where none may. */
+  private final NewTables newTables;
+
   /** Where the work of each table is done. */
   private transient CommitThreads commitThreads;
 
@@ -159,6 +162,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     this.tables = new HashMap<>();
     this.formerTables = null;
     this.inOneTransaction = false;
+    this.newTables = null;
     tables.put(
         null,
         new TableCommitter.Settings(
@@ -176,10 +180,21 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private IcebergCommitterOperator(
       Map<String, TableCommitter.Settings> tables,
       CatalogLoader formerTables,
-      boolean inOneTransaction) {
+      boolean inOneTransaction,
+      NewTables newTables) {
     this.tables = tables;
     this.formerTables = formerTables;
     this.inOneTransaction = inOneTransaction;
+    this.newTables = newTables;
+  }
+
+  /**
+   * Builds the committer of one table for a table that appears while the job runs, by the name its
+   * writers tag its contributions with (its identifier in the catalog).
+   */
+  @FunctionalInterface
+  public interface NewTables extends java.io.Serializable {
+    IcebergCommitterOperator committerOf(String table);
   }
 
   /**
@@ -214,6 +229,20 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       Map<String, IcebergCommitterOperator> tables,
       CatalogLoader catalog,
       boolean inOneTransaction) {
+    return ofTables(tables, catalog, inOneTransaction, null);
+  }
+
+  /**
+   * The committer of several tables, as {@link #ofTables(Map, CatalogLoader, boolean)}, that
+   * commits the tables that appear while the job runs too: the first contribution to a table it
+   * does not commit, or a restored state of one, makes it commit that table as {@code newTables}
+   * builds its committer; null where none may appear.
+   */
+  public static IcebergCommitterOperator ofTables(
+      Map<String, IcebergCommitterOperator> tables,
+      CatalogLoader catalog,
+      boolean inOneTransaction,
+      NewTables newTables) {
     if (inOneTransaction && catalog == null) {
       throw new IllegalArgumentException(
           "committing the tables in one transaction needs the catalog of the tables");
@@ -225,7 +254,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     tables.forEach(
         (name, one) ->
             settings.put(Objects.requireNonNull(name, "table"), one.only().withOwnListener()));
-    return new IcebergCommitterOperator(settings, catalog, inOneTransaction);
+    return new IcebergCommitterOperator(settings, catalog, inOneTransaction, newTables);
   }
 
   /** The settings of the one table of a committer of one table. */
@@ -319,6 +348,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           CommitterState state =
               SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes);
           TableCommitter committer = committers.get(state.table());
+          if (committer == null && newTables != null && state.table() != null) {
+            // A table that appeared while the job ran, before a restart rebuilt it without it.
+            committer = startCommitting(state.table());
+          }
           if (committer == null) {
             if (state.pending().values().stream().noneMatch(ChangeCommittable::hasFiles)) {
               LOG.info(
@@ -399,10 +432,40 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
   }
 
+  /**
+   * Starts committing {@code table}, which appeared while the job runs, as {@link #newTables}
+   * builds its committer; null if the catalog no longer has the table.
+   */
+  private TableCommitter startCommitting(String table) throws Exception {
+    TableCommitter committer;
+    try {
+      committer =
+          new TableCommitter(
+              newTables.committerOf(table).only().withOwnListener(),
+              getRuntimeContext().getJobInfo().getJobId().toString(),
+              getOperatorID().toString(),
+              getRuntimeContext().isCheckpointingEnabled(),
+              getMetricGroup().addGroup("table", table),
+              org.apache.flink.util.concurrent.Executors.newDirectExecutorService());
+    } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
+      LOG.warn("Table {}, which appeared while the job ran, is no longer in the catalog", table);
+      return null;
+    }
+    if (transactions != null) {
+      transactions.checkNames(Map.of(table, committer), CommitThreads.none());
+    }
+    committers.put(table, committer);
+    LOG.info("Committing table {} too, which appeared while the job runs", table);
+    return committer;
+  }
+
   @Override
-  public void processElement(StreamRecord<ChangeCommittable> element) {
+  public void processElement(StreamRecord<ChangeCommittable> element) throws Exception {
     ChangeCommittable committable = element.getValue();
     TableCommitter committer = committers.get(committable.table());
+    if (committer == null && newTables != null && committable.table() != null) {
+      committer = startCommitting(committable.table());
+    }
     if (committer == null) {
       throw new IllegalStateException(
           "a contribution to "

@@ -268,6 +268,48 @@ class CommitterOfSeveralTablesTest {
         knowsTheCatalog ? TestTables.catalog(warehouse) : null);
   }
 
+  /** A committer of orders that commits the tables that appear while the job runs as well. */
+  private IcebergCommitterOperator ordersTakingNewTables() {
+    org.apache.iceberg.flink.CatalogLoader catalog = TestTables.catalog(warehouse);
+    return IcebergCommitterOperator.ofTables(
+        Map.of(
+            ORDERS.toString(),
+            new IcebergCommitterOperator(TableLoader.fromCatalog(catalog, ORDERS), null)),
+        catalog,
+        false,
+        table ->
+            new IcebergCommitterOperator(
+                TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)), null));
+  }
+
+  @Test
+  void aTableThatAppearsWhileTheJobRunsIsCommittedAndKeptAcrossRestores() throws Exception {
+    var harness = open(ordersTakingNewTables(), null);
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1");
+    assertThat(table(ITEMS).currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "7");
+
+    // Checkpoint 2 completes, but the job fails before the committer hears of it; Flink restores
+    // the job as it was built, without the new table: its pending checkpoint is committed, once,
+    // and it goes on being committed, as a table of the job, not forgotten as a former one.
+    harness.processElement(file(ITEMS, "i2", 3));
+    OperatorSubtaskState state = harness.snapshot(2, 2);
+    var restored = open(ordersTakingNewTables(), state);
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
+    open(ordersTakingNewTables(), state);
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
+    restored.processElement(file(ITEMS, "i3", 4));
+    OperatorSubtaskState next = restored.snapshot(3, 3);
+    restored.notifyOfCompletedCheckpoint(3);
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2", "3");
+    // Its next state holds the table: a committer that takes no new tables treats it as former.
+    assertThatThrownBy(() -> open(ordersOnly(false), next)).hasMessageContaining("db.items");
+  }
+
   @Test
   void aContributionWithoutItsTableIsRefused() throws Exception {
     var harness = open(null, Map.of());

@@ -79,6 +79,21 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /** The writers by the table name their changes carry; for an operator of several, else null. */
   private final TreeMap<String, TableDeltaWriter<?>> byTable;
 
+  /**
+   * Builds the writer of a table that appears while the job runs, for an operator of several that
+   * may take such tables; else null.
+   */
+  private final NewTables newTables;
+
+  /** The checkpoint this operator's state was restored from; null if it started without state. */
+  private transient Long restoredCheckpoint;
+
+  /** The latest checkpoint whose barrier this operator passed; -1 for none. */
+  private transient long preparedCheckpoint;
+
+  /** The latest checkpoint this operator knows complete; -1 for none. */
+  private transient long completedCheckpoint;
+
   /** The writer of one table. */
   public PositionDeltaWriterOperator(
       TableLoader tableLoader,
@@ -100,11 +115,24 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
             ambiguousChangePolicy,
             compactionRatio);
     this.byTable = null;
+    this.newTables = null;
   }
 
-  private PositionDeltaWriterOperator(TreeMap<String, TableDeltaWriter<?>> byTable) {
+  private PositionDeltaWriterOperator(
+      TreeMap<String, TableDeltaWriter<?>> byTable, NewTables newTables) {
     this.only = null;
     this.byTable = byTable;
+    this.newTables = newTables;
+  }
+
+  /**
+   * Builds the operator of one table for a table that appears while the job runs, by the name its
+   * changes carry, as {@link #ofTables} takes it: keyed by primary key and tagged for the committer
+   * of several tables.
+   */
+  @FunctionalInterface
+  public interface NewTables extends java.io.Serializable {
+    PositionDeltaWriterOperator<?> writerOf(String table);
   }
 
   /**
@@ -115,25 +143,41 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    */
   public static PositionDeltaWriterOperator<TableKey> ofTables(
       Map<String, PositionDeltaWriterOperator<?>> tables) {
+    return ofTables(tables, null);
+  }
+
+  /**
+   * The writer of several tables, as {@link #ofTables(Map)}, that writes the tables that appear
+   * while the job runs too: the first change of a table it does not write, or a restored state that
+   * holds one, makes it write that table as {@code newTables} builds its writer, as it would write
+   * a table added to the job between runs; null where no table may appear.
+   */
+  public static PositionDeltaWriterOperator<TableKey> ofTables(
+      Map<String, PositionDeltaWriterOperator<?>> tables, NewTables newTables) {
     if (tables.isEmpty()) {
       throw new IllegalArgumentException("no table to write");
     }
     TreeMap<String, TableDeltaWriter<?>> byTable = new TreeMap<>();
     for (Map.Entry<String, PositionDeltaWriterOperator<?>> table : tables.entrySet()) {
-      TableDeltaWriter<?> writer = table.getValue().only;
-      if (writer == null || !writer.keyedByPrimaryKey()) {
-        throw new IllegalArgumentException(
-            "table " + table.getKey() + " is not written by primary key alone");
-      }
-      if (writer.committedAs() == null) {
-        throw new IllegalArgumentException(
-            "table " + table.getKey() + " is not tagged for a committer of several tables");
-      }
-      // The scope's keys are the stream's: the table's name as its changes carry it.
-      writer.setScope(TableScope.of(table.getKey()));
-      byTable.put(table.getKey(), writer);
+      byTable.put(table.getKey(), writerOfTable(table.getKey(), table.getValue()));
     }
-    return new PositionDeltaWriterOperator<>(byTable);
+    return new PositionDeltaWriterOperator<>(byTable, newTables);
+  }
+
+  /** The writer of {@code table} in an operator of several, from its operator of one. */
+  private static TableDeltaWriter<?> writerOfTable(
+      String table, PositionDeltaWriterOperator<?> operator) {
+    TableDeltaWriter<?> writer = operator.only;
+    if (writer == null || !writer.keyedByPrimaryKey()) {
+      throw new IllegalArgumentException("table " + table + " is not written by primary key alone");
+    }
+    if (writer.committedAs() == null) {
+      throw new IllegalArgumentException(
+          "table " + table + " is not tagged for a committer of several tables");
+    }
+    // The scope's keys are the stream's: the table's name as its changes carry it.
+    writer.setScope(TableScope.of(table));
+    return writer;
   }
 
   private Collection<TableDeltaWriter<?>> writers() {
@@ -197,6 +241,15 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
+    restoredCheckpoint =
+        context.getRestoredCheckpointId().isPresent()
+            ? context.getRestoredCheckpointId().getAsLong()
+            : null;
+    preparedCheckpoint = restoredCheckpoint == null ? -1 : restoredCheckpoint;
+    completedCheckpoint = preparedCheckpoint;
+    if (byTable != null && newTables != null && context.isRestored()) {
+      claimRestoredTables(context);
+    }
     for (TableDeltaWriter<?> writer : writers()) {
       writer.initializeState(context, this, output);
     }
@@ -209,6 +262,71 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     }
   }
 
+  /** The names of the tables whose writers' state was restored. */
+  private static java.util.Set<String> restoredTables(StateInitializationContext context)
+      throws Exception {
+    java.util.Set<String> tables = new java.util.TreeSet<>();
+    String suffix = "/" + WriterState.INDEX_COMPLETE_STATE;
+    for (String name : context.getOperatorStateStore().getRegisteredStateNames()) {
+      if (name.endsWith(suffix)) {
+        tables.add(name.substring(0, name.length() - suffix.length()));
+      }
+    }
+    return tables;
+  }
+
+  /**
+   * Takes the writers of the restored tables that this operator was not built with, but that
+   * appeared while the job ran before (Flink restores a job as it was built): their state, index
+   * and keys carry on. A table the catalog no longer has, or whose state an earlier run forgot, is
+   * left to be forgotten.
+   */
+  private void claimRestoredTables(StateInitializationContext context) throws Exception {
+    for (String table : restoredTables(context)) {
+      boolean holdsState =
+          context
+              .getOperatorStateStore()
+              .getUnionListState(WriterState.indexCompleteDescriptor(TableScope.of(table)))
+              .get()
+              .iterator()
+              .hasNext();
+      if (holdsState && !byTable.containsKey(table)) {
+        try {
+          byTable.put(table, writerOfTable(table, newTables.writerOf(table)));
+          LOG.info("Writing table {} too, which appeared while the job ran", table);
+        } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
+          LOG.warn(
+              "Table {}, which appeared while the job ran, is no longer in the catalog", table);
+        }
+      }
+    }
+  }
+
+  /**
+   * Starts writing {@code table}, which appeared while the job runs, as a table added to the job
+   * between runs starts: its state registered now, from the latest completed checkpoint on, its
+   * files going with the checkpoint after the latest this operator passed.
+   */
+  private TableDeltaWriter<?> startWriting(String table) throws Exception {
+    TableDeltaWriter<?> writer = writerOfTable(table, newTables.writerOf(table));
+    Object key = getCurrentKey();
+    Long startCheckpoint = completedCheckpoint < 0 ? restoredCheckpoint : completedCheckpoint;
+    writer.initializeState(
+        new org.apache.flink.runtime.state.StateInitializationContextImpl(
+            startCheckpoint, getOperatorStateBackend(), getKeyedStateStore(), List.of(), List.of()),
+        this,
+        output);
+    if (startCheckpoint != null) {
+      writer.indexRestored();
+    }
+    writer.open();
+    writer.startsAfter(preparedCheckpoint);
+    byTable.put(table, writer);
+    setCurrentKey(key);
+    LOG.info("Writing table {} too, which appeared while the job runs", table);
+    return writer;
+  }
+
   /**
    * Clears the restored operator state of the tables this job no longer writes (a restore carries
    * unclaimed state into the next snapshots; a table added to the job again must start without
@@ -216,16 +334,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    */
   private java.util.Set<String> forgetTablesNoLongerWritten(StateInitializationContext context)
       throws Exception {
-    java.util.Set<String> gone = new java.util.TreeSet<>();
-    String suffix = "/" + WriterState.INDEX_COMPLETE_STATE;
-    for (String name : new ArrayList<>(context.getOperatorStateStore().getRegisteredStateNames())) {
-      if (name.endsWith(suffix)) {
-        String table = name.substring(0, name.length() - suffix.length());
-        if (!byTable.containsKey(table)) {
-          gone.add(table);
-        }
-      }
-    }
+    java.util.Set<String> gone = restoredTables(context);
+    gone.removeAll(byTable.keySet());
     for (String table : gone) {
       WriterState.forget(context.getOperatorStateStore(), TableScope.of(table));
     }
@@ -284,6 +394,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
     ChangeEvent change = element.getValue();
     TableDeltaWriter<?> writer = only != null ? only : byTable.get(change.table());
+    if (writer == null && newTables != null) {
+      writer = startWriting(change.table());
+    }
     if (writer == null) {
       throw new IllegalStateException(
           "a change of table " + change.table() + ", which this writer does not write");
@@ -294,6 +407,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   @Override
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     super.prepareSnapshotPreBarrier(checkpointId);
+    preparedCheckpoint = Math.max(preparedCheckpoint, checkpointId);
     for (TableDeltaWriter<?> writer : writers()) {
       writer.prepareSnapshotPreBarrier(checkpointId);
     }
@@ -454,6 +568,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   @Override
   public void notifyCheckpointComplete(long checkpointId) throws Exception {
     super.notifyCheckpointComplete(checkpointId);
+    completedCheckpoint = Math.max(completedCheckpoint, checkpointId);
     for (TableDeltaWriter<?> writer : writers()) {
       writer.notifyCheckpointComplete(checkpointId);
     }

@@ -433,6 +433,15 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     setFileEpoch(checkpointId + 1);
   }
 
+  /**
+   * For a writer that starts while the job runs (a table that appeared meanwhile): the files it
+   * writes from now on go with the checkpoint after {@code checkpointId}, the latest whose barrier
+   * the operator has passed.
+   */
+  void startsAfter(long checkpointId) {
+    setFileEpoch(Math.max(fileEpoch, checkpointId + 1));
+  }
+
   private void setFileEpoch(long epoch) {
     fileEpoch = epoch;
     if (files != null) {

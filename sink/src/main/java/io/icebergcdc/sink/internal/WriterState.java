@@ -116,7 +116,7 @@ final class WriterState {
 
   // One descriptor each for the registration and for forgetting the state.
 
-  private static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
+  static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
     return new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN);
   }
 

@@ -73,6 +73,9 @@ class WriterOfSeveralTablesTest {
   /** Whether the harness keeps keyed state in RocksDB rather than on the heap. */
   private boolean rocksDb;
 
+  /** Whether the writer takes the tables that appear while the job runs. */
+  private boolean takesNewTables;
+
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
       OperatorSubtaskState restore, int parallelism, int subtask) throws Exception {
     return harness(restore, parallelism, subtask, TABLES);
@@ -96,25 +99,21 @@ class WriterOfSeveralTablesTest {
       io.icebergcdc.cdc.ChangeSchema schema)
       throws Exception {
     Map<String, PositionDeltaWriterOperator<?>> writers = new LinkedHashMap<>();
-    tables.forEach(
-        (name, id) -> {
+    tables.forEach((name, id) -> writers.put(name, writerOfTable(catalog(), id, schema)));
+    CatalogLoader catalog = catalog();
+    boolean bootstrapping = bootstrap;
+    long maxKeys = indexMaxKeys;
+    PositionDeltaWriterOperator.NewTables newTables =
+        table -> {
+          // As the job builds it: from the table as the catalog has it, named as its identifier.
+          TableIdentifier id = TableIdentifier.parse(table);
           PositionDeltaWriterOperator<?> writer =
-              new PositionDeltaWriterOperator<>(
-                  TableLoader.fromCatalog(catalog(), id),
-                  schema,
-                  new RowKeySelector(),
-                  bootstrap,
-                  Map.of(),
-                  Duration.ofDays(1),
-                  io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
-                  1.0);
-          writer.setCommittedAs(id.toString());
-          writer.setIndexMaxKeys(indexMaxKeys);
-          writers.put(name, writer);
-        });
+              writerOf(catalog, id, bootstrapping, maxKeys, null);
+          return writer;
+        };
     KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
-            PositionDeltaWriterOperator.ofTables(writers),
+            PositionDeltaWriterOperator.ofTables(writers, takesNewTables ? newTables : null),
             new TableKeySelector(),
             TableKeyTypeInfo.INSTANCE,
             MAX_PARALLELISM,
@@ -130,6 +129,37 @@ class WriterOfSeveralTablesTest {
     }
     harness.open();
     return harness;
+  }
+
+  private PositionDeltaWriterOperator<?> writerOfTable(
+      CatalogLoader catalog, TableIdentifier id, io.icebergcdc.cdc.ChangeSchema schema) {
+    return writerOf(catalog, id, bootstrap, indexMaxKeys, schema);
+  }
+
+  /** The writer of table {@code id}, built with {@code schema}, or the table's own if null. */
+  private static PositionDeltaWriterOperator<?> writerOf(
+      CatalogLoader catalog,
+      TableIdentifier id,
+      boolean bootstrap,
+      long indexMaxKeys,
+      io.icebergcdc.cdc.ChangeSchema schema) {
+    io.icebergcdc.cdc.ChangeSchema tableSchema =
+        schema != null
+            ? schema
+            : new io.icebergcdc.cdc.ChangeSchema(catalog.loadCatalog().loadTable(id).schema());
+    PositionDeltaWriterOperator<?> writer =
+        new PositionDeltaWriterOperator<>(
+            TableLoader.fromCatalog(catalog, id),
+            tableSchema,
+            new RowKeySelector(),
+            bootstrap,
+            Map.of(),
+            Duration.ofDays(1),
+            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+            1.0);
+    writer.setCommittedAs(id.toString());
+    writer.setIndexMaxKeys(indexMaxKeys);
+    return writer;
   }
 
   /** {@code change} as a change of the table its changes name {@code table}. */
@@ -524,6 +554,61 @@ class WriterOfSeveralTablesTest {
             row,
             io.icebergcdc.cdc.ColumnMask.EMPTY,
             io.icebergcdc.cdc.ColumnMask.EMPTY);
+  }
+
+  /**
+   * A table that appears while the job runs is written from its first change, as a table added to
+   * the job; Flink restores the job as it was built, without the table, and the writer takes the
+   * table's state back: its dedup drops a stale change and its index finds a row to update.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
+  void aTableThatAppearsWhileTheJobRunsIsWrittenAndKeptAcrossRestores(long maxKeys)
+      throws Exception {
+    indexMaxKeys = maxKeys;
+    takesNewTables = true;
+    Map<String, Table> tables = tables();
+    OperatorSubtaskState state;
+    String fileOfC;
+    try (var harness = harness(null, 1, 0)) {
+      Map<String, ChangeCommittable> first =
+          checkpoint(harness, 1, of("src.a", insert(1, "a", 10)));
+      append(tables.get("src.a"), first.get("db.a"));
+      harness.notifyOfCompletedCheckpoint(1);
+      Table c =
+          CdcTables.createOrLoad(
+              catalog().loadCatalog(),
+              TableIdentifier.of("db", "c"),
+              TestChanges.SCHEMA,
+              null,
+              3,
+              List.of("id"));
+      Map<String, ChangeCommittable> second =
+          checkpoint(harness, 2, of("db.c", insert(1, "c1", 10)), of("db.c", insert(2, "c2", 10)));
+      assertThat(second).containsOnlyKeys("db.c");
+      assertThat(second.get("db.c").stats().inserted()).isEqualTo(2);
+      fileOfC = dataFile(second.get("db.c"), c);
+      assertThat(fileOfC).contains("/db/c/");
+      append(c, second.get("db.c"));
+      state = harness.snapshot(2, 2);
+      harness.notifyOfCompletedCheckpoint(2);
+    }
+    try (var harness = harness(state, 1, 0)) {
+      Map<String, ChangeCommittable> after =
+          checkpoint(harness, 3, of("db.c", update(1, "c1'", 5)), of("db.c", update(2, "c2'", 11)));
+      ChangeCommittable c = after.get("db.c");
+      assertThat(c.stats().staleDropped()).isEqualTo(1);
+      assertThat(c.stats().updated()).isEqualTo(1);
+      assertThat(c.equalityFallbacks()).isZero();
+      assertThat(c.positionDeletes().positions(fileOfC)).containsExactly(1);
+    }
+    // Restored by a writer that takes no new tables, the table's state is dropped.
+    takesNewTables = false;
+    try (var harness = harness(state, 1, 0)) {
+      assertThatThrownBy(
+              () -> harness.processElement(new StreamRecord<>(of("db.c", insert(3, "c", 1)))))
+          .hasMessageContaining("db.c");
+    }
   }
 
   @Test

@@ -1,0 +1,70 @@
+package io.icebergcdc.sink;
+
+import io.icebergcdc.commit.CommitListener;
+import java.io.Serializable;
+import org.apache.flink.configuration.Configuration;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.TableLoader;
+
+/**
+ * How a job of several tables writes and commits the tables that appear while it runs (a topic
+ * created for a job that reads topics by a pattern): each as the job's own tables are written, with
+ * the job's options, by its identifier in the catalog, which is the name its changes carry and its
+ * writers tag their contributions with. The shared writer and committer ({@link
+ * IcebergCdcSink#writeTogether}, {@link IcebergCdcSink#commitTogether}) build a table's sink in the
+ * task, at its first change, or at a restore whose state holds it.
+ */
+public final class NewTables implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+
+  private final CatalogLoader catalog;
+  private final Configuration options;
+  private final CommitListener commitListener;
+  private final boolean inSourceOrder;
+
+  /**
+   * @param catalog the tables' catalog
+   * @param options the job's sink and dedup options
+   * @param commitListener told of each table's commits (tests); null for none
+   * @param inSourceOrder whether the changes come in their sources' order ({@link
+   *     IcebergCdcSink.Builder#skipChangesBeforeTablePosition})
+   */
+  public NewTables(
+      CatalogLoader catalog,
+      Configuration options,
+      CommitListener commitListener,
+      boolean inSourceOrder) {
+    this.catalog = catalog;
+    this.options = new Configuration(options);
+    this.commitListener = commitListener;
+    this.inSourceOrder = inSourceOrder;
+  }
+
+  /**
+   * The sink of {@code table}, which must be one that is written with others ({@link
+   * IcebergCdcSink#writesWithOthers}).
+   *
+   * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
+   */
+  IcebergCdcSink sinkOf(String table) {
+    Configuration tableOptions = new Configuration(options);
+    tableOptions.set(SinkOptions.UID_PREFIX, table);
+    IcebergCdcSink sink =
+        IcebergCdcSink.builder()
+            .table(TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)))
+            .options(tableOptions)
+            .commitListener(commitListener)
+            .skipChangesBeforeTablePosition(inSourceOrder)
+            .build();
+    if (!sink.writesWithOthers()) {
+      throw new IllegalStateException(
+          "table "
+              + table
+              + ", which appeared while the job runs, cannot be written with the job's other"
+              + " tables (it has no primary key, or is distributed by partition)");
+    }
+    return sink;
+  }
+}
