@@ -198,18 +198,22 @@ class KafkaApplyITCase {
   }
 
   /**
-   * A topic created while a {@code --topic-pattern} job runs is picked up: the job ends at the
-   * topic's first record, {@link JobRunner#run()} builds it again with a table for the topic
-   * (created from the record's Connect schema) and resumes it from its latest checkpoint, and the
-   * new topic is read from its start. Both tables end equal to their changelogs, and each
-   * checkpoint of each job is committed once.
+   * A topic created while a {@code --topic-pattern} job runs is picked up without ending the job:
+   * at the topic's first record the router creates its table from the record's Connect schema, and
+   * the one writer and committer take the table from then on; the new topic is read from its start.
+   * The job fails once, just after the first commit to the new table, and Flink restores it as it
+   * was built, without the table: the writer and committer take the table back from the restored
+   * state. Both tables end equal to their changelogs, each checkpoint committed once, all by one
+   * job.
    */
   @Test
   void readsATopicCreatedWhileAPatternJobRuns(@InjectClusterClient ClusterClient<?> client)
       throws Exception {
+    FailAfterFirstCommitToSecond.FAILED.set(false);
     Changelog first = new ChangelogGenerator(2000, 200, 0.1, 0.05, 21).generate();
     Changelog late = new ChangelogGenerator(1500, 150, 0.1, 0.05, 22).generate();
     List<Map.Entry<String, String>> firstRecords = first.kafkaRecords();
+    List<Map.Entry<String, String>> lateRecords = late.kafkaRecords();
     KAFKA.createTopic("late.public.first", 2);
     KAFKA.produce("late.public.first", firstRecords.subList(0, firstRecords.size() / 2));
     JobDefinition job =
@@ -219,8 +223,10 @@ class KafkaApplyITCase {
             // New topics looked for every half second rather than every 30 s.
             .kafkaProperties(Map.of("partition.discovery.interval.ms", "500"))
             .tableTemplate("late.{table}")
+            .restartAttempts(3)
             .build();
-    try (BackgroundRun run = BackgroundRun.start(new JobRunner(job), client)) {
+    try (BackgroundRun run =
+        BackgroundRun.start(new JobRunner(job, new FailAfterFirstCommitToSecond()), client)) {
       Catalog catalog = job.catalog().loader().loadCatalog();
       TableIdentifier firstTable = TableIdentifier.of("late", "first");
       long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
@@ -232,17 +238,18 @@ class KafkaApplyITCase {
       }
 
       KAFKA.createTopic("late.public.second", 2);
-      KAFKA.produce("late.public.second", late.kafkaRecords());
-      // The rest of the first topic once the job built again has created the new topic's table:
-      // only that job can read it.
+      KAFKA.produce("late.public.second", lateRecords.subList(0, lateRecords.size() / 2));
       TableIdentifier lateTable = TableIdentifier.of("late", "second");
-      while (!catalog.tableExists(lateTable)) {
+      while (!catalog.tableExists(lateTable)
+          || catalog.loadTable(lateTable).currentSnapshot() == null) {
         run.check();
-        assertThat(System.nanoTime()).as("table %s created", lateTable).isLessThan(deadline);
+        assertThat(System.nanoTime()).as("a commit to %s", lateTable).isLessThan(deadline);
         Thread.sleep(100);
       }
       KAFKA.produce(
           "late.public.first", firstRecords.subList(firstRecords.size() / 2, firstRecords.size()));
+      KAFKA.produce(
+          "late.public.second", lateRecords.subList(lateRecords.size() / 2, lateRecords.size()));
 
       Map<TableIdentifier, Changelog> expected = Map.of(firstTable, first, lateTable, late);
       for (Map.Entry<TableIdentifier, Changelog> entry : expected.entrySet()) {
@@ -260,11 +267,27 @@ class KafkaApplyITCase {
         }
         assertThat(differences).as("table %s against its changelog", entry.getKey()).isEmpty();
       }
-      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(firstTable)))
-          .as("the job before the new topic and the job built again with it")
-          .hasSize(2);
+      assertThat(FailAfterFirstCommitToSecond.FAILED).as("the injected failure").isTrue();
+      java.util.Set<String> jobs =
+          Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(firstTable));
+      assertThat(jobs).as("one job, never ended for the new topic").hasSize(1);
       assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(lateTable)))
-          .hasSize(1);
+          .isEqualTo(jobs);
+    }
+  }
+
+  /** Fails the job once, just after the first commit to table {@code late.second}. */
+  static final class FailAfterFirstCommitToSecond implements io.icebergcdc.commit.CommitListener {
+    private static final long serialVersionUID = 1L;
+    static final java.util.concurrent.atomic.AtomicBoolean FAILED =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    @Override
+    public void afterCommit(long checkpointId, org.apache.iceberg.Snapshot snapshot) {
+      if (snapshot.manifestListLocation().contains("/late/second/")
+          && FAILED.compareAndSet(false, true)) {
+        throw new IllegalStateException("injected failure after committing " + checkpointId);
+      }
     }
   }
 

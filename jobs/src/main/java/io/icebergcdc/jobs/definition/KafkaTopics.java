@@ -31,7 +31,7 @@ public record KafkaTopics(
     String format,
     Map<String, String> kafkaProperties,
     String sequenceColumn)
-    implements SourceDefinition {
+    implements SourceDefinition, java.io.Serializable {
 
   public static final String DEBEZIUM_JSON = "debezium-json";
   public static final String UPSERT_JSON = "upsert-json";

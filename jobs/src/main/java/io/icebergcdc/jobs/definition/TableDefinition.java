@@ -18,7 +18,8 @@ import java.util.List;
  *     have; null for {@link #DEFAULT_FORMAT_VERSION} and no check
  */
 public record TableDefinition(
-    String nameTemplate, List<String> primaryKey, String partitionBy, Integer formatVersion) {
+    String nameTemplate, List<String> primaryKey, String partitionBy, Integer formatVersion)
+    implements java.io.Serializable {
 
   public static final int DEFAULT_FORMAT_VERSION = 2;
 

@@ -44,6 +44,7 @@ import org.apache.flink.util.OutputTag;
 public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent> {
 
   private static final long serialVersionUID = 1L;
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(KafkaRouter.class);
   private final Map<String, TableRoute> routes;
 
   /** The table name the changes of each topic on the main output carry. */
@@ -56,6 +57,18 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
 
   /** What evolves the tables on the main output when their events' schema changes; or null. */
   private SchemaEvolution evolution;
+
+  /** What makes the tables of topics that appear while the job runs ready; or null. */
+  private NewTopics newTopics;
+
+  /** The routes of the topics that appeared while this task runs, by topic. */
+  private transient Map<String, TableRoute> appeared;
+
+  /**
+   * The topics that appeared while this task runs whose table could not be made ready, with why:
+   * their records are bad records, without trying again for each.
+   */
+  private transient Map<String, String> unready;
 
   private transient Map<String, RecordParser> parsers;
   private transient Counter badRecords;
@@ -109,6 +122,41 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
     return this;
   }
 
+  /**
+   * The table of a topic that appeared while the job runs, made ready for its first record: created
+   * from the record's Connect schema where it is missing.
+   */
+  public interface NewTopics extends java.io.Serializable {
+
+    /**
+     * @throws MalformedChangeException if the record cannot tell the table to create
+     */
+    NewTopic tableOf(String topic, KafkaRecord record, String locator);
+  }
+
+  /**
+   * A topic's table, ready to be written.
+   *
+   * @param tableName its identifier, which its changes carry
+   * @param schema its schema now
+   * @param evolution what evolves it when its events' schema changes
+   */
+  public record NewTopic(String tableName, ChangeSchema schema, SchemaEvolution evolution)
+      implements java.io.Serializable {}
+
+  /**
+   * Reads the topics that appear while the job runs and match its pattern, for Debezium JSON events
+   * with their {@code schema} part, without ending the job: at a new topic's first record, {@code
+   * tables} makes its table ready, and its changes go to the main output, named as that table, with
+   * rows that carry its schema's id, for the one writer that writes the tables that appear ({@link
+   * io.icebergcdc.sink.NewTables}). Without it, such a record ends the job with {@link
+   * NewSourceTableException}.
+   */
+  public KafkaRouter takingNewTopics(NewTopics tables) {
+    this.newTopics = tables;
+    return this;
+  }
+
   public OutputTag<ChangeEvent> outputOf(String topic) {
     return TableRoute.outputOf(routes, topic);
   }
@@ -116,6 +164,8 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   @Override
   public void open(OpenContext openContext) {
     parsers = new HashMap<>();
+    appeared = new HashMap<>();
+    unready = new HashMap<>();
     routes.forEach((topic, route) -> parsers.put(topic, parser(route)));
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
   }
@@ -147,16 +197,56 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
     }
   }
 
+  /**
+   * Starts reading the topic of {@code record}, which appeared while the job runs: its table made
+   * ready, its changes routed to the main output, each carrying the table's schema id.
+   */
+  private TableRoute startReading(KafkaRecord record) {
+    String locator = "topic " + record.position();
+    String why = unready.get(record.topic);
+    if (why != null) {
+      throw new MalformedChangeException(
+          locator + ": the table of its topic could not be made ready (" + why + ")");
+    }
+    NewTopic table;
+    try {
+      table = newTopics.tableOf(record.topic, record, locator);
+    } catch (MalformedChangeException e) {
+      unready.put(record.topic, e.getMessage());
+      throw e;
+    }
+    TableRoute route = new TableRoute(table.tableName(), table.schema(), null);
+    DebeziumJsonParser parser =
+        new DebeziumJsonParser(table.schema(), table.tableName(), sequenceColumn)
+            .carryingSchemaId()
+            .followingSchemaChanges(table.evolution());
+    parsers.put(record.topic, (kafkaRecord, at) -> parser.parse(kafkaRecord.value, at));
+    appeared.put(record.topic, route);
+    LOG.info(
+        "Topic {} appeared while the job runs: reading it into table {}",
+        record.topic,
+        table.tableName());
+    return route;
+  }
+
   @Override
   public void processElement(KafkaRecord record, Context ctx, Collector<ChangeEvent> out) {
     if (record.value == null && !format.equals(KafkaTopics.UPSERT_JSON)) {
       return;
     }
     TableRoute route = routes.get(record.topic);
-    if (route == null && topicPattern != null && topicPattern.matcher(record.topic).matches()) {
+    if (route == null) {
+      route = appeared.get(record.topic);
+    }
+    boolean matches =
+        route == null && topicPattern != null && topicPattern.matcher(record.topic).matches();
+    if (matches && newTopics == null) {
       throw new NewSourceTableException(record.topic, "topic " + record.position());
     }
     try {
+      if (matches) {
+        route = startReading(record);
+      }
       if (route == null) {
         throw new MalformedChangeException(
             "topic " + record.position() + ": the job reads no table from this topic");
@@ -170,7 +260,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
           out.collect(
               event
                   .withOrigin(partition, record.offset)
-                  .withTable(mainOutputNames.get(record.topic)));
+                  .withTable(mainOutputNames.getOrDefault(record.topic, route.tableName())));
         } else {
           ctx.output(route.output(), event.withOrigin(partition, record.offset));
         }

@@ -8,6 +8,7 @@ import io.icebergcdc.cdc.debezium.DebeziumSchemas;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.KafkaTopics;
+import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.kafka.KafkaRecord;
 import io.icebergcdc.jobs.kafka.KafkaRecordDeserializer;
 import io.icebergcdc.jobs.kafka.KafkaRouter;
@@ -44,10 +45,12 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * Kafka topics of change events: a {@link KafkaSource} (its offsets live in Flink's checkpoints)
  * and a router that parses each record for its topic's table. Topics given by a pattern are listed
- * when the job starts, and looked for while it runs: a new one ends the job, which {@link
- * JobRunner#run()} builds again with it (the source reads it from its start). For Debezium JSON, a
- * table missing in the catalog is created from the Connect schema of the first record of its topic
- * that carries one.
+ * when the job starts, and looked for while it runs, and a new one is read from its start: in
+ * Debezium JSON into the tables one writer takes, the router makes its table ready at its first
+ * record and the writer and committer take it too ({@link #takesNewTables}, {@link TopicTables});
+ * otherwise it ends the job, which {@link JobRunner#run()} builds again with it. For Debezium JSON,
+ * a table missing in the catalog is created from the Connect schema of the first record of its
+ * topic that carries one.
  */
 final class KafkaSourceTranslator implements SourceTranslator {
 
@@ -72,39 +75,17 @@ final class KafkaSourceTranslator implements SourceTranslator {
 
   @Override
   public List<TableTarget> prepareTables(TablePreparation preparation) throws Exception {
-    Catalog catalog = preparation.catalog();
-    List<String> primaryKey = job.tables().primaryKey();
-    int formatVersion = job.tables().formatVersionToCreate();
     List<TableTarget> targets = new ArrayList<>();
     for (String topic : topics()) {
       TableIdentifier identifier = TableIdentifier.parse(job.tables().nameOfTopic(topic));
-      Table table;
-      if (catalog.tableExists(identifier)) {
-        TableChecks.check(catalog, identifier, null, job.tables(), job.sinkOptions());
-        table = catalog.loadTable(identifier);
-        if (!primaryKey.isEmpty()) {
-          // Checks that the table's key is the one the user named.
-          preparation.createOrLoad(identifier, null, null, formatVersion, primaryKey);
-        }
-      } else if (!kafka.format().equals(KafkaTopics.DEBEZIUM_JSON)) {
-        throw new IllegalArgumentException(
-            "table "
-                + identifier
-                + " does not exist; "
-                + kafka.format()
-                + " records carry no schema to create it from, create it first with the primary"
-                + " key as identifier fields");
-      } else {
-        Schema schema = schemaFromTopic(topic, identifier);
-        TableChecks.check(catalog, identifier, schema, job.tables(), job.sinkOptions());
-        table =
-            preparation.createOrLoad(
-                identifier,
-                schema,
-                null,
-                formatVersion,
-                List.copyOf(schema.identifierFieldNames()));
-      }
+      Table table =
+          tableOfTopic(
+              preparation,
+              job.tables(),
+              job.sinkOptions(),
+              kafka.format(),
+              identifier,
+              () -> schemaFromTopic(kafka, job.tables().primaryKey(), topic, identifier));
       targets.add(new TableTarget(topic, topic, identifier, new ChangeSchema(table.schema())));
       if (!job.sinkOptions().get(DedupOptions.IGNORE_TABLE_POSITION)) {
         TablePosition.kafkaOffsets(table)
@@ -127,6 +108,56 @@ final class KafkaSourceTranslator implements SourceTranslator {
           kafka.startingOffsets());
     }
     return targets;
+  }
+
+  /**
+   * The table of a topic: the existing one, checked against the job's definition, or one created
+   * from the schema of the topic's events, which {@code schemaOfTopic} finds (Debezium JSON only).
+   */
+  static Table tableOfTopic(
+      TablePreparation preparation,
+      TableDefinition tables,
+      org.apache.flink.configuration.Configuration sinkOptions,
+      String format,
+      TableIdentifier identifier,
+      java.util.function.Supplier<Schema> schemaOfTopic) {
+    Catalog catalog = preparation.catalog();
+    List<String> primaryKey = tables.primaryKey();
+    int formatVersion = tables.formatVersionToCreate();
+    if (catalog.tableExists(identifier)) {
+      TableChecks.check(catalog, identifier, null, tables, sinkOptions);
+      Table table = catalog.loadTable(identifier);
+      if (!primaryKey.isEmpty()) {
+        // Checks that the table's key is the one the user named.
+        preparation.createOrLoad(identifier, null, null, formatVersion, primaryKey);
+      }
+      return table;
+    }
+    if (!format.equals(KafkaTopics.DEBEZIUM_JSON)) {
+      throw new IllegalArgumentException(
+          "table "
+              + identifier
+              + " does not exist; "
+              + format
+              + " records carry no schema to create it from, create it first with the primary"
+              + " key as identifier fields");
+    }
+    Schema schema = schemaOfTopic.get();
+    TableChecks.check(catalog, identifier, schema, tables, sinkOptions);
+    return preparation.createOrLoad(
+        identifier, schema, null, formatVersion, List.copyOf(schema.identifierFieldNames()));
+  }
+
+  /**
+   * Whether the job takes the topics that appear while it runs without ending: topics chosen by a
+   * pattern, in Debezium JSON (whose events carry the schema to create a table from), into tables
+   * that one writer takes with the others.
+   */
+  @Override
+  public boolean takesNewTables(java.util.Set<String> writtenTogether) {
+    return kafka.topicPattern() != null
+        && kafka.format().equals(KafkaTopics.DEBEZIUM_JSON)
+        && !writtenTogether.isEmpty();
   }
 
   @Override
@@ -170,6 +201,9 @@ final class KafkaSourceTranslator implements SourceTranslator {
         tables.put(target.table().toString(), target.table());
       }
       router.followingSchemaChanges(new CatalogSchemaEvolution(job.catalog().loader(), tables));
+    }
+    if (takesNewTables(writtenTogether)) {
+      router.takingNewTopics(new TopicTables(job, kafka));
     }
     SingleOutputStreamOperator<ChangeEvent> routed =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)
@@ -291,11 +325,11 @@ final class KafkaSourceTranslator implements SourceTranslator {
    * The table schema that the first record of the topic with a Connect schema describes, with the
    * primary key given to the job or else the fields of that record's key.
    */
-  private Schema schemaFromTopic(String topic, TableIdentifier identifier) {
+  static Schema schemaFromTopic(
+      KafkaTopics kafka, List<String> primaryKey, String topic, TableIdentifier identifier) {
     Properties properties = consumerProperties(kafka);
     properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-    List<String> primaryKey = job.tables().primaryKey();
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> partitions = new ArrayList<>();
@@ -312,12 +346,9 @@ final class KafkaSourceTranslator implements SourceTranslator {
             continue;
           }
           String locator = "topic " + topic + "/" + record.partition() + "@" + record.offset();
-          JsonNode value =
-              DebeziumJsonParser.readTree(
-                  new String(record.value(), StandardCharsets.UTF_8), locator);
-          if (value.has("schema") && value.has("payload")) {
-            List<String> key = primaryKey.isEmpty() ? keyFields(record.key(), locator) : primaryKey;
-            return DebeziumSchemas.toIcebergSchema(value.get("schema"), key);
+          Schema schema = schemaOfRecord(record.key(), record.value(), primaryKey, locator);
+          if (schema != null) {
+            return schema;
           }
         }
         if (partitions.stream().allMatch(p -> consumer.position(p) >= ends.get(p))) {
@@ -332,6 +363,20 @@ final class KafkaSourceTranslator implements SourceTranslator {
             + topic
             + " holds no event with a schema to create it from; create the table first, or write"
             + " the events with Debezium's schemas enabled");
+  }
+
+  /**
+   * The table schema that a Debezium JSON record's Connect schema describes, with {@code
+   * primaryKey}, or if that is empty the fields of the record's key; null if the record has no
+   * Connect schema.
+   */
+  static Schema schemaOfRecord(byte[] key, byte[] value, List<String> primaryKey, String locator) {
+    JsonNode tree = DebeziumJsonParser.readTree(new String(value, StandardCharsets.UTF_8), locator);
+    if (!tree.has("schema") || !tree.has("payload")) {
+      return null;
+    }
+    List<String> keyColumns = primaryKey.isEmpty() ? keyFields(key, locator) : primaryKey;
+    return DebeziumSchemas.toIcebergSchema(tree.get("schema"), keyColumns);
   }
 
   /** The primary key as Debezium writes it: the fields of the record's key. */

@@ -63,7 +63,8 @@ public final class PipelineComposer {
         RuntimeTranslator.environment(job.runtime(), sinks.writerOperators());
     RoutedChanges routed =
         source.translate(env, targets, sinks.writtenTogether(), sinks.followingSchemaChanges());
-    DataStream<DeadLetter> deadLetters = sinks.apply(routed, targets, catalogLoader);
+    DataStream<DeadLetter> deadLetters =
+        sinks.apply(routed, targets, catalogLoader, source.takesNewTables(sinks.writtenTogether()));
     DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());
     return new ComposedJob(env, source.jobName(targets), targets);
   }

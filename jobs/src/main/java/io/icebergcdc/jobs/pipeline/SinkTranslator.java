@@ -4,6 +4,7 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.sink.IcebergCdcSink;
+import io.icebergcdc.sink.NewTables;
 import io.icebergcdc.sink.SinkOptions;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -38,17 +39,22 @@ final class SinkTranslator {
   /** The uid prefix of the one table of a job that does not prefix uids with the table. */
   private final String uidPrefix;
 
+  /** How the tables that appear while the job runs are written, if the source takes any. */
+  private final NewTables newTables;
+
   private SinkTranslator(
       Map<TableIdentifier, IcebergCdcSink> sinks,
       Set<String> followingSchemaChanges,
       boolean severalTables,
       boolean inOneTransaction,
-      String uidPrefix) {
+      String uidPrefix,
+      NewTables newTables) {
     this.sinks = sinks;
     this.followingSchemaChanges = followingSchemaChanges;
     this.severalTables = severalTables;
     this.inOneTransaction = inOneTransaction;
     this.uidPrefix = uidPrefix;
+    this.newTables = newTables;
   }
 
   /**
@@ -92,7 +98,8 @@ final class SinkTranslator {
         following,
         severalTables,
         sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES),
-        sinkOptions.get(SinkOptions.UID_PREFIX));
+        sinkOptions.get(SinkOptions.UID_PREFIX),
+        new NewTables(catalog, sinkOptions, commitListener, inSourceOrder));
   }
 
   /**
@@ -121,11 +128,17 @@ final class SinkTranslator {
   /**
    * Applies the tables' changes through the writers and committers.
    *
+   * @param takesNewTables whether the source sends the changes of tables that appear while the job
+   *     runs to the one writer of the tables written together ({@link
+   *     SourceTranslator#takesNewTables}), which then writes and commits them too
    * @return the parser's dead letters and those the writers refused; the parser's of a table are
    *     counted in its snapshots' summaries too
    */
   DataStream<DeadLetter> apply(
-      RoutedChanges routed, List<TableTarget> targets, CatalogLoader catalog) {
+      RoutedChanges routed,
+      List<TableTarget> targets,
+      CatalogLoader catalog,
+      boolean takesNewTables) {
     DataStream<DeadLetter> deadLetters = routed.deadLetters();
     List<IcebergCdcSink.Written> written = new ArrayList<>();
     Map<String, String> tableOfDeadLetter = new HashMap<>();
@@ -164,7 +177,11 @@ final class SinkTranslator {
     if (!together.isEmpty()) {
       IcebergCdcSink.Written tables =
           IcebergCdcSink.writeTogether(
-              routed.together(), together, committedAs, OperatorUids.WRITER);
+              routed.together(),
+              together,
+              committedAs,
+              OperatorUids.WRITER,
+              takesNewTables ? newTables : null);
       written.add(tables);
       deadLetters = deadLetters.union(tables.deadLetters());
     }
@@ -175,7 +192,8 @@ final class SinkTranslator {
           tableOfDeadLetter,
           catalog,
           inOneTransaction,
-          OperatorUids.COMMITTER);
+          OperatorUids.COMMITTER,
+          takesNewTables && !together.isEmpty() ? newTables : null);
     }
     return deadLetters;
   }

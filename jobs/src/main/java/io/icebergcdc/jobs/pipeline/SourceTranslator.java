@@ -63,6 +63,16 @@ interface SourceTranslator {
     return true;
   }
 
+  /**
+   * Whether the source reads the tables that appear while the job runs (a topic created for a
+   * pattern) into the one writer of {@code writtenTogether}, which then writes and commits them
+   * too, without ending the job; else a new table ends the job, and {@link JobRunner} builds it
+   * again with the table.
+   */
+  default boolean takesNewTables(Set<String> writtenTogether) {
+    return false;
+  }
+
   /** The Flink job's name. */
   String jobName(List<TableTarget> targets);
 }
