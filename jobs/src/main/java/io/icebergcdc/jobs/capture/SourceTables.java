@@ -32,7 +32,14 @@ public final class SourceTables {
 
   /** The captured tables, in name order. */
   public static List<CapturedTable> discover(DatabaseSource source) {
-    try (Connection connection = source.connect()) {
+    Connection connection;
+    try {
+      connection = source.connect();
+    } catch (SQLException e) {
+      // Its message names the database and the user already.
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+    try (connection) {
       DatabaseMetaData meta = connection.getMetaData();
       List<CapturedTable> captured = new ArrayList<>();
       for (TableListing.Name table :

@@ -76,6 +76,31 @@ class SourceTablesTest {
   }
 
   @Test
+  void aDatabaseThatCannotBeReachedIsNamedOnce() throws Exception {
+    int closedPort;
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+      closedPort = socket.getLocalPort();
+    }
+    DatabaseSource unreachable =
+        new DatabaseSource(
+            DatabaseSource.Kind.POSTGRES,
+            "127.0.0.1",
+            closedPort,
+            "reader",
+            null,
+            "shop",
+            List.of(),
+            "slot",
+            "publication",
+            0,
+            "pg");
+    String origin = "postgres://127.0.0.1:" + closedPort + "/shop";
+    assertThatThrownBy(() -> SourceTables.discover(unreachable))
+        .hasMessageStartingWith("cannot connect to " + origin + " as reader: ")
+        .satisfies(e -> assertThat(e.getMessage().split(Pattern.quote(origin), -1)).hasSize(2));
+  }
+
+  @Test
   void refusesAnInvalidTablePattern() {
     assertThatThrownBy(() -> source(List.of("inventory.("))).hasMessageContaining("inventory.(");
   }
