@@ -43,21 +43,22 @@ public final class NewTables implements Serializable {
   }
 
   /**
+   * Whether {@code table} can be written with the job's other tables ({@link
+   * IcebergCdcSink#writesWithOthers}): a table that cannot needs a writer of its own, and the job
+   * is built again with it.
+   */
+  public boolean writesWithOthers(String table) {
+    return sink(table).writesWithOthers();
+  }
+
+  /**
    * The sink of {@code table}, which must be one that is written with others ({@link
    * IcebergCdcSink#writesWithOthers}).
    *
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   IcebergCdcSink sinkOf(String table) {
-    Configuration tableOptions = new Configuration(options);
-    tableOptions.set(SinkOptions.UID_PREFIX, table);
-    IcebergCdcSink sink =
-        IcebergCdcSink.builder()
-            .table(TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)))
-            .options(tableOptions)
-            .commitListener(commitListener)
-            .skipChangesBeforeTablePosition(inSourceOrder)
-            .build();
+    IcebergCdcSink sink = sink(table);
     if (!sink.writesWithOthers()) {
       throw new IllegalStateException(
           "table "
@@ -66,5 +67,16 @@ public final class NewTables implements Serializable {
               + " tables (it has no primary key, or is distributed by partition)");
     }
     return sink;
+  }
+
+  private IcebergCdcSink sink(String table) {
+    Configuration tableOptions = new Configuration(options);
+    tableOptions.set(SinkOptions.UID_PREFIX, table);
+    return IcebergCdcSink.builder()
+        .table(TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)))
+        .options(tableOptions)
+        .commitListener(commitListener)
+        .skipChangesBeforeTablePosition(inSourceOrder)
+        .build();
   }
 }

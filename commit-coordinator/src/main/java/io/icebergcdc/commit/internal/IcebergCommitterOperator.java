@@ -452,7 +452,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       return null;
     }
     if (transactions != null) {
-      transactions.checkNames(Map.of(table, committer), CommitThreads.none());
+      try {
+        transactions.checkNames(Map.of(table, committer), CommitThreads.none());
+      } catch (Exception e) {
+        committer.close();
+        throw e;
+      }
     }
     committers.put(table, committer);
     LOG.info("Committing table {} too, which appeared while the job runs", table);

@@ -215,6 +215,18 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       unready.put(record.topic, e.getMessage());
       throw e;
     }
+    if (mainOutputNames.containsValue(table.tableName())
+        || appeared.values().stream().anyMatch(r -> r.tableName().equals(table.tableName()))) {
+      // Two topics into one table: their changes' sequences cannot be compared. The start refuses
+      // it too.
+      throw new IllegalArgumentException(
+          "topic "
+              + record.topic
+              + ", which appeared while the job runs, is named into table "
+              + table.tableName()
+              + ", which another of the job's topics writes; give --table-template a template"
+              + " that tells them apart (with {topic})");
+    }
     TableRoute route = new TableRoute(table.tableName(), table.schema(), null);
     DebeziumJsonParser parser =
         new DebeziumJsonParser(table.schema(), table.tableName(), sequenceColumn)

@@ -182,8 +182,9 @@ final class KafkaSourceTranslator implements SourceTranslator {
             .setStartingOffsets(startingOffsets(kafka.startingOffsets(), tableOffsets))
             .setDeserializer(new KafkaRecordDeserializer())
             .setProperties(sourceProperties(kafka));
-    // By pattern, the source finds topics created while the job runs; the router ends the job at
-    // the first record of one, and it is built again with that topic's table.
+    // By pattern, the source finds topics created while the job runs; the router takes a new one
+    // in flight (takesNewTables), or ends the job at its first record, and it is built again with
+    // that topic's table.
     KafkaSource<KafkaRecord> source =
         (pattern == null ? builder.setTopics(topics) : builder.setTopicPattern(pattern)).build();
     KafkaRouter router =
@@ -203,7 +204,12 @@ final class KafkaSourceTranslator implements SourceTranslator {
       router.followingSchemaChanges(new CatalogSchemaEvolution(job.catalog().loader(), tables));
     }
     if (takesNewTables(writtenTogether)) {
-      router.takingNewTopics(new TopicTables(job, kafka));
+      router.takingNewTopics(
+          new TopicTables(
+              job,
+              kafka,
+              new io.icebergcdc.sink.NewTables(
+                  job.catalog().loader(), job.sinkOptions(), null, readsInSourceOrder())));
     }
     SingleOutputStreamOperator<ChangeEvent> routed =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)

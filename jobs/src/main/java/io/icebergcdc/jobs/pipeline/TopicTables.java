@@ -2,12 +2,14 @@ package io.icebergcdc.jobs.pipeline;
 
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.NewSourceTableException;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.KafkaTopics;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.kafka.KafkaRecord;
 import io.icebergcdc.jobs.kafka.KafkaRouter;
 import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.NewTables;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.iceberg.Schema;
@@ -31,12 +33,27 @@ final class TopicTables implements KafkaRouter.NewTopics {
   private final TableDefinition tables;
   private final Configuration sinkOptions;
   private final KafkaTopics kafka;
+  private final NewTables newTables;
 
-  TopicTables(JobDefinition job, KafkaTopics kafka) {
-    this.catalog = job.catalog();
-    this.tables = job.tables();
-    this.sinkOptions = new Configuration(job.sinkOptions());
+  /**
+   * @param newTables how the job writes the tables that appear: a table that cannot be written with
+   *     the others ends the job, which is built again with it
+   */
+  TopicTables(JobDefinition job, KafkaTopics kafka, NewTables newTables) {
+    this(job.catalog(), job.tables(), job.sinkOptions(), kafka, newTables);
+  }
+
+  TopicTables(
+      CatalogDefinition catalog,
+      TableDefinition tables,
+      Configuration sinkOptions,
+      KafkaTopics kafka,
+      NewTables newTables) {
+    this.catalog = catalog;
+    this.tables = tables;
+    this.sinkOptions = new Configuration(sinkOptions);
     this.kafka = kafka;
+    this.newTables = newTables;
   }
 
   @Override
@@ -55,10 +72,15 @@ final class TopicTables implements KafkaRouter.NewTopics {
         // Another reader created it meanwhile.
         table = table(connected, topic, identifier, record, locator);
       }
+      if (!newTables.writesWithOthers(identifier.toString())) {
+        // Its own writer: the job is built again with it, as before tables were taken in flight.
+        throw new NewSourceTableException(topic, locator);
+      }
+      // The parser names the table as its changes carry it: its identifier.
       return new KafkaRouter.NewTopic(
           identifier.toString(),
           new ChangeSchema(table.schema()),
-          new CatalogSchemaEvolution(catalog.loader(), Map.of(topic, identifier)));
+          new CatalogSchemaEvolution(catalog.loader(), Map.of(identifier.toString(), identifier)));
     } finally {
       CatalogDefinition.close(connected);
     }

@@ -289,7 +289,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private TableDeltaWriter<?> startWriting(String table) throws Exception {
     TableDeltaWriter<?> writer = writerOfTable(table, newTables.writerOf(table));
     Object key = getCurrentKey();
-    Long startCheckpoint = completedCheckpoint < 0 ? restoredCheckpoint : completedCheckpoint;
+    // Boxed on both branches: a job that completed no checkpoint, and was not restored, has none.
+    Long startCheckpoint =
+        completedCheckpoint < 0 ? restoredCheckpoint : Long.valueOf(completedCheckpoint);
     writer.initializeState(
         new org.apache.flink.runtime.state.StateInitializationContextImpl(
             startCheckpoint, getOperatorStateBackend(), getKeyedStateStore(), List.of(), List.of()),

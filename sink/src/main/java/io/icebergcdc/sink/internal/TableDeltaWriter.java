@@ -251,7 +251,12 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     this.host = host;
     this.output = output;
     this.metrics = scope.metrics(host.getMetricGroup());
-    state = WriterState.register(context.getOperatorStateStore(), scope);
+    state =
+        WriterState.register(
+            context.getOperatorStateStore(),
+            scope,
+            host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+            host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
     boolean restored = context.isRestored() && state.restored();
     if (context.isRestored() && !restored) {
       dedup.setStartsWithoutState();

@@ -20,6 +20,11 @@ import org.apache.flink.api.common.typeinfo.Types;
  *   <li>{@code files-shared-up-to} (union): the latest checkpoint before which the job was rescaled
  *       in place; the files named up to it are shared between subtasks.
  *   <li>{@code file-dictionary} (union): the names under which the index keeps data files.
+ *   <li>{@code writer-subtasks} (union): per subtask whose writer had state, its index and the
+ *       parallelism. A table that appeared while the job runs has a writer only on the subtasks its
+ *       changes reached: a subtask without one in the restored state starts the table afresh, and a
+ *       restore at another parallelism does not take the index as complete. Absent in the state of
+ *       earlier versions, whose writers started on every subtask at once.
  * </ul>
  */
 final class WriterState {
@@ -31,17 +36,25 @@ final class WriterState {
   private final ListState<OwnDataFile> ownFiles;
   private final ListState<Long> sharedUpTo;
   private final ListState<FileDictionary.Entry> dictionary;
+  private final ListState<Long> writerSubtasks;
+  private final int subtask;
+  private final int parallelism;
 
-  private WriterState(OperatorStateStore store, TableScope scope) throws Exception {
+  private WriterState(OperatorStateStore store, TableScope scope, int subtask, int parallelism)
+      throws Exception {
+    this.subtask = subtask;
+    this.parallelism = parallelism;
+    writerSubtasks = store.getUnionListState(writerSubtasksDescriptor(scope));
     indexComplete = store.getUnionListState(indexCompleteDescriptor(scope));
     ownFiles = store.getListState(ownFilesDescriptor(scope));
     sharedUpTo = store.getUnionListState(sharedUpToDescriptor(scope));
     dictionary = store.getUnionListState(dictionaryDescriptor(scope));
   }
 
-  /** Registers the state of the table of {@code scope}. */
-  static WriterState register(OperatorStateStore store, TableScope scope) throws Exception {
-    return new WriterState(store, scope);
+  /** Registers the state of the table of {@code scope} for one subtask of the operator. */
+  static WriterState register(
+      OperatorStateStore store, TableScope scope, int subtask, int parallelism) throws Exception {
+    return new WriterState(store, scope, subtask, parallelism);
   }
 
   /**
@@ -55,14 +68,29 @@ final class WriterState {
     store.getUnionListState(sharedUpToDescriptor(scope)).clear();
     store.getUnionListState(dictionaryDescriptor(scope)).clear();
     store.getUnionListState(Dedup.tablePositionDescriptor(scope)).clear();
+    store.getUnionListState(writerSubtasksDescriptor(scope)).clear();
   }
 
-  /** Whether the restored state holds the table's writer: each subtask writes one flag. */
+  /**
+   * Whether the restored state holds this subtask's writer of the table: each subtask whose writer
+   * had state writes one flag; at the parallelism that wrote them, a subtask without a writer then
+   * (of a table that appeared while the job ran) has none, and starts without state.
+   */
   boolean restored() throws Exception {
-    return indexComplete.get().iterator().hasNext();
+    if (!indexComplete.get().iterator().hasNext()) {
+      return false;
+    }
+    java.util.Set<Long> writers = restoredWriters();
+    return writers.isEmpty()
+        || restoredParallelism() != parallelism
+        || writers.contains(encode(subtask, parallelism));
   }
 
-  /** Whether every subtask that wrote the restored state had a complete index. */
+  /**
+   * Whether the restored index is complete for this subtask's keys: every subtask that wrote the
+   * restored state had a complete index, and, restored at another parallelism, every subtask then
+   * had a writer of the table (the keys of one without could have rows no index knows).
+   */
   boolean restoredIndexComplete() throws Exception {
     boolean complete = true;
     boolean any = false;
@@ -70,16 +98,38 @@ final class WriterState {
       complete &= flag;
       any = true;
     }
-    return any && complete;
+    java.util.Set<Long> writers = restoredWriters();
+    int restoredParallelism = restoredParallelism();
+    boolean everySubtask =
+        writers.isEmpty()
+            || restoredParallelism == parallelism
+            || writers.size() == restoredParallelism;
+    return any && complete && everySubtask;
   }
 
   /** The parallelism that wrote the restored state. */
   int restoredParallelism() throws Exception {
+    for (Long writer : writerSubtasks.get()) {
+      return (int) (writer >>> 32);
+    }
+    // Written before the subtasks were recorded: one flag per subtask.
     int subtasks = 0;
     for (Boolean ignored : indexComplete.get()) {
       subtasks++;
     }
     return subtasks;
+  }
+
+  private java.util.Set<Long> restoredWriters() throws Exception {
+    java.util.Set<Long> writers = new java.util.HashSet<>();
+    for (Long writer : writerSubtasks.get()) {
+      writers.add(writer);
+    }
+    return writers;
+  }
+
+  private static long encode(int subtask, int parallelism) {
+    return ((long) parallelism << 32) | subtask;
   }
 
   /** The restored checkpoint up to which files are shared; -1 for none. */
@@ -109,6 +159,7 @@ final class WriterState {
       List<FileDictionary.Entry> dictionaryNow)
       throws Exception {
     indexComplete.update(List.of(indexCompleteNow));
+    writerSubtasks.update(List.of(encode(subtask, parallelism)));
     sharedUpTo.update(List.of(sharedUpToNow));
     ownFiles.update(ownFilesNow);
     dictionary.update(dictionaryNow);
@@ -118,6 +169,10 @@ final class WriterState {
 
   static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
     return new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN);
+  }
+
+  private static ListStateDescriptor<Long> writerSubtasksDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName("writer-subtasks"), Types.LONG);
   }
 
   private static ListStateDescriptor<OwnDataFile> ownFilesDescriptor(TableScope scope) {

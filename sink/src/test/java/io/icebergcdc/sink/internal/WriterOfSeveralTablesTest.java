@@ -611,6 +611,69 @@ class WriterOfSeveralTablesTest {
     }
   }
 
+  /**
+   * A table that appears while the job runs gets a writer only on the subtasks its changes reach:
+   * restored, a subtask that had none starts the table afresh, loading its keys' rows from the
+   * table, rather than taking the index of the subtask that had one as complete for its keys.
+   */
+  @Test
+  void aSubtaskThatNeverWroteATableThatAppearedStartsItAfreshOnRestore() throws Exception {
+    takesNewTables = true;
+    bootstrap = true;
+    tables();
+    // Table c exists with rows of keys 1 to 20 before the job meets it.
+    TableIdentifier cId = TableIdentifier.of("db", "c");
+    Table c =
+        CdcTables.createOrLoad(
+            catalog().loadCatalog(), cId, TestChanges.SCHEMA, null, 3, List.of("id"));
+    try (var earlier = harness(null, 1, 0, Map.of("db.c", cId))) {
+      List<ChangeEvent> rows = new ArrayList<>();
+      for (long id = 1; id <= 20; id++) {
+        rows.add(of("db.c", insert(id, "c" + id, 10)));
+      }
+      append(c, checkpoint(earlier, 1, rows.toArray(new ChangeEvent[0])).get("db.c"));
+    }
+    // The job of a and b at parallelism 2: a change of c reaches subtask 0 alone.
+    ChangeEvent toZero = null;
+    ChangeEvent toOne = null;
+    List<OperatorSubtaskState> states = new ArrayList<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = harness(null, 2, subtask)) {
+        for (long id = 1; id <= 20 && (toZero == null || toOne == null); id++) {
+          ChangeEvent change = of("db.c", update(id, "c'" + id, 11));
+          boolean owned =
+              KeyIndexBootstrap.owns(
+                  new TableKey("db.c", change.key()), harness.getEnvironment().getTaskInfo());
+          if (owned && subtask == 0 && toZero == null) {
+            toZero = change;
+          } else if (owned && subtask == 1 && toOne == null) {
+            toOne = change;
+          }
+        }
+        if (subtask == 0) {
+          Map<String, ChangeCommittable> written = checkpoint(harness, 2, toZero);
+          assertThat(written.get("db.c").stats().updated()).isEqualTo(1);
+        } else {
+          checkpoint(harness, 2, of("src.a", insert(1, "a", 1)));
+        }
+        states.add(harness.snapshot(2, 2));
+      }
+    }
+    OperatorSubtaskState merged =
+        AbstractStreamOperatorTestHarness.repackageState(
+            states.toArray(new OperatorSubtaskState[0]));
+    OperatorSubtaskState ofOne =
+        AbstractStreamOperatorTestHarness.repartitionOperatorState(
+            merged, MAX_PARALLELISM, 2, 2, 1);
+    try (var harness = harness(ofOne, 2, 1)) {
+      ChangeCommittable written = checkpoint(harness, 3, toOne).get("db.c");
+      // The key's row, written before the job, is deleted where it is, not left beside the new.
+      assertThat(written.stats().updated()).isEqualTo(1);
+      assertThat(written.positionDeletes().isEmpty()).isFalse();
+      assertThat(written.equalityFallbacks()).isZero();
+    }
+  }
+
   @Test
   void aChangeOfATableItDoesNotWriteFailsNamingIt() throws Exception {
     tables();

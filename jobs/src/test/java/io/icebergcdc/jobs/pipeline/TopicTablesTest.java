@@ -1,0 +1,75 @@
+package io.icebergcdc.jobs.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.jobs.definition.KafkaTopics;
+import io.icebergcdc.jobs.definition.TableDefinition;
+import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import io.icebergcdc.jobs.kafka.KafkaRecord;
+import io.icebergcdc.jobs.kafka.KafkaRouter;
+import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.NewTables;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.configuration.Configuration;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The table of a topic that appears while a job runs, made ready at its first record. */
+class TopicTablesTest {
+
+  @TempDir Path warehouse;
+
+  @Test
+  void createsTheTableFromTheRecordAndEvolvesItByItsName() {
+    CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
+    TopicTables tables =
+        new TopicTables(
+            catalog,
+            new TableDefinition("late.{table}", List.of(), null, null),
+            new Configuration(),
+            KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", KafkaTopics.DEBEZIUM_JSON),
+            new NewTables(catalog.loader(), new Configuration(), null, false));
+    // The generator's first event carries the Connect schema.
+    String line = new ChangelogGenerator(10, 5, 0, 0, 1).generate().lines().get(0);
+    KafkaRecord record =
+        new KafkaRecord(
+            "shop.public.items",
+            0,
+            0,
+            ChangelogGenerator.kafkaKeyOf(line).getBytes(StandardCharsets.UTF_8),
+            line.getBytes(StandardCharsets.UTF_8));
+
+    KafkaRouter.NewTopic topic =
+        tables.tableOf("shop.public.items", record, "topic shop.public.items/0@0");
+
+    assertThat(topic.tableName()).isEqualTo("late.items");
+    assertThat(catalog.connect().tableExists(TableIdentifier.of("late", "items"))).isTrue();
+    Schema schema = topic.schema().schema();
+    assertThat(schema.identifierFieldNames()).containsExactly("id");
+    // Its parser follows a schema change by the name its changes carry: the table's.
+    List<Types.NestedField> columns = new ArrayList<>(schema.columns());
+    columns.add(Types.NestedField.optional(1000, "note", Types.StringType.get()));
+    ChangeSchema evolved =
+        topic
+            .evolution()
+            .evolve(
+                topic.tableName(),
+                new Schema(columns, schema.identifierFieldIds()),
+                List.of("column note added"));
+    assertThat(evolved.schema().findField("note")).isNotNull();
+    assertThat(
+            tables
+                .tableOf("shop.public.items", record, "again")
+                .schema()
+                .schema()
+                .findField("note"))
+        .isNotNull();
+  }
+}
