@@ -1,0 +1,142 @@
+package io.icebergcdc.jobs.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.cdc.BadRecordPolicy;
+import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.NewSourceTableException;
+import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
+import io.icebergcdc.jobs.definition.KafkaTopics;
+import io.icebergcdc.jobs.demo.ChangelogGenerator;
+import io.icebergcdc.jobs.kafka.KafkaRecord;
+import io.icebergcdc.jobs.kafka.KafkaRouter;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.apache.iceberg.Schema;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The router of a pattern job meeting topics that appeared while it runs. */
+class KafkaRouterNewTopicsTest {
+
+  private static final String ORDERS = "shop.public.orders";
+
+  /** The generator's events: the first with its Connect schema, the others without. */
+  private static final List<String> LINES =
+      new ChangelogGenerator(20, 10, 0, 0, 3).generate().lines();
+
+  /** The schema of the generator's table, with an id of its own, as an evolved table's. */
+  private static final ChangeSchema SCHEMA = schema();
+
+  private static ChangeSchema schema() {
+    Schema read =
+        KafkaSourceTranslator.schemaOfRecord(
+            ChangelogGenerator.kafkaKeyOf(LINES.get(0)).getBytes(StandardCharsets.UTF_8),
+            LINES.get(0).getBytes(StandardCharsets.UTF_8),
+            List.of(),
+            "test");
+    return new ChangeSchema(new Schema(3, read.columns(), read.identifierFieldIds()));
+  }
+
+  /** Makes the table of a topic ready as {@code cdc.<last part>}, and counts the calls by topic. */
+  static final class Tables implements KafkaRouter.NewTopics {
+    private static final long serialVersionUID = 1L;
+    static final Map<String, AtomicInteger> CALLS = new ConcurrentHashMap<>();
+
+    @Override
+    public KafkaRouter.NewTopic tableOf(String topic, KafkaRecord record, String locator) {
+      CALLS.computeIfAbsent(topic, t -> new AtomicInteger()).incrementAndGet();
+      if (topic.endsWith(".bad")) {
+        throw new MalformedChangeException(locator + ": no schema to create the table from");
+      }
+      String table =
+          "cdc." + topic.substring(topic.lastIndexOf('.') + 1).replace("orders2", "orders");
+      return new KafkaRouter.NewTopic(table, SCHEMA, null);
+    }
+  }
+
+  @BeforeEach
+  void resetCalls() {
+    Tables.CALLS.clear();
+  }
+
+  private static KafkaRouter router(BadRecordPolicy policy) {
+    return new KafkaRouter(
+        Map.of(ORDERS, SCHEMA),
+        Map.of(ORDERS, "cdc.orders"),
+        Map.of(ORDERS, "cdc.orders"),
+        null,
+        KafkaTopics.DEBEZIUM_JSON,
+        policy,
+        Pattern.compile("shop\\.public\\..*"));
+  }
+
+  private static KafkaRecord record(String topic, int line) {
+    String text = LINES.get(line);
+    return new KafkaRecord(
+        topic,
+        0,
+        line,
+        ChangelogGenerator.kafkaKeyOf(text).getBytes(StandardCharsets.UTF_8),
+        text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void aNewTopicIsReadIntoItsTableWithRowsCarryingItsSchemaId() throws Exception {
+    try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(
+            router(BadRecordPolicy.FAIL).takingNewTopics(new Tables()))) {
+      harness.processElement(record(ORDERS, 0), 0);
+      harness.processElement(record("shop.public.items", 0), 0);
+      harness.processElement(record("shop.public.items", 1), 0);
+      List<ChangeEvent> out = harness.extractOutputValues();
+      assertThat(out).hasSize(3);
+      assertThat(out.get(0).table()).isEqualTo("cdc.orders");
+      assertThat(out.get(0).rowSchemaId()).isEqualTo(ChangeEvent.JOB_SCHEMA);
+      for (ChangeEvent event : out.subList(1, 3)) {
+        assertThat(event.table()).isEqualTo("cdc.items");
+        assertThat(event.rowSchemaId()).isEqualTo(3);
+        assertThat(event.originPartition()).isEqualTo("shop.public.items/0");
+      }
+      assertThat(Tables.CALLS.get("shop.public.items")).hasValue(1);
+
+      // A new topic named into a table another topic writes: refused, naming both.
+      assertThatThrownBy(() -> harness.processElement(record("shop.public.orders2", 1), 0))
+          .hasMessageContaining("shop.public.orders2")
+          .hasMessageContaining("cdc.orders");
+    }
+  }
+
+  @Test
+  void aNewTopicWhoseTableCannotBeMadeReadyDeadLettersItsRecordsAskingOnce() throws Exception {
+    try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(
+            router(BadRecordPolicy.DEAD_LETTER).takingNewTopics(new Tables()))) {
+      harness.processElement(record("shop.public.bad", 1), 0);
+      harness.processElement(record("shop.public.bad", 2), 0);
+      assertThat(harness.extractOutputValues()).isEmpty();
+      var letters = harness.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS);
+      assertThat(letters).hasSize(2);
+      assertThat(letters.peek().getValue().reason()).contains("no schema to create the table from");
+      assertThat(Tables.CALLS.get("shop.public.bad")).hasValue(1);
+    }
+  }
+
+  @Test
+  void withoutNewTopicsANewTopicEndsTheJob() throws Exception {
+    try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(router(BadRecordPolicy.FAIL))) {
+      assertThatThrownBy(() -> harness.processElement(record("shop.public.items", 0), 0))
+          .isInstanceOf(NewSourceTableException.class);
+    }
+  }
+}
