@@ -64,6 +64,15 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    */
   private final NewTables newTables;
 
+  /**
+   * The tables this operator was built with, as one number: an operator that takes the tables that
+   * appear writes it into its state, and takes back the appeared tables of a restored state only if
+   * that state holds its own number, the state of the job as it was built (Flink's restart after a
+   * failure, a resume of the same job). A job built with other tables (its pattern changed, or the
+   * topics at its start) drops the state of the tables it does not write, as any job does.
+   */
+  private final long builtWith;
+
   /** The checkpoint this operator's state was restored from; null if it started without state. */
   private transient Long restoredCheckpoint;
 
@@ -95,6 +104,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
             compactionRatio);
     this.byTable = null;
     this.newTables = null;
+    this.builtWith = 0;
   }
 
   private PositionDeltaWriterOperator(
@@ -102,7 +112,21 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     this.only = null;
     this.byTable = byTable;
     this.newTables = newTables;
+    this.builtWith =
+        java.util
+            .UUID
+            .nameUUIDFromBytes(
+                String.join("\n", byTable.keySet())
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            .getMostSignificantBits();
   }
+
+  /** The operator state that holds {@link #builtWith}, one value per subtask. */
+  private static final org.apache.flink.api.common.state.ListStateDescriptor<Long> BUILT_WITH =
+      new org.apache.flink.api.common.state.ListStateDescriptor<>(
+          "tables-built-with", org.apache.flink.api.common.typeinfo.Types.LONG);
+
+  private transient org.apache.flink.api.common.state.ListState<Long> builtWithState;
 
   /**
    * Builds the operator of one table for a table that appears while the job runs, by the name its
@@ -226,8 +250,15 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
             : null;
     preparedCheckpoint = restoredCheckpoint == null ? -1 : restoredCheckpoint;
     completedCheckpoint = preparedCheckpoint;
-    if (byTable != null && newTables != null && context.isRestored()) {
-      claimRestoredTables(context);
+    if (byTable != null && newTables != null) {
+      builtWithState = context.getOperatorStateStore().getUnionListState(BUILT_WITH);
+      boolean sameBuild = false;
+      for (Long restored : builtWithState.get()) {
+        sameBuild |= restored == builtWith;
+      }
+      if (context.isRestored() && sameBuild) {
+        claimRestoredTables(context);
+      }
     }
     for (TableDeltaWriter<?> writer : writers()) {
       writer.initializeState(context, this, output);
@@ -257,8 +288,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /**
    * Takes the writers of the restored tables that this operator was not built with, but that
    * appeared while the job ran before (Flink restores a job as it was built): their state, index
-   * and keys carry on. A table the catalog no longer has, or whose state an earlier run forgot, is
-   * left to be forgotten.
+   * and keys carry on. Only for a state of the same build ({@link #builtWith}). A table the catalog
+   * no longer has, or whose state an earlier run forgot, is left to be forgotten.
    */
   private void claimRestoredTables(StateInitializationContext context) throws Exception {
     for (String table : restoredTables(context)) {
@@ -366,6 +397,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     }
     if (byTable != null) {
       TableIndexes.write(context, byTable);
+    }
+    if (builtWithState != null) {
+      builtWithState.update(List.of(builtWith));
     }
   }
 
