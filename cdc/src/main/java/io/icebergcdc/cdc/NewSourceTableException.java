@@ -7,10 +7,11 @@ import org.apache.flink.runtime.throwable.ThrowableType;
  * A change of a source that the job's table list or topic pattern matches, but that the job has no
  * table for: the table or topic appeared after the job was built.
  *
- * <p>Each table's operators are built with the job, so a running job cannot take a table it was not
- * built with. It ends instead, and Flink does not restart it (a restart would meet the same change
- * again): the apply command builds the job again, which creates the table's Iceberg table, and
- * resumes from the job's latest checkpoint, from which the new source is read from its start.
+ * <p>A job whose operators cannot take a table they were not built with (all but the Kafka job of
+ * Debezium JSON into the shared writer, which takes new topics in flight) ends instead, and Flink
+ * does not restart it (a restart would meet the same change again): the apply command builds the
+ * job again, which creates the table's Iceberg table, and resumes from the job's latest checkpoint,
+ * from which the new source is read from its start.
  */
 @ThrowableAnnotation(ThrowableType.NonRecoverableError)
 public final class NewSourceTableException extends RuntimeException {

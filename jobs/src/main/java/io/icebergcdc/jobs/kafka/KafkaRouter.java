@@ -6,6 +6,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.NewSourceTableException;
+import io.icebergcdc.cdc.RefusedSourceException;
 import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.cdc.TableRoute;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
@@ -215,17 +216,24 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       unready.put(record.topic, e.getMessage());
       throw e;
     }
-    if (mainOutputNames.containsValue(table.tableName())
-        || appeared.values().stream().anyMatch(r -> r.tableName().equals(table.tableName()))) {
+    String other = null;
+    for (Map.Entry<String, String> known : mainOutputNames.entrySet()) {
+      other = known.getValue().equals(table.tableName()) ? known.getKey() : other;
+    }
+    for (Map.Entry<String, TableRoute> known : appeared.entrySet()) {
+      other = known.getValue().tableName().equals(table.tableName()) ? known.getKey() : other;
+    }
+    if (other != null) {
       // Two topics into one table: their changes' sequences cannot be compared. The start refuses
-      // it too.
-      throw new IllegalArgumentException(
+      // it too; the writer, for topics met by different readers.
+      throw new RefusedSourceException(
           "topic "
               + record.topic
               + ", which appeared while the job runs, is named into table "
               + table.tableName()
-              + ", which another of the job's topics writes; give --table-template a template"
-              + " that tells them apart (with {topic})");
+              + ", which topic "
+              + other
+              + " writes; give --table-template a template that tells them apart (with {topic})");
     }
     TableRoute route = new TableRoute(table.tableName(), table.schema(), null);
     DebeziumJsonParser parser =

@@ -59,7 +59,11 @@ class KafkaRouterNewTopicsTest {
         throw new MalformedChangeException(locator + ": no schema to create the table from");
       }
       String table =
-          "cdc." + topic.substring(topic.lastIndexOf('.') + 1).replace("orders2", "orders");
+          "cdc."
+              + topic
+                  .substring(topic.lastIndexOf('.') + 1)
+                  .replace("orders2", "orders")
+                  .replace("items2", "items");
       return new KafkaRouter.NewTopic(table, SCHEMA, null);
     }
   }
@@ -111,8 +115,14 @@ class KafkaRouterNewTopicsTest {
 
       // A new topic named into a table another topic writes: refused, naming both.
       assertThatThrownBy(() -> harness.processElement(record("shop.public.orders2", 1), 0))
+          .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
           .hasMessageContaining("shop.public.orders2")
-          .hasMessageContaining("cdc.orders");
+          .hasMessageContaining("cdc.orders")
+          .hasMessageContaining("topic " + ORDERS + " writes");
+      // And one that appeared before it.
+      assertThatThrownBy(() -> harness.processElement(record("shop.public.items2", 1), 0))
+          .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
+          .hasMessageContaining("topic shop.public.items writes");
     }
   }
 

@@ -76,6 +76,14 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /** The checkpoint this operator's state was restored from; null if it started without state. */
   private transient Long restoredCheckpoint;
 
+  /**
+   * The source of the changes of each table that appeared while the job runs, as their origin names
+   * it before its last {@code /} (a Kafka topic, of {@code topic/partition}): one source per table,
+   * as the start requires of the tables it is built with. Learned from each table's first change on
+   * this subtask.
+   */
+  private transient Map<String, String> sourceOfAppeared;
+
   /** The latest checkpoint whose barrier this operator passed; -1 for none. */
   private transient long preparedCheckpoint;
 
@@ -248,6 +256,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
         context.getRestoredCheckpointId().isPresent()
             ? context.getRestoredCheckpointId().getAsLong()
             : null;
+    sourceOfAppeared = new java.util.HashMap<>();
     preparedCheckpoint = restoredCheckpoint == null ? -1 : restoredCheckpoint;
     completedCheckpoint = preparedCheckpoint;
     if (byTable != null && newTables != null) {
@@ -303,6 +312,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       if (holdsState && !byTable.containsKey(table)) {
         try {
           byTable.put(table, writerOfTable(table, newTables.writerOf(table)));
+          sourceOfAppeared.put(table, null);
           LOG.info("Writing table {} too, which appeared while the job ran", table);
         } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
           LOG.warn(
@@ -334,6 +344,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     writer.open();
     writer.startsAfter(preparedCheckpoint);
     byTable.put(table, writer);
+    sourceOfAppeared.put(table, null);
     setCurrentKey(key);
     LOG.info("Writing table {} too, which appeared while the job runs", table);
     return writer;
@@ -373,11 +384,44 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     if (writer == null && newTables != null) {
       writer = startWriting(change.table());
     }
+    if (!sourceOfAppeared.isEmpty() && sourceOfAppeared.containsKey(change.table())) {
+      checkOneSource(change);
+    }
     if (writer == null) {
       throw new IllegalStateException(
           "a change of table " + change.table() + ", which this writer does not write");
     }
     writer.processElement(change);
+  }
+
+  /**
+   * Refuses a change of a table that appeared while the job runs from another source than the
+   * table's earlier changes: two topics named into one table, met by different readers (a reader
+   * refuses those it meets itself), whose sequences cannot be compared.
+   */
+  private void checkOneSource(ChangeEvent change) {
+    String origin = change.originPartition();
+    if (origin == null) {
+      return;
+    }
+    String source = sourceOfAppeared.get(change.table());
+    if (source == null) {
+      sourceOfAppeared.put(
+          change.table(), origin.substring(0, Math.max(0, origin.lastIndexOf('/'))));
+    } else if (!(origin.startsWith(source)
+        && origin.length() > source.length()
+        && origin.charAt(source.length()) == '/'
+        && origin.indexOf('/', source.length() + 1) < 0)) {
+      throw new io.icebergcdc.cdc.RefusedSourceException(
+          "table "
+              + change.table()
+              + ", which appeared while the job runs, gets changes of "
+              + source
+              + " and of "
+              + origin.substring(0, Math.max(0, origin.lastIndexOf('/')))
+              + ": two sources into one table, whose changes cannot be ordered; give the job a"
+              + " table template that tells them apart");
+    }
   }
 
   @Override

@@ -107,6 +107,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   private transient boolean indexComplete;
 
+  /**
+   * Whether the table had no rows when the job's first writer of it started ({@link WriterState}).
+   */
+  private transient boolean startedEmpty;
+
   /** Whether the index is to be loaded from the table in {@link #open}. */
   private transient boolean bootstrapDue;
 
@@ -306,6 +311,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     dictionary =
         new FileDictionary(
             context.isRestored() ? state.restoredDictionary() : List.of(), parallelism, subtask);
+    startedEmpty =
+        (context.isRestored() && state.restoredStartedEmpty())
+            || (!restored && table.currentSnapshot() == null);
     if (restored) {
       for (OwnDataFile file : state.restoredOwnFiles()) {
         if (file.subtask() == subtask && file.parallelism() == parallelism) {
@@ -426,7 +434,12 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   void snapshotState(StateSnapshotContext context) throws Exception {
     dedup.snapshotState(context);
-    state.snapshot(indexComplete, sharedUpTo, compaction.state(), dictionary.entriesToSnapshot());
+    state.snapshot(
+        indexComplete,
+        startedEmpty,
+        sharedUpTo,
+        compaction.state(),
+        dictionary.entriesToSnapshot());
   }
 
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {

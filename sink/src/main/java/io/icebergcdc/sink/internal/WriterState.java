@@ -25,6 +25,9 @@ import org.apache.flink.api.common.typeinfo.Types;
  *       changes reached: a subtask without one in the restored state starts the table afresh, and a
  *       restore at another parallelism does not take the index as complete. Absent in the state of
  *       earlier versions, whose writers started on every subtask at once.
+ *   <li>{@code started-empty} (union): per subtask, whether the table had no rows when the job's
+ *       first writer of it started: then every row in it is one the job's writers wrote, and a
+ *       subtask that never had a writer owns none.
  * </ul>
  */
 final class WriterState {
@@ -37,6 +40,7 @@ final class WriterState {
   private final ListState<Long> sharedUpTo;
   private final ListState<FileDictionary.Entry> dictionary;
   private final ListState<Long> writerSubtasks;
+  private final ListState<Boolean> startedEmpty;
   private final int subtask;
   private final int parallelism;
 
@@ -45,6 +49,7 @@ final class WriterState {
     this.subtask = subtask;
     this.parallelism = parallelism;
     writerSubtasks = store.getUnionListState(writerSubtasksDescriptor(scope));
+    startedEmpty = store.getUnionListState(startedEmptyDescriptor(scope));
     indexComplete = store.getUnionListState(indexCompleteDescriptor(scope));
     ownFiles = store.getListState(ownFilesDescriptor(scope));
     sharedUpTo = store.getUnionListState(sharedUpToDescriptor(scope));
@@ -69,6 +74,7 @@ final class WriterState {
     store.getUnionListState(dictionaryDescriptor(scope)).clear();
     store.getUnionListState(Dedup.tablePositionDescriptor(scope)).clear();
     store.getUnionListState(writerSubtasksDescriptor(scope)).clear();
+    store.getUnionListState(startedEmptyDescriptor(scope)).clear();
   }
 
   /**
@@ -89,7 +95,8 @@ final class WriterState {
   /**
    * Whether the restored index is complete for this subtask's keys: every subtask that wrote the
    * restored state had a complete index, and, restored at another parallelism, every subtask then
-   * had a writer of the table (the keys of one without could have rows no index knows).
+   * had a writer of the table, or the table had no rows when the job's first writer of it started
+   * (else the keys of a subtask without one could have rows no index knows).
    */
   boolean restoredIndexComplete() throws Exception {
     boolean complete = true;
@@ -103,7 +110,8 @@ final class WriterState {
     boolean everySubtask =
         writers.isEmpty()
             || restoredParallelism == parallelism
-            || writers.size() == restoredParallelism;
+            || writers.size() == restoredParallelism
+            || restoredStartedEmpty();
     return any && complete && everySubtask;
   }
 
@@ -118,6 +126,16 @@ final class WriterState {
       subtasks++;
     }
     return subtasks;
+  }
+
+  /** Whether a subtask that wrote the restored state saw the table start empty under the job. */
+  boolean restoredStartedEmpty() throws Exception {
+    for (Boolean flag : startedEmpty.get()) {
+      if (flag) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private java.util.Set<Long> restoredWriters() throws Exception {
@@ -154,12 +172,14 @@ final class WriterState {
   /** Writes this subtask's state for a checkpoint. */
   void snapshot(
       boolean indexCompleteNow,
+      boolean startedEmptyNow,
       long sharedUpToNow,
       List<OwnDataFile> ownFilesNow,
       List<FileDictionary.Entry> dictionaryNow)
       throws Exception {
     indexComplete.update(List.of(indexCompleteNow));
     writerSubtasks.update(List.of(encode(subtask, parallelism)));
+    startedEmpty.update(List.of(startedEmptyNow));
     sharedUpTo.update(List.of(sharedUpToNow));
     ownFiles.update(ownFilesNow);
     dictionary.update(dictionaryNow);
@@ -169,6 +189,10 @@ final class WriterState {
 
   static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
     return new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN);
+  }
+
+  private static ListStateDescriptor<Boolean> startedEmptyDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName("started-empty"), Types.BOOLEAN);
   }
 
   private static ListStateDescriptor<Long> writerSubtasksDescriptor(TableScope scope) {

@@ -681,6 +681,95 @@ class WriterOfSeveralTablesTest {
     }
   }
 
+  /**
+   * A table created empty for a topic that appeared, written by one subtask of two: restored at
+   * parallelism 1, its index is complete (every row in it is one the job's writers wrote), so a new
+   * key is inserted without a delete by key.
+   */
+  @Test
+  void anAppearedTableThatStartedEmptyKeepsItsIndexCompleteThroughARescale() throws Exception {
+    takesNewTables = true;
+    tables();
+    TableIdentifier cId = TableIdentifier.of("db", "c");
+    Table c =
+        CdcTables.createOrLoad(
+            catalog().loadCatalog(), cId, TestChanges.SCHEMA, null, 3, List.of("id"));
+    List<OperatorSubtaskState> states = new ArrayList<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = harness(null, 2, subtask)) {
+        List<ChangeEvent> mine = new ArrayList<>();
+        for (long id = 1; id <= 20 && subtask == 0; id++) {
+          ChangeEvent change = of("db.c", insert(id, "c" + id, 10));
+          if (KeyIndexBootstrap.owns(
+              new TableKey("db.c", change.key()), harness.getEnvironment().getTaskInfo())) {
+            mine.add(change);
+          }
+        }
+        for (long id = 100; ; id++) {
+          ChangeEvent change = of("src.a", insert(id, "a", 1));
+          if (KeyIndexBootstrap.owns(
+              new TableKey("src.a", change.key()), harness.getEnvironment().getTaskInfo())) {
+            mine.add(change);
+            break;
+          }
+        }
+        Map<String, ChangeCommittable> written =
+            checkpoint(harness, 1, mine.toArray(new ChangeEvent[0]));
+        if (subtask == 0) {
+          append(c, written.get("db.c"));
+        }
+        states.add(harness.snapshot(1, 1));
+      }
+    }
+    OperatorSubtaskState rescaled =
+        AbstractStreamOperatorTestHarness.repartitionOperatorState(
+            AbstractStreamOperatorTestHarness.repackageState(
+                states.toArray(new OperatorSubtaskState[0])),
+            MAX_PARALLELISM,
+            2,
+            1,
+            0);
+    try (var harness = harness(rescaled, 1, 0)) {
+      ChangeCommittable written =
+          checkpoint(harness, 2, of("db.c", insert(500, "new", 11)), of("db.c", update(1, "u", 12)))
+              .get("db.c");
+      assertThat(written.equalityFallbacks()).isZero();
+      assertThat(written.deleteFiles()).isEmpty();
+      assertThat(written.stats().updated()).isEqualTo(1);
+    }
+  }
+
+  /**
+   * Changes of one table that appeared while the job runs from two topics (two topics named into
+   * one table, read by different readers) fail the job, naming both.
+   */
+  @Test
+  void anAppearedTableFedByTwoSourcesIsRefused() throws Exception {
+    takesNewTables = true;
+    tables();
+    CdcTables.createOrLoad(
+        catalog().loadCatalog(),
+        TableIdentifier.of("db", "c"),
+        TestChanges.SCHEMA,
+        null,
+        3,
+        List.of("id"));
+    try (var harness = harness(null, 1, 0)) {
+      harness.processElement(
+          new StreamRecord<>(of("db.c", insert(1, "c", 1)).withOrigin("shop.public.c/0", 1)));
+      harness.processElement(
+          new StreamRecord<>(of("db.c", insert(2, "c", 1)).withOrigin("shop.public.c/1", 1)));
+      assertThatThrownBy(
+              () ->
+                  harness.processElement(
+                      new StreamRecord<>(
+                          of("db.c", insert(3, "c", 1)).withOrigin("other.public.c/0", 1))))
+          .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
+          .hasMessageContaining("shop.public.c")
+          .hasMessageContaining("other.public.c");
+    }
+  }
+
   @Test
   void aChangeOfATableItDoesNotWriteFailsNamingIt() throws Exception {
     tables();
