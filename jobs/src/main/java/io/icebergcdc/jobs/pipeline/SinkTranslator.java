@@ -76,7 +76,20 @@ final class SinkTranslator {
       CommitListener commitListener) {
     Map<TableIdentifier, IcebergCdcSink> sinks = new LinkedHashMap<>();
     Set<String> following = new LinkedHashSet<>();
+    Map<TableIdentifier, String> routeOf = new HashMap<>();
     for (TableTarget target : targets) {
+      String other = routeOf.put(target.table(), target.route());
+      if (other != null) {
+        // Their changes' sequences cannot be compared, and each table has one set of operators.
+        throw new IllegalArgumentException(
+            "sources "
+                + other
+                + " and "
+                + target.route()
+                + " are both named into table "
+                + target.table()
+                + "; give the job a table template that tells them apart");
+      }
       Configuration options = new Configuration(sinkOptions);
       if (severalTables) {
         options.set(SinkOptions.UID_PREFIX, target.table().toString());
@@ -149,11 +162,9 @@ final class SinkTranslator {
       IcebergCdcSink sink = sinks.get(table);
       String name = routed.deadLetterTables().getOrDefault(table, table.toString());
       if (writtenTogether().contains(target.route())) {
+        // One source per table: of() refuses two.
         String writtenAs = RoutedChanges.nameOnMainOutput(target);
-        if (together.put(writtenAs, sink) != null) {
-          throw new IllegalArgumentException(
-              "two of the job's sources write table " + writtenAs + ", which one writer cannot do");
-        }
+        together.put(writtenAs, sink);
         committedAs.put(writtenAs, table.toString());
         tableOfDeadLetter.put(name, table.toString());
         continue;

@@ -72,4 +72,32 @@ class TopicTablesTest {
                 .findField("note"))
         .isNotNull();
   }
+
+  @Test
+  void twoSourcesNamedIntoOneTableAreRefusedAtTheStartNamingBoth() {
+    CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
+    TableIdentifier id = TableIdentifier.of("cdc", "orders");
+    org.apache.iceberg.Table table =
+        io.icebergcdc.sink.CdcTables.createOrLoad(
+            catalog.connect(),
+            id,
+            new Schema(
+                List.of(Types.NestedField.required(1, "id", Types.LongType.get())),
+                java.util.Set.of(1)),
+            null,
+            2,
+            List.of("id"));
+    ChangeSchema schema = new ChangeSchema(table.schema());
+    List<TableTarget> targets =
+        List.of(
+            new TableTarget("db1.public.orders", "db1.public.orders", id, schema),
+            new TableTarget("db2.public.orders", "db2.public.orders", id, schema));
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                SinkTranslator.of(
+                    targets, catalog.loader(), new Configuration(), true, false, null))
+        .hasMessageContaining("db1.public.orders")
+        .hasMessageContaining("db2.public.orders")
+        .hasMessageContaining("cdc.orders");
+  }
 }
