@@ -43,6 +43,11 @@ final class CommitThreads implements AutoCloseable {
     return new CommitThreads(null);
   }
 
+  /** Whether the work is done on the caller's thread ({@link #none()}). */
+  boolean onCallersThread() {
+    return threads == null;
+  }
+
   /** Up to {@code count} threads, named after {@code name}. */
   static CommitThreads of(int count, String name) {
     return new CommitThreads(Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)));

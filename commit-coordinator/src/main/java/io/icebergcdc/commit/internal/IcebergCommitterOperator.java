@@ -460,6 +460,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       }
     }
     committers.put(table, committer);
+    if (committers.size() > 1 && commitThreads.onCallersThread()) {
+      // A committer built with one table, now of several: their commits run at once, as those of
+      // a committer built with several (threads are started as they are needed).
+      commitThreads.close();
+      commitThreads = CommitThreads.of(COMMIT_THREADS, "iceberg-cdc-commit-" + getOperatorID());
+    }
     LOG.info("Committing table {} too, which appeared while the job runs", table);
     return committer;
   }
