@@ -137,7 +137,7 @@ public final class IcebergCdcSink {
   }
 
   private Applied applyTo(DataStream<ChangeEvent> changes, DataStream<DeadLetter> refusedUpstream) {
-    OperatorUids uids = new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
+    OperatorUids uids = uids();
     Contributions contributions = contributions(changes, uids, null);
     return new Applied(
         commit(contributions.committables(), uids, refusedUpstream), contributions.deadLetters());
@@ -153,7 +153,7 @@ public final class IcebergCdcSink {
    */
   public Written write(DataStream<ChangeEvent> changes, String committedAs) {
     Objects.requireNonNull(committedAs, "committedAs");
-    OperatorUids uids = new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
+    OperatorUids uids = uids();
     Contributions contributions = contributions(changes, uids, committedAs);
     return new Written(
         Map.of(committedAs, committer(uids)),
@@ -244,8 +244,7 @@ public final class IcebergCdcSink {
                 + " cannot be written with others (an overwrite, equality deletes, or changes"
                 + " distributed by partition): write it with write()");
       }
-      OperatorUids uids =
-          new OperatorUids(sink.options.get(SinkOptions.UID_PREFIX), sink.distribution);
+      OperatorUids uids = sink.uids();
       writers.put(table.getKey(), sink.indexedWriter(uids, tag));
       if (committers.put(tag, sink.committer(uids)) != null) {
         throw new IllegalArgumentException("two tables are committed as " + tag);
@@ -270,18 +269,21 @@ public final class IcebergCdcSink {
     return new Written(committers, written, written.getSideOutput(Dedup.DEAD_LETTERS));
   }
 
+  /** The uids of this sink's operators: prefixed as its options say, named for its distribution. */
+  private OperatorUids uids() {
+    return new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
+  }
+
   /** The writer of a table that appeared while the job runs, committed as its name. */
   private static PositionDeltaWriterOperator<?> newWriter(NewTables newTables, String table) {
     IcebergCdcSink sink = newTables.sinkOf(table);
-    return sink.indexedWriter(
-        new OperatorUids(sink.options.get(SinkOptions.UID_PREFIX), sink.distribution), table);
+    return sink.indexedWriter(sink.uids(), table);
   }
 
   /** The committer of a table that appeared while the job runs. */
   private static IcebergCommitter newCommitter(NewTables newTables, String table) {
     IcebergCdcSink sink = newTables.sinkOf(table);
-    return sink.committer(
-        new OperatorUids(sink.options.get(SinkOptions.UID_PREFIX), sink.distribution));
+    return sink.committer(sink.uids());
   }
 
   /**

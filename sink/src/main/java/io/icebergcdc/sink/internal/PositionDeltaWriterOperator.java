@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.flink.annotation.VisibleForTesting;
+import org.apache.flink.api.common.state.OperatorStateStore;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -281,19 +282,6 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     }
   }
 
-  /** The names of the tables whose writers' state was restored. */
-  private static java.util.Set<String> restoredTables(StateInitializationContext context)
-      throws Exception {
-    java.util.Set<String> tables = new java.util.TreeSet<>();
-    String suffix = "/" + WriterState.INDEX_COMPLETE_STATE;
-    for (String name : context.getOperatorStateStore().getRegisteredStateNames()) {
-      if (name.endsWith(suffix)) {
-        tables.add(name.substring(0, name.length() - suffix.length()));
-      }
-    }
-    return tables;
-  }
-
   /**
    * Takes the writers of the restored tables that this operator was not built with, but that
    * appeared while the job ran before (Flink restores a job as it was built): their state, index
@@ -301,15 +289,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    * no longer has, or whose state an earlier run forgot, is left to be forgotten.
    */
   private void claimRestoredTables(StateInitializationContext context) throws Exception {
-    for (String table : restoredTables(context)) {
-      boolean holdsState =
-          context
-              .getOperatorStateStore()
-              .getUnionListState(WriterState.indexCompleteDescriptor(TableScope.of(table)))
-              .get()
-              .iterator()
-              .hasNext();
-      if (holdsState && !byTable.containsKey(table)) {
+    OperatorStateStore store = context.getOperatorStateStore();
+    for (String table : WriterState.restoredTables(store)) {
+      if (!byTable.containsKey(table) && WriterState.holdsState(store, TableScope.of(table))) {
         try {
           byTable.put(table, writerOfTable(table, newTables.writerOf(table)));
           sourceOfAppeared.put(table, null);
@@ -357,7 +339,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    */
   private java.util.Set<String> forgetTablesNoLongerWritten(StateInitializationContext context)
       throws Exception {
-    java.util.Set<String> gone = restoredTables(context);
+    java.util.Set<String> gone = WriterState.restoredTables(context.getOperatorStateStore());
     gone.removeAll(byTable.keySet());
     for (String table : gone) {
       WriterState.forget(context.getOperatorStateStore(), TableScope.of(table));

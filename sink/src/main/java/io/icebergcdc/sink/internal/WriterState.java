@@ -33,7 +33,7 @@ import org.apache.flink.api.common.typeinfo.Types;
 final class WriterState {
 
   /** The operator state whose restored flags say that the table's writer had state. */
-  static final String INDEX_COMPLETE_STATE = "key-index-complete";
+  private static final String INDEX_COMPLETE_STATE = "key-index-complete";
 
   private final ListState<Boolean> indexComplete;
   private final ListState<OwnDataFile> ownFiles;
@@ -60,6 +60,27 @@ final class WriterState {
   static WriterState register(
       OperatorStateStore store, TableScope scope, int subtask, int parallelism) throws Exception {
     return new WriterState(store, scope, subtask, parallelism);
+  }
+
+  /**
+   * The tables whose writers' state a restored operator state holds, by the name of their {@link
+   * TableScope}; some of them may have had their state forgotten ({@link #forget}) by an earlier
+   * run.
+   */
+  static java.util.Set<String> restoredTables(OperatorStateStore store) {
+    java.util.Set<String> tables = new java.util.TreeSet<>();
+    String suffix = "/" + INDEX_COMPLETE_STATE;
+    for (String name : store.getRegisteredStateNames()) {
+      if (name.endsWith(suffix)) {
+        tables.add(name.substring(0, name.length() - suffix.length()));
+      }
+    }
+    return tables;
+  }
+
+  /** Whether the table of {@code scope} has state in the restored operator state, not forgotten. */
+  static boolean holdsState(OperatorStateStore store, TableScope scope) throws Exception {
+    return store.getUnionListState(indexCompleteDescriptor(scope)).get().iterator().hasNext();
   }
 
   /**
@@ -187,7 +208,7 @@ final class WriterState {
 
   // One descriptor each for the registration and for forgetting the state.
 
-  static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
+  private static ListStateDescriptor<Boolean> indexCompleteDescriptor(TableScope scope) {
     return new ListStateDescriptor<>(scope.stateName(INDEX_COMPLETE_STATE), Types.BOOLEAN);
   }
 
