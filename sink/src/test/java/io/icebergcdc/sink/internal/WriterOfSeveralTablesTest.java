@@ -55,13 +55,20 @@ class WriterOfSeveralTablesTest {
 
   private Map<String, Table> tables() {
     Map<String, Table> tables = new TreeMap<>();
-    TABLES.forEach(
-        (name, id) ->
-            tables.put(
-                name,
-                CdcTables.createOrLoad(
-                    catalog().loadCatalog(), id, TestChanges.SCHEMA, null, 3, List.of("id"))));
+    TABLES.forEach((name, id) -> tables.put(name, createTable(id)));
     return tables;
+  }
+
+  /** Creates table {@code id}, keyed by {@code id}, of the test changes' schema. */
+  private Table createTable(TableIdentifier id) {
+    return CdcTables.createOrLoad(
+        catalog().loadCatalog(), id, TestChanges.SCHEMA, null, 3, List.of("id"));
+  }
+
+  /** Whether {@code change}'s key belongs to the subtask of {@code harness}. */
+  private static boolean owns(AbstractStreamOperatorTestHarness<?> harness, ChangeEvent change) {
+    return KeyIndexBootstrap.owns(
+        new TableKey(change.table(), change.key()), harness.getEnvironment().getTaskInfo());
   }
 
   /** The most keys per table the in-memory index holds; 0 keeps the entries in keyed state. */
@@ -250,8 +257,7 @@ class WriterOfSeveralTablesTest {
         for (long id = 1; id <= 20; id++) {
           for (String table : TABLES.keySet()) {
             ChangeEvent change = of(table, insert(id, table + id, 100));
-            if (KeyIndexBootstrap.owns(
-                new TableKey(table, change.key()), harness.getEnvironment().getTaskInfo())) {
+            if (owns(harness, change)) {
               mine.add(change);
             }
           }
@@ -318,8 +324,7 @@ class WriterOfSeveralTablesTest {
     }
     Map<String, TableIdentifier> now =
         Map.of("src.a", TABLES.get("src.a"), "src.c", TableIdentifier.of("db", "c"));
-    CdcTables.createOrLoad(
-        catalog().loadCatalog(), now.get("src.c"), TestChanges.SCHEMA, null, 3, List.of("id"));
+    createTable(now.get("src.c"));
     try (var harness = harness(state, 1, 0, now)) {
       Map<String, ChangeCommittable> after =
           checkpoint(harness, 2, of("src.a", update(1, "a'", 5)), of("src.c", insert(1, "c", 1)));
@@ -368,8 +373,7 @@ class WriterOfSeveralTablesTest {
         List<ChangeEvent> mine = new ArrayList<>();
         for (long id = 1; id <= 20; id++) {
           ChangeEvent change = of("src.b", update(id, "b'" + id, 12));
-          if (KeyIndexBootstrap.owns(
-              new TableKey("src.b", change.key()), harness.getEnvironment().getTaskInfo())) {
+          if (owns(harness, change)) {
             mine.add(change);
           }
         }
@@ -575,14 +579,7 @@ class WriterOfSeveralTablesTest {
           checkpoint(harness, 1, of("src.a", insert(1, "a", 10)));
       append(tables.get("src.a"), first.get("db.a"));
       harness.notifyOfCompletedCheckpoint(1);
-      Table c =
-          CdcTables.createOrLoad(
-              catalog().loadCatalog(),
-              TableIdentifier.of("db", "c"),
-              TestChanges.SCHEMA,
-              null,
-              3,
-              List.of("id"));
+      Table c = createTable(TableIdentifier.of("db", "c"));
       Map<String, ChangeCommittable> second =
           checkpoint(harness, 2, of("db.c", insert(1, "c1", 10)), of("db.c", insert(2, "c2", 10)));
       assertThat(second).containsOnlyKeys("db.c");
@@ -630,9 +627,7 @@ class WriterOfSeveralTablesTest {
     tables();
     // Table c exists with rows of keys 1 to 20 before the job meets it.
     TableIdentifier cId = TableIdentifier.of("db", "c");
-    Table c =
-        CdcTables.createOrLoad(
-            catalog().loadCatalog(), cId, TestChanges.SCHEMA, null, 3, List.of("id"));
+    Table c = createTable(cId);
     try (var earlier = harness(null, 1, 0, Map.of("db.c", cId))) {
       List<ChangeEvent> rows = new ArrayList<>();
       for (long id = 1; id <= 20; id++) {
@@ -648,9 +643,7 @@ class WriterOfSeveralTablesTest {
       try (var harness = harness(null, 2, subtask)) {
         for (long id = 1; id <= 20 && (toZero == null || toOne == null); id++) {
           ChangeEvent change = of("db.c", update(id, "c'" + id, 11));
-          boolean owned =
-              KeyIndexBootstrap.owns(
-                  new TableKey("db.c", change.key()), harness.getEnvironment().getTaskInfo());
+          boolean owned = owns(harness, change);
           if (owned && subtask == 0 && toZero == null) {
             toZero = change;
           } else if (owned && subtask == 1 && toOne == null) {
@@ -691,24 +684,20 @@ class WriterOfSeveralTablesTest {
     takesNewTables = true;
     tables();
     TableIdentifier cId = TableIdentifier.of("db", "c");
-    Table c =
-        CdcTables.createOrLoad(
-            catalog().loadCatalog(), cId, TestChanges.SCHEMA, null, 3, List.of("id"));
+    Table c = createTable(cId);
     List<OperatorSubtaskState> states = new ArrayList<>();
     for (int subtask = 0; subtask < 2; subtask++) {
       try (var harness = harness(null, 2, subtask)) {
         List<ChangeEvent> mine = new ArrayList<>();
         for (long id = 1; id <= 20 && subtask == 0; id++) {
           ChangeEvent change = of("db.c", insert(id, "c" + id, 10));
-          if (KeyIndexBootstrap.owns(
-              new TableKey("db.c", change.key()), harness.getEnvironment().getTaskInfo())) {
+          if (owns(harness, change)) {
             mine.add(change);
           }
         }
         for (long id = 100; ; id++) {
           ChangeEvent change = of("src.a", insert(id, "a", 1));
-          if (KeyIndexBootstrap.owns(
-              new TableKey("src.a", change.key()), harness.getEnvironment().getTaskInfo())) {
+          if (owns(harness, change)) {
             mine.add(change);
             break;
           }
@@ -747,13 +736,7 @@ class WriterOfSeveralTablesTest {
   void anAppearedTableFedByTwoSourcesIsRefused() throws Exception {
     takesNewTables = true;
     tables();
-    CdcTables.createOrLoad(
-        catalog().loadCatalog(),
-        TableIdentifier.of("db", "c"),
-        TestChanges.SCHEMA,
-        null,
-        3,
-        List.of("id"));
+    createTable(TableIdentifier.of("db", "c"));
     try (var harness = harness(null, 1, 0)) {
       harness.processElement(
           new StreamRecord<>(of("db.c", insert(1, "c", 1)).withOrigin("shop.public.c/0", 1)));
