@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.cdc.TableRoute;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.util.OutputTag;
@@ -28,6 +29,18 @@ public final class CaptureRoutes implements Serializable {
   private final String origin;
   private final BadRecordPolicy badRecordPolicy;
   private final SchemaEvolution evolution;
+
+  /** What makes the tables that appear while the job runs ready; null to end the job at one. */
+  private AppearingTables appearing;
+
+  /**
+   * The tables that appeared, in the order this instance met them, their routes' indexes following
+   * the job's: each operator's instance has its own, so an index of one never leaves it ({@link
+   * CapturedChange#APPEARED}).
+   */
+  private transient List<AppearingTables.Table> appeared;
+
+  private transient Map<String, Integer> appearedIndexes;
 
   /**
    * @param schemas the schema of each captured table by Debezium topic
@@ -87,20 +100,151 @@ public final class CaptureRoutes implements Serializable {
     this.badRecordPolicy = badRecordPolicy;
   }
 
-  /** The topics, in the order of the routes' indexes. */
+  /**
+   * Takes the tables that appear while the job runs, for the tables on the main output: a change or
+   * chunk of such a table is routed there instead of being refused ({@link #indexOf}).
+   */
+  public CaptureRoutes takingTablesThatAppear(AppearingTables appearing) {
+    this.appearing = appearing;
+    return this;
+  }
+
+  /** What makes the tables that appear ready; null if the job ends at one. */
+  AppearingTables appearing() {
+    return appearing;
+  }
+
+  /** The topics of the tables the job was built with, in the order of the routes' indexes. */
   List<String> topics() {
     return topics;
   }
 
+  /**
+   * The index of the route of {@code topic}: one of the job's, or for a table that appeared while
+   * the job runs and that this instance has taken ({@link #take}), one after the job's routes. -1
+   * if this instance knows no route of the topic.
+   */
+  int indexOf(String topic) {
+    int index = topics.indexOf(topic);
+    if (index >= 0 || appearing == null) {
+      return index;
+    }
+    synchronized (this) {
+      Integer known = appearedIndexes == null ? null : appearedIndexes.get(topic);
+      return known == null ? -1 : known;
+    }
+  }
+
+  /**
+   * Whether {@code topic} is of a table that the job takes when the source's enumerator has found
+   * it, and that this instance has not taken yet: a change of it read from the log before then is
+   * skipped, as the table's chunks, read once it is taken, hold its effect.
+   */
+  boolean awaitsTaking(String topic) {
+    return appearing != null && indexOf(topic) < 0 && appearing.matches(topic);
+  }
+
+  /**
+   * The index of the route of {@code topic} as {@link #indexOf}, taking the table first if it
+   * appeared while the job runs and this instance has not taken it: the table made ready ({@link
+   * AppearingTables#tableOf}). -1 if the job takes no such table, or the table no longer exists.
+   *
+   * @throws io.icebergcdc.cdc.RefusedSourceException if the table is named into the Iceberg table
+   *     of another source table, or cannot be captured
+   */
+  int take(String topic) {
+    int index = indexOf(topic);
+    if (index >= 0 || appearing == null || !appearing.matches(topic)) {
+      return index;
+    }
+    String name = appearing.nameOf(topic);
+    synchronized (this) {
+      // Checked before the table is made ready, which may create or evolve an Iceberg table.
+      String other = null;
+      for (int i = 0; i < routes.size(); i++) {
+        other = name.equals(mainOutputNames.get(i)) ? topics.get(i) : other;
+      }
+      for (AppearingTables.Table earlier :
+          appeared == null ? List.<AppearingTables.Table>of() : appeared) {
+        other = name.equals(earlier.name()) ? earlier.snapshot().topic() : other;
+      }
+      if (other != null) {
+        // Two source tables into one: their changes' positions are not those of one table's log.
+        throw new io.icebergcdc.cdc.RefusedSourceException(
+            "topic "
+                + topic
+                + ", of a table that appeared in "
+                + origin
+                + " while the job runs, is named into table "
+                + name
+                + ", which the source table of topic "
+                + other
+                + " writes; give --table-template a template that tells them apart (with {schema}"
+                + " or {database}), or leave the table out of --tables");
+      }
+    }
+    // Made ready outside the lock: it reaches the database and the catalog, and the enumerator's
+    // thread plans chunks of the tables already known meanwhile.
+    AppearingTables.Table table = appearing.tableOf(topic);
+    if (table == null) {
+      return -1;
+    }
+    synchronized (this) {
+      if (appeared == null) {
+        appeared = new ArrayList<>();
+        appearedIndexes = new HashMap<>();
+      }
+      Integer known = appearedIndexes.get(topic);
+      if (known != null) {
+        return known;
+      }
+      appeared.add(table);
+      appearedIndexes.put(topic, routes.size() + appeared.size() - 1);
+      return routes.size() + appeared.size() - 1;
+    }
+  }
+
+  /** The topics of the tables that appeared which this instance has taken. */
+  synchronized List<String> takenTopics() {
+    return appearedIndexes == null ? List.of() : List.copyOf(appearedIndexes.keySet());
+  }
+
+  /** Whether the route of {@code index} is of a table that appeared while the job runs. */
+  boolean appeared(int index) {
+    return index >= routes.size();
+  }
+
+  private synchronized AppearingTables.Table appearedTable(int index) {
+    return appeared.get(index - routes.size());
+  }
+
+  /** The topic of a route. */
+  String topic(int index) {
+    return appeared(index) ? appearedTable(index).snapshot().topic() : topics.get(index);
+  }
+
   TableRoute route(int index) {
+    if (appeared(index)) {
+      AppearingTables.Table table = appearedTable(index);
+      return new TableRoute(table.sourceName(), table.schema(), null);
+    }
     return routes.get(index);
   }
 
   /** The table name the changes of a route carry on the router's main output; null for none. */
   String mainOutputName(int index) {
-    return mainOutputNames.get(index);
+    return appeared(index) ? appearedTable(index).name() : mainOutputNames.get(index);
   }
 
+  /**
+   * The chunked snapshot's table of a route: the job's, or for a table that appeared, the one it
+   * was made ready with.
+   */
+  ChunkedSnapshot.Table snapshotTable(int index, ChunkedSnapshot snapshot) {
+    return appeared(index) ? appearedTable(index).snapshot() : snapshot.table(topics.get(index));
+  }
+
+  /** The number of the job's routes, which does not count the tables that appeared. */
   int size() {
     return routes.size();
   }
@@ -119,6 +263,9 @@ public final class CaptureRoutes implements Serializable {
 
   /** What follows the schema changes of a route's table; null where the job ends at one. */
   SchemaEvolution evolutionOf(int index) {
+    if (appeared(index)) {
+      return appearedTable(index).evolution();
+    }
     return routes.get(index).output() == null ? evolution : null;
   }
 

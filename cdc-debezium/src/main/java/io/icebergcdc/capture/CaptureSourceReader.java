@@ -26,6 +26,7 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
   private static final Logger LOG = LoggerFactory.getLogger(CaptureSourceReader.class);
 
   private final SourceReaderContext context;
+  private final CaptureRoutes routes;
   private final ChunkedSnapshot snapshot;
   private final FutureCompletingBlockingQueue<RecordChangeEvent<SourceRecord>> queue;
   private final DebeziumLogReader log;
@@ -33,6 +34,16 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
   private final KeyChangeFill keyChanges;
   private final Deque<SnapshotChunk> pending = new ArrayDeque<>();
   private boolean logTurn;
+
+  /**
+   * The log's split, held until the enumerator has told this reader which tables that appeared
+   * while the job runs it has taken ({@link TablesTaken}), for a job that takes such tables: a
+   * change of a table the reader does not know is skipped, so the connector starts only once the
+   * reader knows them all.
+   */
+  private DebeziumSplit heldLog;
+
+  private boolean toldTablesTaken;
   private long chunksDone;
 
   CaptureSourceReader(
@@ -42,6 +53,7 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
       ChunkedSnapshot snapshot,
       int queueCapacity) {
     this.context = context;
+    this.routes = routes;
     this.snapshot = snapshot;
     this.queue = new FutureCompletingBlockingQueue<>(queueCapacity);
     SourceDatabase database = snapshot == null ? null : SourceDatabase.of(connectorProperties);
@@ -65,7 +77,11 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
   public void addSplits(List<CaptureSplit> splits) {
     for (CaptureSplit split : splits) {
       if (split instanceof DebeziumSplit logSplit) {
-        log.start(logSplit);
+        if (routes.appearing() != null && !toldTablesTaken) {
+          heldLog = logSplit;
+        } else {
+          log.start(logSplit);
+        }
       } else if (chunks == null) {
         throw new IllegalStateException(
             "the restored state holds "
@@ -78,6 +94,32 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
     }
     // Wakes a reader that waits for records: it has a chunk to read now.
     queue.notifyAvailable();
+  }
+
+  /**
+   * Takes the tables the enumerator took ({@link TablesTaken}), tells it so, and starts the log's
+   * connector if it was held until then.
+   */
+  @Override
+  public void handleSourceEvents(org.apache.flink.api.connector.source.SourceEvent event) {
+    if (!(event instanceof TablesTaken taken)) {
+      throw new IllegalArgumentException("unexpected source event " + event);
+    }
+    for (String topic : taken.topics()) {
+      if (routes.take(topic) < 0) {
+        LOG.warn("Table of topic {} was taken by the job but no longer exists", topic);
+      } else {
+        LOG.info("Capturing the table of topic {} too, which appeared while the job runs", topic);
+      }
+    }
+    toldTablesTaken = true;
+    context.sendSourceEventToCoordinator(taken);
+    if (heldLog != null) {
+      DebeziumSplit held = heldLog;
+      heldLog = null;
+      log.start(held);
+      queue.notifyAvailable();
+    }
   }
 
   @Override
@@ -110,7 +152,14 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
         if (next == null) {
           return false;
         }
-        chunks.open(next);
+        if (!chunks.open(next)) {
+          chunksDone++;
+          if (pending.isEmpty()) {
+            context.sendSplitRequest();
+            return false;
+          }
+          continue;
+        }
       }
       CapturedChange change = chunks.next();
       if (change != null) {
@@ -138,7 +187,7 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
   @Override
   public List<CaptureSplit> snapshotState(long checkpointId) {
     List<CaptureSplit> state = new ArrayList<>();
-    DebeziumSplit logSplit = log.snapshotState(checkpointId);
+    DebeziumSplit logSplit = heldLog != null ? heldLog : log.snapshotState(checkpointId);
     if (logSplit != null) {
       state.add(logSplit);
     }

@@ -27,8 +27,12 @@ import org.slf4j.LoggerFactory;
  * which holds every table of the database (its reader refuses a history of an earlier build that
  * lacks the table, {@link SchemaHistoryTables}).
  *
- * <p>Given a {@link NewTableWatch}, it looks for tables created in the source while the job runs
- * and ends the job at the first ({@link NewSourceTableException}), to be built again with it.
+ * <p>Given a {@link NewTableWatch}, it looks for tables created in the source while the job runs.
+ * Where the routes take such tables ({@link CaptureRoutes#takingTablesThatAppear}), it makes each
+ * ready ({@link AppearingTables#tableOf}: its Iceberg table created), publishes a PostgreSQL one,
+ * and snapshots it in chunks as a table added on restore, while the job goes on; the log's reader
+ * follows the table by itself, its connector's table list being the job's patterns. Otherwise it
+ * ends the job at the first ({@link NewSourceTableException}), to be built again with it.
  */
 final class CaptureSplitEnumerator
     implements SplitEnumerator<CaptureSplit, CaptureEnumeratorState> {
@@ -45,6 +49,21 @@ final class CaptureSplitEnumerator
   private final Deque<CaptureSplit> unassigned;
   private final Map<String, CaptureEnumeratorState.TableProgress> progress = new LinkedHashMap<>();
   private final Set<Integer> waiting = new LinkedHashSet<>();
+
+  /**
+   * The topics of the tables the job captures: those it was built with and those that appeared.
+   * Read by the look for new tables, in a thread of the coordinator's pool.
+   */
+  private final Set<String> taken = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /**
+   * The tables that appeared which the enumerator took and whose taking the log's reader has not
+   * confirmed yet ({@link TablesTaken}): their chunks are planned only once it has, so that the
+   * log's reader, which skips the changes of tables it does not know, applies every change read
+   * after them.
+   */
+  private final Set<String> unconfirmed = new LinkedHashSet<>();
+
   private ChunkPlanner planner;
 
   CaptureSplitEnumerator(
@@ -89,7 +108,8 @@ final class CaptureSplitEnumerator
   }
 
   private boolean captures(String topic) {
-    return routes.topics().contains(topic);
+    return routes.topics().contains(topic)
+        || (routes.appearing() != null && routes.appearing().matches(topic));
   }
 
   @Override
@@ -97,9 +117,23 @@ final class CaptureSplitEnumerator
     if (watch != null) {
       SourceDatabase database = SourceDatabase.of(connectorProperties);
       long every = watch.interval().toMillis();
-      context.callAsync(() -> watch.newTables(database), this::newTablesFound, every, every);
+      taken.addAll(routes.topics());
+      taken.addAll(progress.keySet());
+      if (routes.appearing() == null || !chunked) {
+        // Without chunks (a state of Debezium's own snapshot) a table cannot be read beside the
+        // log.
+        context.callAsync(() -> watch.newTables(database), this::newTablesFound, every, every);
+      } else {
+        context.callAsync(() -> tablesThatAppeared(database), this::takeTables, every, every);
+      }
     }
     if (!chunked) {
+      if (routes.appearing() != null
+          && SourceDatabase.of(connectorProperties).dialect() == SourceDatabase.Dialect.POSTGRES) {
+        // The connector does not publish tables for a job that takes tables in flight.
+        PostgresLogStart.publish(
+            SourceDatabase.of(connectorProperties), connectorProperties, snapshot.tables());
+      }
       return;
     }
     List<ChunkedSnapshot.Table> added = new ArrayList<>();
@@ -154,6 +188,86 @@ final class CaptureSplitEnumerator
     }
   }
 
+  /**
+   * The tables that appeared since the last look, made ready to be captured, and for PostgreSQL
+   * published, before their chunks are planned: in a thread of the coordinator's pool, since
+   * publishing waits for the transactions running at that moment.
+   */
+  private List<ChunkedSnapshot.Table> tablesThatAppeared(SourceDatabase database)
+      throws java.sql.SQLException {
+    List<ChunkedSnapshot.Table> ready = new ArrayList<>();
+    for (TableListing.Name table : watch.newTableNames(database)) {
+      String topic = routes.appearing().topicOf(table.namespace(), table.name());
+      if (taken.contains(topic)) {
+        continue;
+      }
+      int route = routes.take(topic);
+      if (route < 0) {
+        continue;
+      }
+      ready.add(routes.snapshotTable(route, snapshot));
+    }
+    if (!ready.isEmpty() && database.dialect() == SourceDatabase.Dialect.POSTGRES) {
+      PostgresLogStart.publish(database, connectorProperties, ready, true);
+    }
+    return ready;
+  }
+
+  /** Snapshots the tables that appeared, beside the others' chunks still to be read. */
+  private void takeTables(List<ChunkedSnapshot.Table> tables, Throwable error) {
+    if (error != null) {
+      if (error instanceof NewSourceTableException
+          || error instanceof io.icebergcdc.cdc.RefusedSourceException) {
+        // A table the job cannot take in flight, or cannot capture at all: ends the job.
+        throw (RuntimeException) error;
+      }
+      LOG.warn("Could not take the new tables of the source: {}", error.toString());
+      return;
+    }
+    List<String> topics = new ArrayList<>();
+    for (ChunkedSnapshot.Table table : tables) {
+      if (taken.add(table.topic())) {
+        unconfirmed.add(table.topic());
+        topics.add(table.topic());
+        LOG.info("Table {} appeared in the source; the job captures it", table.topic());
+      }
+    }
+    if (!topics.isEmpty() && context.registeredReaders().containsKey(LOG_READER)) {
+      context.sendEventToSourceReader(LOG_READER, new TablesTaken(topics));
+    }
+  }
+
+  /**
+   * The log's reader knows the tables it was told of: their snapshots are read from now on, beside
+   * the log.
+   */
+  @Override
+  public void handleSourceEvent(
+      int subtaskId, org.apache.flink.api.connector.source.SourceEvent event) {
+    if (!(event instanceof TablesTaken confirmed)) {
+      throw new IllegalArgumentException("unexpected source event " + event);
+    }
+    for (String topic : confirmed.topics()) {
+      if (unconfirmed.remove(topic)) {
+        progress.put(topic, CaptureEnumeratorState.TableProgress.start(topic));
+        LOG.info("The snapshot of {}, which appeared while the job runs, is read", topic);
+      }
+    }
+    serveWaiting();
+  }
+
+  /** The topics of the tables that appeared which the job captures, confirmed or not. */
+  private List<String> appearedTopics() {
+    List<String> topics = new ArrayList<>();
+    for (String topic : progress.keySet()) {
+      if (!routes.topics().contains(topic)) {
+        topics.add(topic);
+      }
+    }
+    topics.addAll(unconfirmed);
+    return topics;
+  }
+
   /** The log's split of a job's first start, not yet anywhere in the log. */
   private DebeziumSplit freshLogSplit() {
     for (CaptureSplit split : unassigned) {
@@ -192,6 +306,15 @@ final class CaptureSplitEnumerator
     }
     for (CaptureEnumeratorState.TableProgress table : progress.values()) {
       if (!table.done()) {
+        if (routes.take(table.topic()) < 0) {
+          // A table that appeared, was taken and is gone since: nothing more to read.
+          LOG.warn("The snapshot of {} stops: the table no longer exists", table.topic());
+          progress.put(
+              table.topic(),
+              new CaptureEnumeratorState.TableProgress(
+                  table.topic(), table.nextChunk(), table.nextLower(), true));
+          continue;
+        }
         if (planner == null) {
           planner = new ChunkPlanner(SourceDatabase.of(connectorProperties), snapshot, routes);
         }
@@ -213,6 +336,11 @@ final class CaptureSplitEnumerator
   public void addSplitsBack(List<CaptureSplit> splits, int subtaskId) {
     unassigned.addAll(splits);
     assignLog();
+    serveWaiting();
+  }
+
+  /** Hands the readers that asked when there was nothing to read the chunks there are now. */
+  private void serveWaiting() {
     for (Iterator<Integer> it = waiting.iterator(); it.hasNext(); ) {
       int reader = it.next();
       if (!context.registeredReaders().containsKey(reader)) {
@@ -230,6 +358,10 @@ final class CaptureSplitEnumerator
   @Override
   public void addReader(int subtaskId) {
     if (subtaskId == LOG_READER) {
+      if (routes.appearing() != null) {
+        // Before the log's split: the reader starts its connector once it knows these.
+        context.sendEventToSourceReader(LOG_READER, new TablesTaken(appearedTopics()));
+      }
       assignLog();
     }
   }

@@ -14,6 +14,12 @@ public final class CapturedChange {
   /** The route of a dead letter. */
   static final int DEAD_LETTER = -1;
 
+  /**
+   * The route of a change of a table that appeared while the job runs ({@link AppearingTables}):
+   * the event names the table as the main output carries it, and its rows describe themselves.
+   */
+  static final int APPEARED = -2;
+
   private final int route;
   private final ChangeEvent event;
   private final DeadLetter deadLetter;
@@ -31,11 +37,22 @@ public final class CapturedChange {
     return new CapturedChange(route, Objects.requireNonNull(event, "event"), null);
   }
 
+  static CapturedChange appeared(ChangeEvent event) {
+    if (event.rowSchemaId() == ChangeEvent.JOB_SCHEMA) {
+      throw new IllegalArgumentException(
+          "a change of a table that appeared has rows in the job's schema: " + event);
+    }
+    return new CapturedChange(APPEARED, event, null);
+  }
+
   static CapturedChange deadLetter(DeadLetter deadLetter) {
     return new CapturedChange(DEAD_LETTER, null, Objects.requireNonNull(deadLetter, "deadLetter"));
   }
 
-  /** The index of the event's table among the routes; {@link #DEAD_LETTER} for a dead letter. */
+  /**
+   * The index of the event's table among the routes; {@link #DEAD_LETTER} for a dead letter, {@link
+   * #APPEARED} for a table that appeared.
+   */
   public int route() {
     return route;
   }
@@ -65,6 +82,8 @@ public final class CapturedChange {
 
   @Override
   public String toString() {
-    return route == DEAD_LETTER ? "dead letter " + deadLetter : route + ": " + event;
+    return route == DEAD_LETTER
+        ? "dead letter " + deadLetter
+        : (route == APPEARED ? "appeared" : Integer.toString(route)) + ": " + event;
   }
 }

@@ -46,6 +46,9 @@ public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, 
     if (record.route() == CapturedChange.DEAD_LETTER) {
       badRecords.inc();
       ctx.output(DebeziumJsonParseFunction.DEAD_LETTERS, record.deadLetter());
+    } else if (record.route() == CapturedChange.APPEARED) {
+      // A table that appeared while the job runs: named already as the one writer knows it.
+      out.collect(record.event());
     } else {
       OutputTag<ChangeEvent> output = outputs.get(record.route());
       if (output == null) {

@@ -49,9 +49,20 @@ final class CapturedChangeSerializer extends TypeSerializer<CapturedChange> {
 
   @Override
   public CapturedChange copy(CapturedChange from) {
-    return from.route() == CapturedChange.DEAD_LETTER
-        ? from
-        : CapturedChange.of(from.route(), events.get(from.route()).copy(from.event()));
+    if (from.route() == CapturedChange.DEAD_LETTER) {
+      return from;
+    }
+    return from.route() == CapturedChange.APPEARED
+        ? CapturedChange.appeared(eventsOf(from.route()).copy(from.event()))
+        : CapturedChange.of(from.route(), eventsOf(from.route()).copy(from.event()));
+  }
+
+  /**
+   * The serializer of a route's events; for a table that appeared, whose rows describe themselves,
+   * any route's.
+   */
+  private TypeSerializer<ChangeEvent> eventsOf(int route) {
+    return events.get(route == CapturedChange.APPEARED ? 0 : route);
   }
 
   @Override
@@ -70,16 +81,20 @@ final class CapturedChangeSerializer extends TypeSerializer<CapturedChange> {
     if (record.route() == CapturedChange.DEAD_LETTER) {
       deadLetters.serialize(record.deadLetter(), out);
     } else {
-      events.get(record.route()).serialize(record.event(), out);
+      eventsOf(record.route()).serialize(record.event(), out);
     }
   }
 
   @Override
   public CapturedChange deserialize(DataInputView in) throws IOException {
     int route = in.readInt();
-    return route == CapturedChange.DEAD_LETTER
-        ? CapturedChange.deadLetter(deadLetters.deserialize(in))
-        : CapturedChange.of(route, events.get(route).deserialize(in));
+    if (route == CapturedChange.DEAD_LETTER) {
+      return CapturedChange.deadLetter(deadLetters.deserialize(in));
+    }
+    ChangeEvent event = eventsOf(route).deserialize(in);
+    return route == CapturedChange.APPEARED
+        ? CapturedChange.appeared(event)
+        : CapturedChange.of(route, event);
   }
 
   @Override

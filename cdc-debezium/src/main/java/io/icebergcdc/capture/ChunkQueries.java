@@ -37,12 +37,13 @@ final class ChunkQueries {
   /** The queries of the snapshot's table of {@code topic}, in the schema of its route. */
   static ChunkQueries of(
       SourceDatabase database, ChunkedSnapshot snapshot, CaptureRoutes routes, String topic) {
-    int route = routes.topics().indexOf(topic);
+    int route = routes.take(topic);
     if (route < 0) {
       throw new IllegalStateException(
           "the job captures no table of topic " + topic + "; it captures " + routes.topics());
     }
-    return new ChunkQueries(database, snapshot.table(topic), routes.route(route).schema());
+    return new ChunkQueries(
+        database, routes.snapshotTable(route, snapshot), routes.route(route).schema());
   }
 
   ChunkQueries(SourceDatabase database, ChunkedSnapshot.Table table, ChangeSchema schema) {

@@ -27,6 +27,8 @@ import org.apache.flink.util.FlinkRuntimeException;
  */
 final class ChunkReader implements AutoCloseable {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ChunkReader.class);
+
   private final SourceDatabase database;
   private final ChunkedSnapshot snapshot;
   private final CaptureRoutes routes;
@@ -62,15 +64,21 @@ final class ChunkReader implements AutoCloseable {
     return chunk != null;
   }
 
-  /** Starts reading {@code next}; the chunk before must be done. */
-  void open(SnapshotChunk next) {
+  /**
+   * Starts reading {@code next}; the chunk before must be done. False, reading nothing, for a chunk
+   * of a table the job does not capture (any longer).
+   */
+  boolean open(SnapshotChunk next) {
     if (chunk != null) {
       throw new IllegalStateException("chunk " + chunk + " is still being read");
     }
-    route = routes.topics().indexOf(next.topic());
+    // A chunk of a table that appeared while the job runs is handed out only once it is taken.
+    route = routes.take(next.topic());
     if (route < 0) {
-      throw new IllegalStateException(
-          next + " is of a table the job no longer captures; the job captures " + routes.topics());
+      // Restored from a job that captured the table, or a table that appeared and is gone.
+      LOG.warn(
+          "Skipped {}: the job no longer captures its table, or the table no longer exists", next);
+      return false;
     }
     table =
         queries.computeIfAbsent(
@@ -90,6 +98,7 @@ final class ChunkReader implements AutoCloseable {
     } catch (SQLException e) {
       throw failure(e);
     }
+    return true;
   }
 
   /**
@@ -117,7 +126,7 @@ final class ChunkReader implements AutoCloseable {
     queries.put(topic, table);
     rowSchemaIds.put(
         topic,
-        current.equals(routes.route(route).schema())
+        current.equals(routes.route(route).schema()) && !routes.appeared(route)
             ? ChangeEvent.JOB_SCHEMA
             : current.schema().schemaId());
   }
@@ -167,11 +176,18 @@ final class ChunkReader implements AutoCloseable {
               row,
               position,
               System.currentTimeMillis());
-      int rowSchemaId = rowSchemaIds.getOrDefault(chunk.topic(), ChangeEvent.JOB_SCHEMA);
+      int rowSchemaId =
+          rowSchemaIds.getOrDefault(
+              chunk.topic(),
+              // The rows of a table that appeared describe themselves from the start: the job's
+              // serializers do not know its schema.
+              routes.appeared(route) ? schema.schema().schemaId() : ChangeEvent.JOB_SCHEMA);
       if (rowSchemaId != ChangeEvent.JOB_SCHEMA) {
         read = read.inSchema(rowSchemaId, null, row, ColumnMask.EMPTY, ColumnMask.EMPTY);
       }
-      return CapturedChange.of(route, read);
+      return routes.appeared(route)
+          ? CapturedChange.appeared(read.withTable(routes.mainOutputName(route)))
+          : CapturedChange.of(route, read);
     } catch (SQLException e) {
       throw failure(e);
     }

@@ -53,6 +53,9 @@ final class DebeziumLogReader implements AutoCloseable {
   private final String historyId = UUID.randomUUID().toString();
   private final String engineName;
 
+  /** The {@code database.table} names of the tables the job was built with. */
+  private final List<String> capturedTables;
+
   private volatile Throwable failure;
   private volatile boolean closing;
   private volatile DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer;
@@ -69,6 +72,11 @@ final class DebeziumLogReader implements AutoCloseable {
       KeyChangeFill keyChanges) {
     this.connectorProperties = connectorProperties;
     this.conversion = new RecordConversion(routes, keyChanges);
+    List<String> captured = new java.util.ArrayList<>();
+    for (int i = 0; i < routes.size(); i++) {
+      captured.add(routes.route(i).tableName());
+    }
+    this.capturedTables = List.copyOf(captured);
     this.queue = queue;
     this.engineName = connectorProperties.getOrDefault("name", DEFAULT_ENGINE_NAME);
     Map<String, String> internal = Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false");
@@ -110,9 +118,7 @@ final class DebeziumLogReader implements AutoCloseable {
         StateOffsetBackingStore.RESTORED_OFFSETS, StateOffsetBackingStore.encode(split.offsets()));
     properties.setProperty("offset.flush.interval.ms", "0");
     if (!PostgresSlotCheck.POSTGRES_CONNECTOR.equals(connectorProperties.get("connector.class"))) {
-      List<String> unknown =
-          SchemaHistoryTables.unknown(
-              split.schemaHistory(), connectorProperties.get("table.include.list"));
+      List<String> unknown = SchemaHistoryTables.unknown(split.schemaHistory(), capturedTables);
       if (!unknown.isEmpty()) {
         // Usual for a table created since the checkpoint, whose CREATE TABLE the connector reads.
         LOG.info(

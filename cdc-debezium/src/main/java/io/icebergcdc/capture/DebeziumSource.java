@@ -63,8 +63,10 @@ public final class DebeziumSource
   /**
    * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
    *     own
-   * @param watch what tables created while the job runs end it, to be built again with them; only
-   *     with a chunked snapshot, which reads a table the log already streams; null for none
+   * @param watch what looks for tables created while the job runs, which the job takes in flight
+   *     where {@code routes} take such tables ({@link CaptureRoutes#takingTablesThatAppear}), and
+   *     otherwise ends at, to be built again with them; only with a chunked snapshot, which reads a
+   *     table the log already streams; null for none
    */
   public DebeziumSource(
       Map<String, String> connectorProperties,

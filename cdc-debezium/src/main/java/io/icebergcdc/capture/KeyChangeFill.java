@@ -56,7 +56,7 @@ final class KeyChangeFill implements AutoCloseable {
     }
     ChunkQueries table =
         queries.computeIfAbsent(
-            route, r -> ChunkQueries.of(database, snapshot, routes, routes.topics().get(r)));
+            route, r -> ChunkQueries.of(database, snapshot, routes, routes.topic(r)));
     try {
       if (connection == null) {
         connection = database.connect();

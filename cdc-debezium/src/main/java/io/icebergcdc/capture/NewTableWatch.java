@@ -12,9 +12,10 @@ import java.util.regex.Pattern;
 /**
  * What the capture source's enumerator looks for while the job runs: tables of the source that the
  * job's table patterns match but that the job does not capture, as tables created after it started
- * are. At the first, the enumerator ends the job ({@link
- * io.icebergcdc.cdc.NewSourceTableException}); the apply command builds it again with the table,
- * whose chunked snapshot the source then reads, beside the log, without reading the others again.
+ * are. The enumerator takes each in flight where the routes take such tables ({@link
+ * AppearingTables}), and snapshots it in chunks beside the log; otherwise it ends the job at the
+ * first ({@link io.icebergcdc.cdc.NewSourceTableException}), and the apply command builds it again
+ * with the table, whose chunked snapshot the source then reads without reading the others again.
  */
 public final class NewTableWatch implements Serializable {
 
@@ -70,12 +71,17 @@ public final class NewTableWatch implements Serializable {
 
   /** The matching tables the job does not capture, in name order. */
   List<String> newTables(SourceDatabase database) throws SQLException {
-    List<String> found = new ArrayList<>();
+    return newTableNames(database).stream().map(TableListing.Name::qualified).toList();
+  }
+
+  /** The matching tables the job was not built with, in name order. */
+  List<TableListing.Name> newTableNames(SourceDatabase database) throws SQLException {
+    List<TableListing.Name> found = new ArrayList<>();
     try (Connection connection = database.connect()) {
       for (TableListing.Name table :
           TableListing.matching(connection.getMetaData(), postgres, this.database, patterns)) {
         if (!captured.contains(table.qualified())) {
-          found.add(table.qualified());
+          found.add(table);
         }
       }
     }

@@ -30,7 +30,7 @@ final class PostgresLogStart {
       SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
     String slot = properties.getOrDefault("slot.name", "debezium");
     try (Connection connection = database.connect()) {
-      publish(connection, database, properties, tables);
+      publish(connection, database, properties, tables, false);
       try (PreparedStatement existing =
           connection.prepareStatement(
               "SELECT confirmed_flush_lsn::text, database FROM pg_replication_slots"
@@ -73,8 +73,22 @@ final class PostgresLogStart {
   /** Adds tables the publication lacks, before their chunks are read (tables added later). */
   static void publish(
       SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
+    publish(database, properties, tables, false);
+  }
+
+  /**
+   * Adds tables the publication lacks, before their chunks are read, and with {@code awaitRunning}
+   * waits for the transactions running then even if it lacked none: a table created while the job
+   * runs may have been published by the connector's start meanwhile (its table list follows the
+   * job's patterns), before transactions that changed it had ended.
+   */
+  static void publish(
+      SourceDatabase database,
+      Map<String, String> properties,
+      List<ChunkedSnapshot.Table> tables,
+      boolean awaitRunning) {
     try (Connection connection = database.connect()) {
-      publish(connection, database, properties, tables);
+      publish(connection, database, properties, tables, awaitRunning);
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot add tables to publication '"
@@ -126,7 +140,8 @@ final class PostgresLogStart {
       Connection connection,
       SourceDatabase database,
       Map<String, String> properties,
-      List<ChunkedSnapshot.Table> tables)
+      List<ChunkedSnapshot.Table> tables,
+      boolean awaitRunning)
       throws SQLException {
     String publication = properties.getOrDefault("publication.name", "dbz_publication");
     Boolean allTables = null;
@@ -140,6 +155,11 @@ final class PostgresLogStart {
       }
     }
     if (Boolean.TRUE.equals(allTables)) {
+      if (awaitRunning) {
+        try (Statement statement = connection.createStatement()) {
+          awaitTransactionsRunningNow(statement);
+        }
+      }
       return;
     }
     Set<String> published = new HashSet<>();
@@ -162,6 +182,11 @@ final class PostgresLogStart {
       }
     }
     if (missing.isEmpty()) {
+      if (awaitRunning) {
+        try (Statement statement = connection.createStatement()) {
+          awaitTransactionsRunningNow(statement);
+        }
+      }
       return;
     }
     String sql =

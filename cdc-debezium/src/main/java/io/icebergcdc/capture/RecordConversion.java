@@ -35,8 +35,18 @@ final class RecordConversion {
   private final CaptureRoutes routes;
   private final Map<String, Integer> indexes = new HashMap<>();
   private final StructChangeConverter[] converters;
+
+  /** The converters of the tables that appeared while the job runs, by their routes' indexes. */
+  private final Map<Integer, StructChangeConverter> appeared = new HashMap<>();
+
   private final JsonConverter textWriter = new JsonConverter();
   private final KeyChangeFill keyChanges;
+
+  /** The topics whose changes were skipped until their tables are taken, logged once each. */
+  private final java.util.Set<String> skipped = new java.util.HashSet<>();
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(RecordConversion.class);
 
   RecordConversion(CaptureRoutes routes) {
     this(routes, null);
@@ -66,10 +76,20 @@ final class RecordConversion {
     List<ChangeEvent> events;
     try {
       if (index == null) {
-        throw new MalformedChangeException(
-            locator + ": no captured table has this topic; the job captures " + routes.topics());
+        // A table created while the job runs that the enumerator took (TablesTaken).
+        int appearedIndex = routes.indexOf(record.topic());
+        if (appearedIndex < 0) {
+          if (routes.awaitsTaking(record.topic())) {
+            skipUntilTaken(record.topic());
+            return;
+          }
+          throw new MalformedChangeException(
+              locator + ": no captured table has this topic; the job captures " + routes.topics());
+        }
+        index = appearedIndex;
+        indexes.put(record.topic(), index);
       }
-      events = converters[index].convert((Struct) record.value(), record.valueSchema(), locator);
+      events = converter(index).convert((Struct) record.value(), record.valueSchema(), locator);
     } catch (MalformedChangeException e) {
       String text = text(record);
       if (routes.badRecordPolicy() == BadRecordPolicy.FAIL) {
@@ -80,10 +100,42 @@ final class RecordConversion {
           CapturedChange.deadLetter(new DeadLetter(table, routes.origin(), e.getMessage(), text)));
       return;
     }
+    boolean appearedTable = routes.appeared(index);
     for (ChangeEvent event : events) {
+      ChangeEvent filled = keyChanges == null ? event : keyChanges.fill(index, event);
       output.accept(
-          CapturedChange.of(index, keyChanges == null ? event : keyChanges.fill(index, event)));
+          appearedTable
+              ? CapturedChange.appeared(filled.withTable(routes.mainOutputName(index)))
+              : CapturedChange.of(index, filled));
     }
+  }
+
+  /**
+   * Skips a change of a table that the job takes once the enumerator finds it, and has not found
+   * yet: the table's chunks, read after the enumerator took it and so after this change was
+   * committed, hold its effect, and every change read from then on is applied over them. A table
+   * that is dropped before it is found is not captured.
+   */
+  private void skipUntilTaken(String topic) {
+    if (skipped.add(topic)) {
+      LOG.info(
+          "Changes of topic {} are skipped until the job takes its table, which appeared in {}"
+              + " while the job runs: its snapshot, read then, holds them",
+          topic,
+          routes.origin());
+    }
+  }
+
+  private StructChangeConverter converter(int index) {
+    if (!routes.appeared(index)) {
+      return converters[index];
+    }
+    return appeared.computeIfAbsent(
+        index,
+        i ->
+            new StructChangeConverter(
+                    routes.route(i).schema(), routes.route(i).tableName(), routes.evolutionOf(i))
+                .carryingSchemaId());
   }
 
   /** The record's value as Kafka Connect's JSON converter writes it without schema. */

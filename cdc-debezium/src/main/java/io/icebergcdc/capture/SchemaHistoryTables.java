@@ -31,8 +31,30 @@ final class SchemaHistoryTables {
    * table) that a non-empty {@code history} does not know, as {@code database.table}.
    */
   static List<String> unknown(List<String> history, String includeList) {
+    if (includeList == null || includeList.isBlank()) {
+      return new ArrayList<>();
+    }
+    return unknown(history, java.util.Arrays.stream(includeList.split(",")).map(String::trim));
+  }
+
+  /** The tables ({@code database.table}) that a non-empty {@code history} does not know. */
+  static List<String> unknown(List<String> history, List<String> tables) {
+    return unknown(
+        history,
+        tables.stream()
+            .map(
+                table -> {
+                  int dot = table.indexOf('.');
+                  return Pattern.quote(table.substring(0, dot))
+                      + "\\."
+                      + Pattern.quote(table.substring(dot + 1));
+                }));
+  }
+
+  private static List<String> unknown(
+      List<String> history, java.util.stream.Stream<String> patterns) {
     List<String> unknown = new ArrayList<>();
-    if (history.isEmpty() || includeList == null || includeList.isBlank()) {
+    if (history.isEmpty()) {
       return unknown;
     }
     Set<String> known = new HashSet<>();
@@ -51,10 +73,10 @@ final class SchemaHistoryTables {
         throw new IllegalStateException("cannot read schema history record " + record, e);
       }
     }
-    for (String table : includeList.split(",")) {
-      Pattern pattern = Pattern.compile(table.trim());
+    for (String table : (Iterable<String>) patterns::iterator) {
+      Pattern pattern = Pattern.compile(table);
       if (known.stream().noneMatch(id -> pattern.matcher(id).matches())) {
-        unknown.add(table.trim().replace("\\Q", "").replace("\\E", "").replace("\\.", "."));
+        unknown.add(table.replace("\\Q", "").replace("\\E", "").replace("\\.", "."));
       }
     }
     return unknown;

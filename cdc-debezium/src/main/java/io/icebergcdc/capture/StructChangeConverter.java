@@ -73,6 +73,15 @@ final class StructChangeConverter {
     schemaWriter.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "true"), false);
   }
 
+  /**
+   * This converter with changes whose rows carry the id of the table's schema from the first: for a
+   * table that appeared while the job runs, whose schema the job's serializers do not know.
+   */
+  StructChangeConverter carryingSchemaId() {
+    rowSchemaId = changeSchema.schema().schemaId();
+    return this;
+  }
+
   private void useTableSchema(ChangeSchema schema) {
     this.changeSchema = schema;
     this.columns = schema.schema().columns();

@@ -330,6 +330,147 @@ class StructChangeConverterTest {
         .hasMessageContaining("(record '{");
   }
 
+  /** Tables that appear while the job runs, each named {@code lake.<table>}; counts its calls. */
+  private static final class Appearing implements AppearingTables {
+    final List<String> made = new ArrayList<>();
+    private final String clashingName;
+
+    Appearing(String clashingName) {
+      this.clashingName = clashingName;
+    }
+
+    @Override
+    public boolean matches(String topic) {
+      return topic.startsWith("server.public.");
+    }
+
+    @Override
+    public String topicOf(String namespace, String name) {
+      return "server." + namespace + "." + name;
+    }
+
+    @Override
+    public String nameOf(String topic) {
+      return clashingName != null
+          ? clashingName
+          : "lake." + topic.substring(topic.lastIndexOf('.') + 1);
+    }
+
+    @Override
+    public Table tableOf(String topic) {
+      made.add(topic);
+      String name = topic.substring(topic.lastIndexOf('.') + 1);
+      return new Table(
+          clashingName != null ? clashingName : "lake." + name,
+          "public." + name,
+          TABLE,
+          null,
+          new ChunkedSnapshot.Table(
+              topic, "public", name, List.of("id"), List.of("id", "name"), true));
+    }
+  }
+
+  @Test
+  void aRecordOfATableThatAppearedGoesToTheMainOutputInItsOwnSchema() {
+    String other = "server.public.other";
+    Appearing appearing = new Appearing(null);
+    CaptureRoutes routes =
+        new CaptureRoutes(
+                Map.of(other, TABLE),
+                Map.of(other, "public.other"),
+                Map.of(other, "lake.other"),
+                "db",
+                BadRecordPolicy.FAIL)
+            .takingTablesThatAppear(appearing);
+    RecordConversion conversion = new RecordConversion(routes);
+    List<CapturedChange> out = new ArrayList<>();
+    conversion.convert(record(other, change("c", null, fullRow(1), pgSource(40, null))), out::add);
+    // Before the enumerator took the table, its changes are skipped: its chunks, read once it is
+    // taken, hold them.
+    conversion.convert(record(TOPIC, change("c", null, fullRow(9), pgSource(41, null))), out::add);
+    assertThat(out).hasSize(1);
+    assertThat(appearing.made).isEmpty();
+
+    assertThat(routes.take(TOPIC)).isEqualTo(1);
+    conversion.convert(record(TOPIC, change("c", null, fullRow(2), pgSource(41, null))), out::add);
+    conversion.convert(
+        record(TOPIC, change("u", fullRow(2), fullRow(2), pgSource(42, null))), out::add);
+
+    assertThat(appearing.made).as("made ready once").containsExactly(TOPIC);
+    assertThat(out).hasSize(3);
+    assertThat(out.get(0).route()).isZero();
+    assertThat(out.get(0).event().rowSchemaId()).isEqualTo(ChangeEvent.JOB_SCHEMA);
+    for (CapturedChange change : out.subList(1, 3)) {
+      assertThat(change.route()).isEqualTo(CapturedChange.APPEARED);
+      assertThat(change.event().table()).isEqualTo("lake.items");
+      // Its rows describe themselves: the job's serializers do not know its schema.
+      assertThat(change.event().rowSchemaId()).isEqualTo(TABLE.schema().schemaId());
+    }
+    assertThat(out.get(1).event().after().getLong(0)).isEqualTo(2L);
+    assertThat(out.get(1).event().key()).isEqualTo(bothWays(out1Envelope()).get(0).key());
+
+    // A topic the patterns do not match is refused as before.
+    assertThatThrownBy(
+            () ->
+                conversion.convert(
+                    record("server.other.items", change("c", null, fullRow(3), pgSource(43, null))),
+                    out::add))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageContaining("no captured table has this topic");
+  }
+
+  private static Struct out1Envelope() {
+    return change("c", null, fullRow(2), pgSource(41, null));
+  }
+
+  @Test
+  void aTableThatAppearedIsRefusedWhenNamedIntoATableOfAnotherSource() {
+    String other = "server.public.other";
+    Appearing appearing = new Appearing("lake.other");
+    CaptureRoutes routes =
+        new CaptureRoutes(
+                Map.of(other, TABLE),
+                Map.of(other, "public.other"),
+                Map.of(other, "lake.other"),
+                "db",
+                BadRecordPolicy.DEAD_LETTER)
+            .takingTablesThatAppear(appearing);
+    assertThatThrownBy(() -> routes.take(TOPIC))
+        .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
+        .hasMessageContaining("topic " + TOPIC + ", of a table that appeared in db")
+        .hasMessageContaining("named into table lake.other")
+        .hasMessageContaining("topic " + other);
+    // Refused before the table was made ready, which would have changed the other's table.
+    assertThat(appearing.made).isEmpty();
+  }
+
+  @Test
+  void aChangeOfATableThatAppearedCrossesTheSerializer() throws Exception {
+    ChangeEvent event =
+        new StructChangeConverter(TABLE, "public.items")
+            .carryingSchemaId()
+            .convert(change("c", null, fullRow(2), pgSource(41, null)), ENVELOPE, LOCATOR)
+            .get(0)
+            .withTable("lake.items");
+    CapturedChangeSerializer serializer =
+        (CapturedChangeSerializer)
+            new CapturedChangeTypeInfo(List.of(TABLE))
+                .createSerializer(
+                    new org.apache.flink.api.common.serialization.SerializerConfigImpl());
+    CapturedChange appeared = CapturedChange.appeared(event);
+    org.apache.flink.core.memory.DataOutputSerializer out =
+        new org.apache.flink.core.memory.DataOutputSerializer(256);
+    serializer.serialize(appeared, out);
+    CapturedChange read =
+        serializer.deserialize(
+            new org.apache.flink.core.memory.DataInputDeserializer(out.getCopyOfBuffer()));
+    assertThat(read.route()).isEqualTo(CapturedChange.APPEARED);
+    assertThat(read.event().table()).isEqualTo("lake.items");
+    assertThat(read.event().rowSchemaId()).isEqualTo(event.rowSchemaId());
+    assertThat(read.event().after().getArity()).isEqualTo(event.after().getArity());
+    assertThat(serializer.copy(appeared).route()).isEqualTo(CapturedChange.APPEARED);
+  }
+
   private static SourceRecord record(String topic, Struct value) {
     return new SourceRecord(Map.of(), Map.of(), topic, value.schema(), value);
   }

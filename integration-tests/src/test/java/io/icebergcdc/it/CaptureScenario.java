@@ -294,43 +294,122 @@ abstract class CaptureScenario {
 
   /**
    * A table created while {@code job} runs (by {@code createAndFill}, named {@code returns}, with
-   * 1,000 rows keyed 1 to 1000 and a {@code reason} column): the job ends, {@link JobRunner#run()}
-   * builds it again with the table and resumes from its latest checkpoint; the table is snapshotted
-   * in chunks beside the log and its later changes stream in, while the other tables go on from the
-   * checkpoint. Every table ends equal to its source. Returns the tables of the job built again.
+   * 1,000 rows keyed 1 to 1000 and a {@code reason} column) is taken in flight: its Iceberg table
+   * is created, it is snapshotted in chunks beside the log and its later changes stream in, while
+   * the job goes on. The job fails once, just after its first commit to the new table, and Flink
+   * restarts it in place, built as it was, without the table: the source, writer and committer take
+   * the table back from the restored state. Every table ends equal to its source, each checkpoint
+   * committed once, all by one Flink job.
+   *
+   * @param returnsSource the new table's qualified name in the source
+   * @param returns the new table's Iceberg table
    */
-  List<TableTarget> picksUpATableCreatedWhileTheJobRuns(
-      JobDefinition job, ClusterClient<?> client, String... createAndFill) throws Exception {
-    JobRunner pipeline = new JobRunner(job);
+  void picksUpATableCreatedWhileTheJobRuns(
+      JobDefinition job,
+      ClusterClient<?> client,
+      String returnsSource,
+      TableIdentifier returns,
+      String... createAndFill)
+      throws Exception {
+    FailAfterFirstCommitTo.failAfterFirstCommitTo(returns);
+    JobDefinition restarted = withRuntime(job, job.runtime().restoreFrom(), 3);
+    JobRunner pipeline = new JobRunner(restarted, new FailAfterFirstCommitTo());
     try (BackgroundRun run = BackgroundRun.start(pipeline, client)) {
       Callable<?> runs = run.running();
       Catalog catalog = catalog(job);
       awaitColumn(runs, pipeline, "customers", "name");
       awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(90));
-      List<TableIdentifier> before = pipeline.targets().stream().map(TableTarget::table).toList();
+      List<TableTarget> before = pipeline.targets();
 
       execute(createAndFill);
-      awaitColumn(runs, pipeline, "returns", "reason");
-      String returns = table("returns");
+      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      while (!catalog.tableExists(returns)
+          || catalog.loadTable(returns).currentSnapshot() == null) {
+        runs.call();
+        assertThat(System.nanoTime()).as("a commit to %s", returns).isLessThan(deadline);
+        Thread.sleep(100);
+      }
+      String table = table("returns");
       execute(
-          "UPDATE " + returns + " SET reason = 'changed' WHERE id % 7 = 0",
-          "DELETE FROM " + returns + " WHERE id % 11 = 0",
-          "INSERT INTO " + returns + " VALUES (5000, 'late', 1)",
+          "UPDATE " + table + " SET reason = 'changed' WHERE id % 7 = 0",
+          "DELETE FROM " + table + " WHERE id % 11 = 0",
+          "INSERT INTO " + table + " VALUES (5000, 'late', 1)",
           "UPDATE " + table("customers") + " SET visits = 77 WHERE id <= 10");
-      awaitEqual(runs, catalog, job, pipeline, Duration.ofSeconds(120));
+      List<TableTarget> all = new java.util.ArrayList<>(before);
+      all.add(new TableTarget(returnsSource, null, returns, null));
+      SourceTables.awaitEqual(
+          runs,
+          connection,
+          catalog,
+          (DatabaseSource) job.source(),
+          () -> all,
+          Duration.ofSeconds(120));
 
-      List<TableTarget> targets = pipeline.targets();
-      assertThat(targets.stream().map(TableTarget::table).toList())
-          .hasSize(before.size() + 1)
-          .containsAll(before);
+      assertThat(FailAfterFirstCommitTo.FAILED).as("the injected failure").isTrue();
+      assertThat(pipeline.targets()).as("the job was not built again").isEqualTo(before);
       Table customers = catalog.loadTable(target(pipeline, "customers"));
-      assertEachCheckpointCommittedOnce(catalog.loadTable(target(pipeline, "returns")));
-      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(customers))
-          .as("the job before the new table, and the job built again with it")
-          .hasSize(2);
-      // The job built again resumed from the checkpoint: it rewrote only the updated customers.
-      assertThat(rowsUpdatedByLastJob(customers)).isBetween(10L, 20L);
-      return targets;
+      java.util.Set<String> jobs = Commits.jobsThatCommittedEachCheckpointOnce(customers);
+      assertThat(jobs).as("one job, never ended for the new table").hasSize(1);
+      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(returns)))
+          .isEqualTo(jobs);
+    }
+
+    // Built again from its latest checkpoint, the job has the table among its own: its state
+    // (key index, dedup entries, the snapshot's progress) is restored, not read again.
+    String checkpoint =
+        Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+    JobDefinition resumed = withRuntime(job, checkpoint, 0);
+    JobRunner rebuilt = new JobRunner(resumed);
+    running = rebuilt.start();
+    assertThat(rebuilt.targets()).extracting(TableTarget::table).contains(returns);
+    String table = table("returns");
+    execute(
+        "UPDATE " + table + " SET reason = 'after the rebuild' WHERE id BETWEEN 1 AND 6",
+        "DELETE FROM " + table + " WHERE id = 8");
+    awaitEqual(resumed, rebuilt, Duration.ofSeconds(90));
+    Table returnsTable = catalog(job).loadTable(returns);
+    assertEachCheckpointCommittedOnce(returnsTable);
+    assertThat(rowsUpdatedByLastJob(returnsTable))
+        .as("resumed from the checkpoint, not snapshotted again")
+        .isBetween(1L, 10L);
+  }
+
+  /** {@code job} restored from {@code restoreFrom}, with {@code restartAttempts}. */
+  static JobDefinition withRuntime(JobDefinition job, String restoreFrom, int restartAttempts) {
+    return new JobDefinition(
+        job.source(),
+        job.catalog(),
+        job.tables(),
+        job.sinkOptions(),
+        job.deadLetters(),
+        new RuntimeDefinition(
+            job.runtime().parallelism(),
+            job.runtime().checkpointInterval(),
+            job.runtime().checkpointDirectory(),
+            job.runtime().stateBackend(),
+            restoreFrom,
+            restartAttempts));
+  }
+
+  /** Fails the job once, just after the first commit to a table. */
+  static final class FailAfterFirstCommitTo implements io.icebergcdc.commit.CommitListener {
+    private static final long serialVersionUID = 1L;
+    static final java.util.concurrent.atomic.AtomicBoolean FAILED =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    private static volatile String tablePath;
+
+    static void failAfterFirstCommitTo(TableIdentifier table) {
+      FAILED.set(false);
+      tablePath =
+          "/" + String.join("/", table.namespace().levels()) + "/" + table.name() + "/metadata/";
+    }
+
+    @Override
+    public void afterCommit(long checkpointId, org.apache.iceberg.Snapshot snapshot) {
+      if (snapshot.manifestListLocation().contains(tablePath)
+          && FAILED.compareAndSet(false, true)) {
+        throw new IllegalStateException("injected failure after committing " + checkpointId);
+      }
     }
   }
 

@@ -61,6 +61,45 @@ public final class SourceTables {
     }
   }
 
+  /**
+   * One table of the source, as {@link #discover} describes each: for a table created while the job
+   * runs. A table without a primary key or with a type without a mapping fails with {@link
+   * IllegalArgumentException}, naming it.
+   *
+   * @return the table, or null if the source has no such table (any longer)
+   */
+  public static CapturedTable describe(DatabaseSource source, String namespace, String name) {
+    Connection connection;
+    try {
+      connection = source.connect();
+    } catch (SQLException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+    try (connection) {
+      DatabaseMetaData meta = connection.getMetaData();
+      boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
+      boolean exists = false;
+      try (ResultSet tables =
+          meta.getTables(postgres ? null : namespace, postgres ? namespace : null, name, null)) {
+        while (tables.next()) {
+          exists |= tables.getString("TABLE_NAME").equals(name);
+        }
+      }
+      return exists ? describe(source, connection, meta, namespace, name) : null;
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot read table "
+              + namespace
+              + "."
+              + name
+              + " of "
+              + source.origin()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
   private static CapturedTable describe(
       DatabaseSource source,
       Connection connection,

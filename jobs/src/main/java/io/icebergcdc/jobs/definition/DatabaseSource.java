@@ -31,7 +31,8 @@ import java.util.regex.Pattern;
  *     in parallel, beside the log; 0 for Debezium's own snapshot (one reader, started over after a
  *     failure)
  * @param tableDiscoveryInterval how often a job with a chunked snapshot looks for tables created
- *     while it runs that {@code tables} match, to be built again with them; zero for never
+ *     while it runs that {@code tables} match, to take them in flight (or, where it cannot, to be
+ *     built again with them); zero for never
  */
 public record DatabaseSource(
     Kind kind,
@@ -47,7 +48,7 @@ public record DatabaseSource(
     String name,
     int snapshotChunkRows,
     Duration tableDiscoveryInterval)
-    implements SourceDefinition {
+    implements SourceDefinition, java.io.Serializable {
 
   /** The database products the job captures. */
   public enum Kind {
@@ -229,6 +230,25 @@ public record DatabaseSource(
 
   /** Debezium's properties for the captured tables. */
   public Map<String, String> debeziumProperties(List<CapturedTable> captured) {
+    return debeziumProperties(captured, false);
+  }
+
+  /**
+   * Whether Debezium can be given the job's table patterns as its table list: none holds a comma,
+   * which separates the list's patterns.
+   */
+  public boolean patternsListable() {
+    return tablePatterns().stream().noneMatch(pattern -> pattern.pattern().contains(","));
+  }
+
+  /**
+   * Debezium's properties for the captured tables.
+   *
+   * @param byPatterns whether the connector's table list is the job's table patterns ({@link
+   *     #patternsListable}), so that it captures the tables created while it runs too, which the
+   *     job takes in flight; else the captured tables, each by name
+   */
+  public Map<String, String> debeziumProperties(List<CapturedTable> captured, boolean byPatterns) {
     Map<String, String> properties = new LinkedHashMap<>();
     properties.put("connector.class", kind.connectorClass);
     properties.put("name", name);
@@ -243,9 +263,12 @@ public record DatabaseSource(
         "table.include.list",
         String.join(
             ",",
-            captured.stream()
-                .map(t -> Pattern.quote(t.namespace()) + "\\." + Pattern.quote(t.name()))
-                .toList()));
+            byPatterns
+                // Debezium matches its list without case; the job's patterns match with it.
+                ? tablePatterns().stream().map(p -> "(?-i:" + p.pattern() + ")").toList()
+                : captured.stream()
+                    .map(t -> Pattern.quote(t.namespace()) + "\\." + Pattern.quote(t.name()))
+                    .toList()));
     properties.put("snapshot.mode", "initial");
     properties.put("tombstones.on.delete", "false");
     properties.put("provide.transaction.metadata", "false");
@@ -258,7 +281,9 @@ public record DatabaseSource(
       properties.put("slot.name", slot);
       properties.put("slot.drop.on.stop", "false");
       properties.put("publication.name", publication);
-      properties.put("publication.autocreate.mode", "filtered");
+      // By patterns, Debezium's filtered mode would publish every table they match at each start,
+      // tables the job refuses too; the job publishes the tables it captures itself then.
+      properties.put("publication.autocreate.mode", byPatterns ? "disabled" : "filtered");
     } else {
       properties.put("database.server.id", Long.toString(serverId));
       properties.put("database.include.list", Pattern.quote(database));

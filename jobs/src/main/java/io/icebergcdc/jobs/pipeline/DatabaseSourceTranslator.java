@@ -14,6 +14,7 @@ import io.icebergcdc.jobs.capture.SourceTables;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.sink.CdcTables;
+import io.icebergcdc.sink.NewTables;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,9 +38,9 @@ import org.slf4j.LoggerFactory;
  * table's changes on. With a chunked snapshot (PostgreSQL) the source runs at the job's parallelism
  * and all its readers read chunks of the snapshot; otherwise at parallelism 1. Tables missing in
  * the catalog are created from the source's schema; existing ones are evolved to it ({@link
- * CdcTables#evolve}). A PostgreSQL job with a chunked snapshot looks for tables created while it
- * runs that its table patterns match, and ends at the first, to be built again with it ({@link
- * NewTableWatch}).
+ * CdcTables#evolve}). A job with a chunked snapshot looks for tables created while it runs that its
+ * table patterns match ({@link NewTableWatch}): it takes them in flight into its one writer ({@link
+ * #takesNewTables}, {@link CaptureTables}), or ends at the first, to be built again with it.
  */
 final class DatabaseSourceTranslator implements SourceTranslator {
 
@@ -106,12 +107,21 @@ final class DatabaseSourceTranslator implements SourceTranslator {
             source.origin(),
             job.deadLetters().policy(),
             writtenTogether.isEmpty() ? null : evolution(targets));
+    boolean takesNewTables = takesNewTables(writtenTogether);
+    if (takesNewTables) {
+      routes.takingTablesThatAppear(
+          new CaptureTables(
+              job,
+              source,
+              new NewTables(
+                  job.catalog().loader(), job.sinkOptions(), null, readsInSourceOrder())));
+    }
     ChunkedSnapshot snapshot = chunkedSnapshot();
     int parallelism = snapshot == null ? 1 : env.getParallelism();
     DataStream<CapturedChange> records =
         env.fromSource(
                 new DebeziumSource(
-                    source.debeziumProperties(captured),
+                    source.debeziumProperties(captured, takesNewTables),
                     routes,
                     snapshot,
                     DebeziumSource.DEFAULT_QUEUE_CAPACITY,
@@ -131,6 +141,19 @@ final class DatabaseSourceTranslator implements SourceTranslator {
         routed, targets, routes::outputOf, TableTarget::source, writtenTogether);
   }
 
+  /**
+   * Whether the job takes the tables created while it runs without ending: with the chunked
+   * snapshot and a table discovery interval, into tables that one writer takes with the others, for
+   * table patterns that the connector can be given as its table list.
+   */
+  @Override
+  public boolean takesNewTables(java.util.Set<String> writtenTogether) {
+    return source.snapshotChunkRows() != 0
+        && !source.tableDiscoveryInterval().isZero()
+        && !writtenTogether.isEmpty()
+        && source.patternsListable();
+  }
+
   /** What evolves the tables written together when their sources' schemas change. */
   private SchemaEvolution evolution(List<TableTarget> targets) {
     Map<String, TableIdentifier> tables = new LinkedHashMap<>();
@@ -141,10 +164,10 @@ final class DatabaseSourceTranslator implements SourceTranslator {
   }
 
   /**
-   * What tables created while the job runs end it, to be built again with them: with a chunked
-   * snapshot, which reads such a table beside the log (Debezium's own snapshot is over once the job
-   * streams). A MySQL or MariaDB connector knows the new table from its schema history, which holds
-   * every table of the database ({@link DatabaseSource#debeziumProperties}).
+   * What looks for the tables created while the job runs: with a chunked snapshot, which reads such
+   * a table beside the log (Debezium's own snapshot is over once the job streams). A MySQL or
+   * MariaDB connector knows the new table from its schema history, which holds every table of the
+   * database ({@link DatabaseSource#debeziumProperties}).
    */
   private NewTableWatch newTableWatch(ChunkedSnapshot snapshot) {
     if (snapshot == null || source.tableDiscoveryInterval().isZero()) {

@@ -76,6 +76,28 @@ class SourceTablesTest {
   }
 
   @Test
+  void aJobThatTakesTablesInFlightGivesDebeziumItsPatterns() {
+    DatabaseSource source = source(List.of("inventory\\..*", "sales\\.orders_[0-9]+"));
+    CapturedTable table =
+        new CapturedTable(
+            "inventory",
+            "customers",
+            new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get())),
+            List.of("id"));
+    assertThat(source.patternsListable()).isTrue();
+    String include = source.debeziumProperties(List.of(table), true).get("table.include.list");
+    // Debezium matches without case, the job's patterns with it.
+    assertThat(include).isEqualTo("(?-i:inventory\\..*),(?-i:sales\\.orders_[0-9]+)");
+    assertThat(Pattern.compile(include.split(",")[0], Pattern.CASE_INSENSITIVE))
+        .matches(p -> !p.matcher("Inventory.customers").matches(), "case-sensitive");
+    // By name otherwise: a table created later is not the connector's until the job is rebuilt.
+    assertThat(source.debeziumProperties(List.of(table)).get("table.include.list"))
+        .isEqualTo("\\Qinventory\\E\\.\\Qcustomers\\E");
+    // A comma would split a pattern in Debezium's list: such a job names its tables.
+    assertThat(source(List.of("sales\\.orders_[0-9]{1,3}")).patternsListable()).isFalse();
+  }
+
+  @Test
   void aDatabaseThatCannotBeReachedIsNamedOnce() throws Exception {
     int closedPort;
     try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {

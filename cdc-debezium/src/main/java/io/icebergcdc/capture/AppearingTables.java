@@ -1,0 +1,60 @@
+package io.icebergcdc.capture;
+
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.SchemaEvolution;
+import java.io.Serializable;
+
+/**
+ * What makes ready, while a {@link DebeziumSource} runs, the tables of the source that the job's
+ * table patterns match but that the job was not built with (tables created since it started), so
+ * that the source captures them without ending the job: their changes go on the router's main
+ * output, to the one writer of the job's tables, with rows that carry their schema's id.
+ *
+ * <p>Called by the enumerator when it finds such a table, by the log's reader when the enumerator
+ * tells it that it took the table ({@link TablesTaken}), and by a reader given a chunk of the
+ * table: each operator instance makes the table ready once, and several may do so at once, so it
+ * must be idempotent.
+ */
+public interface AppearingTables extends Serializable {
+
+  /**
+   * Whether the job's table patterns match the table of {@code topic}: a table the job takes when
+   * it appears.
+   */
+  boolean matches(String topic);
+
+  /** The Debezium topic of a source table. */
+  String topicOf(String namespace, String name);
+
+  /** The name of the Iceberg table of {@code topic}'s table, as its changes carry it. */
+  String nameOf(String topic);
+
+  /**
+   * Makes the table of {@code topic} ready to be written: its Iceberg table created from the source
+   * table's schema, or an existing one checked and evolved to it.
+   *
+   * @return the table, or null if it no longer exists in the source (dropped, or renamed)
+   * @throws io.icebergcdc.cdc.RefusedSourceException if the job cannot capture the table (no
+   *     primary key, a type without a mapping, a table that does not fit the job's definition)
+   * @throws io.icebergcdc.cdc.NewSourceTableException if the table cannot be written with the
+   *     others: the job is built again with it
+   */
+  Table tableOf(String topic);
+
+  /**
+   * A table that appeared, ready.
+   *
+   * @param name the name its changes carry on the router's main output (its Iceberg table's)
+   * @param sourceName its source table's qualified name, for messages and its schema's evolution
+   * @param schema its Iceberg table's schema when it was made ready
+   * @param evolution what evolves its Iceberg table when the source table's schema changes
+   * @param snapshot how its chunks are read
+   */
+  record Table(
+      String name,
+      String sourceName,
+      ChangeSchema schema,
+      SchemaEvolution evolution,
+      ChunkedSnapshot.Table snapshot)
+      implements Serializable {}
+}

@@ -1,0 +1,230 @@
+package io.icebergcdc.jobs.pipeline;
+
+import io.icebergcdc.capture.AppearingTables;
+import io.icebergcdc.capture.ChunkedSnapshot;
+import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.NewSourceTableException;
+import io.icebergcdc.cdc.RefusedSourceException;
+import io.icebergcdc.jobs.capture.CapturedTable;
+import io.icebergcdc.jobs.capture.SourceTables;
+import io.icebergcdc.jobs.definition.DatabaseSource;
+import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.TableDefinition;
+import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.CdcTables;
+import io.icebergcdc.sink.NewTables;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.apache.flink.configuration.Configuration;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The tables created in a captured database while the job runs that its table patterns match, made
+ * ready as the job makes its tables ready before it starts ({@link
+ * DatabaseSourceTranslator#prepareTables}): the source table described through JDBC metadata, its
+ * Iceberg table created from that schema, or an existing one checked and evolved to it. The
+ * source's enumerator and its readers may meet a table at once: the one that loses the race to
+ * create the Iceberg table loads it.
+ */
+final class CaptureTables implements AppearingTables {
+
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(CaptureTables.class);
+
+  private final CatalogDefinition catalog;
+  private final TableDefinition tables;
+  private final Configuration sinkOptions;
+  private final DatabaseSource source;
+  private final List<Pattern> patterns;
+  private final NewTables newTables;
+
+  /** What a refusal adds: when the table came, and how the job goes on. */
+  private static final String WHEN =
+      " (the table appeared while the job runs, which ends; resume it with --restore-from latest"
+          + " once the table is changed or left out)";
+
+  /**
+   * @param newTables how the job writes the tables that appear: a table that cannot be written with
+   *     the others ends the job, which is built again with it
+   */
+  CaptureTables(JobDefinition job, DatabaseSource source, NewTables newTables) {
+    this.catalog = job.catalog();
+    this.tables = job.tables();
+    this.sinkOptions = new Configuration(job.sinkOptions());
+    this.source = source;
+    this.patterns = source.tablePatterns();
+    this.newTables = newTables;
+  }
+
+  @Override
+  public boolean matches(String topic) {
+    String qualified = qualifiedName(topic);
+    if (qualified == null) {
+      return false;
+    }
+    for (Pattern pattern : patterns) {
+      if (pattern.matcher(qualified).matches()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public String topicOf(String namespace, String name) {
+    return new CapturedTable(namespace, name, null, List.of()).topic(source.name());
+  }
+
+  /** The {@code namespace.name} of a topic's table; null for a topic of another source. */
+  private String qualifiedName(String topic) {
+    String prefix = source.name() + ".";
+    return topic.startsWith(prefix) && topic.indexOf('.', prefix.length()) > 0
+        ? topic.substring(prefix.length())
+        : null;
+  }
+
+  @Override
+  public String nameOf(String topic) {
+    String qualified = qualifiedOf(topic);
+    int dot = qualified.indexOf('.');
+    return identifier(qualified.substring(0, dot), qualified.substring(dot + 1)).toString();
+  }
+
+  private String qualifiedOf(String topic) {
+    String qualified = qualifiedName(topic);
+    if (qualified == null) {
+      throw new IllegalArgumentException("topic " + topic + " is not one of " + source.origin());
+    }
+    return qualified;
+  }
+
+  private TableIdentifier identifier(String namespace, String name) {
+    String table = tables.nameOf(namespace, name, source.database());
+    try {
+      return TableIdentifier.parse(table);
+    } catch (IllegalArgumentException e) {
+      throw new RefusedSourceException(
+          "table "
+              + namespace
+              + "."
+              + name
+              + " of "
+              + source.origin()
+              + " is named into '"
+              + table
+              + "', which is not a table name: "
+              + e.getMessage()
+              + WHEN,
+          e);
+    }
+  }
+
+  @Override
+  public AppearingTables.Table tableOf(String topic) {
+    String qualified = qualifiedOf(topic);
+    int dot = qualified.indexOf('.');
+    String namespace = qualified.substring(0, dot);
+    String name = qualified.substring(dot + 1);
+    CapturedTable captured;
+    try {
+      captured = SourceTables.describe(source, namespace, name);
+    } catch (IllegalArgumentException e) {
+      // Its message names the table and the database, and what to do.
+      throw new RefusedSourceException(e.getMessage() + WHEN, e);
+    }
+    if (captured == null) {
+      LOG.warn(
+          "Table {} of {} appeared while the job runs and no longer exists",
+          qualified,
+          source.origin());
+      return null;
+    }
+    TableIdentifier identifier = identifier(namespace, name);
+    Catalog connected = catalog.connect();
+    try {
+      org.apache.iceberg.Table table;
+      try {
+        table = createOrLoad(connected, identifier, captured);
+      } catch (RuntimeException e) {
+        if (e instanceof AlreadyExistsException || e.getCause() instanceof AlreadyExistsException) {
+          // The enumerator or another reader created it meanwhile.
+          table = createOrLoad(connected, identifier, captured);
+        } else if (e instanceof IllegalArgumentException
+            && (e.getCause() == null || e.getCause() instanceof IllegalArgumentException)) {
+          // The table does not fit the job's definition; a failure of the catalog (wrapped with
+          // its cause) fails the job, and a restart tries again.
+          throw refused(qualified, e);
+        } else {
+          throw e;
+        }
+      }
+      evolve(table, identifier, qualified, captured);
+      if (!newTables.writesWithOthers(identifier.toString())) {
+        // Its own writer: the job is built again with it, as before tables were taken in flight.
+        throw new NewSourceTableException(qualified, source.origin());
+      }
+      return new AppearingTables.Table(
+          identifier.toString(),
+          qualified,
+          new ChangeSchema(table.schema()),
+          new CatalogSchemaEvolution(catalog.loader(), Map.of(qualified, identifier)),
+          new ChunkedSnapshot.Table(
+              topic,
+              namespace,
+              name,
+              captured.primaryKey(),
+              captured.schema().columns().stream().map(Types.NestedField::name).toList(),
+              captured.keyBoundsChunks()));
+    } finally {
+      CatalogDefinition.close(connected);
+    }
+  }
+
+  /**
+   * Evolves the Iceberg table to the source table's schema, as the start does; the enumerator and
+   * the readers may do so at once, and the one that loses the race tries again on the new schema.
+   */
+  private void evolve(
+      org.apache.iceberg.Table table,
+      TableIdentifier identifier,
+      String qualified,
+      CapturedTable captured) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        List<String> evolved = CdcTables.evolve(table, captured.schema(), true);
+        if (!evolved.isEmpty()) {
+          LOG.info("Evolved Iceberg table {} to its source's schema: {}", identifier, evolved);
+          table.refresh();
+        }
+        return;
+      } catch (CommitFailedException e) {
+        if (attempt == 3) {
+          throw e;
+        }
+        table.refresh();
+      } catch (IllegalArgumentException e) {
+        throw refused(qualified, e);
+      }
+    }
+  }
+
+  private org.apache.iceberg.Table createOrLoad(
+      Catalog connected, TableIdentifier identifier, CapturedTable table) {
+    TableChecks.check(connected, identifier, table.schema(), tables, sinkOptions);
+    return new TablePreparation(connected, catalog)
+        .createOrLoad(
+            identifier, table.schema(), null, tables.formatVersionToCreate(), table.primaryKey());
+  }
+
+  private RefusedSourceException refused(String qualified, RuntimeException e) {
+    return new RefusedSourceException(
+        "table " + qualified + " of " + source.origin() + ": " + e.getMessage() + WHEN, e);
+  }
+}
