@@ -26,6 +26,9 @@ public interface AppearingTables extends Serializable {
   /** The Debezium topic of a source table. */
   String topicOf(String namespace, String name);
 
+  /** Whether the source has the table of {@code topic} (it may have been dropped since). */
+  boolean exists(String topic);
+
   /** The name of the Iceberg table of {@code topic}'s table, as its changes carry it. */
   String nameOf(String topic);
 
@@ -33,7 +36,9 @@ public interface AppearingTables extends Serializable {
    * Makes the table of {@code topic} ready to be written: its Iceberg table created from the source
    * table's schema, or an existing one checked and evolved to it.
    *
-   * @return the table, or null if it no longer exists in the source (dropped, or renamed)
+   * @return the table, or null if it no longer exists in the source (dropped, or renamed) and has
+   *     no Iceberg table either; a table the source dropped after the job took it is made ready
+   *     from its Iceberg table, so that its changes before the drop are still applied
    * @throws io.icebergcdc.cdc.RefusedSourceException if the job cannot capture the table (no
    *     primary key, a type without a mapping, a table that does not fit the job's definition)
    * @throws io.icebergcdc.cdc.NewSourceTableException if the table cannot be written with the

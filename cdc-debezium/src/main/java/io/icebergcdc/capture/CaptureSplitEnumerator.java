@@ -57,10 +57,12 @@ final class CaptureSplitEnumerator
   private final Set<String> taken = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   /**
-   * The tables that appeared which the enumerator took and whose taking the log's reader has not
-   * confirmed yet ({@link TablesTaken}): their chunks are planned only once it has, so that the
-   * log's reader, which skips the changes of tables it does not know, applies every change read
-   * after them.
+   * The tables that appeared which the enumerator took (they are in {@link #progress}, and so in
+   * its checkpoints) and whose chunks wait: until the log's reader has confirmed that it knows them
+   * ({@link TablesTaken}), and the transactions running then have ended ({@link
+   * RunningTransactions}), so that every change the log's reader skipped before it knew a table is
+   * seen by its chunks. After a restore none waits: the log's reader starts only once it knows
+   * every table in the restored progress.
    */
   private final Set<String> unconfirmed = new LinkedHashSet<>();
 
@@ -127,13 +129,16 @@ final class CaptureSplitEnumerator
         context.callAsync(() -> tablesThatAppeared(database), this::takeTables, every, every);
       }
     }
+    if (routes.appearing() != null
+        && freshLogSplit() == null
+        && SourceDatabase.of(connectorProperties).dialect() == SourceDatabase.Dialect.POSTGRES) {
+      // The connector does not publish tables for a job that takes tables in flight, nor create
+      // the publication: it is made to hold the job's tables at every start (a first start's
+      // publication is created with the slot, below).
+      PostgresLogStart.publish(
+          SourceDatabase.of(connectorProperties), connectorProperties, snapshot.tables());
+    }
     if (!chunked) {
-      if (routes.appearing() != null
-          && SourceDatabase.of(connectorProperties).dialect() == SourceDatabase.Dialect.POSTGRES) {
-        // The connector does not publish tables for a job that takes tables in flight.
-        PostgresLogStart.publish(
-            SourceDatabase.of(connectorProperties), connectorProperties, snapshot.tables());
-      }
       return;
     }
     List<ChunkedSnapshot.Table> added = new ArrayList<>();
@@ -227,6 +232,7 @@ final class CaptureSplitEnumerator
     List<String> topics = new ArrayList<>();
     for (ChunkedSnapshot.Table table : tables) {
       if (taken.add(table.topic())) {
+        progress.put(table.topic(), CaptureEnumeratorState.TableProgress.start(table.topic()));
         unconfirmed.add(table.topic());
         topics.add(table.topic());
         LOG.info("Table {} appeared in the source; the job captures it", table.topic());
@@ -247,13 +253,28 @@ final class CaptureSplitEnumerator
     if (!(event instanceof TablesTaken confirmed)) {
       throw new IllegalArgumentException("unexpected source event " + event);
     }
-    for (String topic : confirmed.topics()) {
-      if (unconfirmed.remove(topic)) {
-        progress.put(topic, CaptureEnumeratorState.TableProgress.start(topic));
-        LOG.info("The snapshot of {}, which appeared while the job runs, is read", topic);
-      }
+    List<String> known = new ArrayList<>(confirmed.topics());
+    known.retainAll(unconfirmed);
+    if (known.isEmpty()) {
+      return;
     }
-    serveWaiting();
+    SourceDatabase database = SourceDatabase.of(connectorProperties);
+    context.callAsync(
+        () -> {
+          RunningTransactions.awaitEnd(database);
+          return known;
+        },
+        (ready, error) -> {
+          if (error != null) {
+            LOG.warn("Waiting for the running transactions failed: {}", error.toString());
+          }
+          for (String topic : known) {
+            if (unconfirmed.remove(topic)) {
+              LOG.info("The snapshot of {}, which appeared while the job runs, is read", topic);
+            }
+          }
+          serveWaiting();
+        });
   }
 
   /** The topics of the tables that appeared which the job captures, confirmed or not. */
@@ -264,7 +285,6 @@ final class CaptureSplitEnumerator
         topics.add(topic);
       }
     }
-    topics.addAll(unconfirmed);
     return topics;
   }
 
@@ -305,8 +325,19 @@ final class CaptureSplitEnumerator
       }
     }
     for (CaptureEnumeratorState.TableProgress table : progress.values()) {
-      if (!table.done()) {
-        if (routes.take(table.topic()) < 0) {
+      if (!table.done() && !unconfirmed.contains(table.topic())) {
+        if (planner == null) {
+          planner = new ChunkPlanner(SourceDatabase.of(connectorProperties), snapshot, routes);
+        }
+        ChunkPlanner.Planned planned;
+        try {
+          planned = planner.next(table);
+        } catch (RuntimeException e) {
+          if (routes.topics().contains(table.topic())
+              || routes.appearing() == null
+              || routes.appearing().exists(table.topic())) {
+            throw e;
+          }
           // A table that appeared, was taken and is gone since: nothing more to read.
           LOG.warn("The snapshot of {} stops: the table no longer exists", table.topic());
           progress.put(
@@ -315,10 +346,6 @@ final class CaptureSplitEnumerator
                   table.topic(), table.nextChunk(), table.nextLower(), true));
           continue;
         }
-        if (planner == null) {
-          planner = new ChunkPlanner(SourceDatabase.of(connectorProperties), snapshot, routes);
-        }
-        ChunkPlanner.Planned planned = planner.next(table);
         progress.put(table.topic(), planned.progress());
         if (planned.progress().done()) {
           LOG.info(

@@ -96,6 +96,9 @@ final class ChunkReader implements AutoCloseable {
       connection.setAutoCommit(table.bounded());
       query();
     } catch (SQLException e) {
+      if (droppedSince(e)) {
+        return false;
+      }
       throw failure(e);
     }
     return true;
@@ -189,8 +192,34 @@ final class ChunkReader implements AutoCloseable {
           ? CapturedChange.appeared(read.withTable(routes.mainOutputName(route)))
           : CapturedChange.of(route, read);
     } catch (SQLException e) {
+      if (droppedSince(e)) {
+        return null;
+      }
       throw failure(e);
     }
+  }
+
+  /**
+   * Whether the chunk failed because its table, one that appeared while the job runs, was dropped
+   * since the job took it: then the chunk is done, with nothing more to read, and the connection,
+   * whose transaction the failure may have ended, is closed.
+   */
+  private boolean droppedSince(SQLException e) {
+    if (!routes.appeared(route) || routes.appearing().exists(chunk.topic())) {
+      return false;
+    }
+    LOG.warn("Skipped the rest of {}: its table no longer exists ({})", chunk, e.getMessage());
+    try {
+      connection.close();
+    } catch (SQLException closing) {
+      LOG.debug("Closing the connection of a dropped table's chunk", closing);
+    }
+    connection = null;
+    result = null;
+    statement = null;
+    chunk = null;
+    last = null;
+    return true;
   }
 
   private CapturedChange badRow(RuntimeException e) throws SQLException {

@@ -88,6 +88,9 @@ final class PostgresLogStart {
       List<ChunkedSnapshot.Table> tables,
       boolean awaitRunning) {
     try (Connection connection = database.connect()) {
+      if (awaitRunning) {
+        warnIfAddedTablesMayLoseChanges(connection, database);
+      }
       publish(connection, database, properties, tables, awaitRunning);
     } catch (SQLException e) {
       throw new IllegalStateException(
@@ -102,11 +105,46 @@ final class PostgresLogStart {
   }
 
   /**
+   * PostgreSQL releases before those of May 2025 (17.5, 16.9, 15.13, 14.18, 13.21) have a bug
+   * (fixed upstream as "Fix data loss in logical replication"): a transaction that writes a table
+   * and is open while the table is added to a publication can leave the decoder treating the table
+   * as unpublished, so that its later changes are not sent, until some other catalog change.
+   */
+  private static void warnIfAddedTablesMayLoseChanges(
+      Connection connection, SourceDatabase database) {
+    try (Statement statement = connection.createStatement();
+        ResultSet result = statement.executeQuery("SHOW server_version_num")) {
+      result.next();
+      int version = Integer.parseInt(result.getString(1));
+      int major = version / 10_000;
+      int fixedMinor =
+          switch (major) {
+            case 13 -> 21;
+            case 14 -> 18;
+            case 15 -> 13;
+            case 16 -> 9;
+            case 17 -> 5;
+            default -> major > 17 ? 0 : Integer.MAX_VALUE;
+          };
+      if (version % 10_000 < fixedMinor) {
+        LOG.warn(
+            "{} runs PostgreSQL {}, whose logical decoding may miss the changes of a table added to"
+                + " a publication while transactions write it (fixed in the releases of May 2025:"
+                + " 17.5, 16.9, 15.13, 14.18, 13.21): upgrade to a later minor release",
+            database,
+            version);
+      }
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("Cannot read the server's version", e);
+    }
+  }
+
+  /**
    * Waits until every transaction that is running now has ended: one that changed a newly published
    * table before the publication held it and commits after is decoded without those changes, and a
    * chunk read before its commit does not see them either; chunks read after it ends do.
    */
-  private static void awaitTransactionsRunningNow(Statement statement) throws SQLException {
+  static void awaitTransactionsRunningNow(Statement statement) throws SQLException {
     long xmax;
     try (ResultSet result =
         statement.executeQuery("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")) {

@@ -350,6 +350,11 @@ class StructChangeConverterTest {
     }
 
     @Override
+    public boolean exists(String topic) {
+      return true;
+    }
+
+    @Override
     public String nameOf(String topic) {
       return clashingName != null
           ? clashingName

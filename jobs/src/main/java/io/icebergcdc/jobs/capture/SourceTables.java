@@ -77,15 +77,9 @@ public final class SourceTables {
     }
     try (connection) {
       DatabaseMetaData meta = connection.getMetaData();
-      boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
-      boolean exists = false;
-      try (ResultSet tables =
-          meta.getTables(postgres ? null : namespace, postgres ? namespace : null, name, null)) {
-        while (tables.next()) {
-          exists |= tables.getString("TABLE_NAME").equals(name);
-        }
-      }
-      return exists ? describe(source, connection, meta, namespace, name) : null;
+      return exists(source, meta, namespace, name)
+          ? describe(source, connection, meta, namespace, name)
+          : null;
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot read table "
@@ -98,6 +92,31 @@ public final class SourceTables {
               + e.getMessage(),
           e);
     }
+  }
+
+  /** Whether the source has the table. */
+  public static boolean exists(DatabaseSource source, String namespace, String name) {
+    try (Connection connection = source.connect()) {
+      return exists(source, connection.getMetaData(), namespace, name);
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot read the tables of " + source.origin() + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static boolean exists(
+      DatabaseSource source, DatabaseMetaData meta, String namespace, String name)
+      throws SQLException {
+    boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
+    try (ResultSet tables =
+        meta.getTables(postgres ? null : namespace, postgres ? namespace : null, name, null)) {
+      while (tables.next()) {
+        if (tables.getString("TABLE_NAME").equals(name)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static CapturedTable describe(

@@ -45,6 +45,9 @@ final class CaptureTables implements AppearingTables {
   private final List<Pattern> patterns;
   private final NewTables newTables;
 
+  /** The Iceberg tables of the job's own source tables, which no table that appears may join. */
+  private final java.util.Set<String> jobTables;
+
   /** What a refusal adds: when the table came, and how the job goes on. */
   private static final String WHEN =
       " (the table appeared while the job runs, which ends; resume it with --restore-from latest"
@@ -54,13 +57,18 @@ final class CaptureTables implements AppearingTables {
    * @param newTables how the job writes the tables that appear: a table that cannot be written with
    *     the others ends the job, which is built again with it
    */
-  CaptureTables(JobDefinition job, DatabaseSource source, NewTables newTables) {
+  CaptureTables(
+      JobDefinition job,
+      DatabaseSource source,
+      NewTables newTables,
+      java.util.Collection<String> jobTables) {
     this.catalog = job.catalog();
     this.tables = job.tables();
     this.sinkOptions = new Configuration(job.sinkOptions());
     this.source = source;
     this.patterns = source.tablePatterns();
     this.newTables = newTables;
+    this.jobTables = java.util.Set.copyOf(jobTables);
   }
 
   @Override
@@ -88,6 +96,13 @@ final class CaptureTables implements AppearingTables {
     return topic.startsWith(prefix) && topic.indexOf('.', prefix.length()) > 0
         ? topic.substring(prefix.length())
         : null;
+  }
+
+  @Override
+  public boolean exists(String topic) {
+    String qualified = qualifiedOf(topic);
+    int dot = qualified.indexOf('.');
+    return SourceTables.exists(source, qualified.substring(0, dot), qualified.substring(dot + 1));
   }
 
   @Override
@@ -139,14 +154,24 @@ final class CaptureTables implements AppearingTables {
       // Its message names the table and the database, and what to do.
       throw new RefusedSourceException(e.getMessage() + WHEN, e);
     }
-    if (captured == null) {
-      LOG.warn(
-          "Table {} of {} appeared while the job runs and no longer exists",
-          qualified,
-          source.origin());
-      return null;
-    }
     TableIdentifier identifier = identifier(namespace, name);
+    if (jobTables.contains(identifier.toString())) {
+      // Before any change to it: the Iceberg table is another source table's.
+      throw new RefusedSourceException(
+          "table "
+              + qualified
+              + " of "
+              + source.origin()
+              + " is named into table "
+              + identifier
+              + ", which another of the job's source tables writes; give --table-template a"
+              + " template that tells them apart (with {schema} or {database}), or leave the table"
+              + " out of --tables"
+              + WHEN);
+    }
+    if (captured == null) {
+      return ofDroppedTable(topic, qualified, namespace, name, identifier);
+    }
     Catalog connected = catalog.connect();
     try {
       org.apache.iceberg.Table table;
@@ -182,6 +207,45 @@ final class CaptureTables implements AppearingTables {
               captured.primaryKey(),
               captured.schema().columns().stream().map(Types.NestedField::name).toList(),
               captured.keyBoundsChunks()));
+    } finally {
+      CatalogDefinition.close(connected);
+    }
+  }
+
+  /**
+   * A table the source no longer has: one the job took, and whose changes before its drop are still
+   * to be applied, has an Iceberg table to write them to; one that appeared and went before the job
+   * took it has none, and is not captured (null).
+   */
+  private AppearingTables.Table ofDroppedTable(
+      String topic, String qualified, String namespace, String name, TableIdentifier identifier) {
+    Catalog connected = catalog.connect();
+    try {
+      if (!connected.tableExists(identifier)) {
+        LOG.info(
+            "Table {} of {} appeared while the job runs and no longer exists: not captured",
+            qualified,
+            source.origin());
+        return null;
+      }
+      org.apache.iceberg.Table table = connected.loadTable(identifier);
+      LOG.warn(
+          "Table {} of {} no longer exists; its changes before the drop still go to {}",
+          qualified,
+          source.origin(),
+          identifier);
+      return new AppearingTables.Table(
+          identifier.toString(),
+          qualified,
+          new ChangeSchema(table.schema()),
+          new CatalogSchemaEvolution(catalog.loader(), Map.of(qualified, identifier)),
+          new ChunkedSnapshot.Table(
+              topic,
+              namespace,
+              name,
+              List.copyOf(table.schema().identifierFieldNames()),
+              table.schema().columns().stream().map(Types.NestedField::name).toList(),
+              true));
     } finally {
       CatalogDefinition.close(connected);
     }

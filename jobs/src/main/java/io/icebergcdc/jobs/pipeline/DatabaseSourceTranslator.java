@@ -113,8 +113,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
           new CaptureTables(
               job,
               source,
-              new NewTables(
-                  job.catalog().loader(), job.sinkOptions(), null, readsInSourceOrder())));
+              new NewTables(job.catalog().loader(), job.sinkOptions(), null, readsInSourceOrder()),
+              targets.stream().map(target -> target.table().toString()).toList()));
     }
     ChunkedSnapshot snapshot = chunkedSnapshot();
     int parallelism = snapshot == null ? 1 : env.getParallelism();

@@ -50,7 +50,10 @@ class CaptureTablesTest {
             new RuntimeDefinition(1, Duration.ofSeconds(1), null, null, null, 0));
     CaptureTables tables =
         new CaptureTables(
-            job, source, new NewTables(catalog.loader(), new Configuration(), null, true));
+            job,
+            source,
+            new NewTables(catalog.loader(), new Configuration(), null, true),
+            List.of("cdc.inventory_customers"));
 
     assertThat(tables.topicOf("inventory", "returns")).isEqualTo("pg.inventory.returns");
     assertThat(tables.matches("pg.inventory.returns")).isTrue();
