@@ -36,15 +36,17 @@ public interface AppearingTables extends Serializable {
    * Makes the table of {@code topic} ready to be written: its Iceberg table created from the source
    * table's schema, or an existing one checked and evolved to it.
    *
-   * @return the table, or null if it no longer exists in the source (dropped, or renamed) and has
-   *     no Iceberg table either; a table the source dropped after the job took it is made ready
-   *     from its Iceberg table, so that its changes before the drop are still applied
+   * @param takenBefore whether the job took the table before (a reader told so, a chunk of it):
+   *     then a table the source dropped since is made ready from its Iceberg table, so that its
+   *     changes before the drop are still applied
+   * @return the table, or null if it no longer exists in the source (dropped, or renamed) and,
+   *     {@code takenBefore}, has no Iceberg table either
    * @throws io.icebergcdc.cdc.RefusedSourceException if the job cannot capture the table (no
    *     primary key, a type without a mapping, a table that does not fit the job's definition)
    * @throws io.icebergcdc.cdc.NewSourceTableException if the table cannot be written with the
    *     others: the job is built again with it
    */
-  Table tableOf(String topic);
+  Table tableOf(String topic, boolean takenBefore);
 
   /**
    * A table that appeared, ready.

@@ -153,6 +153,18 @@ public final class CaptureRoutes implements Serializable {
    *     of another source table, or cannot be captured
    */
   int take(String topic) {
+    return take(topic, true);
+  }
+
+  /**
+   * {@link #take} for a table the enumerator has just found, which the job has not taken before: a
+   * table gone meanwhile is not captured, even if an Iceberg table of its name exists.
+   */
+  int takeNew(String topic) {
+    return take(topic, false);
+  }
+
+  private int take(String topic, boolean takenBefore) {
     int index = indexOf(topic);
     if (index >= 0 || appearing == null || !appearing.matches(topic)) {
       return index;
@@ -185,7 +197,7 @@ public final class CaptureRoutes implements Serializable {
     }
     // Made ready outside the lock: it reaches the database and the catalog, and the enumerator's
     // thread plans chunks of the tables already known meanwhile.
-    AppearingTables.Table table = appearing.tableOf(topic);
+    AppearingTables.Table table = appearing.tableOf(topic, takenBefore);
     if (table == null) {
       return -1;
     }

@@ -61,12 +61,14 @@ final class CaptureSplitEnumerator
    * its checkpoints) and whose chunks wait: until the log's reader has confirmed that it knows them
    * ({@link TablesTaken}), and the transactions running then have ended ({@link
    * RunningTransactions}), so that every change the log's reader skipped before it knew a table is
-   * seen by its chunks. After a restore none waits: the log's reader starts only once it knows
-   * every table in the restored progress.
+   * seen by its chunks. After a restore, the tables none of whose chunks was planned wait again.
    */
   private final Set<String> unconfirmed = new LinkedHashSet<>();
 
   private ChunkPlanner planner;
+
+  /** Set by {@link #close}: a callback of a look or a wait that ends after it does nothing. */
+  private volatile boolean closed;
 
   CaptureSplitEnumerator(
       SplitEnumeratorContext<CaptureSplit> context,
@@ -98,6 +100,10 @@ final class CaptureSplitEnumerator
     for (CaptureEnumeratorState.TableProgress table : state.tables()) {
       if (captures(table.topic())) {
         progress.put(table.topic(), table);
+        if (!routes.topics().contains(table.topic()) && !table.done() && table.nextChunk() == 0) {
+          // Taken, perhaps not yet waited for: waits again, from the log's reader's confirmation.
+          unconfirmed.add(table.topic());
+        }
       } else if (!table.done()) {
         LOG.warn("The snapshot of {} stops: the job no longer captures it", table.topic());
       }
@@ -201,12 +207,30 @@ final class CaptureSplitEnumerator
   private List<ChunkedSnapshot.Table> tablesThatAppeared(SourceDatabase database)
       throws java.sql.SQLException {
     List<ChunkedSnapshot.Table> ready = new ArrayList<>();
+    AppearingTables appearing = routes.appearing();
     for (TableListing.Name table : watch.newTableNames(database)) {
-      String topic = routes.appearing().topicOf(table.namespace(), table.name());
+      String topic = appearing.topicOf(table.namespace(), table.name());
       if (taken.contains(topic)) {
         continue;
       }
-      int route = routes.take(topic);
+      String name = appearing.nameOf(topic);
+      for (String other : taken) {
+        if (!routes.topics().contains(other) && appearing.nameOf(other).equals(name)) {
+          // One taken before a restore, which this instance's routes do not know.
+          throw new io.icebergcdc.cdc.RefusedSourceException(
+              "topic "
+                  + topic
+                  + ", of a table that appeared in "
+                  + routes.origin()
+                  + " while the job runs, is named into table "
+                  + name
+                  + ", which the table of topic "
+                  + other
+                  + " writes, which appeared earlier; give --table-template a template that tells"
+                  + " them apart (with {schema} or {database}), or leave the table out of --tables");
+        }
+      }
+      int route = routes.takeNew(topic);
       if (route < 0) {
         continue;
       }
@@ -220,6 +244,9 @@ final class CaptureSplitEnumerator
 
   /** Snapshots the tables that appeared, beside the others' chunks still to be read. */
   private void takeTables(List<ChunkedSnapshot.Table> tables, Throwable error) {
+    if (closed) {
+      return;
+    }
     if (error != null) {
       if (error instanceof NewSourceTableException
           || error instanceof io.icebergcdc.cdc.RefusedSourceException) {
@@ -258,17 +285,29 @@ final class CaptureSplitEnumerator
     if (known.isEmpty()) {
       return;
     }
+    awaitRunningTransactions(known);
+  }
+
+  /**
+   * Releases the chunks of {@code topics} once the transactions running now have ended, waiting
+   * again as long as some run.
+   */
+  private void awaitRunningTransactions(List<String> topics) {
     SourceDatabase database = SourceDatabase.of(connectorProperties);
     context.callAsync(
-        () -> {
-          RunningTransactions.awaitEnd(database);
-          return known;
-        },
-        (ready, error) -> {
-          if (error != null) {
-            LOG.warn("Waiting for the running transactions failed: {}", error.toString());
+        () -> RunningTransactions.awaitEnd(database),
+        (ended, error) -> {
+          if (closed) {
+            return;
           }
-          for (String topic : known) {
+          if (error != null || !Boolean.TRUE.equals(ended)) {
+            if (error != null) {
+              LOG.warn("Waiting for the running transactions failed: {}", error.toString());
+            }
+            awaitRunningTransactions(topics);
+            return;
+          }
+          for (String topic : topics) {
             if (unconfirmed.remove(topic)) {
               LOG.info("The snapshot of {}, which appeared while the job runs, is read", topic);
             }
@@ -333,11 +372,20 @@ final class CaptureSplitEnumerator
         try {
           planned = planner.next(table);
         } catch (RuntimeException e) {
-          if (routes.topics().contains(table.topic())
-              || routes.appearing() == null
-              || routes.appearing().exists(table.topic())) {
+          boolean gone;
+          try {
+            gone =
+                !routes.topics().contains(table.topic())
+                    && routes.appearing() != null
+                    && !routes.appearing().exists(table.topic());
+          } catch (RuntimeException looking) {
+            e.addSuppressed(looking);
             throw e;
           }
+          if (!gone) {
+            throw e;
+          }
+          LOG.debug("Planning a chunk of {} failed", table.topic(), e);
           // A table that appeared, was taken and is gone since: nothing more to read.
           LOG.warn("The snapshot of {} stops: the table no longer exists", table.topic());
           progress.put(
@@ -414,6 +462,7 @@ final class CaptureSplitEnumerator
 
   @Override
   public void close() throws java.io.IOException {
+    closed = true;
     if (planner != null) {
       try {
         planner.close();

@@ -38,6 +38,11 @@ final class ChunkPlanner implements AutoCloseable {
     }
     List<String> upper;
     try {
+      if (connection != null && !connection.isValid(5)) {
+        // Closed by the server while idle (MySQL's wait_timeout): tables may appear hours apart.
+        connection.close();
+        connection = null;
+      }
       if (connection == null) {
         connection = database.connect();
       }

@@ -86,6 +86,11 @@ final class ChunkReader implements AutoCloseable {
     chunk = table.bounded() ? next : next.readUpTo(List.of());
     last = null;
     try {
+      if (connection != null && !connection.isValid(5)) {
+        // Closed by the server while idle (MySQL's wait_timeout): chunks may come hours apart.
+        close();
+        connection = null;
+      }
       if (connection == null) {
         connection = database.connect();
         connection.setReadOnly(true);
@@ -210,7 +215,9 @@ final class ChunkReader implements AutoCloseable {
     }
     LOG.warn("Skipped the rest of {}: its table no longer exists ({})", chunk, e.getMessage());
     try {
-      connection.close();
+      if (connection != null) {
+        connection.close();
+      }
     } catch (SQLException closing) {
       LOG.debug("Closing the connection of a dropped table's chunk", closing);
     }

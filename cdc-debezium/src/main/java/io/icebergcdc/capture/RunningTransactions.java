@@ -4,7 +4,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,48 +25,53 @@ final class RunningTransactions {
 
   private RunningTransactions() {}
 
-  /** Waits for the transactions running now; a failure to look is logged, not thrown. */
-  static void awaitEnd(SourceDatabase database) {
+  /**
+   * Waits for the transactions running now. False if some still run after {@value #WAIT_MINUTES}
+   * minutes (the caller waits again); true once they have ended, or if the database cannot tell
+   * (logged).
+   */
+  static boolean awaitEnd(SourceDatabase database) {
     try (Connection connection = database.connect();
         Statement statement = connection.createStatement()) {
       if (database.dialect() == SourceDatabase.Dialect.POSTGRES) {
-        PostgresLogStart.awaitTransactionsRunningNow(statement);
-      } else {
-        awaitInnoDbTransactionsRunningNow(statement);
+        try {
+          PostgresLogStart.awaitTransactionsRunningNow(statement);
+        } catch (IllegalStateException timedOut) {
+          LOG.warn("{}: {}", database, timedOut.getMessage());
+          return false;
+        }
+        return true;
       }
+      return awaitInnoDbWritersRunningNow(statement, database);
     } catch (SQLException e) {
       LOG.warn(
           "Cannot tell whether the transactions running in {} have ended ({}); the snapshot of the"
               + " tables that appeared is read now",
           database,
           e.getMessage());
+      return true;
     }
   }
 
-  /** MySQL and MariaDB: InnoDB's transactions started at or before now (needs PROCESS). */
-  private static void awaitInnoDbTransactionsRunningNow(Statement statement) throws SQLException {
-    Timestamp now;
-    try (ResultSet result = statement.executeQuery("SELECT NOW(6)")) {
-      result.next();
-      now = result.getTimestamp(1);
-    }
+  /**
+   * MySQL and MariaDB: InnoDB's transactions that have written rows, by id (the clocks of {@code
+   * trx_started} and of the session differ). Reading {@code information_schema.innodb_trx} needs
+   * the {@code PROCESS} privilege.
+   */
+  private static boolean awaitInnoDbWritersRunningNow(Statement statement, SourceDatabase database)
+      throws SQLException {
+    String writers = "SELECT trx_id FROM information_schema.innodb_trx WHERE trx_rows_modified > 0";
+    Set<String> running = ids(statement, writers);
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(WAIT_MINUTES);
-    String running =
-        "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_started <= '" + now + "'";
-    while (true) {
-      try (ResultSet result = statement.executeQuery(running)) {
-        result.next();
-        if (result.getLong(1) == 0) {
-          return;
-        }
-      }
+    while (!running.isEmpty()) {
       if (System.nanoTime() > deadline) {
-        throw new SQLException(
-            "transactions running since "
-                + now
-                + " have not ended in "
-                + WAIT_MINUTES
-                + " minutes");
+        LOG.warn(
+            "{}: transactions {} have not ended in {} minutes; the snapshot of the tables that"
+                + " appeared waits for them",
+            database,
+            running,
+            WAIT_MINUTES);
+        return false;
       }
       try {
         Thread.sleep(100);
@@ -73,6 +79,18 @@ final class RunningTransactions {
         Thread.currentThread().interrupt();
         throw new SQLException("interrupted while waiting for running transactions", e);
       }
+      running.retainAll(ids(statement, writers));
     }
+    return true;
+  }
+
+  private static Set<String> ids(Statement statement, String query) throws SQLException {
+    Set<String> ids = new HashSet<>();
+    try (ResultSet result = statement.executeQuery(query)) {
+      while (result.next()) {
+        ids.add(result.getString(1));
+      }
+    }
+    return ids;
   }
 }

@@ -362,7 +362,7 @@ class StructChangeConverterTest {
     }
 
     @Override
-    public Table tableOf(String topic) {
+    public Table tableOf(String topic, boolean takenBefore) {
       made.add(topic);
       String name = topic.substring(topic.lastIndexOf('.') + 1);
       return new Table(

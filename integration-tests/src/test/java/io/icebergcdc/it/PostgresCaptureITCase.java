@@ -297,6 +297,12 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   @Override
+  java.sql.Connection newConnection() throws SQLException {
+    return DriverManager.getConnection(
+        "jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
+  }
+
+  @Override
   String widenQuantity() {
     return "ALTER TABLE inventory.order_lines ALTER COLUMN qty TYPE bigint";
   }

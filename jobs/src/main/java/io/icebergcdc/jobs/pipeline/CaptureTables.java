@@ -142,7 +142,7 @@ final class CaptureTables implements AppearingTables {
   }
 
   @Override
-  public AppearingTables.Table tableOf(String topic) {
+  public AppearingTables.Table tableOf(String topic, boolean takenBefore) {
     String qualified = qualifiedOf(topic);
     int dot = qualified.indexOf('.');
     String namespace = qualified.substring(0, dot);
@@ -151,8 +151,13 @@ final class CaptureTables implements AppearingTables {
     try {
       captured = SourceTables.describe(source, namespace, name);
     } catch (IllegalArgumentException e) {
-      // Its message names the table and the database, and what to do.
-      throw new RefusedSourceException(e.getMessage() + WHEN, e);
+      if (!SourceTables.exists(source, namespace, name)) {
+        // Dropped while it was described (its key and columns read as none).
+        captured = null;
+      } else {
+        // Its message names the table and the database, and what to do.
+        throw new RefusedSourceException(e.getMessage() + WHEN, e);
+      }
     }
     TableIdentifier identifier = identifier(namespace, name);
     if (jobTables.contains(identifier.toString())) {
@@ -170,7 +175,7 @@ final class CaptureTables implements AppearingTables {
               + WHEN);
     }
     if (captured == null) {
-      return ofDroppedTable(topic, qualified, namespace, name, identifier);
+      return takenBefore ? ofDroppedTable(topic, qualified, namespace, name, identifier) : null;
     }
     Catalog connected = catalog.connect();
     try {
@@ -213,9 +218,8 @@ final class CaptureTables implements AppearingTables {
   }
 
   /**
-   * A table the source no longer has: one the job took, and whose changes before its drop are still
-   * to be applied, has an Iceberg table to write them to; one that appeared and went before the job
-   * took it has none, and is not captured (null).
+   * A table the source no longer has, which the job took: its changes before its drop are still to
+   * be applied, to its Iceberg table; null if that does not exist either.
    */
   private AppearingTables.Table ofDroppedTable(
       String topic, String qualified, String namespace, String name, TableIdentifier identifier) {
@@ -243,12 +247,23 @@ final class CaptureTables implements AppearingTables {
               topic,
               namespace,
               name,
-              List.copyOf(table.schema().identifierFieldNames()),
+              keyInColumnOrder(table.schema()),
               table.schema().columns().stream().map(Types.NestedField::name).toList(),
               true));
     } finally {
       CatalogDefinition.close(connected);
     }
+  }
+
+  /**
+   * The identifier fields in the order of the columns (the Iceberg table does not keep the source
+   * key's order; the chunks of a dropped table end at their first query anyway).
+   */
+  private static List<String> keyInColumnOrder(org.apache.iceberg.Schema schema) {
+    return schema.columns().stream()
+        .filter(column -> schema.identifierFieldIds().contains(column.fieldId()))
+        .map(Types.NestedField::name)
+        .toList();
   }
 
   /**
