@@ -86,7 +86,8 @@ final class ApplyCommand {
               "table-discovery-interval",
               "<duration>",
               "How often a job with a chunked snapshot looks for new tables that --tables match,"
-                  + " to be built again with them; 0 for never.",
+                  + " which it takes in flight (or is built again with; README, New tables); 0 for"
+                  + " never.",
               "30s"),
           Flag.of("server-id", "<N>", "The MySQL/MariaDB replication client's server id.", 5400),
           Flag.of(
