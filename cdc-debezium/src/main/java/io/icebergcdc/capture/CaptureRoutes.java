@@ -216,11 +216,6 @@ public final class CaptureRoutes implements Serializable {
     }
   }
 
-  /** The topics of the tables that appeared which this instance has taken. */
-  synchronized List<String> takenTopics() {
-    return appearedIndexes == null ? List.of() : List.copyOf(appearedIndexes.keySet());
-  }
-
   /** Whether the route of {@code index} is of a table that appeared while the job runs. */
   boolean appeared(int index) {
     return index >= routes.size();
