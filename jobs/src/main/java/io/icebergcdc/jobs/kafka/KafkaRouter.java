@@ -124,8 +124,8 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   }
 
   /**
-   * The table of a topic that appeared while the job runs, made ready for its first record: created
-   * from the record's Connect schema where it is missing.
+   * The table of a topic that appeared while the job runs, made ready for its first record: in
+   * Debezium JSON, created from the record's Connect schema where it is missing.
    */
   public interface NewTopics extends java.io.Serializable {
 
@@ -146,12 +146,11 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       implements java.io.Serializable {}
 
   /**
-   * Reads the topics that appear while the job runs and match its pattern, for Debezium JSON events
-   * with their {@code schema} part, without ending the job: at a new topic's first record, {@code
-   * tables} makes its table ready, and its changes go to the main output, named as that table, with
-   * rows that carry its schema's id, for the one writer that writes the tables that appear ({@link
-   * io.icebergcdc.sink.NewTables}). Without it, such a record ends the job with {@link
-   * NewSourceTableException}.
+   * Reads the topics that appear while the job runs and match its pattern without ending the job:
+   * at a new topic's first record, {@code tables} makes its table ready, and its changes go to the
+   * main output, named as that table, with rows that carry its schema's id, for the one writer that
+   * writes the tables that appear ({@link io.icebergcdc.sink.NewTables}). Without it, such a record
+   * ends the job with {@link NewSourceTableException}.
    */
   public KafkaRouter takingNewTopics(NewTopics tables) {
     this.newTopics = tables;
@@ -199,6 +198,38 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   }
 
   /**
+   * The parser of a topic that appeared while the job runs: its changes carry the id of its table's
+   * schema, whose rows they hold, for the writer that learns the table from them. Debezium JSON
+   * events with their schema part also evolve the table; Maxwell's and upsert records carry no
+   * schema to follow.
+   */
+  private RecordParser parserOfNewTopic(NewTopic table) {
+    if (format.equals(KafkaTopics.DEBEZIUM_JSON)) {
+      DebeziumJsonParser parser =
+          new DebeziumJsonParser(table.schema(), table.tableName(), sequenceColumn)
+              .carryingSchemaId()
+              .followingSchemaChanges(table.evolution());
+      return (record, locator) -> parser.parse(record.value, locator);
+    }
+    RecordParser parser = parser(new TableRoute(table.tableName(), table.schema(), null));
+    int schemaId = table.schema().schema().schemaId();
+    return (record, locator) -> {
+      List<ChangeEvent> events = parser.parse(record, locator);
+      List<ChangeEvent> carrying = new java.util.ArrayList<>(events.size());
+      for (ChangeEvent event : events) {
+        carrying.add(
+            event.inSchema(
+                schemaId,
+                event.before(),
+                event.after(),
+                event.unavailableColumns(),
+                event.missingColumns()));
+      }
+      return carrying;
+    };
+  }
+
+  /**
    * Starts reading the topic of {@code record}, which appeared while the job runs: its table made
    * ready, its changes routed to the main output, each carrying the table's schema id.
    */
@@ -236,11 +267,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
               + " writes; give --table-template a template that tells them apart (with {topic})");
     }
     TableRoute route = new TableRoute(table.tableName(), table.schema(), null);
-    DebeziumJsonParser parser =
-        new DebeziumJsonParser(table.schema(), table.tableName(), sequenceColumn)
-            .carryingSchemaId()
-            .followingSchemaChanges(table.evolution());
-    parsers.put(record.topic, (kafkaRecord, at) -> parser.parse(kafkaRecord.value, at));
+    parsers.put(record.topic, parserOfNewTopic(table));
     appeared.put(record.topic, route);
     LOG.info(
         "Topic {} appeared while the job runs: reading it into table {}",

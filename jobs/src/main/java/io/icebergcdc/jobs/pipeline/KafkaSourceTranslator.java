@@ -45,12 +45,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * Kafka topics of change events: a {@link KafkaSource} (its offsets live in Flink's checkpoints)
  * and a router that parses each record for its topic's table. Topics given by a pattern are listed
- * when the job starts, and looked for while it runs, and a new one is read from its start: in
- * Debezium JSON into the tables one writer takes, the router makes its table ready at its first
- * record and the writer and committer take it too ({@link #takesNewTables}, {@link TopicTables});
- * otherwise it ends the job, which {@link JobRunner#run()} builds again with it. For Debezium JSON,
- * a table missing in the catalog is created from the Connect schema of the first record of its
- * topic that carries one.
+ * when the job starts, and looked for while it runs, and a new one is read from its start: into the
+ * tables one writer takes, the router makes its table ready at its first record and the writer and
+ * committer take it too ({@link #takesNewTables}, {@link TopicTables}); otherwise it ends the job,
+ * which {@link JobRunner#run()} builds again with it. For Debezium JSON, a table missing in the
+ * catalog is created from the Connect schema of the first record of its topic that carries one.
  */
 final class KafkaSourceTranslator implements SourceTranslator {
 
@@ -150,14 +149,13 @@ final class KafkaSourceTranslator implements SourceTranslator {
 
   /**
    * Whether the job takes the topics that appear while it runs without ending: topics chosen by a
-   * pattern, in Debezium JSON (whose events carry the schema to create a table from), into tables
-   * that one writer takes with the others.
+   * pattern, into tables that one writer takes with the others. In Debezium JSON a missing table is
+   * created from the events' schema; Maxwell's and upsert records carry none, so their tables must
+   * exist ({@link TopicTables}).
    */
   @Override
   public boolean takesNewTables(java.util.Set<String> writtenTogether) {
-    return kafka.topicPattern() != null
-        && kafka.format().equals(KafkaTopics.DEBEZIUM_JSON)
-        && !writtenTogether.isEmpty();
+    return kafka.topicPattern() != null && !writtenTogether.isEmpty();
   }
 
   @Override

@@ -22,8 +22,10 @@ import org.apache.iceberg.exceptions.AlreadyExistsException;
  * The tables of the topics that appear while a pattern job runs, made ready in the task at a new
  * topic's first record, as the job makes its tables ready before it starts ({@link
  * KafkaSourceTranslator#tableOfTopic}): an existing table is checked against the job's definition,
- * a missing one created from the record's Connect schema. Readers of several partitions of the
- * topic may meet it at once: the one that loses the race to create the table loads it.
+ * a missing one created from the record's Connect schema (Debezium JSON; Maxwell's and upsert
+ * records carry no schema, so their topic's records are bad records until the table exists).
+ * Readers of several partitions of the topic may meet it at once: the one that loses the race to
+ * create the table loads it.
  */
 final class TopicTables implements KafkaRouter.NewTopics {
 
@@ -61,6 +63,18 @@ final class TopicTables implements KafkaRouter.NewTopics {
     TableIdentifier identifier = TableIdentifier.parse(tables.nameOfTopic(topic));
     Catalog connected = catalog.connect();
     try {
+      if (!kafka.format().equals(KafkaTopics.DEBEZIUM_JSON) && !connected.tableExists(identifier)) {
+        throw new MalformedChangeException(
+            locator
+                + ": topic "
+                + topic
+                + " appeared while the job runs, and its table "
+                + identifier
+                + " does not exist; "
+                + kafka.format()
+                + " records carry no schema to create it from, create it first with the primary"
+                + " key as identifier fields");
+      }
       Table table;
       try {
         table = table(connected, topic, identifier, record, locator);
@@ -96,7 +110,7 @@ final class TopicTables implements KafkaRouter.NewTopics {
         new TablePreparation(connected, catalog),
         tables,
         sinkOptions,
-        KafkaTopics.DEBEZIUM_JSON,
+        kafka.format(),
         identifier,
         () -> {
           // The record's Connect schema, else that of the first record of the topic with one,

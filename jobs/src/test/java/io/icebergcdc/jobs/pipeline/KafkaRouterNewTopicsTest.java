@@ -127,6 +127,61 @@ class KafkaRouterNewTopicsTest {
   }
 
   @Test
+  void aNewUpsertTopicIsReadIntoItsTableWithRowsCarryingItsSchemaId() throws Exception {
+    KafkaRouter router =
+        new KafkaRouter(
+                Map.of(ORDERS, SCHEMA),
+                Map.of(ORDERS, "cdc.orders"),
+                Map.of(ORDERS, "cdc.orders"),
+                null,
+                KafkaTopics.UPSERT_JSON,
+                BadRecordPolicy.FAIL,
+                Pattern.compile("shop\\.public\\..*"))
+            .takingNewTopics(new Tables());
+    long id = 7;
+    String key = "{\"id\":" + id + "}";
+    StringBuilder value = new StringBuilder("{");
+    for (org.apache.iceberg.types.Types.NestedField column : SCHEMA.schema().columns()) {
+      if (value.length() > 1) {
+        value.append(',');
+      }
+      value.append('"').append(column.name()).append("\":");
+      value.append(column.name().equals("id") ? String.valueOf(id) : "null");
+    }
+    value.append('}');
+    try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(router)) {
+      harness.processElement(
+          new KafkaRecord(
+              "shop.public.items",
+              1,
+              4,
+              key.getBytes(StandardCharsets.UTF_8),
+              value.toString().getBytes(StandardCharsets.UTF_8)),
+          0);
+      // A null value deletes the key.
+      harness.processElement(
+          new KafkaRecord("shop.public.items", 1, 5, key.getBytes(StandardCharsets.UTF_8), null),
+          0);
+      List<ChangeEvent> out = harness.extractOutputValues();
+      assertThat(out).hasSize(2);
+      for (ChangeEvent event : out) {
+        assertThat(event.table()).isEqualTo("cdc.items");
+        assertThat(event.rowSchemaId()).isEqualTo(3);
+        assertThat(event.originPartition()).isEqualTo("shop.public.items/1");
+      }
+      assertThat(out.get(0).operation().isUpsert()).isTrue();
+      assertThat(
+              out.get(0)
+                  .after()
+                  .getLong(SCHEMA.schema().columns().indexOf(SCHEMA.schema().findField("id"))))
+          .isEqualTo(id);
+      assertThat(out.get(1).operation().isUpsert()).isFalse();
+      assertThat(Tables.CALLS.get("shop.public.items")).hasValue(1);
+    }
+  }
+
+  @Test
   void aNewTopicWhoseTableCannotBeMadeReadyDeadLettersItsRecordsAskingOnce() throws Exception {
     try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
         ProcessFunctionTestHarnesses.forProcessFunction(

@@ -74,6 +74,51 @@ class TopicTablesTest {
   }
 
   @Test
+  void aMaxwellTopicIsWrittenIntoItsExistingTableAndItsRecordsAreBadUntilThereIsOne() {
+    CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
+    TopicTables tables =
+        new TopicTables(
+            catalog,
+            new TableDefinition("late.{table}", List.of(), null, null),
+            new Configuration(),
+            KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", KafkaTopics.MAXWELL_JSON),
+            new NewTables(catalog.loader(), new Configuration(), null, false));
+    KafkaRecord record =
+        new KafkaRecord(
+            "shop.items",
+            0,
+            7,
+            "{\"id\":1}".getBytes(StandardCharsets.UTF_8),
+            "{\"type\":\"insert\"}".getBytes(StandardCharsets.UTF_8));
+
+    // Maxwell's records carry no schema to create the table from.
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> tables.tableOf("shop.items", record, "topic shop.items/0@7"))
+        .isInstanceOf(io.icebergcdc.cdc.MalformedChangeException.class)
+        .hasMessageStartingWith("topic shop.items/0@7: ")
+        .hasMessageContaining("table late.items does not exist")
+        .hasMessageContaining("maxwell-json");
+    assertThat(catalog.connect().tableExists(TableIdentifier.of("late", "items"))).isFalse();
+
+    io.icebergcdc.sink.CdcTables.createOrLoad(
+        catalog.connect(),
+        TableIdentifier.of("late", "items"),
+        new Schema(
+            List.of(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.optional(2, "name", Types.StringType.get())),
+            java.util.Set.of(1)),
+        null,
+        2,
+        List.of("id"));
+    KafkaRouter.NewTopic topic = tables.tableOf("shop.items", record, "topic shop.items/0@7");
+    assertThat(topic.tableName()).isEqualTo("late.items");
+    assertThat(topic.schema().schema().columns())
+        .extracting(Types.NestedField::name)
+        .containsExactly("id", "name");
+  }
+
+  @Test
   void twoSourcesNamedIntoOneTableAreRefusedAtTheStartNamingBoth() {
     CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
     TableIdentifier id = TableIdentifier.of("cdc", "orders");
