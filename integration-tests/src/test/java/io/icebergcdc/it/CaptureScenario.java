@@ -410,19 +410,8 @@ abstract class CaptureScenario {
 
   /** {@code job} restored from {@code restoreFrom}, with {@code restartAttempts}. */
   static JobDefinition withRuntime(JobDefinition job, String restoreFrom, int restartAttempts) {
-    return new JobDefinition(
-        job.source(),
-        job.catalog(),
-        job.tables(),
-        job.sinkOptions(),
-        job.deadLetters(),
-        new RuntimeDefinition(
-            job.runtime().parallelism(),
-            job.runtime().checkpointInterval(),
-            job.runtime().checkpointDirectory(),
-            job.runtime().stateBackend(),
-            restoreFrom,
-            restartAttempts));
+    return job.withRuntime(
+        job.runtime().restoringFrom(restoreFrom).withRestartAttempts(restartAttempts));
   }
 
   /** Fails the job once, just after the first commit to a table. */

@@ -160,21 +160,7 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   private static JobDefinition allowingUnclaimedState(JobDefinition job) {
-    io.icebergcdc.jobs.definition.RuntimeDefinition runtime = job.runtime();
-    return new JobDefinition(
-        job.source(),
-        job.catalog(),
-        job.tables(),
-        job.sinkOptions(),
-        job.deadLetters(),
-        new io.icebergcdc.jobs.definition.RuntimeDefinition(
-            runtime.parallelism(),
-            runtime.checkpointInterval(),
-            runtime.checkpointDirectory(),
-            runtime.stateBackend(),
-            runtime.restoreFrom(),
-            runtime.restartAttempts(),
-            true));
+    return job.withRuntime(job.runtime().allowingNonRestoredState());
   }
 
   @Test

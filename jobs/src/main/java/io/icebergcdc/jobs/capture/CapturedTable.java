@@ -1,7 +1,9 @@
 package io.icebergcdc.jobs.capture;
 
+import io.icebergcdc.capture.ChunkedSnapshot;
 import java.util.List;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Types;
 
 /**
  * A source table the job captures, with the Iceberg schema its rows map to.
@@ -32,5 +34,16 @@ public record CapturedTable(
 
   public String qualifiedName() {
     return namespace + "." + name;
+  }
+
+  /** The table as the chunked snapshot reads it, its changes on Debezium's {@code topic}. */
+  public ChunkedSnapshot.Table chunkedSnapshotTable(String topic) {
+    return new ChunkedSnapshot.Table(
+        topic,
+        namespace,
+        name,
+        primaryKey,
+        schema.columns().stream().map(Types.NestedField::name).toList(),
+        keyBoundsChunks);
   }
 }

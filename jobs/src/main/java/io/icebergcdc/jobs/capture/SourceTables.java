@@ -32,14 +32,7 @@ public final class SourceTables {
 
   /** The captured tables, in name order. */
   public static List<CapturedTable> discover(DatabaseSource source) {
-    Connection connection;
-    try {
-      connection = source.connect();
-    } catch (SQLException e) {
-      // Its message names the database and the user already.
-      throw new IllegalStateException(e.getMessage(), e);
-    }
-    try (connection) {
+    try (Connection connection = connect(source)) {
       DatabaseMetaData meta = connection.getMetaData();
       List<CapturedTable> captured = new ArrayList<>();
       for (TableListing.Name table :
@@ -69,13 +62,7 @@ public final class SourceTables {
    * @return the table, or null if the source has no such table (any longer)
    */
   public static CapturedTable describe(DatabaseSource source, String namespace, String name) {
-    Connection connection;
-    try {
-      connection = source.connect();
-    } catch (SQLException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
-    try (connection) {
+    try (Connection connection = connect(source)) {
       DatabaseMetaData meta = connection.getMetaData();
       return exists(source, meta, namespace, name)
           ? describe(source, connection, meta, namespace, name)
@@ -91,6 +78,15 @@ public final class SourceTables {
               + ": "
               + e.getMessage(),
           e);
+    }
+  }
+
+  /** A connection to the source, failing with the driver's message (it names the database). */
+  private static Connection connect(DatabaseSource source) {
+    try {
+      return source.connect();
+    } catch (SQLException e) {
+      throw new IllegalStateException(e.getMessage(), e);
     }
   }
 

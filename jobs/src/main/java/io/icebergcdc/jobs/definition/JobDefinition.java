@@ -32,7 +32,11 @@ public record JobDefinition(
 
   /** The same job, resuming from a checkpoint (or from the start if null). */
   public JobDefinition restoringFrom(String checkpoint) {
-    return new JobDefinition(
-        source, catalog, tables, sinkOptions, deadLetters, runtime.restoringFrom(checkpoint));
+    return withRuntime(runtime.restoringFrom(checkpoint));
+  }
+
+  /** The same job, run as {@code newRuntime} says. */
+  public JobDefinition withRuntime(RuntimeDefinition newRuntime) {
+    return new JobDefinition(source, catalog, tables, sinkOptions, deadLetters, newRuntime);
   }
 }

@@ -54,4 +54,28 @@ public record RuntimeDefinition(
         restartAttempts,
         allowNonRestoredState);
   }
+
+  /** The same, with {@code attempts} restarts after a failure. */
+  public RuntimeDefinition withRestartAttempts(int attempts) {
+    return new RuntimeDefinition(
+        parallelism,
+        checkpointInterval,
+        checkpointDirectory,
+        stateBackend,
+        restoreFrom,
+        attempts,
+        allowNonRestoredState);
+  }
+
+  /** The same, with a restore that may leave state no operator claims. */
+  public RuntimeDefinition allowingNonRestoredState() {
+    return new RuntimeDefinition(
+        parallelism,
+        checkpointInterval,
+        checkpointDirectory,
+        stateBackend,
+        restoreFrom,
+        restartAttempts,
+        true);
+  }
 }

@@ -200,18 +200,7 @@ final class CaptureTables implements AppearingTables {
         // Its own writer: the job is built again with it, as before tables were taken in flight.
         throw new NewSourceTableException(qualified, source.origin());
       }
-      return new AppearingTables.Table(
-          identifier.toString(),
-          qualified,
-          new ChangeSchema(table.schema()),
-          new CatalogSchemaEvolution(catalog.loader(), Map.of(qualified, identifier)),
-          new ChunkedSnapshot.Table(
-              topic,
-              namespace,
-              name,
-              captured.primaryKey(),
-              captured.schema().columns().stream().map(Types.NestedField::name).toList(),
-              captured.keyBoundsChunks()));
+      return appearing(identifier, qualified, table, captured.chunkedSnapshotTable(topic));
     } finally {
       CatalogDefinition.close(connected);
     }
@@ -238,21 +227,26 @@ final class CaptureTables implements AppearingTables {
           qualified,
           source.origin(),
           identifier);
-      return new AppearingTables.Table(
-          identifier.toString(),
-          qualified,
-          new ChangeSchema(table.schema()),
-          new CatalogSchemaEvolution(catalog.loader(), Map.of(qualified, identifier)),
-          new ChunkedSnapshot.Table(
-              topic,
-              namespace,
-              name,
-              keyInColumnOrder(table.schema()),
-              table.schema().columns().stream().map(Types.NestedField::name).toList(),
-              true));
+      CapturedTable asItWas =
+          new CapturedTable(namespace, name, table.schema(), keyInColumnOrder(table.schema()));
+      return appearing(identifier, qualified, table, asItWas.chunkedSnapshotTable(topic));
     } finally {
       CatalogDefinition.close(connected);
     }
+  }
+
+  /** A table the job takes in flight: its Iceberg {@code table}, and how its chunks are read. */
+  private AppearingTables.Table appearing(
+      TableIdentifier identifier,
+      String qualified,
+      org.apache.iceberg.Table table,
+      ChunkedSnapshot.Table chunks) {
+    return new AppearingTables.Table(
+        identifier.toString(),
+        qualified,
+        new ChangeSchema(table.schema()),
+        new CatalogSchemaEvolution(catalog.loader(), Map.of(qualified, identifier)),
+        chunks);
   }
 
   /**

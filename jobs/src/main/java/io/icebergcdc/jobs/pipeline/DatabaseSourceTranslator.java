@@ -28,7 +28,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -189,14 +188,7 @@ final class DatabaseSourceTranslator implements SourceTranslator {
     }
     List<ChunkedSnapshot.Table> tables = new ArrayList<>();
     for (CapturedTable table : captured) {
-      tables.add(
-          new ChunkedSnapshot.Table(
-              table.topic(source.name()),
-              table.namespace(),
-              table.name(),
-              table.primaryKey(),
-              table.schema().columns().stream().map(Types.NestedField::name).toList(),
-              table.keyBoundsChunks()));
+      tables.add(table.chunkedSnapshotTable(table.topic(source.name())));
     }
     return new ChunkedSnapshot(
         tables, source.snapshotChunkRows(), ChunkedSnapshot.DEFAULT_FETCH_ROWS);
