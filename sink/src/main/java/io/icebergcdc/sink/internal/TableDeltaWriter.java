@@ -256,12 +256,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     this.host = host;
     this.output = output;
     this.metrics = scope.metrics(host.getMetricGroup());
-    state =
-        WriterState.register(
-            context.getOperatorStateStore(),
-            scope,
-            host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-            host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
+    int subtask = host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+    int parallelism = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+    state = WriterState.register(context.getOperatorStateStore(), scope, subtask, parallelism);
     boolean restored = context.isRestored() && state.restored();
     if (context.isRestored() && !restored) {
       dedup.setStartsWithoutState();
@@ -269,7 +266,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     dedup.initializeState(context, host, output, this);
     tableLoader.open();
     table = tableLoader.loadTable();
-    int subtasks = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
     if (clock == null) {
       clock = System::nanoTime;
     }
@@ -300,50 +296,31 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
             compactionRatio,
             smallFileSize,
             surveyInterval,
-            subtasks,
+            parallelism,
             metrics,
             clock);
-    sharedUpTo = -1;
-    lastCompletedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
-    fileEpoch = lastCompletedCheckpoint + 1;
-    int subtask = host.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-    int parallelism = host.getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+    fileEpoch = context.getRestoredCheckpointId().orElse(-1L) + 1;
     dictionary =
         new FileDictionary(
             context.isRestored() ? state.restoredDictionary() : List.of(), parallelism, subtask);
-    startedEmpty =
-        (context.isRestored() && state.restoredStartedEmpty())
-            || (!restored && table.currentSnapshot() == null);
+    WriterStart start =
+        WriterStart.of(
+            context.isRestored(),
+            context.getRestoredCheckpointId(),
+            state,
+            table.currentSnapshot() == null,
+            bootstrap,
+            subtask,
+            parallelism);
+    start.ownFiles().forEach(compaction::restored);
     if (restored) {
-      for (OwnDataFile file : state.restoredOwnFiles()) {
-        if (file.subtask() == subtask && file.parallelism() == parallelism) {
-          compaction.restored(file);
-          // Restored from a completed checkpoint: the commits of its files are complete, or are
-          // made by the committer's restore before any later one.
-          lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, file.checkpoint());
-        }
-      }
       forgetFilesNoLongerInTheTable();
-      indexComplete = state.restoredIndexComplete();
-      sharedUpTo = Math.max(sharedUpTo, state.restoredSharedUpTo());
-      if (state.restoredParallelism() != parallelism) {
-        long restoredCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
-        for (OwnDataFile file : state.restoredOwnFiles()) {
-          restoredCheckpoint = Math.max(restoredCheckpoint, file.checkpoint());
-        }
-        sharedUpTo = Math.max(sharedUpTo, restoredCheckpoint);
-      }
-    } else if (table.currentSnapshot() == null) {
-      indexComplete = true;
-    } else if (bootstrap) {
-      // A job without state, or the first run of this table's writer in a restored job (a table
-      // added to it, or a restore that left the writer's state unclaimed): the rows already in
-      // the table are loaded into the index once every table's state is restored, in open().
-      bootstrapDue = true;
-      indexComplete = true;
-    } else {
-      indexComplete = false;
     }
+    indexComplete = start.indexComplete();
+    startedEmpty = start.startedEmpty();
+    bootstrapDue = start.bootstrapDue();
+    sharedUpTo = start.sharedUpTo();
+    lastCompletedCheckpoint = start.lastCompletedCheckpoint();
   }
 
   /** See {@link KeyedDedup#forgetKeys}. */
