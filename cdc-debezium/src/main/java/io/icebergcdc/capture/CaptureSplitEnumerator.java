@@ -141,8 +141,15 @@ final class CaptureSplitEnumerator
       // The connector does not publish tables for a job that takes tables in flight, nor create
       // the publication: it is made to hold the job's tables at every start (a first start's
       // publication is created with the slot, below).
-      PostgresLogStart.publish(
-          SourceDatabase.of(connectorProperties), connectorProperties, snapshot.tables());
+      List<String> republished =
+          PostgresLogStart.publish(
+              SourceDatabase.of(connectorProperties), connectorProperties, snapshot.tables());
+      for (ChunkedSnapshot.Table table : snapshot.tables()) {
+        if (progress.containsKey(table.topic())
+            && republished.contains(table.namespace() + "." + table.name())) {
+          warnRepublished(table, "while the job was not running");
+        }
+      }
     }
     if (!chunked) {
       return;
@@ -208,7 +215,12 @@ final class CaptureSplitEnumerator
       throws java.sql.SQLException {
     List<ChunkedSnapshot.Table> ready = new ArrayList<>();
     AppearingTables appearing = routes.appearing();
-    for (TableListing.Name table : watch.newTableNames(database)) {
+    List<TableListing.Name> matching = watch.matchingTableNames(database);
+    boolean postgres = database.dialect() == SourceDatabase.Dialect.POSTGRES;
+    if (postgres) {
+      republishRecreated(database, matching);
+    }
+    for (TableListing.Name table : watch.newTableNames(matching)) {
       String topic = appearing.topicOf(table.namespace(), table.name());
       if (taken.contains(topic)) {
         continue;
@@ -236,10 +248,52 @@ final class CaptureSplitEnumerator
       }
       ready.add(routes.snapshotTable(route, snapshot));
     }
-    if (!ready.isEmpty() && database.dialect() == SourceDatabase.Dialect.POSTGRES) {
+    if (!ready.isEmpty() && postgres) {
       PostgresLogStart.publish(database, connectorProperties, ready, true);
     }
     return ready;
+  }
+
+  /**
+   * Publishes again the captured tables that exist but that the publication no longer holds:
+   * PostgreSQL drops a table from its publications with the table, so one dropped and created again
+   * under its name while the job runs is not sent to it. Its changes until now are lost to the job;
+   * the warning says so. Tables that appeared before a restore are checked once this instance's
+   * routes know them.
+   */
+  private void republishRecreated(SourceDatabase database, List<TableListing.Name> matching) {
+    Set<String> existing = new java.util.HashSet<>();
+    for (TableListing.Name table : matching) {
+      existing.add(table.qualified());
+    }
+    List<ChunkedSnapshot.Table> captured = new ArrayList<>();
+    for (String topic : taken) {
+      int route = routes.indexOf(topic);
+      if (route >= 0) {
+        ChunkedSnapshot.Table table = routes.snapshotTable(route, snapshot);
+        if (existing.contains(table.namespace() + "." + table.name())) {
+          captured.add(table);
+        }
+      }
+    }
+    List<String> republished = PostgresLogStart.publish(database, connectorProperties, captured);
+    for (ChunkedSnapshot.Table table : captured) {
+      if (republished.contains(table.namespace() + "." + table.name())) {
+        warnRepublished(table, "while the job runs");
+      }
+    }
+  }
+
+  private void warnRepublished(ChunkedSnapshot.Table table, String when) {
+    LOG.warn(
+        "Table {}.{} of {}, which the job captures, was no longer in the job's publication (it was"
+            + " dropped and created again, or taken out of the publication, {}): it is published"
+            + " again, but PostgreSQL did not send its changes from then until now, so its Iceberg"
+            + " table may lack them; to read the table whole again, start the job without state",
+        table.namespace(),
+        table.name(),
+        routes.origin(),
+        when);
   }
 
   /** Snapshots the tables that appeared, beside the others' chunks still to be read. */

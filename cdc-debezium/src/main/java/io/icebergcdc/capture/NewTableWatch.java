@@ -76,16 +76,25 @@ public final class NewTableWatch implements Serializable {
 
   /** The matching tables the job was not built with, in name order. */
   List<TableListing.Name> newTableNames(SourceDatabase database) throws SQLException {
+    return newTableNames(matchingTableNames(database));
+  }
+
+  /** Of the {@code matching} tables, those the job was not built with. */
+  List<TableListing.Name> newTableNames(List<TableListing.Name> matching) {
     List<TableListing.Name> found = new ArrayList<>();
-    try (Connection connection = database.connect()) {
-      for (TableListing.Name table :
-          TableListing.matching(connection.getMetaData(), postgres, this.database, patterns)) {
-        if (!captured.contains(table.qualified())) {
-          found.add(table);
-        }
+    for (TableListing.Name table : matching) {
+      if (!captured.contains(table.qualified())) {
+        found.add(table);
       }
     }
     return found;
+  }
+
+  /** The tables the job's patterns match, captured or not, in name order. */
+  List<TableListing.Name> matchingTableNames(SourceDatabase database) throws SQLException {
+    try (Connection connection = database.connect()) {
+      return TableListing.matching(connection.getMetaData(), postgres, this.database, patterns);
+    }
   }
 
   @Override

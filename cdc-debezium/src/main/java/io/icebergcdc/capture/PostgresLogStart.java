@@ -70,10 +70,14 @@ final class PostgresLogStart {
     }
   }
 
-  /** Adds tables the publication lacks, before their chunks are read (tables added later). */
-  static void publish(
+  /**
+   * Adds tables the publication lacks, before their chunks are read (tables added later).
+   *
+   * @return the tables added, as {@code schema.table}
+   */
+  static List<String> publish(
       SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
-    publish(database, properties, tables, false);
+    return publish(database, properties, tables, false);
   }
 
   /**
@@ -82,7 +86,7 @@ final class PostgresLogStart {
    * runs may have been published by the connector's start meanwhile (its table list follows the
    * job's patterns), before transactions that changed it had ended.
    */
-  static void publish(
+  static List<String> publish(
       SourceDatabase database,
       Map<String, String> properties,
       List<ChunkedSnapshot.Table> tables,
@@ -91,7 +95,7 @@ final class PostgresLogStart {
       if (awaitRunning) {
         warnIfAddedTablesMayLoseChanges(connection, database);
       }
-      publish(connection, database, properties, tables, awaitRunning);
+      return publish(connection, database, properties, tables, awaitRunning);
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot add tables to publication '"
@@ -174,7 +178,7 @@ final class PostgresLogStart {
     }
   }
 
-  private static void publish(
+  private static List<String> publish(
       Connection connection,
       SourceDatabase database,
       Map<String, String> properties,
@@ -198,7 +202,7 @@ final class PostgresLogStart {
           awaitTransactionsRunningNow(statement);
         }
       }
-      return;
+      return List.of();
     }
     Set<String> published = new HashSet<>();
     if (allTables != null) {
@@ -214,9 +218,12 @@ final class PostgresLogStart {
       }
     }
     List<String> missing = new ArrayList<>();
+    List<String> added = new ArrayList<>();
     for (ChunkedSnapshot.Table table : tables) {
-      if (!published.contains(table.namespace() + "." + table.name())) {
+      String qualified = table.namespace() + "." + table.name();
+      if (!published.contains(qualified)) {
         missing.add(database.table(table.namespace(), table.name()));
+        added.add(qualified);
       }
     }
     if (missing.isEmpty()) {
@@ -225,7 +232,7 @@ final class PostgresLogStart {
           awaitTransactionsRunningNow(statement);
         }
       }
-      return;
+      return List.of();
     }
     String sql =
         (allTables == null ? "CREATE PUBLICATION " : "ALTER PUBLICATION ")
@@ -237,5 +244,6 @@ final class PostgresLogStart {
       awaitTransactionsRunningNow(statement);
     }
     LOG.info("Publication {} now holds {}", publication, missing);
+    return added;
   }
 }
