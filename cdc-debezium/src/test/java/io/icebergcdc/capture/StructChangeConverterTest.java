@@ -311,14 +311,20 @@ class StructChangeConverterTest {
     conversion.convert(record("server.public.other", value), out::add);
     Struct unknownOperation = change("x", null, fullRow(2), pgSource(41, null));
     conversion.convert(record(TOPIC, unknownOperation), out::add);
+    // A truncate, as Debezium sends it: no rows, and no key.
+    conversion.convert(record(TOPIC, change("t", null, null, pgSource(42, null))), out::add);
 
-    assertThat(out).hasSize(3);
+    assertThat(out).hasSize(4);
     assertThat(out.get(0).route()).isZero();
     assertThat(out.get(1).deadLetter().table()).isEqualTo("server.public.other");
     assertThat(out.get(1).deadLetter().reason()).contains("no captured table has this topic");
     assertThat(out.get(1).deadLetter().record()).contains("\"op\":\"c\"");
     assertThat(out.get(2).deadLetter().table()).isEqualTo("public.items");
     assertThat(out.get(2).deadLetter().reason()).contains("unknown operation 'x'");
+    assertThat(out.get(3).deadLetter().table()).isEqualTo("public.items");
+    assertThat(out.get(3).deadLetter().reason())
+        .contains("topic " + TOPIC)
+        .contains("the source table was truncated (operation 't'), which the job does not apply");
 
     RecordConversion failing =
         new RecordConversion(

@@ -30,7 +30,8 @@ public enum Operation {
   /**
    * The operation for a Debezium {@code op} code.
    *
-   * @throws IllegalArgumentException for a code that is not one of c, u, d, r
+   * @throws IllegalArgumentException for a code that is not one of c, u, d, r: a truncate of the
+   *     table ({@code t}), which the job does not apply, or an unknown one
    */
   public static Operation fromCode(String code) {
     if (code != null && code.length() == 1) {
@@ -38,6 +39,12 @@ public enum Operation {
         if (op.code == code.charAt(0)) {
           return op;
         }
+      }
+      if (code.charAt(0) == 't') {
+        throw new IllegalArgumentException(
+            "the source table was truncated (operation 't'), which the job does not apply: its"
+                + " Iceberg table would keep the rows the TRUNCATE removed; with a dead-letter"
+                + " output (--dead-letter-path) the job goes on past it (README, Bad input)");
       }
     }
     throw new IllegalArgumentException(

@@ -408,6 +408,95 @@ abstract class CaptureScenario {
         .isBetween(1L, 10L);
   }
 
+  /**
+   * A {@code TRUNCATE} of a captured table, which the job does not apply, fails the job with a line
+   * that says so rather than leaving the truncated rows in the Iceberg table silently. Resumed from
+   * its checkpoint with a dead-letter output, as the line suggests, the job writes the truncate
+   * there and goes on: later changes are applied, and the Iceberg table keeps its rows.
+   */
+  void failsAtATruncateThenGoesOnPastItAsADeadLetter() throws Exception {
+    JobDefinition job = job(null);
+    JobRunner pipeline = new JobRunner(job);
+    running = pipeline.start();
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+    TableIdentifier lines =
+        pipeline.targets().stream()
+            .map(TableTarget::table)
+            .filter(table -> table.name().endsWith("order_lines"))
+            .findFirst()
+            .orElseThrow();
+    long rowsBefore = rowCount(catalog(job).loadTable(lines));
+
+    execute("TRUNCATE TABLE " + table("order_lines"));
+    JobClient ended = running;
+    running = null;
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> ended.getJobExecutionResult().get(60, java.util.concurrent.TimeUnit.SECONDS))
+        .hasStackTraceContaining("order_lines")
+        .hasStackTraceContaining(
+            "the source table was truncated (operation 't'), which the job does not apply");
+
+    String checkpoint =
+        Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+    Path deadLetters = dir.resolve("dead-letters");
+    JobDefinition resumed =
+        new JobDefinition(
+            job.source(),
+            job.catalog(),
+            job.tables(),
+            job.sinkOptions(),
+            new DeadLetterOutput(deadLetters.toString(), null),
+            job.runtime().restoringFrom(checkpoint));
+    running = new JobRunner(resumed).start();
+    execute(
+        "INSERT INTO " + table("order_lines") + " VALUES (1000, 1, 5, 'after the truncate')",
+        "UPDATE " + table("customers") + " SET visits = 42 WHERE id = 7");
+    long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+    List<String> letters = List.of();
+    long rowsAfter = -1;
+    while (System.nanoTime() < deadline) {
+      assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+      letters = deadLetterLines(deadLetters);
+      rowsAfter = rowCount(catalog(job).loadTable(lines));
+      if (!letters.isEmpty() && rowsAfter == rowsBefore + 1) {
+        break;
+      }
+      Thread.sleep(300);
+    }
+    assertThat(letters)
+        .singleElement()
+        .asString()
+        .contains("truncated (operation 't')")
+        .contains("order_lines");
+    assertThat(rowsAfter).as("the rows kept, and the one inserted after").isEqualTo(rowsBefore + 1);
+  }
+
+  private static long rowCount(Table table) throws java.io.IOException {
+    long count = 0;
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record ignored : records) {
+        count++;
+      }
+    }
+    return count;
+  }
+
+  /** The lines of the finished dead-letter files under {@code root}. */
+  private static List<String> deadLetterLines(Path root) throws java.io.IOException {
+    List<String> lines = new java.util.ArrayList<>();
+    if (!java.nio.file.Files.isDirectory(root)) {
+      return lines;
+    }
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(root)) {
+      for (Path file : files.filter(java.nio.file.Files::isRegularFile).toList()) {
+        if (!file.getFileName().toString().startsWith(".")) {
+          lines.addAll(java.nio.file.Files.readAllLines(file));
+        }
+      }
+    }
+    return lines;
+  }
+
   /** {@code job} restored from {@code restoreFrom}, with {@code restartAttempts}. */
   static JobDefinition withRuntime(JobDefinition job, String restoreFrom, int restartAttempts) {
     return job.withRuntime(

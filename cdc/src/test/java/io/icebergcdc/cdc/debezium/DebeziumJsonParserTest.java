@@ -187,6 +187,8 @@ class DebeziumJsonParserTest {
   void badRecordsFailWithAMessageNamingTheRecordAndTheProblem() {
     assertMalformed("{not json", "not valid JSON");
     assertMalformed(pg("x", "null", "{\"id\":1}", 1), "unknown operation 'x'");
+    assertMalformed(
+        pg("t", "null", "null", 1), "truncated (operation 't'), which the job does not");
     assertMalformed("{\"after\":{\"id\":1},\"source\":{\"lsn\":1}}", "no 'op'");
     assertMalformed(pg("c", "null", "{\"name\":\"no key\"}", 1), "'id'");
     assertMalformed(pg("c", "null", "{\"id\":1,\"colour\":\"red\"}", 1), "'colour'");

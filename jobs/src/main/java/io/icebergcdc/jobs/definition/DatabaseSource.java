@@ -275,6 +275,10 @@ public record DatabaseSource(
     properties.put("decimal.handling.mode", "precise");
     properties.put("binary.handling.mode", "bytes");
     properties.put("unavailable.value.placeholder", DebeziumJsonParser.UNAVAILABLE_VALUE);
+    // Debezium skips truncates by default: the job would then keep the truncated rows silently.
+    // Sent, a truncate is a change the job does not apply: it fails the job or, as asked, becomes
+    // a dead letter.
+    properties.put("skipped.operations", "none");
     if (kind == Kind.POSTGRES) {
       properties.put("database.dbname", database);
       properties.put("plugin.name", "pgoutput");
