@@ -28,11 +28,12 @@ import org.slf4j.LoggerFactory;
  * lacks the table, {@link SchemaHistoryTables}).
  *
  * <p>Given a {@link NewTableWatch}, it looks for tables created in the source while the job runs.
- * Where the routes take such tables ({@link CaptureRoutes#takingTablesThatAppear}), it makes each
- * ready ({@link AppearingTables#tableOf}: its Iceberg table created), publishes a PostgreSQL one,
- * and snapshots it in chunks as a table added on restore, while the job goes on; the log's reader
- * follows the table by itself, its connector's table list being the job's patterns. Otherwise it
- * ends the job at the first ({@link NewSourceTableException}), to be built again with it.
+ * Where the routes take such tables ({@link CaptureRoutes#takingTablesThatAppear}), its look
+ * ({@link TableLook}) makes each ready ({@link AppearingTables#tableOf}: its Iceberg table created)
+ * and publishes a PostgreSQL one, and the enumerator snapshots it in chunks as a table added on
+ * restore, while the job goes on; the log's reader follows the table by itself, its connector's
+ * table list being the job's patterns. Otherwise it ends the job at the first ({@link
+ * NewSourceTableException}), to be built again with it.
  */
 final class CaptureSplitEnumerator
     implements SplitEnumerator<CaptureSplit, CaptureEnumeratorState> {
@@ -132,7 +133,8 @@ final class CaptureSplitEnumerator
         // log.
         context.callAsync(() -> watch.newTables(database), this::newTablesFound, every, every);
       } else {
-        context.callAsync(() -> tablesThatAppeared(database), this::takeTables, every, every);
+        TableLook look = new TableLook(routes, snapshot, watch, connectorProperties, taken);
+        context.callAsync(() -> look.tablesThatAppeared(database), this::takeTables, every, every);
       }
     }
     if (routes.appearing() != null
@@ -147,7 +149,7 @@ final class CaptureSplitEnumerator
       for (ChunkedSnapshot.Table table : snapshot.tables()) {
         if (progress.containsKey(table.topic())
             && republished.contains(table.namespace() + "." + table.name())) {
-          warnRepublished(table, "while the job was not running");
+          TableLook.warnRepublished(table, routes.origin(), "while the job was not running");
         }
       }
     }
@@ -204,96 +206,6 @@ final class CaptureSplitEnumerator
       LOG.info("Tables appeared in the source that the job's tables match: {}", tables);
       throw new NewSourceTableException(tables.get(0), "the source's tables");
     }
-  }
-
-  /**
-   * The tables that appeared since the last look, made ready to be captured, and for PostgreSQL
-   * published, before their chunks are planned: in a thread of the coordinator's pool, since
-   * publishing waits for the transactions running at that moment.
-   */
-  private List<ChunkedSnapshot.Table> tablesThatAppeared(SourceDatabase database)
-      throws java.sql.SQLException {
-    List<ChunkedSnapshot.Table> ready = new ArrayList<>();
-    AppearingTables appearing = routes.appearing();
-    List<TableListing.Name> matching = watch.matchingTableNames(database);
-    boolean postgres = database.dialect() == SourceDatabase.Dialect.POSTGRES;
-    if (postgres) {
-      republishRecreated(database, matching);
-    }
-    for (TableListing.Name table : watch.newTableNames(matching)) {
-      String topic = appearing.topicOf(table.namespace(), table.name());
-      if (taken.contains(topic)) {
-        continue;
-      }
-      String name = appearing.nameOf(topic);
-      for (String other : taken) {
-        if (!routes.topics().contains(other) && appearing.nameOf(other).equals(name)) {
-          // One taken before a restore, which this instance's routes do not know.
-          throw new io.icebergcdc.cdc.RefusedSourceException(
-              "topic "
-                  + topic
-                  + ", of a table that appeared in "
-                  + routes.origin()
-                  + " while the job runs, is named into table "
-                  + name
-                  + ", which the table of topic "
-                  + other
-                  + " writes, which appeared earlier; give --table-template a template that tells"
-                  + " them apart (with {schema} or {database}), or leave the table out of --tables");
-        }
-      }
-      int route = routes.takeNew(topic);
-      if (route < 0) {
-        continue;
-      }
-      ready.add(routes.snapshotTable(route, snapshot));
-    }
-    if (!ready.isEmpty() && postgres) {
-      PostgresLogStart.publish(database, connectorProperties, ready, true);
-    }
-    return ready;
-  }
-
-  /**
-   * Publishes again the captured tables that exist but that the publication no longer holds:
-   * PostgreSQL drops a table from its publications with the table, so one dropped and created again
-   * under its name while the job runs is not sent to it. Its changes until now are lost to the job;
-   * the warning says so. Tables that appeared before a restore are checked once this instance's
-   * routes know them.
-   */
-  private void republishRecreated(SourceDatabase database, List<TableListing.Name> matching) {
-    Set<String> existing = new java.util.HashSet<>();
-    for (TableListing.Name table : matching) {
-      existing.add(table.qualified());
-    }
-    List<ChunkedSnapshot.Table> captured = new ArrayList<>();
-    for (String topic : taken) {
-      int route = routes.indexOf(topic);
-      if (route >= 0) {
-        ChunkedSnapshot.Table table = routes.snapshotTable(route, snapshot);
-        if (existing.contains(table.namespace() + "." + table.name())) {
-          captured.add(table);
-        }
-      }
-    }
-    List<String> republished = PostgresLogStart.publish(database, connectorProperties, captured);
-    for (ChunkedSnapshot.Table table : captured) {
-      if (republished.contains(table.namespace() + "." + table.name())) {
-        warnRepublished(table, "while the job runs");
-      }
-    }
-  }
-
-  private void warnRepublished(ChunkedSnapshot.Table table, String when) {
-    LOG.warn(
-        "Table {}.{} of {}, which the job captures, was no longer in the job's publication (it was"
-            + " dropped and created again, or taken out of the publication, {}): it is published"
-            + " again, but PostgreSQL did not send its changes from then until now, so its Iceberg"
-            + " table may lack them; to read the table whole again, start the job without state",
-        table.namespace(),
-        table.name(),
-        routes.origin(),
-        when);
   }
 
   /** Snapshots the tables that appeared, beside the others' chunks still to be read. */
