@@ -143,9 +143,16 @@ final class CaptureSplitEnumerator
       // The connector does not publish tables for a job that takes tables in flight, nor create
       // the publication: it is made to hold the job's tables at every start (a first start's
       // publication is created with the slot, below).
+      SourceDatabase database = SourceDatabase.of(connectorProperties);
+      for (ChunkedSnapshot.Table table :
+          PostgresLogStart.unpublished(database, connectorProperties, snapshot.tables())) {
+        if (progress.containsKey(table.topic())) {
+          TableLook.checkPrimaryKey(
+              database, table, routes.origin(), "while the job was not running");
+        }
+      }
       List<String> republished =
-          PostgresLogStart.publish(
-              SourceDatabase.of(connectorProperties), connectorProperties, snapshot.tables());
+          PostgresLogStart.publish(database, connectorProperties, snapshot.tables());
       for (ChunkedSnapshot.Table table : snapshot.tables()) {
         if (progress.containsKey(table.topic())
             && republished.contains(table.namespace() + "." + table.name())) {

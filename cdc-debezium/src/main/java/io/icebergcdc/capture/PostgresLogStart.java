@@ -185,23 +185,77 @@ final class PostgresLogStart {
       List<ChunkedSnapshot.Table> tables,
       boolean awaitRunning)
       throws SQLException {
-    String publication = properties.getOrDefault("publication.name", "dbz_publication");
-    Boolean allTables = null;
-    try (PreparedStatement query =
-        connection.prepareStatement("SELECT puballtables FROM pg_publication WHERE pubname = ?")) {
-      query.setString(1, publication);
-      try (ResultSet result = query.executeQuery()) {
-        if (result.next()) {
-          allTables = result.getBoolean(1);
-        }
-      }
-    }
-    if (Boolean.TRUE.equals(allTables)) {
+    List<ChunkedSnapshot.Table> missing = unpublished(connection, properties, tables);
+    if (missing.isEmpty()) {
       if (awaitRunning) {
         try (Statement statement = connection.createStatement()) {
           awaitTransactionsRunningNow(statement);
         }
       }
+      return List.of();
+    }
+    return add(connection, database, properties, missing, true);
+  }
+
+  /**
+   * Of {@code tables}, those the job's publication does not hold: all of them if it is missing,
+   * none if it publishes every table.
+   */
+  static List<ChunkedSnapshot.Table> unpublished(
+      SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
+    try (Connection connection = database.connect()) {
+      return unpublished(connection, properties, tables);
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot read publication '" + publication(properties) + "' at " + database + ": " + e, e);
+    }
+  }
+
+  /**
+   * Adds {@code tables} to the job's publication again, without waiting for running transactions:
+   * captured tables dropped and created again, whose chunks are not read again.
+   *
+   * @return the tables added, as {@code schema.table}
+   */
+  static List<String> republish(
+      SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
+    try (Connection connection = database.connect()) {
+      List<ChunkedSnapshot.Table> missing = unpublished(connection, properties, tables);
+      return missing.isEmpty() ? List.of() : add(connection, database, properties, missing, false);
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot add tables to publication '"
+              + publication(properties)
+              + "' at "
+              + database
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  private static String publication(Map<String, String> properties) {
+    return properties.getOrDefault("publication.name", "dbz_publication");
+  }
+
+  /** Whether the publication publishes every table; null if it does not exist. */
+  private static Boolean publishesAllTables(Connection connection, String publication)
+      throws SQLException {
+    try (PreparedStatement query =
+        connection.prepareStatement("SELECT puballtables FROM pg_publication WHERE pubname = ?")) {
+      query.setString(1, publication);
+      try (ResultSet result = query.executeQuery()) {
+        return result.next() ? result.getBoolean(1) : null;
+      }
+    }
+  }
+
+  private static List<ChunkedSnapshot.Table> unpublished(
+      Connection connection, Map<String, String> properties, List<ChunkedSnapshot.Table> tables)
+      throws SQLException {
+    String publication = publication(properties);
+    Boolean allTables = publishesAllTables(connection, publication);
+    if (Boolean.TRUE.equals(allTables)) {
       return List.of();
     }
     Set<String> published = new HashSet<>();
@@ -217,33 +271,46 @@ final class PostgresLogStart {
         }
       }
     }
-    List<String> missing = new ArrayList<>();
-    List<String> added = new ArrayList<>();
+    List<ChunkedSnapshot.Table> missing = new ArrayList<>();
     for (ChunkedSnapshot.Table table : tables) {
-      String qualified = table.namespace() + "." + table.name();
-      if (!published.contains(qualified)) {
-        missing.add(database.table(table.namespace(), table.name()));
-        added.add(qualified);
+      if (!published.contains(table.namespace() + "." + table.name())) {
+        missing.add(table);
       }
     }
-    if (missing.isEmpty()) {
-      if (awaitRunning) {
-        try (Statement statement = connection.createStatement()) {
-          awaitTransactionsRunningNow(statement);
-        }
-      }
-      return List.of();
+    return missing;
+  }
+
+  /**
+   * Adds {@code missing} to the publication, created with them if it does not exist; with {@code
+   * await}, then waits for the transactions running at that moment, before chunks of them are read.
+   */
+  private static List<String> add(
+      Connection connection,
+      SourceDatabase database,
+      Map<String, String> properties,
+      List<ChunkedSnapshot.Table> missing,
+      boolean await)
+      throws SQLException {
+    String publication = publication(properties);
+    boolean exists = publishesAllTables(connection, publication) != null;
+    List<String> names = new ArrayList<>();
+    List<String> added = new ArrayList<>();
+    for (ChunkedSnapshot.Table table : missing) {
+      names.add(database.table(table.namespace(), table.name()));
+      added.add(table.namespace() + "." + table.name());
     }
     String sql =
-        (allTables == null ? "CREATE PUBLICATION " : "ALTER PUBLICATION ")
+        (exists ? "ALTER PUBLICATION " : "CREATE PUBLICATION ")
             + database.quote(publication)
-            + (allTables == null ? " FOR TABLE " : " ADD TABLE ")
-            + String.join(", ", missing);
+            + (exists ? " ADD TABLE " : " FOR TABLE ")
+            + String.join(", ", names);
     try (Statement statement = connection.createStatement()) {
       statement.execute(sql);
-      awaitTransactionsRunningNow(statement);
+      if (await) {
+        awaitTransactionsRunningNow(statement);
+      }
     }
-    LOG.info("Publication {} now holds {}", publication, missing);
+    LOG.info("Publication {} now holds {}", publication, names);
     return added;
   }
 }

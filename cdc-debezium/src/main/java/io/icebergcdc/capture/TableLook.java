@@ -27,6 +27,9 @@ final class TableLook {
   /** The topics of the tables the job captures; the enumerator adds those it takes. */
   private final Set<String> taken;
 
+  /** Whether the last look failed to publish captured tables again (warned once). */
+  private volatile boolean republishFailed;
+
   TableLook(
       CaptureRoutes routes,
       ChunkedSnapshot snapshot,
@@ -92,8 +95,9 @@ final class TableLook {
    * Publishes again the captured tables that exist but that the publication no longer holds:
    * PostgreSQL drops a table from its publications with the table, so one dropped and created again
    * under its name while the job runs is not sent to it. Its changes until now are lost to the job;
-   * the warning says so. Tables that appeared before a restore are checked once this instance's
-   * routes know them.
+   * the warning says so. A table created again without its primary key ends the job instead
+   * (published, a table without a replica identity would make the application's updates fail).
+   * Tables taken in flight before a restore are first made known to this instance's routes.
    */
   private void republishRecreated(SourceDatabase database, List<TableListing.Name> matching) {
     Set<String> existing = new java.util.HashSet<>();
@@ -103,6 +107,10 @@ final class TableLook {
     List<ChunkedSnapshot.Table> captured = new ArrayList<>();
     for (String topic : taken) {
       int route = routes.indexOf(topic);
+      if (route < 0 && routes.appearing() != null && routes.appearing().matches(topic)) {
+        // Taken in flight before a restore: described again, its Iceberg table checked.
+        route = routes.take(topic);
+      }
       if (route >= 0) {
         ChunkedSnapshot.Table table = routes.snapshotTable(route, snapshot);
         if (existing.contains(table.namespace() + "." + table.name())) {
@@ -110,11 +118,69 @@ final class TableLook {
         }
       }
     }
-    List<String> republished = PostgresLogStart.publish(database, connectorProperties, captured);
-    for (ChunkedSnapshot.Table table : captured) {
-      if (republished.contains(table.namespace() + "." + table.name())) {
-        warnRepublished(table, routes.origin(), "while the job runs");
+    try {
+      List<ChunkedSnapshot.Table> missing =
+          PostgresLogStart.unpublished(database, connectorProperties, captured);
+      if (missing.isEmpty()) {
+        return;
       }
+      for (ChunkedSnapshot.Table table : missing) {
+        checkPrimaryKey(database, table, routes.origin(), "while the job runs");
+      }
+      for (String qualified : PostgresLogStart.republish(database, connectorProperties, missing)) {
+        for (ChunkedSnapshot.Table table : missing) {
+          if (qualified.equals(table.namespace() + "." + table.name())) {
+            warnRepublished(table, routes.origin(), "while the job runs");
+          }
+        }
+      }
+      republishFailed = false;
+    } catch (io.icebergcdc.cdc.RefusedSourceException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // Tried again at the next look; the new tables of this one are taken meanwhile.
+      if (!republishFailed) {
+        LOG.warn(
+            "Could not publish captured tables of {} again: {}", routes.origin(), e.toString());
+      }
+      republishFailed = true;
+    }
+  }
+
+  /**
+   * Refuses a captured table created again without the primary key the job captures it by.
+   *
+   * @throws io.icebergcdc.cdc.RefusedSourceException if its key is another or none
+   */
+  static void checkPrimaryKey(
+      SourceDatabase database, ChunkedSnapshot.Table table, String origin, String when) {
+    Set<String> key = new java.util.HashSet<>();
+    try (java.sql.Connection connection = database.connect();
+        java.sql.ResultSet columns =
+            connection.getMetaData().getPrimaryKeys(null, table.namespace(), table.name())) {
+      while (columns.next()) {
+        key.add(columns.getString("COLUMN_NAME"));
+      }
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(
+          "cannot read the primary key of " + table.namespace() + "." + table.name() + ": " + e, e);
+    }
+    if (!key.equals(Set.copyOf(table.primaryKey()))) {
+      throw new io.icebergcdc.cdc.RefusedSourceException(
+          "table "
+              + table.namespace()
+              + "."
+              + table.name()
+              + " of "
+              + origin
+              + " was dropped and created again "
+              + when
+              + ", "
+              + (key.isEmpty() ? "without a primary key" : "with primary key " + key)
+              + " where the job captures it by "
+              + table.primaryKey()
+              + ": the job does not publish it again, and ends; give the table its key back, or"
+              + " leave it out of --tables, and start the job again");
     }
   }
 
@@ -124,7 +190,8 @@ final class TableLook {
         "Table {}.{} of {}, which the job captures, was no longer in the job's publication (it was"
             + " dropped and created again, or taken out of the publication, {}): it is published"
             + " again, but PostgreSQL did not send its changes from then until now, so its Iceberg"
-            + " table may lack them; to read the table whole again, start the job without state",
+            + " table may lack rows and changes, and keep rows the drop removed; to read it whole"
+            + " again, empty its Iceberg table and start the job again without state",
         table.namespace(),
         table.name(),
         origin,

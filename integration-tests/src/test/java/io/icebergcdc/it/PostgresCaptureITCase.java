@@ -290,6 +290,34 @@ class PostgresCaptureITCase extends CaptureScenario {
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
   }
 
+  /**
+   * A captured table dropped and created again without its primary key is not published again (its
+   * updates would fail in PostgreSQL for want of a replica identity): the job ends, naming it.
+   */
+  @Test
+  void endsAtATableCreatedAgainWithoutItsPrimaryKey() throws Exception {
+    JobDefinition job =
+        job(
+            source().withSnapshotChunkRows(100).withTableDiscoveryInterval(Duration.ofSeconds(1)),
+            "cdc.{schema}_{table}",
+            null);
+    JobRunner pipeline = new JobRunner(job);
+    running = pipeline.start();
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+
+    execute(
+        "DROP TABLE inventory.order_lines",
+        "CREATE TABLE inventory.order_lines (order_id int, line int, qty int NOT NULL, note text)");
+    JobClient ended = running;
+    running = null;
+    assertThatThrownBy(() -> ended.getJobExecutionResult().get(60, TimeUnit.SECONDS))
+        .hasStackTraceContaining(
+            "table inventory.order_lines of postgres://127.0.0.1:5432/"
+                + DATABASE
+                + " was dropped and created again while the job runs, without a primary key");
+    assertThat(publishedTables()).containsExactly("customers");
+  }
+
   private List<String> publishedTables() throws java.sql.SQLException {
     try (java.sql.Statement query = connection.createStatement();
         java.sql.ResultSet published =
