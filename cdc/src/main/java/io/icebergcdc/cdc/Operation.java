@@ -44,7 +44,8 @@ public enum Operation {
         throw new IllegalArgumentException(
             "the source table was truncated (operation 't'), which the job does not apply: its"
                 + " Iceberg table would keep the rows the TRUNCATE removed; with a dead-letter"
-                + " output (--dead-letter-path) the job goes on past it (README, Bad input)");
+                + " output (--dead-letter-path, or --dead-letter-topic from Kafka) the job goes on"
+                + " past it (README, Bad input)");
       }
     }
     throw new IllegalArgumentException(

@@ -201,18 +201,13 @@ class KafkaApplyITCase {
 
   /**
    * A topic created while a {@code --topic-pattern} job runs is picked up without ending the job:
-   * at the topic's first record the router creates its table from the record's Connect schema, and
-   * the one writer and committer take the table from then on; the new topic is read from its start.
-   * The job fails once, just after the first commit to the new table, and Flink restores it as it
-   * was built, without the table: the writer and committer take the table back from the restored
-   * state. Both tables end equal to their changelogs, each checkpoint committed once, all by one
-   * job.
-   */
-  /**
-   * A topic created while a {@code --topic-pattern} job runs is read into its table without ending
-   * the job, with a failure injected just after the first commit to it. In Debezium JSON the job
-   * creates the table from the events' schema; Maxwell's records carry none, so their tables are
-   * created first, as the README asks.
+   * at the topic's first record the router makes its table ready (in Debezium JSON created from the
+   * record's Connect schema; Maxwell's records carry none, so their tables are created first, as
+   * the README asks), and the one writer and committer take the table from then on; the new topic
+   * is read from its start. The job fails once, just after the first commit to the new table, and
+   * Flink restores it as it was built, without the table: the writer and committer take the table
+   * back from the restored state. Both tables end equal to their changelogs, each checkpoint
+   * committed once, all by one job.
    */
   @ParameterizedTest
   @ValueSource(strings = {KafkaTopics.DEBEZIUM_JSON, KafkaTopics.MAXWELL_JSON})
@@ -689,7 +684,6 @@ class KafkaApplyITCase {
     CatalogDefinition.close(catalog);
   }
 
-  /** A generated Debezium event as Maxwell's record of the same change. */
   /** Debezium records as Maxwell would have written their changes, with the same keys. */
   private static List<Map.Entry<String, String>> asMaxwell(List<Map.Entry<String, String>> records)
       throws Exception {
@@ -700,6 +694,7 @@ class KafkaApplyITCase {
     return converted;
   }
 
+  /** A generated Debezium event as Maxwell's record of the same change. */
   private static String maxwell(String line) throws Exception {
     JsonNode root = MAPPER.readTree(line);
     boolean withSchema = root.has("payload");

@@ -66,10 +66,19 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   private transient Map<String, TableRoute> appeared;
 
   /**
-   * The topics that appeared while this task runs whose table could not be made ready, with why:
-   * their records are bad records, without trying again for each.
+   * The topics that appeared while this task runs whose table could not be made ready, with why and
+   * when: their records are bad records, the table tried again at most every {@link
+   * #UNREADY_RETRY_NANOS} (a Maxwell or upsert topic's table created meanwhile, a Debezium record
+   * with its schema).
    */
-  private transient Map<String, String> unready;
+  private transient Map<String, Unready> unready;
+
+  private record Unready(String why, long at) {}
+
+  public static final long UNREADY_RETRY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+
+  /** Nanoseconds, for the retries of unready tables; null for {@link System#nanoTime}. */
+  private transient java.util.function.LongSupplier clock;
 
   private transient Map<String, RecordParser> parsers;
   private transient Counter badRecords;
@@ -157,6 +166,17 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
     return this;
   }
 
+  /** Replaces the clock of the retries of unready tables, in nanoseconds; for tests. */
+  @org.apache.flink.annotation.VisibleForTesting
+  public KafkaRouter useClock(java.util.function.LongSupplier nanos) {
+    this.clock = nanos;
+    return this;
+  }
+
+  private long now() {
+    return clock == null ? System.nanoTime() : clock.getAsLong();
+  }
+
   public OutputTag<ChangeEvent> outputOf(String topic) {
     return TableRoute.outputOf(routes, topic);
   }
@@ -235,18 +255,19 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
    */
   private TableRoute startReading(KafkaRecord record) {
     String locator = "topic " + record.position();
-    String why = unready.get(record.topic);
-    if (why != null) {
+    Unready before = unready.get(record.topic);
+    if (before != null && now() - before.at() < UNREADY_RETRY_NANOS) {
       throw new MalformedChangeException(
-          locator + ": the table of its topic could not be made ready (" + why + ")");
+          locator + ": the table of its topic could not be made ready (" + before.why() + ")");
     }
     NewTopic table;
     try {
       table = newTopics.tableOf(record.topic, record, locator);
     } catch (MalformedChangeException e) {
-      unready.put(record.topic, e.getMessage());
+      unready.put(record.topic, new Unready(e.getMessage(), now()));
       throw e;
     }
+    unready.remove(record.topic);
     String other = null;
     for (Map.Entry<String, String> known : mainOutputNames.entrySet()) {
       other = known.getValue().equals(table.tableName()) ? known.getKey() : other;

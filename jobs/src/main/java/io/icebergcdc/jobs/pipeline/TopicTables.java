@@ -23,7 +23,7 @@ import org.apache.iceberg.exceptions.AlreadyExistsException;
  * topic's first record, as the job makes its tables ready before it starts ({@link
  * KafkaSourceTranslator#tableOfTopic}): an existing table is checked against the job's definition,
  * a missing one created from the record's Connect schema (Debezium JSON; Maxwell's and upsert
- * records carry no schema, so their topic's records are bad records until the table exists).
+ * records carry no schema, so their topic's records are bad records while the table is missing).
  * Readers of several partitions of the topic may meet it at once: the one that loses the race to
  * create the table loads it.
  */
@@ -115,10 +115,10 @@ final class TopicTables implements KafkaRouter.NewTopics {
         () -> {
           // The record's Connect schema, else that of the first record of the topic with one,
           // as for the topics of the job's start.
-          Schema schema =
-              KafkaSourceTranslator.schemaOfRecord(
-                  record.key, record.value, tables.primaryKey(), locator);
           try {
+            Schema schema =
+                KafkaSourceTranslator.schemaOfRecord(
+                    record.key, record.value, tables.primaryKey(), locator);
             return schema != null
                 ? schema
                 : KafkaSourceTranslator.schemaFromTopic(

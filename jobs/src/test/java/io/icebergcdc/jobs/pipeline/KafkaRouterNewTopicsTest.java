@@ -55,7 +55,7 @@ class KafkaRouterNewTopicsTest {
     @Override
     public KafkaRouter.NewTopic tableOf(String topic, KafkaRecord record, String locator) {
       CALLS.computeIfAbsent(topic, t -> new AtomicInteger()).incrementAndGet();
-      if (topic.endsWith(".bad")) {
+      if (topic.endsWith(".bad") || (topic.endsWith(".late") && CALLS.get(topic).get() == 1)) {
         throw new MalformedChangeException(locator + ": no schema to create the table from");
       }
       String table =
@@ -193,6 +193,31 @@ class KafkaRouterNewTopicsTest {
       assertThat(letters).hasSize(2);
       assertThat(letters.peek().getValue().reason()).contains("no schema to create the table from");
       assertThat(Tables.CALLS.get("shop.public.bad")).hasValue(1);
+    }
+  }
+
+  @Test
+  void aNewTopicWhoseTableWasNotReadyIsTriedAgainAfterTenSeconds() throws Exception {
+    java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+    try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(
+            router(BadRecordPolicy.DEAD_LETTER)
+                .takingNewTopics(new Tables())
+                .useClock(nanos::get))) {
+      harness.processElement(record("shop.public.late", 1), 0);
+      nanos.addAndGet(KafkaRouter.UNREADY_RETRY_NANOS - 1);
+      harness.processElement(record("shop.public.late", 2), 0);
+      assertThat(Tables.CALLS.get("shop.public.late")).hasValue(1);
+      assertThat(harness.extractOutputValues()).isEmpty();
+
+      nanos.addAndGet(1);
+      harness.processElement(record("shop.public.late", 3), 0);
+      assertThat(Tables.CALLS.get("shop.public.late")).hasValue(2);
+      assertThat(harness.extractOutputValues())
+          .singleElement()
+          .extracting(ChangeEvent::table)
+          .isEqualTo("cdc.late");
+      assertThat(harness.getSideOutput(DebeziumJsonParseFunction.DEAD_LETTERS)).hasSize(2);
     }
   }
 
