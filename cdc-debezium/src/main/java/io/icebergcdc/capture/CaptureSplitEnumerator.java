@@ -144,15 +144,25 @@ final class CaptureSplitEnumerator
       // the publication: it is made to hold the job's tables at every start (a first start's
       // publication is created with the slot, below).
       SourceDatabase database = SourceDatabase.of(connectorProperties);
+      List<ChunkedSnapshot.Table> restored = new ArrayList<>();
       for (ChunkedSnapshot.Table table :
           PostgresLogStart.unpublished(database, connectorProperties, snapshot.tables())) {
         if (progress.containsKey(table.topic())) {
-          TableLook.checkPrimaryKey(
-              database, table, routes.origin(), "while the job was not running");
+          restored.add(table);
         }
       }
-      List<String> republished =
-          PostgresLogStart.publish(database, connectorProperties, snapshot.tables());
+      List<ChunkedSnapshot.Table> toPublish = new ArrayList<>(snapshot.tables());
+      toPublish.removeAll(restored);
+      // Of the tables the state has seen, those that left the publication (dropped, and perhaps
+      // created again) only with their keys.
+      toPublish.addAll(
+          TableLook.withTheirKeys(
+              database,
+              restored,
+              routes.origin(),
+              "while the job was not running",
+              new java.util.HashSet<>()));
+      List<String> republished = PostgresLogStart.publish(database, connectorProperties, toPublish);
       for (ChunkedSnapshot.Table table : snapshot.tables()) {
         if (progress.containsKey(table.topic())
             && republished.contains(table.namespace() + "." + table.name())) {

@@ -221,7 +221,11 @@ final class PostgresLogStart {
       SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
     try (Connection connection = database.connect()) {
       List<ChunkedSnapshot.Table> missing = unpublished(connection, properties, tables);
-      return missing.isEmpty() ? List.of() : add(connection, database, properties, missing, false);
+      if (missing.isEmpty()) {
+        return List.of();
+      }
+      warnIfAddedTablesMayLoseChanges(connection, database);
+      return add(connection, database, properties, missing, false);
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot add tables to publication '"
@@ -260,10 +264,17 @@ final class PostgresLogStart {
     }
     Set<String> published = new HashSet<>();
     if (allTables != null) {
+      // The tables the publication publishes, and those it holds by name: a partitioned table
+      // (published through its partitions, unless publish_via_partition_root) is one of the latter.
       try (PreparedStatement query =
           connection.prepareStatement(
-              "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = ?")) {
+              "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = ?"
+                  + " UNION SELECT n.nspname, c.relname FROM pg_publication_rel r"
+                  + " JOIN pg_publication p ON p.oid = r.prpubid"
+                  + " JOIN pg_class c ON c.oid = r.prrelid"
+                  + " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE p.pubname = ?")) {
         query.setString(1, publication);
+        query.setString(2, publication);
         try (ResultSet result = query.executeQuery()) {
           while (result.next()) {
             published.add(result.getString(1) + "." + result.getString(2));

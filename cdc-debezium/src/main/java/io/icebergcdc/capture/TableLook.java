@@ -30,6 +30,12 @@ final class TableLook {
   /** Whether the last look failed to publish captured tables again (warned once). */
   private volatile boolean republishFailed;
 
+  /** The topics taken before a restore that this look made known to the routes (tried once). */
+  private final Set<String> madeKnown = new java.util.HashSet<>();
+
+  /** The captured tables left unpublished for want of their primary key, warned of once. */
+  private final Set<String> keyless = new java.util.HashSet<>();
+
   TableLook(
       CaptureRoutes routes,
       ChunkedSnapshot snapshot,
@@ -95,38 +101,42 @@ final class TableLook {
    * Publishes again the captured tables that exist but that the publication no longer holds:
    * PostgreSQL drops a table from its publications with the table, so one dropped and created again
    * under its name while the job runs is not sent to it. Its changes until now are lost to the job;
-   * the warning says so. A table created again without its primary key ends the job instead
-   * (published, a table without a replica identity would make the application's updates fail).
-   * Tables taken in flight before a restore are first made known to this instance's routes.
+   * the warning says so. A table created again without a primary key is published only once it has
+   * its key again (published, a table without a replica identity would make the application's
+   * updates fail); one with another key ends the job. Tables taken in flight before a restore are
+   * first made known to this instance's routes. A failure other than a refusal is warned of and
+   * tried again at the next look.
    */
   private void republishRecreated(SourceDatabase database, List<TableListing.Name> matching) {
     Set<String> existing = new java.util.HashSet<>();
     for (TableListing.Name table : matching) {
       existing.add(table.qualified());
     }
-    List<ChunkedSnapshot.Table> captured = new ArrayList<>();
-    for (String topic : taken) {
-      int route = routes.indexOf(topic);
-      if (route < 0 && routes.appearing() != null && routes.appearing().matches(topic)) {
-        // Taken in flight before a restore: described again, its Iceberg table checked.
-        route = routes.take(topic);
-      }
-      if (route >= 0) {
-        ChunkedSnapshot.Table table = routes.snapshotTable(route, snapshot);
-        if (existing.contains(table.namespace() + "." + table.name())) {
-          captured.add(table);
+    try {
+      List<ChunkedSnapshot.Table> captured = new ArrayList<>();
+      for (String topic : taken) {
+        int route = routes.indexOf(topic);
+        if (route < 0
+            && routes.appearing() != null
+            && routes.appearing().matches(topic)
+            && madeKnown.add(topic)) {
+          // Taken in flight before a restore: described again, its Iceberg table checked.
+          route = routes.take(topic);
+        }
+        if (route >= 0) {
+          ChunkedSnapshot.Table table = routes.snapshotTable(route, snapshot);
+          if (existing.contains(table.namespace() + "." + table.name())) {
+            captured.add(table);
+          }
         }
       }
-    }
-    try {
       List<ChunkedSnapshot.Table> missing =
-          PostgresLogStart.unpublished(database, connectorProperties, captured);
-      if (missing.isEmpty()) {
-        return;
-      }
-      for (ChunkedSnapshot.Table table : missing) {
-        checkPrimaryKey(database, table, routes.origin(), "while the job runs");
-      }
+          withTheirKeys(
+              database,
+              PostgresLogStart.unpublished(database, connectorProperties, captured),
+              routes.origin(),
+              "while the job runs",
+              keyless);
       for (String qualified : PostgresLogStart.republish(database, connectorProperties, missing)) {
         for (ChunkedSnapshot.Table table : missing) {
           if (qualified.equals(table.namespace() + "." + table.name())) {
@@ -148,12 +158,59 @@ final class TableLook {
   }
 
   /**
-   * Refuses a captured table created again without the primary key the job captures it by.
+   * Of the captured {@code tables} the publication lacks, those with the primary key the job
+   * captures them by, which may be published again. One without a primary key (created again and
+   * not yet given its key, as {@code pg_restore} does, or dropped meanwhile) is left out, with a
+   * warning the first time ({@code keyless} holds those warned of); it is looked at again later.
    *
-   * @throws io.icebergcdc.cdc.RefusedSourceException if its key is another or none
+   * @throws io.icebergcdc.cdc.RefusedSourceException for a table created again with another key
    */
-  static void checkPrimaryKey(
-      SourceDatabase database, ChunkedSnapshot.Table table, String origin, String when) {
+  static List<ChunkedSnapshot.Table> withTheirKeys(
+      SourceDatabase database,
+      List<ChunkedSnapshot.Table> tables,
+      String origin,
+      String when,
+      Set<String> keyless) {
+    List<ChunkedSnapshot.Table> keyed = new ArrayList<>();
+    for (ChunkedSnapshot.Table table : tables) {
+      String qualified = table.namespace() + "." + table.name();
+      Set<String> key = primaryKeyOf(database, table);
+      if (key.isEmpty()) {
+        if (keyless.add(qualified)) {
+          LOG.warn(
+              "Table {} of {}, which the job captures, is not in the job's publication and has no"
+                  + " primary key (dropped, or dropped and created again {} without its key): it"
+                  + " is published again once it has its key {}",
+              qualified,
+              origin,
+              when,
+              table.primaryKey());
+        }
+        continue;
+      }
+      keyless.remove(qualified);
+      if (!key.equals(Set.copyOf(table.primaryKey()))) {
+        throw new io.icebergcdc.cdc.RefusedSourceException(
+            "table "
+                + qualified
+                + " of "
+                + origin
+                + " was dropped and created again "
+                + when
+                + " with primary key "
+                + key
+                + ", where the job captures it by "
+                + table.primaryKey()
+                + ": the job does not publish it again, and ends; give the table its key back, or"
+                + " leave it out of --tables, and start the job again");
+      }
+      keyed.add(table);
+    }
+    return keyed;
+  }
+
+  /** The columns of the table's primary key now; none if it has none or no longer exists. */
+  private static Set<String> primaryKeyOf(SourceDatabase database, ChunkedSnapshot.Table table) {
     Set<String> key = new java.util.HashSet<>();
     try (java.sql.Connection connection = database.connect();
         java.sql.ResultSet columns =
@@ -165,23 +222,7 @@ final class TableLook {
       throw new IllegalStateException(
           "cannot read the primary key of " + table.namespace() + "." + table.name() + ": " + e, e);
     }
-    if (!key.equals(Set.copyOf(table.primaryKey()))) {
-      throw new io.icebergcdc.cdc.RefusedSourceException(
-          "table "
-              + table.namespace()
-              + "."
-              + table.name()
-              + " of "
-              + origin
-              + " was dropped and created again "
-              + when
-              + ", "
-              + (key.isEmpty() ? "without a primary key" : "with primary key " + key)
-              + " where the job captures it by "
-              + table.primaryKey()
-              + ": the job does not publish it again, and ends; give the table its key back, or"
-              + " leave it out of --tables, and start the job again");
-    }
+    return key;
   }
 
   /** Warns that {@code table} of {@code origin} was published again: changes of it are missing. */

@@ -38,6 +38,12 @@ final class TopicTables implements KafkaRouter.NewTopics {
   private final NewTables newTables;
 
   /**
+   * The topics whose records were read from their start for a schema (a slow read, with its own
+   * consumer), by this task: once each, as a table not ready is tried again every few seconds.
+   */
+  private transient java.util.Set<String> scannedTopics;
+
+  /**
    * @param newTables how the job writes the tables that appear: a table that cannot be written with
    *     the others ends the job, which is built again with it
    */
@@ -100,6 +106,14 @@ final class TopicTables implements KafkaRouter.NewTopics {
     }
   }
 
+  /** The topics this task read from their start for a schema, once each. */
+  private java.util.Set<String> scannedTopics() {
+    if (scannedTopics == null) {
+      scannedTopics = new java.util.HashSet<>();
+    }
+    return scannedTopics;
+  }
+
   private Table table(
       Catalog connected,
       String topic,
@@ -115,14 +129,33 @@ final class TopicTables implements KafkaRouter.NewTopics {
         () -> {
           // The record's Connect schema, else that of the first record of the topic with one,
           // as for the topics of the job's start.
+          Schema schema;
           try {
-            Schema schema =
+            schema =
                 KafkaSourceTranslator.schemaOfRecord(
                     record.key, record.value, tables.primaryKey(), locator);
-            return schema != null
-                ? schema
-                : KafkaSourceTranslator.schemaFromTopic(
-                    kafka, tables.primaryKey(), topic, identifier);
+          } catch (IllegalArgumentException e) {
+            // This record cannot tell the table (no key, say): another of the topic's may. The
+            // record itself is then parsed as the bad record it is.
+            schema = null;
+          }
+          if (schema != null) {
+            return schema;
+          }
+          if (!scannedTopics().add(topic)) {
+            // The topic was read from its start once already: a later record may bring a schema.
+            throw new MalformedChangeException(
+                locator
+                    + ": topic "
+                    + topic
+                    + " appeared while the job runs, and none of its records read so far has a"
+                    + " schema to create table "
+                    + identifier
+                    + " from; create the table first, or write the events with their schemas");
+          }
+          try {
+            return KafkaSourceTranslator.schemaFromTopic(
+                kafka, tables.primaryKey(), topic, identifier);
           } catch (IllegalArgumentException e) {
             throw new MalformedChangeException(
                 locator
