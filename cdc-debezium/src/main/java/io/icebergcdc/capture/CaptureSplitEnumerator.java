@@ -57,6 +57,9 @@ final class CaptureSplitEnumerator
    */
   private final Set<String> taken = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+  /** The captured tables left unpublished for want of their primary key ({@link TableLook}). */
+  private final Map<String, Long> keyless = new java.util.concurrent.ConcurrentHashMap<>();
+
   /**
    * The tables that appeared which the enumerator took (they are in {@link #progress}, and so in
    * its checkpoints) and whose chunks wait: until the log's reader has confirmed that it knows them
@@ -133,7 +136,8 @@ final class CaptureSplitEnumerator
         // log.
         context.callAsync(() -> watch.newTables(database), this::newTablesFound, every, every);
       } else {
-        TableLook look = new TableLook(routes, snapshot, watch, connectorProperties, taken);
+        TableLook look =
+            new TableLook(routes, snapshot, watch, connectorProperties, taken, keyless);
         context.callAsync(() -> look.tablesThatAppeared(database), this::takeTables, every, every);
       }
     }
@@ -157,11 +161,7 @@ final class CaptureSplitEnumerator
       // created again) only with their keys.
       toPublish.addAll(
           TableLook.withTheirKeys(
-              database,
-              restored,
-              routes.origin(),
-              "while the job was not running",
-              new java.util.HashSet<>()));
+              database, restored, routes.origin(), "while the job was not running", keyless));
       List<String> republished = PostgresLogStart.publish(database, connectorProperties, toPublish);
       for (ChunkedSnapshot.Table table : snapshot.tables()) {
         if (progress.containsKey(table.topic())

@@ -92,9 +92,6 @@ final class PostgresLogStart {
       List<ChunkedSnapshot.Table> tables,
       boolean awaitRunning) {
     try (Connection connection = database.connect()) {
-      if (awaitRunning) {
-        warnIfAddedTablesMayLoseChanges(connection, database);
-      }
       return publish(connection, database, properties, tables, awaitRunning);
     } catch (SQLException e) {
       throw new IllegalStateException(
@@ -221,11 +218,7 @@ final class PostgresLogStart {
       SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
     try (Connection connection = database.connect()) {
       List<ChunkedSnapshot.Table> missing = unpublished(connection, properties, tables);
-      if (missing.isEmpty()) {
-        return List.of();
-      }
-      warnIfAddedTablesMayLoseChanges(connection, database);
-      return add(connection, database, properties, missing, false);
+      return missing.isEmpty() ? List.of() : add(connection, database, properties, missing, false);
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot add tables to publication '"
@@ -304,6 +297,10 @@ final class PostgresLogStart {
       throws SQLException {
     String publication = publication(properties);
     boolean exists = publishesAllTables(connection, publication) != null;
+    if (exists) {
+      // Added while the job runs, or at a restart, the tables may be written meanwhile.
+      warnIfAddedTablesMayLoseChanges(connection, database);
+    }
     List<String> names = new ArrayList<>();
     List<String> added = new ArrayList<>();
     for (ChunkedSnapshot.Table table : missing) {

@@ -27,21 +27,29 @@ final class TableLook {
   /** The topics of the tables the job captures; the enumerator adds those it takes. */
   private final Set<String> taken;
 
+  /** How often a captured table left unpublished for want of its primary key is warned of. */
+  static final long KEYLESS_WARNING_INTERVAL_MILLIS = 10 * 60 * 1000L;
+
   /** Whether the last look failed to publish captured tables again (warned once). */
   private volatile boolean republishFailed;
 
   /** The topics taken before a restore that this look made known to the routes (tried once). */
   private final Set<String> madeKnown = new java.util.HashSet<>();
 
-  /** The captured tables left unpublished for want of their primary key, warned of once. */
-  private final Set<String> keyless = new java.util.HashSet<>();
+  /**
+   * The captured tables left unpublished for want of their primary key, with when they were last
+   * warned of (shared with the enumerator's start).
+   */
+  private final Map<String, Long> keyless;
 
   TableLook(
       CaptureRoutes routes,
       ChunkedSnapshot snapshot,
       NewTableWatch watch,
       Map<String, String> connectorProperties,
-      Set<String> taken) {
+      Set<String> taken,
+      Map<String, Long> keyless) {
+    this.keyless = keyless;
     this.routes = routes;
     this.snapshot = snapshot;
     this.watch = watch;
@@ -119,9 +127,10 @@ final class TableLook {
         if (route < 0
             && routes.appearing() != null
             && routes.appearing().matches(topic)
-            && madeKnown.add(topic)) {
+            && !madeKnown.contains(topic)) {
           // Taken in flight before a restore: described again, its Iceberg table checked.
           route = routes.take(topic);
+          madeKnown.add(topic);
         }
         if (route >= 0) {
           ChunkedSnapshot.Table table = routes.snapshotTable(route, snapshot);
@@ -160,8 +169,9 @@ final class TableLook {
   /**
    * Of the captured {@code tables} the publication lacks, those with the primary key the job
    * captures them by, which may be published again. One without a primary key (created again and
-   * not yet given its key, as {@code pg_restore} does, or dropped meanwhile) is left out, with a
-   * warning the first time ({@code keyless} holds those warned of); it is looked at again later.
+   * not yet given its key, as {@code pg_restore} does, or dropped meanwhile) is left out and looked
+   * at again later, with a warning every {@link #KEYLESS_WARNING_INTERVAL_MILLIS} while it lasts
+   * ({@code keyless} holds when each was last warned of).
    *
    * @throws io.icebergcdc.cdc.RefusedSourceException for a table created again with another key
    */
@@ -170,17 +180,21 @@ final class TableLook {
       List<ChunkedSnapshot.Table> tables,
       String origin,
       String when,
-      Set<String> keyless) {
+      Map<String, Long> keyless) {
     List<ChunkedSnapshot.Table> keyed = new ArrayList<>();
     for (ChunkedSnapshot.Table table : tables) {
       String qualified = table.namespace() + "." + table.name();
       Set<String> key = primaryKeyOf(database, table);
       if (key.isEmpty()) {
-        if (keyless.add(qualified)) {
+        long now = System.currentTimeMillis();
+        Long warned = keyless.get(qualified);
+        if (warned == null || now - warned >= KEYLESS_WARNING_INTERVAL_MILLIS) {
+          keyless.put(qualified, now);
           LOG.warn(
               "Table {} of {}, which the job captures, is not in the job's publication and has no"
                   + " primary key (dropped, or dropped and created again {} without its key): it"
-                  + " is published again once it has its key {}",
+                  + " is published again once it has its key {}; its changes until then are not"
+                  + " captured",
               qualified,
               origin,
               when,

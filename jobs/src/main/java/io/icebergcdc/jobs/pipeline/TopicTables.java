@@ -38,10 +38,11 @@ final class TopicTables implements KafkaRouter.NewTopics {
   private final NewTables newTables;
 
   /**
-   * The topics whose records were read from their start for a schema (a slow read, with its own
-   * consumer), by this task: once each, as a table not ready is tried again every few seconds.
+   * The topics whose records this task read from their start for a schema in vain (a slow read,
+   * with its own consumer), with why: once each, as a table not ready is tried again every few
+   * seconds, and the reason is repeated.
    */
-  private transient java.util.Set<String> scannedTopics;
+  private transient java.util.Map<String, String> scans;
 
   /**
    * @param newTables how the job writes the tables that appear: a table that cannot be written with
@@ -106,12 +107,12 @@ final class TopicTables implements KafkaRouter.NewTopics {
     }
   }
 
-  /** The topics this task read from their start for a schema, once each. */
-  private java.util.Set<String> scannedTopics() {
-    if (scannedTopics == null) {
-      scannedTopics = new java.util.HashSet<>();
+  /** The topics this task read from their start for a schema in vain, with why. */
+  private java.util.Map<String, String> scans() {
+    if (scans == null) {
+      scans = new java.util.HashMap<>();
     }
-    return scannedTopics;
+    return scans;
   }
 
   private Table table(
@@ -142,27 +143,24 @@ final class TopicTables implements KafkaRouter.NewTopics {
           if (schema != null) {
             return schema;
           }
-          if (!scannedTopics().add(topic)) {
-            // The topic was read from its start once already: a later record may bring a schema.
+          String scanned = scans().get(topic);
+          if (scanned != null) {
+            // Read from its start once already: a later record of it may bring a schema.
             throw new MalformedChangeException(
-                locator
-                    + ": topic "
-                    + topic
-                    + " appeared while the job runs, and none of its records read so far has a"
-                    + " schema to create table "
-                    + identifier
-                    + " from; create the table first, or write the events with their schemas");
+                locator + ": topic " + topic + " appeared while the job runs, and " + scanned);
           }
           try {
             return KafkaSourceTranslator.schemaFromTopic(
                 kafka, tables.primaryKey(), topic, identifier);
           } catch (IllegalArgumentException e) {
+            scans().put(topic, String.valueOf(e.getMessage()));
             throw new MalformedChangeException(
                 locator
                     + ": topic "
                     + topic
                     + " appeared while the job runs, and "
-                    + e.getMessage());
+                    + e.getMessage(),
+                e);
           }
         });
   }
