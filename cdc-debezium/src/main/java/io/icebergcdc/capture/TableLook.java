@@ -19,6 +19,9 @@ final class TableLook {
 
   private static final Logger LOG = LoggerFactory.getLogger(TableLook.class);
 
+  /** How often a captured table left unpublished for want of its primary key is warned of. */
+  static final long KEYLESS_WARNING_INTERVAL_MILLIS = 10 * 60 * 1000L;
+
   private final CaptureRoutes routes;
   private final ChunkedSnapshot snapshot;
   private final NewTableWatch watch;
@@ -27,13 +30,10 @@ final class TableLook {
   /** The topics of the tables the job captures; the enumerator adds those it takes. */
   private final Set<String> taken;
 
-  /** How often a captured table left unpublished for want of its primary key is warned of. */
-  static final long KEYLESS_WARNING_INTERVAL_MILLIS = 10 * 60 * 1000L;
-
   /** Whether the last look failed to publish captured tables again (warned once). */
   private volatile boolean republishFailed;
 
-  /** The topics taken before a restore that this look made known to the routes (tried once). */
+  /** The topics taken before a restore that this look made known to the routes, once each. */
   private final Set<String> madeKnown = new java.util.HashSet<>();
 
   /**
