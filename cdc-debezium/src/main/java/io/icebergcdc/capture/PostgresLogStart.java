@@ -209,16 +209,21 @@ final class PostgresLogStart {
   }
 
   /**
-   * Adds {@code tables} to the job's publication again, without waiting for running transactions:
-   * captured tables dropped and created again, whose chunks are not read again.
+   * Adds {@code missing}, which the job's publication lacks ({@link #unpublished}), to it again,
+   * without waiting for running transactions: captured tables dropped and created again, whose
+   * chunks are not read again.
    *
    * @return the tables added, as {@code schema.table}
    */
   static List<String> republish(
-      SourceDatabase database, Map<String, String> properties, List<ChunkedSnapshot.Table> tables) {
+      SourceDatabase database,
+      Map<String, String> properties,
+      List<ChunkedSnapshot.Table> missing) {
+    if (missing.isEmpty()) {
+      return List.of();
+    }
     try (Connection connection = database.connect()) {
-      List<ChunkedSnapshot.Table> missing = unpublished(connection, properties, tables);
-      return missing.isEmpty() ? List.of() : add(connection, database, properties, missing, false);
+      return add(connection, database, properties, missing, false);
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot add tables to publication '"

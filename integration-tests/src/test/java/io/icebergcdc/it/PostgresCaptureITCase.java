@@ -197,11 +197,7 @@ class PostgresCaptureITCase extends CaptureScenario {
   @Test
   void picksUpATableCreatedWhileTheJobRuns(@InjectClusterClient ClusterClient<?> client)
       throws Exception {
-    JobDefinition job =
-        job(
-            source().withSnapshotChunkRows(100).withTableDiscoveryInterval(Duration.ofSeconds(1)),
-            "cdc.{schema}_{table}",
-            null);
+    JobDefinition job = lookingEverySecond();
     picksUpATableCreatedWhileTheJobRuns(
         job,
         client,
@@ -219,16 +215,7 @@ class PostgresCaptureITCase extends CaptureScenario {
    */
   @Test
   void endsAtATableCreatedWithoutAPrimaryKey() throws Exception {
-    JobDefinition job =
-        withRuntime(
-            job(
-                source()
-                    .withSnapshotChunkRows(100)
-                    .withTableDiscoveryInterval(Duration.ofSeconds(1)),
-                "cdc.{schema}_{table}",
-                null),
-            null,
-            3);
+    JobDefinition job = withRuntime(lookingEverySecond(), null, 3);
     running = new JobRunner(job).start();
     Catalog catalog = catalog(job);
     TableIdentifier customers = TableIdentifier.of("cdc", "inventory_customers");
@@ -259,11 +246,7 @@ class PostgresCaptureITCase extends CaptureScenario {
    */
   @Test
   void publishesAgainATableDroppedAndCreatedAgainWhileTheJobRuns() throws Exception {
-    JobDefinition job =
-        job(
-            source().withSnapshotChunkRows(100).withTableDiscoveryInterval(Duration.ofSeconds(1)),
-            "cdc.{schema}_{table}",
-            null);
+    JobDefinition job = lookingEverySecond();
     JobRunner pipeline = new JobRunner(job);
     running = pipeline.start();
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
@@ -272,14 +255,7 @@ class PostgresCaptureITCase extends CaptureScenario {
         "DROP TABLE inventory.order_lines",
         "CREATE TABLE inventory.order_lines (order_id int, line int, qty int NOT NULL, note text,"
             + " PRIMARY KEY (order_id, line))");
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (!publishedTables().contains("order_lines")) {
-      assertThat(System.nanoTime())
-          .as("the table published again by the job's look")
-          .isLessThan(deadline);
-      assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
-      Thread.sleep(200);
-    }
+    awaitPublished("order_lines", "the table published again by the job's look");
     // Every key the table had, and more, with new values: the Iceberg table equals it only if the
     // changes after the table was published again are applied.
     execute(
@@ -298,11 +274,7 @@ class PostgresCaptureITCase extends CaptureScenario {
    */
   @Test
   void publishesATableCreatedAgainOnlyWithItsPrimaryKey() throws Exception {
-    JobDefinition job =
-        job(
-            source().withSnapshotChunkRows(100).withTableDiscoveryInterval(Duration.ofSeconds(1)),
-            "cdc.{schema}_{table}",
-            null);
+    JobDefinition job = lookingEverySecond();
     JobRunner pipeline = new JobRunner(job);
     running = pipeline.start();
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
@@ -317,12 +289,7 @@ class PostgresCaptureITCase extends CaptureScenario {
     assertThat(publishedTables()).containsExactly("customers");
 
     execute("ALTER TABLE inventory.order_lines ADD PRIMARY KEY (order_id, line)");
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (!publishedTables().contains("order_lines")) {
-      assertThat(System.nanoTime()).as("published again with its key").isLessThan(deadline);
-      assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
-      Thread.sleep(200);
-    }
+    awaitPublished("order_lines", "published again with its key");
     // Every key again, after the table is published: applied over the rows the Iceberg table has.
     execute("UPDATE inventory.order_lines SET qty = qty + 1");
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
@@ -340,6 +307,24 @@ class PostgresCaptureITCase extends CaptureScenario {
                 + " was dropped and created again while the job runs with primary key [order_id],"
                 + " where the job captures it by [order_id, line]");
     assertThat(publishedTables()).containsExactly("customers");
+  }
+
+  /** The scenario's job with the chunked snapshot, looking for new tables every second. */
+  private JobDefinition lookingEverySecond() {
+    return job(
+        source().withSnapshotChunkRows(100).withTableDiscoveryInterval(Duration.ofSeconds(1)),
+        "cdc.{schema}_{table}",
+        null);
+  }
+
+  /** Waits until the job's publication holds {@code table}, the job running meanwhile. */
+  private void awaitPublished(String table, String what) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (!publishedTables().contains(table)) {
+      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+      assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+      Thread.sleep(200);
+    }
   }
 
   private List<String> publishedTables() throws java.sql.SQLException {

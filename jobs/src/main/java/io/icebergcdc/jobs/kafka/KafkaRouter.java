@@ -9,6 +9,7 @@ import io.icebergcdc.cdc.NewSourceTableException;
 import io.icebergcdc.cdc.RefusedSourceException;
 import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.cdc.TableRoute;
+import io.icebergcdc.cdc.debezium.DebeziumChanges;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
 import io.icebergcdc.cdc.debezium.MaxwellJsonParser;
@@ -233,20 +234,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
     }
     RecordParser parser = parser(new TableRoute(table.tableName(), table.schema(), null));
     int schemaId = table.schema().schema().schemaId();
-    return (record, locator) -> {
-      List<ChangeEvent> events = parser.parse(record, locator);
-      List<ChangeEvent> carrying = new java.util.ArrayList<>(events.size());
-      for (ChangeEvent event : events) {
-        carrying.add(
-            event.inSchema(
-                schemaId,
-                event.before(),
-                event.after(),
-                event.unavailableColumns(),
-                event.missingColumns()));
-      }
-      return carrying;
-    };
+    return (record, locator) -> DebeziumChanges.inSchema(parser.parse(record, locator), schemaId);
   }
 
   /**

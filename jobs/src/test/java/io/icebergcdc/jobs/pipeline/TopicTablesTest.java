@@ -26,16 +26,20 @@ class TopicTablesTest {
 
   @TempDir Path warehouse;
 
+  /** The tables of topics that appear, named {@code late.<table>}, in {@code format}. */
+  private static TopicTables tables(CatalogDefinition catalog, String format) {
+    return new TopicTables(
+        catalog,
+        new TableDefinition("late.{table}", List.of(), null, null),
+        new Configuration(),
+        KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", format),
+        new NewTables(catalog.loader(), new Configuration(), null, false));
+  }
+
   @Test
   void createsTheTableFromTheRecordAndEvolvesItByItsName() {
     CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
-    TopicTables tables =
-        new TopicTables(
-            catalog,
-            new TableDefinition("late.{table}", List.of(), null, null),
-            new Configuration(),
-            KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", KafkaTopics.DEBEZIUM_JSON),
-            new NewTables(catalog.loader(), new Configuration(), null, false));
+    TopicTables tables = tables(catalog, KafkaTopics.DEBEZIUM_JSON);
     // The generator's first event carries the Connect schema.
     String line = new ChangelogGenerator(10, 5, 0, 0, 1).generate().lines().get(0);
     KafkaRecord record =
@@ -76,13 +80,7 @@ class TopicTablesTest {
   @Test
   void aMaxwellTopicIsWrittenIntoItsExistingTableAndItsRecordsAreBadUntilThereIsOne() {
     CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
-    TopicTables tables =
-        new TopicTables(
-            catalog,
-            new TableDefinition("late.{table}", List.of(), null, null),
-            new Configuration(),
-            KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", KafkaTopics.MAXWELL_JSON),
-            new NewTables(catalog.loader(), new Configuration(), null, false));
+    TopicTables tables = tables(catalog, KafkaTopics.MAXWELL_JSON);
     KafkaRecord record =
         new KafkaRecord(
             "shop.items",
