@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.flink.util.OutputTag;
 
 /**
@@ -29,6 +30,9 @@ public final class CaptureRoutes implements Serializable {
   private final String origin;
   private final BadRecordPolicy badRecordPolicy;
   private final SchemaEvolution evolution;
+
+  /** The topics whose tables follow schema changes while the job runs, with {@link #evolution}. */
+  private final Set<String> following;
 
   /** What makes the tables that appear while the job runs ready; null to end the job at one. */
   private AppearingTables appearing;
@@ -69,16 +73,18 @@ public final class CaptureRoutes implements Serializable {
       Map<String, String> onMainOutput,
       String origin,
       BadRecordPolicy badRecordPolicy) {
-    this(schemas, tableNames, onMainOutput, origin, badRecordPolicy, null);
+    this(schemas, tableNames, onMainOutput, origin, badRecordPolicy, null, Set.of());
   }
 
   /**
-   * As above; the schema changes of the tables on the main output are followed while the job runs.
+   * As above; the schema changes of the tables of {@code following} are followed while the job
+   * runs.
    *
-   * @param evolution what evolves the Iceberg table of a route on the main output when its source's
-   *     schema changes (the one writer of those tables reads the rows of each of its schemas); null
-   *     to end the job at such a change instead, as it ends for the tables on side outputs, whose
-   *     writers are typed by their tables' schemas
+   * @param evolution what evolves the Iceberg table of a route of {@code following} when its
+   *     source's schema changes; null to end the job at such a change instead
+   * @param following the topics whose tables' writers read the rows of each schema their table
+   *     takes (the one writer of the tables on the main output, and key-indexed writers of their
+   *     own); at a schema change of another topic's table the job ends
    */
   public CaptureRoutes(
       Map<String, ChangeSchema> schemas,
@@ -86,8 +92,10 @@ public final class CaptureRoutes implements Serializable {
       Map<String, String> onMainOutput,
       String origin,
       BadRecordPolicy badRecordPolicy,
-      SchemaEvolution evolution) {
+      SchemaEvolution evolution,
+      Set<String> following) {
     this.evolution = evolution;
+    this.following = Set.copyOf(following);
     Map<String, TableRoute> byTopic =
         TableRoute.byTopic(schemas, tableNames, onMainOutput.keySet());
     this.mainOutputNames = new ArrayList<>();
@@ -273,7 +281,7 @@ public final class CaptureRoutes implements Serializable {
     if (appeared(index)) {
       return appearedTable(index).evolution();
     }
-    return routes.get(index).output() == null ? evolution : null;
+    return following.contains(topics.get(index)) ? evolution : null;
   }
 
   BadRecordPolicy badRecordPolicy() {

@@ -9,9 +9,10 @@ import org.apache.iceberg.Schema;
  * A captured table's schema changed in the source (a column added, a type widened, a required
  * column dropped), and its change events no longer fit the schema the job was built with.
  *
- * <p>Where the source has a {@link SchemaEvolution} for the table (the tables of the one writer of
- * a capture or Kafka job), the change is followed while the job runs and this is not thrown. Where
- * it has none (a table with a writer of its own, typed by the table's schema), the job ends
+ * <p>Where the source has a {@link SchemaEvolution} for the table (the tables of a key-indexed
+ * writer, the one writer of a capture or Kafka job's tables or one of their own), the change is
+ * followed while the job runs and this is not thrown. Where it has none (a table with equality
+ * deletes, whose writer knows only the table's schema), the job ends
  * instead, and Flink does not restart it (a restart would meet the same event with the same
  * schema): the command evolves the Iceberg table and resumes from the job's latest checkpoint,
  * which replays the event into the evolved table.

@@ -53,6 +53,7 @@ import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -486,11 +487,17 @@ class ApplyChangelogITCase {
    * once, just after its first commit in the new schema, and Flink restarts it: the lines after its
    * checkpoint are evolved into the same schema again. The job is never ended for the change: one
    * job committed every checkpoint, once, and the table equals what the events leave.
+   *
+   * <p>Distributed by partition, the table is partitioned by a bucket of its key, which the change
+   * widens from int to bigint as well: the keys keep their partitions, and so their writer subtask,
+   * and keys beyond the int range are written after it.
    */
-  @Test
-  void followsASchemaChangeWithinTheFileWithoutEndingTheJob() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"PRIMARY_KEY", "PARTITION"})
+  void followsASchemaChangeWithinTheFileWithoutEndingTheJob(String distribution) throws Exception {
+    boolean byPartition = distribution.equals("PARTITION");
     EvolvingEvents.FailAfterFirstEvolvedCommit.FAILED.set(false);
-    EvolvingEvents.Changelog changelog = new EvolvingEvents.Changelog(1000);
+    EvolvingEvents.Changelog changelog = new EvolvingEvents.Changelog(1000, byPartition);
     List<String> lines = new ArrayList<>();
     for (long id = 1; id <= 3000; id++) {
       lines.add(changelog.event(false, "c", id, "item " + id, id, null));
@@ -508,16 +515,33 @@ class ApplyChangelogITCase {
       // Of the old schema, after the change: no note.
       lines.add(changelog.event(false, "u", id, "old " + id, id, null));
     }
+    if (byPartition) {
+      for (long id = 5_000_000_000L; id < 5_000_000_200L; id++) {
+        lines.add(changelog.event(true, "c", id, "wide " + id, id, "wide note"));
+      }
+    }
     Files.write(dir.resolve("changes.jsonl"), lines);
+    Configuration options = new Configuration();
+    options.setString("sink.distribution", distribution);
 
     new JobRunner(
-            job(null, 3, Map.of(), 3, new Configuration(), Duration.ofMillis(100)),
+            job(
+                byPartition ? "bucket(4, id)" : null,
+                3,
+                Map.of(),
+                3,
+                options,
+                Duration.ofMillis(100)),
             new EvolvingEvents.FailAfterFirstEvolvedCommit())
         .run();
 
     Table table = table();
     assertThat(EvolvingEvents.rows(table)).isEqualTo(changelog.model());
     EvolvingEvents.assertEvolvedByOneJob(table);
+    if (byPartition) {
+      assertThat(table.schema().findField("id").type()).isEqualTo(Types.LongType.get());
+      assertThat(table.spec().fields()).hasSize(1);
+    }
   }
 
   /**

@@ -29,10 +29,18 @@ final class EvolvingEvents {
   /**
    * A Debezium JSON event of {@code evolve.public.items} with its Connect schema: {@code id},
    * {@code name} and an int32 {@code qty}; in the evolved schema, {@code qty} is int64 and a {@code
-   * note} column follows.
+   * note} column follows. Where {@code keyWidened}, the key {@code id} is an int32 too, and an
+   * int64 in the evolved schema.
    */
   private static String event(
-      boolean evolved, String op, long id, String name, long qty, String note, long lsn) {
+      boolean keyWidened,
+      boolean evolved,
+      String op,
+      long id,
+      String name,
+      long qty,
+      String note,
+      long lsn) {
     ObjectNode envelope = MAPPER.createObjectNode();
     ObjectNode schema = envelope.putObject("schema");
     schema.put("type", "struct").put("name", "evolve.public.items.Envelope");
@@ -42,7 +50,11 @@ final class EvolvingEvents {
       struct.put("type", "struct").put("optional", true).put("field", field);
       struct.put("name", "evolve.public.items.Value");
       com.fasterxml.jackson.databind.node.ArrayNode columns = struct.putArray("fields");
-      columns.addObject().put("type", "int64").put("optional", false).put("field", "id");
+      columns
+          .addObject()
+          .put("type", keyWidened && !evolved ? "int32" : "int64")
+          .put("optional", false)
+          .put("field", "id");
       columns.addObject().put("type", "string").put("optional", true).put("field", "name");
       columns
           .addObject()
@@ -93,10 +105,19 @@ final class EvolvingEvents {
    */
   static final class Changelog {
     private final Map<Long, String> model = new TreeMap<>();
+    private final boolean keyWidened;
     private long lsn;
 
     Changelog(long firstLsn) {
+      this(firstLsn, false);
+    }
+
+    /**
+     * @param keyWidened whether the key column is an int32 in the first schema, widened to an int64
+     */
+    Changelog(long firstLsn, boolean keyWidened) {
       this.lsn = firstLsn;
+      this.keyWidened = keyWidened;
     }
 
     /** The event of a change, in the new schema or the old, its row left in the model. */
@@ -106,7 +127,10 @@ final class EvolvingEvents {
       } else {
         model.put(id, name + " " + qty + " " + note);
       }
-      return EvolvingEvents.event(evolved, op, id, name, qty, note, ++lsn);
+      if (keyWidened && !evolved && id != (int) id) {
+        throw new IllegalArgumentException("key " + id + " is not an int32");
+      }
+      return EvolvingEvents.event(keyWidened, evolved, op, id, name, qty, note, ++lsn);
     }
 
     /** {@link #event} with its Kafka key. */

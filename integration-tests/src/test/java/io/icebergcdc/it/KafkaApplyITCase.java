@@ -326,13 +326,20 @@ class KafkaApplyITCase {
    * The job is never ended for the change: one job committed every checkpoint, once, and the table
    * equals what the events leave. Then it is stopped and resumed from its checkpoint, built from
    * the evolved table, and goes on.
+   *
+   * <p>Distributed by partition, the table has a writer of its own, which follows the change as the
+   * one writer of the tables does; it is partitioned by a bucket of its key, which the change
+   * widens from int to bigint as well, and keys beyond the int range come after it.
    */
-  @Test
-  void followsASchemaChangeWhileTheJobRuns() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"PRIMARY_KEY", "PARTITION"})
+  void followsASchemaChangeWhileTheJobRuns(String distribution) throws Exception {
+    boolean byPartition = distribution.equals("PARTITION");
     EvolvingEvents.FailAfterFirstEvolvedCommit.FAILED.set(false);
-    String topic = "evolve.public.items";
+    // Its own topic, of a table named items too, in the test's own warehouse.
+    String topic = (byPartition ? "evolve_by_partition" : "evolve") + ".public.items";
     KAFKA.createTopic(topic, 2);
-    EvolvingEvents.Changelog changelog = new EvolvingEvents.Changelog(1000);
+    EvolvingEvents.Changelog changelog = new EvolvingEvents.Changelog(1000, byPartition);
     Map<Long, String> model = changelog.model();
     List<Map.Entry<String, String>> before = new ArrayList<>();
     for (long id = 1; id <= 200; id++) {
@@ -343,16 +350,36 @@ class KafkaApplyITCase {
         restoreFrom ->
             new KafkaJob()
                 .topics(topic)
-                .groupId("iceberg-cdc-it-evolve")
+                .groupId("iceberg-cdc-it-evolve-" + distribution)
                 .tableTemplate("evolve.{table}")
                 .primaryKey("id")
+                .sinkOption("sink.distribution", distribution)
                 .restoreFrom(restoreFrom)
                 .restartAttempts(3)
                 .build();
     JobDefinition job = jobFrom.apply(null);
-    running = new JobRunner(job, new EvolvingEvents.FailAfterFirstEvolvedCommit()).start();
     Catalog catalog = job.catalog().loader().loadCatalog();
     TableIdentifier items = TableIdentifier.of("evolve", "items");
+    if (byPartition) {
+      // A Kafka job creates unpartitioned tables: this one is created first, as the first events
+      // describe it.
+      org.apache.iceberg.Schema schema =
+          new org.apache.iceberg.Schema(
+              List.of(
+                  org.apache.iceberg.types.Types.NestedField.required(
+                      1, "id", org.apache.iceberg.types.Types.IntegerType.get()),
+                  org.apache.iceberg.types.Types.NestedField.optional(
+                      2, "name", org.apache.iceberg.types.Types.StringType.get()),
+                  org.apache.iceberg.types.Types.NestedField.optional(
+                      3, "qty", org.apache.iceberg.types.Types.IntegerType.get())),
+              java.util.Set.of(1));
+      catalog.createTable(
+          items,
+          schema,
+          org.apache.iceberg.PartitionSpec.builderFor(schema).bucket("id", 4).build(),
+          Map.of("format-version", "3"));
+    }
+    running = new JobRunner(job, new EvolvingEvents.FailAfterFirstEvolvedCommit()).start();
     awaitModel(catalog, items, model);
 
     List<Map.Entry<String, String>> after = new ArrayList<>();
@@ -365,10 +392,19 @@ class KafkaApplyITCase {
     for (long id = 201; id <= 250; id++) {
       after.add(changelog.keyed(true, "c", id, "new " + id, id, null));
     }
+    if (byPartition) {
+      for (long id = 5_000_000_000L; id < 5_000_000_050L; id++) {
+        after.add(changelog.keyed(true, "c", id, "wide " + id, id, "wide note"));
+      }
+    }
     KAFKA.produce(topic, after);
     awaitModel(catalog, items, model);
 
     EvolvingEvents.assertEvolvedByOneJob(catalog.loadTable(items));
+    if (byPartition) {
+      assertThat(catalog.loadTable(items).schema().findField("id").type())
+          .isEqualTo(org.apache.iceberg.types.Types.LongType.get());
+    }
     assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
 
     // Stopped, and resumed by a job built from the evolved table.
@@ -822,6 +858,8 @@ class KafkaApplyITCase {
     private String deadLetterTopic;
     private String restoreFrom;
     private int restartAttempts;
+    private String partitionBy;
+    private final Configuration sinkOptions = new Configuration();
 
     KafkaJob topics(String... names) {
       this.topics = List.of(names);
@@ -903,6 +941,16 @@ class KafkaApplyITCase {
       return this;
     }
 
+    KafkaJob partitionBy(String spec) {
+      this.partitionBy = spec;
+      return this;
+    }
+
+    KafkaJob sinkOption(String key, String value) {
+      sinkOptions.setString(key, value);
+      return this;
+    }
+
     JobDefinition build() {
       return new JobDefinition(
           new KafkaTopics(
@@ -915,8 +963,8 @@ class KafkaApplyITCase {
               kafkaProperties,
               null),
           CatalogDefinition.hadoop(warehouse),
-          new TableDefinition(tableTemplate, primaryKey, null, formatVersion),
-          new Configuration(),
+          new TableDefinition(tableTemplate, primaryKey, partitionBy, formatVersion),
+          sinkOptions,
           new DeadLetterOutput(deadLetterPath, deadLetterTopic),
           new RuntimeDefinition(
               2,

@@ -167,10 +167,18 @@ public final class IcebergCdcSink {
    * sink.delete-mode = position}) and whose changes are distributed by primary key.
    */
   public boolean writesWithOthers() {
+    return followsSchemaChanges() && distribution == Distribution.PRIMARY_KEY;
+  }
+
+  /**
+   * Whether this sink's writer takes the rows of the schemas its table is evolved to while the job
+   * runs ({@link ChangeEvent#rowSchemaId()}): the key-indexed writer of a changelog without an
+   * overwrite ({@code sink.delete-mode = position}), distributed by primary key or by partition.
+   */
+  public boolean followsSchemaChanges() {
     return schema != null
         && overwrite == null
-        && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION
-        && distribution == Distribution.PRIMARY_KEY;
+        && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION;
   }
 
   /**

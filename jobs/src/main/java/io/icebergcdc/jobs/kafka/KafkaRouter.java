@@ -57,8 +57,11 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   private final BadRecordPolicy badRecordPolicy;
   private final Pattern topicPattern;
 
-  /** What evolves the tables on the main output when their events' schema changes; or null. */
+  /** What evolves the tables of {@link #following} when their events' schema changes; or null. */
   private SchemaEvolution evolution;
+
+  /** The topics whose schema changes {@link #evolution} follows. */
+  private java.util.Set<String> following = java.util.Set.of();
 
   /** What makes the tables of topics that appear while the job runs ready; or null. */
   private NewTopics newTopics;
@@ -122,14 +125,17 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   }
 
   /**
-   * Follows the schema changes of the topics on the main output while the job runs, for Debezium
-   * JSON events with their {@code schema} part: {@code evolution} evolves the topic's table at the
-   * first event of a changed schema, and the changes from then on carry the evolved schema's rows
-   * ({@link ChangeEvent#rowSchemaId()}), which the one writer of those tables reads. Without it, or
-   * on a side output, an event with a column the table lacks is a bad record.
+   * Follows the schema changes of {@code topics} while the job runs, for Debezium JSON events with
+   * their {@code schema} part: {@code evolution} evolves the topic's table at the first event of a
+   * changed schema, and the changes from then on carry the evolved schema's rows ({@link
+   * ChangeEvent#rowSchemaId()}), which the topics' writers read (the one writer of the tables on
+   * the main output, and key-indexed writers of their own). Without it, or for another topic, an
+   * event with a column the table lacks is a bad record.
    */
-  public KafkaRouter followingSchemaChanges(SchemaEvolution schemaEvolution) {
+  public KafkaRouter followingSchemaChanges(
+      SchemaEvolution schemaEvolution, java.util.Set<String> topics) {
     this.evolution = schemaEvolution;
+    this.following = java.util.Set.copyOf(topics);
     return this;
   }
 
@@ -187,7 +193,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
     parsers = new HashMap<>();
     appeared = new HashMap<>();
     unready = new HashMap<>();
-    routes.forEach((topic, route) -> parsers.put(topic, parser(route)));
+    routes.forEach((topic, route) -> parsers.put(topic, parser(route, following.contains(topic))));
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
   }
 
@@ -196,7 +202,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
     List<ChangeEvent> parse(KafkaRecord record, String locator);
   }
 
-  private RecordParser parser(TableRoute route) {
+  private RecordParser parser(TableRoute route, boolean followsSchemaChanges) {
     switch (format) {
       case KafkaTopics.UPSERT_JSON:
         UpsertJsonParser upsert = new UpsertJsonParser(route.schema(), route.tableName());
@@ -210,7 +216,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       default:
         DebeziumJsonParser debezium =
             new DebeziumJsonParser(route.schema(), route.tableName(), sequenceColumn);
-        if (evolution != null && route.onMainOutput()) {
+        if (evolution != null && followsSchemaChanges) {
           debezium.followingSchemaChanges(evolution);
         }
         // From the bytes: Jackson refuses bytes that are not UTF-8.
@@ -232,7 +238,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
               .followingSchemaChanges(table.evolution());
       return (record, locator) -> parser.parse(record.value, locator);
     }
-    RecordParser parser = parser(new TableRoute(table.tableName(), table.schema(), null));
+    RecordParser parser = parser(new TableRoute(table.tableName(), table.schema(), null), false);
     int schemaId = table.schema().schema().schemaId();
     return (record, locator) -> DebeziumChanges.inSchema(parser.parse(record, locator), schemaId);
   }

@@ -105,7 +105,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
             RoutedChanges.namesOnMainOutput(targets, writtenTogether),
             source.origin(),
             job.deadLetters().policy(),
-            writtenTogether.isEmpty() ? null : evolution(targets));
+            followingSchemaChanges.isEmpty() ? null : evolution(targets),
+            followingSchemaChanges);
     boolean takesNewTables = takesNewTables(writtenTogether);
     if (takesNewTables) {
       routes.takingTablesThatAppear(

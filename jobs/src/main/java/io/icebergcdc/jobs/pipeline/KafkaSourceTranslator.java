@@ -194,12 +194,13 @@ final class KafkaSourceTranslator implements SourceTranslator {
             kafka.format(),
             job.deadLetters().policy(),
             pattern);
-    if (!writtenTogether.isEmpty()) {
+    if (!followingSchemaChanges.isEmpty()) {
       Map<String, TableIdentifier> tables = new LinkedHashMap<>();
       for (TableTarget target : targets) {
         tables.put(target.table().toString(), target.table());
       }
-      router.followingSchemaChanges(new CatalogSchemaEvolution(job.catalog().loader(), tables));
+      router.followingSchemaChanges(
+          new CatalogSchemaEvolution(job.catalog().loader(), tables), followingSchemaChanges);
     }
     if (takesNewTables(writtenTogether)) {
       router.takingNewTopics(

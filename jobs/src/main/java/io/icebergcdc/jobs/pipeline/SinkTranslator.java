@@ -31,6 +31,7 @@ final class SinkTranslator {
 
   private final Map<TableIdentifier, IcebergCdcSink> sinks;
   private final Set<String> followingSchemaChanges;
+  private final Set<String> writableTogether;
   private final boolean severalTables;
 
   /** Whether the tables of a checkpoint are committed in one transaction of their catalog. */
@@ -45,12 +46,14 @@ final class SinkTranslator {
   private SinkTranslator(
       Map<TableIdentifier, IcebergCdcSink> sinks,
       Set<String> followingSchemaChanges,
+      Set<String> writableTogether,
       boolean severalTables,
       boolean inOneTransaction,
       String uidPrefix,
       NewTables newTables) {
     this.sinks = sinks;
     this.followingSchemaChanges = followingSchemaChanges;
+    this.writableTogether = writableTogether;
     this.severalTables = severalTables;
     this.inOneTransaction = inOneTransaction;
     this.uidPrefix = uidPrefix;
@@ -76,6 +79,7 @@ final class SinkTranslator {
       CommitListener commitListener) {
     Map<TableIdentifier, IcebergCdcSink> sinks = new LinkedHashMap<>();
     Set<String> following = new LinkedHashSet<>();
+    Set<String> writable = new LinkedHashSet<>();
     Map<TableIdentifier, String> routeOf = new HashMap<>();
     for (TableTarget target : targets) {
       String other = routeOf.put(target.table(), target.route());
@@ -102,13 +106,17 @@ final class SinkTranslator {
               .skipChangesBeforeTablePosition(inSourceOrder)
               .build();
       sinks.put(target.table(), sink);
-      if (sink.writesWithOthers()) {
+      if (sink.followsSchemaChanges()) {
         following.add(target.route());
+      }
+      if (sink.writesWithOthers()) {
+        writable.add(target.route());
       }
     }
     return new SinkTranslator(
         sinks,
         following,
+        writable,
         severalTables,
         sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES),
         sinkOptions.get(SinkOptions.UID_PREFIX),
@@ -126,13 +134,13 @@ final class SinkTranslator {
   /** The routes of the tables that one writer takes, for the source's router. */
   Set<String> writtenTogether() {
     // In a job of several tables, one writer takes every table whose writer could be shared.
-    return severalTables ? followingSchemaChanges : Set.of();
+    return severalTables ? writableTogether : Set.of();
   }
 
   /**
    * The routes of the tables whose writer takes the changes of a schema the table took while the
-   * job runs: those written together, or the one table of a job of one table if its writer is the
-   * kind that is (the position writer of a changelog distributed by primary key).
+   * job runs ({@link IcebergCdcSink#followsSchemaChanges}): those written together, and those of
+   * the key-indexed writer that have writers of their own (distributed by partition).
    */
   Set<String> followingSchemaChanges() {
     return followingSchemaChanges;

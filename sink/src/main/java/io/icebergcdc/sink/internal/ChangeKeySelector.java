@@ -15,6 +15,15 @@ public interface ChangeKeySelector<K> extends KeySelector<ChangeEvent, K> {
   /** The key of a row with the given primary key. */
   K keyOf(RowKey key, RowData keyRow);
 
+  /**
+   * The key of a row of {@code rowSchema}, a schema the table took while the job runs whose row may
+   * be in Flink's binary format (a row read back for compaction): as {@link #keyOf(RowKey,
+   * RowData)} gives it for the same key in the job's schema.
+   */
+  default K keyOf(RowKey key, RowData row, io.icebergcdc.cdc.ChangeSchema rowSchema) {
+    return keyOf(key, row);
+  }
+
   @Override
   default K getKey(ChangeEvent event) {
     return keyOf(event.key(), event.keyRow());

@@ -686,7 +686,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     @Override
     public WriterCompaction.Move move(RowData row, String location, long position)
         throws Exception {
-      K key = keySelector.keyOf(files.schema().keyOf(row), row);
+      K key = keySelector.keyOf(files.schema().keyOf(row), row, files.schema());
       if (!owns(key)) {
         return WriterCompaction.Move.OTHER_SUBTASK;
       }
