@@ -12,10 +12,10 @@ import org.apache.iceberg.Schema;
  * <p>Where the source has a {@link SchemaEvolution} for the table (the tables of a key-indexed
  * writer, the one writer of a capture or Kafka job's tables or one of their own), the change is
  * followed while the job runs and this is not thrown. Where it has none (a table with equality
- * deletes, whose writer knows only the table's schema), the job ends
- * instead, and Flink does not restart it (a restart would meet the same event with the same
- * schema): the command evolves the Iceberg table and resumes from the job's latest checkpoint,
- * which replays the event into the evolved table.
+ * deletes, whose writer knows only the table's schema), the job ends instead, and Flink does not
+ * restart it (a restart would meet the same event with the same schema): the command evolves the
+ * Iceberg table and resumes from the job's latest checkpoint, which replays the event into the
+ * evolved table.
  */
 @ThrowableAnnotation(ThrowableType.NonRecoverableError)
 public final class SourceSchemaChangedException extends RuntimeException {
