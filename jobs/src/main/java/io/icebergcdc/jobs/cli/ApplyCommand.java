@@ -63,8 +63,9 @@ final class ApplyCommand {
           Flag.of(
               "tables",
               "<regex,...>",
-              "Tables to capture, as schema.table (postgres) or database.table patterns. Default:"
-                  + " every table of the public schema or of the database."),
+              "Tables to capture, as schema.table (postgres) or database.table patterns; a comma"
+                  + " within a pattern is written \\, as in Debezium's lists. Default: every table"
+                  + " of the public schema or of the database."),
           Flag.of(
               "table-template",
               "<ns.name>",
@@ -339,7 +340,7 @@ final class ApplyCommand {
               args.required("user"),
               password(args),
               args.required("database"),
-              args.optionalList("tables"),
+              args.optionalPatterns("tables"),
               postgres ? args.optional("slot", "iceberg_cdc_" + name) : null,
               postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
               postgres ? 0 : args.intValue("server-id", 5400, 1),

@@ -200,6 +200,37 @@ final class Arguments {
     return value == null ? List.of() : split(value);
   }
 
+  /**
+   * A comma-separated list of regular expressions, or empty when the flag is not given: a comma
+   * within an expression is written {@code \\,} (as in Debezium's lists), which stands for a comma,
+   * whether it is a literal one or part of a quantifier such as {@code {1,3}}.
+   */
+  List<String> optionalPatterns(String name) {
+    String value = optional(name, null);
+    if (value == null) {
+      return List.of();
+    }
+    List<String> patterns = new java.util.ArrayList<>();
+    StringBuilder pattern = new StringBuilder();
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == '\\' && i + 1 < value.length()) {
+        char next = value.charAt(++i);
+        if (next != ',') {
+          pattern.append(c);
+        }
+        pattern.append(next);
+      } else if (c == ',') {
+        patterns.add(pattern.toString());
+        pattern.setLength(0);
+      } else {
+        pattern.append(c);
+      }
+    }
+    patterns.add(pattern.toString());
+    return patterns.stream().map(String::trim).filter(s -> !s.isEmpty()).toList();
+  }
+
   private static List<String> split(String value) {
     return Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
   }

@@ -234,19 +234,36 @@ public record DatabaseSource(
   }
 
   /**
-   * Whether Debezium can be given the job's table patterns as its table list: none holds a comma,
-   * which separates the list's patterns.
+   * A pattern as an item of Debezium's comma-separated list of patterns, which reads {@code \\,} as
+   * a comma of the pattern: each comma escaped so (one escaped already, a literal comma in the
+   * regular expression, becomes the same plain comma, which means the same).
    */
-  public boolean patternsListable() {
-    return tablePatterns().stream().noneMatch(pattern -> pattern.pattern().contains(","));
+  static String listItem(String pattern) {
+    StringBuilder item = new StringBuilder(pattern.length() + 8);
+    for (int i = 0; i < pattern.length(); i++) {
+      char c = pattern.charAt(i);
+      if (c == '\\' && i + 1 < pattern.length()) {
+        char next = pattern.charAt(++i);
+        if (next == ',') {
+          item.append("\\,");
+        } else {
+          item.append(c).append(next);
+        }
+      } else if (c == ',') {
+        item.append("\\,");
+      } else {
+        item.append(c);
+      }
+    }
+    return item.toString();
   }
 
   /**
    * Debezium's properties for the captured tables.
    *
-   * @param byPatterns whether the connector's table list is the job's table patterns ({@link
-   *     #patternsListable}), so that it captures the tables created while it runs too, which the
-   *     job takes in flight; else the captured tables, each by name
+   * @param byPatterns whether the connector's table list is the job's table patterns, so that it
+   *     captures the tables created while it runs too, which the job takes in flight; else the
+   *     captured tables, each by name
    */
   public Map<String, String> debeziumProperties(List<CapturedTable> captured, boolean byPatterns) {
     Map<String, String> properties = new LinkedHashMap<>();
@@ -265,9 +282,12 @@ public record DatabaseSource(
             ",",
             byPatterns
                 // Debezium matches its list without case; the job's patterns match with it.
-                ? tablePatterns().stream().map(p -> "(?-i:" + p.pattern() + ")").toList()
+                ? tablePatterns().stream().map(p -> "(?-i:" + listItem(p.pattern()) + ")").toList()
                 : captured.stream()
-                    .map(t -> Pattern.quote(t.namespace()) + "\\." + Pattern.quote(t.name()))
+                    .map(
+                        t ->
+                            listItem(
+                                Pattern.quote(t.namespace()) + "\\." + Pattern.quote(t.name())))
                     .toList()));
     properties.put("snapshot.mode", "initial");
     properties.put("tombstones.on.delete", "false");

@@ -143,15 +143,13 @@ final class DatabaseSourceTranslator implements SourceTranslator {
 
   /**
    * Whether the job takes the tables created while it runs without ending: with the chunked
-   * snapshot and a table discovery interval, into tables that one writer takes with the others, for
-   * table patterns that the connector can be given as its table list.
+   * snapshot and a table discovery interval, into tables that one writer takes with the others.
    */
   @Override
   public boolean takesNewTables(java.util.Set<String> writtenTogether) {
     return source.snapshotChunkRows() != 0
         && !source.tableDiscoveryInterval().isZero()
-        && !writtenTogether.isEmpty()
-        && source.patternsListable();
+        && !writtenTogether.isEmpty();
   }
 
   /** What evolves the tables written together when their sources' schemas change. */

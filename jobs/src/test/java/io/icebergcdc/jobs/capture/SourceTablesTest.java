@@ -84,7 +84,6 @@ class SourceTablesTest {
             "customers",
             new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get())),
             List.of("id"));
-    assertThat(source.patternsListable()).isTrue();
     String include = source.debeziumProperties(List.of(table), true).get("table.include.list");
     // Debezium matches without case, the job's patterns with it.
     assertThat(include).isEqualTo("(?-i:inventory\\..*),(?-i:sales\\.orders_[0-9]+)");
@@ -93,8 +92,47 @@ class SourceTablesTest {
     // By name otherwise: a table created later is not the connector's until the job is rebuilt.
     assertThat(source.debeziumProperties(List.of(table)).get("table.include.list"))
         .isEqualTo("\\Qinventory\\E\\.\\Qcustomers\\E");
-    // A comma would split a pattern in Debezium's list: such a job names its tables.
-    assertThat(source(List.of("sales\\.orders_[0-9]{1,3}")).patternsListable()).isFalse();
+  }
+
+  /**
+   * A pattern with a comma (a quantifier, a literal comma, a class), and a table whose name has
+   * one, reach Debezium's list with the comma escaped: Debezium's own parsing of its list gives
+   * back the job's patterns, each matching what the job's matches.
+   */
+  @Test
+  void debeziumReadsPatternsWithCommasFromItsList() {
+    List<String> patterns =
+        List.of("sales\\.orders_[0-9]{1,3}", "sales\\.a\\,b", "sales\\.[x,y]z", "other\\..*");
+    DatabaseSource source = source(patterns);
+    CapturedTable odd =
+        new CapturedTable(
+            "sales",
+            "a,b",
+            new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get())),
+            List.of("id"));
+
+    java.util.function.Predicate<String> byPatterns =
+        io.debezium.function.Predicates.includes(
+            source.debeziumProperties(List.of(odd), true).get("table.include.list"));
+    java.util.function.Predicate<String> byName =
+        io.debezium.function.Predicates.includes(
+            source.debeziumProperties(List.of(odd)).get("table.include.list"));
+
+    for (String table :
+        List.of(
+            "sales.orders_1",
+            "sales.orders_123",
+            "sales.orders_1234",
+            "sales.a,b",
+            "sales.ab",
+            "sales.,z",
+            "sales.yz",
+            "sales.Orders_1",
+            "other.t")) {
+      boolean job = source.tablePatterns().stream().anyMatch(p -> p.matcher(table).matches());
+      assertThat(byPatterns.test(table)).as(table).isEqualTo(job);
+      assertThat(byName.test(table)).as(table).isEqualTo(table.equals("sales.a,b"));
+    }
   }
 
   @Test
