@@ -5,10 +5,8 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.Operation;
-import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
-import io.icebergcdc.cdc.typeutils.RowKeySerializer;
 import io.icebergcdc.dedup.AmbiguousChangeException;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.AppliedChange;
@@ -17,7 +15,6 @@ import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.dedup.KeyedDedup;
 import io.icebergcdc.dedup.NetChanges;
 import io.icebergcdc.dedup.TableScope;
-import java.io.InputStream;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -27,22 +24,12 @@ import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputView;
-import org.apache.flink.core.memory.DataInputViewStreamWrapper;
-import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.core.memory.DataOutputView;
-import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
-import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
-import org.apache.flink.runtime.state.KeyGroupsList;
-import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -63,15 +50,16 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * with the heap state backend, the entries live in a {@link KeyIndex}, written to raw keyed state
  * per key group at every snapshot, so they rescale as keyed state does; otherwise (RocksDB, or
  * batch execution) in keyed state. A restore moves entries from one form into the other when the
- * backend changed (through a savepoint in the canonical format). Between checkpoints the operator
- * also holds, on the heap, the latest change accepted for each key touched since the last
- * checkpoint, serialized into reused chunks of memory ({@link PendingChanges}: kept as objects,
- * they were copied by every young collection until the checkpoint), and what it knew of the key
- * where the index does not keep that. Keyed state is read once per key and interval and written
- * once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier} (and at the
- * end of input); so the buffer is always empty when state is snapshotted and needs no state of its
- * own. With the in-memory index, a key's entry also holds its place in the buffer, so that one
- * look-up finds both (a key new to the index gets a slot with nothing applied until then).
+ * backend changed (through a savepoint in the canonical format): {@link EntryPlacement} keeps them
+ * and moves them, and gives this class the {@link EntryStore} of where they are. Between
+ * checkpoints the operator also holds, on the heap, the latest change accepted for each key touched
+ * since the last checkpoint, serialized into reused chunks of memory ({@link PendingChanges}: kept
+ * as objects, they were copied by every young collection until the checkpoint), and what it knew of
+ * the key where the index does not keep that. Keyed state is read once per key and interval and
+ * written once, when the buffer is handed on and emptied in {@link #prepareSnapshotPreBarrier} (and
+ * at the end of input); so the buffer is always empty when state is snapshotted and needs no state
+ * of its own. With the in-memory index, a key's entry also holds its place in the buffer, so that
+ * one look-up finds both (a key new to the index gets a slot with nothing applied until then).
  *
  * <p><b>Invariants:</b> a change is applied only if its sequence is greater than that of every
  * change applied to its key before, whatever the arrival order. A change at the same sequence as
@@ -116,17 +104,8 @@ public final class SequencedChanges implements KeyedDedup {
   private transient ValueState<AppliedChange> live;
   private transient ValueState<AppliedChange> tombstone;
 
-  /** With heap state and checkpoints, the entries themselves; else null, and in keyed state. */
-  private transient KeyIndex index;
-
-  /** Whether the entries may live in {@link #index} (heap state and checkpoints). */
-  private transient boolean inMemory;
-
-  /** The index as raw keyed state restores it, until {@link #indexRestored}. */
-  private transient KeyIndex restoredIndex;
-
-  /** The entries as the records reach them: in {@link #index}, or in keyed state. */
-  private transient EntryStore store;
+  /** Where the keys' entries live: the in-memory index or keyed state. */
+  private transient EntryPlacement entries;
 
   private transient LongSupplier clock;
 
@@ -148,12 +127,9 @@ public final class SequencedChanges implements KeyedDedup {
 
   private transient org.apache.flink.api.common.state.ListState<String> tablePositionState;
 
-  private transient TypeSerializer<Object> keySerializer;
-  private transient DataOutputSerializer buffer;
-
   /**
-   * The keys with changes since the last checkpoint, numbered in the order they came; the {@link
-   * #store} finds a key's number.
+   * The keys with changes since the last checkpoint, numbered in the order they came; the entry
+   * store finds a key's number.
    */
   private transient PendingChanges pending;
 
@@ -252,179 +228,35 @@ public final class SequencedChanges implements KeyedDedup {
     if (fit != null) {
       missing.useSchema(schema, fit);
     }
-    @SuppressWarnings("unchecked")
-    TypeSerializer<Object> serializer =
-        (TypeSerializer<Object>)
-            scope.keySerializer(operator.getKeyedStateBackend().getKeySerializer());
-    keySerializer = serializer;
-    buffer = new DataOutputSerializer(4096);
-    inMemory =
-        maxIndexKeys > 0
-            && operator.getRuntimeContext().isCheckpointingEnabled()
-            && operator.getKeyedStateBackend() instanceof HeapKeyedStateBackend;
-    restoredIndex = new KeyIndex(tombstoneTtl.toMillis());
-    if (scope.ownsRawKeyedState()) {
-      readIndex(context, restoredIndex);
-      indexRestored();
-    } else if (!context.isRestored()) {
-      indexRestored();
-    }
-    // Else the operator reads its raw keyed state for all its tables, then calls indexRestored.
+    entries =
+        new EntryPlacement(
+            operator, scope, live, tombstone, tombstoneTtl.toMillis(), this::now, maxIndexKeys);
+    entries.restore(context);
   }
 
   @Override
   public void readIndex(int keyGroup, DataInputView in) throws Exception {
-    restoredIndex.read(keyGroup, in, now());
+    entries.readIndex(keyGroup, in);
   }
 
   /**
-   * Takes the in-memory index as restored: kept as the index, unless it and the entries restored
-   * into keyed state (by a job with another backend or an earlier release) are more than the index
-   * may hold, when all go into keyed state; where the index is not used, its restored entries go
-   * into keyed state.
+   * Takes the in-memory index as restored ({@link EntryPlacement#indexRestored}), once the operator
+   * has read its raw keyed state for all its tables.
    */
   @Override
   public void indexRestored() throws Exception {
-    if (store != null) {
-      return;
-    }
-    KeyIndex restored = restoredIndex;
-    restoredIndex = null;
-    if (inMemory) {
-      index = restored;
-      if (index.size() + keysInKeyedState() > maxIndexKeys) {
-        moveIntoKeyedState(index);
-        index = null;
-      } else {
-        moveKeyedStateIntoIndex();
-      }
-    } else if (restored.size() > 0) {
-      moveIntoKeyedState(restored);
-    }
-    store =
-        index != null
-            ? new IndexEntryStore(index, keyContext())
-            : new KeyedStateEntryStore(live, tombstone, keyContext());
+    entries.indexRestored();
   }
 
   @Override
   public long indexSize() {
-    return index == null ? 0 : index.size();
+    return entries.indexSize();
   }
 
   @Override
   public void writeIndex(int first, int count, KeyGroupStart start, DataOutputView out)
       throws Exception {
-    if (index != null) {
-      index.write(first, count, now(), start::start, out, true);
-    }
-  }
-
-  /** This operator's key context, as the entry stores use it. */
-  private KeyContext keyContext() {
-    return new KeyContext() {
-      @Override
-      public Object currentKey() {
-        return scope.keyOf(operator.getCurrentKey());
-      }
-
-      @Override
-      public void setCurrentKey(Object key) {
-        operator.setCurrentKey(scope.stateKey(key));
-      }
-
-      @Override
-      public byte[] keyBytes(Object key) throws java.io.IOException {
-        return SequencedChanges.this.keyBytes(key);
-      }
-
-      @Override
-      public Object keyOf(byte[] bytes) throws java.io.IOException {
-        return SequencedChanges.this.keyOf(bytes);
-      }
-
-      @Override
-      public int currentKeyGroup() {
-        return SequencedChanges.this.currentKeyGroup();
-      }
-
-      @Override
-      public long now() {
-        return SequencedChanges.this.now();
-      }
-    };
-  }
-
-  private long keysInKeyedState() {
-    return KeyedStateKeys.count(operator, "applied", scope::holds)
-        + KeyedStateKeys.count(operator, "tombstone", scope::holds);
-  }
-
-  /** Reads the index's raw keyed state of this subtask's key groups into {@code into}. */
-  private void readIndex(StateInitializationContext context, KeyIndex into) throws Exception {
-    long now = now();
-    for (KeyGroupStatePartitionStreamProvider group : context.getRawKeyedStateInputs()) {
-      try (InputStream in = group.getStream()) {
-        into.read(group.getKeyGroupId(), new DataInputViewStreamWrapper(in), now);
-      }
-    }
-  }
-
-  /**
-   * Moves entries restored into keyed state (written by a job with another state backend, or by a
-   * release before the in-memory index) into the index, and empties the keyed state.
-   */
-  private void moveKeyedStateIntoIndex() throws Exception {
-    long now = now();
-    for (ValueState<AppliedChange> state : List.of(live, tombstone)) {
-      KeyedStateKeys.forEach(
-          operator,
-          state == live ? "applied" : "tombstone",
-          scope::holds,
-          () -> {
-            AppliedChange value = state.value();
-            if (value != null) {
-              byte[] bytes = keyBytes(scope.keyOf(operator.getCurrentKey()));
-              index.put(bytes, KeyIndex.hash(bytes), currentKeyGroup(), value, now);
-            }
-            state.clear();
-          });
-    }
-  }
-
-  /** Writes every entry of {@code from} into keyed state. */
-  private void moveIntoKeyedState(KeyIndex from) throws Exception {
-    from.forEach(
-        (key, keyGroup, value) -> {
-          operator.setCurrentKey(scope.stateKey(keyOf(key)));
-          (value.deleted() ? tombstone : live).update(value);
-        });
-  }
-
-  /**
-   * The bytes by which the index keeps {@code key}: those of a {@link RowKey}, else the key
-   * serializer's.
-   */
-  private byte[] keyBytes(Object key) throws java.io.IOException {
-    if (key instanceof RowKey) {
-      return ((RowKey) key).bytes();
-    }
-    buffer.clear();
-    keySerializer.serialize(key, buffer);
-    return buffer.getCopyOfBuffer();
-  }
-
-  private Object keyOf(byte[] bytes) throws java.io.IOException {
-    if ((TypeSerializer<?>) keySerializer instanceof RowKeySerializer) {
-      return new RowKey(bytes);
-    }
-    return keySerializer.deserialize(new DataInputDeserializer(bytes));
-  }
-
-  /** The key group of the key in context; the index is only used with the heap backend. */
-  private int currentKeyGroup() {
-    return ((AbstractKeyedStateBackend<?>) operator.getKeyedStateBackend())
-        .getCurrentKeyGroupIndex();
+    entries.writeIndex(first, count, start, out);
   }
 
   /** Processing time as tombstones' time to live counts it. */
@@ -445,6 +277,9 @@ public final class SequencedChanges implements KeyedDedup {
   @Override
   public void setIndexMaxKeys(long maxKeys) {
     this.maxIndexKeys = DedupOptions.checkIndexMaxKeys(maxKeys);
+    if (entries != null) {
+      entries.setMaxIndexKeys(this.maxIndexKeys);
+    }
   }
 
   @Override
@@ -454,39 +289,7 @@ public final class SequencedChanges implements KeyedDedup {
                 || operator.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
             ? List.of()
             : List.of(tablePosition.encode()));
-    if (index == null) {
-      return;
-    }
-    if (index.size() > maxIndexKeys) {
-      // Keyed state of the heap backend is snapshotted asynchronously, once this returns.
-      LOG.info(
-          "The in-memory key index holds {} keys, more than {}: moving it into keyed state",
-          index.size(),
-          maxIndexKeys);
-      moveIntoKeyedState(index);
-      index = null;
-      store = new KeyedStateEntryStore(live, tombstone, keyContext());
-      return;
-    }
-    index.forgetUnusedFiles();
-    if (!scope.ownsRawKeyedState()) {
-      // The operator writes the index with those of its other tables (writeIndex).
-      return;
-    }
-    long start = System.nanoTime();
-    KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
-    KeyGroupsList range = out.getKeyGroupList();
-    index.write(
-        range.getKeyGroupId(0),
-        range.getNumberOfKeyGroups(),
-        now(),
-        out::startNewKeyGroup,
-        new DataOutputViewStreamWrapper(out));
-    LOG.debug(
-        "Wrote the in-memory key index of {} keys for checkpoint {} in {} ms",
-        index.size(),
-        context.getCheckpointId(),
-        (System.nanoTime() - start) / 1_000_000L);
+    entries.snapshot(context);
   }
 
   /**
@@ -500,13 +303,13 @@ public final class SequencedChanges implements KeyedDedup {
 
   /** Records {@code value} for the key in context. */
   private void putCurrent(AppliedChange value) throws Exception {
-    store.put(value);
+    entries.store().put(value);
   }
 
   /** The live entry of the key in context, or null if it has no live row. */
   @Override
   public AppliedChange liveEntry() throws Exception {
-    return store.live();
+    return entries.store().live();
   }
 
   /** Records that the live row of the key in context, {@code entry}, moved to a new location. */
@@ -548,6 +351,7 @@ public final class SequencedChanges implements KeyedDedup {
   @Override
   public void processElement(ChangeEvent event) throws Exception {
     metrics.received.inc();
+    EntryStore store = entries.store();
     if (event.originPartition() != null) {
       offsets.merge(event.originPartition(), event.originOffset(), Math::max);
     }
@@ -694,6 +498,7 @@ public final class SequencedChanges implements KeyedDedup {
   }
 
   private void flush() throws Exception {
+    EntryStore store = entries.store();
     long inserted = 0;
     long updated = 0;
     long deleted = 0;
