@@ -29,7 +29,6 @@ import io.icebergcdc.sink.internal.PartitionedKeySelector;
 import io.icebergcdc.sink.internal.PartitionedKeyTypeInfo;
 import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
 import io.icebergcdc.sink.internal.RowKeySelector;
-import io.icebergcdc.sink.internal.TableKeySelector;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -66,7 +65,7 @@ import org.apache.iceberg.flink.TableLoader;
  */
 public final class IcebergCdcSink {
 
-  private static final TypeInformation<ChangeCommittable> COMMITTABLE_TYPE =
+  static final TypeInformation<ChangeCommittable> COMMITTABLE_TYPE =
       new SimpleVersionedTypeInfo<>(ChangeCommittable.class, ChangeCommittableSerializer::new);
 
   private final TableLoader tableLoader;
@@ -145,26 +144,27 @@ public final class IcebergCdcSink {
 
   /**
    * Adds the sink's dedup and writers after {@code changes}, for a committer that commits this
-   * table with others ({@link #commitTogether}): a job of many tables then has one committer, not
-   * one per table.
+   * table with others ({@link MultiTableSink#commitTogether}): a job of many tables then has one
+   * committer, not one per table.
    *
    * @param committedAs the name the table's contributions are tagged with for that committer,
    *     unique among its tables
    */
-  public Written write(DataStream<ChangeEvent> changes, String committedAs) {
+  public MultiTableSink.Written write(DataStream<ChangeEvent> changes, String committedAs) {
     Objects.requireNonNull(committedAs, "committedAs");
     OperatorUids uids = uids();
     Contributions contributions = contributions(changes, uids, committedAs);
-    return new Written(
+    return new MultiTableSink.Written(
         Map.of(committedAs, committer(uids)),
         contributions.committables(),
         contributions.deadLetters());
   }
 
   /**
-   * Whether this sink's table can be written with others by one operator ({@link #writeTogether}):
-   * a changelog, without an overwrite, whose updates and deletes are written as positions ({@code
-   * sink.delete-mode = position}) and whose changes are distributed by primary key.
+   * Whether this sink's table can be written with others by one operator ({@link
+   * MultiTableSink#writeTogether}): a changelog, without an overwrite, whose updates and deletes
+   * are written as positions ({@code sink.delete-mode = position}) and whose changes are
+   * distributed by primary key.
    */
   public boolean writesWithOthers() {
     return followsSchemaChanges() && distribution == Distribution.PRIMARY_KEY;
@@ -181,226 +181,9 @@ public final class IcebergCdcSink {
         && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION;
   }
 
-  /**
-   * Adds one operator that dedups and writes the changes of several tables, for a committer that
-   * commits them with others ({@link #commitTogether}): the operators of a job do not grow with its
-   * tables. Each table is written as its own sink's writer would ({@link #write}), with its own
-   * files, schema, write properties and key index, its contributions tagged as {@code committedAs}
-   * says.
-   *
-   * @param changes the changes of all the tables, each naming its table ({@link
-   *     ChangeEvent#table()}) as the keys of {@code sinks} do; at the parallelism of the first sink
-   * @param sinks the sink of each table by the name its changes carry; each {@link
-   *     #writesWithOthers}
-   * @param committedAs the name each table's contributions are tagged with for the committer, by
-   *     the name its changes carry; unique
-   * @param uid the writer's uid
-   */
-  public static Written writeTogether(
-      DataStream<ChangeEvent> changes,
-      Map<String, IcebergCdcSink> sinks,
-      Map<String, String> committedAs,
-      String uid) {
-    return writeTogether(changes, sinks, committedAs, uid, null);
-  }
-
-  /**
-   * Adds one operator that dedups and writes the changes of several tables, as {@link
-   * #writeTogether(DataStream, Map, Map, String)}, and of the tables that appear while the job
-   * runs: a change of a table it was not built with makes it write that table as {@code newTables}
-   * says, committed as its name (null: such a change fails the job).
-   */
-  public static Written writeTogether(
-      DataStream<ChangeEvent> changes,
-      Map<String, IcebergCdcSink> sinks,
-      Map<String, String> committedAs,
-      String uid,
-      NewTables newTables) {
-    if (sinks.isEmpty()) {
-      throw new IllegalArgumentException("no table to write");
-    }
-    checkAlignedCheckpoints(changes);
-    Map<String, PositionDeltaWriterOperator<?>> writers = new java.util.TreeMap<>();
-    Map<String, IcebergCommitter> committers = new java.util.TreeMap<>();
-    Integer parallelism = null;
-    java.time.Duration tombstoneTtl = null;
-    for (Map.Entry<String, IcebergCdcSink> table : sinks.entrySet()) {
-      IcebergCdcSink sink = table.getValue();
-      // The tables share the dedup's keyed state, whose tombstones live as long as the first
-      // table's option says.
-      java.time.Duration ttl = sink.options.get(DedupOptions.TOMBSTONE_TTL);
-      if (tombstoneTtl != null && !tombstoneTtl.equals(ttl)) {
-        throw new IllegalArgumentException(
-            "the tables written together must have the same "
-                + DedupOptions.TOMBSTONE_TTL.key()
-                + ": table "
-                + sink.tableName
-                + " has "
-                + ttl
-                + ", others "
-                + tombstoneTtl);
-      }
-      tombstoneTtl = ttl;
-      String tag = committedAs.get(table.getKey());
-      if (tag == null) {
-        throw new IllegalArgumentException("table " + table.getKey() + " has no name to commit as");
-      }
-      if (!sink.writesWithOthers()) {
-        throw new IllegalArgumentException(
-            "table "
-                + sink.tableName
-                + " cannot be written with others (an overwrite, equality deletes, or changes"
-                + " distributed by partition): write it with write()");
-      }
-      OperatorUids uids = sink.uids();
-      writers.put(table.getKey(), sink.indexedWriter(uids, tag));
-      if (committers.put(tag, sink.committer(uids)) != null) {
-        throw new IllegalArgumentException("two tables are committed as " + tag);
-      }
-      if (parallelism == null) {
-        parallelism = sink.parallelism(changes);
-      }
-    }
-    java.util.Set<String> tables = new java.util.TreeSet<>(sinks.keySet());
-    SingleOutputStreamOperator<ChangeCommittable> written =
-        changes
-            .keyBy(new TableKeySelector(), io.icebergcdc.cdc.typeutils.TableKeyTypeInfo.INSTANCE)
-            .transform(
-                "dedup by source sequence, write Parquet files and position deletes ("
-                    + tables.size()
-                    + (tables.size() == 1 ? " table)" : " tables)"),
-                COMMITTABLE_TYPE,
-                PositionDeltaWriterOperator.ofTables(
-                    writers, newTables == null ? null : table -> newWriter(newTables, table)))
-            .uid(uid)
-            .setParallelism(parallelism);
-    return new Written(committers, written, written.getSideOutput(Dedup.DEAD_LETTERS));
-  }
-
   /** The uids of this sink's operators: prefixed as its options say, named for its distribution. */
-  private OperatorUids uids() {
+  OperatorUids uids() {
     return new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);
-  }
-
-  /** The writer of a table that appeared while the job runs, committed as its name. */
-  private static PositionDeltaWriterOperator<?> newWriter(NewTables newTables, String table) {
-    IcebergCdcSink sink = newTables.sinkOf(table);
-    return sink.indexedWriter(sink.uids(), table);
-  }
-
-  /** The committer of a table that appeared while the job runs. */
-  private static IcebergCommitter newCommitter(NewTables newTables, String table) {
-    IcebergCdcSink sink = newTables.sinkOf(table);
-    return sink.committer(sink.uids());
-  }
-
-  /**
-   * The part of a job whose tables share a committer that {@link #write} or {@link #writeTogether}
-   * added.
-   *
-   * @param committers how the shared committer commits each table, by the name its contributions
-   *     are tagged with
-   * @param committables the writers' contributions, tagged
-   * @param deadLetters the changes refused as ambiguous, as {@link #apply} returns them
-   */
-  public record Written(
-      Map<String, IcebergCommitter> committers,
-      DataStream<ChangeCommittable> committables,
-      DataStream<DeadLetter> deadLetters) {}
-
-  /**
-   * Adds one committer, at parallelism 1, that commits each of {@code tables} as its own sink's
-   * committer would: one snapshot of each table per checkpoint that changed it, with the same
-   * summaries and exactly-once restore; the tables of a checkpoint are committed one after the
-   * other, not atomically (see the overload for one transaction).
-   *
-   * @param refusedUpstream what the parser before the sinks sent to the dead-letter output, counted
-   *     in the summaries of the tables {@code tableOfDeadLetter} names for them (by {@link
-   *     DeadLetter#table()}); null for none
-   * @param catalog the tables' catalog, where each table is committed as its identifier ({@link
-   *     #write}'s {@code committedAs}): a restored table the job no longer writes has its pending
-   *     checkpoints committed through it; null fails the restore of such state
-   * @param uid the committer's uid
-   * @return the end of the commit chain
-   */
-  public static DataStreamSink<Void> commitTogether(
-      java.util.List<Written> tables,
-      DataStream<DeadLetter> refusedUpstream,
-      Map<String, String> tableOfDeadLetter,
-      org.apache.iceberg.flink.CatalogLoader catalog,
-      String uid) {
-    return commitTogether(tables, refusedUpstream, tableOfDeadLetter, catalog, false, uid);
-  }
-
-  /**
-   * Adds one committer, as {@link #commitTogether(java.util.List, DataStream, Map,
-   * org.apache.iceberg.flink.CatalogLoader, String)}; where {@code inOneTransaction}, the tables of
-   * each checkpoint are committed in one transaction of {@code catalog}, which must be a REST
-   * catalog ({@link SinkOptions#COMMIT_ATOMIC_ACROSS_TABLES}): a reader sees all the tables a
-   * checkpoint changed take their new snapshots at once, or none of them.
-   */
-  public static DataStreamSink<Void> commitTogether(
-      java.util.List<Written> tables,
-      DataStream<DeadLetter> refusedUpstream,
-      Map<String, String> tableOfDeadLetter,
-      org.apache.iceberg.flink.CatalogLoader catalog,
-      boolean inOneTransaction,
-      String uid) {
-    return commitTogether(
-        tables, refusedUpstream, tableOfDeadLetter, catalog, inOneTransaction, uid, null);
-  }
-
-  /**
-   * Adds one committer, as {@link #commitTogether(java.util.List, DataStream, Map,
-   * org.apache.iceberg.flink.CatalogLoader, boolean, String)}, that commits the tables that appear
-   * while the job runs too, as {@code newTables} says (null: none may).
-   */
-  public static DataStreamSink<Void> commitTogether(
-      java.util.List<Written> tables,
-      DataStream<DeadLetter> refusedUpstream,
-      Map<String, String> tableOfDeadLetter,
-      org.apache.iceberg.flink.CatalogLoader catalog,
-      boolean inOneTransaction,
-      String uid,
-      NewTables newTables) {
-    if (tables.isEmpty()) {
-      throw new IllegalArgumentException("no table to commit");
-    }
-    Map<String, IcebergCommitter> committers = new java.util.TreeMap<>();
-    DataStream<ChangeCommittable> all = null;
-    for (Written written : tables) {
-      for (Map.Entry<String, IcebergCommitter> table : written.committers().entrySet()) {
-        if (committers.put(table.getKey(), table.getValue()) != null) {
-          throw new IllegalArgumentException("two tables are committed as " + table.getKey());
-        }
-      }
-      all = all == null ? written.committables() : all.union(written.committables());
-    }
-    if (refusedUpstream != null) {
-      all =
-          all.union(
-              refusedUpstream
-                  .flatMap(new CountsOfDeadLetters(new java.util.HashMap<>(tableOfDeadLetter)))
-                  .returns(COMMITTABLE_TYPE)
-                  .name("dead letters of the parser, counted")
-                  .uid(uid + "-upstream-dead-letters"));
-    }
-    return all.transform(
-            "commit to Iceberg ("
-                + committers.size()
-                + (committers.size() == 1 ? " table)" : " tables)"),
-            Types.VOID,
-            IcebergCommitter.ofTables(
-                committers,
-                catalog,
-                inOneTransaction,
-                newTables == null ? null : table -> newCommitter(newTables, table)))
-        .uid(uid)
-        .setParallelism(1)
-        .setMaxParallelism(1)
-        .sinkTo(new DiscardingSink<>())
-        .name("end")
-        .setParallelism(1);
   }
 
   /** The writers' contributions, tagged with {@code committedAs} (null for none), and refusals. */
@@ -513,7 +296,7 @@ public final class IcebergCdcSink {
         .setParallelism(parallelism);
   }
 
-  private static void checkAlignedCheckpoints(DataStream<?> input) {
+  static void checkAlignedCheckpoints(DataStream<?> input) {
     if (input.getExecutionEnvironment().getCheckpointConfig().isUnalignedCheckpointsEnabled()) {
       throw new IllegalArgumentException(
           "the Iceberg CDC sink needs aligned checkpoints: each commit holds exactly what was"
@@ -521,7 +304,7 @@ public final class IcebergCdcSink {
     }
   }
 
-  private int parallelism(DataStream<?> input) {
+  int parallelism(DataStream<?> input) {
     return options
         .getOptional(SinkOptions.PARALLELISM)
         .orElse(input.getExecutionEnvironment().getParallelism());
@@ -591,7 +374,7 @@ public final class IcebergCdcSink {
   }
 
   /** The key-indexed writer of this table, keyed by primary key, tagged for a shared committer. */
-  private PositionDeltaWriterOperator<RowKey> indexedWriter(OperatorUids uids, String committedAs) {
+  PositionDeltaWriterOperator<RowKey> indexedWriter(OperatorUids uids, String committedAs) {
     return indexedWriter(new RowKeySelector(), uids, committedAs);
   }
 
@@ -644,7 +427,7 @@ public final class IcebergCdcSink {
   }
 
   /** How this sink's table is committed. */
-  private IcebergCommitter committer(OperatorUids uids) {
+  IcebergCommitter committer(OperatorUids uids) {
     return IcebergCommitter.of(tableLoader, commitListener)
         .overwrite(overwrite)
         .bounded(bounded)
@@ -794,13 +577,23 @@ public final class IcebergCdcSink {
     }
   }
 
+  /** How long the dedup's tombstones of this table live ({@link DedupOptions#TOMBSTONE_TTL}). */
+  java.time.Duration tombstoneTtl() {
+    return options.get(DedupOptions.TOMBSTONE_TTL);
+  }
+
+  /** The name of the table. */
+  String tableName() {
+    return tableName;
+  }
+
   /** The schema of the changelog this sink accepts; null for a table without a primary key. */
   public ChangeSchema schema() {
     return schema;
   }
 
   /** One dead letter of the parser, as a count for the committer. */
-  private static final class CountOfDeadLetter
+  static final class CountOfDeadLetter
       implements org.apache.flink.api.common.functions.MapFunction<DeadLetter, ChangeCommittable> {
     private static final long serialVersionUID = 1L;
     static final ChangeCommittable ONE =
@@ -809,31 +602,6 @@ public final class IcebergCdcSink {
     @Override
     public ChangeCommittable map(DeadLetter letter) {
       return ONE;
-    }
-  }
-
-  /**
-   * The parser's dead letters of the tables a committer of several tables commits, as counts for
-   * it, each tagged with its table; dead letters of other tables are not counted.
-   */
-  private static final class CountsOfDeadLetters
-      implements org.apache.flink.api.common.functions.FlatMapFunction<
-          DeadLetter, ChangeCommittable> {
-    private static final long serialVersionUID = 1L;
-
-    /** The committed table by dead letters' table. */
-    private final java.util.HashMap<String, String> tables;
-
-    CountsOfDeadLetters(java.util.HashMap<String, String> tables) {
-      this.tables = tables;
-    }
-
-    @Override
-    public void flatMap(DeadLetter letter, org.apache.flink.util.Collector<ChangeCommittable> out) {
-      String table = tables.get(letter.table());
-      if (table != null) {
-        out.collect(CountOfDeadLetter.ONE.forTable(table));
-      }
     }
   }
 }

@@ -12,7 +12,7 @@ import org.apache.iceberg.flink.TableLoader;
  * created for a job that reads topics by a pattern): each as the job's own tables are written, with
  * the job's options, by its identifier in the catalog, which is the name its changes carry and its
  * writers tag their contributions with. The shared writer and committer ({@link
- * IcebergCdcSink#writeTogether}, {@link IcebergCdcSink#commitTogether}) build a table's sink in the
+ * MultiTableSink#writeTogether}, {@link MultiTableSink#commitTogether}) build a table's sink in the
  * task, at its first change, or at a restore whose state holds it.
  */
 public final class NewTables implements Serializable {

@@ -4,6 +4,7 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.sink.IcebergCdcSink;
+import io.icebergcdc.sink.MultiTableSink;
 import io.icebergcdc.sink.NewTables;
 import io.icebergcdc.sink.SinkOptions;
 import java.util.ArrayList;
@@ -161,7 +162,7 @@ final class SinkTranslator {
       CatalogLoader catalog,
       boolean takesNewTables) {
     DataStream<DeadLetter> deadLetters = routed.deadLetters();
-    List<IcebergCdcSink.Written> written = new ArrayList<>();
+    List<MultiTableSink.Written> written = new ArrayList<>();
     Map<String, String> tableOfDeadLetter = new HashMap<>();
     Map<String, IcebergCdcSink> together = new TreeMap<>();
     Map<String, String> committedAs = new HashMap<>();
@@ -179,7 +180,7 @@ final class SinkTranslator {
       }
       DataStream<ChangeEvent> changes = routed.changes().get(table);
       if (severalTables) {
-        IcebergCdcSink.Written tableWritten = sink.write(changes, table.toString());
+        MultiTableSink.Written tableWritten = sink.write(changes, table.toString());
         written.add(tableWritten);
         tableOfDeadLetter.put(name, table.toString());
         deadLetters = deadLetters.union(tableWritten.deadLetters());
@@ -194,8 +195,8 @@ final class SinkTranslator {
       deadLetters = deadLetters.union(sink.apply(changes, refused));
     }
     if (!together.isEmpty()) {
-      IcebergCdcSink.Written tables =
-          IcebergCdcSink.writeTogether(
+      MultiTableSink.Written tables =
+          MultiTableSink.writeTogether(
               routed.together(),
               together,
               committedAs,
@@ -205,7 +206,7 @@ final class SinkTranslator {
       deadLetters = deadLetters.union(tables.deadLetters());
     }
     if (!written.isEmpty()) {
-      IcebergCdcSink.commitTogether(
+      MultiTableSink.commitTogether(
           written,
           routed.deadLetters(),
           tableOfDeadLetter,
