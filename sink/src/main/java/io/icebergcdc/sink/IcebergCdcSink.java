@@ -499,7 +499,6 @@ public final class IcebergCdcSink {
       return overwrite;
     }
 
-    /** Hears about every commit; optional. */
     /**
      * Gives the write, committed once at the end of its bounded input, a write id (published at
      * most once) or the statement it carries out; see {@link BoundedWrite}.
@@ -509,6 +508,7 @@ public final class IcebergCdcSink {
       return this;
     }
 
+    /** Hears about every commit; optional. */
     public Builder commitListener(CommitListener listener) {
       this.commitListener = listener;
       return this;
