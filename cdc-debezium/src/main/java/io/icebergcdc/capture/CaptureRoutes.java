@@ -31,7 +31,10 @@ public final class CaptureRoutes implements Serializable {
   private final BadRecordPolicy badRecordPolicy;
   private final SchemaEvolution evolution;
 
-  /** The topics whose tables follow schema changes while the job runs, with {@link #evolution}. */
+  /**
+   * The topics whose tables have a key-indexed writer, which follows their schema changes while the
+   * job runs (with {@link #evolution}) and applies their truncates.
+   */
   private final Set<String> following;
 
   /** What makes the tables that appear while the job runs ready; null to end the job at one. */
@@ -82,9 +85,10 @@ public final class CaptureRoutes implements Serializable {
    *
    * @param evolution what evolves the Iceberg table of a route of {@code following} when its
    *     source's schema changes; null to end the job at such a change instead
-   * @param following the topics whose tables' writers read the rows of each schema their table
-   *     takes (the one writer of the tables on the main output, and key-indexed writers of their
-   *     own); at a schema change of another topic's table the job ends
+   * @param following the topics whose tables have a key-indexed writer (the one writer of the
+   *     tables on the main output, and key-indexed writers of their own), which reads the rows of
+   *     each schema its table takes and applies its truncates; at a schema change of another
+   *     topic's table the job ends, and its truncate is a bad record
    */
   public CaptureRoutes(
       Map<String, ChangeSchema> schemas,
@@ -274,6 +278,14 @@ public final class CaptureRoutes implements Serializable {
 
   String origin() {
     return origin;
+  }
+
+  /**
+   * Whether a route's table applies its source's truncates: those of a key-indexed writer, which
+   * knows every key of the table, and so every row a truncate deletes.
+   */
+  boolean appliesTruncates(int index) {
+    return appeared(index) || following.contains(topics.get(index));
   }
 
   /** What follows the schema changes of a route's table; null where the job ends at one. */

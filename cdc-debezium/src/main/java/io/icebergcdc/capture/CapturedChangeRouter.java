@@ -1,6 +1,8 @@
 package io.icebergcdc.capture;
 
 import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.TruncateCopies;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,6 +43,19 @@ public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, 
     badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
   }
 
+  /** A change to the one writer of the tables; a truncate as a copy for each of its subtasks. */
+  private void collect(ChangeEvent event, Collector<ChangeEvent> out) {
+    if (event.operation() == Operation.TRUNCATE) {
+      TruncateCopies.forTables(event, maxParallelism(), out::collect);
+    } else {
+      out.collect(event);
+    }
+  }
+
+  private int maxParallelism() {
+    return getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+  }
+
   @Override
   public void processElement(CapturedChange record, Context ctx, Collector<ChangeEvent> out) {
     if (record.route() == CapturedChange.DEAD_LETTER) {
@@ -48,12 +63,14 @@ public final class CapturedChangeRouter extends ProcessFunction<CapturedChange, 
       ctx.output(DebeziumJsonParseFunction.DEAD_LETTERS, record.deadLetter());
     } else if (record.route() == CapturedChange.APPEARED) {
       // A table that appeared while the job runs: named already as the one writer knows it.
-      out.collect(record.event());
+      collect(record.event(), out);
     } else {
       OutputTag<ChangeEvent> output = outputs.get(record.route());
       if (output == null) {
         // One stream of several tables: each change named as its writer knows the table.
-        out.collect(record.event().withTable(names.get(record.route())));
+        collect(record.event().withTable(names.get(record.route())), out);
+      } else if (record.event().operation() == Operation.TRUNCATE) {
+        TruncateCopies.forOneTable(record.event(), maxParallelism(), e -> ctx.output(output, e));
       } else {
         ctx.output(output, record.event());
       }

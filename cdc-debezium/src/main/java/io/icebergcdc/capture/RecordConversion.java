@@ -90,6 +90,12 @@ final class RecordConversion {
         indexes.put(record.topic(), index);
       }
       events = converter(index).convert((Struct) record.value(), record.valueSchema(), locator);
+      if (!events.isEmpty()
+          && events.get(0).operation() == io.icebergcdc.cdc.Operation.TRUNCATE
+          && !routes.appliesTruncates(index)) {
+        throw new MalformedChangeException(
+            locator + ": " + io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED);
+      }
     } catch (MalformedChangeException e) {
       String text = text(record);
       if (routes.badRecordPolicy() == BadRecordPolicy.FAIL) {

@@ -36,9 +36,10 @@ class CaptureRoutesTest {
       };
 
   /**
-   * The schema changes of a table are followed where its topic is among those that follow, on the
-   * main output (the one writer of the tables) or on a side output of its own (a key-indexed writer
-   * distributed by partition); the others' end the job.
+   * The schema changes of a table are followed, and its truncates applied, where its topic is among
+   * those of key-indexed writers, on the main output (the one writer of the tables) or on a side
+   * output of its own (a key-indexed writer distributed by partition); the others' schema changes
+   * end the job, and their truncates are bad records.
    */
   @Test
   void followsTheSchemaChangesOfTheTopicsItIsGiven() {
@@ -63,6 +64,10 @@ class CaptureRoutesTest {
     assertThat(routes.evolutionOf(routes.indexOf("db.public.own"))).isSameAs(EVOLUTION);
     assertThat(routes.evolutionOf(routes.indexOf("db.public.shared"))).isSameAs(EVOLUTION);
     assertThat(routes.evolutionOf(routes.indexOf("db.public.equality"))).isNull();
+    // The same tables, of key-indexed writers, apply their truncates.
+    assertThat(routes.appliesTruncates(routes.indexOf("db.public.own"))).isTrue();
+    assertThat(routes.appliesTruncates(routes.indexOf("db.public.shared"))).isTrue();
+    assertThat(routes.appliesTruncates(routes.indexOf("db.public.equality"))).isFalse();
 
     CaptureRoutes withoutEvolution =
         new CaptureRoutes(

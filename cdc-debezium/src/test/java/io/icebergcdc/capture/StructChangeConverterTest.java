@@ -324,7 +324,9 @@ class StructChangeConverterTest {
     assertThat(out.get(3).deadLetter().table()).isEqualTo("public.items");
     assertThat(out.get(3).deadLetter().reason())
         .contains("topic " + TOPIC)
-        .contains("the source table was truncated (operation 't'), which the job does not apply");
+        .contains(
+            "the source table was truncated (operation 't'), which the job applies only with the"
+                + " key-indexed writer");
 
     RecordConversion failing =
         new RecordConversion(

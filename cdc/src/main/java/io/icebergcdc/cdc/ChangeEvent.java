@@ -87,7 +87,10 @@ public final class ChangeEvent {
     if (operation.isUpsert() && after == null) {
       throw new IllegalArgumentException(operation + " of key " + key + " has no row after");
     }
-    if (!operation.isUpsert() && before == null) {
+    if (operation == Operation.TRUNCATE && (before != null || after != null)) {
+      throw new IllegalArgumentException("a TRUNCATE has no rows");
+    }
+    if (operation == Operation.DELETE && before == null) {
       throw new IllegalArgumentException("DELETE of key " + key + " has no row before");
     }
     this.before = before;
@@ -126,7 +129,10 @@ public final class ChangeEvent {
     return after;
   }
 
-  /** The row that identifies the change's key: the row after an upsert, before a delete. */
+  /**
+   * The row that identifies the change's key: the row after an upsert, before a delete; null for a
+   * truncate.
+   */
   public RowData keyRow() {
     return operation.isUpsert() ? after : before;
   }
@@ -151,6 +157,42 @@ public final class ChangeEvent {
   /** The offset of the Kafka record the change was read from; -1 if it was not read from Kafka. */
   public long originOffset() {
     return originOffset;
+  }
+
+  /**
+   * A truncate of {@code table} at {@code sequence}: no rows, and no key until it is copied for
+   * each writer subtask ({@link TruncateCopies}).
+   */
+  public static ChangeEvent truncate(
+      String table, SourceSequence sequence, long sourceTimestampMillis) {
+    return new ChangeEvent(
+        table,
+        Operation.TRUNCATE,
+        TruncateCopies.NO_KEY,
+        null,
+        null,
+        sequence,
+        sourceTimestampMillis);
+  }
+
+  /** The same truncate with the key of one of its copies ({@link TruncateCopies}). */
+  public ChangeEvent withKey(RowKey newKey) {
+    if (operation != Operation.TRUNCATE) {
+      throw new IllegalStateException("only a truncate's copies take another key");
+    }
+    return new ChangeEvent(
+        table,
+        operation,
+        newKey,
+        before,
+        after,
+        sequence,
+        sourceTimestampMillis,
+        originPartition,
+        originOffset,
+        unavailable,
+        missing,
+        rowSchemaId);
   }
 
   /** This change as one of {@code newTable}, by the name a router of several tables gives it. */

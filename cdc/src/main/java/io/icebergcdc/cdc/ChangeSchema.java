@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
@@ -109,6 +110,71 @@ public final class ChangeSchema implements Serializable {
       throw new IllegalStateException("cannot encode a key in memory", e);
     }
     return new RowKey(out.getCopyOfBuffer());
+  }
+
+  /**
+   * A row of this schema with the key columns of {@code key} set, the others null: what a delete of
+   * the key carries where only its key is known (a truncate deletes every key). The inverse of
+   * {@link #keyOf}: an int column whose key was encoded from a value widened past the int range
+   * holds it as a long, as a row of the widened schema does.
+   */
+  public GenericRowData keyRowOf(RowKey key) {
+    GenericRowData row = new GenericRowData(schema.columns().size());
+    org.apache.flink.core.memory.DataInputDeserializer in =
+        new org.apache.flink.core.memory.DataInputDeserializer(key.bytes());
+    try {
+      for (int pos : keyPositions) {
+        row.setField(pos, decode(rowType().getTypeAt(pos), in));
+      }
+      if (in.available() != 0) {
+        throw new IllegalArgumentException(in.available() + " bytes left over");
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      throw new IllegalArgumentException(
+          "key " + key + " is not a key of " + keyColumns + ": " + e.getMessage(), e);
+    }
+    return row;
+  }
+
+  private static Object decode(LogicalType type, DataInputView in) throws java.io.IOException {
+    switch (type.getTypeRoot()) {
+      case BOOLEAN:
+        return in.readBoolean();
+      case INTEGER:
+        long value = in.readLong();
+        return value == (int) value ? (Object) (int) value : (Object) value;
+      case DATE:
+      case TIME_WITHOUT_TIME_ZONE:
+        return in.readInt();
+      case BIGINT:
+        return in.readLong();
+      case FLOAT:
+        return Float.intBitsToFloat(in.readInt());
+      case DOUBLE:
+        return Double.longBitsToDouble(in.readLong());
+      case CHAR:
+      case VARCHAR:
+        return StringData.fromBytes(bytes(in));
+      case BINARY:
+      case VARBINARY:
+        return bytes(in);
+      case DECIMAL:
+        org.apache.flink.table.types.logical.DecimalType decimal =
+            (org.apache.flink.table.types.logical.DecimalType) type;
+        return DecimalData.fromUnscaledBytes(bytes(in), decimal.getPrecision(), decimal.getScale());
+      case TIMESTAMP_WITHOUT_TIME_ZONE:
+      case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+        long millis = in.readLong();
+        return TimestampData.fromEpochMillis(millis, in.readInt());
+      default:
+        throw new IllegalArgumentException("a key column of type " + type + " cannot be read back");
+    }
+  }
+
+  private static byte[] bytes(DataInputView in) throws java.io.IOException {
+    byte[] bytes = new byte[in.readInt()];
+    in.readFully(bytes);
+    return bytes;
   }
 
   /** The key columns of a row as {@code name=value} pairs, for messages. */

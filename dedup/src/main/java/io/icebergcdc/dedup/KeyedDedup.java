@@ -46,6 +46,18 @@ public interface KeyedDedup extends Serializable {
   void processElement(ChangeEvent event) throws Exception;
 
   /**
+   * Takes a truncate of the table (one of its copies, {@link io.icebergcdc.cdc.TruncateCopies}):
+   * from now on a change before it is stale, a change before it held since the last checkpoint
+   * becomes a delete at it, and at the next checkpoint every key whose live row came from a change
+   * before it is deleted, leaving a tombstone at it. A copy of a truncate taken already, and a
+   * truncate before one taken, change nothing.
+   *
+   * @throws IllegalStateException if the operator does not know every key of the table ({@link
+   *     NetChanges#unknownKeysHaveNoRow}), so that rows of the table would stay
+   */
+  void truncate(ChangeEvent truncate) throws Exception;
+
+  /**
    * The table's schema changed while the job runs: the changes taken from now on have the rows of
    * {@code schema}, and {@code fit} gives a change kept since before (of an earlier schema) those
    * rows.

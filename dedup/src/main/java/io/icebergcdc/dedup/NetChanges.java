@@ -2,6 +2,7 @@ package io.icebergcdc.dedup;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.RowKey;
 
 /**
  * What becomes of the net changes the dedup ({@link KeyedDedup}) hands on once per checkpoint: the
@@ -40,6 +41,14 @@ public interface NetChanges {
    */
   default boolean unknownKeysHaveNoRow() {
     return false;
+  }
+
+  /**
+   * The primary key of a key of the operator's keyed stream ({@code key}, as the dedup's state
+   * keeps it): the key itself, unless the operator's keys carry more than the primary key.
+   */
+  default RowKey rowKeyOf(Object key) {
+    return (RowKey) key;
   }
 
   /** A data file (in the form the writer keeps it) and a row position in it. */

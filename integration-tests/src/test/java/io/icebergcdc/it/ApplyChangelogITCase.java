@@ -545,6 +545,41 @@ class ApplyChangelogITCase {
   }
 
   /**
+   * A truncate in the file, parsed by two parsers: the rows of the changes before it are deleted,
+   * those of the changes after it kept, whichever parser read them first; distributed by key or by
+   * partition.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"PRIMARY_KEY", "PARTITION"})
+  void appliesATruncateWithinTheFile(String distribution) throws Exception {
+    boolean byPartition = distribution.equals("PARTITION");
+    EvolvingEvents.Changelog changelog = new EvolvingEvents.Changelog(1000);
+    List<String> lines = new ArrayList<>();
+    for (long id = 1; id <= 3000; id++) {
+      lines.add(changelog.event(false, "c", id, "item " + id, id, null));
+    }
+    for (long id = 1; id <= 500; id++) {
+      lines.add(changelog.event(false, "u", id, "updated " + id, id, null));
+    }
+    lines.add(changelog.truncate());
+    for (long id = 2900; id <= 3200; id++) {
+      lines.add(changelog.event(false, "c", id, "after " + id, id, null));
+    }
+    for (long id = 3100; id <= 3150; id++) {
+      lines.add(changelog.event(false, "d", id, null, 0, null));
+    }
+    Files.write(dir.resolve("changes.jsonl"), lines);
+    Configuration options = new Configuration();
+    options.setString("sink.distribution", distribution);
+
+    new JobRunner(job(byPartition ? "bucket(4, id)" : null, 3, Map.of(), 0, options), null).run();
+
+    Table table = table();
+    assertThat(changelog.model()).hasSize(250);
+    assertThat(EvolvingEvents.rows(table)).isEqualTo(changelog.model());
+  }
+
+  /**
    * Five jobs, each without state and with compaction turned off, leave small files with keys of
    * both writer subtasks; a sixth job, with the defaults, finds them shared (of other jobs): each
    * of its writers moves the rows of its keys out of them, and the commit that deletes a file's

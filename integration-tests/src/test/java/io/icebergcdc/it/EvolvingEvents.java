@@ -133,6 +133,25 @@ final class EvolvingEvents {
       return EvolvingEvents.event(keyWidened, evolved, op, id, name, qty, note, ++lsn);
     }
 
+    /** The event of a truncate of the table, in the old schema: the model is emptied. */
+    String truncate() {
+      model.clear();
+      ObjectNode envelope;
+      try {
+        envelope =
+            (ObjectNode)
+                MAPPER.readTree(
+                    EvolvingEvents.event(keyWidened, false, "c", 0, null, 0, null, ++lsn));
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      ObjectNode payload = (ObjectNode) envelope.get("payload");
+      payload.putNull("before");
+      payload.putNull("after");
+      payload.put("op", "t");
+      return envelope.toString();
+    }
+
     /** {@link #event} with its Kafka key. */
     Map.Entry<String, String> keyed(
         boolean evolved, String op, long id, String name, long qty, String note) {

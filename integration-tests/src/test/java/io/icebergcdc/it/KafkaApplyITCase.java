@@ -423,6 +423,46 @@ class KafkaApplyITCase {
         .hasSize(2);
   }
 
+  /**
+   * A truncate among a topic's events, over two partitions, is applied: the rows of the changes
+   * before it are deleted, wherever they were read from, and those after it are kept, whichever
+   * partition delivered them first. The table then equals what the events leave.
+   */
+  @Test
+  void appliesATruncate() throws Exception {
+    String topic = "truncating.public.items";
+    KAFKA.createTopic(topic, 2);
+    EvolvingEvents.Changelog changelog = new EvolvingEvents.Changelog(1000);
+    List<Map.Entry<String, String>> events = new ArrayList<>();
+    for (long id = 1; id <= 300; id++) {
+      events.add(changelog.keyed(false, "c", id, "item " + id, id, null));
+    }
+    for (long id = 1; id <= 50; id++) {
+      events.add(changelog.keyed(false, "u", id, "updated " + id, id, null));
+    }
+    events.add(Map.entry("{\"id\":0}", changelog.truncate()));
+    for (long id = 250; id <= 400; id++) {
+      events.add(changelog.keyed(false, "c", id, "after " + id, id, null));
+    }
+    for (long id = 380; id <= 390; id++) {
+      events.add(changelog.keyed(false, "d", id, null, 0, null));
+    }
+    KAFKA.produce(topic, events);
+    JobDefinition job =
+        new KafkaJob()
+            .topics(topic)
+            .groupId("iceberg-cdc-it-truncate")
+            .tableTemplate("truncating.{table}")
+            .primaryKey("id")
+            .build();
+    running = new JobRunner(job).start();
+    Catalog catalog = job.catalog().loader().loadCatalog();
+    TableIdentifier items = TableIdentifier.of("truncating", "items");
+    awaitModel(catalog, items, changelog.model());
+    assertThat(changelog.model()).hasSize(140);
+    assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(items))).hasSize(1);
+  }
+
   /** Waits until the table holds exactly the model's rows ({@code name qty note} by id). */
   private void awaitModel(Catalog catalog, TableIdentifier identifier, Map<Long, String> model)
       throws Exception {

@@ -150,6 +150,11 @@ class MariaDbCaptureITCase extends CaptureScenario {
     super.failsAtATruncateThenGoesOnPastItAsADeadLetter();
   }
 
+  @Test
+  void appliesATruncate() throws Exception {
+    super.appliesATruncate();
+  }
+
   @Override
   JobDefinition job(String restoreFrom) {
     return job(source(), "mariadb.{table}", restoreFrom);

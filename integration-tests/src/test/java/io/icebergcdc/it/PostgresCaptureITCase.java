@@ -345,6 +345,11 @@ class PostgresCaptureITCase extends CaptureScenario {
     super.failsAtATruncateThenGoesOnPastItAsADeadLetter();
   }
 
+  @Test
+  void appliesATruncate() throws Exception {
+    super.appliesATruncate();
+  }
+
   @Override
   JobDefinition job(String restoreFrom) {
     return job(source(), "cdc.{schema}_{table}", restoreFrom);

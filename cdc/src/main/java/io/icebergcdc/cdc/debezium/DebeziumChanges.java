@@ -26,6 +26,9 @@ public final class DebeziumChanges {
    * @throws MalformedChangeException if it does
    */
   public static void checkRows(Operation op, RowData before, RowData after, String locator) {
+    if (op == Operation.TRUNCATE) {
+      return;
+    }
     if (op.isUpsert() && after == null) {
       throw new MalformedChangeException(locator + ": a '" + op.code() + "' event has no 'after'");
     }
@@ -51,6 +54,9 @@ public final class DebeziumChanges {
       SourceSequence sequence,
       long timestampMillis,
       String locator) {
+    if (op == Operation.TRUNCATE) {
+      return List.of(ChangeEvent.truncate(table, sequence, timestampMillis));
+    }
     RowKey key = key(schema, op.isUpsert() ? after : before, locator);
     if (op == Operation.UPDATE && before != null) {
       RowKey oldKey = keyIfComplete(schema, before);

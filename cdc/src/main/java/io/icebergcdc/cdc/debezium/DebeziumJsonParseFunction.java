@@ -64,6 +64,9 @@ public final class DebeziumJsonParseFunction
   /** Evolves the table at an event of a changed schema; null to refuse such events. */
   private io.icebergcdc.cdc.SchemaEvolution evolution;
 
+  /** Whether the table's writer applies truncates; if not, a truncate is a bad record. */
+  private boolean applyingTruncates;
+
   /** Reads lines from their file by their place in it, for the lines that come without bytes. */
   public interface LineBytes extends Serializable, Closeable {
 
@@ -120,6 +123,16 @@ public final class DebeziumJsonParseFunction
     return this;
   }
 
+  /**
+   * Applies truncates, for a key-indexed writer (which knows every key of the table): each is sent
+   * as a copy for each of the writer's subtasks ({@link io.icebergcdc.cdc.TruncateCopies}), keyed
+   * by primary key. Without it, a truncate is a bad record.
+   */
+  public DebeziumJsonParseFunction applyingTruncates() {
+    this.applyingTruncates = true;
+    return this;
+  }
+
   @Override
   public void open(OpenContext openContext) {
     parser = new DebeziumJsonParser(schema, tableName, sequenceColumn);
@@ -153,7 +166,17 @@ public final class DebeziumJsonParseFunction
         checkOneSourceTable(event, at, line);
       }
       for (ChangeEvent event : events) {
-        out.collect(event);
+        if (event.operation() != io.icebergcdc.cdc.Operation.TRUNCATE) {
+          out.collect(event);
+        } else if (applyingTruncates) {
+          io.icebergcdc.cdc.TruncateCopies.forOneTable(
+              event,
+              getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
+              out::collect);
+        } else {
+          throw new MalformedChangeException(
+              at + ": " + io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED);
+        }
       }
     } catch (MalformedChangeException e) {
       if (badRecordPolicy == BadRecordPolicy.FAIL) {

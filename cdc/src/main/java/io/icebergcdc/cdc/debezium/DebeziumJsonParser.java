@@ -340,6 +340,14 @@ public final class DebeziumJsonParser {
   }
 
   private SourceSequence sequence(JsonNode source, RowData row, String locator) {
+    if (sequenceColumn != null && row == null) {
+      throw new MalformedChangeException(
+          locator
+              + ": a truncate has no sequence column '"
+              + sequenceColumn
+              + "' to order it against the rows' changes, so the job cannot apply it (ordered by"
+              + " the source's positions, without a sequence column, it does)");
+    }
     if (sequenceColumn != null) {
       return columnSequence(changeSchema, row, sequenceColumn, sequencePosition, locator);
     }

@@ -183,12 +183,31 @@ class DebeziumJsonParserTest {
     assertThat(parser.parse("{\"schema\":{},\"payload\":null}", "l")).isEmpty();
   }
 
+  /** A truncate is a change of its table at its source position, without rows or key. */
+  @Test
+  void aTruncateIsAChangeOfItsTableWithoutRows() {
+    assertThat(parser.parse(pg("t", "null", "null", 7), "l"))
+        .singleElement()
+        .satisfies(
+            truncate -> {
+              assertThat(truncate.operation()).isEqualTo(io.icebergcdc.cdc.Operation.TRUNCATE);
+              assertThat(truncate.before()).isNull();
+              assertThat(truncate.after()).isNull();
+              assertThat(truncate.key()).isEqualTo(io.icebergcdc.cdc.TruncateCopies.NO_KEY);
+              assertThat(truncate.sequence())
+                  .isEqualTo(parser.parse(pg("c", "null", "{\"id\":1}", 7), "l").get(0).sequence());
+            });
+    // Ordered by a column of the rows, a truncate has nothing to be ordered by.
+    DebeziumJsonParser bySequence = new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", "id");
+    assertThatThrownBy(() -> bySequence.parse(pg("t", "null", "null", 7), "l"))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageContaining("a truncate has no sequence column 'id'");
+  }
+
   @Test
   void badRecordsFailWithAMessageNamingTheRecordAndTheProblem() {
     assertMalformed("{not json", "not valid JSON");
     assertMalformed(pg("x", "null", "{\"id\":1}", 1), "unknown operation 'x'");
-    assertMalformed(
-        pg("t", "null", "null", 1), "truncated (operation 't'), which the job does not");
     assertMalformed("{\"after\":{\"id\":1},\"source\":{\"lsn\":1}}", "no 'op'");
     assertMalformed(pg("c", "null", "{\"name\":\"no key\"}", 1), "'id'");
     assertMalformed(pg("c", "null", "{\"id\":1,\"colour\":\"red\"}", 1), "'colour'");

@@ -72,6 +72,14 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
 
   @Override
   public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
+    if (element.getValue().operation() == io.icebergcdc.cdc.Operation.TRUNCATE) {
+      // The routers refuse a truncate of a table without a key-indexed writer before it gets here.
+      throw new IllegalStateException(
+          "table "
+              + element.getValue().table()
+              + ": "
+              + io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED);
+    }
     dedup.processElement(element.getValue());
   }
 

@@ -159,6 +159,37 @@ final class EntryPlacement implements KeyContext {
     return store;
   }
 
+  /** What {@link #forEachLive} hands each key with a live row. */
+  interface LiveVisitor {
+    void visit(Object key, AppliedChange entry) throws Exception;
+  }
+
+  /**
+   * Hands {@code visitor} each key of the table with a live row and its entry; no key may have a
+   * pending change (after a flush).
+   */
+  void forEachLive(LiveVisitor visitor) throws Exception {
+    if (index != null) {
+      index.forEach(
+          (bytes, keyGroup, value) -> {
+            if (value != null && !value.deleted()) {
+              visitor.visit(keyOf(bytes), value);
+            }
+          });
+      return;
+    }
+    KeyedStateKeys.forEach(
+        operator,
+        "applied",
+        scope::holds,
+        () -> {
+          AppliedChange value = live.value();
+          if (value != null) {
+            visitor.visit(currentKey(), value);
+          }
+        });
+  }
+
   /** How many keys the in-memory index holds; 0 where the entries are in keyed state. */
   long indexSize() {
     return index == null ? 0 : index.size();

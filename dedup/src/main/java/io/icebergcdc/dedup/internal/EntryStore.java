@@ -67,6 +67,12 @@ interface EntryStore {
   /** Records {@code value} as the entry of the key in the operator's context. */
   void put(AppliedChange value) throws Exception;
 
+  /**
+   * Records {@code tombstone} as the entry of the key in the operator's context, which had a live
+   * row: deleted outside a flush (by a truncate).
+   */
+  void putTombstone(AppliedChange tombstone) throws Exception;
+
   /** The live entry of the key in the operator's context, or null if it has no live row. */
   AppliedChange live() throws Exception;
 }

@@ -100,6 +100,11 @@ final class IndexEntryStore implements EntryStore {
   }
 
   @Override
+  public void putTombstone(AppliedChange value) throws Exception {
+    put(value);
+  }
+
+  @Override
   public AppliedChange live() throws Exception {
     Object current = context.currentKey();
     byte[] bytes = context.keyBytes(current);

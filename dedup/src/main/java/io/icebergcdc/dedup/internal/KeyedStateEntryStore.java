@@ -94,6 +94,12 @@ final class KeyedStateEntryStore implements EntryStore {
   }
 
   @Override
+  public void putTombstone(AppliedChange value) throws Exception {
+    live.clear();
+    tombstone.update(value);
+  }
+
+  @Override
   public AppliedChange live() throws Exception {
     return live.value();
   }

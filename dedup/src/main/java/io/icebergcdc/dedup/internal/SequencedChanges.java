@@ -3,8 +3,10 @@ package io.icebergcdc.dedup.internal;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.dedup.AmbiguousChangeException;
@@ -33,6 +35,7 @@ import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
 
 /**
  * The dedup ({@link KeyedDedup}): orders the changes of each primary key by source sequence, drops
@@ -128,6 +131,24 @@ public final class SequencedChanges implements KeyedDedup {
   private transient org.apache.flink.api.common.state.ListState<String> tablePositionState;
 
   /**
+   * The position of the latest truncate of the table this subtask took ({@link #truncate}): a
+   * change before it is stale. Every subtask takes every truncate, so all hold the same; kept in
+   * operator state, where a restore takes the latest of all subtasks'.
+   */
+  private transient SourceSequence truncatedAt;
+
+  /** The table's name in the truncate {@link #truncatedAt}, for the deletes it makes. */
+  private transient String truncatedTable;
+
+  /**
+   * Whether the keys with live rows from before {@link #truncatedAt} are still to be deleted, at
+   * the next flush.
+   */
+  private transient boolean truncateDue;
+
+  private transient org.apache.flink.api.common.state.ListState<String> truncatedAtState;
+
+  /**
    * The keys with changes since the last checkpoint, numbered in the order they came; the entry
    * store finds a key's number.
    */
@@ -205,6 +226,18 @@ public final class SequencedChanges implements KeyedDedup {
           "Started without state on a table at source position {}: changes at or before it are"
               + " dropped as stale",
           tablePosition);
+    }
+    truncatedAtState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(
+                new org.apache.flink.api.common.state.ListStateDescriptor<>(
+                    scope.stateName("truncated-at"),
+                    org.apache.flink.api.common.typeinfo.Types.STRING));
+    truncatedAt = null;
+    for (String encoded : truncatedAtState.get()) {
+      SourceSequence at = SourceSequence.decode(encoded);
+      truncatedAt = truncatedAt == null ? at : at.max(truncatedAt);
     }
     live =
         context
@@ -284,6 +317,7 @@ public final class SequencedChanges implements KeyedDedup {
 
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
+    truncatedAtState.update(truncatedAt == null ? List.of() : List.of(truncatedAt.encode()));
     tablePositionState.update(
         tablePosition == null
                 || operator.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
@@ -351,6 +385,12 @@ public final class SequencedChanges implements KeyedDedup {
   @Override
   public void processElement(ChangeEvent event) throws Exception {
     metrics.received.inc();
+    if (beforeTruncate(event.sequence())) {
+      // Its table was truncated after it: its row, had it come in time, is deleted.
+      stale++;
+      metrics.stale.inc();
+      return;
+    }
     EntryStore store = entries.store();
     if (event.originPartition() != null) {
       offsets.merge(event.originPartition(), event.originOffset(), Math::max);
@@ -437,6 +477,106 @@ public final class SequencedChanges implements KeyedDedup {
     }
   }
 
+  @Override
+  public void truncate(ChangeEvent truncate) throws Exception {
+    SourceSequence at = truncate.sequence();
+    if (truncatedAt != null && at.compareTo(truncatedAt) <= 0) {
+      // Another copy of the truncate, or a truncate before the one taken.
+      return;
+    }
+    if (!netChanges.unknownKeysHaveNoRow()) {
+      throw new IllegalStateException(
+          "table "
+              + truncate.table()
+              + " was truncated in the source at "
+              + at
+              + ", which the writer cannot apply: it does not know every key of the table, as"
+              + " where it started without state on a table with rows and without reading its"
+              + " keys first (sink.bootstrap-index = false)");
+    }
+    truncatedAt = at;
+    truncatedTable = truncate.table();
+    truncateDue = true;
+    if (!at.isBeforeLog()) {
+      lastSeen = lastSeen == null ? at : at.max(lastSeen);
+    }
+    LOG.info(
+        "Table {} was truncated in the source at {}: its rows of changes before it are deleted at"
+            + " the next checkpoint, and changes before it that come later are dropped",
+        truncate.table(),
+        at);
+  }
+
+  /** Whether a change at {@code sequence} came before the latest truncate of its table. */
+  private boolean beforeTruncate(SourceSequence sequence) {
+    return truncatedAt != null
+        && sequence != null
+        && sequence.kind() == truncatedAt.kind()
+        && sequence.compareTo(truncatedAt) < 0;
+  }
+
+  /**
+   * Deletes, after a truncate, every key whose live row came from a change before it (or was in the
+   * table before the job): with a tombstone at the truncate's position, counted with the deletes.
+   */
+  private long deleteTruncatedRows() throws Exception {
+    List<Object> keys = new java.util.ArrayList<>();
+    entries.forEachLive(
+        (key, entry) -> {
+          SourceSequence sequence = entry.sequence();
+          if (sequence != null && sequence.kind() != truncatedAt.kind()) {
+            throw new IllegalStateException(
+                "table "
+                    + truncatedTable
+                    + " was truncated in the source at "
+                    + truncatedAt
+                    + ", which cannot be ordered against the change at "
+                    + sequence
+                    + " of one of its keys");
+          }
+          if (sequence == null || sequence.compareTo(truncatedAt) < 0) {
+            keys.add(key);
+          }
+        });
+    EntryStore store = entries.store();
+    long deleted = 0;
+    for (Object key : keys) {
+      entries.setCurrentKey(key);
+      AppliedChange prior = store.live();
+      RowKey rowKey = netChanges.rowKeyOf(key);
+      ChangeEvent delete =
+          new ChangeEvent(
+              truncatedTable,
+              Operation.DELETE,
+              rowKey,
+              jobSchema.keyRowOf(rowKey),
+              null,
+              truncatedAt,
+              0L);
+      netChanges.apply(delete, prior);
+      store.putTombstone(new AppliedChange(truncatedAt, jobSchema.fingerprint(delete), true));
+      deleted++;
+    }
+    return deleted;
+  }
+
+  /**
+   * A change held since the last checkpoint that came before the truncate taken since, as a delete
+   * of its key at the truncate's position.
+   */
+  private ChangeEvent deletedByTruncate(ChangeEvent change) {
+    RowData row = change.keyRow();
+    return new ChangeEvent(
+            change.table(),
+            Operation.DELETE,
+            change.key(),
+            row,
+            null,
+            truncatedAt,
+            change.sourceTimestampMillis())
+        .inSchema(change.rowSchemaId(), row, null, ColumnMask.EMPTY, ColumnMask.EMPTY);
+  }
+
   /**
    * Whether a change of a key without a sequence of its own is at or before the position the table
    * holds: of the same source (kind and binlog file name), not a snapshot read (which shows the
@@ -505,6 +645,9 @@ public final class SequencedChanges implements KeyedDedup {
     for (int number = 1; number <= pending.size(); number++) {
       AppliedChange prior = store.atPending(number, pending.key(number), pending.prior(number));
       ChangeEvent latest = pending.event(number);
+      if (beforeTruncate(latest.sequence())) {
+        latest = deletedByTruncate(latest);
+      }
       long fingerprint = jobSchema.fingerprint(latest);
       boolean existed = prior != null && !prior.deleted();
       boolean mayExist = existed || (prior == null && !netChanges.unknownKeysHaveNoRow());
@@ -541,6 +684,10 @@ public final class SequencedChanges implements KeyedDedup {
     pending.clear();
     store.pendingCleared();
     missing.flushed();
+    if (truncateDue) {
+      deleted += deleteTruncatedRows();
+      truncateDue = false;
+    }
     metrics.inserted.inc(inserted);
     metrics.updated.inc(updated);
     metrics.deleted.inc(deleted);

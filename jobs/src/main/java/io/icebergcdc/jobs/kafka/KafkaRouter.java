@@ -6,9 +6,11 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.NewSourceTableException;
+import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.RefusedSourceException;
 import io.icebergcdc.cdc.SchemaEvolution;
 import io.icebergcdc.cdc.TableRoute;
+import io.icebergcdc.cdc.TruncateCopies;
 import io.icebergcdc.cdc.debezium.DebeziumChanges;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
@@ -60,7 +62,10 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   /** What evolves the tables of {@link #following} when their events' schema changes; or null. */
   private SchemaEvolution evolution;
 
-  /** The topics whose schema changes {@link #evolution} follows. */
+  /**
+   * The topics whose tables have a key-indexed writer, which follows their schema changes (with
+   * {@link #evolution}) and applies their truncates; those that appear while the job runs have one.
+   */
   private java.util.Set<String> following = java.util.Set.of();
 
   /** What makes the tables of topics that appear while the job runs ready; or null. */
@@ -317,14 +322,29 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       String locator = "topic " + record.position();
       List<ChangeEvent> events = parsers.get(record.topic).parse(record, locator);
       for (ChangeEvent event : events) {
+        if (event.operation() == Operation.TRUNCATE
+            && !(appeared.containsKey(record.topic) || following.contains(record.topic))) {
+          throw new MalformedChangeException(locator + ": " + Operation.TRUNCATE_NOT_APPLIED);
+        }
+      }
+      int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+      for (ChangeEvent event : events) {
+        ChangeEvent located = event.withOrigin(partition, record.offset);
+        boolean truncate = event.operation() == Operation.TRUNCATE;
         if (route.onMainOutput()) {
           // One stream of several tables: each change named as its writer knows the table.
-          out.collect(
-              event
-                  .withOrigin(partition, record.offset)
-                  .withTable(mainOutputNames.getOrDefault(record.topic, route.tableName())));
+          ChangeEvent named =
+              located.withTable(mainOutputNames.getOrDefault(record.topic, route.tableName()));
+          if (truncate) {
+            TruncateCopies.forTables(named, maxParallelism, out::collect);
+          } else {
+            out.collect(named);
+          }
+        } else if (truncate) {
+          OutputTag<ChangeEvent> output = route.output();
+          TruncateCopies.forOneTable(located, maxParallelism, e -> ctx.output(output, e));
         } else {
-          ctx.output(route.output(), event.withOrigin(partition, record.offset));
+          ctx.output(route.output(), located);
         }
       }
     } catch (MalformedChangeException e) {

@@ -117,9 +117,13 @@ final class FileSourceTranslator implements SourceTranslator {
             job.deadLetters().policy(),
             sourceTableOfFirstEvent(),
             lineBytes);
+    // The key-indexed writer follows schema changes and applies truncates.
     return followingSchemaChanges
-        ? parser.followingSchemaChanges(
-            new CatalogSchemaEvolution(job.catalog().loader(), Map.of(tableName, target.table())))
+        ? parser
+            .followingSchemaChanges(
+                new CatalogSchemaEvolution(
+                    job.catalog().loader(), Map.of(tableName, target.table())))
+            .applyingTruncates()
         : parser;
   }
 

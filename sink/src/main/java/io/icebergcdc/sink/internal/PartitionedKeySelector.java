@@ -52,6 +52,11 @@ public final class PartitionedKeySelector implements ChangeKeySelector<Partition
 
   @Override
   public PartitionedKey keyOf(RowKey key, RowData keyRow) {
+    if (keyRow == null) {
+      // A copy of a truncate, which has no row: hashed as its key, one copy for each key group
+      // (io.icebergcdc.cdc.TruncateCopies#forOneTable).
+      return new PartitionedKey(key.hashCode(), key);
+    }
     init();
     return keyOf(key, columns.wrap(keyRow));
   }

@@ -3,6 +3,7 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
+import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.LiveFiles;
@@ -383,6 +384,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     return indexComplete;
   }
 
+  @Override
+  public RowKey rowKeyOf(Object key) {
+    return key instanceof PartitionedKey partitioned ? partitioned.key() : (RowKey) key;
+  }
+
   void open() throws Exception {
     dedup.open();
     if (bootstrapDue) {
@@ -482,6 +488,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   /** Takes a change of the key in context, one of this table's. */
   void processElement(ChangeEvent change) throws Exception {
+    if (change.operation() == io.icebergcdc.cdc.Operation.TRUNCATE) {
+      // One of the copies of a truncate, one for each key group: keyed by no key of the table.
+      dedup.truncate(change);
+      return;
+    }
     ChangeSchema before = rowSchemas.current();
     ChangeEvent fitted = rowSchemas.fit(change);
     if (rowSchemas.current() != before) {

@@ -329,6 +329,81 @@ class PositionDeltaWriterOperatorTest {
     }
   }
 
+  /**
+   * A truncate, as one of its copies reaches a writer subtask: the rows of changes before it are
+   * deleted, committed ones by position and one held since the last checkpoint not written; a
+   * change before it that comes after it is dropped, and changes after it are applied, whether they
+   * came before it or after. Another copy, and the truncate again after a restore of the checkpoint
+   * that applied it, change nothing more.
+   */
+  @Test
+  void aTruncateDeletesTheRowsOfTheChangesBeforeIt() throws Exception {
+    Table table = table();
+    OperatorSubtaskState state;
+    ChangeEvent truncate =
+        ChangeEvent.truncate(
+                TestChanges.TABLE, io.icebergcdc.cdc.SourceSequence.postgresLsn(10), 0L)
+            .withKey(new RowKey(new byte[] {9, 9, 9, 9}));
+    try (var harness = harness(true, null)) {
+      ChangeCommittable first =
+          checkpoint(harness, 1, insert(1, "a", 1), insert(2, "b", 2), insert(3, "c", 3));
+      append(table, first);
+      harness.notifyOfCompletedCheckpoint(1);
+      DataFile file = ContentFileCodec.decodeDataFile(first.dataFiles().get(0), table.specs());
+
+      ChangeCommittable second =
+          checkpoint(
+              harness,
+              2,
+              update(2, "b2", 5),
+              insert(5, "e", 6),
+              insert(7, "after", 12),
+              truncate,
+              truncate,
+              update(3, "late", 8),
+              insert(4, "d", 11));
+
+      assertThat(second.positionDeletes().positions(file.location()))
+          .containsExactlyInAnyOrder(0L, 1L, 2L);
+      assertThat(second.dataFiles()).hasSize(1);
+      DataFile written = ContentFileCodec.decodeDataFile(second.dataFiles().get(0), table.specs());
+      assertThat(rowsOf(table, written)).containsExactlyInAnyOrder("7:after", "4:d");
+      assertThat(second.stats().deleted()).as("the three committed rows").isEqualTo(3);
+      assertThat(second.stats().staleDropped()).as("the late update").isEqualTo(1);
+      state = harness.snapshot(2, 2);
+    }
+    try (var restored = harness(true, state)) {
+      ChangeCommittable again =
+          checkpoint(restored, 3, truncate, update(1, "late", 9), update(4, "d2", 13));
+      assertThat(again.positionDeletes().files()).hasSize(1);
+      assertThat(again.stats().deleted()).isZero();
+      assertThat(again.stats().staleDropped()).isEqualTo(1);
+      assertThat(again.stats().updated()).isEqualTo(1);
+    }
+  }
+
+  /** Without the table's keys (no bootstrap of a table with rows), a truncate fails the writer. */
+  @Test
+  void aTruncateFailsWhereTheIndexDoesNotKnowEveryKey() throws Exception {
+    Table table = table();
+    try (var first = harness(true, null)) {
+      append(table, checkpoint(first, 1, insert(1, "a", 1)));
+    }
+    try (var fresh = harness(false, null)) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () ->
+                  fresh.processElement(
+                      new StreamRecord<>(
+                          ChangeEvent.truncate(
+                                  TestChanges.TABLE,
+                                  io.icebergcdc.cdc.SourceSequence.postgresLsn(10),
+                                  0L)
+                              .withKey(new RowKey(new byte[] {9})))))
+          .hasMessageContaining("was truncated in the source at")
+          .hasMessageContaining("sink.bootstrap-index = false");
+    }
+  }
+
   private static ChangeEvent[] inserts(long from, long to, long sequence) {
     List<ChangeEvent> events = new java.util.ArrayList<>();
     for (long id = from; id <= to; id++) {

@@ -242,6 +242,86 @@ class WriterOfSeveralTablesTest {
     }
   }
 
+  /**
+   * A truncate of one table, as its copies ({@link io.icebergcdc.cdc.TruncateCopies}) reach the two
+   * subtasks of the writer: each subtask meets at least one copy and deletes the rows of its keys
+   * of that table, drops the changes before the truncate that come after it and applies the table's
+   * changes after it; the other table's changes are applied as before. With the entries in the
+   * in-memory index, in keyed state and in RocksDB.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"index", "keyed state", "rocksdb"})
+  void aTruncateOfOneTableReachesEverySubtaskAndDeletesOnlyItsRows(String entries)
+      throws Exception {
+    indexMaxKeys = entries.equals("index") ? 4_000_000 : 0;
+    rocksDb = entries.equals("rocksdb");
+    // The second subtask starts after the first committed: it reads the tables' keys first, as
+    // a writer that starts on a table with rows does by default.
+    bootstrap = true;
+    Map<String, Table> tables = tables();
+    List<ChangeEvent> copies = new ArrayList<>();
+    io.icebergcdc.cdc.TruncateCopies.forTables(
+        ChangeEvent.truncate("src.a", io.icebergcdc.cdc.SourceSequence.postgresLsn(200), 0L),
+        MAX_PARALLELISM,
+        copies::add);
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = harness(null, 2, subtask)) {
+        List<ChangeEvent> mine = new ArrayList<>();
+        for (long id = 1; id <= 20; id++) {
+          for (String table : TABLES.keySet()) {
+            ChangeEvent change = of(table, insert(id, table + id, 100));
+            if (owns(harness, change)) {
+              mine.add(change);
+            }
+          }
+        }
+        Map<String, ChangeCommittable> written =
+            checkpoint(harness, 1, mine.toArray(new ChangeEvent[0]));
+        for (String table : TABLES.keySet()) {
+          append(tables.get(table), written.get(TABLES.get(table).toString()));
+        }
+        String fileOfA = dataFile(written.get("db.a"), tables.get("src.a"));
+        long keysOfA = mine.stream().filter(c -> c.table().equals("src.a")).count();
+        long keysOfB = mine.size() - keysOfA;
+
+        List<ChangeEvent> next = new ArrayList<>();
+        for (ChangeEvent copy : copies) {
+          if (owns(harness, copy)) {
+            next.add(copy);
+          }
+        }
+        assertThat(next).as("copies for subtask %s", subtask).isNotEmpty();
+        long newKeysOfA = 0;
+        for (long id = 1; id <= 40; id++) {
+          ChangeEvent late = of("src.a", update(id, "late" + id, 150));
+          ChangeEvent after = of("src.a", insert(id, "after" + id, 300));
+          ChangeEvent other = of("src.b", update(id, "b'" + id, 150));
+          if (id <= 20 && owns(harness, late)) {
+            next.add(late);
+          }
+          if (id > 20 && owns(harness, after)) {
+            next.add(after);
+            newKeysOfA++;
+          }
+          if (id <= 20 && owns(harness, other)) {
+            next.add(other);
+          }
+        }
+        Map<String, ChangeCommittable> after =
+            checkpoint(harness, 2, next.toArray(new ChangeEvent[0]));
+
+        ChangeCommittable a = after.get("db.a");
+        assertThat(a.stats().deleted()).as("rows of a before the truncate").isEqualTo(keysOfA);
+        assertThat(a.stats().staleDropped()).as("a's changes before it").isEqualTo(keysOfA);
+        assertThat(a.stats().inserted()).isEqualTo(newKeysOfA);
+        assertThat(a.positionDeletes().positions(fileOfA)).hasSize((int) keysOfA);
+        ChangeCommittable b = after.get("db.b");
+        assertThat(b.stats().updated()).isEqualTo(keysOfB);
+        assertThat(b.stats().deleted()).isZero();
+      }
+    }
+  }
+
   @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
   @org.junit.jupiter.params.provider.ValueSource(strings = {"index", "keyed state", "rocksdb"})
   void aRestoreAndARescaleKeepEachTablesEntries(String entries) throws Exception {
