@@ -90,8 +90,9 @@ final class MySqlLogStart {
     if (include == null || include.isBlank()) {
       return statements;
     }
-    for (String pattern : include.split(",")) {
-      String database = pattern.trim().replace("\\Q", "").replace("\\E", "");
+    // Split as Debezium splits its lists: a comma of a name is escaped (DatabaseSource#listItem).
+    for (java.util.regex.Pattern pattern : io.debezium.util.Strings.setOfRegex(include)) {
+      String database = pattern.pattern().trim().replace("\\Q", "").replace("\\E", "");
       List<String> names = new ArrayList<>();
       try (ResultSet tables =
           statement.executeQuery(

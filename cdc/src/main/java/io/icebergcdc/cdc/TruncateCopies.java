@@ -15,8 +15,8 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
  * murmur hashes take every value modulo 32768 (Flink's largest maximum parallelism) cover every
  * maximum parallelism that is a power of two (Flink's default ones), and the copies cover the
  * router's own maximum parallelism as well, which is the job's where it sets one. A writer applies
- * the first copy it meets and finds the others applied already; a copy's key is no key of the table
- * (the writer never looks it up).
+ * the first copy it meets and finds the others applied already. A copy's key only routes it: it may
+ * have the bytes of a key of the table, which the writer never looks up for a truncate.
  *
  * <p>Computed per truncate (some 400,000 hashes, a few milliseconds): truncates are rare.
  */

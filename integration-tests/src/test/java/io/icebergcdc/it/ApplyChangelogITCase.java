@@ -519,6 +519,11 @@ class ApplyChangelogITCase {
       for (long id = 5_000_000_000L; id < 5_000_000_200L; id++) {
         lines.add(changelog.event(true, "c", id, "wide " + id, id, "wide note"));
       }
+      // A truncate after the key was widened: its deletes carry the wide keys.
+      lines.add(changelog.truncate());
+      for (long id = 5_000_000_100L; id < 5_000_000_120L; id++) {
+        lines.add(changelog.event(true, "c", id, "after " + id, id, "after the truncate"));
+      }
     }
     Files.write(dir.resolve("changes.jsonl"), lines);
     Configuration options = new Configuration();

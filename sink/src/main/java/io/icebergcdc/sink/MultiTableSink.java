@@ -38,7 +38,7 @@ public final class MultiTableSink {
    * @param changes the changes of all the tables, each naming its table ({@link
    *     ChangeEvent#table()}) as the keys of {@code sinks} do; at the parallelism of the first sink
    * @param sinks the sink of each table by the name its changes carry; each {@link
-   *     #writesWithOthers}
+   *     IcebergCdcSink#writesWithOthers}
    * @param committedAs the name each table's contributions are tagged with for the committer, by
    *     the name its changes carry; unique
    * @param uid the writer's uid

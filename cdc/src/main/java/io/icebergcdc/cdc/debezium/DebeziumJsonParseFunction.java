@@ -124,9 +124,10 @@ public final class DebeziumJsonParseFunction
   }
 
   /**
-   * Applies truncates, for a key-indexed writer (which knows every key of the table): each is sent
-   * as a copy for each of the writer's subtasks ({@link io.icebergcdc.cdc.TruncateCopies}), keyed
-   * by primary key. Without it, a truncate is a bad record.
+   * Applies truncates, for a key-indexed writer (which knows every key of the table) of this one
+   * table, keyed by its primary key or by partition (not the writer of several tables, keyed by
+   * table too): each is sent as a copy for each of the writer's subtasks ({@link
+   * io.icebergcdc.cdc.TruncateCopies#forOneTable}). Without it, a truncate is a bad record.
    */
   public DebeziumJsonParseFunction applyingTruncates() {
     this.applyingTruncates = true;
@@ -174,8 +175,11 @@ public final class DebeziumJsonParseFunction
               getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
               out::collect);
         } else {
-          throw new MalformedChangeException(
-              at + ": " + io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED);
+          throw located(
+              new MalformedChangeException(
+                  at + ": " + io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED),
+              at,
+              new String(line, StandardCharsets.UTF_8));
         }
       }
     } catch (MalformedChangeException e) {

@@ -77,8 +77,10 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
       throw new IllegalStateException(
           "table "
               + element.getValue().table()
-              + ": "
-              + io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED);
+              + " was truncated in the source at "
+              + element.getValue().sequence()
+              + ", which the dedup of equality deletes cannot apply (it knows only the keys the job"
+              + " met)");
     }
     dedup.processElement(element.getValue());
   }

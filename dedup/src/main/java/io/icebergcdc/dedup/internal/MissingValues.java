@@ -170,6 +170,34 @@ final class MissingValues {
     }
   }
 
+  /**
+   * Drops the kept changes before {@code position}, a truncate of the table, which deleted what
+   * they would have changed; returns how many.
+   */
+  long forgetBefore(io.icebergcdc.cdc.SourceSequence position) throws Exception {
+    if (awaiting.count() == 0) {
+      return 0;
+    }
+    long[] forgotten = {0};
+    KeyedStateKeys.forEach(
+        operator,
+        AWAITING_ROW,
+        scope::holds,
+        () -> {
+          ChangeEvent kept = awaiting.take();
+          if (kept == null) {
+            return;
+          }
+          if (kept.sequence().kind() == position.kind()
+              && kept.sequence().compareTo(position) < 0) {
+            forgotten[0]++;
+          } else {
+            awaiting.hold(kept);
+          }
+        });
+    return forgotten[0];
+  }
+
   /** Clears the changes kept for the operator's keys {@code stateKeys} accepts. */
   void forgetKeys(java.util.function.Predicate<Object> stateKeys) throws Exception {
     KeyedStateKeys.forEach(operator, AWAITING_ROW, stateKeys, awaiting::forget);

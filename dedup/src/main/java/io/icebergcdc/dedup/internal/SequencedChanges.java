@@ -235,9 +235,11 @@ public final class SequencedChanges implements KeyedDedup {
                     scope.stateName("truncated-at"),
                     org.apache.flink.api.common.typeinfo.Types.STRING));
     truncatedAt = null;
-    for (String encoded : truncatedAtState.get()) {
-      SourceSequence at = SourceSequence.decode(encoded);
-      truncatedAt = truncatedAt == null ? at : at.max(truncatedAt);
+    if (context.isRestored() && !startsWithoutState) {
+      for (String encoded : truncatedAtState.get()) {
+        SourceSequence at = SourceSequence.decode(encoded);
+        truncatedAt = truncatedAt == null ? at : at.max(truncatedAt);
+      }
     }
     live =
         context
@@ -385,6 +387,9 @@ public final class SequencedChanges implements KeyedDedup {
   @Override
   public void processElement(ChangeEvent event) throws Exception {
     metrics.received.inc();
+    if (event.originPartition() != null) {
+      offsets.merge(event.originPartition(), event.originOffset(), Math::max);
+    }
     if (beforeTruncate(event.sequence())) {
       // Its table was truncated after it: its row, had it come in time, is deleted.
       stale++;
@@ -392,9 +397,6 @@ public final class SequencedChanges implements KeyedDedup {
       return;
     }
     EntryStore store = entries.store();
-    if (event.originPartition() != null) {
-      offsets.merge(event.originPartition(), event.originOffset(), Math::max);
-    }
 
     int number = store.find(event);
     AppliedChange prior = null;
@@ -479,9 +481,16 @@ public final class SequencedChanges implements KeyedDedup {
 
   @Override
   public void truncate(ChangeEvent truncate) throws Exception {
+    if (truncate.originPartition() != null) {
+      offsets.merge(truncate.originPartition(), truncate.originOffset(), Math::max);
+    }
     SourceSequence at = truncate.sequence();
     if (truncatedAt != null && at.compareTo(truncatedAt) <= 0) {
       // Another copy of the truncate, or a truncate before the one taken.
+      return;
+    }
+    if (atOrBeforeTablePosition(truncate)) {
+      // A changelog read again: the table holds what came after the truncate already.
       return;
     }
     if (!netChanges.unknownKeysHaveNoRow()) {
@@ -539,20 +548,17 @@ public final class SequencedChanges implements KeyedDedup {
           }
         });
     EntryStore store = entries.store();
+    // The key columns in the table's schema now, which may have widened them since the job began.
+    int schemaId = schema == jobSchema ? ChangeEvent.JOB_SCHEMA : schema.schema().schemaId();
     long deleted = 0;
     for (Object key : keys) {
       entries.setCurrentKey(key);
       AppliedChange prior = store.live();
       RowKey rowKey = netChanges.rowKeyOf(key);
+      RowData keyRow = schema.keyRowOf(rowKey);
       ChangeEvent delete =
-          new ChangeEvent(
-              truncatedTable,
-              Operation.DELETE,
-              rowKey,
-              jobSchema.keyRowOf(rowKey),
-              null,
-              truncatedAt,
-              0L);
+          new ChangeEvent(truncatedTable, Operation.DELETE, rowKey, keyRow, null, truncatedAt, 0L)
+              .inSchema(schemaId, keyRow, null, ColumnMask.EMPTY, ColumnMask.EMPTY);
       netChanges.apply(delete, prior);
       store.putTombstone(new AppliedChange(truncatedAt, jobSchema.fingerprint(delete), true));
       deleted++;
@@ -686,6 +692,10 @@ public final class SequencedChanges implements KeyedDedup {
     missing.flushed();
     if (truncateDue) {
       deleted += deleteTruncatedRows();
+      // Changes kept until their rows come, from before the truncate: their rows are gone.
+      long forgotten = missing.forgetBefore(truncatedAt);
+      stale += forgotten;
+      metrics.stale.inc(forgotten);
       truncateDue = false;
     }
     metrics.inserted.inc(inserted);

@@ -202,7 +202,7 @@ final class Arguments {
 
   /**
    * A comma-separated list of regular expressions, or empty when the flag is not given: a comma
-   * within an expression is written {@code \\,} (as in Debezium's lists), which stands for a comma,
+   * within an expression is written {@code \,} (as in Debezium's lists), which stands for a comma,
    * whether it is a literal one or part of a quantifier such as {@code {1,3}}.
    */
   List<String> optionalPatterns(String name) {

@@ -234,7 +234,7 @@ public record DatabaseSource(
   }
 
   /**
-   * A pattern as an item of Debezium's comma-separated list of patterns, which reads {@code \\,} as
+   * A pattern as an item of Debezium's comma-separated list of patterns, which reads {@code \,} as
    * a comma of the pattern: each comma escaped so (one escaped already, a literal comma in the
    * regular expression, becomes the same plain comma, which means the same).
    */
@@ -296,8 +296,8 @@ public record DatabaseSource(
     properties.put("binary.handling.mode", "bytes");
     properties.put("unavailable.value.placeholder", DebeziumJsonParser.UNAVAILABLE_VALUE);
     // Debezium skips truncates by default: the job would then keep the truncated rows silently.
-    // Sent, a truncate is a change the job does not apply: it fails the job or, as asked, becomes
-    // a dead letter.
+    // Sent, a truncate is applied by the key-indexed writer; one that a table's writer cannot apply
+    // fails the job or, as asked, becomes a dead letter.
     properties.put("skipped.operations", "none");
     if (kind == Kind.POSTGRES) {
       properties.put("database.dbname", database);
@@ -310,7 +310,7 @@ public record DatabaseSource(
       properties.put("publication.autocreate.mode", byPatterns ? "disabled" : "filtered");
     } else {
       properties.put("database.server.id", Long.toString(serverId));
-      properties.put("database.include.list", Pattern.quote(database));
+      properties.put("database.include.list", listItem(Pattern.quote(database)));
       properties.put("include.schema.changes", "false");
       properties.put("bigint.unsigned.handling.mode", "precise");
       properties.put("time.precision.mode", "adaptive_time_microseconds");

@@ -26,10 +26,12 @@ import org.apache.iceberg.types.Types;
  *
  * <p>A key column may be widened from int to long while the job runs (a schema change it follows),
  * and the rows of the new schema then hold longs where the job's schema has ints. So the int
- * columns are read as longs, in either schema, and partitioned as long columns: Iceberg's
- * transforms give an int and the same long the same partition (the bucket hash of an int is that of
- * the long, and identity and truncation keep the value), so a key's partition, and so its subtask,
- * does not change with its column's type, and is what it was before the columns were read as longs.
+ * columns are read as longs, in either schema: a key whose int columns hold values in the int range
+ * is partitioned as the job's schema partitions it (its partition, and so its subtask, does not
+ * change with its column's type), and one with a value beyond it, which only a widened column
+ * holds, as though the columns were longs (Iceberg gives an int and the same long the same bucket
+ * and identity; an int's truncation, computed in int arithmetic, differs near the int range's
+ * ends).
  */
 public final class PartitionedKeySelector implements ChangeKeySelector<PartitionedKey> {
 
@@ -37,7 +39,12 @@ public final class PartitionedKeySelector implements ChangeKeySelector<Partition
 
   private final ChangeSchema schema;
   private final PartitionSpec spec;
+
+  /** The partition of a key whose int columns hold ints: as the job's schema has them. */
   private transient PartitionKey partitionKey;
+
+  /** The partition of a key with a value beyond the int range in an int column: as longs. */
+  private transient PartitionKey widenedKey;
 
   /** How the rows of the job's schema, and the generic rows of any other, are read. */
   private transient KeyColumns columns;
@@ -70,23 +77,25 @@ public final class PartitionedKeySelector implements ChangeKeySelector<Partition
     KeyColumns ofSchema =
         columnsOfSchemas.computeIfAbsent(
             rowSchema.schema().schemaId(),
-            id -> new KeyColumns(schema, rowSchema.rowType(), rowSchema.schema()));
+            id -> new KeyColumns(schema, spec, rowSchema.rowType(), rowSchema.schema()));
     return keyOf(key, ofSchema.wrap(row));
   }
 
-  private PartitionedKey keyOf(RowKey key, StructLike row) {
-    partitionKey.partition(row);
+  private PartitionedKey keyOf(RowKey key, KeyColumns row) {
+    PartitionKey partition = row.intsFit() ? partitionKey : widenedKey;
+    partition.partition(row);
     // The partition path is a stable text form of the partition values in every JVM.
-    return new PartitionedKey(partitionKey.toPath().hashCode(), key);
+    return new PartitionedKey(partition.toPath().hashCode(), key);
   }
 
   private void init() {
     if (partitionKey == null) {
       Schema widened = intsAsLongs(schema.schema());
-      partitionKey =
+      partitionKey = new PartitionKey(spec, schema.schema());
+      widenedKey =
           new PartitionKey(
               PartitionSpecParser.fromJson(widened, PartitionSpecParser.toJson(spec)), widened);
-      columns = new KeyColumns(schema, schema.rowType(), schema.schema());
+      columns = new KeyColumns(schema, spec, schema.rowType(), schema.schema());
       columnsOfSchemas = new HashMap<>();
     }
   }
@@ -112,7 +121,7 @@ public final class PartitionedKeySelector implements ChangeKeySelector<Partition
   private static final class KeyColumns implements StructLike {
     private final RowDataWrapper wrapper;
 
-    /** Per column, whether the job's schema has an int there. */
+    /** Per column, whether the job's schema has an int there that a partition field reads. */
     private final boolean[] ints;
 
     /** Per column, whether the row's schema has a long there (an int widened). */
@@ -120,21 +129,47 @@ public final class PartitionedKeySelector implements ChangeKeySelector<Partition
 
     private RowData row;
 
-    KeyColumns(ChangeSchema job, RowType rowType, Schema rowSchema) {
+    KeyColumns(ChangeSchema job, PartitionSpec spec, RowType rowType, Schema rowSchema) {
       this.wrapper = new RowDataWrapper(rowType, rowSchema.asStruct());
+      java.util.Set<Integer> sources = new java.util.HashSet<>();
+      spec.fields().forEach(field -> sources.add(field.sourceId()));
       List<Types.NestedField> fields = job.schema().columns();
       this.ints = new boolean[fields.size()];
       this.longs = new boolean[fields.size()];
       for (int i = 0; i < ints.length; i++) {
-        ints[i] = fields.get(i).type().typeId() == Type.TypeID.INTEGER;
+        ints[i] =
+            fields.get(i).type().typeId() == Type.TypeID.INTEGER
+                && sources.contains(fields.get(i).fieldId());
         longs[i] = rowType.getTypeAt(i).getTypeRoot() == LogicalTypeRoot.BIGINT;
       }
     }
 
-    StructLike wrap(RowData keyRow) {
+    KeyColumns wrap(RowData keyRow) {
       this.row = keyRow;
       wrapper.wrap(keyRow);
       return this;
+    }
+
+    /** Whether every int column partitioned by holds a value in the int range (or null). */
+    boolean intsFit() {
+      for (int pos = 0; pos < ints.length; pos++) {
+        if (ints[pos] && !row.isNullAt(pos)) {
+          long value = intAt(pos);
+          if (value != (int) value) {
+            return false;
+          }
+        }
+      }
+      return true;
+    }
+
+    private long intAt(int pos) {
+      // A row of an evolved schema is a GenericRowData (ChangeEvent#rowSchemaId), whose widened
+      // column holds a Long; a binary row of an evolved schema (read back for compaction), a long.
+      if (row instanceof GenericRowData generic) {
+        return ((Number) generic.getField(pos)).longValue();
+      }
+      return longs[pos] ? row.getLong(pos) : row.getInt(pos);
     }
 
     @Override
@@ -147,14 +182,9 @@ public final class PartitionedKeySelector implements ChangeKeySelector<Partition
       if (!ints[pos] || row.isNullAt(pos)) {
         return wrapper.get(pos, javaClass);
       }
-      long value;
-      if (row instanceof GenericRowData generic) {
-        // A generic row of any schema holds an Integer or, widened, a Long.
-        value = ((Number) generic.getField(pos)).longValue();
-      } else {
-        value = longs[pos] ? row.getLong(pos) : row.getInt(pos);
-      }
-      return javaClass.cast(value);
+      long value = intAt(pos);
+      // As an int for the job's schema (a value in range), as a long for the widened one.
+      return javaClass == Integer.class ? javaClass.cast((int) value) : javaClass.cast(value);
     }
 
     @Override

@@ -62,7 +62,10 @@ class PartitionedKeySelectorTest {
     ChangeSchema schema = new ChangeSchema(SCHEMA);
     PartitionedKeySelector selector = new PartitionedKeySelector(schema, spec);
     java.util.Set<Integer> partitions = new java.util.HashSet<>();
-    for (int id : new int[] {0, 1, 7, 42, -3, 1_000_003, Integer.MAX_VALUE}) {
+    for (int id :
+        new int[] {
+          0, 1, 7, 42, -3, 1_000_003, Integer.MAX_VALUE, Integer.MIN_VALUE, Integer.MIN_VALUE + 3
+        }) {
       GenericRowData generic =
           GenericRowData.of(
               id, StringData.fromString("eu-" + (id % 3)), StringData.fromString("x"));

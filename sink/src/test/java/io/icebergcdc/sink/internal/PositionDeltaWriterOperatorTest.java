@@ -73,6 +73,9 @@ class PositionDeltaWriterOperatorTest {
   /** Size below which files are merged; negative for the option's default. */
   private long smallFileSize = -1;
 
+  /** The source position the table holds, for a writer that starts without state; or null. */
+  private io.icebergcdc.cdc.SourceSequence tablePosition;
+
   /** The surveys' interval; null for every checkpoint. */
   private java.time.Duration surveyInterval;
 
@@ -118,6 +121,9 @@ class PositionDeltaWriterOperatorTest {
     // Every checkpoint looks through the table, unless a test sets an interval.
     operator.setSurveyInterval(surveyInterval == null ? java.time.Duration.ZERO : surveyInterval);
     operator.setClock(now::get);
+    if (tablePosition != null) {
+      operator.setTablePosition(tablePosition);
+    }
     KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness;
     if (job == null) {
       harness =
@@ -382,6 +388,34 @@ class PositionDeltaWriterOperatorTest {
     }
   }
 
+  /**
+   * A changelog read again from its start by a job without state, on the table it wrote: a truncate
+   * at or before the position the table holds is over already and deletes nothing (the table's rows
+   * came after it); one after it deletes the rows the writer read from the table.
+   */
+  @Test
+  void aTruncateTheTableHoldsAlreadyDeletesNothing() throws Exception {
+    Table table = table();
+    try (var first = harness(true, null)) {
+      append(table, checkpoint(first, 1, insert(1, "a", 31), insert(2, "b", 32)));
+    }
+    tablePosition = io.icebergcdc.cdc.SourceSequence.postgresLsn(40);
+    try (var again = harness(true, null)) {
+      ChangeCommittable replayed =
+          checkpoint(again, 1, truncateAt(30), insert(1, "a", 31), insert(2, "b", 32));
+      assertThat(replayed.stats().deleted()).isZero();
+      assertThat(replayed.positionDeletes().isEmpty()).isTrue();
+      ChangeCommittable later = checkpoint(again, 2, truncateAt(50));
+      assertThat(later.stats().deleted()).isEqualTo(2);
+    }
+  }
+
+  private static ChangeEvent truncateAt(long lsn) {
+    return ChangeEvent.truncate(
+            TestChanges.TABLE, io.icebergcdc.cdc.SourceSequence.postgresLsn(lsn), 0L)
+        .withKey(new RowKey(new byte[] {1, 2, 3}));
+  }
+
   /** Without the table's keys (no bootstrap of a table with rows), a truncate fails the writer. */
   @Test
   void aTruncateFailsWhereTheIndexDoesNotKnowEveryKey() throws Exception {
@@ -561,6 +595,32 @@ class PositionDeltaWriterOperatorTest {
       assertThatThrownBy(restored::endInput)
           .hasMessageContaining("key id=7")
           .hasMessageContaining("the input ended before one came");
+    }
+  }
+
+  /**
+   * Changes waiting for their keys' snapshot reads, before a truncate, are dropped with it: their
+   * rows are gone; the reads that come after it are of before it too, and dropped; one kept after
+   * it still waits, and the input's end fails naming it.
+   */
+  @Test
+  void aTruncateDropsTheChangesWaitingForTheirRowsBeforeIt() throws Exception {
+    table();
+    try (var harness = harness(true, null)) {
+      checkpoint(harness, 1, updateWithoutName(5, 10), updateWithoutName(6, 11));
+      ChangeCommittable second =
+          checkpoint(
+              harness,
+              2,
+              ChangeEvent.truncate(
+                      TestChanges.TABLE, io.icebergcdc.cdc.SourceSequence.postgresLsn(20), 0L)
+                  .withKey(new RowKey(new byte[] {3})),
+              updateWithoutName(7, 21));
+      assertThat(second.stats().staleDropped()).as("the two kept changes").isEqualTo(2);
+      ChangeCommittable third = checkpoint(harness, 3, chunkRead(5, "read"), chunkRead(6, "read"));
+      assertThat(third.stats().staleDropped()).isEqualTo(2);
+      assertThat(third.dataFiles()).isEmpty();
+      assertThatThrownBy(harness::endInput).hasMessageContaining("key id=7");
     }
   }
 
