@@ -48,6 +48,16 @@ public final class Dedup {
   }
 
   /**
+   * The operator state of the position of the table's latest truncate ({@link
+   * KeyedDedup#truncate}): the same on every subtask, written by the first.
+   */
+  public static org.apache.flink.api.common.state.ListStateDescriptor<String> truncatedAtDescriptor(
+      TableScope scope) {
+    return new org.apache.flink.api.common.state.ListStateDescriptor<>(
+        scope.stateName("truncated-at"), org.apache.flink.api.common.typeinfo.Types.STRING);
+  }
+
+  /**
    * The dedup inside an operator of another kind (the key-indexed writer), which provides what
    * becomes of the net changes; see {@link KeyedDedup} for how the operator calls it.
    */

@@ -228,12 +228,7 @@ public final class SequencedChanges implements KeyedDedup {
           tablePosition);
     }
     truncatedAtState =
-        context
-            .getOperatorStateStore()
-            .getUnionListState(
-                new org.apache.flink.api.common.state.ListStateDescriptor<>(
-                    scope.stateName("truncated-at"),
-                    org.apache.flink.api.common.typeinfo.Types.STRING));
+        context.getOperatorStateStore().getUnionListState(Dedup.truncatedAtDescriptor(scope));
     truncatedAt = null;
     if (context.isRestored() && !startsWithoutState) {
       for (String encoded : truncatedAtState.get()) {
@@ -319,7 +314,12 @@ public final class SequencedChanges implements KeyedDedup {
 
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
-    truncatedAtState.update(truncatedAt == null ? List.of() : List.of(truncatedAt.encode()));
+    // Every subtask took every truncate: the first writes the position for all.
+    truncatedAtState.update(
+        truncatedAt == null
+                || operator.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
+            ? List.of()
+            : List.of(truncatedAt.encode()));
     tablePositionState.update(
         tablePosition == null
                 || operator.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
@@ -485,6 +485,16 @@ public final class SequencedChanges implements KeyedDedup {
       offsets.merge(truncate.originPartition(), truncate.originOffset(), Math::max);
     }
     SourceSequence at = truncate.sequence();
+    if (truncatedAt != null && at.kind() != truncatedAt.kind()) {
+      throw new IllegalStateException(
+          "table "
+              + truncate.table()
+              + " was truncated in the source at "
+              + at
+              + ", which cannot be ordered against its earlier truncate at "
+              + truncatedAt
+              + " (another source's position): start the job without state");
+    }
     if (truncatedAt != null && at.compareTo(truncatedAt) <= 0) {
       // Another copy of the truncate, or a truncate before the one taken.
       return;
@@ -492,6 +502,15 @@ public final class SequencedChanges implements KeyedDedup {
     if (atOrBeforeTablePosition(truncate)) {
       // A changelog read again: the table holds what came after the truncate already.
       return;
+    }
+    if (!operator.getRuntimeContext().isCheckpointingEnabled()) {
+      throw new IllegalStateException(
+          "table "
+              + truncate.table()
+              + " was truncated in the source at "
+              + at
+              + ", which the writer applies only in a job with checkpoints (its keys' rows are"
+              + " known to it only then)");
     }
     if (!netChanges.unknownKeysHaveNoRow()) {
       throw new IllegalStateException(
@@ -516,11 +535,16 @@ public final class SequencedChanges implements KeyedDedup {
         at);
   }
 
-  /** Whether a change at {@code sequence} came before the latest truncate of its table. */
+  /**
+   * Whether a change at {@code sequence} came before the latest truncate of its table: a position
+   * of the same log (kind and binlog name; a snapshot read is before every position of the log).
+   */
   private boolean beforeTruncate(SourceSequence sequence) {
     return truncatedAt != null
         && sequence != null
         && sequence.kind() == truncatedAt.kind()
+        && (sequence.isBeforeLog()
+            || java.util.Objects.equals(sequence.prefix(), truncatedAt.prefix()))
         && sequence.compareTo(truncatedAt) < 0;
   }
 

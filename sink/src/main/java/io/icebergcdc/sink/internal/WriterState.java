@@ -94,6 +94,7 @@ final class WriterState {
     store.getUnionListState(sharedUpToDescriptor(scope)).clear();
     store.getUnionListState(dictionaryDescriptor(scope)).clear();
     store.getUnionListState(Dedup.tablePositionDescriptor(scope)).clear();
+    store.getUnionListState(Dedup.truncatedAtDescriptor(scope)).clear();
     store.getUnionListState(writerSubtasksDescriptor(scope)).clear();
     store.getUnionListState(startedEmptyDescriptor(scope)).clear();
   }
