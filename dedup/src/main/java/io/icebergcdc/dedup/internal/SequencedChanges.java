@@ -3,10 +3,8 @@ package io.icebergcdc.dedup.internal;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
-import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.Operation;
-import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.dedup.AmbiguousChangeException;
@@ -35,7 +33,6 @@ import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.table.data.RowData;
 
 /**
  * The dedup ({@link KeyedDedup}): orders the changes of each primary key by source sequence, drops
@@ -63,6 +60,10 @@ import org.apache.flink.table.data.RowData;
  * at the end of input); so the buffer is always empty when state is snapshotted and needs no state
  * of its own. With the in-memory index, a key's entry also holds its place in the buffer, so that
  * one look-up finds both (a key new to the index gets a slot with nothing applied until then).
+ *
+ * <p>A truncate of the table ({@link #truncate}, one of its copies for every key group) makes every
+ * change before it stale, of any key, and deletes at the next flush every key whose live row came
+ * before it ({@link TruncatedAt}).
  *
  * <p><b>Invariants:</b> a change is applied only if its sequence is greater than that of every
  * change applied to its key before, whatever the arrival order. A change at the same sequence as
@@ -130,23 +131,8 @@ public final class SequencedChanges implements KeyedDedup {
 
   private transient org.apache.flink.api.common.state.ListState<String> tablePositionState;
 
-  /**
-   * The position of the latest truncate of the table this subtask took ({@link #truncate}): a
-   * change before it is stale. Every subtask takes every truncate, so all hold the same; kept in
-   * operator state, where a restore takes the latest of all subtasks'.
-   */
-  private transient SourceSequence truncatedAt;
-
-  /** The table's name in the truncate {@link #truncatedAt}, for the deletes it makes. */
-  private transient String truncatedTable;
-
-  /**
-   * Whether the keys with live rows from before {@link #truncatedAt} are still to be deleted, at
-   * the next flush.
-   */
-  private transient boolean truncateDue;
-
-  private transient org.apache.flink.api.common.state.ListState<String> truncatedAtState;
+  /** The latest truncate of the table this subtask took ({@link #truncate}), if any. */
+  private transient TruncatedAt truncated;
 
   /**
    * The keys with changes since the last checkpoint, numbered in the order they came; the entry
@@ -227,15 +213,7 @@ public final class SequencedChanges implements KeyedDedup {
               + " dropped as stale",
           tablePosition);
     }
-    truncatedAtState =
-        context.getOperatorStateStore().getUnionListState(Dedup.truncatedAtDescriptor(scope));
-    truncatedAt = null;
-    if (context.isRestored() && !startsWithoutState) {
-      for (String encoded : truncatedAtState.get()) {
-        SourceSequence at = SourceSequence.decode(encoded);
-        truncatedAt = truncatedAt == null ? at : at.max(truncatedAt);
-      }
-    }
+    truncated = TruncatedAt.restore(context, scope, context.isRestored() && !startsWithoutState);
     live =
         context
             .getKeyedStateStore()
@@ -314,12 +292,7 @@ public final class SequencedChanges implements KeyedDedup {
 
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
-    // Every subtask took every truncate: the first writes the position for all.
-    truncatedAtState.update(
-        truncatedAt == null
-                || operator.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
-            ? List.of()
-            : List.of(truncatedAt.encode()));
+    truncated.snapshot(operator.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0);
     tablePositionState.update(
         tablePosition == null
                 || operator.getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0
@@ -390,7 +363,7 @@ public final class SequencedChanges implements KeyedDedup {
     if (event.originPartition() != null) {
       offsets.merge(event.originPartition(), event.originOffset(), Math::max);
     }
-    if (beforeTruncate(event.sequence())) {
+    if (truncated.before(event.sequence())) {
       // Its table was truncated after it: its row, had it come in time, is deleted.
       stale++;
       metrics.stale.inc();
@@ -485,17 +458,7 @@ public final class SequencedChanges implements KeyedDedup {
       offsets.merge(truncate.originPartition(), truncate.originOffset(), Math::max);
     }
     SourceSequence at = truncate.sequence();
-    if (truncatedAt != null && at.kind() != truncatedAt.kind()) {
-      throw new IllegalStateException(
-          "table "
-              + truncate.table()
-              + " was truncated in the source at "
-              + at
-              + ", which cannot be ordered against its earlier truncate at "
-              + truncatedAt
-              + " (another source's position): start the job without state");
-    }
-    if (truncatedAt != null && at.compareTo(truncatedAt) <= 0) {
+    if (truncated.takenAlready(truncate)) {
       // Another copy of the truncate, or a truncate before the one taken.
       return;
     }
@@ -522,9 +485,7 @@ public final class SequencedChanges implements KeyedDedup {
               + " where it started without state on a table with rows and without reading its"
               + " keys first (sink.bootstrap-index = false)");
     }
-    truncatedAt = at;
-    truncatedTable = truncate.table();
-    truncateDue = true;
+    truncated.take(truncate);
     if (!at.isBeforeLog()) {
       lastSeen = lastSeen == null ? at : at.max(lastSeen);
     }
@@ -533,78 +494,6 @@ public final class SequencedChanges implements KeyedDedup {
             + " the next checkpoint, and changes before it that come later are dropped",
         truncate.table(),
         at);
-  }
-
-  /**
-   * Whether a change at {@code sequence} came before the latest truncate of its table: a position
-   * of the same log (kind and binlog name; a snapshot read is before every position of the log).
-   */
-  private boolean beforeTruncate(SourceSequence sequence) {
-    return truncatedAt != null
-        && sequence != null
-        && sequence.kind() == truncatedAt.kind()
-        && (sequence.isBeforeLog()
-            || java.util.Objects.equals(sequence.prefix(), truncatedAt.prefix()))
-        && sequence.compareTo(truncatedAt) < 0;
-  }
-
-  /**
-   * Deletes, after a truncate, every key whose live row came from a change before it (or was in the
-   * table before the job): with a tombstone at the truncate's position, counted with the deletes.
-   */
-  private long deleteTruncatedRows() throws Exception {
-    List<Object> keys = new java.util.ArrayList<>();
-    entries.forEachLive(
-        (key, entry) -> {
-          SourceSequence sequence = entry.sequence();
-          if (sequence != null && sequence.kind() != truncatedAt.kind()) {
-            throw new IllegalStateException(
-                "table "
-                    + truncatedTable
-                    + " was truncated in the source at "
-                    + truncatedAt
-                    + ", which cannot be ordered against the change at "
-                    + sequence
-                    + " of one of its keys");
-          }
-          if (sequence == null || sequence.compareTo(truncatedAt) < 0) {
-            keys.add(key);
-          }
-        });
-    EntryStore store = entries.store();
-    // The key columns in the table's schema now, which may have widened them since the job began.
-    int schemaId = schema == jobSchema ? ChangeEvent.JOB_SCHEMA : schema.schema().schemaId();
-    long deleted = 0;
-    for (Object key : keys) {
-      entries.setCurrentKey(key);
-      AppliedChange prior = store.live();
-      RowKey rowKey = netChanges.rowKeyOf(key);
-      RowData keyRow = schema.keyRowOf(rowKey);
-      ChangeEvent delete =
-          new ChangeEvent(truncatedTable, Operation.DELETE, rowKey, keyRow, null, truncatedAt, 0L)
-              .inSchema(schemaId, keyRow, null, ColumnMask.EMPTY, ColumnMask.EMPTY);
-      netChanges.apply(delete, prior);
-      store.putTombstone(new AppliedChange(truncatedAt, jobSchema.fingerprint(delete), true));
-      deleted++;
-    }
-    return deleted;
-  }
-
-  /**
-   * A change held since the last checkpoint that came before the truncate taken since, as a delete
-   * of its key at the truncate's position.
-   */
-  private ChangeEvent deletedByTruncate(ChangeEvent change) {
-    RowData row = change.keyRow();
-    return new ChangeEvent(
-            change.table(),
-            Operation.DELETE,
-            change.key(),
-            row,
-            null,
-            truncatedAt,
-            change.sourceTimestampMillis())
-        .inSchema(change.rowSchemaId(), row, null, ColumnMask.EMPTY, ColumnMask.EMPTY);
   }
 
   /**
@@ -675,8 +564,8 @@ public final class SequencedChanges implements KeyedDedup {
     for (int number = 1; number <= pending.size(); number++) {
       AppliedChange prior = store.atPending(number, pending.key(number), pending.prior(number));
       ChangeEvent latest = pending.event(number);
-      if (beforeTruncate(latest.sequence())) {
-        latest = deletedByTruncate(latest);
+      if (truncated.before(latest.sequence())) {
+        latest = truncated.asDelete(latest);
       }
       long fingerprint = jobSchema.fingerprint(latest);
       boolean existed = prior != null && !prior.deleted();
@@ -714,13 +603,12 @@ public final class SequencedChanges implements KeyedDedup {
     pending.clear();
     store.pendingCleared();
     missing.flushed();
-    if (truncateDue) {
-      deleted += deleteTruncatedRows();
+    if (truncated.due()) {
+      deleted += truncated.deleteRowsBefore(entries, netChanges, schema, jobSchema);
       // Changes kept until their rows come, from before the truncate: their rows are gone.
-      long forgotten = missing.forgetBefore(truncatedAt);
+      long forgotten = missing.forgetBefore(truncated.position());
       stale += forgotten;
       metrics.stale.inc(forgotten);
-      truncateDue = false;
     }
     metrics.inserted.inc(inserted);
     metrics.updated.inc(updated);
