@@ -352,7 +352,9 @@ final class ApplyCommand {
                   "table-discovery-interval", DatabaseSource.DEFAULT_TABLE_DISCOVERY_INTERVAL));
     } catch (java.util.regex.PatternSyntaxException e) {
       throw new Arguments.UsageException(
-          "apply: --tables holds a pattern that is no regular expression: " + e.getPattern());
+          "apply: --tables holds a pattern that is no regular expression: "
+              + e.getPattern()
+              + " (the patterns are separated by commas; a comma within one is written \\,)");
     }
   }
 

@@ -59,6 +59,29 @@ class CommandLineTest {
   }
 
   @Test
+  void aTablePatternSplitAtAnUnescapedCommaSaysHowToWriteOne() {
+    assertThat(
+            run(
+                "apply",
+                "--source",
+                "postgres",
+                "--warehouse",
+                "w",
+                "--host",
+                "h",
+                "--database",
+                "d",
+                "--user",
+                "u",
+                "--tables",
+                "public\\.a{1,2}"))
+        .isEqualTo(
+            "2: error: apply: --tables holds a pattern that is no regular expression:"
+                + " public\\.a{1 (the patterns are separated by commas; a comma within one is"
+                + " written \\,)");
+  }
+
+  @Test
   void kafkaRefusesBadFormatsOffsetsAndProperties() {
     String[] base = {"apply", "--source", "kafka", "--warehouse", "w", "--topics", "t"};
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--format", "avro")))
