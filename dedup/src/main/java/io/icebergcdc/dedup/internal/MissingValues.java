@@ -171,10 +171,11 @@ final class MissingValues {
   }
 
   /**
-   * Drops the kept changes before {@code position}, a truncate of the table, which deleted what
-   * they would have changed; returns how many.
+   * Drops the kept changes whose sequence {@code beforeTruncate} accepts (before a truncate of the
+   * table, which deleted what they would have changed); returns how many.
    */
-  long forgetBefore(io.icebergcdc.cdc.SourceSequence position) throws Exception {
+  long forgetBefore(java.util.function.Predicate<io.icebergcdc.cdc.SourceSequence> beforeTruncate)
+      throws Exception {
     if (awaiting.count() == 0) {
       return 0;
     }
@@ -188,8 +189,7 @@ final class MissingValues {
           if (kept == null) {
             return;
           }
-          if (kept.sequence().kind() == position.kind()
-              && kept.sequence().compareTo(position) < 0) {
+          if (beforeTruncate.test(kept.sequence())) {
             forgotten[0]++;
           } else {
             awaiting.hold(kept);

@@ -606,7 +606,7 @@ public final class SequencedChanges implements KeyedDedup {
     if (truncated.due()) {
       deleted += truncated.deleteRowsBefore(entries, netChanges, schema, jobSchema);
       // Changes kept until their rows come, from before the truncate: their rows are gone.
-      long forgotten = missing.forgetBefore(truncated.position());
+      long forgotten = missing.forgetBefore(truncated::before);
       stale += forgotten;
       metrics.stale.inc(forgotten);
     }

@@ -66,10 +66,6 @@ final class TruncatedAt {
     state.update(position == null || !firstSubtask ? List.of() : List.of(position.encode()));
   }
 
-  SourceSequence position() {
-    return position;
-  }
-
   /**
    * Whether {@code truncate} is one this subtask took already, or older than it (another of its
    * copies, or a truncate before the latest).
@@ -119,16 +115,20 @@ final class TruncatedAt {
    * of its key at the truncate's position.
    */
   ChangeEvent asDelete(ChangeEvent change) {
-    RowData row = change.keyRow();
+    return deleteAt(
+        change.table(),
+        change.key(),
+        change.keyRow(),
+        change.rowSchemaId(),
+        change.sourceTimestampMillis());
+  }
+
+  /** A delete of {@code key} at the truncate's position, its row of schema {@code schemaId}. */
+  private ChangeEvent deleteAt(
+      String tableName, RowKey key, RowData row, int schemaId, long sourceTimestampMillis) {
     return new ChangeEvent(
-            change.table(),
-            Operation.DELETE,
-            change.key(),
-            row,
-            null,
-            position,
-            change.sourceTimestampMillis())
-        .inSchema(change.rowSchemaId(), row, null, ColumnMask.EMPTY, ColumnMask.EMPTY);
+            tableName, Operation.DELETE, key, row, null, position, sourceTimestampMillis)
+        .inSchema(schemaId, row, null, ColumnMask.EMPTY, ColumnMask.EMPTY);
   }
 
   /** Whether the deletes of a truncate taken since the last flush are still to be made. */
@@ -174,10 +174,7 @@ final class TruncatedAt {
       entries.setCurrentKey(key);
       AppliedChange prior = store.live();
       RowKey rowKey = netChanges.rowKeyOf(key);
-      RowData keyRow = schema.keyRowOf(rowKey);
-      ChangeEvent delete =
-          new ChangeEvent(table, Operation.DELETE, rowKey, keyRow, null, position, 0L)
-              .inSchema(schemaId, keyRow, null, ColumnMask.EMPTY, ColumnMask.EMPTY);
+      ChangeEvent delete = deleteAt(table, rowKey, schema.keyRowOf(rowKey), schemaId, 0L);
       netChanges.apply(delete, prior);
       store.putTombstone(new AppliedChange(position, jobSchema.fingerprint(delete), true));
       deleted++;

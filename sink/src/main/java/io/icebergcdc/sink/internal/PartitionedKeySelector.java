@@ -71,9 +71,11 @@ public final class PartitionedKeySelector implements ChangeKeySelector<Partition
   @Override
   public PartitionedKey keyOf(RowKey key, RowData row, ChangeSchema rowSchema) {
     init();
-    if (rowSchema == schema || rowSchema.rowType().equals(schema.rowType())) {
+    if (rowSchema == schema) {
       return keyOf(key, columns.wrap(row));
     }
+    // By schema id, not by comparing row types for every row: a schema equal to the job's gets
+    // columns of its own, read the same way.
     KeyColumns ofSchema =
         columnsOfSchemas.computeIfAbsent(
             rowSchema.schema().schemaId(),
