@@ -490,14 +490,18 @@ class ApplyChangelogITCase {
    *
    * <p>Distributed by partition, the table is partitioned by a bucket of its key, which the change
    * widens from int to bigint as well: the keys keep their partitions, and so their writer subtask,
-   * and keys beyond the int range are written after it.
+   * and keys beyond the int range are written after it. With equality deletes ({@code EQUALITY},
+   * distributed by key) the key is widened too: the dedup gives the net changes of a checkpoint the
+   * newest schema, and the equality deletes of the wide keys delete the rows of the int ones.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"PRIMARY_KEY", "PARTITION"})
+  @ValueSource(strings = {"PRIMARY_KEY", "PARTITION", "EQUALITY"})
   void followsASchemaChangeWithinTheFileWithoutEndingTheJob(String distribution) throws Exception {
     boolean byPartition = distribution.equals("PARTITION");
+    boolean equality = distribution.equals("EQUALITY");
     EvolvingEvents.FailAfterFirstEvolvedCommit.FAILED.set(false);
-    EvolvingEvents.Changelog changelog = new EvolvingEvents.Changelog(1000, byPartition);
+    EvolvingEvents.Changelog changelog =
+        new EvolvingEvents.Changelog(1000, byPartition || equality);
     List<String> lines = new ArrayList<>();
     for (long id = 1; id <= 3000; id++) {
       lines.add(changelog.event(false, "c", id, "item " + id, id, null));
@@ -515,10 +519,17 @@ class ApplyChangelogITCase {
       // Of the old schema, after the change: no note.
       lines.add(changelog.event(false, "u", id, "old " + id, id, null));
     }
-    if (byPartition) {
+    if (byPartition || equality) {
       for (long id = 5_000_000_000L; id < 5_000_000_200L; id++) {
         lines.add(changelog.event(true, "c", id, "wide " + id, id, "wide note"));
       }
+    }
+    if (equality) {
+      for (long id = 5_000_000_100L; id < 5_000_000_120L; id++) {
+        lines.add(changelog.event(true, "d", id, null, 0, null));
+      }
+    }
+    if (byPartition) {
       // A truncate after the key was widened: its deletes carry the wide keys.
       lines.add(changelog.truncate());
       for (long id = 5_000_000_100L; id < 5_000_000_120L; id++) {
@@ -527,7 +538,11 @@ class ApplyChangelogITCase {
     }
     Files.write(dir.resolve("changes.jsonl"), lines);
     Configuration options = new Configuration();
-    options.setString("sink.distribution", distribution);
+    if (equality) {
+      options.setString("sink.delete-mode", "EQUALITY");
+    } else {
+      options.setString("sink.distribution", distribution);
+    }
 
     new JobRunner(
             job(
@@ -543,6 +558,13 @@ class ApplyChangelogITCase {
     Table table = table();
     assertThat(EvolvingEvents.rows(table)).isEqualTo(changelog.model());
     EvolvingEvents.assertEvolvedByOneJob(table);
+    if (equality) {
+      assertThat(table.schema().findField("id").type()).isEqualTo(Types.LongType.get());
+      assertDeleteFilesOf(table, DeleteMode.EQUALITY);
+      List<Snapshot> snapshots = new ArrayList<>();
+      table.snapshots().forEach(snapshots::add);
+      assertThat(sum(snapshots, "added-equality-delete-files")).isPositive();
+    }
     if (byPartition) {
       assertThat(table.schema().findField("id").type()).isEqualTo(Types.LongType.get());
       assertThat(table.spec().fields()).hasSize(1);

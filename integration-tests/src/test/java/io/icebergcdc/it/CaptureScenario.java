@@ -38,9 +38,10 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What the capture ITCases share: a MiniCluster, a connection to the source database, and the
@@ -177,11 +178,14 @@ abstract class CaptureScenario {
    * has caught up, another column added to {@code order_lines}. The tables are written by one
    * writer, which follows each change while the job runs: the source evolves the Iceberg table at
    * the first event of a changed schema, and the writer writes that schema's rows from then on. The
-   * job is never ended, and every checkpoint is committed once.
+   * job is never ended, and every checkpoint is committed once. With equality deletes each table
+   * has a writer of its own, after a dedup that gives each checkpoint's changes the newest schema.
    */
-  @Test
-  void followsSchemaChangesMidStream(@InjectClusterClient ClusterClient<?> client)
-      throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"POSITION", "EQUALITY"})
+  void followsSchemaChangesMidStream(
+      String deleteMode, @InjectClusterClient ClusterClient<?> client) throws Exception {
+    sinkOptions.setString("sink.delete-mode", deleteMode);
     JobDefinition job = job(null);
     JobRunner pipeline = new JobRunner(job);
     try (BackgroundRun run = BackgroundRun.start(pipeline, client)) {

@@ -329,17 +329,23 @@ class KafkaApplyITCase {
    *
    * <p>Distributed by partition, the table has a writer of its own, which follows the change as the
    * one writer of the tables does; it is partitioned by a bucket of its key, which the change
-   * widens from int to bigint as well, and keys beyond the int range come after it.
+   * widens from int to bigint as well, and keys beyond the int range come after it. With equality
+   * deletes ({@code EQUALITY}) the table has a writer of its own too, after a dedup that gives each
+   * checkpoint's changes the newest schema; its key is widened as well.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"PRIMARY_KEY", "PARTITION"})
+  @ValueSource(strings = {"PRIMARY_KEY", "PARTITION", "EQUALITY"})
   void followsASchemaChangeWhileTheJobRuns(String distribution) throws Exception {
     boolean byPartition = distribution.equals("PARTITION");
+    boolean equality = distribution.equals("EQUALITY");
     EvolvingEvents.FailAfterFirstEvolvedCommit.FAILED.set(false);
     // Its own topic, of a table named items too, in the test's own warehouse.
-    String topic = (byPartition ? "evolve_by_partition" : "evolve") + ".public.items";
+    String topic =
+        (byPartition ? "evolve_by_partition" : equality ? "evolve_equality" : "evolve")
+            + ".public.items";
     KAFKA.createTopic(topic, 2);
-    EvolvingEvents.Changelog changelog = new EvolvingEvents.Changelog(1000, byPartition);
+    EvolvingEvents.Changelog changelog =
+        new EvolvingEvents.Changelog(1000, byPartition || equality);
     Map<Long, String> model = changelog.model();
     List<Map.Entry<String, String>> before = new ArrayList<>();
     for (long id = 1; id <= 200; id++) {
@@ -353,7 +359,9 @@ class KafkaApplyITCase {
                 .groupId("iceberg-cdc-it-evolve-" + distribution)
                 .tableTemplate("evolve.{table}")
                 .primaryKey("id")
-                .sinkOption("sink.distribution", distribution)
+                .sinkOption(
+                    equality ? "sink.delete-mode" : "sink.distribution",
+                    equality ? "EQUALITY" : distribution)
                 .restoreFrom(restoreFrom)
                 .restartAttempts(3)
                 .build();
@@ -392,16 +400,21 @@ class KafkaApplyITCase {
     for (long id = 201; id <= 250; id++) {
       after.add(changelog.keyed(true, "c", id, "new " + id, id, null));
     }
-    if (byPartition) {
+    if (byPartition || equality) {
       for (long id = 5_000_000_000L; id < 5_000_000_050L; id++) {
         after.add(changelog.keyed(true, "c", id, "wide " + id, id, "wide note"));
+      }
+    }
+    if (equality) {
+      for (long id = 5_000_000_010L; id < 5_000_000_020L; id++) {
+        after.add(changelog.keyed(true, "d", id, null, 0, null));
       }
     }
     KAFKA.produce(topic, after);
     awaitModel(catalog, items, model);
 
     EvolvingEvents.assertEvolvedByOneJob(catalog.loadTable(items));
-    if (byPartition) {
+    if (byPartition || equality) {
       assertThat(catalog.loadTable(items).schema().findField("id").type())
           .isEqualTo(org.apache.iceberg.types.Types.LongType.get());
     }

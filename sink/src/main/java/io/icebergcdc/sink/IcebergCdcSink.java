@@ -29,6 +29,7 @@ import io.icebergcdc.sink.internal.PartitionedKeySelector;
 import io.icebergcdc.sink.internal.PartitionedKeyTypeInfo;
 import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
 import io.icebergcdc.sink.internal.RowKeySelector;
+import io.icebergcdc.sink.internal.TableSchemaFollower;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -167,18 +168,19 @@ public final class IcebergCdcSink {
    * distributed by primary key.
    */
   public boolean writesWithOthers() {
-    return followsSchemaChanges() && distribution == Distribution.PRIMARY_KEY;
+    return followsSchemaChanges()
+        && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION
+        && distribution == Distribution.PRIMARY_KEY;
   }
 
   /**
    * Whether this sink's writer takes the rows of the schemas its table is evolved to while the job
-   * runs ({@link ChangeEvent#rowSchemaId()}): the key-indexed writer of a changelog without an
-   * overwrite ({@code sink.delete-mode = position}), distributed by primary key or by partition.
+   * runs ({@link ChangeEvent#rowSchemaId()}): that of a changelog without an overwrite, the
+   * key-indexed writer ({@code sink.delete-mode = position}) and the writer of equality deletes
+   * alike, distributed by primary key or by partition.
    */
   public boolean followsSchemaChanges() {
-    return schema != null
-        && overwrite == null
-        && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION;
+    return schema != null && overwrite == null;
   }
 
   /** The uids of this sink's operators: prefixed as its options say, named for its distribution. */
@@ -349,7 +351,9 @@ public final class IcebergCdcSink {
             options.get(DedupOptions.TOMBSTONE_TTL),
             options.get(DedupOptions.ON_AMBIGUOUS_CHANGE),
             options.get(DedupOptions.INDEX_MAX_KEYS),
-            tablePosition);
+            tablePosition,
+            // The writer of equality deletes writes each checkpoint's net changes in one schema.
+            overwrite == null ? new TableSchemaFollower(tableLoader, schema) : null);
     return changes
         .keyBy(keys, keyType(keys))
         .transform("dedup by source sequence", ChangeEventTypeInfo.of(schema), dedup)

@@ -7,6 +7,7 @@ import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.AppliedChange;
 import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.NetChanges;
+import io.icebergcdc.dedup.SchemaFollower;
 import java.time.Duration;
 import java.util.function.LongSupplier;
 import org.apache.flink.annotation.VisibleForTesting;
@@ -31,10 +32,28 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
   private static final long serialVersionUID = 1L;
 
   private final SequencedChanges dedup;
+  private final ChangeSchema schema;
+
+  /** The schemas the table takes while the job runs; null where its changes all have the job's. */
+  private final SchemaFollower schemas;
 
   public DedupOperator(
       ChangeSchema schema, Duration tombstoneTtl, AmbiguousChangePolicy ambiguousChangePolicy) {
+    this(schema, tombstoneTtl, ambiguousChangePolicy, null);
+  }
+
+  /**
+   * @param schemas the schemas the table takes while the job runs, whose rows the net changes are
+   *     given; null for a table whose changes all have the job's
+   */
+  public DedupOperator(
+      ChangeSchema schema,
+      Duration tombstoneTtl,
+      AmbiguousChangePolicy ambiguousChangePolicy,
+      SchemaFollower schemas) {
     this.dedup = new SequencedChanges(schema, tombstoneTtl, ambiguousChangePolicy);
+    this.schema = schema;
+    this.schemas = schemas;
   }
 
   /** See {@link io.icebergcdc.dedup.DedupOptions#INDEX_MAX_KEYS}. */
@@ -57,6 +76,12 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
     dedup.initializeState(context, this, output, this);
+    if (schemas != null) {
+      ChangeSchema current = schemas.open();
+      if (current != schema) {
+        dedup.useSchema(current, schemas::fit);
+      }
+    }
   }
 
   @Override
@@ -82,7 +107,16 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
               + ", which the dedup of equality deletes cannot apply (it knows only the keys the job"
               + " met)");
     }
-    dedup.processElement(element.getValue());
+    ChangeEvent change = element.getValue();
+    if (schemas != null) {
+      ChangeSchema before = schemas.current();
+      change = schemas.fit(change);
+      if (schemas.current() != before) {
+        // The changes held since the last checkpoint are given the new schema's rows too.
+        dedup.useSchema(schemas.current(), schemas::fit);
+      }
+    }
+    dedup.processElement(change);
   }
 
   @Override
@@ -110,8 +144,20 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
           "the key's current row is known only to the position-delete writer (the table is"
               + " written with equality deletes)");
     }
-    output.collect(new StreamRecord<>(net));
+    // A change kept in state since before the schema changed has that schema's rows.
+    output.collect(new StreamRecord<>(schemas == null ? net : schemas.fit(net)));
     return null;
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      if (schemas != null) {
+        schemas.close();
+      }
+    } finally {
+      super.close();
+    }
   }
 
   @Override

@@ -2,12 +2,9 @@ package io.icebergcdc.jobs.pipeline;
 
 import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.cdc.NewSourceTableException;
-import io.icebergcdc.cdc.SourceSchemaChangedException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.definition.JobDefinition;
-import io.icebergcdc.sink.CatalogDefinition;
-import io.icebergcdc.sink.CdcTables;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -15,7 +12,6 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.client.JobExecutionException;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.flink.util.SerializedThrowable;
-import org.apache.iceberg.catalog.Catalog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,11 +19,10 @@ import org.slf4j.LoggerFactory;
  * Runs a {@link JobDefinition}: composes it and executes it, to its end ({@link #run()}) or in the
  * background ({@link #start()}).
  *
- * <p>The tables of the job's shared writer follow their sources' schema changes while the job runs.
- * A table with a writer of its own ends the job at such a change with {@link
- * SourceSchemaChangedException}; {@link #run()} then evolves the Iceberg table, composes the job
- * again from the new schemas and resumes it from its latest checkpoint. A source table or topic
- * that appears while the job runs ends it the same way ({@link NewSourceTableException}); {@link
+ * <p>The job's tables follow their sources' schema changes while it runs; a change a table cannot
+ * follow (a dropped primary key column, a type Iceberg cannot widen to) ends the job naming the
+ * column. A source table or topic that appears while the job runs and that the job cannot take in
+ * flight (a table with a writer of its own) ends it with {@link NewSourceTableException}; {@link
  * #run()} composes the job again, with a table for it, and resumes it from its latest checkpoint.
  */
 public final class JobRunner {
@@ -55,19 +50,16 @@ public final class JobRunner {
   }
 
   /**
-   * Runs the job until it ends, fails or is cancelled. When it ends because a source table's schema
-   * changed, evolves the table's Iceberg table and runs the job again, composed from the new
-   * schemas, from the ended job's latest completed checkpoint (or, if it completed none, from where
-   * it was itself started). When it ends because a source table or topic appeared, composes it
-   * again, with that table, and resumes it the same way.
+   * Runs the job until it ends, fails or is cancelled. When it ends because a source table or topic
+   * appeared, composes it again, with that table, and runs it from the ended job's latest completed
+   * checkpoint (or, if it completed none, from where it was itself started).
    *
    * @return how many records the source's parser wrote to the dead-letter output, instead of
-   *     failing, in the run that ended (earlier runs of a schema change count again from their
-   *     checkpoint); 0 for a job submitted detached, whose run has not ended
+   *     failing, in the run that ended (earlier runs count again from their checkpoint); 0 for a
+   *     job submitted detached, whose run has not ended
    */
   public long run() throws Exception {
     JobDefinition current = job;
-    SourceSchemaChangedException previous = null;
     String previousNewSource = null;
     while (true) {
       try {
@@ -96,26 +88,7 @@ public final class JobRunner {
           current = current.restoringFrom(checkpoint);
           continue;
         }
-        SourceSchemaChangedException change = schemaChange(e);
-        if (change == null
-            || change.sourceSchema() == null
-            || (previous != null
-                && previous.table().equals(change.table())
-                && previous.changes().equals(change.changes()))) {
-          // Not a schema change, one that cannot be followed, or the same change again after
-          // the table was evolved for it: the evolution did not take, and another round would
-          // only repeat it.
-          throw e;
-        }
-        previous = change;
-        evolve(change);
-        String checkpoint = resumePoint(current, e);
-        LOG.info(
-            "Source table {} changed its schema ({}); resuming from {}",
-            change.table(),
-            String.join("; ", change.changes()),
-            checkpoint == null ? "the start, no checkpoint was completed" : checkpoint);
-        current = current.restoringFrom(checkpoint);
+        throw e;
       }
     }
   }
@@ -151,29 +124,6 @@ public final class JobRunner {
       }
     }
     return ended.runtime().restoreFrom();
-  }
-
-  private void evolve(SourceSchemaChangedException change) {
-    for (TableTarget target : targets()) {
-      if (target.source().equals(change.table())) {
-        Catalog catalog = job.catalog().loader().loadCatalog();
-        try {
-          List<String> done =
-              CdcTables.evolve(catalog.loadTable(target.table()), change.sourceSchema(), false);
-          LOG.info("Evolved Iceberg table {}: {}", target.table(), done);
-        } finally {
-          CatalogDefinition.close(catalog);
-        }
-        return;
-      }
-    }
-    throw new IllegalStateException(
-        "the job does not capture table " + change.table() + " that changed", change);
-  }
-
-  /** The schema change that ended a job, if that is what ended it. */
-  static SourceSchemaChangedException schemaChange(Throwable failure) {
-    return cause(failure, SourceSchemaChangedException.class);
   }
 
   /**

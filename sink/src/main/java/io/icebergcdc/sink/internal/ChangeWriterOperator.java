@@ -3,6 +3,7 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import java.util.Map;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
 import org.apache.iceberg.flink.TableLoader;
@@ -24,12 +25,41 @@ public final class ChangeWriterOperator extends TaskWriterOperator<ChangeEvent> 
 
   private static final long serialVersionUID = 1L;
 
+  private final ChangeSchema schema;
+
+  /** The schema of the rows written since the last checkpoint ({@link ChangeEvent#rowSchemaId}). */
+  private transient int rowSchemaId;
+
   /**
+   * @param schema the schema the job was built with for the table
    * @param writeProperties this write's own write properties, over the table's
    */
   public ChangeWriterOperator(
       TableLoader tableLoader, ChangeSchema schema, Map<String, String> writeProperties) {
     super(tableLoader, schema.rowType(), writeProperties, true);
+    this.schema = schema;
+  }
+
+  @Override
+  public void open() throws Exception {
+    super.open();
+    // In the job's schema, which the table may have left since the job was built (its changes
+    // then show a later one).
+    writeRowsOf(schema.schema(), schema.rowType());
+    rowSchemaId = ChangeEvent.JOB_SCHEMA;
+  }
+
+  @Override
+  public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
+    int id = element.getValue().rowSchemaId();
+    if (id != rowSchemaId) {
+      // The table's schema changed while the job runs: the dedup gives the net changes of a
+      // checkpoint, all of which come before the writer completes its files, the same schema.
+      ChangeSchema rows = id == ChangeEvent.JOB_SCHEMA ? schema : new ChangeSchema(tableSchema(id));
+      writeRowsOf(rows.schema(), rows.rowType());
+      rowSchemaId = id;
+    }
+    super.processElement(element);
   }
 
   @Override

@@ -19,6 +19,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.flink.TableLoader;
@@ -57,6 +58,9 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
   private transient Counter dataFilesWritten;
   private transient Counter deleteFilesWritten;
 
+  /** Rows handed to {@link #writer} since it was made. */
+  private transient long rowsInWriter;
+
   /**
    * @param rowType the type of the rows, which are in the order of the table's columns
    * @param writeProperties this write's own write properties, over the table's
@@ -92,11 +96,19 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
     JobClassLoaderRelease.registerFor(getRuntimeContext());
     tableLoader.open();
     table = tableLoader.loadTable();
+    writerFactory = factory(table.schema(), rowType);
+    writer = writerFactory.create();
+    dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
+    deleteFilesWritten = getMetricGroup().counter("deleteFilesWritten");
+  }
+
+  /** A factory of writers of {@code schema}'s rows, of type {@code rowType}, in {@link #table}. */
+  private RowDataTaskWriterFactory factory(Schema schema, RowType rowType) {
     Map<String, String> properties =
         WriteProperties.effective(table.name(), table.properties(), writeProperties);
-    writerFactory =
+    RowDataTaskWriterFactory factory =
         new RowDataTaskWriterFactory(
-            table,
+            this::table,
             rowType,
             PropertyUtil.propertyAsLong(
                 properties,
@@ -104,19 +116,57 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
                 TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT),
             FileFormat.PARQUET,
             ParquetWriterProperties.of(properties),
-            upsert ? new ArrayList<>(table.schema().identifierFieldIds()) : List.of(),
-            upsert);
-    writerFactory.initialize(
+            upsert ? new ArrayList<>(schema.identifierFieldIds()) : List.of(),
+            upsert,
+            schema,
+            table.spec());
+    factory.initialize(
         getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
         getRuntimeContext().getTaskInfo().getAttemptNumber());
+    return factory;
+  }
+
+  /**
+   * The table's schema of {@code id}, read again from its catalog where the writer's copy of the
+   * table lacks it (a schema the table took since).
+   *
+   * @throws IllegalStateException if the table has no such schema
+   */
+  Schema tableSchema(int id) {
+    Schema schema = table.schemas().get(id);
+    if (schema == null) {
+      table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
+      schema = table.schemas().get(id);
+    }
+    if (schema == null) {
+      throw new IllegalStateException(
+          "a change holds rows of schema " + id + ", which table " + table.name() + " has not");
+    }
+    return schema;
+  }
+
+  /**
+   * Writes the rows from now on in {@code schema}, one of the table's, whose rows have type {@code
+   * rowType}. The files of a checkpoint are of one schema: the writer must have taken no row since
+   * its last files were completed.
+   */
+  void writeRowsOf(Schema schema, RowType rowType) throws IOException {
+    if (rowsInWriter > 0) {
+      throw new IllegalStateException(
+          "the writer of table "
+              + table.name()
+              + " took rows of two schemas between two checkpoints, where the dedup before it"
+              + " gives the net changes of a checkpoint one schema");
+    }
+    writer.abort();
+    writerFactory = factory(schema, rowType);
     writer = writerFactory.create();
-    dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
-    deleteFilesWritten = getMetricGroup().counter("deleteFilesWritten");
   }
 
   @Override
   public void processElement(StreamRecord<IN> element) throws Exception {
     writer.write(rowOf(element.getValue()));
+    rowsInWriter++;
   }
 
   @Override
@@ -133,6 +183,7 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
   private void flush() throws IOException {
     WriteResult result = writer.complete();
     writer = writerFactory.create();
+    rowsInWriter = 0;
     if (result.dataFiles().length == 0 && result.deleteFiles().length == 0) {
       return;
     }
