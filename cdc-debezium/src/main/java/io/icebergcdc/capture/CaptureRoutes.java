@@ -32,10 +32,13 @@ public final class CaptureRoutes implements Serializable {
   private final SchemaEvolution evolution;
 
   /**
-   * The topics whose tables have a key-indexed writer, which follows their schema changes while the
-   * job runs (with {@link #evolution}) and applies their truncates.
+   * The topics whose tables' writers follow their schema changes while the job runs (with {@link
+   * #evolution}).
    */
   private final Set<String> following;
+
+  /** The topics whose tables have a key-indexed writer, which applies their truncates. */
+  private final Set<String> truncating;
 
   /** What makes the tables that appear while the job runs ready; null to end the job at one. */
   private AppearingTables appearing;
@@ -76,7 +79,7 @@ public final class CaptureRoutes implements Serializable {
       Map<String, String> onMainOutput,
       String origin,
       BadRecordPolicy badRecordPolicy) {
-    this(schemas, tableNames, onMainOutput, origin, badRecordPolicy, null, Set.of());
+    this(schemas, tableNames, onMainOutput, origin, badRecordPolicy, null, Set.of(), Set.of());
   }
 
   /**
@@ -85,10 +88,11 @@ public final class CaptureRoutes implements Serializable {
    *
    * @param evolution what evolves the Iceberg table of a route of {@code following} when its
    *     source's schema changes; null to end the job at such a change instead
-   * @param following the topics whose tables have a key-indexed writer (the one writer of the
-   *     tables on the main output, and key-indexed writers of their own), which reads the rows of
-   *     each schema its table takes and applies its truncates; at a schema change of another
-   *     topic's table the job ends, and its truncate is a bad record
+   * @param following the topics whose tables' writers read the rows of each schema their table
+   *     takes (the one writer of the tables on the main output, and writers of their own); at a
+   *     schema change of another topic's table the job ends
+   * @param truncating the topics whose tables have a key-indexed writer (shared or their own),
+   *     which applies their truncates; the truncate of another topic's table is a bad record
    */
   public CaptureRoutes(
       Map<String, ChangeSchema> schemas,
@@ -97,9 +101,11 @@ public final class CaptureRoutes implements Serializable {
       String origin,
       BadRecordPolicy badRecordPolicy,
       SchemaEvolution evolution,
-      Set<String> following) {
+      Set<String> following,
+      Set<String> truncating) {
     this.evolution = evolution;
     this.following = Set.copyOf(following);
+    this.truncating = Set.copyOf(truncating);
     Map<String, TableRoute> byTopic =
         TableRoute.byTopic(schemas, tableNames, onMainOutput.keySet());
     this.mainOutputNames = new ArrayList<>();
@@ -285,7 +291,7 @@ public final class CaptureRoutes implements Serializable {
    * knows every key of the table, and so every row a truncate deletes.
    */
   boolean appliesTruncates(int index) {
-    return appeared(index) || following.contains(topics.get(index));
+    return appeared(index) || truncating.contains(topics.get(index));
   }
 
   /** What follows the schema changes of a route's table; null where the job ends at one. */

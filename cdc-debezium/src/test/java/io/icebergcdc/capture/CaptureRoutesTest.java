@@ -36,10 +36,11 @@ class CaptureRoutesTest {
       };
 
   /**
-   * The schema changes of a table are followed, and its truncates applied, where its topic is among
-   * those of key-indexed writers, on the main output (the one writer of the tables) or on a side
-   * output of its own (a key-indexed writer distributed by partition); the others' schema changes
-   * end the job, and their truncates are bad records.
+   * The schema changes of a table are followed where its topic is among those given, on the main
+   * output (the one writer of the tables) or on a side output of its own (a key-indexed writer
+   * distributed by partition, or a writer of equality deletes); its truncates are applied only
+   * where its writer is key-indexed. The others' schema changes end the job, and their truncates
+   * are bad records.
    */
   @Test
   void followsTheSchemaChangesOfTheTopicsItIsGiven() {
@@ -47,27 +48,32 @@ class CaptureRoutesTest {
     schemas.put("db.public.own", SCHEMA);
     schemas.put("db.public.shared", SCHEMA);
     schemas.put("db.public.equality", SCHEMA);
+    schemas.put("db.public.plain", SCHEMA);
     CaptureRoutes routes =
         new CaptureRoutes(
             schemas,
             Map.of(
                 "db.public.own", "public.own",
                 "db.public.shared", "public.shared",
-                "db.public.equality", "public.equality"),
+                "db.public.equality", "public.equality",
+                "db.public.plain", "public.plain"),
             Map.of("db.public.shared", "lake.shared"),
             "db",
             BadRecordPolicy.FAIL,
             EVOLUTION,
+            Set.of("db.public.own", "db.public.shared", "db.public.equality"),
             Set.of("db.public.own", "db.public.shared"));
 
     assertThat(routes.outputOf("db.public.own")).isNotNull();
     assertThat(routes.evolutionOf(routes.indexOf("db.public.own"))).isSameAs(EVOLUTION);
     assertThat(routes.evolutionOf(routes.indexOf("db.public.shared"))).isSameAs(EVOLUTION);
-    assertThat(routes.evolutionOf(routes.indexOf("db.public.equality"))).isNull();
-    // The same tables, of key-indexed writers, apply their truncates.
+    assertThat(routes.evolutionOf(routes.indexOf("db.public.equality"))).isSameAs(EVOLUTION);
+    assertThat(routes.evolutionOf(routes.indexOf("db.public.plain"))).isNull();
+    // Those of key-indexed writers apply their truncates; the writer of equality deletes does not.
     assertThat(routes.appliesTruncates(routes.indexOf("db.public.own"))).isTrue();
     assertThat(routes.appliesTruncates(routes.indexOf("db.public.shared"))).isTrue();
     assertThat(routes.appliesTruncates(routes.indexOf("db.public.equality"))).isFalse();
+    assertThat(routes.appliesTruncates(routes.indexOf("db.public.plain"))).isFalse();
 
     CaptureRoutes withoutEvolution =
         new CaptureRoutes(
@@ -75,7 +81,8 @@ class CaptureRoutesTest {
             Map.of(
                 "db.public.own", "public.own",
                 "db.public.shared", "public.shared",
-                "db.public.equality", "public.equality"),
+                "db.public.equality", "public.equality",
+                "db.public.plain", "public.plain"),
             Map.of("db.public.shared", "lake.shared"),
             "db",
             BadRecordPolicy.FAIL);

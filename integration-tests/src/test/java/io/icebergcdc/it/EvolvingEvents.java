@@ -164,14 +164,22 @@ final class EvolvingEvents {
     }
   }
 
-  /** The table's rows as {@code name qty note} by id; a null note while it has no such column. */
+  /**
+   * The table's rows as {@code name qty note} by id; a null note while it has no such column.
+   *
+   * @throws AssertionError if two rows have one id (a delete that did not mask its row)
+   */
   static Map<Long, String> rows(Table table) throws IOException {
     Map<Long, String> rows = new TreeMap<>();
     boolean hasNote = table.schema().findField("note") != null;
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record record : records) {
+        long id = ((Number) record.getField("id")).longValue();
+        if (rows.containsKey(id)) {
+          throw new AssertionError("table " + table.name() + " has two rows of id " + id);
+        }
         rows.put(
-            ((Number) record.getField("id")).longValue(),
+            id,
             record.getField("name")
                 + " "
                 + record.getField("qty")

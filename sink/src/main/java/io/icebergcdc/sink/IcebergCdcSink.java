@@ -183,6 +183,15 @@ public final class IcebergCdcSink {
     return schema != null && overwrite == null;
   }
 
+  /**
+   * Whether this sink's writer applies its source's truncates: the key-indexed writer ({@code
+   * sink.delete-mode = position}) of a changelog without an overwrite, which knows every key of the
+   * table and so every row a truncate deletes.
+   */
+  public boolean appliesTruncates() {
+    return followsSchemaChanges() && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION;
+  }
+
   /** The uids of this sink's operators: prefixed as its options say, named for its distribution. */
   OperatorUids uids() {
     return new OperatorUids(options.get(SinkOptions.UID_PREFIX), distribution);

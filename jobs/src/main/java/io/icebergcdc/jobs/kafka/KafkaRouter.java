@@ -63,10 +63,16 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
   private SchemaEvolution evolution;
 
   /**
-   * The topics whose tables have a key-indexed writer, which follows their schema changes (with
-   * {@link #evolution}) and applies their truncates; those that appear while the job runs have one.
+   * The topics whose tables' writers follow their schema changes (with {@link #evolution}); those
+   * that appear while the job runs do.
    */
   private java.util.Set<String> following = java.util.Set.of();
+
+  /**
+   * The topics whose tables have a key-indexed writer, which applies their truncates; those that
+   * appear while the job runs have one.
+   */
+  private java.util.Set<String> truncating = java.util.Set.of();
 
   /** What makes the tables of topics that appear while the job runs ready; or null. */
   private NewTopics newTopics;
@@ -134,13 +140,22 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
    * their {@code schema} part: {@code evolution} evolves the topic's table at the first event of a
    * changed schema, and the changes from then on carry the evolved schema's rows ({@link
    * ChangeEvent#rowSchemaId()}), which the topics' writers read (the one writer of the tables on
-   * the main output, and key-indexed writers of their own). Without it, or for another topic, an
-   * event with a column the table lacks is a bad record.
+   * the main output, and writers of their own). Without it, or for another topic, an event with a
+   * column the table lacks is a bad record.
    */
   public KafkaRouter followingSchemaChanges(
       SchemaEvolution schemaEvolution, java.util.Set<String> topics) {
     this.evolution = schemaEvolution;
     this.following = java.util.Set.copyOf(topics);
+    return this;
+  }
+
+  /**
+   * Applies the truncates of {@code topics}, whose tables have a key-indexed writer, which knows
+   * every key of the table; a truncate of another topic is a bad record.
+   */
+  public KafkaRouter applyingTruncates(java.util.Set<String> topics) {
+    this.truncating = java.util.Set.copyOf(topics);
     return this;
   }
 
@@ -323,7 +338,7 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       List<ChangeEvent> events = parsers.get(record.topic).parse(record, locator);
       for (ChangeEvent event : events) {
         if (event.operation() == Operation.TRUNCATE
-            && !(appeared.containsKey(record.topic) || following.contains(record.topic))) {
+            && !(appeared.containsKey(record.topic) || truncating.contains(record.topic))) {
           throw new MalformedChangeException(locator + ": " + Operation.TRUNCATE_NOT_APPLIED);
         }
       }

@@ -91,7 +91,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
       StreamExecutionEnvironment env,
       List<TableTarget> targets,
       java.util.Set<String> writtenTogether,
-      java.util.Set<String> followingSchemaChanges) {
+      java.util.Set<String> followingSchemaChanges,
+      java.util.Set<String> applyingTruncates) {
     Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
     Map<String, String> tableNames = new LinkedHashMap<>();
     for (TableTarget target : targets) {
@@ -106,7 +107,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
             source.origin(),
             job.deadLetters().policy(),
             followingSchemaChanges.isEmpty() ? null : evolution(targets),
-            followingSchemaChanges);
+            followingSchemaChanges,
+            applyingTruncates);
     boolean takesNewTables = takesNewTables(writtenTogether);
     if (takesNewTables) {
       routes.takingTablesThatAppear(

@@ -69,7 +69,8 @@ final class FileSourceTranslator implements SourceTranslator {
       StreamExecutionEnvironment env,
       List<TableTarget> targets,
       java.util.Set<String> writtenTogether,
-      java.util.Set<String> followingSchemaChanges) {
+      java.util.Set<String> followingSchemaChanges,
+      java.util.Set<String> applyingTruncates) {
     TableTarget target = targets.get(0);
     java.nio.file.Path path = Paths.get(file.path()).toAbsolutePath();
     boolean compressed = StandardDeCompressors.getDecompressorForFileName(path.toString()) != null;
@@ -92,6 +93,7 @@ final class FileSourceTranslator implements SourceTranslator {
                 parser(
                     target,
                     followingSchemaChanges.contains(target.route()),
+                    applyingTruncates.contains(target.route()),
                     compressed ? null : new MappedFileLines(path.toString())))
             .returns(ChangeEventTypeInfo.of(target.schema()))
             .name(OperatorUids.PARSE_DEBEZIUM_JSON_NAME)
@@ -106,6 +108,7 @@ final class FileSourceTranslator implements SourceTranslator {
   private DebeziumJsonParseFunction parser(
       TableTarget target,
       boolean followingSchemaChanges,
+      boolean applyingTruncates,
       DebeziumJsonParseFunction.LineBytes lineBytes) {
     String tableName = target.table().toString();
     DebeziumJsonParseFunction parser =
@@ -117,14 +120,13 @@ final class FileSourceTranslator implements SourceTranslator {
             job.deadLetters().policy(),
             sourceTableOfFirstEvent(),
             lineBytes);
-    // The key-indexed writer follows schema changes and applies truncates.
-    return followingSchemaChanges
-        ? parser
-            .followingSchemaChanges(
-                new CatalogSchemaEvolution(
-                    job.catalog().loader(), Map.of(tableName, target.table())))
-            .applyingTruncates()
-        : parser;
+    if (followingSchemaChanges) {
+      parser.followingSchemaChanges(
+          new CatalogSchemaEvolution(job.catalog().loader(), Map.of(tableName, target.table())));
+    }
+    // The key-indexed writer applies truncates; to the writer of equality deletes one is a bad
+    // record.
+    return applyingTruncates ? parser.applyingTruncates() : parser;
   }
 
   @Override

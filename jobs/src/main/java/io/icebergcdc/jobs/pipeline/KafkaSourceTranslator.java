@@ -163,7 +163,8 @@ final class KafkaSourceTranslator implements SourceTranslator {
       StreamExecutionEnvironment env,
       List<TableTarget> targets,
       java.util.Set<String> writtenTogether,
-      java.util.Set<String> followingSchemaChanges) {
+      java.util.Set<String> followingSchemaChanges,
+      java.util.Set<String> applyingTruncates) {
     Map<String, ChangeSchema> schemas = new LinkedHashMap<>();
     Map<String, String> tableNames = new LinkedHashMap<>();
     List<String> topics = new ArrayList<>();
@@ -202,6 +203,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
       router.followingSchemaChanges(
           new CatalogSchemaEvolution(job.catalog().loader(), tables), followingSchemaChanges);
     }
+    router.applyingTruncates(applyingTruncates);
     if (takesNewTables(writtenTogether)) {
       router.takingNewTopics(
           new TopicTables(

@@ -62,7 +62,12 @@ public final class PipelineComposer {
     StreamExecutionEnvironment env =
         RuntimeTranslator.environment(job.runtime(), sinks.writerOperators());
     RoutedChanges routed =
-        source.translate(env, targets, sinks.writtenTogether(), sinks.followingSchemaChanges());
+        source.translate(
+            env,
+            targets,
+            sinks.writtenTogether(),
+            sinks.followingSchemaChanges(),
+            sinks.applyingTruncates());
     DataStream<DeadLetter> deadLetters =
         sinks.apply(routed, targets, catalogLoader, source.takesNewTables(sinks.writtenTogether()));
     DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());

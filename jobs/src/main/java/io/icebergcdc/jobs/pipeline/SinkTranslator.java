@@ -32,6 +32,7 @@ final class SinkTranslator {
 
   private final Map<TableIdentifier, IcebergCdcSink> sinks;
   private final Set<String> followingSchemaChanges;
+  private final Set<String> applyingTruncates;
   private final Set<String> writableTogether;
   private final boolean severalTables;
 
@@ -47,6 +48,7 @@ final class SinkTranslator {
   private SinkTranslator(
       Map<TableIdentifier, IcebergCdcSink> sinks,
       Set<String> followingSchemaChanges,
+      Set<String> applyingTruncates,
       Set<String> writableTogether,
       boolean severalTables,
       boolean inOneTransaction,
@@ -54,6 +56,7 @@ final class SinkTranslator {
       NewTables newTables) {
     this.sinks = sinks;
     this.followingSchemaChanges = followingSchemaChanges;
+    this.applyingTruncates = applyingTruncates;
     this.writableTogether = writableTogether;
     this.severalTables = severalTables;
     this.inOneTransaction = inOneTransaction;
@@ -80,6 +83,7 @@ final class SinkTranslator {
       CommitListener commitListener) {
     Map<TableIdentifier, IcebergCdcSink> sinks = new LinkedHashMap<>();
     Set<String> following = new LinkedHashSet<>();
+    Set<String> truncating = new LinkedHashSet<>();
     Set<String> writable = new LinkedHashSet<>();
     Map<TableIdentifier, String> routeOf = new HashMap<>();
     for (TableTarget target : targets) {
@@ -110,6 +114,9 @@ final class SinkTranslator {
       if (sink.followsSchemaChanges()) {
         following.add(target.route());
       }
+      if (sink.appliesTruncates()) {
+        truncating.add(target.route());
+      }
       if (sink.writesWithOthers()) {
         writable.add(target.route());
       }
@@ -117,6 +124,7 @@ final class SinkTranslator {
     return new SinkTranslator(
         sinks,
         following,
+        truncating,
         writable,
         severalTables,
         sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES),
@@ -140,11 +148,19 @@ final class SinkTranslator {
 
   /**
    * The routes of the tables whose writer takes the changes of a schema the table took while the
-   * job runs ({@link IcebergCdcSink#followsSchemaChanges}): those written together, and those of
-   * the key-indexed writer that have writers of their own (distributed by partition).
+   * job runs ({@link IcebergCdcSink#followsSchemaChanges}): those written together, and those with
+   * writers of their own (distributed by partition, or with equality deletes).
    */
   Set<String> followingSchemaChanges() {
     return followingSchemaChanges;
+  }
+
+  /**
+   * The routes of the tables whose writer applies their truncates ({@link
+   * IcebergCdcSink#appliesTruncates}): those of the key-indexed writer, shared or their own.
+   */
+  Set<String> applyingTruncates() {
+    return applyingTruncates;
   }
 
   /**

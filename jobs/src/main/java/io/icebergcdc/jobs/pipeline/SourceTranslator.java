@@ -38,14 +38,16 @@ interface SourceTranslator {
    *     RoutedChanges#together}); empty for a source of one table
    * @param followingSchemaChanges the routes of the tables whose writer takes the changes of a
    *     schema the table took while the job runs ({@link SinkTranslator#followingSchemaChanges}):
-   *     the source evolves those tables in flight; at a schema change of another table the job ends
-   *     and {@link JobRunner} evolves it and resumes the job
+   *     the source evolves those tables in flight; a schema change of another table ends the job
+   * @param applyingTruncates the routes of the tables whose writer applies their truncates ({@link
+   *     SinkTranslator#applyingTruncates}); a truncate of another table is a bad record
    */
   RoutedChanges translate(
       StreamExecutionEnvironment env,
       List<TableTarget> targets,
       Set<String> writtenTogether,
-      Set<String> followingSchemaChanges);
+      Set<String> followingSchemaChanges,
+      Set<String> applyingTruncates);
 
   /**
    * Whether each table's sink takes the table's name as uid prefix: every source but the file,

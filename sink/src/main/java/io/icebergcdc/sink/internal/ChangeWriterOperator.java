@@ -52,6 +52,10 @@ public final class ChangeWriterOperator extends TaskWriterOperator<ChangeEvent> 
   @Override
   public void processElement(StreamRecord<ChangeEvent> element) throws Exception {
     int id = element.getValue().rowSchemaId();
+    if (id == schema.schema().schemaId()) {
+      // The job's schema by its number: its rows are the job's.
+      id = ChangeEvent.JOB_SCHEMA;
+    }
     if (id != rowSchemaId) {
       // The table's schema changed while the job runs: the dedup gives the net changes of a
       // checkpoint, all of which come before the writer completes its files, the same schema.

@@ -150,9 +150,11 @@ class ChangeWriterOperatorTest {
     Map<Long, List<Object>> rows = new TreeMap<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
-        rows.put(
-            (Long) r.getField("id"),
-            java.util.Arrays.asList(r.getField("name"), r.getField("note")));
+        List<Object> was =
+            rows.put(
+                (Long) r.getField("id"),
+                java.util.Arrays.asList(r.getField("name"), r.getField("note")));
+        assertThat(was).as("another row of id %s", r.getField("id")).isNull();
       }
     }
     return rows;
@@ -173,7 +175,7 @@ class ChangeWriterOperatorTest {
       harness.prepareSnapshotPreBarrier(1);
       harness.processElement(new StreamRecord<>(evolved(update(1, "a2", 3), evolved, "n")));
       harness.prepareSnapshotPreBarrier(2);
-      // A checkpoint of the job's schema again (a change kept since before the schema changed).
+      // Rows of the job's schema again: each checkpoint is written in the schema of its rows.
       harness.processElement(new StreamRecord<>(update(2, "b2", 4)));
       harness.prepareSnapshotPreBarrier(3);
       for (ChangeCommittable committable : harness.extractOutputValues()) {
@@ -249,7 +251,8 @@ class ChangeWriterOperatorTest {
     Map<Long, String> rows = new TreeMap<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
-        rows.put((Long) r.getField("id"), (String) r.getField("name"));
+        String was = rows.put((Long) r.getField("id"), (String) r.getField("name"));
+        assertThat(was).as("another row of id %s", r.getField("id")).isNull();
       }
     }
     return rows;
