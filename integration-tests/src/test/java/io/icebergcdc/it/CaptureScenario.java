@@ -465,6 +465,18 @@ abstract class CaptureScenario {
     Table icebergLines = catalog(job).loadTable(lines);
     assertThat(rowCount(icebergLines)).isEqualTo(1);
     assertEachCheckpointCommittedOnce(icebergLines);
+    // The data files the truncates emptied left the table (with the commit that emptied them, or
+    // by the writers' compaction), rather than stay in it masked whole.
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        icebergLines.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        long deleted =
+            task.deletes().stream().mapToLong(org.apache.iceberg.DeleteFile::recordCount).sum();
+        assertThat(deleted)
+            .as("deleted rows of %s", task.file().location())
+            .isLessThan(task.file().recordCount());
+      }
+    }
   }
 
   /**
