@@ -6,16 +6,14 @@ import org.apache.flink.runtime.throwable.ThrowableType;
 import org.apache.iceberg.Schema;
 
 /**
- * A captured table's schema changed in the source (a column added, a type widened, a required
- * column dropped), and its change events no longer fit the schema the job was built with.
+ * A captured table's schema changed in the source, and its change events no longer fit the schema
+ * the job was built with.
  *
- * <p>Where the source has a {@link SchemaEvolution} for the table (the tables of a key-indexed
- * writer, the one writer of a capture or Kafka job's tables or one of their own), the change is
- * followed while the job runs and this is not thrown. Where it has none (a table with equality
- * deletes, whose writer knows only the table's schema), the job ends instead, and Flink does not
- * restart it (a restart would meet the same event with the same schema): the command evolves the
- * Iceberg table and resumes from the job's latest checkpoint, which replays the event into the
- * evolved table.
+ * <p>Where the source has a {@link SchemaEvolution} for the table (every table of a changelog the
+ * job writes), a change the Iceberg table can follow (a column added, a type widened, a required
+ * column dropped) is followed while the job runs, and this is thrown only for one it cannot (a
+ * changed primary key, a type Iceberg cannot widen to). Where it has none, any change ends the job.
+ * Flink does not restart it either way: a restart would meet the same event with the same schema.
  */
 @ThrowableAnnotation(ThrowableType.NonRecoverableError)
 public final class SourceSchemaChangedException extends RuntimeException {
@@ -41,8 +39,8 @@ public final class SourceSchemaChangedException extends RuntimeException {
             + String.join("; ", changes)
             + ") at "
             + locator
-            + ". The job ends here; the capture command evolves the Iceberg table and resumes from"
-            + " the latest checkpoint, or run it again with --restore-from latest");
+            + ", which its Iceberg table cannot follow. The job ends here: a changed primary key, or a"
+            + " type Iceberg cannot widen to, needs a new Iceberg table");
     this.table = table;
     this.changes = List.copyOf(changes);
     this.sourceSchema = sourceSchema;

@@ -238,6 +238,14 @@ abstract class CaptureScenario {
       Set<String> jobs = new HashSet<>();
       for (Table table : List.of(icebergCustomers, icebergOrderLines)) {
         assertEachCheckpointCommittedOnce(table);
+        long equalityDeletes = 0;
+        for (Snapshot snapshot : table.snapshots()) {
+          equalityDeletes +=
+              Long.parseLong(snapshot.summary().getOrDefault("added-equality-delete-files", "0"));
+        }
+        assertThat(equalityDeletes > 0)
+            .as("equality delete files in %s", table.name())
+            .isEqualTo(deleteMode.equals("EQUALITY"));
         for (Snapshot snapshot : table.snapshots()) {
           jobs.add(snapshot.summary().get(SnapshotSummaryKeys.JOB_ID));
         }

@@ -414,6 +414,14 @@ class KafkaApplyITCase {
     awaitModel(catalog, items, model);
 
     EvolvingEvents.assertEvolvedByOneJob(catalog.loadTable(items));
+    if (equality) {
+      long equalityDeletes = 0;
+      for (org.apache.iceberg.Snapshot snapshot : catalog.loadTable(items).snapshots()) {
+        equalityDeletes +=
+            Long.parseLong(snapshot.summary().getOrDefault("added-equality-delete-files", "0"));
+      }
+      assertThat(equalityDeletes).as("equality delete files written").isPositive();
+    }
     if (byPartition || equality) {
       assertThat(catalog.loadTable(items).schema().findField("id").type())
           .isEqualTo(org.apache.iceberg.types.Types.LongType.get());

@@ -64,7 +64,8 @@ public final class NewTables implements Serializable {
           "table "
               + table
               + ", which appeared while the job runs, cannot be written with the job's other"
-              + " tables (it has no primary key, or is distributed by partition)");
+              + " tables (it has no primary key, is distributed by partition, or is written with"
+              + " equality deletes)");
     }
     return sink;
   }

@@ -16,9 +16,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Evolves the Iceberg tables of a running job through its catalog, as {@link JobRunner} evolves
- * them between runs ({@link CdcTables#evolve}, not strict: a type the table cannot take is left to
- * the conversion of each value, which fails the change that does not fit).
+ * Evolves the Iceberg tables of a running job through its catalog ({@link CdcTables#evolve}, not
+ * strict: a type the table cannot take is left to the conversion of each value, which fails the
+ * change that does not fit).
  *
  * <p>The catalog is loaded for each change and closed after it: schema changes are rare, and a
  * source reader holds no catalog client between them.

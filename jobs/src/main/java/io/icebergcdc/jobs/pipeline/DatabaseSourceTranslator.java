@@ -154,7 +154,7 @@ final class DatabaseSourceTranslator implements SourceTranslator {
         && !writtenTogether.isEmpty();
   }
 
-  /** What evolves the tables written together when their sources' schemas change. */
+  /** What evolves the job's tables when their sources' schemas change. */
   private SchemaEvolution evolution(List<TableTarget> targets) {
     Map<String, TableIdentifier> tables = new LinkedHashMap<>();
     for (TableTarget target : targets) {

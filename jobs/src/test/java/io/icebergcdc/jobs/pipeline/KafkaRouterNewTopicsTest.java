@@ -94,6 +94,49 @@ class KafkaRouterNewTopicsTest {
         text.getBytes(StandardCharsets.UTF_8));
   }
 
+  /** A truncate of the topic's table, made of the first event, with a sequence after it. */
+  private static KafkaRecord truncate(String topic) throws Exception {
+    com.fasterxml.jackson.databind.ObjectMapper mapper =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+    com.fasterxml.jackson.databind.node.ObjectNode envelope =
+        (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree(LINES.get(0));
+    com.fasterxml.jackson.databind.node.ObjectNode payload =
+        envelope.has("payload")
+            ? (com.fasterxml.jackson.databind.node.ObjectNode) envelope.get("payload")
+            : envelope;
+    payload.putNull("before");
+    payload.putNull("after");
+    payload.put("op", "t");
+    return new KafkaRecord(
+        topic, 0, 99, null, envelope.toString().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * A truncate is applied (sent on as copies) only for the topics whose writer applies truncates
+   * (the key-indexed writer); for another topic (a table with equality deletes) it is a bad record.
+   */
+  @Test
+  void aTruncateIsSentOnOnlyForTheTopicsThatApplyThem() throws Exception {
+    try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(
+            router(BadRecordPolicy.FAIL).applyingTruncates(java.util.Set.of(ORDERS)))) {
+      harness.processElement(truncate(ORDERS), 0);
+      List<ChangeEvent> out = harness.extractOutputValues();
+      assertThat(out)
+          .isNotEmpty()
+          .allSatisfy(
+              e -> assertThat(e.operation()).isEqualTo(io.icebergcdc.cdc.Operation.TRUNCATE));
+    }
+    try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
+        ProcessFunctionTestHarnesses.forProcessFunction(
+            router(BadRecordPolicy.FAIL).applyingTruncates(java.util.Set.of()))) {
+      assertThatThrownBy(() -> harness.processElement(truncate(ORDERS), 0))
+          .isInstanceOf(MalformedChangeException.class)
+          .hasMessageContaining(io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED);
+      assertThat(harness.extractOutputValues()).isEmpty();
+    }
+  }
+
   @Test
   void aNewTopicIsReadIntoItsTableWithRowsCarryingItsSchemaId() throws Exception {
     try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =

@@ -177,6 +177,16 @@ class ChangeWriterOperatorTest {
       harness.prepareSnapshotPreBarrier(2);
       // Rows of the job's schema again: each checkpoint is written in the schema of its rows.
       harness.processElement(new StreamRecord<>(update(2, "b2", 4)));
+      // Numbered with the job's schema's id, a row is one of the job's schema: the same files.
+      ChangeEvent numbered = insert(3, "c", 5);
+      harness.processElement(
+          new StreamRecord<>(
+              numbered.inSchema(
+                  TestChanges.SCHEMA.schemaId(),
+                  null,
+                  numbered.after(),
+                  ColumnMask.EMPTY,
+                  ColumnMask.EMPTY)));
       harness.prepareSnapshotPreBarrier(3);
       for (ChangeCommittable committable : harness.extractOutputValues()) {
         commit(table, committable);
@@ -186,7 +196,8 @@ class ChangeWriterOperatorTest {
     assertThat(notedRows(table))
         .containsOnly(
             Map.entry(1L, java.util.Arrays.asList("a2", "n")),
-            Map.entry(2L, java.util.Arrays.asList("b2", null)));
+            Map.entry(2L, java.util.Arrays.asList("b2", null)),
+            Map.entry(3L, java.util.Arrays.asList("c", null)));
   }
 
   @Test
