@@ -33,7 +33,7 @@ public final class AppendWriterOperator extends TaskWriterOperator<RowData> {
       RowType rowType,
       Map<String, String> writeProperties,
       boolean countsRows) {
-    super(tableLoader, rowType, writeProperties, false);
+    super(tableLoader, rowType, null, writeProperties, false);
     this.countsRows = countsRows;
   }
 

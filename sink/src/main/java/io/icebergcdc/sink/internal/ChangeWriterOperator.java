@@ -36,16 +36,15 @@ public final class ChangeWriterOperator extends TaskWriterOperator<ChangeEvent> 
    */
   public ChangeWriterOperator(
       TableLoader tableLoader, ChangeSchema schema, Map<String, String> writeProperties) {
-    super(tableLoader, schema.rowType(), writeProperties, true);
+    super(tableLoader, schema.rowType(), schema.schema(), writeProperties, true);
     this.schema = schema;
   }
 
   @Override
   public void open() throws Exception {
-    super.open();
     // In the job's schema, which the table may have left since the job was built (its changes
     // then show a later one).
-    writeRowsOf(schema.schema(), schema.rowType());
+    super.open();
     rowSchemaId = ChangeEvent.JOB_SCHEMA;
   }
 

@@ -118,7 +118,15 @@ final class RowSchemas {
   }
 
   private Schema schema(int id) {
-    Table table = refreshedTable.get();
+    return schemaOf(refreshedTable.get(), id);
+  }
+
+  /**
+   * The schema of {@code id} of {@code table}, which a change's rows have.
+   *
+   * @throws IllegalStateException if the table has no such schema
+   */
+  static Schema schemaOf(Table table, int id) {
     Schema schema = table.schemas().get(id);
     if (schema == null) {
       throw new IllegalStateException(

@@ -49,6 +49,10 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
 
   private final TableLoader tableLoader;
   private final RowType rowType;
+
+  /** The schema of the rows, one of the table's; null for the table's current schema. */
+  private final Schema schema;
+
   private final java.util.HashMap<String, String> writeProperties;
   private final boolean upsert;
 
@@ -63,6 +67,8 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
 
   /**
    * @param rowType the type of the rows, which are in the order of the table's columns
+   * @param schema the schema of the rows, one of the table's; null for the table's current schema
+   *     when the writer opens
    * @param writeProperties this write's own write properties, over the table's
    * @param upsert whether a row upserts its key (an equality delete on the table's primary key
    *     before it) and a delete row deletes it; otherwise rows are only written
@@ -70,10 +76,12 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
   TaskWriterOperator(
       TableLoader tableLoader,
       RowType rowType,
+      Schema schema,
       Map<String, String> writeProperties,
       boolean upsert) {
     this.tableLoader = tableLoader;
     this.rowType = rowType;
+    this.schema = schema;
     this.writeProperties = new java.util.HashMap<>(writeProperties);
     this.upsert = upsert;
   }
@@ -96,7 +104,7 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
     JobClassLoaderRelease.registerFor(getRuntimeContext());
     tableLoader.open();
     table = tableLoader.loadTable();
-    writerFactory = factory(table.schema(), rowType);
+    writerFactory = factory(schema == null ? table.schema() : schema, rowType);
     writer = writerFactory.create();
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
     deleteFilesWritten = getMetricGroup().counter("deleteFilesWritten");
@@ -133,16 +141,10 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
    * @throws IllegalStateException if the table has no such schema
    */
   Schema tableSchema(int id) {
-    Schema schema = table.schemas().get(id);
-    if (schema == null) {
+    if (!table.schemas().containsKey(id)) {
       table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
-      schema = table.schemas().get(id);
     }
-    if (schema == null) {
-      throw new IllegalStateException(
-          "a change holds rows of schema " + id + ", which table " + table.name() + " has not");
-    }
-    return schema;
+    return RowSchemas.schemaOf(table, id);
   }
 
   /**

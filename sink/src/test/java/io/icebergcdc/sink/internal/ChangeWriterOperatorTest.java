@@ -128,9 +128,7 @@ class ChangeWriterOperatorTest {
       for (ChangeEvent change : changes) {
         if (change.rowSchemaId() == evolved && table.schema().schemaId() != evolved) {
           // The source evolves the table before it sends the first change of the new schema.
-          table.updateSchema().addColumn("note", Types.StringType.get()).commit();
-          table.refresh();
-          assertThat(table.schema().schemaId()).isEqualTo(evolved);
+          assertThat(addNote(table)).isEqualTo(evolved);
         }
         dedup.processElement(new StreamRecord<>(change));
       }
@@ -142,6 +140,13 @@ class ChangeWriterOperatorTest {
     commit(table, write(net).get(0));
 
     assertThat(notedRows(table)).isEqualTo(expected);
+  }
+
+  /** Adds an optional string column {@code note} to the table; returns the new schema's id. */
+  private static int addNote(Table table) {
+    table.updateSchema().addColumn("note", Types.StringType.get()).commit();
+    table.refresh();
+    return table.schema().schemaId();
   }
 
   /** The name and note of each row, by id. */
@@ -164,9 +169,7 @@ class ChangeWriterOperatorTest {
   @Test
   void aKeyWrittenInTheJobsSchemaIsUpdatedInALaterOne() throws Exception {
     Table table = createTable(null, Map.of());
-    table.updateSchema().addColumn("note", Types.StringType.get()).commit();
-    table.refresh();
-    int evolved = table.schema().schemaId();
+    int evolved = addNote(table);
 
     try (var harness = writer()) {
       harness.open();
@@ -203,9 +206,7 @@ class ChangeWriterOperatorTest {
   @Test
   void rowsOfTwoSchemasBetweenTwoCheckpointsAreRefused() throws Exception {
     Table table = createTable(null, Map.of());
-    table.updateSchema().addColumn("note", Types.StringType.get()).commit();
-    table.refresh();
-    int evolved = table.schema().schemaId();
+    int evolved = addNote(table);
 
     try (var harness = writer()) {
       harness.open();
