@@ -253,9 +253,11 @@ final class ChunkReader implements AutoCloseable {
     if (routes.badRecordPolicy() == BadRecordPolicy.FAIL) {
       throw TableRoute.withRecord(error, key.toString());
     }
-    return CapturedChange.deadLetter(
+    DeadLetter letter =
         new DeadLetter(
-            routes.route(route).tableName(), routes.origin(), error.getMessage(), key.toString()));
+            routes.route(route).tableName(), routes.origin(), error.getMessage(), key.toString());
+    String writtenAs = routes.mainOutputName(route);
+    return CapturedChange.deadLetter(writtenAs == null ? letter : letter.writtenAs(writtenAs));
   }
 
   /** The chunk being read, read up to the last row emitted; null if none is being read. */

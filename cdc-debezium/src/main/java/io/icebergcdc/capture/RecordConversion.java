@@ -102,8 +102,10 @@ final class RecordConversion {
         throw TableRoute.withRecord(e, text);
       }
       String table = index == null ? record.topic() : routes.route(index).tableName();
+      DeadLetter letter = new DeadLetter(table, routes.origin(), e.getMessage(), text);
+      String writtenAs = index == null ? null : routes.mainOutputName(index);
       output.accept(
-          CapturedChange.deadLetter(new DeadLetter(table, routes.origin(), e.getMessage(), text)));
+          CapturedChange.deadLetter(writtenAs == null ? letter : letter.writtenAs(writtenAs)));
       return;
     }
     boolean appearedTable = routes.appeared(index);

@@ -432,6 +432,35 @@ class StructChangeConverterTest {
         .hasMessageContaining("no captured table has this topic");
   }
 
+  @Test
+  void aDeadLetterNamesTheIcebergTableItIsCountedInWhereTheTableIsWrittenWithOthers() {
+    String other = "server.public.other";
+    CaptureRoutes routes =
+        new CaptureRoutes(
+                Map.of(other, TABLE, "server.public.own", TABLE),
+                Map.of(other, "public.other", "server.public.own", "public.own"),
+                Map.of(other, "lake.other"),
+                "db",
+                BadRecordPolicy.DEAD_LETTER)
+            .takingTablesThatAppear(new Appearing(null));
+    RecordConversion conversion = new RecordConversion(routes);
+    routes.take(TOPIC);
+    Struct unknownOperation = change("x", null, fullRow(2), pgSource(41, null));
+    List<CapturedChange> out = new ArrayList<>();
+    conversion.convert(record(TOPIC, unknownOperation), out::add);
+    conversion.convert(record(other, unknownOperation), out::add);
+    conversion.convert(record("server.public.own", unknownOperation), out::add);
+    conversion.convert(record("server.elsewhere.items", unknownOperation), out::add);
+
+    assertThat(out)
+        .extracting(change -> change.deadLetter().table())
+        .containsExactly("public.items", "public.other", "public.own", "server.elsewhere.items");
+    assertThat(out)
+        .extracting(change -> change.deadLetter().writtenAs())
+        .as("the table that appeared, one of the job's written with others, one written alone")
+        .containsExactly("lake.items", "lake.other", null, null);
+  }
+
   private static Struct out1Envelope() {
     return change("c", null, fullRow(2), pgSource(41, null));
   }

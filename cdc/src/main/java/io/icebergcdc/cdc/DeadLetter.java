@@ -18,6 +18,7 @@ public final class DeadLetter {
   private final String origin;
   private final String reason;
   private final String record;
+  private final String writtenAs;
 
   /**
    * @param table the table the change was meant for
@@ -27,10 +28,32 @@ public final class DeadLetter {
    * @param record the record's text, or a description of the change where the text is gone
    */
   public DeadLetter(String table, String origin, String reason, String record) {
+    this(table, origin, reason, record, null);
+  }
+
+  private DeadLetter(String table, String origin, String reason, String record, String writtenAs) {
     this.table = Objects.requireNonNull(table, "table");
     this.origin = Objects.requireNonNull(origin, "origin");
     this.reason = Objects.requireNonNull(reason, "reason");
     this.record = record == null ? "" : record;
+    this.writtenAs = writtenAs;
+  }
+
+  /**
+   * This dead letter, of a table whose changes reach the writer of several tables named {@code
+   * name} ({@link ChangeEvent#table()} there): its Iceberg table, by which the committer counts it
+   * in that table's summaries even where the job met the table only while it ran.
+   */
+  public DeadLetter writtenAs(String name) {
+    return new DeadLetter(table, origin, reason, record, name);
+  }
+
+  /**
+   * The name the changes of this dead letter's table carry to the writer of several tables; null
+   * where they go to a writer of their own, or where the record's table is not known.
+   */
+  public String writtenAs() {
+    return writtenAs;
   }
 
   public String table() {
@@ -58,12 +81,13 @@ public final class DeadLetter {
     return table.equals(that.table)
         && origin.equals(that.origin)
         && reason.equals(that.reason)
-        && record.equals(that.record);
+        && record.equals(that.record)
+        && Objects.equals(writtenAs, that.writtenAs);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(table, origin, reason, record);
+    return Objects.hash(table, origin, reason, record, writtenAs);
   }
 
   @Override

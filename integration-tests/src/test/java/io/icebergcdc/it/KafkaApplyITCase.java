@@ -207,7 +207,8 @@ class KafkaApplyITCase {
    * is read from its start. The job fails once, just after the first commit to the new table, and
    * Flink restores it as it was built, without the table: the writer and committer take the table
    * back from the restored state. Both tables end equal to their changelogs, each checkpoint
-   * committed once, all by one job.
+   * committed once, all by one job. A record of each topic that is not JSON goes to the dead-letter
+   * output and is counted once in its own table's summaries, the new table's too.
    */
   @ParameterizedTest
   @ValueSource(strings = {KafkaTopics.DEBEZIUM_JSON, KafkaTopics.MAXWELL_JSON})
@@ -234,6 +235,7 @@ class KafkaApplyITCase {
             // New topics looked for every half second rather than every 30 s.
             .kafkaProperties(Map.of("partition.discovery.interval.ms", "500"))
             .tableTemplate("late.{table}")
+            .deadLetterPath(dir.resolve("dead-letters").toString())
             .restartAttempts(3)
             .build();
     if (maxwell) {
@@ -272,6 +274,12 @@ class KafkaApplyITCase {
       }
       KAFKA.produce(
           prefix + ".public.first",
+          List.of(Map.entry("{\"id\":1}", "not JSON in " + prefix + ".public.first")));
+      KAFKA.produce(
+          prefix + ".public.second",
+          List.of(Map.entry("{\"id\":1}", "not JSON in " + prefix + ".public.second")));
+      KAFKA.produce(
+          prefix + ".public.first",
           firstRecords.subList(firstRecords.size() / 2, firstRecords.size()));
       KAFKA.produce(
           prefix + ".public.second",
@@ -294,6 +302,20 @@ class KafkaApplyITCase {
         assertThat(differences).as("table %s against its changelog", entry.getKey()).isEmpty();
       }
       assertThat(FailAfterFirstCommitToSecond.FAILED).as("the injected failure").isTrue();
+      assertThat(awaitDeadLetters(2, deadline))
+          .extracting(letter -> letter.get("record").asText())
+          .containsExactlyInAnyOrder(
+              "not JSON in " + prefix + ".public.first",
+              "not JSON in " + prefix + ".public.second");
+      for (TableIdentifier table : expected.keySet()) {
+        long counted = 0;
+        for (org.apache.iceberg.Snapshot snapshot : Commits.snapshots(catalog.loadTable(table))) {
+          counted +=
+              Long.parseLong(
+                  snapshot.summary().getOrDefault(SnapshotSummaryKeys.DEAD_LETTERED, "0"));
+        }
+        assertThat(counted).as("dead letters counted in the summaries of %s", table).isEqualTo(1);
+      }
       java.util.Set<String> jobs =
           Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(firstTable));
       assertThat(jobs).as("one job, never ended for the new topic").hasSize(1);

@@ -223,7 +223,9 @@ public final class MultiTableSink {
       all =
           all.union(
               refusedUpstream
-                  .flatMap(new CountsOfDeadLetters(new java.util.HashMap<>(tableOfDeadLetter)))
+                  .flatMap(
+                      new CountsOfDeadLetters(
+                          new java.util.HashMap<>(tableOfDeadLetter), newTables != null))
                   .returns(IcebergCdcSink.COMMITTABLE_TYPE)
                   .name("dead letters of the parser, counted")
                   .uid(uid + "-upstream-dead-letters"));
@@ -248,7 +250,10 @@ public final class MultiTableSink {
 
   /**
    * The parser's dead letters of the tables a committer of several tables commits, as counts for
-   * it, each tagged with its table; dead letters of other tables are not counted.
+   * it, each tagged with its table; dead letters of other tables are not counted. Where the
+   * committer takes the tables that appear while the job runs, a dead letter of such a table is
+   * counted in that table's summaries by the name the router gave it ({@link
+   * DeadLetter#writtenAs()}): one of a table the router could not make ready has none.
    */
   private static final class CountsOfDeadLetters
       implements org.apache.flink.api.common.functions.FlatMapFunction<
@@ -258,13 +263,20 @@ public final class MultiTableSink {
     /** The committed table by dead letters' table. */
     private final java.util.HashMap<String, String> tables;
 
-    CountsOfDeadLetters(java.util.HashMap<String, String> tables) {
+    /** Whether the committer takes the tables that appear while the job runs. */
+    private final boolean countsNewTables;
+
+    CountsOfDeadLetters(java.util.HashMap<String, String> tables, boolean countsNewTables) {
       this.tables = tables;
+      this.countsNewTables = countsNewTables;
     }
 
     @Override
     public void flatMap(DeadLetter letter, org.apache.flink.util.Collector<ChangeCommittable> out) {
       String table = tables.get(letter.table());
+      if (table == null && countsNewTables) {
+        table = letter.writtenAs();
+      }
       if (table != null) {
         out.collect(IcebergCdcSink.CountOfDeadLetter.ONE.forTable(table));
       }

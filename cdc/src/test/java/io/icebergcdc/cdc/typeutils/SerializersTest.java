@@ -52,17 +52,25 @@ class SerializersTest {
   }
 
   @Test
-  void deadLetterRoundTripsAndReadsVersion1() throws IOException {
+  void deadLetterRoundTripsAndReadsVersions1And2() throws IOException {
     DeadLetterSerializer serializer = new DeadLetterSerializer();
     DeadLetter letter = new DeadLetter("db.t", "file.jsonl", "no op", "x".repeat(70_000));
     byte[] bytes = serializer.serialize(letter);
     assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(letter);
+    DeadLetter named = letter.writtenAs("lake.t");
+    DeadLetter read = serializer.deserialize(serializer.getVersion(), serializer.serialize(named));
+    assertThat(read).isEqualTo(named).isNotEqualTo(letter);
+    assertThat(read.writtenAs()).isEqualTo("lake.t");
 
     DeadLetter small =
         new DeadLetter("db.t", "topic-0@12", "unknown operation 'x'", "{\"op\":\"x\"}");
     byte[] v1 = GoldenFiles.bytes("serializer/dead-letter-v1.bin", serializer.serialize(small));
     assertThat(serializer.deserialize(DeadLetterSerializer.VERSION_1, v1)).isEqualTo(small);
-    assertThatThrownBy(() -> serializer.deserialize(2, bytes)).isInstanceOf(IOException.class);
+    DeadLetter smallNamed = small.writtenAs("lake.t");
+    byte[] v2 =
+        GoldenFiles.bytes("serializer/dead-letter-v2.bin", serializer.serialize(smallNamed));
+    assertThat(serializer.deserialize(DeadLetterSerializer.VERSION_2, v2)).isEqualTo(smallNamed);
+    assertThatThrownBy(() -> serializer.deserialize(3, bytes)).isInstanceOf(IOException.class);
   }
 
   @Test

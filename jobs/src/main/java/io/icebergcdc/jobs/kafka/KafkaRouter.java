@@ -367,13 +367,17 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
         throw TableRoute.withRecord(e, record.describe());
       }
       badRecords.inc();
-      ctx.output(
-          DebeziumJsonParseFunction.DEAD_LETTERS,
+      DeadLetter letter =
           new DeadLetter(
               route == null ? record.topic : route.tableName(),
               "kafka " + record.position(),
               e.getMessage(),
-              record.describe()));
+              record.describe());
+      ctx.output(
+          DebeziumJsonParseFunction.DEAD_LETTERS,
+          route != null && route.onMainOutput()
+              ? letter.writtenAs(mainOutputNames.getOrDefault(record.topic, route.tableName()))
+              : letter);
     }
   }
 }
