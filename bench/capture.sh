@@ -3,6 +3,7 @@
 #   bash bench/capture.sh [--rows N] [--seconds 60s] [--rate ROWS_PER_S] [--batch N]
 #                         [--parallelism N] [--checkpoint-interval 1s] [--out FILE]
 #                         [--snapshot-chunk-rows N (0: Debezium's own snapshot)] [--engine-only true]
+#                         [--truncate true (at the end: TRUNCATE the table, time until applied)]
 #                         [--flink-cdc true (the peer: Flink CDC's postgres-cdc into Iceberg)]
 # It configures the local PostgreSQL for logical decoding first, as the integration tests do.
 # The peer is a Maven project of its own on Flink 1.20 (bench/peers/flink-cdc-postgres), built here

@@ -132,10 +132,11 @@ public final class CaptureBenchmark {
                     + ".md"));
     boolean failHalfway = Boolean.parseBoolean(options.getOrDefault("fail-halfway", "false"));
     boolean engineOnly = Boolean.parseBoolean(options.getOrDefault("engine-only", "false"));
-    if (flinkCdc && (failHalfway || engineOnly)) {
+    boolean truncate = Boolean.parseBoolean(options.getOrDefault("truncate", "false"));
+    if (flinkCdc && (failHalfway || engineOnly || truncate)) {
       throw new IllegalArgumentException(
           "--flink-cdc runs the peer instead of the capture job: it takes neither --fail-halfway"
-              + " nor --engine-only");
+              + " nor --engine-only nor --truncate (Flink CDC's source skips truncates)");
     }
     Path work = Files.createTempDirectory("iceberg-cdc-capture-bench");
     createSourceTable();
@@ -229,6 +230,7 @@ public final class CaptureBenchmark {
               * (double) batch
               / ((last(steady).committedMillis() - steady.get(0).committedMillis()) / 1000.0);
       String check = compare(connection, tables);
+      String truncated = truncate ? truncate(client, connection, tables, interval) : "";
 
       StringBuilder report = new StringBuilder();
       report.append(
@@ -285,6 +287,7 @@ public final class CaptureBenchmark {
               percentile(lags, 0.95) / 1000.0,
               lags[lags.length - 1] / 1000.0));
       report.append("\n").append(failure).append(check).append("\n");
+      report.append(truncated);
       Files.createDirectories(out.toAbsolutePath().getParent());
       Files.writeString(out, report.toString(), StandardCharsets.UTF_8);
       System.out.println(report);
@@ -627,6 +630,68 @@ public final class CaptureBenchmark {
       Thread.sleep(100);
     }
     throw new IllegalStateException("the changes did not reach Iceberg within 10 minutes");
+  }
+
+  /**
+   * Truncates the source table, then inserts one row in a transaction of its own, and waits for the
+   * first Iceberg snapshot that holds that row's transaction: the truncate's rows deleted, the row
+   * added. Returns the report's paragraph on it, once the tables compare equal.
+   */
+  private String truncate(
+      Running client, Connection connection, Supplier<Table> tables, Duration interval)
+      throws Exception {
+    long held = CountAndSum.of(connection, "bench.items").rows();
+    long truncatedMillis;
+    long lsn;
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("TRUNCATE bench.items");
+      truncatedMillis = System.currentTimeMillis();
+      try (ResultSet result = statement.executeQuery("SELECT pg_current_wal_insert_lsn()")) {
+        result.next();
+        lsn = SourceSequence.parseLsn(result.getString(1));
+      }
+      statement.execute("INSERT INTO bench.items VALUES (" + rows + ", 'after', 1)");
+    }
+    List<long[]> snapshots =
+        awaitHeld(client, tables, new Transaction(lsn, rowsWritten, truncatedMillis));
+    long appliedMillis = heldAt(snapshots, new Transaction(lsn, rowsWritten, truncatedMillis));
+    // The snapshots from the truncate's to the row's, which may be one.
+    long[] totals = new long[5];
+    int commits = 0;
+    for (Snapshot snapshot : tables.get().snapshots()) {
+      if (snapshot.timestampMillis() > truncatedMillis
+          && snapshot.timestampMillis() <= appliedMillis) {
+        commits++;
+        String[] keys = {
+          SnapshotSummaryKeys.ROWS_DELETED,
+          "added-position-deletes",
+          "added-delete-files",
+          "removed-delete-files",
+          "deleted-data-files"
+        };
+        for (int i = 0; i < keys.length; i++) {
+          totals[i] += Long.parseLong(snapshot.summary().getOrDefault(keys[i], "0"));
+        }
+      }
+    }
+    String check = compare(connection, tables);
+    return String.format(
+        Locale.ROOT,
+        "%nA TRUNCATE of the %,d rows the table held, then one row inserted: the Iceberg"
+            + " snapshot that holds both was committed %.2f s after the TRUNCATE (checkpoints"
+            + " every %d ms; the steady lag above is the usual wait). Its %d commit(s) since the"
+            + " TRUNCATE deleted %,d rows by %,d position deletes, adding %,d delete files and"
+            + " removing %,d, and removed %,d data files. %s%n",
+        held,
+        (appliedMillis - truncatedMillis) / 1000.0,
+        interval.toMillis(),
+        commits,
+        totals[0],
+        totals[1],
+        totals[2],
+        totals[3],
+        totals[4],
+        check);
   }
 
   /** When the first snapshot that holds the transaction was committed, or 0 if none does. */
