@@ -16,6 +16,8 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The schemas of the rows of one table's changes as its writer takes them: the job's ({@link
@@ -32,6 +34,8 @@ import org.apache.iceberg.types.Types;
  * <p>Not thread-safe: Flink's task thread only.
  */
 final class RowSchemas {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RowSchemas.class);
 
   private final ChangeSchema job;
   private final Supplier<Table> refreshedTable;
@@ -73,6 +77,10 @@ final class RowSchemas {
     current = new ChangeSchema(tableSchema);
     currentId = tableSchema.schemaId();
     conversions.clear();
+    LOG.info(
+        "Table {} has schema {}, later than the job's: its changes are written in it",
+        table.name(),
+        currentId);
   }
 
   /** The schema of the rows {@link #fit} gives. */
@@ -112,9 +120,15 @@ final class RowSchemas {
   }
 
   private void use(int id) {
-    current = new ChangeSchema(schema(id));
+    Table table = refreshedTable.get();
+    current = new ChangeSchema(schemaOf(table, id));
     currentId = id;
     conversions.clear();
+    LOG.info(
+        "Table {} changed its schema while the job runs: its changes have the columns of"
+            + " schema {} from now on, and its data files from the next checkpoint",
+        table.name(),
+        id);
   }
 
   private Schema schema(int id) {

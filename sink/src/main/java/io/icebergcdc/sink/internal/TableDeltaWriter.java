@@ -280,10 +280,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     rowSchemas.startAt(table);
     ChangeSchema current = rowSchemas.current();
     if (current != schema) {
-      LOG.info(
-          "Table {} has schema {}, later than the job's: its writer starts in it",
-          table.name(),
-          current.schema().schemaId());
       dedup.useSchema(current, rowSchemas::fit);
     }
     RecentRows recentRows =
@@ -503,11 +499,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   /** The changes showed a newer schema of the table, now {@link RowSchemas#current()}. */
   private void tookNewSchema() {
-    LOG.info(
-        "Table {} changed its schema while the job runs: its changes have the columns of"
-            + " schema {} from now on, and its data files from the next checkpoint",
-        table.name(),
-        rowSchemas.current().schema().schemaId());
     dedup.useSchema(rowSchemas.current(), rowSchemas::fit);
   }
 

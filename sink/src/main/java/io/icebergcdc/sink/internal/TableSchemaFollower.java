@@ -6,8 +6,6 @@ import io.icebergcdc.commit.TableRefresh;
 import io.icebergcdc.dedup.SchemaFollower;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The schemas one table takes while the job runs, read from its catalog ({@link RowSchemas}): for
@@ -17,7 +15,6 @@ import org.slf4j.LoggerFactory;
 public final class TableSchemaFollower implements SchemaFollower {
 
   private static final long serialVersionUID = 1L;
-  private static final Logger LOG = LoggerFactory.getLogger(TableSchemaFollower.class);
 
   private final TableLoader tableLoader;
   private final ChangeSchema job;
@@ -45,12 +42,6 @@ public final class TableSchemaFollower implements SchemaFollower {
               return table;
             });
     schemas.startAt(table);
-    if (schemas.current() != job) {
-      LOG.info(
-          "Table {} has schema {}, later than the job's: its changes are written in it",
-          table.name(),
-          schemas.current().schema().schemaId());
-    }
     return schemas.current();
   }
 
@@ -61,16 +52,7 @@ public final class TableSchemaFollower implements SchemaFollower {
 
   @Override
   public ChangeEvent fit(ChangeEvent change) {
-    ChangeSchema before = schemas.current();
-    ChangeEvent fitted = schemas.fit(change);
-    if (schemas.current() != before) {
-      LOG.info(
-          "Table {} changed its schema while the job runs: its changes have the columns of"
-              + " schema {} from now on, and its data files from the next checkpoint",
-          table.name(),
-          schemas.current().schema().schemaId());
-    }
-    return fitted;
+    return schemas.fit(change);
   }
 
   @Override
