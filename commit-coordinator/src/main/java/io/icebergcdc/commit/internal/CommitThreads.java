@@ -34,23 +34,27 @@ final class CommitThreads implements AutoCloseable {
   /** The threads, or null to work on the caller's. */
   private final ExecutorService threads;
 
-  private CommitThreads(ExecutorService threads) {
+  private final int count;
+
+  private CommitThreads(ExecutorService threads, int count) {
     this.threads = threads;
+    this.count = count;
   }
 
   /** Work on the caller's thread, one table after the other. */
   static CommitThreads none() {
-    return new CommitThreads(null);
+    return new CommitThreads(null, 1);
   }
 
-  /** Whether the work is done on the caller's thread ({@link #none()}). */
-  boolean onCallersThread() {
-    return threads == null;
+  /** How many tables' work runs at once: 1 on the caller's thread. */
+  int threads() {
+    return count;
   }
 
   /** Up to {@code count} threads, named after {@code name}. */
   static CommitThreads of(int count, String name) {
-    return new CommitThreads(Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)));
+    return new CommitThreads(
+        Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)), count);
   }
 
   /**

@@ -58,11 +58,12 @@ import org.apache.iceberg.flink.TableLoader;
  *
  * <p><b>Failures:</b> Iceberg retries a commit that lost a race with another writer
  * (commit.retry.num-retries), re-validating it against what the other writer committed; a conflict
- * that validation rejects, a commit whose outcome is unknown, and any other error fail the job with
- * a message naming the table and checkpoint. A catalog that cannot be reached makes the commit wait
- * and try again, for a bounded time ({@link CatalogOutage}); a commit of unknown outcome is then
- * looked up in the snapshot log before it is tried again. After a failure, the restore decides from
- * the snapshot log.
+ * that validation rejects and any other error fail the job with a message naming the table and
+ * checkpoint. A catalog that cannot be reached, or a commit of unknown outcome, makes the commit
+ * wait and try again, for a bounded time ({@link CatalogOutage}), each time after looking the
+ * checkpoint up in the snapshot log; such an attempt fails rather than add its rows to data files
+ * that came since, which may be those of the attempt whose answer was lost. After a failure, the
+ * restore decides from the snapshot log.
  *
  * <p>Which checkpoints are committed when is the {@link TableCommitter}'s bookkeeping, and each
  * commit the {@link SnapshotCommitter}'s; this operator is Flink's side of them: it hands the
@@ -460,14 +461,26 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       }
     }
     committers.put(table, committer);
-    if (committers.size() > 1 && commitThreads.onCallersThread()) {
-      // A committer built with one table, now of several: their commits run at once, as those of
-      // a committer built with several (threads are started as they are needed).
+    int threads = commitThreads.threads();
+    if (committers.size() > threads && threads < COMMIT_THREADS) {
+      // More tables than threads to commit them at once, as a committer built with them would
+      // have: none commits now (the commits of a checkpoint end before an element is taken), and
+      // the threads are made again, twice as many, so that a job that grows to hundreds of tables
+      // makes them a few times only.
       commitThreads.close();
-      commitThreads = CommitThreads.of(COMMIT_THREADS, "iceberg-cdc-commit-" + getOperatorID());
+      commitThreads =
+          CommitThreads.of(
+              Math.min(COMMIT_THREADS, Math.max(committers.size(), 2 * threads)),
+              "iceberg-cdc-commit-" + getOperatorID());
     }
     LOG.info("Committing table {} too, which appeared while the job runs", table);
     return committer;
+  }
+
+  /** How many tables' commits run at once. */
+  @org.apache.flink.annotation.VisibleForTesting
+  int commitThreads() {
+    return commitThreads.threads();
   }
 
   @Override
@@ -476,6 +489,23 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     TableCommitter committer = committers.get(committable.table());
     if (committer == null && newTables != null && committable.table() != null) {
       committer = startCommitting(committable.table());
+      if (committer == null && !committable.hasFiles()) {
+        // Counts only (a dead letter of the table's records, say): nothing of the table is lost.
+        LOG.warn(
+            "Dropped the counts {} of table {}, which appeared while the job ran and is no longer"
+                + " in the catalog",
+            committable.stats(),
+            committable.table());
+        return;
+      }
+      if (committer == null) {
+        throw new IllegalStateException(
+            "table "
+                + committable.table()
+                + ", which appeared while the job ran, is no longer in the catalog, but the"
+                + " writers wrote files for it: "
+                + committable);
+      }
     }
     if (committer == null) {
       throw new IllegalStateException(

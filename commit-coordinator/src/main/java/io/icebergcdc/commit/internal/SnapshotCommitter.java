@@ -14,6 +14,7 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Supplier;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.BaseTransaction;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotUpdate;
@@ -177,21 +178,24 @@ final class SnapshotCommitter implements AutoCloseable {
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
     CatalogOutage outage = new CatalogOutage(catalogRetryTimeout);
     while (true) {
+      boolean afterFailure = outage.failures() > 0;
       try {
-        if (outage.failures() > 0) {
-          table = TableRefresh.refresh(table, tableLoader);
-          if (CommitHistory.maxCommittedCheckpointId(table, commitJobId, operatorId)
-              >= checkpointId) {
-            LOG.info(
-                "Checkpoint {} was committed to table {} by the attempt whose answer was lost",
-                checkpointId,
-                table.name());
-            return;
-          }
+        if (afterFailure && landed(checkpointId, commitJobId)) {
+          return;
         }
-        commitWithRebuilds(checkpointId, committable, carried, commitJobId);
+        commitWithRebuilds(checkpointId, committable, carried, commitJobId, afterFailure);
         return;
       } catch (RuntimeException e) {
+        if (afterFailure
+            && ExceptionUtils.findThrowable(e, ValidationException.class).isPresent()) {
+          // Data files came since the table was looked up: the attempt whose answer was lost may
+          // have landed since. If not, another writer's did: the job fails, and its restore looks
+          // again.
+          if (landed(checkpointId, commitJobId)) {
+            return;
+          }
+          throw e;
+        }
         outage.pauseOrThrow(e);
         LOG.warn(
             "The catalog of table {} cannot be reached to commit checkpoint {} (attempt {});"
@@ -206,12 +210,38 @@ final class SnapshotCommitter implements AutoCloseable {
   }
 
   /**
+   * Whether the table's snapshot log, read again now, holds checkpoint {@code checkpointId}: one
+   * committed by an attempt whose answer was lost.
+   */
+  private boolean landed(long checkpointId, String commitJobId) {
+    table = TableRefresh.refresh(table, tableLoader);
+    if (CommitHistory.maxCommittedCheckpointId(table, commitJobId, operatorId) < checkpointId) {
+      return false;
+    }
+    LOG.info(
+        "Checkpoint {} was committed to table {} by the attempt whose answer was lost",
+        checkpointId,
+        table.name());
+    return true;
+  }
+
+  /**
    * Commits one checkpoint, building its position deletes again when a concurrent change of the
    * table conflicts with them.
+   *
+   * @param afterFailure whether an attempt before failed in a way that may have committed it after
+   *     all (an answer lost, a commit of unknown outcome) and the snapshot log did not show it:
+   *     then data files added to the table since it was read fail this attempt instead of being
+   *     built upon, since they may be that attempt's, which a catalog can apply after it answered
+   *     (a gateway's timeout, say); its position deletes are then not built again either
    */
   private void commitWithRebuilds(
-      long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
-    Attempt made = attempt(checkpointId, committable, carried, commitJobId, false);
+      long checkpointId,
+      ChangeCommittable committable,
+      ChangeStats carried,
+      String commitJobId,
+      boolean afterFailure) {
+    Attempt made = attempt(checkpointId, committable, carried, commitJobId, false, afterFailure);
     committed(made, table.currentSnapshot(), made.durationMs, true);
   }
 
@@ -223,7 +253,7 @@ final class SnapshotCommitter implements AutoCloseable {
    */
   Attempt stage(
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
-    return attempt(checkpointId, committable, carried, commitJobId, true);
+    return attempt(checkpointId, committable, carried, commitJobId, true, false);
   }
 
   /**
@@ -301,7 +331,8 @@ final class SnapshotCommitter implements AutoCloseable {
       ChangeCommittable committable,
       ChangeStats carried,
       String commitJobId,
-      boolean inTransaction) {
+      boolean inTransaction,
+      boolean nothingAddedSinceBase) {
     ChangeStats stats = committable.stats().plus(carried);
     for (int attempt = 1; ; attempt++) {
       table = TableRefresh.refresh(table, tableLoader);
@@ -324,7 +355,8 @@ final class SnapshotCommitter implements AutoCloseable {
             prepared,
             stats,
             base,
-            commitJobId);
+            commitJobId,
+            nothingAddedSinceBase);
         return new Attempt(
             checkpointId,
             commitJobId,
@@ -338,6 +370,7 @@ final class SnapshotCommitter implements AutoCloseable {
         }
         boolean retryable =
             e.getCause() instanceof ValidationException
+                && !nothingAddedSinceBase
                 && (!committable.positionDeletes().isEmpty()
                     || !committable.compactedDataFiles().isEmpty());
         if (!retryable || attempt >= MAX_POSITION_DELETE_ATTEMPTS) {
@@ -364,8 +397,10 @@ final class SnapshotCommitter implements AutoCloseable {
       PreparedCommit prepared,
       ChangeStats stats,
       Snapshot base,
-      String commitJobId) {
-    SnapshotUpdate<?> update = SnapshotUpdates.of(target, prepared, base, overwrite, bounded);
+      String commitJobId,
+      boolean nothingAddedSinceBase) {
+    SnapshotUpdate<?> update =
+        SnapshotUpdates.of(target, prepared, base, overwrite, bounded, nothingAddedSinceBase);
     if (manifestsReadBy != null) {
       update.scanManifestsWith(manifestsReadBy);
     }
@@ -391,8 +426,8 @@ final class SnapshotCommitter implements AutoCloseable {
               + checkpointId
               + " to table "
               + table.name()
-              + " may or may not have happened; the job fails, and its restore reads the"
-              + " table's snapshot log to decide",
+              + " may or may not have happened; the snapshot log decides, read again before"
+              + " the commit is tried again, or by the job's restore",
           e);
     } catch (ValidationException e) {
       throw new CommitException(

@@ -27,13 +27,16 @@ final class SnapshotUpdates {
    * @param base the table state the attempt was prepared on, or null for an empty table
    * @param overwrite what a bounded overwrite replaces, or null
    * @param bounded the bounded write, whose read snapshot validates a statement's rows
+   * @param nothingAddedSinceBase whether data files added after {@code base} fail the commit (an
+   *     overwrite's, and a removal's of files, fail on their own where the attempt landed)
    */
   static SnapshotUpdate<?> of(
       Table table,
       PreparedCommit prepared,
       Snapshot base,
       Overwrite overwrite,
-      BoundedWrite bounded) {
+      BoundedWrite bounded,
+      boolean nothingAddedSinceBase) {
     if (overwrite != null) {
       return overwriteUpdate(table, overwrite, prepared, base);
     } else if (removesOnly(prepared) && bounded.readSnapshotId() == null) {
@@ -47,7 +50,8 @@ final class SnapshotUpdates {
         && prepared.removedDeletes.isEmpty()
         && prepared.compacted.isEmpty()
         && prepared.emptied.isEmpty()
-        && bounded.readSnapshotId() == null) {
+        && bounded.readSnapshotId() == null
+        && !nothingAddedSinceBase) {
       AppendFiles append = table.newAppend();
       prepared.dataFiles.forEach(append::appendFile);
       return append;
@@ -67,6 +71,10 @@ final class SnapshotUpdates {
       delta.validateDeletedFiles();
       if (prepared.validateDeleteConflicts) {
         delta.validateNoConflictingDeleteFiles();
+      }
+      if (nothingAddedSinceBase) {
+        // Since base, or since the table's first snapshot where it had none.
+        delta.validateNoConflictingDataFiles();
       }
       if (bounded.readSnapshotId() != null) {
         // Rows computed from what the statement read: whatever was committed after that fails it.

@@ -311,6 +311,44 @@ class CommitterOfSeveralTablesTest {
   }
 
   @Test
+  void theCommitsOfTheTablesThatAppearRunAtOnceAsTheirNumberGrows() throws Exception {
+    TableIdentifier lines = TableIdentifier.of("db", "lines");
+    CommitterTables.create(warehouse, List.of(lines));
+    IcebergCommitterOperator committer = ordersTakingNewTables();
+    var harness = open(committer, null);
+    assertThat(committer.commitThreads()).isEqualTo(1);
+    harness.processElement(file(ORDERS, "o1", 1));
+    harness.processElement(file(ITEMS, "i1", 1));
+    assertThat(committer.commitThreads()).isEqualTo(2);
+    harness.processElement(file(lines, "l1", 1));
+    assertThat(committer.commitThreads()).isGreaterThanOrEqualTo(3);
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    for (TableIdentifier table : List.of(ORDERS, ITEMS, lines)) {
+      assertThat(committedCheckpoints(table)).as("%s", table).containsExactly("1");
+    }
+  }
+
+  @Test
+  void theCountsOfATableThatAppearedAndLeftTheCatalogAreDroppedItsFilesRefused() throws Exception {
+    var harness = open(ordersTakingNewTables(), null);
+    harness.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(new io.icebergcdc.cdc.ChangeStats(0, 0, 0, 0, 0, 1, null))
+                .forTable("db.gone")));
+    harness.processElement(file(ORDERS, "o1", 1));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+
+    StreamRecord<ChangeCommittable> files =
+        new StreamRecord<>(file(ORDERS, "o2", 1).getValue().forTable("db.gone"));
+    assertThatThrownBy(() -> harness.processElement(files))
+        .hasMessageContaining("table db.gone")
+        .hasMessageContaining("no longer in the catalog");
+  }
+
+  @Test
   void aContributionWithoutItsTableIsRefused() throws Exception {
     var harness = open(null, Map.of());
     StreamRecord<ChangeCommittable> untagged =

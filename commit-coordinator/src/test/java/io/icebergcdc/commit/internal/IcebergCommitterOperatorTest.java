@@ -423,6 +423,70 @@ class IcebergCommitterOperatorTest {
     }
   }
 
+  /**
+   * The catalog loses its answer to a commit (unknown outcome) and applies the commit only later,
+   * after the committer has read the snapshot log and found nothing: the committer's next attempt
+   * must not add the rows a second time. Here the late commit lands just before that attempt.
+   */
+  @Test
+  void aCommitWhoseAnswerWasLostAndThatLandsLateIsNotMadeTwice() throws Exception {
+    LateLanding.warehouse = warehouse.toString();
+    LateLanding.calls = 0;
+    var harness = open(null, new LateLanding());
+    harness.processElement(new StreamRecord<>(files("first", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    harness.processElement(new StreamRecord<>(files("second", false, 0)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+
+    assertThat(LateLanding.calls).as("attempts at checkpoint 2").isEqualTo(2);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+    table.refresh();
+    List<String> files = new ArrayList<>();
+    try (var tasks = table.newScan().planFiles()) {
+      tasks.forEach(task -> files.add(task.file().location()));
+    }
+    assertThat(files)
+        .containsExactlyInAnyOrder(
+            TestTables.dataFile("first").location(), TestTables.dataFile("second").location());
+  }
+
+  /**
+   * At checkpoint 2: the first attempt's answer is lost (unknown outcome); before the next attempt,
+   * the catalog applies the first one after all, as that attempt would have committed it.
+   */
+  private static final class LateLanding implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    static String warehouse;
+    static int calls;
+
+    @Override
+    public void beforeCommit(long checkpointId) {
+      if (checkpointId != 2) {
+        return;
+      }
+      calls++;
+      if (calls == 1) {
+        throw new org.apache.iceberg.exceptions.CommitStateUnknownException(
+            new java.net.SocketTimeoutException("the gateway timed out"));
+      }
+      if (calls == 2) {
+        Table other = TestTables.catalog(Path.of(warehouse)).loadCatalog().loadTable(TestTables.ID);
+        java.util.Map<String, String> first = other.currentSnapshot().summary();
+        var landing = other.newAppend().appendFile(TestTables.dataFile("second"));
+        for (String key :
+            List.of(
+                SnapshotSummaryKeys.JOB_ID,
+                SnapshotSummaryKeys.OPERATOR_ID,
+                SnapshotSummaryKeys.CHECKPOINT_ID)) {
+          landing.set(key, key.equals(SnapshotSummaryKeys.CHECKPOINT_ID) ? "2" : first.get(key));
+        }
+        landing.commit();
+      }
+    }
+  }
+
   @Test
   void positionDeletesOfSeveralWritersAndCheckpointsMergeIntoOneDeletionVectorPerFile()
       throws Exception {
