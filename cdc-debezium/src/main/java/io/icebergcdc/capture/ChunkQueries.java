@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.iceberg.types.Type;
@@ -128,17 +129,87 @@ final class ChunkQueries {
     return row;
   }
 
-  /** The columns the table has in the source now, in its order. */
-  List<String> sourceColumns(java.sql.Connection connection) throws SQLException {
-    List<String> names = new ArrayList<>();
+  /** A column's type in the source, as the driver gives it ({@link java.sql.Types}). */
+  record SourceColumn(int jdbcType, int precision, int scale) {}
+
+  /** The columns the table has in the source now, in its order, with their types. */
+  java.util.LinkedHashMap<String, SourceColumn> sourceColumns(java.sql.Connection connection)
+      throws SQLException {
+    java.util.LinkedHashMap<String, SourceColumn> columns = new java.util.LinkedHashMap<>();
     try (java.sql.Statement statement = connection.createStatement();
         ResultSet empty = statement.executeQuery("SELECT * FROM " + qualified + " WHERE 1 = 0")) {
       java.sql.ResultSetMetaData meta = empty.getMetaData();
       for (int i = 1; i <= meta.getColumnCount(); i++) {
-        names.add(meta.getColumnName(i));
+        columns.put(
+            meta.getColumnName(i),
+            new SourceColumn(meta.getColumnType(i), meta.getPrecision(i), meta.getScale(i)));
       }
     }
-    return names;
+    return columns;
+  }
+
+  /**
+   * Whether these queries read {@code source}'s columns as they are: the same columns, none widened
+   * past its column in the schema read ({@link #widened}).
+   */
+  boolean read(Map<String, SourceColumn> source) {
+    return new java.util.HashSet<>(source.keySet()).equals(new java.util.HashSet<>(selected))
+        && widened(source).isEmpty();
+  }
+
+  /**
+   * The columns read whose type in {@code source} is wider than in the schema read, as the type
+   * Iceberg widens them to: an int to a long (a source {@code bigint}), a float to a double, a
+   * decimal to a greater precision of the same scale.
+   */
+  Map<String, Type> widened(Map<String, SourceColumn> source) {
+    Map<String, Type> widened = new java.util.LinkedHashMap<>();
+    for (String column : selected) {
+      Type type = schema.schema().findType(column);
+      SourceColumn in = source.get(column);
+      if (type == null || in == null) {
+        continue;
+      }
+      boolean decimalSource =
+          in.jdbcType() == java.sql.Types.NUMERIC || in.jdbcType() == java.sql.Types.DECIMAL;
+      switch (type.typeId()) {
+        case INTEGER:
+          if (in.jdbcType() == java.sql.Types.BIGINT) {
+            widened.put(column, Types.LongType.get());
+          }
+          break;
+        case FLOAT:
+          if (in.jdbcType() == java.sql.Types.DOUBLE) {
+            widened.put(column, Types.DoubleType.get());
+          }
+          break;
+        case DECIMAL:
+          Types.DecimalType decimal = (Types.DecimalType) type;
+          if (decimalSource
+              && in.precision() > decimal.precision()
+              && in.scale() == decimal.scale()) {
+            widened.put(column, Types.DecimalType.of(in.precision(), in.scale()));
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    return widened;
+  }
+
+  /** The schema read, with {@code widened}'s columns of their wider types. */
+  org.apache.iceberg.Schema widen(Map<String, Type> widened) {
+    List<Types.NestedField> columns = new ArrayList<>();
+    for (Types.NestedField column : schema.schema().columns()) {
+      Type wider = widened.get(column.name());
+      columns.add(
+          wider == null
+              ? column
+              : Types.NestedField.of(
+                  column.fieldId(), column.isOptional(), column.name(), wider, column.doc()));
+    }
+    return new org.apache.iceberg.Schema(columns, schema.schema().identifierFieldIds());
   }
 
   /** The columns read. */

@@ -38,6 +38,13 @@ final class ChunkReader implements AutoCloseable {
   /** The id of the rows each table's queries read ({@link ChangeEvent#rowSchemaId()}), by topic. */
   private final Map<String, Integer> rowSchemaIds = new HashMap<>();
 
+  /**
+   * The source's columns and their types, by topic, when the queries of the table last matched the
+   * Iceberg table's schema ({@link #followSchema}).
+   */
+  private final Map<String, Map<String, ChunkQueries.SourceColumn>> followedColumns =
+      new HashMap<>();
+
   private Connection connection;
   private SnapshotChunk chunk;
   private int route;
@@ -111,25 +118,46 @@ final class ChunkReader implements AutoCloseable {
 
   /**
    * Reads the table in the columns it has now where the job follows its schema changes ({@link
-   * CaptureRoutes#evolutionOf}): when the source's columns are no longer those read, the queries
-   * read the Iceberg table's current schema (which the source's reader of the log evolved), of the
-   * columns the source still has. A column added to the source before any change showed it to the
-   * log's reader is not in the table yet, and is read once it is.
+   * CaptureRoutes#evolutionOf}): when the queries no longer read the source's columns as they are
+   * ({@link ChunkQueries#read}: a column added, dropped or widened), the queries read the Iceberg
+   * table's current schema (which the source's reader of the log evolved), of the columns the
+   * source still has, a widened column wide. A column widened before any change of the log showed
+   * it is widened in the Iceberg table by this reader (the log's reader then finds it so). A column
+   * added in the source before any change showed it to the log's reader is not in the table yet:
+   * the table is looked at again at each chunk, and the column read once it is.
    */
   private void followSchema(String topic) throws SQLException {
     SchemaEvolution evolution = routes.evolutionOf(route);
     if (evolution == null) {
       return;
     }
-    List<String> source = table.sourceColumns(connection);
-    if (new java.util.HashSet<>(source).equals(new java.util.HashSet<>(table.selected()))) {
+    Map<String, ChunkQueries.SourceColumn> source = table.sourceColumns(connection);
+    if (source.equals(followedColumns.get(topic))) {
       return;
     }
-    ChangeSchema current = evolution.current(routes.route(route).tableName());
-    ChunkQueries followed = table.inSchema(current, source);
+    if (table.read(source)) {
+      // What later chunks compare the source with: the Iceberg table is looked at only when the
+      // source is no longer read as it is.
+      followedColumns.put(topic, source);
+      return;
+    }
+    String sourceTable = routes.route(route).tableName();
+    ChangeSchema current = evolution.current(sourceTable);
+    Map<String, org.apache.iceberg.types.Type> widened = table.widened(source);
+    if (current.equals(table.schema()) && !widened.isEmpty()) {
+      // Widened in the source before the log's reader met a change of the new type: the chunks
+      // hold such values already, so the table is widened now (the log's reader then finds it so).
+      List<String> changes = new java.util.ArrayList<>();
+      widened.forEach((column, type) -> changes.add("column '" + column + "' widened to " + type));
+      current = evolution.evolve(sourceTable, table.widen(widened), changes);
+    }
+    ChunkQueries followed = table.inSchema(current, new java.util.ArrayList<>(source.keySet()));
     if (current.equals(table.schema()) && followed.selected().equals(table.selected())) {
+      // Nothing to follow yet: a column added that no change has shown the log's reader, or a
+      // type that maps to the same column type.
       return;
     }
+    followedColumns.put(topic, source);
     table = followed;
     queries.put(topic, table);
     rowSchemaIds.put(

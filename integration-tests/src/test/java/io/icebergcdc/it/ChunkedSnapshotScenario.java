@@ -44,8 +44,9 @@ import org.junit.jupiter.api.io.TempDir;
  * inserts and re-keys rows inside and between the chunks being read, with the readers' connections
  * killed in the middle of chunks so that the job fails and resumes from its last checkpoint; each
  * Iceberg table must end equal to its source table, each checkpoint committed once; meanwhile a
- * column is added to {@code items} and {@code seen} dropped, which the job follows. Then the job is
- * restored with one more table in its tables ({@link #restoresWithAnAddedTable}).
+ * column of {@code items} is widened (the last keys' values then past the int range), a column is
+ * added and {@code seen} dropped, which the job follows. Then the job is restored with one more
+ * table in its tables ({@link #restoresWithAnAddedTable}).
  *
  * <p>Each database's test creates {@code items} ({@code id} bigint key, {@code grp}, {@code label},
  * {@code amount}, {@code seen}) with {@link #ITEMS} rows, {@code codes} ({@code region} int and
@@ -84,6 +85,9 @@ abstract class ChunkedSnapshotScenario {
 
   /** SQL that inserts a row of {@code items} unless its key exists. */
   abstract String insertItemIfAbsent(long id);
+
+  /** SQL that widens {@code grp} of {@code items} from int to bigint. */
+  abstract String widenGroup();
 
   /** Restores the job of the first part with {@code extra} added to its tables. */
   abstract void restoresWithAnAddedTable(JobDefinition job, String checkpoint) throws Exception;
@@ -130,7 +134,7 @@ abstract class ChunkedSnapshotScenario {
     ExecutorService background = Executors.newFixedThreadPool(2);
     try {
       running = pipeline.start();
-      Future<?> workload = background.submit(() -> workload(done));
+      Future<?> workload = background.submit(() -> workload(done, killed));
       Future<?> killer = background.submit(() -> killChunkReaders(job, killed, 3, done));
       workload.get(3, TimeUnit.MINUTES);
       killer.get(3, TimeUnit.MINUTES);
@@ -164,8 +168,9 @@ abstract class ChunkedSnapshotScenario {
   /** Small transactions over the whole key space while the snapshot runs. */
   abstract Connection connect() throws SQLException;
 
-  private Void workload(AtomicBoolean done) throws SQLException {
+  private Void workload(AtomicBoolean done, AtomicInteger killed) throws SQLException {
     Random random = new Random(42);
+    boolean widened = false;
     try (Connection writer = connect();
         Statement statement = writer.createStatement()) {
       int next = ITEMS + 1;
@@ -173,6 +178,15 @@ abstract class ChunkedSnapshotScenario {
         long id = 1 + random.nextInt(ITEMS);
         // The items' schema changes while they are read: the job follows it in flight, the
         // chunks read from then on read the columns the table has.
+        if (!widened && (killed.get() > 0 || i == 1_000)) {
+          // Only a type widened: the same columns. A key of every chunk then needs 64 bits, so
+          // that the chunks read before the next change of columns (those the job reads again
+          // after the readers were killed) read them.
+          widened = true;
+          statement.execute(widenGroup());
+          statement.execute(
+              "UPDATE " + table("items") + " SET grp = 5000000000 + id WHERE id % 250 = 7");
+        }
         if (i == 400) {
           statement.execute("ALTER TABLE " + table("items") + " ADD COLUMN note2 varchar(40)");
         } else if (i == 700) {

@@ -78,6 +78,11 @@ class MariaDbChunkedSnapshotITCase extends ChunkedSnapshotScenario {
   }
 
   @Override
+  String widenGroup() {
+    return "ALTER TABLE " + table("items") + " MODIFY COLUMN grp BIGINT NOT NULL";
+  }
+
+  @Override
   String insertItemIfAbsent(long id) {
     // By column: the workload adds a column and drops seen while it runs.
     return "INSERT IGNORE INTO "

@@ -79,6 +79,11 @@ class PostgresChunkedSnapshotITCase extends ChunkedSnapshotScenario {
   }
 
   @Override
+  String widenGroup() {
+    return "ALTER TABLE " + table("items") + " ALTER COLUMN grp TYPE bigint";
+  }
+
+  @Override
   String insertItemIfAbsent(long id) {
     // By column: the workload adds a column and drops seen while it runs.
     return "INSERT INTO inventory.items (id, grp, label, amount) VALUES ("
