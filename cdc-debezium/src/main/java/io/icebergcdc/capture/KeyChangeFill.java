@@ -54,33 +54,55 @@ final class KeyChangeFill implements AutoCloseable {
       // since waits, unfilled, for a later change of its key, as without the chunked snapshot.
       return event;
     }
-    ChunkQueries table =
-        queries.computeIfAbsent(
-            route, r -> ChunkQueries.of(database, snapshot, routes, routes.topic(r)));
+    ChunkQueries table = queries.get(route);
     try {
       if (connection == null) {
         connection = database.connect();
         connection.setReadOnly(true);
       }
-      try (PreparedStatement statement = table.current(connection, event.after());
-          ResultSet result = statement.executeQuery()) {
-        if (!result.next()) {
-          LOG.debug(
-              "Row of key {} of {} is gone; its change of key waits for the change that removed it",
-              table.schema().describeKey(event.after()),
-              table.name());
-          return event;
-        }
-        return table.schema().fillMissing(event, table.row(result), ColumnMask.EMPTY);
+      if (table == null) {
+        table = queriesOf(route);
+      }
+      try {
+        return filled(table, event);
+      } catch (SQLException e) {
+        // A column the source dropped since the queries were made (a nullable one, which the job
+        // keeps in its schema): made again, once.
+        table = queriesOf(route);
+        return filled(table, event);
       }
     } catch (SQLException e) {
       close();
       throw new FlinkRuntimeException(
           "cannot read the values that a change of key left out, of key "
-              + table.schema().describeKey(event.after())
+              + routes.route(route).schema().describeKey(event.after())
               + " of "
-              + table.name(),
+              + routes.route(route).tableName(),
           e);
+    }
+  }
+
+  /** The queries of the table of {@code route}, of the columns the source has now. */
+  private ChunkQueries queriesOf(int route) throws SQLException {
+    ChunkQueries job = ChunkQueries.of(database, snapshot, routes, routes.topic(route));
+    ChunkQueries table =
+        job.inSchema(
+            job.schema(), new java.util.ArrayList<>(job.sourceColumns(connection).keySet()));
+    queries.put(route, table);
+    return table;
+  }
+
+  private ChangeEvent filled(ChunkQueries table, ChangeEvent event) throws SQLException {
+    try (PreparedStatement statement = table.current(connection, event.after());
+        ResultSet result = statement.executeQuery()) {
+      if (!result.next()) {
+        LOG.debug(
+            "Row of key {} of {} is gone; its change of key waits for the change that removed it",
+            table.schema().describeKey(event.after()),
+            table.name());
+        return event;
+      }
+      return table.schema().fillMissing(event, table.row(result), ColumnMask.EMPTY);
     }
   }
 
