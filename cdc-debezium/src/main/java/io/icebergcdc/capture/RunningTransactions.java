@@ -22,13 +22,14 @@ final class RunningTransactions {
 
   private static final Logger LOG = LoggerFactory.getLogger(RunningTransactions.class);
   private static final long WAIT_MINUTES = 10;
+  private static final long RETRY_SECONDS = 5;
 
   private RunningTransactions() {}
 
   /**
    * Waits for the transactions running now. False if some still run after {@value #WAIT_MINUTES}
-   * minutes (the caller waits again); true once they have ended, or if the database cannot tell
-   * (logged).
+   * minutes, or if the database could not be read (after a pause of {@value #RETRY_SECONDS} s): the
+   * caller waits again; true once they have ended, or if the database cannot tell (logged).
    */
   static boolean awaitEnd(SourceDatabase database) {
     try (Connection connection = database.connect();
@@ -44,13 +45,37 @@ final class RunningTransactions {
       }
       return awaitInnoDbWritersRunningNow(statement, database);
     } catch (SQLException e) {
+      if (cannotTell(e)) {
+        LOG.warn(
+            "Cannot tell whether the transactions running in {} have ended ({}); the snapshot of"
+                + " the tables that appeared is read now, without waiting for them",
+            database,
+            e.getMessage());
+        return true;
+      }
       LOG.warn(
-          "Cannot tell whether the transactions running in {} have ended ({}); the snapshot of the"
-              + " tables that appeared is read now",
+          "Cannot read the transactions running in {} ({}); the snapshot of the tables that"
+              + " appeared waits, and they are read again in {} s",
           database,
-          e.getMessage());
-      return true;
+          e.getMessage(),
+          RETRY_SECONDS);
+      try {
+        Thread.sleep(TimeUnit.SECONDS.toMillis(RETRY_SECONDS));
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      return false;
     }
+  }
+
+  /**
+   * Whether {@code failure} says the database will not tell which transactions run (a privilege the
+   * job's user lacks, a function the server does not have: SQL state class 42), as opposed to a
+   * failure to reach it, after which it is asked again.
+   */
+  static boolean cannotTell(SQLException failure) {
+    String state = failure.getSQLState();
+    return state != null && state.startsWith("42");
   }
 
   /**
