@@ -145,26 +145,35 @@ final class TransactionCommitter implements AutoCloseable {
     Map<String, SnapshotCommitter.Attempt> sent = Map.of();
     boolean refused = false;
     int refusals = 0;
+    Map<String, SnapshotCommitter.Attempt> committed;
+    long committedMs;
     while (true) {
       Map<String, SnapshotCommitter.Attempt> staged = Map.of();
       try {
         if (!sent.isEmpty()) {
-          Map<String, SnapshotCommitter.Attempt> landed = landed(sent, due, threads);
+          Map<String, SnapshotCommitter.Attempt> landed = new ConcurrentHashMap<>();
+          try {
+            landed(sent, due, threads, landed);
+          } finally {
+            // Each found is told of once: where another table's log could not be read, the next
+            // attempt looks again for the others only.
+            left.keySet().removeAll(landed.keySet());
+            Map<String, SnapshotCommitter.Attempt> notLanded = new TreeMap<>(sent);
+            notLanded.keySet().removeAll(landed.keySet());
+            sent = notLanded;
+          }
           if (!landed.isEmpty()) {
             LOG.info(
                 "Checkpoint {} is in the snapshot logs of tables {} after the attempt whose answer"
                     + " was {}",
                 checkpointId,
-                landed.keySet(),
+                new TreeMap<>(landed).keySet(),
                 refused ? "a refusal" : "lost");
           }
           if (refused) {
             // Refused, and not in their logs: the files made for them are surely not committed.
-            Map<String, SnapshotCommitter.Attempt> notLanded = new TreeMap<>(sent);
-            notLanded.keySet().removeAll(landed.keySet());
-            abandon(notLanded, due);
+            abandon(sent, due);
           }
-          left.keySet().removeAll(landed.keySet());
           sent = Map.of();
           if (left.isEmpty()) {
             return;
@@ -184,14 +193,9 @@ final class TransactionCommitter implements AutoCloseable {
             checkpointId,
             staged.size(),
             durationMs);
-        threads.forEach(
-            staged.entrySet(),
-            table ->
-                due.get(table.getKey())
-                    .committer()
-                    .commits()
-                    .stagedCommitted(table.getValue(), durationMs));
-        return;
+        committed = staged;
+        committedMs = durationMs;
+        break;
       } catch (CommitFailedException e) {
         refused = true;
         if (++refusals >= MAX_ATTEMPTS) {
@@ -255,6 +259,16 @@ final class TransactionCommitter implements AutoCloseable {
             e.toString());
       }
     }
+    // Told of outside the attempts: what fails now (a listener, reading a table back) is no
+    // failure of the commit, which the catalog made.
+    long durationMs = committedMs;
+    threads.forEach(
+        committed.entrySet(),
+        table ->
+            due.get(table.getKey())
+                .committer()
+                .commits()
+                .stagedCommitted(table.getValue(), durationMs));
   }
 
   /** Each table's snapshot of the checkpoint, made in a transaction of the table. */
@@ -288,12 +302,16 @@ final class TransactionCommitter implements AutoCloseable {
    * The attempts of {@code sent} whose tables' snapshot logs show their checkpoint committed, each
    * told of as committed.
    */
-  private static Map<String, SnapshotCommitter.Attempt> landed(
+  /**
+   * Adds to {@code landed} the tables of {@code sent} whose snapshot logs hold their attempt, each
+   * told of as it is found; throws, once all are looked at, what reading a log threw.
+   */
+  private static void landed(
       Map<String, SnapshotCommitter.Attempt> sent,
       Map<String, TableCommitter.Due> due,
-      CommitThreads threads)
+      CommitThreads threads,
+      Map<String, SnapshotCommitter.Attempt> landed)
       throws Exception {
-    Map<String, SnapshotCommitter.Attempt> landed = new ConcurrentHashMap<>();
     threads.forEach(
         sent.entrySet(),
         table -> {
@@ -301,7 +319,6 @@ final class TransactionCommitter implements AutoCloseable {
             landed.put(table.getKey(), table.getValue());
           }
         });
-    return new TreeMap<>(landed);
   }
 
   private static void abandon(

@@ -192,6 +192,41 @@ class CommitInOneTransactionTest {
   }
 
   @Test
+  void aFailureAfterTheTransactionCommittedIsNoFailedCommitAndToldOfOnce() throws Exception {
+    FailingAfterCommit.CALLS.set(0);
+    var harness = open(null, Map.of(ITEMS, new FailingAfterCommit()));
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.snapshot(1, 1);
+    // The listener's failure, which looks like a catalog out of reach, is its own: not a commit to
+    // try again, nor one that failed.
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1))
+        .hasStackTraceContaining("the listener failed after the commit")
+        .satisfies(
+            e ->
+                assertThat(org.apache.flink.util.ExceptionUtils.stringifyException(e))
+                    .doesNotContain("in one transaction"));
+    assertThat(FailingAfterCommit.CALLS).hasValue(1);
+    assertThat(requests(COMMIT_TRANSACTION)).isEqualTo(1);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1");
+  }
+
+  /** Fails after each commit it hears of, as a catalog out of reach would. */
+  private static final class FailingAfterCommit implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    static final AtomicInteger CALLS = new AtomicInteger();
+
+    @Override
+    public void afterCommit(long checkpointId, org.apache.iceberg.Snapshot snapshot)
+        throws Exception {
+      CALLS.incrementAndGet();
+      throw new IllegalStateException(
+          "the listener failed after the commit", new java.net.ConnectException("refused"));
+    }
+  }
+
+  @Test
   void aRestCatalogWithoutMultiTableCommitsFailsTheCommitNamingTheEndpoint() throws Exception {
     WITHOUT_TRANSACTIONS.add(warehouse.toString());
     var harness = open(null, Map.of());
