@@ -180,9 +180,7 @@ final class SnapshotCommitter implements AutoCloseable {
     while (true) {
       boolean afterFailure = outage.failures() > 0;
       try {
-        if (afterFailure && landed(checkpointId, commitJobId)) {
-          return;
-        }
+        // After a failure the attempt looks for the checkpoint in the table it builds on.
         commitWithRebuilds(checkpointId, committable, carried, commitJobId, afterFailure);
         return;
       } catch (RuntimeException e) {
@@ -215,6 +213,11 @@ final class SnapshotCommitter implements AutoCloseable {
    */
   private boolean landed(long checkpointId, String commitJobId) {
     table = TableRefresh.refresh(table, tableLoader);
+    return landedIn(checkpointId, commitJobId);
+  }
+
+  /** Whether the table as read last holds checkpoint {@code checkpointId}; logs it if so. */
+  private boolean landedIn(long checkpointId, String commitJobId) {
     if (CommitHistory.maxCommittedCheckpointId(table, commitJobId, operatorId) < checkpointId) {
       return false;
     }
@@ -242,6 +245,9 @@ final class SnapshotCommitter implements AutoCloseable {
       String commitJobId,
       boolean afterFailure) {
     Attempt made = attempt(checkpointId, committable, carried, commitJobId, false, afterFailure);
+    if (made == null) {
+      return;
+    }
     committed(made, table.currentSnapshot(), made.durationMs, true);
   }
 
@@ -280,19 +286,18 @@ final class SnapshotCommitter implements AutoCloseable {
   }
 
   /**
-   * Whether the table's snapshot log, read now, shows checkpoint {@code staged} committed, by the
-   * attempt sent to the catalog or by one before it whose answer was lost: if so, tells of the
-   * commit as {@link #commit} does. Throws what reading the table throws.
+   * The snapshot of checkpoint {@code staged} in the table's snapshot log, read now, committed by
+   * the attempt sent to the catalog or by one before it whose answer was lost; null if there is
+   * none. Throws what reading the table throws.
    */
-  boolean landed(Attempt staged) {
+  Snapshot landed(Attempt staged) {
     table = TableRefresh.refresh(table, tableLoader);
-    Snapshot snapshot =
-        CommitHistory.snapshotOf(table, staged.commitJobId(), operatorId, staged.checkpointId());
-    if (snapshot == null) {
-      return false;
-    }
+    return CommitHistory.snapshotOf(table, staged.commitJobId(), operatorId, staged.checkpointId());
+  }
+
+  /** Tells of {@code staged}, found committed as {@code snapshot} ({@link #landed}). */
+  void landedAs(Attempt staged, Snapshot snapshot) {
     committed(staged, snapshot, 0, true);
-    return true;
   }
 
   /** The catalog surely did not commit {@code staged}: removes the files made for it. */
@@ -326,6 +331,11 @@ final class SnapshotCommitter implements AutoCloseable {
     }
   }
 
+  /**
+   * Makes one checkpoint's commit, building its position deletes again on conflicts (unless {@code
+   * nothingAddedSinceBase}); null where {@code nothingAddedSinceBase} and the table already holds
+   * the checkpoint.
+   */
   private Attempt attempt(
       long checkpointId,
       ChangeCommittable committable,
@@ -337,6 +347,11 @@ final class SnapshotCommitter implements AutoCloseable {
     for (int attempt = 1; ; attempt++) {
       table = TableRefresh.refresh(table, tableLoader);
       Snapshot base = table.currentSnapshot();
+      if (nothingAddedSinceBase && landedIn(checkpointId, commitJobId)) {
+        // In the very table state the attempt would build on: a lost commit landing later than
+        // this read adds data files after base, which fail the attempt.
+        return null;
+      }
       PreparedCommit prepared =
           CommitPreparation.prepare(
               table,

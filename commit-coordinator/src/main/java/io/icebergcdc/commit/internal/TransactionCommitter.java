@@ -147,11 +147,15 @@ final class TransactionCommitter implements AutoCloseable {
     int refusals = 0;
     Map<String, SnapshotCommitter.Attempt> committed;
     long committedMs;
+    // The tables found holding the checkpoint after an answer lost or a refusal, told of with the
+    // committed ones once the attempts are over.
+    Map<String, Map.Entry<SnapshotCommitter.Attempt, org.apache.iceberg.Snapshot>> landed =
+        new ConcurrentHashMap<>();
     while (true) {
       Map<String, SnapshotCommitter.Attempt> staged = Map.of();
       try {
         if (!sent.isEmpty()) {
-          Map<String, SnapshotCommitter.Attempt> landed = new ConcurrentHashMap<>();
+          int before = landed.size();
           try {
             landed(sent, due, threads, landed);
           } finally {
@@ -162,7 +166,7 @@ final class TransactionCommitter implements AutoCloseable {
             notLanded.keySet().removeAll(landed.keySet());
             sent = notLanded;
           }
-          if (!landed.isEmpty()) {
+          if (landed.size() > before) {
             LOG.info(
                 "Checkpoint {} is in the snapshot logs of tables {} after the attempt whose answer"
                     + " was {}",
@@ -176,7 +180,9 @@ final class TransactionCommitter implements AutoCloseable {
           }
           sent = Map.of();
           if (left.isEmpty()) {
-            return;
+            committed = Map.of();
+            committedMs = 0;
+            break;
           }
         }
         staged = stage(checkpointId, left, due, threads);
@@ -261,6 +267,13 @@ final class TransactionCommitter implements AutoCloseable {
     }
     // Told of outside the attempts: what fails now (a listener, reading a table back) is no
     // failure of the commit, which the catalog made.
+    threads.forEach(
+        landed.entrySet(),
+        table ->
+            due.get(table.getKey())
+                .committer()
+                .commits()
+                .landedAs(table.getValue().getKey(), table.getValue().getValue()));
     long durationMs = committedMs;
     threads.forEach(
         committed.entrySet(),
@@ -299,24 +312,22 @@ final class TransactionCommitter implements AutoCloseable {
   }
 
   /**
-   * The attempts of {@code sent} whose tables' snapshot logs show their checkpoint committed, each
-   * told of as committed.
-   */
-  /**
-   * Adds to {@code landed} the tables of {@code sent} whose snapshot logs hold their attempt, each
-   * told of as it is found; throws, once all are looked at, what reading a log threw.
+   * Adds to {@code landed} the tables of {@code sent} whose snapshot logs hold their attempt, with
+   * the snapshot; throws, once all are looked at, what reading a log threw.
    */
   private static void landed(
       Map<String, SnapshotCommitter.Attempt> sent,
       Map<String, TableCommitter.Due> due,
       CommitThreads threads,
-      Map<String, SnapshotCommitter.Attempt> landed)
+      Map<String, Map.Entry<SnapshotCommitter.Attempt, org.apache.iceberg.Snapshot>> landed)
       throws Exception {
     threads.forEach(
         sent.entrySet(),
         table -> {
-          if (due.get(table.getKey()).committer().commits().landed(table.getValue())) {
-            landed.put(table.getKey(), table.getValue());
+          org.apache.iceberg.Snapshot snapshot =
+              due.get(table.getKey()).committer().commits().landed(table.getValue());
+          if (snapshot != null) {
+            landed.put(table.getKey(), Map.entry(table.getValue(), snapshot));
           }
         });
   }

@@ -429,6 +429,27 @@ class IcebergCommitterOperatorTest {
    * must not add the rows a second time. Here the late commit lands just before that attempt.
    */
   @Test
+  void aCommitWhoseAnswerWasLostIsFoundInTheTableItWouldBuildOnNotMadeTwice() throws Exception {
+    LateLanding.warehouse = warehouse.toString();
+    LateLanding.calls = 0;
+    LateLanding.landsAtOnce = true;
+    try {
+      var harness = open(null, new LateLanding());
+      harness.processElement(new StreamRecord<>(files("first", false, 0)));
+      harness.snapshot(1, 1);
+      harness.notifyOfCompletedCheckpoint(1);
+      harness.processElement(new StreamRecord<>(files("second", false, 0)));
+      harness.snapshot(2, 2);
+      harness.notifyOfCompletedCheckpoint(2);
+
+      assertThat(LateLanding.calls).as("attempts at checkpoint 2").isEqualTo(1);
+      assertThat(committedCheckpoints()).containsExactly("1", "2");
+    } finally {
+      LateLanding.landsAtOnce = false;
+    }
+  }
+
+  @Test
   void aCommitWhoseAnswerWasLostAndThatLandsLateIsNotMadeTwice() throws Exception {
     LateLanding.warehouse = warehouse.toString();
     LateLanding.calls = 0;
@@ -461,29 +482,40 @@ class IcebergCommitterOperatorTest {
     static String warehouse;
     static int calls;
 
+    /** Whether the first attempt lands before its answer is lost, not after. */
+    static boolean landsAtOnce;
+
     @Override
     public void beforeCommit(long checkpointId) {
       if (checkpointId != 2) {
         return;
       }
       calls++;
+      if (calls == 1 && landsAtOnce) {
+        land();
+      }
       if (calls == 1) {
         throw new org.apache.iceberg.exceptions.CommitStateUnknownException(
             new java.net.SocketTimeoutException("the gateway timed out"));
       }
       if (calls == 2) {
-        Table other = TestTables.catalog(Path.of(warehouse)).loadCatalog().loadTable(TestTables.ID);
-        java.util.Map<String, String> first = other.currentSnapshot().summary();
-        var landing = other.newAppend().appendFile(TestTables.dataFile("second"));
-        for (String key :
-            List.of(
-                SnapshotSummaryKeys.JOB_ID,
-                SnapshotSummaryKeys.OPERATOR_ID,
-                SnapshotSummaryKeys.CHECKPOINT_ID)) {
-          landing.set(key, key.equals(SnapshotSummaryKeys.CHECKPOINT_ID) ? "2" : first.get(key));
-        }
-        landing.commit();
+        land();
       }
+    }
+
+    /** Commits checkpoint 2's file as the committer's attempt would have. */
+    private static void land() {
+      Table other = TestTables.catalog(Path.of(warehouse)).loadCatalog().loadTable(TestTables.ID);
+      java.util.Map<String, String> first = other.currentSnapshot().summary();
+      var landing = other.newAppend().appendFile(TestTables.dataFile("second"));
+      for (String key :
+          List.of(
+              SnapshotSummaryKeys.JOB_ID,
+              SnapshotSummaryKeys.OPERATOR_ID,
+              SnapshotSummaryKeys.CHECKPOINT_ID)) {
+        landing.set(key, key.equals(SnapshotSummaryKeys.CHECKPOINT_ID) ? "2" : first.get(key));
+      }
+      landing.commit();
     }
   }
 
