@@ -133,6 +133,10 @@ public final class CaptureBenchmark {
     boolean failHalfway = Boolean.parseBoolean(options.getOrDefault("fail-halfway", "false"));
     boolean engineOnly = Boolean.parseBoolean(options.getOrDefault("engine-only", "false"));
     boolean truncate = Boolean.parseBoolean(options.getOrDefault("truncate", "false"));
+    if (engineOnly && truncate) {
+      throw new IllegalArgumentException(
+          "--engine-only reads into nothing: it has no table to truncate (--truncate)");
+    }
     if (flinkCdc && (failHalfway || engineOnly || truncate)) {
       throw new IllegalArgumentException(
           "--flink-cdc runs the peer instead of the capture job: it takes neither --fail-halfway"

@@ -142,22 +142,26 @@ final class ChunkReader implements AutoCloseable {
       return;
     }
     String sourceTable = routes.route(route).tableName();
+    List<String> columns = new java.util.ArrayList<>(source.keySet());
     ChangeSchema current = evolution.current(sourceTable);
-    Map<String, org.apache.iceberg.types.Type> widened = table.widened(source);
-    if (current.equals(table.schema()) && !widened.isEmpty()) {
+    ChunkQueries followed = table.inSchema(current, columns);
+    Map<String, org.apache.iceberg.types.Type> widened = followed.widened(source);
+    if (!widened.isEmpty()) {
       // Widened in the source before the log's reader met a change of the new type: the chunks
       // hold such values already, so the table is widened now (the log's reader then finds it so).
       List<String> changes = new java.util.ArrayList<>();
       widened.forEach((column, type) -> changes.add("column '" + column + "' widened to " + type));
-      current = evolution.evolve(sourceTable, table.widen(widened), changes);
+      current = evolution.evolve(sourceTable, followed.widen(widened), changes);
+      followed = table.inSchema(current, columns);
     }
-    ChunkQueries followed = table.inSchema(current, new java.util.ArrayList<>(source.keySet()));
+    if (followed.read(source)) {
+      // Read as it is: later chunks look again only when the source changes again. Otherwise (a
+      // column added that no change has shown the log's reader yet) each chunk looks again.
+      followedColumns.put(topic, source);
+    }
     if (current.equals(table.schema()) && followed.selected().equals(table.selected())) {
-      // Nothing to follow yet: a column added that no change has shown the log's reader, or a
-      // type that maps to the same column type.
       return;
     }
-    followedColumns.put(topic, source);
     table = followed;
     queries.put(topic, table);
     rowSchemaIds.put(

@@ -66,10 +66,18 @@ final class KeyChangeFill implements AutoCloseable {
       try {
         return filled(table, event);
       } catch (SQLException e) {
+        if (e.getSQLState() == null || !e.getSQLState().startsWith("42")) {
+          throw e;
+        }
         // A column the source dropped since the queries were made (a nullable one, which the job
         // keeps in its schema): made again, once.
-        table = queriesOf(route);
-        return filled(table, event);
+        try {
+          table = queriesOf(route);
+          return filled(table, event);
+        } catch (SQLException again) {
+          again.addSuppressed(e);
+          throw again;
+        }
       }
     } catch (SQLException e) {
       close();
