@@ -89,6 +89,9 @@ class SourceTablesTest {
     assertThat(include).isEqualTo("(?-i:inventory\\..*),(?-i:sales\\.orders_[0-9]+)");
     assertThat(Pattern.compile(include.split(",")[0], Pattern.CASE_INSENSITIVE))
         .matches(p -> !p.matcher("Inventory.customers").matches(), "case-sensitive");
+    assertThat(source.debeziumProperties(List.of(table), true))
+        .as("no context headers, which the job does not read")
+        .containsEntry("extended.headers.enabled", "false");
     // By name otherwise: a table created later is not the connector's until the job is rebuilt.
     assertThat(source.debeziumProperties(List.of(table)).get("table.include.list"))
         .isEqualTo("\\Qinventory\\E\\.\\Qcustomers\\E");
