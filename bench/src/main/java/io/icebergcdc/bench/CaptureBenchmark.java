@@ -656,9 +656,8 @@ public final class CaptureBenchmark {
       }
       statement.execute("INSERT INTO bench.items VALUES (" + rows + ", 'after', 1)");
     }
-    List<long[]> snapshots =
-        awaitHeld(client, tables, new Transaction(lsn, rowsWritten, truncatedMillis));
-    long appliedMillis = heldAt(snapshots, new Transaction(lsn, rowsWritten, truncatedMillis));
+    Transaction truncated = new Transaction(lsn, rowsWritten, truncatedMillis);
+    long appliedMillis = heldAt(awaitHeld(client, tables, truncated), truncated);
     // The snapshots from the truncate's to the row's, which may be one.
     long[] totals = new long[5];
     int commits = 0;

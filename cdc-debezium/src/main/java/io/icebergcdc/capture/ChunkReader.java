@@ -285,11 +285,13 @@ final class ChunkReader implements AutoCloseable {
     if (routes.badRecordPolicy() == BadRecordPolicy.FAIL) {
       throw TableRoute.withRecord(error, key.toString());
     }
-    DeadLetter letter =
+    return CapturedChange.deadLetter(
         new DeadLetter(
-            routes.route(route).tableName(), routes.origin(), error.getMessage(), key.toString());
-    String writtenAs = routes.mainOutputName(route);
-    return CapturedChange.deadLetter(writtenAs == null ? letter : letter.writtenAs(writtenAs));
+                routes.route(route).tableName(),
+                routes.origin(),
+                error.getMessage(),
+                key.toString())
+            .writtenAs(routes.mainOutputName(route)));
   }
 
   /** The chunk being read, read up to the last row emitted; null if none is being read. */

@@ -102,10 +102,10 @@ final class RecordConversion {
         throw TableRoute.withRecord(e, text);
       }
       String table = index == null ? record.topic() : routes.route(index).tableName();
-      DeadLetter letter = new DeadLetter(table, routes.origin(), e.getMessage(), text);
-      String writtenAs = index == null ? null : routes.mainOutputName(index);
       output.accept(
-          CapturedChange.deadLetter(writtenAs == null ? letter : letter.writtenAs(writtenAs)));
+          CapturedChange.deadLetter(
+              new DeadLetter(table, routes.origin(), e.getMessage(), text)
+                  .writtenAs(index == null ? null : routes.mainOutputName(index))));
       return;
     }
     boolean appearedTable = routes.appeared(index);

@@ -42,7 +42,8 @@ public final class DeadLetter {
   /**
    * This dead letter, of a table whose changes reach the writer of several tables named {@code
    * name} ({@link ChangeEvent#table()} there): its Iceberg table, by which the committer counts it
-   * in that table's summaries even where the job met the table only while it ran.
+   * in that table's summaries even where the job met the table only while it ran. A null name, for
+   * a table written by a writer of its own, leaves it without one.
    */
   public DeadLetter writtenAs(String name) {
     return new DeadLetter(table, origin, reason, record, name);

@@ -424,35 +424,41 @@ class IcebergCommitterOperatorTest {
   }
 
   /**
+   * The catalog applies a commit and loses its answer (unknown outcome): the committer's next
+   * attempt finds the checkpoint in the table it would build on, and makes nothing.
+   */
+  @Test
+  void aCommitWhoseAnswerWasLostIsFoundInTheTableItWouldBuildOnNotMadeTwice() throws Exception {
+    assertThat(commitTwoCheckpointsLosingTheSecondsAnswer(true))
+        .containsExactlyInAnyOrder(
+            TestTables.dataFile("first").location(), TestTables.dataFile("second").location());
+    assertThat(LateLanding.calls).as("attempts at checkpoint 2").isEqualTo(1);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+  }
+
+  /**
    * The catalog loses its answer to a commit (unknown outcome) and applies the commit only later,
    * after the committer has read the snapshot log and found nothing: the committer's next attempt
    * must not add the rows a second time. Here the late commit lands just before that attempt.
    */
   @Test
-  void aCommitWhoseAnswerWasLostIsFoundInTheTableItWouldBuildOnNotMadeTwice() throws Exception {
-    LateLanding.warehouse = warehouse.toString();
-    LateLanding.calls = 0;
-    LateLanding.landsAtOnce = true;
-    try {
-      var harness = open(null, new LateLanding());
-      harness.processElement(new StreamRecord<>(files("first", false, 0)));
-      harness.snapshot(1, 1);
-      harness.notifyOfCompletedCheckpoint(1);
-      harness.processElement(new StreamRecord<>(files("second", false, 0)));
-      harness.snapshot(2, 2);
-      harness.notifyOfCompletedCheckpoint(2);
-
-      assertThat(LateLanding.calls).as("attempts at checkpoint 2").isEqualTo(1);
-      assertThat(committedCheckpoints()).containsExactly("1", "2");
-    } finally {
-      LateLanding.landsAtOnce = false;
-    }
+  void aCommitWhoseAnswerWasLostAndThatLandsLateIsNotMadeTwice() throws Exception {
+    assertThat(commitTwoCheckpointsLosingTheSecondsAnswer(false))
+        .containsExactlyInAnyOrder(
+            TestTables.dataFile("first").location(), TestTables.dataFile("second").location());
+    assertThat(LateLanding.calls).as("attempts at checkpoint 2").isEqualTo(2);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
   }
 
-  @Test
-  void aCommitWhoseAnswerWasLostAndThatLandsLateIsNotMadeTwice() throws Exception {
+  /**
+   * Commits checkpoints 1 and 2, the answer to the first attempt at 2 lost ({@link LateLanding});
+   * returns the data files the table holds then.
+   */
+  private List<String> commitTwoCheckpointsLosingTheSecondsAnswer(boolean landsAtOnce)
+      throws Exception {
     LateLanding.warehouse = warehouse.toString();
     LateLanding.calls = 0;
+    LateLanding.landsAtOnce = landsAtOnce;
     var harness = open(null, new LateLanding());
     harness.processElement(new StreamRecord<>(files("first", false, 0)));
     harness.snapshot(1, 1);
@@ -460,17 +466,12 @@ class IcebergCommitterOperatorTest {
     harness.processElement(new StreamRecord<>(files("second", false, 0)));
     harness.snapshot(2, 2);
     harness.notifyOfCompletedCheckpoint(2);
-
-    assertThat(LateLanding.calls).as("attempts at checkpoint 2").isEqualTo(2);
-    assertThat(committedCheckpoints()).containsExactly("1", "2");
     table.refresh();
     List<String> files = new ArrayList<>();
     try (var tasks = table.newScan().planFiles()) {
       tasks.forEach(task -> files.add(task.file().location()));
     }
-    assertThat(files)
-        .containsExactlyInAnyOrder(
-            TestTables.dataFile("first").location(), TestTables.dataFile("second").location());
+    return files;
   }
 
   /**

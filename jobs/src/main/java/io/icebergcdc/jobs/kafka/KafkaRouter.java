@@ -367,17 +367,17 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
         throw TableRoute.withRecord(e, record.describe());
       }
       badRecords.inc();
-      DeadLetter letter =
-          new DeadLetter(
-              route == null ? record.topic : route.tableName(),
-              "kafka " + record.position(),
-              e.getMessage(),
-              record.describe());
       ctx.output(
           DebeziumJsonParseFunction.DEAD_LETTERS,
-          route != null && route.onMainOutput()
-              ? letter.writtenAs(mainOutputNames.getOrDefault(record.topic, route.tableName()))
-              : letter);
+          new DeadLetter(
+                  route == null ? record.topic : route.tableName(),
+                  "kafka " + record.position(),
+                  e.getMessage(),
+                  record.describe())
+              .writtenAs(
+                  route != null && route.onMainOutput()
+                      ? mainOutputNames.getOrDefault(record.topic, route.tableName())
+                      : null));
     }
   }
 }
