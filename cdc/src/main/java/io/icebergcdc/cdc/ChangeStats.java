@@ -10,8 +10,9 @@ import java.util.TreeMap;
  * What the applier did with the changes of one checkpoint, or of several added together: the net
  * rows it inserted, updated and deleted, the changes it dropped as stale (older than the change
  * already applied to their key) or as duplicates, the changes it sent to the dead-letter output,
- * the latest source position it saw, and, for changes read from Kafka, the highest offset of each
- * topic partition they came from.
+ * the latest source position it saw, for changes read from Kafka the highest offset of each topic
+ * partition they came from, and the source position of the latest truncate of the table that the
+ * writer applied or took up from the table.
  *
  * <p>Immutable; {@link #plus} adds two.
  */
@@ -27,6 +28,7 @@ public final class ChangeStats {
   private final long deadLettered;
   private final SourceSequence lastSourcePosition;
   private final SortedMap<String, Long> sourceOffsets;
+  private final SourceSequence truncatedAt;
 
   public ChangeStats(
       long inserted,
@@ -60,6 +62,34 @@ public final class ChangeStats {
       long deadLettered,
       SourceSequence lastSourcePosition,
       Map<String, Long> sourceOffsets) {
+    this(
+        inserted,
+        updated,
+        deleted,
+        staleDropped,
+        duplicatesDropped,
+        deadLettered,
+        lastSourcePosition,
+        sourceOffsets,
+        null);
+  }
+
+  /**
+   * @param sourceOffsets the highest offset seen per Kafka topic partition ({@code
+   *     topic/partition})
+   * @param truncatedAt the source position of the table's latest truncate that the writer took, or
+   *     null
+   */
+  public ChangeStats(
+      long inserted,
+      long updated,
+      long deleted,
+      long staleDropped,
+      long duplicatesDropped,
+      long deadLettered,
+      SourceSequence lastSourcePosition,
+      Map<String, Long> sourceOffsets,
+      SourceSequence truncatedAt) {
     this.sourceOffsets =
         sourceOffsets.isEmpty()
             ? Collections.emptySortedMap()
@@ -71,6 +101,7 @@ public final class ChangeStats {
     this.duplicatesDropped = duplicatesDropped;
     this.deadLettered = deadLettered;
     this.lastSourcePosition = lastSourcePosition;
+    this.truncatedAt = truncatedAt;
   }
 
   public long inserted() {
@@ -107,19 +138,31 @@ public final class ChangeStats {
     return sourceOffsets;
   }
 
-  /** Whether nothing at all was counted or seen. */
+  /**
+   * The source position of the table's latest truncate that the writer took in these changes, or
+   * took up from the table's summaries in a job without state; null if none.
+   */
+  public SourceSequence truncatedAt() {
+    return truncatedAt;
+  }
+
+  /**
+   * Whether nothing at all was counted or seen. The position of a truncate alone, which the
+   * statistics of every checkpoint of a truncated table carry, is not news.
+   */
   public boolean isEmpty() {
-    return equals(EMPTY);
+    return inserted == 0
+        && updated == 0
+        && deleted == 0
+        && staleDropped == 0
+        && duplicatesDropped == 0
+        && deadLettered == 0
+        && lastSourcePosition == null
+        && sourceOffsets.isEmpty();
   }
 
   public ChangeStats plus(ChangeStats other) {
-    SourceSequence position = lastSourcePosition;
-    if (other.lastSourcePosition != null) {
-      position =
-          position == null || position.kind() != other.lastSourcePosition.kind()
-              ? other.lastSourcePosition
-              : position.max(other.lastSourcePosition);
-    }
+    SourceSequence position = later(lastSourcePosition, other.lastSourcePosition);
     Map<String, Long> offsets = sourceOffsets;
     if (!other.sourceOffsets.isEmpty()) {
       TreeMap<String, Long> merged = new TreeMap<>(sourceOffsets);
@@ -135,7 +178,16 @@ public final class ChangeStats {
         duplicatesDropped + other.duplicatesDropped,
         deadLettered + other.deadLettered,
         position,
-        offsets);
+        offsets,
+        later(truncatedAt, other.truncatedAt));
+  }
+
+  /** The later of two positions; the second where they are of different kinds. */
+  private static SourceSequence later(SourceSequence a, SourceSequence b) {
+    if (b == null) {
+      return a;
+    }
+    return a == null || a.kind() != b.kind() ? b : a.max(b);
   }
 
   @Override
@@ -154,7 +206,8 @@ public final class ChangeStats {
         && duplicatesDropped == that.duplicatesDropped
         && deadLettered == that.deadLettered
         && Objects.equals(lastSourcePosition, that.lastSourcePosition)
-        && sourceOffsets.equals(that.sourceOffsets);
+        && sourceOffsets.equals(that.sourceOffsets)
+        && Objects.equals(truncatedAt, that.truncatedAt);
   }
 
   @Override
@@ -178,6 +231,7 @@ public final class ChangeStats {
         + deadLettered
         + " position="
         + lastSourcePosition
-        + (sourceOffsets.isEmpty() ? "" : " offsets=" + sourceOffsets);
+        + (sourceOffsets.isEmpty() ? "" : " offsets=" + sourceOffsets)
+        + (truncatedAt == null ? "" : " truncated-at=" + truncatedAt);
   }
 }

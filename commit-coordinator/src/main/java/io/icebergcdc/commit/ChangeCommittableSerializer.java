@@ -25,7 +25,8 @@ import org.apache.flink.core.memory.DataOutputView;
  * ChangeStatsSerializer} version 2, with the Kafka offsets. Version 4 appends the compacted data
  * files (a count and strings). Version 5 appends the positions of the compacted rows, in the form
  * of the position deletes. Version 6 appends the table, where one committer commits several tables:
- * whether it follows, then the name.
+ * whether it follows, then the name. Version 7 writes the statistics in {@link
+ * ChangeStatsSerializer} version 3, with the position of the table's latest truncate.
  */
 public final class ChangeCommittableSerializer
     implements SimpleVersionedSerializer<ChangeCommittable> {
@@ -36,7 +37,8 @@ public final class ChangeCommittableSerializer
   public static final int VERSION_4 = 4;
   public static final int VERSION_5 = 5;
   public static final int VERSION_6 = 6;
-  private static final int CURRENT = VERSION_6;
+  public static final int VERSION_7 = 7;
+  private static final int CURRENT = VERSION_7;
 
   @Override
   public int getVersion() {
@@ -63,7 +65,7 @@ public final class ChangeCommittableSerializer
 
   @Override
   public ChangeCommittable deserialize(int version, byte[] bytes) throws IOException {
-    if (version < VERSION_1 || version > VERSION_6) {
+    if (version < VERSION_1 || version > VERSION_7) {
       throw new IOException("unknown version " + version + " of a serialized change committable");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -72,9 +74,11 @@ public final class ChangeCommittableSerializer
     List<String> referenced = readStrings(in);
     ChangeStats stats =
         ChangeStatsSerializer.read(
-            version >= VERSION_3
-                ? ChangeStatsSerializer.VERSION_2
-                : ChangeStatsSerializer.VERSION_1,
+            version >= VERSION_7
+                ? ChangeStatsSerializer.VERSION_3
+                : version >= VERSION_3
+                    ? ChangeStatsSerializer.VERSION_2
+                    : ChangeStatsSerializer.VERSION_1,
             in);
     if (version == VERSION_1) {
       return new ChangeCommittable(data, deletes, referenced, stats);

@@ -87,6 +87,12 @@ public interface KeyedDedup extends Serializable {
   void setTablePosition(SourceSequence position);
 
   /**
+   * The source position of the table's latest truncate that its summaries record, for a job that
+   * starts without state; before the state is initialized.
+   */
+  void setTableTruncatedAt(SourceSequence position);
+
+  /**
    * Records that the key in context has a live row at {@code file} and {@code position}, found in
    * the table before this job changed it.
    */

@@ -469,7 +469,9 @@ class KafkaApplyITCase {
   /**
    * A truncate among a topic's events, over two partitions, is applied: the rows of the changes
    * before it are deleted, wherever they were read from, and those after it are kept, whichever
-   * partition delivered them first. The table then equals what the events leave.
+   * partition delivered them first. The table then equals what the events leave. A job started
+   * again without state, from the offsets its table holds, still drops a change from before the
+   * truncate that a partition delivers late: the table's summaries say where it was truncated.
    */
   @Test
   void appliesATruncate() throws Exception {
@@ -504,6 +506,42 @@ class KafkaApplyITCase {
     awaitModel(catalog, items, changelog.model());
     assertThat(changelog.model()).hasSize(140);
     assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(items))).hasSize(1);
+    JobClients.cancelAndAwait(running);
+    Table table = catalog.loadTable(items);
+    assertThat(table.currentSnapshot().summary()).containsKey(SnapshotSummaryKeys.TRUNCATED_AT);
+    long lastOfTheFirstJob = table.currentSnapshot().snapshotId();
+
+    // An update from before the truncate (a position below it) of a key the truncate deleted,
+    // which a partition behind the others delivers only now; and an insert after it.
+    String late = new EvolvingEvents.Changelog(1100).event(false, "u", 10, "late", 10, null);
+    KAFKA.produce(
+        topic,
+        List.of(
+            Map.entry("{\"id\":10}", late),
+            changelog.keyed(false, "c", 500, "after 500", 500, null)));
+    running =
+        new JobRunner(
+                new KafkaJob()
+                    .topics(topic)
+                    .groupId("iceberg-cdc-it-truncate-again")
+                    .tableTemplate("truncating.{table}")
+                    .primaryKey("id")
+                    .checkpointDirectory(dir.resolve("checkpoints-again").toString())
+                    .build())
+            .start();
+    awaitModel(catalog, items, changelog.model());
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    Map<String, Long> changes;
+    do {
+      Thread.sleep(300);
+      table.refresh();
+      changes = changesSince(table, lastOfTheFirstJob);
+    } while (changes.get(SnapshotSummaryKeys.STALE_DROPPED) == 0 && System.nanoTime() < deadline);
+    assertThat(changes)
+        .as("the second job's snapshots")
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, 1L)
+        .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, 1L);
+    assertThat(EvolvingEvents.rows(table)).isEqualTo(changelog.model());
   }
 
   /** Waits until the table holds exactly the model's rows ({@code name qty note} by id). */

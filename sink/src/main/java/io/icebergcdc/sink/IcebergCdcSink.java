@@ -81,6 +81,10 @@ public final class IcebergCdcSink {
   private final RowType rowType;
   private final MaintenancePolicy maintenance;
   private final SourceSequence tablePosition;
+
+  /** The table's latest source truncate that its summaries record, or null. */
+  private final SourceSequence tableTruncatedAt;
+
   private final boolean inSourceOrder;
 
   private final Schema tableSchema;
@@ -99,6 +103,7 @@ public final class IcebergCdcSink {
     this.rowType = builder.rowType;
     this.maintenance = builder.maintenance;
     this.tablePosition = builder.tablePosition;
+    this.tableTruncatedAt = builder.tableTruncatedAt;
     this.inSourceOrder = builder.skipChangesBeforeTablePosition;
     this.tableSchema = builder.tableSchema;
     this.tableName = builder.tableName;
@@ -407,6 +412,7 @@ public final class IcebergCdcSink {
     writer.setCompactionCacheBytes(options.get(SinkOptions.COMPACTION_CACHE_SIZE).getBytes());
     writer.setSmallFileSize(options.get(SinkOptions.COMPACTION_SMALL_FILE_SIZE).getBytes());
     writer.setTablePosition(tablePosition);
+    writer.setTableTruncatedAt(tableTruncatedAt);
     writer.setSinkTag(OwnedFileNames.sinkTag(uids.committer()));
     writer.setCommittedAs(committedAs);
     return writer;
@@ -465,6 +471,7 @@ public final class IcebergCdcSink {
     private MaintenancePolicy maintenance;
     private boolean skipChangesBeforeTablePosition;
     private SourceSequence tablePosition;
+    private SourceSequence tableTruncatedAt;
     private Schema tableSchema;
     private String tableName;
 
@@ -556,8 +563,12 @@ public final class IcebergCdcSink {
             WriteProperties.effective(table.name(), table.properties(), writeProperties);
         distribution = distribution(effective);
         maintenance = MaintenanceOptions.policy(options, table.properties());
-        if (skipChangesBeforeTablePosition && !options.get(DedupOptions.IGNORE_TABLE_POSITION)) {
-          tablePosition = TablePosition.of(table);
+        if (!options.get(DedupOptions.IGNORE_TABLE_POSITION)) {
+          if (skipChangesBeforeTablePosition) {
+            tablePosition = TablePosition.of(table);
+          }
+          // Changes before a truncate are stale whatever the order the source delivers them in.
+          tableTruncatedAt = TablePosition.truncatedAt(table);
         }
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);

@@ -42,6 +42,32 @@ public final class TablePosition {
   }
 
   /**
+   * The source position of the table's latest truncate that this project applied ({@link
+   * SnapshotSummaryKeys#TRUNCATED_AT}), as its latest snapshot that records one says; or null.
+   */
+  public static SourceSequence truncatedAt(Table table) {
+    String encoded = latest(table, SnapshotSummaryKeys.TRUNCATED_AT);
+    if (encoded == null) {
+      return null;
+    }
+    try {
+      return SourceSequence.decode(encoded);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "table "
+              + table.name()
+              + " records a truncate position that cannot be read ("
+              + SnapshotSummaryKeys.TRUNCATED_AT
+              + " = '"
+              + encoded
+              + "'); start with "
+              + io.icebergcdc.dedup.DedupOptions.IGNORE_TABLE_POSITION.key()
+              + " = true",
+          e);
+    }
+  }
+
+  /**
    * The Kafka offsets the table's latest snapshot that records any holds, as {@code
    * topic/partition} to the highest offset whose changes are in the table; empty if none.
    */

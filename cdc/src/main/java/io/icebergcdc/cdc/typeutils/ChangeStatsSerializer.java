@@ -14,13 +14,15 @@ import org.apache.flink.core.memory.DataOutputView;
 /**
  * Versioned serializer of {@link ChangeStats}. Version 1: six counters and the nullable last source
  * position. Version 2 appends the Kafka offsets: a count, then each topic partition and offset.
- * Fields are only ever appended in later versions.
+ * Version 3 appends the nullable position of the table's latest truncate. Fields are only ever
+ * appended in later versions.
  */
 public final class ChangeStatsSerializer implements SimpleVersionedSerializer<ChangeStats> {
 
   public static final int VERSION_1 = 1;
   public static final int VERSION_2 = 2;
-  public static final int CURRENT = VERSION_2;
+  public static final int VERSION_3 = 3;
+  public static final int CURRENT = VERSION_3;
 
   @Override
   public int getVersion() {
@@ -53,11 +55,12 @@ public final class ChangeStatsSerializer implements SimpleVersionedSerializer<Ch
       out.writeUTF(offset.getKey());
       out.writeLong(offset.getValue());
     }
+    SourceSequenceCodec.writeNullable(stats.truncatedAt(), out);
   }
 
   /** Reads stats written in {@code version}, inside another serializer's input. */
   public static ChangeStats read(int version, DataInputView in) throws IOException {
-    if (version != VERSION_1 && version != VERSION_2) {
+    if (version < VERSION_1 || version > VERSION_3) {
       throw new IOException("unknown version " + version + " of serialized change statistics");
     }
     long inserted = in.readLong();
@@ -74,7 +77,16 @@ public final class ChangeStatsSerializer implements SimpleVersionedSerializer<Ch
         offsets.put(in.readUTF(), in.readLong());
       }
     }
+    SourceSequence truncatedAt = version >= VERSION_3 ? SourceSequenceCodec.readNullable(in) : null;
     return new ChangeStats(
-        inserted, updated, deleted, stale, duplicates, deadLettered, position, offsets);
+        inserted,
+        updated,
+        deleted,
+        stale,
+        duplicates,
+        deadLettered,
+        position,
+        offsets,
+        truncatedAt);
   }
 }

@@ -52,6 +52,37 @@ class SerializersTest {
   }
 
   @Test
+  void changeStatsWithATruncatePositionRoundTripAndReadVersion3() throws IOException {
+    ChangeStatsSerializer serializer = new ChangeStatsSerializer();
+    SourceSequence truncatedAt = SourceSequence.postgresLsn(0x2000, 0x2040);
+    ChangeStats truncated =
+        new ChangeStats(
+            0, 0, 5, 1, 0, 0, truncatedAt, java.util.Map.of("shop.items/1", 9L), truncatedAt);
+    byte[] bytes = serializer.serialize(truncated);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(truncated);
+    byte[] v3 = GoldenFiles.bytes("serializer/change-stats-v3.bin", bytes);
+    ChangeStats read = serializer.deserialize(ChangeStatsSerializer.VERSION_3, v3);
+    assertThat(read).isEqualTo(truncated);
+    assertThat(read.truncatedAt()).isEqualTo(truncatedAt);
+    assertThat(read)
+        .isNotEqualTo(new ChangeStats(0, 0, 5, 1, 0, 0, truncatedAt, read.sourceOffsets()));
+  }
+
+  @Test
+  void aTruncatePositionAloneIsNoNewsAndTheLaterOneIsKept() {
+    SourceSequence earlier = SourceSequence.postgresLsn(0x100, 0x120);
+    SourceSequence later = SourceSequence.postgresLsn(0x300, 0x320);
+    ChangeStats onlyTruncate = new ChangeStats(0, 0, 0, 0, 0, 0, null, java.util.Map.of(), earlier);
+    assertThat(onlyTruncate.isEmpty()).isTrue();
+    assertThat(onlyTruncate).isNotEqualTo(ChangeStats.EMPTY);
+    ChangeStats other = new ChangeStats(1, 0, 0, 0, 0, 0, null, java.util.Map.of(), later);
+    assertThat(onlyTruncate.plus(other).truncatedAt()).isEqualTo(later);
+    assertThat(other.plus(onlyTruncate).truncatedAt()).isEqualTo(later);
+    assertThat(STATS.plus(onlyTruncate).truncatedAt()).isEqualTo(earlier);
+    assertThat(onlyTruncate.plus(STATS).truncatedAt()).isEqualTo(earlier);
+  }
+
+  @Test
   void deadLetterRoundTripsAndReadsVersions1And2() throws IOException {
     DeadLetterSerializer serializer = new DeadLetterSerializer();
     DeadLetter letter = new DeadLetter("db.t", "file.jsonl", "no op", "x".repeat(70_000));

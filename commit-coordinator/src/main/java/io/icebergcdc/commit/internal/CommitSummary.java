@@ -44,6 +44,10 @@ final class CommitSummary {
       Overwrite overwrite,
       BoundedWrite bounded) {
     Map<String, String> summary = counts(table, checkpointId, commitJobId, stats, base);
+    String truncatedAt = truncatedAt(table, base, stats);
+    if (truncatedAt != null) {
+      summary.put(SnapshotSummaryKeys.TRUNCATED_AT, truncatedAt);
+    }
     String offsets = kafkaOffsets(table, base, stats);
     if (!offsets.isEmpty()) {
       summary.put(SnapshotSummaryKeys.KAFKA_OFFSETS, offsets);
@@ -72,6 +76,18 @@ final class CommitSummary {
       summary.put(SnapshotSummaryKeys.STATEMENT, bounded.statement());
     }
     return summary;
+  }
+
+  /**
+   * The position of the table's latest truncate the snapshot's summary gives: the checkpoint's, or
+   * where it has none (a commit that only compacts, or of a writer that does not apply truncates),
+   * that of this operator's latest snapshot; null if neither has one.
+   */
+  private String truncatedAt(Table table, Snapshot base, ChangeStats stats) {
+    if (stats.truncatedAt() != null) {
+      return stats.truncatedAt().encode();
+    }
+    return latestSummaryOfThisOperator(table, base, null).get(SnapshotSummaryKeys.TRUNCATED_AT);
   }
 
   /**

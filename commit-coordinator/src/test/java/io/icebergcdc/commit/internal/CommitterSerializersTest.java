@@ -136,6 +136,41 @@ class CommitterSerializersTest {
   }
 
   @Test
+  void committablesWithATruncatePositionRoundTripAndReadVersion7() throws IOException {
+    ChangeCommittableSerializer serializer = new ChangeCommittableSerializer();
+    io.icebergcdc.cdc.SourceSequence truncatedAt =
+        io.icebergcdc.cdc.SourceSequence.postgresLsn(0x1500, 0x1520);
+    ChangeStats counts = COMMITTABLE.stats();
+    ChangeCommittable truncated =
+        ChangeCommittable.ofStats(
+                new ChangeStats(
+                    counts.inserted(),
+                    counts.updated(),
+                    counts.deleted(),
+                    counts.staleDropped(),
+                    counts.duplicatesDropped(),
+                    counts.deadLettered(),
+                    counts.lastSourcePosition(),
+                    Map.of("t/0", 4L),
+                    truncatedAt))
+            .forTable("db.orders");
+    byte[] bytes = serializer.serialize(truncated);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(truncated);
+
+    byte[] v7 = GoldenFiles.bytes("serializer/change-committable-v7.bin", bytes);
+    ChangeCommittable read = serializer.deserialize(ChangeCommittableSerializer.VERSION_7, v7);
+    assertThat(read).isEqualTo(truncated);
+    assertThat(read.stats().truncatedAt()).isEqualTo(truncatedAt);
+    assertThat(read.stats().sourceOffsets()).containsEntry("t/0", 4L);
+    assertThat(read.table()).isEqualTo("db.orders");
+    // Version 6 had no truncate position.
+    byte[] v6 = GoldenFiles.bytes("serializer/change-committable-v6.bin", null);
+    assertThat(
+            serializer.deserialize(ChangeCommittableSerializer.VERSION_6, v6).stats().truncatedAt())
+        .isNull();
+  }
+
+  @Test
   void contributionsToTwoTablesDoNotAddUp() {
     assertThat(COMMITTABLE.forTable("db.a").plus(COMMITTABLE).table()).isEqualTo("db.a");
     assertThat(COMMITTABLE.plus(COMMITTABLE.forTable("db.a")).table()).isEqualTo("db.a");

@@ -716,7 +716,8 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
-  void aCommitWithoutNewChangesStillSaysWhereTheSourceStands() throws Exception {
+  void aCommitWithoutNewChangesStillSaysWhereTheSourceStandsAndWhereItWasTruncated()
+      throws Exception {
     table.updateProperties().set("format-version", "3").commit();
     DataFile a = writeRows(table, "a", 1, 2, 3);
     DataFile b = writeRows(table, "b", 1, 3);
@@ -735,12 +736,15 @@ class IcebergCommitterOperatorTest {
                     0,
                     0,
                     SourceSequence.postgresLsn(99),
-                    Map.of("t/0", 41L, "t/1", 7L)))));
+                    Map.of("t/0", 41L, "t/1", 7L),
+                    SourceSequence.postgresLsn(90)))));
     harness.snapshot(1, 1);
     harness.notifyOfCompletedCheckpoint(1);
     table.refresh();
+    String truncatedAt = SourceSequence.postgresLsn(90).encode();
     assertThat(table.currentSnapshot().summary())
-        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=7");
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=7")
+        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, truncatedAt);
 
     // The next checkpoint read nothing new and only compacts: its snapshot keeps the position.
     harness.processElement(new StreamRecord<>(compaction(a, b, 0, 2)));
@@ -752,7 +756,8 @@ class IcebergCommitterOperatorTest {
         .containsEntry(SnapshotSummaryKeys.DATA_FILES_COMPACTED, "1")
         .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=7")
         .containsEntry(
-            SnapshotSummaryKeys.SOURCE_POSITION, SourceSequence.postgresLsn(99).toString());
+            SnapshotSummaryKeys.SOURCE_POSITION, SourceSequence.postgresLsn(99).toString())
+        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, truncatedAt);
 
     // New records of one partition move it on, and the other keeps its offset.
     harness.processElement(
@@ -763,7 +768,8 @@ class IcebergCommitterOperatorTest {
     harness.notifyOfCompletedCheckpoint(3);
     table.refresh();
     assertThat(table.currentSnapshot().summary())
-        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=9");
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=9")
+        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, truncatedAt);
   }
 
   @Test

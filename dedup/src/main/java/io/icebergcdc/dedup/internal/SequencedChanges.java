@@ -123,6 +123,9 @@ public final class SequencedChanges implements KeyedDedup {
    */
   private SourceSequence tablePosition;
 
+  /** The table's latest truncate as its summaries record it; see {@link #setTableTruncatedAt}. */
+  private SourceSequence tableTruncatedAt;
+
   /** The part of the hosting operator's keys, state and metrics that is this table's. */
   private TableScope scope = TableScope.WHOLE;
 
@@ -171,6 +174,15 @@ public final class SequencedChanges implements KeyedDedup {
     this.tablePosition = position != null && position.isGlobal() ? position : null;
   }
 
+  /**
+   * The position of the table's latest truncate that its summaries record, for a job that starts
+   * without state: a change before it, but for a snapshot read, is dropped as stale.
+   */
+  @Override
+  public void setTableTruncatedAt(SourceSequence position) {
+    this.tableTruncatedAt = position;
+  }
+
   @Override
   public void setStartsWithoutState() {
     this.startsWithoutState = true;
@@ -213,7 +225,15 @@ public final class SequencedChanges implements KeyedDedup {
               + " dropped as stale",
           tablePosition);
     }
-    truncated = TruncatedAt.restore(context, scope, context.isRestored() && !startsWithoutState);
+    truncated =
+        TruncatedAt.restore(
+            context, scope, context.isRestored() && !startsWithoutState, tableTruncatedAt);
+    if (truncated.takenUpFromTable()) {
+      LOG.info(
+          "Started without state on a table truncated in the source at {}: changes before it are"
+              + " dropped as stale",
+          tableTruncatedAt);
+    }
     live =
         context
             .getKeyedStateStore()
@@ -615,7 +635,15 @@ public final class SequencedChanges implements KeyedDedup {
     metrics.deleted.inc(deleted);
     ChangeStats stats =
         new ChangeStats(
-            inserted, updated, deleted, stale, duplicates, deadLettered, lastSeen, offsets);
+            inserted,
+            updated,
+            deleted,
+            stale,
+            duplicates,
+            deadLettered,
+            lastSeen,
+            offsets,
+            truncated.position());
     offsets.clear();
     stale = 0;
     duplicates = 0;

@@ -38,16 +38,28 @@ final class TruncatedAt {
   /** Whether the keys with live rows from before {@link #position} are still to be deleted. */
   private boolean due;
 
+  /**
+   * Whether {@link #position} was taken up from the table's summaries by a subtask that started
+   * without state, and no truncate was taken since.
+   */
+  private boolean fromTable;
+
   private TruncatedAt(ListState<String> state) {
     this.state = state;
   }
 
   /**
-   * The position restored from operator state; none where the table starts without state of its own
-   * (a table the job writes again after an earlier job dropped it keeps nothing of that job's).
+   * The position restored from operator state; where the table starts without state of its own, the
+   * position of the latest truncate that the table's summaries record (a table the job writes again
+   * after an earlier job dropped it keeps nothing of that job's state).
+   *
+   * @param fromTable the position of the table's latest truncate that its summaries record, or null
    */
   static TruncatedAt restore(
-      StateInitializationContext context, TableScope scope, boolean ownStateRestored)
+      StateInitializationContext context,
+      TableScope scope,
+      boolean ownStateRestored,
+      SourceSequence fromTable)
       throws Exception {
     TruncatedAt truncated =
         new TruncatedAt(
@@ -57,6 +69,11 @@ final class TruncatedAt {
         SourceSequence at = SourceSequence.decode(encoded);
         truncated.position = truncated.position == null ? at : at.max(truncated.position);
       }
+    } else if (fromTable != null) {
+      // Its rows were deleted by the job that took it; a change before it is still stale, as a
+      // Kafka partition behind the others delivers one after a restart from the table's offsets.
+      truncated.position = fromTable;
+      truncated.fromTable = true;
     }
     return truncated;
   }
@@ -77,6 +94,10 @@ final class TruncatedAt {
       return false;
     }
     SourceSequence at = truncate.sequence();
+    if (at.kind() != position.kind() && fromTable) {
+      // The table's summaries tell of another source's: this one's truncate replaces it.
+      return false;
+    }
     if (at.kind() != position.kind()) {
       throw new IllegalStateException(
           "table "
@@ -95,18 +116,32 @@ final class TruncatedAt {
     position = truncate.sequence();
     table = truncate.table();
     due = true;
+    fromTable = false;
+  }
+
+  /** Whether the position was taken up from the table's summaries, no truncate taken since. */
+  boolean takenUpFromTable() {
+    return fromTable;
+  }
+
+  /** The position of the latest truncate, taken or taken up from the table; null if none. */
+  SourceSequence position() {
+    return position;
   }
 
   /**
    * Whether a change at {@code sequence} came before the latest truncate of its table: a position
-   * of the same log (kind and binlog name; a snapshot read is before every position of the log).
+   * of the same log (kind and binlog name; a snapshot read is before every position of the log, but
+   * for a truncate taken up from the table: the snapshot of a job that started without state reads
+   * the database as it is now, after the truncate).
    */
   boolean before(SourceSequence sequence) {
     return position != null
         && sequence != null
         && sequence.kind() == position.kind()
         && (sequence.isBeforeLog()
-            || java.util.Objects.equals(sequence.prefix(), position.prefix()))
+            ? !fromTable
+            : java.util.Objects.equals(sequence.prefix(), position.prefix()))
         && sequence.compareTo(position) < 0;
   }
 

@@ -236,6 +236,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     single().setTablePosition(position);
   }
 
+  /** See {@link io.icebergcdc.dedup.KeyedDedup#setTableTruncatedAt}. */
+  public void setTableTruncatedAt(io.icebergcdc.cdc.SourceSequence position) {
+    single().setTableTruncatedAt(position);
+  }
+
   @VisibleForTesting
   long dataFilesCompactedFromMemory() {
     return single().dataFilesCompactedFromMemory();

@@ -529,6 +529,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     dedup.setTablePosition(position);
   }
 
+  /** See {@link KeyedDedup#setTableTruncatedAt}. */
+  void setTableTruncatedAt(io.icebergcdc.cdc.SourceSequence position) {
+    dedup.setTableTruncatedAt(position);
+  }
+
   @Override
   public Location apply(ChangeEvent net, AppliedChange prior) throws IOException {
     // A change kept since before the schema changed has that schema's rows; one kept in state

@@ -76,6 +76,8 @@ class PositionDeltaWriterOperatorTest {
   /** The source position the table holds, for a writer that starts without state; or null. */
   private io.icebergcdc.cdc.SourceSequence tablePosition;
 
+  private io.icebergcdc.cdc.SourceSequence tableTruncatedAt;
+
   /** The surveys' interval; null for every checkpoint. */
   private java.time.Duration surveyInterval;
 
@@ -123,6 +125,9 @@ class PositionDeltaWriterOperatorTest {
     operator.setClock(now::get);
     if (tablePosition != null) {
       operator.setTablePosition(tablePosition);
+    }
+    if (tableTruncatedAt != null) {
+      operator.setTableTruncatedAt(tableTruncatedAt);
     }
     KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness;
     if (job == null) {
@@ -407,6 +412,39 @@ class PositionDeltaWriterOperatorTest {
       assertThat(replayed.positionDeletes().isEmpty()).isTrue();
       ChangeCommittable later = checkpoint(again, 2, truncateAt(50));
       assertThat(later.stats().deleted()).isEqualTo(2);
+    }
+  }
+
+  /**
+   * A job without state on a table whose summaries record a truncate that an earlier job applied (a
+   * Kafka job started again from the table's offsets, one partition behind the others): a change
+   * from before the truncate is dropped as stale, even of a key the writer does not know; a change
+   * after it and a snapshot read (of the database as it is now) are applied; the truncate delivered
+   * again deletes nothing; and the position goes on in the statistics, for the next summary.
+   */
+  @Test
+  void aJobWithoutStateDropsTheChangesBeforeTheTruncateItsTableRecords() throws Exception {
+    Table table = table();
+    tableTruncatedAt = io.icebergcdc.cdc.SourceSequence.postgresLsn(10);
+    ChangeEvent snapshotRead =
+        insert(4, "read", 0)
+            .withSequence(
+                io.icebergcdc.cdc.SourceSequence.beforeLog(
+                    io.icebergcdc.cdc.SourceSequence.Kind.POSTGRES_LSN))
+            .withOperation(io.icebergcdc.cdc.Operation.SNAPSHOT_READ);
+    try (var again = harness(true, null)) {
+      ChangeCommittable next =
+          checkpoint(
+              again, 1, update(2, "late", 8), insert(3, "after", 12), snapshotRead, truncateAt(10));
+      assertThat(next.stats().staleDropped()).as("the late update").isEqualTo(1);
+      assertThat(next.stats().inserted()).isEqualTo(2);
+      assertThat(next.stats().deleted()).isZero();
+      assertThat(next.stats().truncatedAt()).isEqualTo(tableTruncatedAt);
+      DataFile written = ContentFileCodec.decodeDataFile(next.dataFiles().get(0), table.specs());
+      assertThat(rowsOf(table, written)).containsExactlyInAnyOrder("3:after", "4:read");
+      ChangeCommittable later = checkpoint(again, 2, truncateAt(20));
+      assertThat(later.stats().truncatedAt())
+          .isEqualTo(io.icebergcdc.cdc.SourceSequence.postgresLsn(20));
     }
   }
 
