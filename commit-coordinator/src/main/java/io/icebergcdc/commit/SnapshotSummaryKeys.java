@@ -88,10 +88,11 @@ public final class SnapshotSummaryKeys {
   public static final String SOURCE_SEQUENCE = PREFIX + "source-sequence";
 
   /**
-   * The source position of the latest truncate of the table that the job applied, as {@code
-   * SourceSequence#encode()} writes it; repeated by each later snapshot of the job, so that a job
-   * that starts without state drops the changes before it (a Kafka partition behind the others
-   * delivers one after a restart from the table's offsets).
+   * The source position of the latest truncate of the table that the job's key-indexed writers know
+   * of (applied, or taken up from the table), as {@code SourceSequence#encode()} writes it; given
+   * by each later snapshot they commit, so that a job that starts without state drops the changes
+   * before it (a Kafka partition behind the others delivers one after a restart from the table's
+   * offsets).
    */
   public static final String TRUNCATED_AT = PREFIX + "truncated-at";
 }

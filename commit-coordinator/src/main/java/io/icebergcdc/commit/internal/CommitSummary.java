@@ -44,9 +44,11 @@ final class CommitSummary {
       Overwrite overwrite,
       BoundedWrite bounded) {
     Map<String, String> summary = counts(table, checkpointId, commitJobId, stats, base);
-    String truncatedAt = truncatedAt(table, base, stats);
-    if (truncatedAt != null) {
-      summary.put(SnapshotSummaryKeys.TRUNCATED_AT, truncatedAt);
+    if (stats.truncatedAt() != null) {
+      // The key-indexed writers give it in every checkpoint once they know of one, so a commit
+      // that only compacts repeats it; nothing else carries it forward (a job that ignores the
+      // table's position, or another engine's delete, leaves it behind).
+      summary.put(SnapshotSummaryKeys.TRUNCATED_AT, stats.truncatedAt().encode());
     }
     String offsets = kafkaOffsets(table, base, stats);
     if (!offsets.isEmpty()) {
@@ -76,18 +78,6 @@ final class CommitSummary {
       summary.put(SnapshotSummaryKeys.STATEMENT, bounded.statement());
     }
     return summary;
-  }
-
-  /**
-   * The position of the table's latest truncate the snapshot's summary gives: the checkpoint's, or
-   * where it has none (a commit that only compacts, or of a writer that does not apply truncates),
-   * that of this operator's latest snapshot; null if neither has one.
-   */
-  private String truncatedAt(Table table, Snapshot base, ChangeStats stats) {
-    if (stats.truncatedAt() != null) {
-      return stats.truncatedAt().encode();
-    }
-    return latestSummaryOfThisOperator(table, base, null).get(SnapshotSummaryKeys.TRUNCATED_AT);
   }
 
   /**

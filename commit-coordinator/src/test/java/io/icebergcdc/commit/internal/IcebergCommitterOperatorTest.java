@@ -716,8 +716,7 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
-  void aCommitWithoutNewChangesStillSaysWhereTheSourceStandsAndWhereItWasTruncated()
-      throws Exception {
+  void aCommitWithoutNewChangesStillSaysWhereTheSourceStands() throws Exception {
     table.updateProperties().set("format-version", "3").commit();
     DataFile a = writeRows(table, "a", 1, 2, 3);
     DataFile b = writeRows(table, "b", 1, 3);
@@ -757,7 +756,9 @@ class IcebergCommitterOperatorTest {
         .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=7")
         .containsEntry(
             SnapshotSummaryKeys.SOURCE_POSITION, SourceSequence.postgresLsn(99).toString())
-        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, truncatedAt);
+        // The writers give the truncate's position in every checkpoint; the committer does not
+        // carry it forward itself (a job that ignores the table's position leaves it behind).
+        .doesNotContainKey(SnapshotSummaryKeys.TRUNCATED_AT);
 
     // New records of one partition move it on, and the other keeps its offset.
     harness.processElement(
@@ -768,8 +769,7 @@ class IcebergCommitterOperatorTest {
     harness.notifyOfCompletedCheckpoint(3);
     table.refresh();
     assertThat(table.currentSnapshot().summary())
-        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=9")
-        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, truncatedAt);
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=9");
   }
 
   @Test

@@ -44,6 +44,13 @@ final class TruncatedAt {
    */
   private boolean fromTable;
 
+  /**
+   * Marks a position in state that was taken up from the table ({@link #fromTable}); a state
+   * written before there was such a position holds positions as {@link SourceSequence#encode()}
+   * writes them.
+   */
+  private static final String FROM_TABLE = "from-table ";
+
   private TruncatedAt(ListState<String> state) {
     this.state = state;
   }
@@ -66,8 +73,13 @@ final class TruncatedAt {
             context.getOperatorStateStore().getUnionListState(Dedup.truncatedAtDescriptor(scope)));
     if (ownStateRestored) {
       for (String encoded : truncated.state.get()) {
-        SourceSequence at = SourceSequence.decode(encoded);
-        truncated.position = truncated.position == null ? at : at.max(truncated.position);
+        boolean fromItsTable = encoded.startsWith(FROM_TABLE);
+        SourceSequence at =
+            SourceSequence.decode(fromItsTable ? encoded.substring(FROM_TABLE.length()) : encoded);
+        if (truncated.position == null || at.compareTo(truncated.position) > 0) {
+          truncated.position = at;
+          truncated.fromTable = fromItsTable;
+        }
       }
     } else if (fromTable != null) {
       // Its rows were deleted by the job that took it; a change before it is still stale, as a
@@ -78,9 +90,15 @@ final class TruncatedAt {
     return truncated;
   }
 
-  /** Writes the position, from the first subtask only. */
+  /**
+   * Writes the position, from the first subtask only, and whether it was taken up from the table
+   * (so that a restore keeps the snapshot reads such a position lets by).
+   */
   void snapshot(boolean firstSubtask) throws Exception {
-    state.update(position == null || !firstSubtask ? List.of() : List.of(position.encode()));
+    state.update(
+        position == null || !firstSubtask
+            ? List.of()
+            : List.of((fromTable ? FROM_TABLE : "") + position.encode()));
   }
 
   /**
@@ -94,8 +112,11 @@ final class TruncatedAt {
       return false;
     }
     SourceSequence at = truncate.sequence();
-    if (at.kind() != position.kind() && fromTable) {
-      // The table's summaries tell of another source's: this one's truncate replaces it.
+    if (fromTable
+        && (at.kind() != position.kind()
+            || !java.util.Objects.equals(at.prefix(), position.prefix()))) {
+      // The table's summaries tell of another source's (or another server's binlog): this
+      // source's truncate replaces it.
       return false;
     }
     if (at.kind() != position.kind()) {

@@ -419,33 +419,82 @@ class PositionDeltaWriterOperatorTest {
    * A job without state on a table whose summaries record a truncate that an earlier job applied (a
    * Kafka job started again from the table's offsets, one partition behind the others): a change
    * from before the truncate is dropped as stale, even of a key the writer does not know; a change
-   * after it and a snapshot read (of the database as it is now) are applied; the truncate delivered
-   * again deletes nothing; and the position goes on in the statistics, for the next summary.
+   * after it and a snapshot read (of the database as it is now) are applied, after a restore of its
+   * checkpoint too; the truncate delivered again deletes nothing; and the position goes on in the
+   * statistics, for the next summary.
    */
   @Test
   void aJobWithoutStateDropsTheChangesBeforeTheTruncateItsTableRecords() throws Exception {
     Table table = table();
     tableTruncatedAt = io.icebergcdc.cdc.SourceSequence.postgresLsn(10);
-    ChangeEvent snapshotRead =
-        insert(4, "read", 0)
-            .withSequence(
-                io.icebergcdc.cdc.SourceSequence.beforeLog(
-                    io.icebergcdc.cdc.SourceSequence.Kind.POSTGRES_LSN))
-            .withOperation(io.icebergcdc.cdc.Operation.SNAPSHOT_READ);
+    OperatorSubtaskState state;
     try (var again = harness(true, null)) {
       ChangeCommittable next =
           checkpoint(
-              again, 1, update(2, "late", 8), insert(3, "after", 12), snapshotRead, truncateAt(10));
+              again,
+              1,
+              update(2, "late", 8),
+              insert(3, "after", 12),
+              snapshotRead(4, "read"),
+              truncateAt(10));
       assertThat(next.stats().staleDropped()).as("the late update").isEqualTo(1);
       assertThat(next.stats().inserted()).isEqualTo(2);
       assertThat(next.stats().deleted()).isZero();
       assertThat(next.stats().truncatedAt()).isEqualTo(tableTruncatedAt);
       DataFile written = ContentFileCodec.decodeDataFile(next.dataFiles().get(0), table.specs());
       assertThat(rowsOf(table, written)).containsExactlyInAnyOrder("3:after", "4:read");
-      ChangeCommittable later = checkpoint(again, 2, truncateAt(20));
+      state = again.snapshot(1, 1);
+    }
+    // Restored from its checkpoint (mid-snapshot, say), it still knows where the position came
+    // from: snapshot reads are kept, older changes dropped.
+    try (var restored = harness(true, state)) {
+      ChangeCommittable next =
+          checkpoint(restored, 2, update(6, "late", 9), snapshotRead(7, "read"));
+      assertThat(next.stats().staleDropped()).isEqualTo(1);
+      assertThat(next.stats().inserted()).isEqualTo(1);
+      assertThat(next.stats().truncatedAt()).isEqualTo(tableTruncatedAt);
+      ChangeCommittable later = checkpoint(restored, 3, truncateAt(20));
       assertThat(later.stats().truncatedAt())
           .isEqualTo(io.icebergcdc.cdc.SourceSequence.postgresLsn(20));
+      assertThat(later.stats().deleted()).as("rows 3, 4 and 7").isEqualTo(3);
     }
+  }
+
+  /**
+   * A truncate position taken up from the table, of another server's binlog (another name), is
+   * replaced by this source's truncate, whose file number and position are lower.
+   */
+  @Test
+  void aTruncateOfAnotherBinlogReplacesThePositionTakenUpFromTheTable() throws Exception {
+    table();
+    tableTruncatedAt = io.icebergcdc.cdc.SourceSequence.mysqlBinlog("a-bin.000005", 100, 0);
+    io.icebergcdc.cdc.SourceSequence truncate =
+        io.icebergcdc.cdc.SourceSequence.mysqlBinlog("b-bin.000001", 50, 0);
+    try (var harness = harness(true, null)) {
+      ChangeCommittable next =
+          checkpoint(
+              harness,
+              1,
+              insert(1, "before", 0)
+                  .withSequence(
+                      io.icebergcdc.cdc.SourceSequence.mysqlBinlog("b-bin.000001", 10, 0)),
+              ChangeEvent.truncate(TestChanges.TABLE, truncate, 0L)
+                  .withKey(new RowKey(new byte[] {1, 2, 3})),
+              insert(2, "after", 0)
+                  .withSequence(
+                      io.icebergcdc.cdc.SourceSequence.mysqlBinlog("b-bin.000001", 60, 0)));
+      assertThat(next.stats().truncatedAt()).isEqualTo(truncate);
+      assertThat(next.stats().inserted()).as("only the row after the truncate").isEqualTo(1);
+    }
+  }
+
+  /** A row of the chunked snapshot, before every position of the log. */
+  private static ChangeEvent snapshotRead(long id, String name) {
+    return insert(id, name, 0)
+        .withSequence(
+            io.icebergcdc.cdc.SourceSequence.beforeLog(
+                io.icebergcdc.cdc.SourceSequence.Kind.POSTGRES_LSN))
+        .withOperation(io.icebergcdc.cdc.Operation.SNAPSHOT_READ);
   }
 
   private static ChangeEvent truncateAt(long lsn) {
