@@ -1,8 +1,10 @@
 package io.icebergcdc.capture;
 
 import io.icebergcdc.cdc.ChangeEvent;
+import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ColumnMask;
 import io.icebergcdc.cdc.Operation;
+import io.icebergcdc.cdc.SchemaEvolution;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,8 +24,11 @@ import org.slf4j.LoggerFactory;
  * <p>The values read are the row's as it is now, not as it was at the change: a later change of the
  * log that set them carries them itself, and where the row is gone by now (deleted or moved to
  * another key), a later change of the log removes it, so the insert is passed on unfilled and the
- * writer keeps it until then. Reads run on the source reader's thread over a connection of their
- * own; they are as rare as changes of key in tables with out-of-line values.
+ * writer keeps it until then. The row is read in the schema of the change: the job's, that of a
+ * table taken while the job runs, or the one the table took since (where the change is of an older
+ * schema than the table's current one, it is passed on unfilled). Reads run on the source reader's
+ * thread over a connection of their own; they are as rare as changes of key in tables with
+ * out-of-line values.
  *
  * <p>Not thread-safe: the source reader's thread only.
  */
@@ -34,7 +39,13 @@ final class KeyChangeFill implements AutoCloseable {
   private final SourceDatabase database;
   private final ChunkedSnapshot snapshot;
   private final CaptureRoutes routes;
+
+  /** The queries of each table by route, in the schema of its latest change filled. */
   private final Map<Integer, ChunkQueries> queries = new HashMap<>();
+
+  /** The row schema id ({@link ChangeEvent#rowSchemaId()}) of each route's queries. */
+  private final Map<Integer, Integer> queriedSchemaIds = new HashMap<>();
+
   private Connection connection;
 
   KeyChangeFill(SourceDatabase database, ChunkedSnapshot snapshot, CaptureRoutes routes) {
@@ -47,21 +58,27 @@ final class KeyChangeFill implements AutoCloseable {
    * {@code event} of the table of {@code route}, filled where it is a change of key missing values.
    */
   ChangeEvent fill(int route, ChangeEvent event) {
-    if (event.operation() != Operation.INSERT
-        || event.missingColumns().isEmpty()
-        || event.rowSchemaId() != io.icebergcdc.cdc.ChangeEvent.JOB_SCHEMA) {
-      // The queries read the columns of the job's schema; a change of a schema the table took
-      // since waits, unfilled, for a later change of its key, as without the chunked snapshot.
+    if (event.operation() != Operation.INSERT || event.missingColumns().isEmpty()) {
       return event;
     }
+    int schemaId = event.rowSchemaId();
     ChunkQueries table = queries.get(route);
     try {
       if (connection == null) {
         connection = database.connect();
         connection.setReadOnly(true);
       }
-      if (table == null) {
-        table = queriesOf(route);
+      if (table == null || queriedSchemaIds.get(route) != schemaId) {
+        ChangeSchema schema = schemaOf(route, schemaId);
+        if (schema == null) {
+          LOG.debug(
+              "A change of key of {} is of an older schema than its table's (id {}): it waits for"
+                  + " a later change of its key",
+              routes.route(route).tableName(),
+              schemaId);
+          return event;
+        }
+        table = queriesOf(route, schema, schemaId);
       }
       try {
         return filled(table, event);
@@ -72,7 +89,7 @@ final class KeyChangeFill implements AutoCloseable {
         // A column the source dropped since the queries were made (a nullable one, which the job
         // keeps in its schema): made again, once.
         try {
-          table = queriesOf(route);
+          table = queriesOf(route, table.schema(), schemaId);
           return filled(table, event);
         } catch (SQLException again) {
           again.addSuppressed(e);
@@ -83,20 +100,42 @@ final class KeyChangeFill implements AutoCloseable {
       close();
       throw new FlinkRuntimeException(
           "cannot read the values that a change of key left out, of key "
-              + routes.route(route).schema().describeKey(event.after())
+              + (table == null ? routes.route(route).schema() : table.schema())
+                  .describeKey(event.after())
               + " of "
               + routes.route(route).tableName(),
           e);
     }
   }
 
-  /** The queries of the table of {@code route}, of the columns the source has now. */
-  private ChunkQueries queriesOf(int route) throws SQLException {
+  /**
+   * The schema of the rows of the table of {@code route} whose id is {@code schemaId}: the job's
+   * ({@link ChangeEvent#JOB_SCHEMA}), that of a table taken while the job runs, or the table's
+   * current one; null if it is none of them (a schema the table left since).
+   */
+  private ChangeSchema schemaOf(int route, int schemaId) {
+    ChangeSchema taken = routes.route(route).schema();
+    if (schemaId == ChangeEvent.JOB_SCHEMA || schemaId == taken.schema().schemaId()) {
+      return taken;
+    }
+    SchemaEvolution evolution = routes.evolutionOf(route);
+    if (evolution == null) {
+      return null;
+    }
+    ChangeSchema current = evolution.current(routes.route(route).tableName());
+    return current.schema().schemaId() == schemaId ? current : null;
+  }
+
+  /**
+   * The queries of the table of {@code route} reading the columns the source has now into rows of
+   * {@code schema}, whose id the changes carry as {@code schemaId}.
+   */
+  private ChunkQueries queriesOf(int route, ChangeSchema schema, int schemaId) throws SQLException {
     ChunkQueries job = ChunkQueries.of(database, snapshot, routes, routes.topic(route));
     ChunkQueries table =
-        job.inSchema(
-            job.schema(), new java.util.ArrayList<>(job.sourceColumns(connection).keySet()));
+        job.inSchema(schema, new java.util.ArrayList<>(job.sourceColumns(connection).keySet()));
     queries.put(route, table);
+    queriedSchemaIds.put(route, schemaId);
     return table;
   }
 

@@ -25,6 +25,7 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -39,8 +40,10 @@ import org.junit.jupiter.api.io.TempDir;
  * wait for their read), changes primary keys, deletes and inserts, with the chunk readers'
  * connections ended once mid-snapshot; then streamed with updates over several checkpoints; then
  * the job is restored from its last checkpoint, where no row is held in memory and the values come
- * from the data files. The Iceberg table must equal the source table after each phase, each
- * checkpoint committed once.
+ * from the data files; then a column is added (followed in flight) with changes of key, and a table
+ * created while the job runs is taken in flight and has its keys changed, the values those changes
+ * of key left out read in each change's own schema. The Iceberg tables must equal the source tables
+ * after each phase, each checkpoint committed once.
  */
 class PostgresToastITCase {
 
@@ -181,7 +184,44 @@ class PostgresToastITCase {
         "ALTER TABLE public.docs DROP COLUMN blob",
         "UPDATE public.docs SET id = id - 100000000 WHERE id % 13 = 1");
     awaitEqual(catalog, restored, restoredPipeline);
-    for (TableTarget target : restoredPipeline.targets()) {
+
+    // A column added, which the job follows in flight (its rows of the table's new schema from
+    // then on), and changes of key in the same transaction: their left-out values are read into
+    // the new schema's rows.
+    execute(
+        "ALTER TABLE public.docs ADD COLUMN tag text",
+        "UPDATE public.docs SET id = id - 200000000, tag = 'moved' WHERE id % 17 = 2");
+    awaitEqual(catalog, restored, restoredPipeline);
+
+    // A table created while the job runs, taken in flight (its rows carry its schema's id): its
+    // changes of key are filled too.
+    execute(
+        "CREATE TABLE public.notes (id bigint PRIMARY KEY, version int NOT NULL, doc text NOT NULL)",
+        "ALTER TABLE public.notes ALTER COLUMN doc SET STORAGE EXTERNAL",
+        "INSERT INTO public.notes SELECT i, 0, "
+            + doc("i * 31")
+            + " FROM generate_series(1, 300) i");
+    TableIdentifier notes = TableIdentifier.of("cdc", "public_notes");
+    deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+    while (!catalog.tableExists(notes) || catalog.loadTable(notes).currentSnapshot() == null) {
+      assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
+      assertThat(System.nanoTime()).as("a commit to %s", notes).isLessThan(deadline);
+      Thread.sleep(200);
+    }
+    execute(
+        "UPDATE public.notes SET id = id + 1000000, version = version + 1 WHERE id % 3 = 0",
+        "UPDATE public.docs SET id = id - 300000000 WHERE id % 19 = 3");
+    List<TableTarget> all = new java.util.ArrayList<>(restoredPipeline.targets());
+    all.add(new TableTarget("public.notes", null, notes, null));
+    SourceTables.awaitEqual(
+        running,
+        connection,
+        catalog,
+        (DatabaseSource) restored.source(),
+        all,
+        Duration.ofSeconds(120));
+    assertThat(restoredPipeline.targets()).as("the job was not built again").hasSize(1);
+    for (TableTarget target : all) {
       Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(target.table()));
     }
   }
@@ -244,12 +284,13 @@ class PostgresToastITCase {
                 "postgres",
                 null,
                 DATABASE,
-                List.of("public\\.docs"),
+                List.of("public\\.(docs|notes)"),
                 SLOT,
                 "icebergcdc_toast",
                 0,
                 "pg")
-            .withSnapshotChunkRows(50),
+            .withSnapshotChunkRows(50)
+            .withTableDiscoveryInterval(Duration.ofSeconds(1)),
         CatalogDefinition.hadoop(dir.resolve("warehouse").toString()),
         new TableDefinition("cdc.{schema}_{table}", List.of(), null, 2),
         new Configuration(),
