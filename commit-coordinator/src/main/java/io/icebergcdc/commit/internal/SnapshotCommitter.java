@@ -7,8 +7,10 @@ import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.OwnedFileNames;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TableRefresh;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -190,6 +192,7 @@ final class SnapshotCommitter implements AutoCloseable {
           // have landed since. If not, another writer's did: the job fails, and its restore looks
           // again.
           if (landed(checkpointId, commitJobId)) {
+            foundCommitted(checkpointId, commitJobId, committable.stats().plus(carried));
             return;
           }
           throw e;
@@ -246,6 +249,7 @@ final class SnapshotCommitter implements AutoCloseable {
       boolean afterFailure) {
     Attempt made = attempt(checkpointId, committable, carried, commitJobId, false, afterFailure);
     if (made == null) {
+      foundCommitted(checkpointId, commitJobId, committable.stats().plus(carried));
       return;
     }
     committed(made, table.currentSnapshot(), made.durationMs, true);
@@ -293,6 +297,42 @@ final class SnapshotCommitter implements AutoCloseable {
   Snapshot landed(Attempt staged) {
     table = TableRefresh.refresh(table, tableLoader);
     return CommitHistory.snapshotOf(table, staged.commitJobId(), operatorId, staged.checkpointId());
+  }
+
+  /**
+   * Tells of checkpoint {@code checkpointId}, which the table as read last holds, committed by an
+   * attempt whose answer was lost, as {@link #committed} tells of one made now: its log line,
+   * metrics (the files counted from the snapshot's summary), the listener, the maintenance.
+   */
+  private void foundCommitted(long checkpointId, String commitJobId, ChangeStats stats) {
+    Snapshot snapshot = CommitHistory.snapshotOf(table, commitJobId, operatorId, checkpointId);
+    if (snapshot == null) {
+      // Committed within a later checkpoint's snapshot: told of with that one.
+      return;
+    }
+    Map<String, String> summary = snapshot.summary();
+    metrics.committed(
+        checkpointId,
+        0,
+        (int) count(summary, org.apache.iceberg.SnapshotSummary.ADDED_FILES_PROP),
+        (int) count(summary, org.apache.iceberg.SnapshotSummary.ADDED_DELETE_FILES_PROP),
+        count(summary, SnapshotSummaryKeys.DELETES_FELL_BACK),
+        stats);
+    try {
+      listener.afterCommit(checkpointId, snapshot);
+    } catch (Exception e) {
+      throw new CommitException(
+          "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
+    }
+    maintainAfter(checkpointId);
+  }
+
+  private static long count(Map<String, String> summary, String key) {
+    try {
+      return Long.parseLong(summary.getOrDefault(key, "0"));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 
   /** Tells of {@code staged}, found committed as {@code snapshot} ({@link #landed}). */

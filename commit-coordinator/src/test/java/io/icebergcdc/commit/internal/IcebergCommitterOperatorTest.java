@@ -434,6 +434,7 @@ class IcebergCommitterOperatorTest {
             TestTables.dataFile("first").location(), TestTables.dataFile("second").location());
     assertThat(LateLanding.calls).as("attempts at checkpoint 2").isEqualTo(1);
     assertThat(committedCheckpoints()).containsExactly("1", "2");
+    assertThat(LateLanding.told).as("the commits told of").containsExactly(1L, 2L);
   }
 
   /**
@@ -448,6 +449,7 @@ class IcebergCommitterOperatorTest {
             TestTables.dataFile("first").location(), TestTables.dataFile("second").location());
     assertThat(LateLanding.calls).as("attempts at checkpoint 2").isEqualTo(2);
     assertThat(committedCheckpoints()).containsExactly("1", "2");
+    assertThat(LateLanding.told).as("the commits told of").containsExactly(1L, 2L);
   }
 
   /**
@@ -458,6 +460,7 @@ class IcebergCommitterOperatorTest {
       throws Exception {
     LateLanding.warehouse = warehouse.toString();
     LateLanding.calls = 0;
+    LateLanding.told.clear();
     LateLanding.landsAtOnce = landsAtOnce;
     var harness = open(null, new LateLanding());
     harness.processElement(new StreamRecord<>(files("first", false, 0)));
@@ -485,6 +488,14 @@ class IcebergCommitterOperatorTest {
 
     /** Whether the first attempt lands before its answer is lost, not after. */
     static boolean landsAtOnce;
+
+    /** The checkpoints the committer told of as committed, in order. */
+    static final List<Long> told = new ArrayList<>();
+
+    @Override
+    public void afterCommit(long checkpointId, Snapshot snapshot) {
+      told.add(checkpointId);
+    }
 
     @Override
     public void beforeCommit(long checkpointId) {
