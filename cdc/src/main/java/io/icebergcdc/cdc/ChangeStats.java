@@ -161,6 +161,11 @@ public final class ChangeStats {
         && sourceOffsets.isEmpty();
   }
 
+  /**
+   * These statistics and {@code other}'s added together: counts summed, offsets and positions the
+   * later of each; where two positions cannot be ordered, {@code other}'s, so that the statistics
+   * of a later checkpoint are to be added to those of an earlier one.
+   */
   public ChangeStats plus(ChangeStats other) {
     SourceSequence position = later(lastSourcePosition, other.lastSourcePosition);
     Map<String, Long> offsets = sourceOffsets;
@@ -182,12 +187,17 @@ public final class ChangeStats {
         later(truncatedAt, other.truncatedAt));
   }
 
-  /** The later of two positions; the second where they are of different kinds. */
+  /**
+   * The later of two positions; the second where they cannot be ordered (of different kinds, or of
+   * binlogs of different names): {@code plus} is called on the older statistics.
+   */
   private static SourceSequence later(SourceSequence a, SourceSequence b) {
     if (b == null) {
       return a;
     }
-    return a == null || a.kind() != b.kind() ? b : a.max(b);
+    return a == null || a.kind() != b.kind() || !java.util.Objects.equals(a.prefix(), b.prefix())
+        ? b
+        : a.max(b);
   }
 
   @Override

@@ -80,6 +80,21 @@ class SerializersTest {
     assertThat(other.plus(onlyTruncate).truncatedAt()).isEqualTo(later);
     assertThat(STATS.plus(onlyTruncate).truncatedAt()).isEqualTo(earlier);
     assertThat(onlyTruncate.plus(STATS).truncatedAt()).isEqualTo(earlier);
+    // Positions that cannot be ordered (binlogs of other names): the later statistics' own.
+    SourceSequence otherServer = SourceSequence.mysqlBinlog("b-bin.000001", 50, 0);
+    ChangeStats older =
+        new ChangeStats(
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            null,
+            java.util.Map.of(),
+            SourceSequence.mysqlBinlog("a-bin.000005", 100, 0));
+    ChangeStats newer = new ChangeStats(0, 0, 0, 0, 0, 0, null, java.util.Map.of(), otherServer);
+    assertThat(older.plus(newer).truncatedAt()).isEqualTo(otherServer);
   }
 
   @Test

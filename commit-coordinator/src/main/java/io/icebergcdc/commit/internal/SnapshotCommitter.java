@@ -174,17 +174,24 @@ final class SnapshotCommitter implements AutoCloseable {
 
   /**
    * Commits one checkpoint, waiting out a catalog that cannot be reached ({@link CatalogOutage}):
-   * after a failed attempt, the snapshot log says whether the attempt committed after all.
+   * after a failed attempt, the snapshot log says whether the attempt committed after all. The
+   * position deletes are built again when a concurrent change of the table conflicts with them, but
+   * not after a failure: then data files added to the table since it was read fail the attempt
+   * instead of being built upon, since they may be the failed attempt's, which a catalog can apply
+   * after it answered (a gateway's timeout, say). The commit is told of after the attempts, once: a
+   * failure in telling of it (the listener) is no failed commit.
    */
   void commit(
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
     CatalogOutage outage = new CatalogOutage(catalogRetryTimeout);
+    Attempt made;
     while (true) {
       boolean afterFailure = outage.failures() > 0;
       try {
-        // After a failure the attempt looks for the checkpoint in the table it builds on.
-        commitWithRebuilds(checkpointId, committable, carried, commitJobId, afterFailure);
-        return;
+        // After a failure the attempt looks for the checkpoint in the table it builds on: null
+        // if it is there.
+        made = attempt(checkpointId, committable, carried, commitJobId, false, afterFailure);
+        break;
       } catch (RuntimeException e) {
         if (afterFailure
             && ExceptionUtils.findThrowable(e, ValidationException.class).isPresent()) {
@@ -192,8 +199,8 @@ final class SnapshotCommitter implements AutoCloseable {
           // have landed since. If not, another writer's did: the job fails, and its restore looks
           // again.
           if (landed(checkpointId, commitJobId)) {
-            foundCommitted(checkpointId, commitJobId, committable.stats().plus(carried));
-            return;
+            made = null;
+            break;
           }
           throw e;
         }
@@ -207,6 +214,11 @@ final class SnapshotCommitter implements AutoCloseable {
             catalogRetryTimeout,
             e.toString());
       }
+    }
+    if (made == null) {
+      foundCommitted(checkpointId, commitJobId, carried.plus(committable.stats()));
+    } else {
+      committed(made, table.currentSnapshot(), made.durationMs, true);
     }
   }
 
@@ -229,30 +241,6 @@ final class SnapshotCommitter implements AutoCloseable {
         checkpointId,
         table.name());
     return true;
-  }
-
-  /**
-   * Commits one checkpoint, building its position deletes again when a concurrent change of the
-   * table conflicts with them.
-   *
-   * @param afterFailure whether an attempt before failed in a way that may have committed it after
-   *     all (an answer lost, a commit of unknown outcome) and the snapshot log did not show it:
-   *     then data files added to the table since it was read fail this attempt instead of being
-   *     built upon, since they may be that attempt's, which a catalog can apply after it answered
-   *     (a gateway's timeout, say); its position deletes are then not built again either
-   */
-  private void commitWithRebuilds(
-      long checkpointId,
-      ChangeCommittable committable,
-      ChangeStats carried,
-      String commitJobId,
-      boolean afterFailure) {
-    Attempt made = attempt(checkpointId, committable, carried, commitJobId, false, afterFailure);
-    if (made == null) {
-      foundCommitted(checkpointId, commitJobId, committable.stats().plus(carried));
-      return;
-    }
-    committed(made, table.currentSnapshot(), made.durationMs, true);
   }
 
   /**
@@ -307,7 +295,11 @@ final class SnapshotCommitter implements AutoCloseable {
   private void foundCommitted(long checkpointId, String commitJobId, ChangeStats stats) {
     Snapshot snapshot = CommitHistory.snapshotOf(table, commitJobId, operatorId, checkpointId);
     if (snapshot == null) {
-      // Committed within a later checkpoint's snapshot: told of with that one.
+      // Found by the log's wider look, outside the current snapshot's ancestry (a rollback).
+      LOG.warn(
+          "Checkpoint {} of table {} is not in the table's current history; not told of",
+          checkpointId,
+          table.name());
       return;
     }
     Map<String, String> summary = snapshot.summary();
@@ -383,7 +375,7 @@ final class SnapshotCommitter implements AutoCloseable {
       String commitJobId,
       boolean inTransaction,
       boolean nothingAddedSinceBase) {
-    ChangeStats stats = committable.stats().plus(carried);
+    ChangeStats stats = carried.plus(committable.stats());
     for (int attempt = 1; ; attempt++) {
       table = TableRefresh.refresh(table, tableLoader);
       Snapshot base = table.currentSnapshot();

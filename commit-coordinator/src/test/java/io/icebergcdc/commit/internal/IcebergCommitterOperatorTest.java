@@ -453,6 +453,66 @@ class IcebergCommitterOperatorTest {
   }
 
   /**
+   * The commit listener fails after a commit, for a cause that looks like a catalog out of reach:
+   * the commit is not made again or told of again; the committer fails, naming the listener.
+   */
+  @Test
+  void aListenerFailingAfterACommitIsNoFailedCommit() throws Exception {
+    ListenerFailingAfterCommit.told = 0;
+    var harness = open(null, new ListenerFailingAfterCommit());
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1))
+        .hasStackTraceContaining("the commit listener failed after checkpoint 1 was committed");
+    assertThat(ListenerFailingAfterCommit.told).isEqualTo(1);
+    assertThat(committedCheckpoints()).containsExactly("1");
+  }
+
+  private static final class ListenerFailingAfterCommit implements CommitListener {
+    private static final long serialVersionUID = 1L;
+    static int told;
+
+    @Override
+    public void afterCommit(long checkpointId, Snapshot snapshot) {
+      told++;
+      throw new IllegalStateException(
+          "the listener's service is down", new java.net.SocketTimeoutException("read timed out"));
+    }
+  }
+
+  /**
+   * A checkpoint without files is carried into the next commit, both due at once; where the two
+   * give truncate positions that cannot be ordered (another binlog name), the later checkpoint's is
+   * recorded.
+   */
+  @Test
+  void aCarriedCheckpointDoesNotHideTheLaterTruncatePosition() throws Exception {
+    SourceSequence first = SourceSequence.mysqlBinlog("a-bin.000005", 100, 0);
+    SourceSequence second = SourceSequence.mysqlBinlog("b-bin.000001", 50, 0);
+    var harness = open();
+    harness.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(new ChangeStats(0, 0, 0, 3, 0, 0, first, Map.of(), first))));
+    // Checkpoint 1's completion is not told: both are due at checkpoint 2's.
+    harness.snapshot(1, 1);
+    ChangeCommittable files = files("a", false, 0);
+    harness.processElement(
+        new StreamRecord<>(
+            new ChangeCommittable(
+                files.dataFiles(),
+                List.of(),
+                List.of(),
+                new ChangeStats(1, 0, 0, 0, 0, 0, second, Map.of(), second))));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
+        .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, "3")
+        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, second.encode());
+  }
+
+  /**
    * Commits checkpoints 1 and 2, the answer to the first attempt at 2 lost ({@link LateLanding});
    * returns the data files the table holds then.
    */
