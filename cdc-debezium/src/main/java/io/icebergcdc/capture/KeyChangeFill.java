@@ -25,10 +25,10 @@ import org.slf4j.LoggerFactory;
  * log that set them carries them itself, and where the row is gone by now (deleted or moved to
  * another key), a later change of the log removes it, so the insert is passed on unfilled and the
  * writer keeps it until then. The row is read in the schema of the change: the job's, that of a
- * table taken while the job runs, or the one the table took since (where the change is of an older
- * schema than the table's current one, it is passed on unfilled). Reads run on the source reader's
- * thread over a connection of their own; they are as rare as changes of key in tables with
- * out-of-line values.
+ * table taken while the job runs, or one the table took since, looked up in the catalog once per
+ * schema (where the catalog cannot be read, the change is passed on unfilled, and waits). Reads run
+ * on the source reader's thread over a connection of their own; they are as rare as changes of key
+ * in tables with out-of-line values.
  *
  * <p>Not thread-safe: the source reader's thread only.
  */
@@ -45,6 +45,12 @@ final class KeyChangeFill implements AutoCloseable {
 
   /** The row schema id ({@link ChangeEvent#rowSchemaId()}) of each route's queries. */
   private final Map<Integer, Integer> queriedSchemaIds = new HashMap<>();
+
+  /**
+   * The schemas the catalog was asked for, by route and row schema id: null for an id the table has
+   * no schema of (which it never gets later: ids are not used again).
+   */
+  private final Map<Long, ChangeSchema> looked = new HashMap<>();
 
   private Connection connection;
 
@@ -71,11 +77,6 @@ final class KeyChangeFill implements AutoCloseable {
       if (table == null || queriedSchemaIds.get(route) != schemaId) {
         ChangeSchema schema = schemaOf(route, schemaId);
         if (schema == null) {
-          LOG.debug(
-              "A change of key of {} is of an older schema than its table's (id {}): it waits for"
-                  + " a later change of its key",
-              routes.route(route).tableName(),
-              schemaId);
           return event;
         }
         table = queriesOf(route, schema, schemaId);
@@ -98,11 +99,11 @@ final class KeyChangeFill implements AutoCloseable {
       }
     } catch (SQLException e) {
       close();
+      boolean ofItsSchema = table != null && queriedSchemaIds.get(route) == schemaId;
       throw new FlinkRuntimeException(
-          "cannot read the values that a change of key left out, of key "
-              + (table == null ? routes.route(route).schema() : table.schema())
-                  .describeKey(event.after())
-              + " of "
+          "cannot read the values that a change of key left out, "
+              + (ofItsSchema ? "of key " + table.schema().describeKey(event.after()) + " " : "")
+              + "of "
               + routes.route(route).tableName(),
           e);
     }
@@ -118,12 +119,33 @@ final class KeyChangeFill implements AutoCloseable {
     if (schemaId == ChangeEvent.JOB_SCHEMA || schemaId == taken.schema().schemaId()) {
       return taken;
     }
+    long lookup = ((long) route << 32) | (schemaId & 0xffffffffL);
+    if (looked.containsKey(lookup)) {
+      return looked.get(lookup);
+    }
     SchemaEvolution evolution = routes.evolutionOf(route);
-    if (evolution == null) {
+    String tableName = routes.route(route).tableName();
+    ChangeSchema schema;
+    try {
+      schema = evolution == null ? null : evolution.schema(tableName, schemaId);
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "Cannot look up schema {} of the Iceberg table of {}: a change of key of it that lacks"
+              + " values waits for a later change of its key ({})",
+          schemaId,
+          tableName,
+          e.toString());
       return null;
     }
-    ChangeSchema current = evolution.current(routes.route(route).tableName());
-    return current.schema().schemaId() == schemaId ? current : null;
+    if (schema == null) {
+      LOG.warn(
+          "The Iceberg table of {} has no schema {}: a change of key of it that lacks values waits"
+              + " for a later change of its key",
+          tableName,
+          schemaId);
+    }
+    looked.put(lookup, schema);
+    return schema;
   }
 
   /**

@@ -34,6 +34,15 @@ public interface SchemaEvolution extends Serializable {
   ChangeSchema current(String table);
 
   /**
+   * The Iceberg table's schema of {@code table} whose id is {@code schemaId} ({@link
+   * ChangeEvent#rowSchemaId()}): the current one or one it had before; null if it has none such.
+   */
+  default ChangeSchema schema(String table, int schemaId) {
+    ChangeSchema current = current(table);
+    return current.schema().schemaId() == schemaId ? current : null;
+  }
+
+  /**
    * Evolves the table for {@code change} through {@code evolution}, as a source does at the first
    * change of a new schema.
    *

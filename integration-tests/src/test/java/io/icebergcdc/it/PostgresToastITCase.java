@@ -208,11 +208,19 @@ class PostgresToastITCase {
       assertThat(System.nanoTime()).as("a commit to %s", notes).isLessThan(deadline);
       Thread.sleep(200);
     }
+    List<TableTarget> all = new java.util.ArrayList<>(restoredPipeline.targets());
+    all.add(new TableTarget("public.notes", null, notes, null));
+    // Its snapshot read whole first, so that no chunk read later lends a changed key its values.
+    SourceTables.awaitEqual(
+        running,
+        connection,
+        catalog,
+        (DatabaseSource) restored.source(),
+        all,
+        Duration.ofSeconds(120));
     execute(
         "UPDATE public.notes SET id = id + 1000000, version = version + 1 WHERE id % 3 = 0",
         "UPDATE public.docs SET id = id - 300000000 WHERE id % 19 = 3");
-    List<TableTarget> all = new java.util.ArrayList<>(restoredPipeline.targets());
-    all.add(new TableTarget("public.notes", null, notes, null));
     SourceTables.awaitEqual(
         running,
         connection,

@@ -55,6 +55,18 @@ final class CatalogSchemaEvolution implements SchemaEvolution {
     }
   }
 
+  @Override
+  public ChangeSchema schema(String table, int schemaId) {
+    Catalog loaded = catalog.loadCatalog();
+    try {
+      org.apache.iceberg.Schema schema =
+          loaded.loadTable(TableIdentifier.parse(identifierOf(table))).schemas().get(schemaId);
+      return schema == null ? null : new ChangeSchema(schema);
+    } finally {
+      CatalogDefinition.close(loaded);
+    }
+  }
+
   private String identifierOf(String table) {
     String identifier = tables.get(table);
     if (identifier == null) {
