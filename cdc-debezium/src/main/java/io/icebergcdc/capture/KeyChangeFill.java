@@ -52,6 +52,12 @@ final class KeyChangeFill implements AutoCloseable {
    */
   private final Map<Long, ChangeSchema> looked = new HashMap<>();
 
+  /** When the catalog last failed to give a schema, by route and row schema id. */
+  private final Map<Long, Long> lookupFailedAt = new HashMap<>();
+
+  /** How long a schema the catalog failed to give is not asked for again. */
+  private static final long LOOKUP_RETRY_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+
   private Connection connection;
 
   KeyChangeFill(SourceDatabase database, ChunkedSnapshot snapshot, CaptureRoutes routes) {
@@ -111,8 +117,9 @@ final class KeyChangeFill implements AutoCloseable {
 
   /**
    * The schema of the rows of the table of {@code route} whose id is {@code schemaId}: the job's
-   * ({@link ChangeEvent#JOB_SCHEMA}), that of a table taken while the job runs, or the table's
-   * current one; null if it is none of them (a schema the table left since).
+   * ({@link ChangeEvent#JOB_SCHEMA}), that of a table taken while the job runs, or any other the
+   * Iceberg table has had, looked up in the catalog once; null if the table has none such, or while
+   * the catalog cannot be read (asked again at most once a minute).
    */
   private ChangeSchema schemaOf(int route, int schemaId) {
     ChangeSchema taken = routes.route(route).schema();
@@ -123,12 +130,18 @@ final class KeyChangeFill implements AutoCloseable {
     if (looked.containsKey(lookup)) {
       return looked.get(lookup);
     }
+    Long failed = lookupFailedAt.get(lookup);
+    long now = System.nanoTime();
+    if (failed != null && now - failed < LOOKUP_RETRY_NANOS) {
+      return null;
+    }
     SchemaEvolution evolution = routes.evolutionOf(route);
     String tableName = routes.route(route).tableName();
     ChangeSchema schema;
     try {
       schema = evolution == null ? null : evolution.schema(tableName, schemaId);
     } catch (RuntimeException e) {
+      lookupFailedAt.put(lookup, now);
       LOG.warn(
           "Cannot look up schema {} of the Iceberg table of {}: a change of key of it that lacks"
               + " values waits for a later change of its key ({})",
@@ -144,6 +157,7 @@ final class KeyChangeFill implements AutoCloseable {
           tableName,
           schemaId);
     }
+    lookupFailedAt.remove(lookup);
     looked.put(lookup, schema);
     return schema;
   }

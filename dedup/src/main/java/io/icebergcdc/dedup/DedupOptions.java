@@ -53,9 +53,10 @@ public final class DedupOptions {
               "A job that starts without state on a table this project wrote takes up where the"
                   + " table stands: a file or database job drops the changes at or before the"
                   + " table's source position (LSN, binlog position) as stale, a Kafka job starts"
-                  + " after the table's offsets; and any job drops the changes before the table's"
-                  + " latest source truncate that it applied. True goes back: every change read"
-                  + " is applied again, as by a job that never wrote the table.");
+                  + " after the table's offsets; and a key-indexed writer (the default delete mode)"
+                  + " drops the changes before the table's latest source truncate that it applied."
+                  + " True goes back: every change read is applied again, as by a job that never"
+                  + " wrote the table.");
 
   public static final ConfigOption<AmbiguousChangePolicy> ON_AMBIGUOUS_CHANGE =
       ConfigOptions.key("dedup.on-ambiguous-change")

@@ -159,7 +159,11 @@ final class CommitSummary {
       if (recorded != null) {
         try {
           SourceSequence before = SourceSequence.decode(recorded);
-          return before.kind() == position.kind() ? position.max(before) : position;
+          // Of another kind or binlog name (another server): not to be ordered against.
+          return before.kind() == position.kind()
+                  && java.util.Objects.equals(before.prefix(), position.prefix())
+              ? position.max(before)
+              : position;
         } catch (IllegalArgumentException e) {
           return position;
         }

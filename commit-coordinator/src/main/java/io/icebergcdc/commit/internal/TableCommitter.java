@@ -427,7 +427,8 @@ final class TableCommitter implements AutoCloseable {
     void finish() {
       checkpoints.headMap(upTo, true).clear();
       if (!leftOver.isEmpty()) {
-        current = current.plus(ChangeCommittable.ofStats(leftOver));
+        // Earlier than what the checkpoint in progress took so far: added to, not onto it.
+        current = ChangeCommittable.ofStats(leftOver).plus(current);
       }
     }
   }

@@ -513,6 +513,72 @@ class IcebergCommitterOperatorTest {
   }
 
   /**
+   * As {@link #aCarriedCheckpointDoesNotHideTheLaterTruncatePosition}, but checkpoint 1 completes
+   * after checkpoint 2's contributions came: its counts are added to those, which stay the later.
+   */
+  @Test
+  void countsCarriedIntoTheCheckpointInProgressAreTheEarlierOnes() throws Exception {
+    SourceSequence first = SourceSequence.mysqlBinlog("a-bin.000005", 100, 0);
+    SourceSequence second = SourceSequence.mysqlBinlog("b-bin.000001", 50, 0);
+    var harness = open();
+    harness.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(new ChangeStats(0, 0, 0, 3, 0, 0, first, Map.of(), first))));
+    harness.snapshot(1, 1);
+    ChangeCommittable files = files("a", false, 0);
+    harness.processElement(
+        new StreamRecord<>(
+            new ChangeCommittable(
+                files.dataFiles(),
+                List.of(),
+                List.of(),
+                new ChangeStats(1, 0, 0, 0, 0, 0, second, Map.of(), second))));
+    harness.notifyOfCompletedCheckpoint(1);
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
+        .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, "3")
+        .containsEntry(SnapshotSummaryKeys.SOURCE_POSITION, second.toString())
+        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, second.encode());
+  }
+
+  /**
+   * A committer whose recorded position never goes back below the table's does not hold on to a
+   * position of another binlog name (a source that moved to another server): it cannot be ordered
+   * against the new one, which is recorded.
+   */
+  @Test
+  void theRecordedPositionMovesToAnotherBinlogName() throws Exception {
+    var harness =
+        harnessOf(
+            new IcebergCommitterOperator(TestTables.loader(warehouse), null)
+                .sourceSequence(true, true));
+    harness.getStreamConfig().setCheckpointingEnabled(true);
+    harness.initializeEmptyState();
+    harness.open();
+    SourceSequence old = SourceSequence.mysqlBinlog("mysql-bin.000120", 4000, 0);
+    SourceSequence moved = SourceSequence.mysqlBinlog("binlog.000003", 50, 0);
+    for (int checkpoint = 1; checkpoint <= 2; checkpoint++) {
+      SourceSequence position = checkpoint == 1 ? old : moved;
+      harness.processElement(
+          new StreamRecord<>(
+              new ChangeCommittable(
+                  files("f" + checkpoint, false, 0).dataFiles(),
+                  List.of(),
+                  List.of(),
+                  new ChangeStats(1, 0, 0, 0, 0, 0, position))));
+      harness.snapshot(checkpoint, checkpoint);
+      harness.notifyOfCompletedCheckpoint(checkpoint);
+    }
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
+        .containsEntry(SnapshotSummaryKeys.SOURCE_SEQUENCE, moved.encode());
+  }
+
+  /**
    * Commits checkpoints 1 and 2, the answer to the first attempt at 2 lost ({@link LateLanding});
    * returns the data files the table holds then.
    */
