@@ -7,10 +7,8 @@ import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.OwnedFileNames;
-import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TableRefresh;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -55,14 +53,9 @@ final class SnapshotCommitter implements AutoCloseable {
   private final String sinkTag;
   private final String operatorId;
   private final CommitSummary summaries;
-  private final TableMaintainer maintainer;
-  private final CommitterMetrics metrics;
 
-  /** The jobs whose files the committer answers for: its own, and those it restored. */
-  private final Set<String> ownJobs;
-
-  /** The files of the checkpoints not committed yet, which the orphan removal keeps. */
-  private final Supplier<Set<String>> filesToCommit;
+  /** What follows each commit: its log line, metrics, listener and maintenance. */
+  private final CommitReports reports;
 
   private Table table;
 
@@ -99,8 +92,6 @@ final class SnapshotCommitter implements AutoCloseable {
     this.catalogRetryTimeout = settings.catalogRetryTimeout();
     this.sinkTag = settings.sinkTag();
     this.operatorId = operatorId;
-    this.ownJobs = ownJobs;
-    this.filesToCommit = filesToCommit;
     tableLoader.open();
     // Nothing else closes the loader if this fails: the operator has no committer to close.
     try {
@@ -111,9 +102,17 @@ final class SnapshotCommitter implements AutoCloseable {
       summaries =
           new CommitSummary(
               operatorId, settings.recordsSourceSequence(), settings.positionNeverGoesBack());
-      maintainer = new TableMaintainer(settings.maintenance(), System::currentTimeMillis);
+      TableMaintainer maintainer =
+          new TableMaintainer(settings.maintenance(), System::currentTimeMillis);
       maintainer.open(table);
-      metrics = new CommitterMetrics(metricGroup, maintainer);
+      reports =
+          new CommitReports(
+              listener,
+              new CommitterMetrics(metricGroup, maintainer),
+              maintainer,
+              sinkTag,
+              ownJobs,
+              filesToCommit);
     } catch (Throwable failure) {
       closeQuietly(tableLoader, failure);
       throw failure;
@@ -302,29 +301,7 @@ final class SnapshotCommitter implements AutoCloseable {
           table.name());
       return;
     }
-    Map<String, String> summary = snapshot.summary();
-    metrics.committed(
-        checkpointId,
-        0,
-        (int) count(summary, org.apache.iceberg.SnapshotSummary.ADDED_FILES_PROP),
-        (int) count(summary, org.apache.iceberg.SnapshotSummary.ADDED_DELETE_FILES_PROP),
-        count(summary, SnapshotSummaryKeys.DELETES_FELL_BACK),
-        stats);
-    try {
-      listener.afterCommit(checkpointId, snapshot);
-    } catch (Exception e) {
-      throw new CommitException(
-          "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
-    }
-    maintainAfter(checkpointId);
-  }
-
-  private static long count(Map<String, String> summary, String key) {
-    try {
-      return Long.parseLong(summary.getOrDefault(key, "0"));
-    } catch (NumberFormatException e) {
-      return 0;
-    }
+    reports.found(table, checkpointId, snapshot, stats);
   }
 
   /** Tells of {@code staged}, found committed as {@code snapshot} ({@link #landed}). */
@@ -507,36 +484,7 @@ final class SnapshotCommitter implements AutoCloseable {
    * {@code maintain}.
    */
   private void committed(Attempt made, Snapshot snapshot, long durationMs, boolean maintain) {
-    long checkpointId = made.checkpointId;
-    PreparedCommit prepared = made.prepared;
-    LOG.info(
-        "Committed checkpoint {} of job {} to table {} as snapshot {} in {} ms: {} data files,"
-            + " {} delete files ({} deletes fell back to equality deletes), {}",
-        checkpointId,
-        made.commitJobId,
-        table.name(),
-        snapshot.snapshotId(),
-        durationMs,
-        prepared.dataFiles.size(),
-        prepared.addedDeletes.size(),
-        prepared.fellBack,
-        made.stats);
-    metrics.committed(
-        checkpointId,
-        durationMs,
-        prepared.dataFiles.size(),
-        prepared.addedDeletes.size(),
-        prepared.fellBack,
-        made.stats);
-    try {
-      listener.afterCommit(checkpointId, snapshot);
-    } catch (Exception e) {
-      throw new CommitException(
-          "the commit listener failed after checkpoint " + checkpointId + " was committed", e);
-    }
-    if (maintain) {
-      maintainAfter(checkpointId);
-    }
+    reports.made(table, made, snapshot, durationMs, maintain);
   }
 
   /**
@@ -544,8 +492,7 @@ final class SnapshotCommitter implements AutoCloseable {
    * each commit, and on a restore that finds everything committed already. Never throws.
    */
   void maintainAfter(long committedUpTo) {
-    maintainer.afterCommit(
-        table, new OrphanRemoval.HandedFiles(committedUpTo, ownJobs, sinkTag, filesToCommit));
+    reports.maintainAfter(table, committedUpTo);
   }
 
   /** The operation id that names the files a commit attempt of checkpoint writes. */
