@@ -14,8 +14,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What follows each checkpoint a {@link SnapshotCommitter} committed, once per checkpoint: its log
- * line, the committer's metrics, the commit listener, then the maintenance of the table.
+ * What follows each checkpoint a {@link SnapshotCommitter} committed, once per checkpoint: for one
+ * it made, its log line; the committer's metrics; the commit listener; then, unless told not to,
+ * the maintenance of the table (which also runs on a restore that finds everything committed).
  *
  * <p><b>Threading:</b> one thread at a time, as its {@link SnapshotCommitter}.
  */
@@ -51,8 +52,10 @@ final class CommitReports {
   }
 
   /**
-   * Tells of a commit made now, as {@code snapshot} of {@code table}, taking {@code durationMs};
-   * the maintenance runs after it where {@code maintain}.
+   * Tells of a commit an attempt made, as {@code snapshot} of {@code table}, taking {@code
+   * durationMs} (0 for one found committed after a lost answer in one transaction of several
+   * tables): its log line, metrics and listener; the maintenance runs after it where {@code
+   * maintain}.
    */
   void made(
       Table table,
@@ -89,8 +92,8 @@ final class CommitReports {
 
   /**
    * Tells of checkpoint {@code checkpointId}, found committed as {@code snapshot} by an attempt
-   * whose answer was lost, as {@link #made} tells of one made now (the files counted from the
-   * snapshot's summary).
+   * whose answer was lost (which the committer logged when it found it): its metrics, the files
+   * counted from the snapshot's summary, and listener; then the maintenance.
    */
   void found(Table table, long checkpointId, Snapshot snapshot, ChangeStats stats) {
     Map<String, String> summary = snapshot.summary();

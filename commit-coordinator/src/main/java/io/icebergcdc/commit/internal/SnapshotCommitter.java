@@ -288,8 +288,9 @@ final class SnapshotCommitter implements AutoCloseable {
 
   /**
    * Tells of checkpoint {@code checkpointId}, which the table as read last holds, committed by an
-   * attempt whose answer was lost, as {@link #committed} tells of one made now: its log line,
-   * metrics (the files counted from the snapshot's summary), the listener, the maintenance.
+   * attempt whose answer was lost (logged when it was found), as {@link #committed} tells of one
+   * made now: its metrics (the files counted from the snapshot's summary), the listener, the
+   * maintenance.
    */
   private void foundCommitted(long checkpointId, String commitJobId, ChangeStats stats) {
     Snapshot snapshot = CommitHistory.snapshotOf(table, commitJobId, operatorId, checkpointId);
