@@ -2,6 +2,7 @@ package io.icebergcdc.sink;
 
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.dedup.DedupOptions;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.iceberg.DataOperations;
@@ -15,6 +16,11 @@ import org.apache.iceberg.util.SnapshotUtil;
  */
 public final class TablePosition {
 
+  private static final String IGNORE_HINT =
+      "start with --ignore-table-position ("
+          + DedupOptions.IGNORE_TABLE_POSITION.key()
+          + " = true) to read the source without it";
+
   private TablePosition() {}
 
   /**
@@ -22,23 +28,7 @@ public final class TablePosition {
    * SnapshotSummaryKeys#SOURCE_SEQUENCE}), or null.
    */
   public static SourceSequence of(Table table) {
-    String encoded = latest(table, SnapshotSummaryKeys.SOURCE_SEQUENCE);
-    if (encoded == null) {
-      return null;
-    }
-    try {
-      return SourceSequence.decode(encoded);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalStateException(
-          "table "
-              + table.name()
-              + " records a source position that cannot be read ("
-              + SnapshotSummaryKeys.SOURCE_SEQUENCE
-              + " = '"
-              + encoded
-              + "')",
-          e);
-    }
+    return latestSequence(table, SnapshotSummaryKeys.SOURCE_SEQUENCE, "a source position");
   }
 
   /**
@@ -46,7 +36,11 @@ public final class TablePosition {
    * SnapshotSummaryKeys#TRUNCATED_AT}), as its latest snapshot that records one says; or null.
    */
   public static SourceSequence truncatedAt(Table table) {
-    String encoded = latest(table, SnapshotSummaryKeys.TRUNCATED_AT);
+    return latestSequence(table, SnapshotSummaryKeys.TRUNCATED_AT, "a truncate position");
+  }
+
+  private static SourceSequence latestSequence(Table table, String key, String what) {
+    String encoded = latest(table, key);
     if (encoded == null) {
       return null;
     }
@@ -56,13 +50,14 @@ public final class TablePosition {
       throw new IllegalStateException(
           "table "
               + table.name()
-              + " records a truncate position that cannot be read ("
-              + SnapshotSummaryKeys.TRUNCATED_AT
+              + " records "
+              + what
+              + " that cannot be read ("
+              + key
               + " = '"
               + encoded
-              + "'); start with "
-              + io.icebergcdc.dedup.DedupOptions.IGNORE_TABLE_POSITION.key()
-              + " = true",
+              + "'); "
+              + IGNORE_HINT,
           e);
     }
   }
@@ -91,7 +86,8 @@ public final class TablePosition {
                 + SnapshotSummaryKeys.KAFKA_OFFSETS
                 + " = '"
                 + text
-                + "'); start with --ignore-table-position",
+                + "'); "
+                + IGNORE_HINT,
             e);
       }
     }

@@ -487,29 +487,11 @@ class IcebergCommitterOperatorTest {
    */
   @Test
   void aCarriedCheckpointDoesNotHideTheLaterTruncatePosition() throws Exception {
-    SourceSequence first = SourceSequence.mysqlBinlog("a-bin.000005", 100, 0);
-    SourceSequence second = SourceSequence.mysqlBinlog("b-bin.000001", 50, 0);
-    var harness = open();
-    harness.processElement(
-        new StreamRecord<>(
-            ChangeCommittable.ofStats(new ChangeStats(0, 0, 0, 3, 0, 0, first, Map.of(), first))));
     // Checkpoint 1's completion is not told: both are due at checkpoint 2's.
-    harness.snapshot(1, 1);
-    ChangeCommittable files = files("a", false, 0);
-    harness.processElement(
-        new StreamRecord<>(
-            new ChangeCommittable(
-                files.dataFiles(),
-                List.of(),
-                List.of(),
-                new ChangeStats(1, 0, 0, 0, 0, 0, second, Map.of(), second))));
-    harness.snapshot(2, 2);
-    harness.notifyOfCompletedCheckpoint(2);
-    table.refresh();
-    assertThat(table.currentSnapshot().summary())
+    assertThat(summaryOfTwoCheckpointsOfAnotherBinlogName(false))
         .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
         .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, "3")
-        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, second.encode());
+        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, SECOND_BINLOG.encode());
   }
 
   /**
@@ -518,12 +500,31 @@ class IcebergCommitterOperatorTest {
    */
   @Test
   void countsCarriedIntoTheCheckpointInProgressAreTheEarlierOnes() throws Exception {
-    SourceSequence first = SourceSequence.mysqlBinlog("a-bin.000005", 100, 0);
-    SourceSequence second = SourceSequence.mysqlBinlog("b-bin.000001", 50, 0);
+    assertThat(summaryOfTwoCheckpointsOfAnotherBinlogName(true))
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
+        .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, "3")
+        .containsEntry(SnapshotSummaryKeys.SOURCE_POSITION, SECOND_BINLOG.toString())
+        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, SECOND_BINLOG.encode());
+  }
+
+  private static final SourceSequence FIRST_BINLOG =
+      SourceSequence.mysqlBinlog("a-bin.000005", 100, 0);
+  private static final SourceSequence SECOND_BINLOG =
+      SourceSequence.mysqlBinlog("b-bin.000001", 50, 0);
+
+  /**
+   * Checkpoint 1 drops 3 stale changes and truncates at {@link #FIRST_BINLOG} without files,
+   * checkpoint 2 adds a file and truncates at {@link #SECOND_BINLOG}; checkpoint 1's completion is
+   * told after checkpoint 2's contributions came if {@code firstCompletes}, never otherwise.
+   * Returns the summary of the table's snapshot then.
+   */
+  private Map<String, String> summaryOfTwoCheckpointsOfAnotherBinlogName(boolean firstCompletes)
+      throws Exception {
     var harness = open();
     harness.processElement(
         new StreamRecord<>(
-            ChangeCommittable.ofStats(new ChangeStats(0, 0, 0, 3, 0, 0, first, Map.of(), first))));
+            ChangeCommittable.ofStats(
+                new ChangeStats(0, 0, 0, 3, 0, 0, FIRST_BINLOG, Map.of(), FIRST_BINLOG))));
     harness.snapshot(1, 1);
     ChangeCommittable files = files("a", false, 0);
     harness.processElement(
@@ -532,16 +533,14 @@ class IcebergCommitterOperatorTest {
                 files.dataFiles(),
                 List.of(),
                 List.of(),
-                new ChangeStats(1, 0, 0, 0, 0, 0, second, Map.of(), second))));
-    harness.notifyOfCompletedCheckpoint(1);
+                new ChangeStats(1, 0, 0, 0, 0, 0, SECOND_BINLOG, Map.of(), SECOND_BINLOG))));
+    if (firstCompletes) {
+      harness.notifyOfCompletedCheckpoint(1);
+    }
     harness.snapshot(2, 2);
     harness.notifyOfCompletedCheckpoint(2);
     table.refresh();
-    assertThat(table.currentSnapshot().summary())
-        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
-        .containsEntry(SnapshotSummaryKeys.STALE_DROPPED, "3")
-        .containsEntry(SnapshotSummaryKeys.SOURCE_POSITION, second.toString())
-        .containsEntry(SnapshotSummaryKeys.TRUNCATED_AT, second.encode());
+    return table.currentSnapshot().summary();
   }
 
   /**
