@@ -266,7 +266,17 @@ public final class CaptureRoutes implements Serializable {
    * was made ready with.
    */
   ChunkedSnapshot.Table snapshotTable(int index, ChunkedSnapshot snapshot) {
-    return appeared(index) ? appearedTable(index).snapshot() : snapshot.table(topics.get(index));
+    return sourceTable(index, snapshot.tables());
+  }
+
+  /**
+   * The source table of a route as the database has it (its key and columns): of {@code jobTables},
+   * the job's, or for a table that appeared, the one it was made ready with.
+   */
+  ChunkedSnapshot.Table sourceTable(int index, List<ChunkedSnapshot.Table> jobTables) {
+    return appeared(index)
+        ? appearedTable(index).snapshot()
+        : ChunkedSnapshot.table(jobTables, topics.get(index));
   }
 
   /** The number of the job's routes, which does not count the tables that appeared. */

@@ -51,16 +51,18 @@ final class CaptureSourceReader implements SourceReader<CapturedChange, CaptureS
       Map<String, String> connectorProperties,
       CaptureRoutes routes,
       ChunkedSnapshot snapshot,
+      List<ChunkedSnapshot.Table> tables,
       int queueCapacity) {
     this.context = context;
     this.routes = routes;
     this.snapshot = snapshot;
     this.queue = new FutureCompletingBlockingQueue<>(queueCapacity);
-    SourceDatabase database = snapshot == null ? null : SourceDatabase.of(connectorProperties);
-    // Only PostgreSQL leaves values out of a change; the tables' queries come with the snapshot.
+    SourceDatabase database =
+        snapshot == null && tables.isEmpty() ? null : SourceDatabase.of(connectorProperties);
+    // Only PostgreSQL leaves values out of a change.
     this.keyChanges =
         database != null && database.dialect() == SourceDatabase.Dialect.POSTGRES
-            ? new KeyChangeFill(database, snapshot, routes)
+            ? new KeyChangeFill(database, tables, routes)
             : null;
     this.log = new DebeziumLogReader(connectorProperties, routes, queue, keyChanges);
     this.chunks = snapshot == null ? null : new ChunkReader(database, snapshot, routes);

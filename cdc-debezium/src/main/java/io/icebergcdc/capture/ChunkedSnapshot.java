@@ -74,12 +74,13 @@ public record ChunkedSnapshot(List<Table> tables, int chunkRows, int fetchRows)
     }
   }
 
-  Table table(String topic) {
+  /** The table of {@code tables} whose changes are on Debezium's {@code topic}. */
+  static Table table(List<Table> tables, String topic) {
     for (Table table : tables) {
       if (table.topic().equals(topic)) {
         return table;
       }
     }
-    throw new IllegalArgumentException("no table of the snapshot has topic " + topic);
+    throw new IllegalArgumentException("no table of the job has topic " + topic);
   }
 }

@@ -40,6 +40,7 @@ public final class DebeziumSource
   private final Map<String, String> connectorProperties;
   private final CaptureRoutes routes;
   private final ChunkedSnapshot snapshot;
+  private final List<ChunkedSnapshot.Table> tables;
   private final int queueCapacity;
   private final NewTableWatch watch;
 
@@ -74,6 +75,30 @@ public final class DebeziumSource
       ChunkedSnapshot snapshot,
       int queueCapacity,
       NewTableWatch watch) {
+    this(
+        connectorProperties,
+        routes,
+        snapshot,
+        snapshot == null ? List.of() : snapshot.tables(),
+        queueCapacity,
+        watch);
+  }
+
+  /**
+   * As above.
+   *
+   * @param tables the captured tables as the database has them (their keys and columns), of which a
+   *     PostgreSQL source reads the values that a change of key left out (unchanged TOASTed
+   *     values); with a chunked snapshot, its tables; empty to leave such a change unfilled,
+   *     waiting for a later change of its key
+   */
+  public DebeziumSource(
+      Map<String, String> connectorProperties,
+      CaptureRoutes routes,
+      ChunkedSnapshot snapshot,
+      List<ChunkedSnapshot.Table> tables,
+      int queueCapacity,
+      NewTableWatch watch) {
     if (watch != null && snapshot == null) {
       throw new IllegalArgumentException(
           "new tables are picked up only by a capture with a chunked snapshot");
@@ -81,16 +106,19 @@ public final class DebeziumSource
     if (!connectorProperties.containsKey("connector.class")) {
       throw new IllegalArgumentException("the Debezium properties name no 'connector.class'");
     }
-    for (ChunkedSnapshot.Table table :
-        snapshot == null ? List.<ChunkedSnapshot.Table>of() : snapshot.tables()) {
+    if (snapshot != null && !snapshot.tables().equals(tables)) {
+      throw new IllegalArgumentException("the snapshot's tables are not the job's tables");
+    }
+    for (ChunkedSnapshot.Table table : tables) {
       if (!routes.topics().contains(table.topic())) {
         throw new IllegalArgumentException(
-            "the snapshot's table " + table.topic() + " has no route; routes: " + routes.topics());
+            "the job's table " + table.topic() + " has no route; routes: " + routes.topics());
       }
     }
     this.connectorProperties = Map.copyOf(connectorProperties);
     this.routes = routes;
     this.snapshot = snapshot;
+    this.tables = List.copyOf(tables);
     this.queueCapacity = queueCapacity;
     this.watch = watch;
   }
@@ -128,7 +156,8 @@ public final class DebeziumSource
 
   @Override
   public SourceReader<CapturedChange, CaptureSplit> createReader(SourceReaderContext context) {
-    return new CaptureSourceReader(context, connectorProperties, routes, snapshot, queueCapacity);
+    return new CaptureSourceReader(
+        context, connectorProperties, routes, snapshot, tables, queueCapacity);
   }
 
   @Override

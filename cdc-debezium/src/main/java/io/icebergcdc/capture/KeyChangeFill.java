@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.util.FlinkRuntimeException;
 import org.slf4j.Logger;
@@ -37,7 +38,7 @@ final class KeyChangeFill implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KeyChangeFill.class);
 
   private final SourceDatabase database;
-  private final ChunkedSnapshot snapshot;
+  private final List<ChunkedSnapshot.Table> tables;
   private final CaptureRoutes routes;
 
   /** The queries of each table by route, in the schema of its latest change filled. */
@@ -60,9 +61,13 @@ final class KeyChangeFill implements AutoCloseable {
 
   private Connection connection;
 
-  KeyChangeFill(SourceDatabase database, ChunkedSnapshot snapshot, CaptureRoutes routes) {
+  /**
+   * @param tables the job's tables as the database has them (their keys and columns), the tables
+   *     that appear while the job runs coming with their routes
+   */
+  KeyChangeFill(SourceDatabase database, List<ChunkedSnapshot.Table> tables, CaptureRoutes routes) {
     this.database = database;
-    this.snapshot = snapshot;
+    this.tables = List.copyOf(tables);
     this.routes = routes;
   }
 
@@ -167,7 +172,8 @@ final class KeyChangeFill implements AutoCloseable {
    * {@code schema}, whose id the changes carry as {@code schemaId}.
    */
   private ChunkQueries queriesOf(int route, ChangeSchema schema, int schemaId) throws SQLException {
-    ChunkQueries job = ChunkQueries.of(database, snapshot, routes, routes.topic(route));
+    ChunkQueries job =
+        new ChunkQueries(database, routes.sourceTable(route, tables), routes.route(route).schema());
     ChunkQueries table =
         job.inSchema(schema, new java.util.ArrayList<>(job.sourceColumns(connection).keySet()));
     queries.put(route, table);

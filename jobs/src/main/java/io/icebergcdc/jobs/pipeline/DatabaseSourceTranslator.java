@@ -118,7 +118,15 @@ final class DatabaseSourceTranslator implements SourceTranslator {
               new NewTables(job.catalog().loader(), job.sinkOptions(), null, readsInSourceOrder()),
               targets.stream().map(target -> target.table().toString()).toList()));
     }
-    ChunkedSnapshot snapshot = chunkedSnapshot();
+    List<ChunkedSnapshot.Table> tables = new ArrayList<>();
+    for (CapturedTable table : captured) {
+      tables.add(table.chunkedSnapshotTable(table.topic(source.name())));
+    }
+    ChunkedSnapshot snapshot =
+        source.snapshotChunkRows() == 0
+            ? null
+            : new ChunkedSnapshot(
+                tables, source.snapshotChunkRows(), ChunkedSnapshot.DEFAULT_FETCH_ROWS);
     int parallelism = snapshot == null ? 1 : env.getParallelism();
     DataStream<CapturedChange> records =
         env.fromSource(
@@ -126,6 +134,7 @@ final class DatabaseSourceTranslator implements SourceTranslator {
                     source.debeziumProperties(captured, takesNewTables),
                     routes,
                     snapshot,
+                    tables,
                     DebeziumSource.DEFAULT_QUEUE_CAPACITY,
                     newTableWatch(snapshot)),
                 WatermarkStrategy.noWatermarks(),
@@ -180,19 +189,6 @@ final class DatabaseSourceTranslator implements SourceTranslator {
         source.tableDiscoveryInterval(),
         postgres,
         postgres ? null : source.database());
-  }
-
-  /** The chunked snapshot of the captured tables; null for Debezium's own. */
-  private ChunkedSnapshot chunkedSnapshot() {
-    if (source.snapshotChunkRows() == 0) {
-      return null;
-    }
-    List<ChunkedSnapshot.Table> tables = new ArrayList<>();
-    for (CapturedTable table : captured) {
-      tables.add(table.chunkedSnapshotTable(table.topic(source.name())));
-    }
-    return new ChunkedSnapshot(
-        tables, source.snapshotChunkRows(), ChunkedSnapshot.DEFAULT_FETCH_ROWS);
   }
 
   @Override
