@@ -29,6 +29,14 @@ final class ChunkQueries {
   // from comparisons of single columns, not of row values.
   private final String leading;
   private final List<Type> keyTypes = new ArrayList<>();
+
+  /**
+   * The types the key's values are read and bound as in the queries ({@link
+   * SnapshotColumns#boundType}): a key the source widened after these queries were made still reads
+   * and binds.
+   */
+  private final List<Type> boundTypes = new ArrayList<>();
+
   private final RowData.FieldGetter[] keyGetters;
   private final boolean bounded;
   private final List<String> selected;
@@ -81,6 +89,7 @@ final class ChunkQueries {
       keyGetters[k] = RowData.createFieldGetter(schema.rowType().getTypeAt(position), position);
       Type type = columns.get(position).type();
       keyTypes.add(type);
+      boundTypes.add(SnapshotColumns.boundType(type));
       allBound &= SnapshotColumns.boundsChunks(type);
     }
     this.bounded = allBound && table.keyBoundsChunks();
@@ -281,10 +290,10 @@ final class ChunkQueries {
         if (!result.next()) {
           return List.of();
         }
-        List<String> boundary = new ArrayList<>(keyTypes.size());
-        for (int k = 0; k < keyTypes.size(); k++) {
-          Object value = SnapshotColumns.reader(keyTypes.get(k)).read(result, k + 1);
-          boundary.add(SnapshotColumns.encode(keyTypes.get(k), value));
+        List<String> boundary = new ArrayList<>(boundTypes.size());
+        for (int k = 0; k < boundTypes.size(); k++) {
+          Object value = SnapshotColumns.reader(boundTypes.get(k)).read(result, k + 1);
+          boundary.add(SnapshotColumns.encode(boundTypes.get(k), value));
         }
         return boundary;
       }
@@ -373,7 +382,7 @@ final class ChunkQueries {
       return first;
     }
     if (leading != null) {
-      SnapshotColumns.bind(statement, first++, keyTypes.get(0), values.get(0));
+      SnapshotColumns.bind(statement, first++, boundTypes.get(0), values.get(0));
     }
     return bindValues(statement, first, values);
   }
@@ -381,7 +390,7 @@ final class ChunkQueries {
   private int bindValues(PreparedStatement statement, int first, List<String> values)
       throws SQLException {
     for (int k = 0; k < values.size(); k++) {
-      SnapshotColumns.bind(statement, first + k, keyTypes.get(k), values.get(k));
+      SnapshotColumns.bind(statement, first + k, boundTypes.get(k), values.get(k));
     }
     return first + values.size();
   }

@@ -131,6 +131,23 @@ final class SnapshotColumns {
     }
   }
 
+  /**
+   * The type that a key column of {@code type} is read and bound as where it bounds chunks: the
+   * widest type Iceberg widens it to (an int as a long, a decimal at the greatest precision of its
+   * scale), so that a key the source widened while its table is read (values past the old type's
+   * range) still bounds chunks. Its values travel in the same text as the narrower type's.
+   */
+  static Type boundType(Type type) {
+    switch (type.typeId()) {
+      case INTEGER:
+        return Types.LongType.get();
+      case DECIMAL:
+        return Types.DecimalType.of(38, ((Types.DecimalType) type).scale());
+      default:
+        return type;
+    }
+  }
+
   /** A key value, as a Flink row holds it, in text. */
   static String encode(Type type, Object value) {
     switch (type.typeId()) {

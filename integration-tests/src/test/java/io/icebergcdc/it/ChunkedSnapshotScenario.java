@@ -46,7 +46,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Iceberg table must end equal to its source table, each checkpoint committed once; meanwhile a
  * column of {@code items} is widened (the last keys' values then past the int range), a column is
  * added and {@code seen} dropped, which the job follows. Then the job is restored with one more
- * table in its tables ({@link #restoresWithAnAddedTable}).
+ * table in its tables ({@link #restoresWithAnAddedTable}). Apart, the int key of {@code extra} is
+ * widened as its snapshot starts, with keys past the int range added.
  *
  * <p>Each database's test creates {@code items} ({@code id} bigint key, {@code grp}, {@code label},
  * {@code amount}, {@code seen}) with {@link #ITEMS} rows, {@code codes} ({@code region} int and
@@ -92,6 +93,12 @@ abstract class ChunkedSnapshotScenario {
   /** Restores the job of the first part with {@code extra} added to its tables. */
   abstract void restoresWithAnAddedTable(JobDefinition job, String checkpoint) throws Exception;
 
+  /** SQL that widens the int key {@code id} of {@code extra} to bigint. */
+  abstract String widenExtraKey();
+
+  /** SQL that inserts {@code rows} rows into {@code extra} with keys past the int range. */
+  abstract String insertExtraPastIntRange(int rows);
+
   @BeforeEach
   void setUp() throws Exception {
     connection = createDatabase();
@@ -108,7 +115,10 @@ abstract class ChunkedSnapshotScenario {
   }
 
   JobDefinition job(String tables, String restoreFrom) {
-    DatabaseSource source = source(tables);
+    return job(source(tables), restoreFrom);
+  }
+
+  JobDefinition job(DatabaseSource source, String restoreFrom) {
     return new JobDefinition(
         source,
         CatalogDefinition.hadoop(dir.resolve("warehouse").toString()),
@@ -160,6 +170,31 @@ abstract class ChunkedSnapshotScenario {
     running = null;
     restoresWithAnAddedTable(
         job, Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString());
+  }
+
+  /**
+   * The int key of {@code extra} widened to bigint as the job starts, after the job took its schema
+   * and before the chunks of its last keys are planned, with keys past the int range added: the
+   * chunks are bounded by keys of either width, and the table equals its source.
+   */
+  @Test
+  void aKeyWidenedWhileItsTableIsReadInChunksEqualsTheSource() throws Exception {
+    JobDefinition job = job(source(tablePattern("extra")).withSnapshotChunkRows(200), null);
+    JobRunner pipeline = new JobRunner(job);
+    running = pipeline.start();
+    execute(widenExtraKey(), insertExtraPastIntRange(1_000));
+    execute("UPDATE " + table("extra") + " SET note = 'changed' WHERE id % 7 = 0");
+    Catalog catalog = job.catalog().loader().loadCatalog();
+    SourceTables.awaitEqual(
+        running,
+        connection,
+        catalog,
+        (DatabaseSource) job.source(),
+        pipeline.targets(),
+        Duration.ofSeconds(120));
+    for (TableTarget target : pipeline.targets()) {
+      Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(target.table()));
+    }
   }
 
   /** The pattern of {@code --tables} for the tables {@code names} (a regex alternation). */

@@ -78,6 +78,19 @@ class MariaDbChunkedSnapshotITCase extends ChunkedSnapshotScenario {
   }
 
   @Override
+  String widenExtraKey() {
+    return "ALTER TABLE " + table("extra") + " MODIFY COLUMN id BIGINT NOT NULL";
+  }
+
+  @Override
+  String insertExtraPastIntRange(int rows) {
+    return "INSERT INTO "
+        + table("extra")
+        + " SELECT 3000000000 + seq, CONCAT('wide ', seq) FROM seq_1_to_"
+        + rows;
+  }
+
+  @Override
   String widenGroup() {
     return "ALTER TABLE " + table("items") + " MODIFY COLUMN grp BIGINT NOT NULL";
   }

@@ -84,6 +84,19 @@ class PostgresChunkedSnapshotITCase extends ChunkedSnapshotScenario {
   }
 
   @Override
+  String widenExtraKey() {
+    return "ALTER TABLE inventory.extra ALTER COLUMN id TYPE bigint";
+  }
+
+  @Override
+  String insertExtraPastIntRange(int rows) {
+    return "INSERT INTO inventory.extra SELECT 3000000000 + i, 'wide ' || i"
+        + " FROM generate_series(1, "
+        + rows
+        + ") i";
+  }
+
+  @Override
   String insertItemIfAbsent(long id) {
     // By column: the workload adds a column and drops seen while it runs.
     return "INSERT INTO inventory.items (id, grp, label, amount) VALUES ("
