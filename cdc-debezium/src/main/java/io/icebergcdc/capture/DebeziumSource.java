@@ -44,12 +44,18 @@ public final class DebeziumSource
   private final int queueCapacity;
   private final NewTableWatch watch;
 
-  /** A source whose connector takes the initial snapshot itself. */
+  /**
+   * A source whose connector takes the initial snapshot itself, and that leaves a change of key
+   * without its unchanged TOASTed values unfilled (no tables given).
+   */
   public DebeziumSource(Map<String, String> connectorProperties, CaptureRoutes routes) {
     this(connectorProperties, routes, null, DEFAULT_QUEUE_CAPACITY);
   }
 
   /**
+   * As the constructor with the captured tables, given the snapshot's (none without one) and no
+   * watch.
+   *
    * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
    *     own
    */
@@ -62,6 +68,8 @@ public final class DebeziumSource
   }
 
   /**
+   * As the constructor with the captured tables, given the snapshot's (none without one).
+   *
    * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
    *     own
    * @param watch what looks for tables created while the job runs, which the job takes in flight
@@ -85,12 +93,16 @@ public final class DebeziumSource
   }
 
   /**
-   * As above.
-   *
+   * @param connectorProperties the Debezium connector's properties
+   * @param routes the captured tables by Debezium topic
+   * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
+   *     own
    * @param tables the captured tables as the database has them (their keys and columns), of which a
    *     PostgreSQL source reads the values that a change of key left out (unchanged TOASTed
    *     values); with a chunked snapshot, its tables; empty to leave such a change unfilled,
    *     waiting for a later change of its key
+   * @param queueCapacity how many records the connector may read ahead of the pipeline
+   * @param watch what looks for tables created while the job runs (see above); null for none
    */
   public DebeziumSource(
       Map<String, String> connectorProperties,
@@ -106,6 +118,7 @@ public final class DebeziumSource
     if (!connectorProperties.containsKey("connector.class")) {
       throw new IllegalArgumentException("the Debezium properties name no 'connector.class'");
     }
+    java.util.Objects.requireNonNull(tables, "tables");
     if (snapshot != null && !snapshot.tables().equals(tables)) {
       throw new IllegalArgumentException("the snapshot's tables are not the job's tables");
     }

@@ -245,6 +245,42 @@ class ChunkQueriesTest {
   }
 
   /** Each key type's value, as a row holds it, travels as text and binds as the database's. */
+  /**
+   * A decimal key that the source widened to a greater precision bounds chunks with values past the
+   * precision the job took, in the same text as a value of that precision.
+   */
+  @Test
+  void aDecimalKeyWidenedInTheSourceBoundsChunks() throws Exception {
+    Type taken = Types.DecimalType.of(6, 2);
+    Type bound = SnapshotColumns.boundType(taken);
+    java.sql.ResultSet result =
+        (java.sql.ResultSet)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {java.sql.ResultSet.class},
+                (proxy, method, args) ->
+                    method.getName().equals("getBigDecimal")
+                        ? new BigDecimal("123456789.50")
+                        : null);
+    String text = SnapshotColumns.encode(bound, SnapshotColumns.reader(bound).read(result, 1));
+    assertThat(text).isEqualTo("123456789.50");
+    // A value of the type taken travels in the same text either way.
+    DecimalData small = DecimalData.fromBigDecimal(new BigDecimal("12.50"), 6, 2);
+    assertThat(SnapshotColumns.encode(taken, small)).isEqualTo("12.50");
+    parameters.clear();
+    PreparedStatement statement =
+        (PreparedStatement)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {PreparedStatement.class},
+                (proxy, method, args) -> {
+                  parameters.put((Integer) args[0], args[1]);
+                  return null;
+                });
+    SnapshotColumns.bind(statement, 1, bound, text);
+    assertThat(parameters.get(1)).isEqualTo(new BigDecimal("123456789.50"));
+  }
+
   @Test
   void keyValuesTravelAsTextAndBindAsTheirJdbcValues() throws Exception {
     UUID uuid = UUID.fromString("0f8fad5b-d9cb-469f-a165-70867728950e");
@@ -297,7 +333,7 @@ class ChunkQueriesTest {
     assertThat(SnapshotColumns.boundType(Types.IntegerType.get())).isEqualTo(Types.LongType.get());
     assertThat(SnapshotColumns.boundType(Types.DecimalType.of(12, 2)))
         .isEqualTo(Types.DecimalType.of(38, 2));
-    assertThat(SnapshotColumns.encode(Types.LongType.get(), 5L))
-        .isEqualTo(SnapshotColumns.encode(Types.IntegerType.get(), 5));
+    assertThat(SnapshotColumns.encode(Types.LongType.get(), 5_000_000_000L))
+        .isEqualTo("5000000000");
   }
 }

@@ -9,6 +9,7 @@ import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.RuntimeDefinition;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.pipeline.JobRunner;
+import io.icebergcdc.jobs.pipeline.PipelineComposer;
 import io.icebergcdc.jobs.pipeline.TableTarget;
 import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.file.Path;
@@ -173,16 +174,17 @@ abstract class ChunkedSnapshotScenario {
   }
 
   /**
-   * The int key of {@code extra} widened to bigint as the job starts, after the job took its schema
-   * and before the chunks of its last keys are planned, with keys past the int range added: the
-   * chunks are bounded by keys of either width, and the table equals its source.
+   * The int key of {@code extra} widened to bigint after the job took its schema and before it
+   * runs, with keys past the int range added: the chunks the job plans are bounded by keys of
+   * either width, and the table equals its source.
    */
   @Test
   void aKeyWidenedWhileItsTableIsReadInChunksEqualsTheSource() throws Exception {
     JobDefinition job = job(source(tablePattern("extra")).withSnapshotChunkRows(200), null);
-    JobRunner pipeline = new JobRunner(job);
-    running = pipeline.start();
+    // Built (its schema taken) before the key is widened, run after.
+    PipelineComposer.ComposedJob composed = PipelineComposer.compose(job);
     execute(widenExtraKey(), insertExtraPastIntRange(1_000));
+    running = composed.environment().executeAsync(composed.name());
     execute("UPDATE " + table("extra") + " SET note = 'changed' WHERE id % 7 = 0");
     Catalog catalog = job.catalog().loader().loadCatalog();
     SourceTables.awaitEqual(
@@ -190,9 +192,9 @@ abstract class ChunkedSnapshotScenario {
         connection,
         catalog,
         (DatabaseSource) job.source(),
-        pipeline.targets(),
+        composed.targets(),
         Duration.ofSeconds(120));
-    for (TableTarget target : pipeline.targets()) {
+    for (TableTarget target : composed.targets()) {
       Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(target.table()));
     }
   }
