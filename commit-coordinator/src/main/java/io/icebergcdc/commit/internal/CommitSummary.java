@@ -21,16 +21,26 @@ final class CommitSummary {
   private final String operatorId;
   private final boolean recordsSourceSequence;
   private final boolean positionNeverGoesBack;
+  private final java.util.Set<String> ownJobs;
 
   /**
    * @param recordsSourceSequence whether the summary records {@link
    *     SnapshotSummaryKeys#SOURCE_SEQUENCE}
-   * @param positionNeverGoesBack whether the recorded position never goes below the table's
+   * @param positionNeverGoesBack whether the recorded position never goes below the table's: false
+   *     where the job ignores the table's position, and then only the positions and offsets of
+   *     {@code ownJobs}' snapshots are carried forward
+   * @param ownJobs the jobs whose commits the committer answers for (its own and those it restored
+   *     state of), as it learns them
    */
-  CommitSummary(String operatorId, boolean recordsSourceSequence, boolean positionNeverGoesBack) {
+  CommitSummary(
+      String operatorId,
+      boolean recordsSourceSequence,
+      boolean positionNeverGoesBack,
+      java.util.Set<String> ownJobs) {
     this.operatorId = operatorId;
     this.recordsSourceSequence = recordsSourceSequence;
     this.positionNeverGoesBack = positionNeverGoesBack;
+    this.ownJobs = ownJobs;
   }
 
   /** The summary of the commit of {@code prepared} for checkpoint {@code checkpointId}. */
@@ -156,6 +166,10 @@ final class CommitSummary {
     }
     for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
       String recorded = s.summary().get(SnapshotSummaryKeys.SOURCE_SEQUENCE);
+      if (recorded == null && voidsThePosition(s)) {
+        // The table's position before it no longer says what the table holds.
+        return position;
+      }
       if (recorded != null) {
         try {
           SourceSequence before = SourceSequence.decode(recorded);
@@ -174,7 +188,11 @@ final class CommitSummary {
 
   /**
    * The summary of this operator's latest snapshot up to {@code base} that has {@code key} (any
-   * key, where null); empty if there is none.
+   * key, where null), whose source position and offsets still hold for this commit; empty if there
+   * is none. None holds past a snapshot that voids the table's position ({@link #voidsThePosition}:
+   * a job started without state on the table read the source from where its options say, not from
+   * there), nor, where the job ignores the table's position, one of another job than those this
+   * committer answers for.
    */
   private Map<String, String> latestSummaryOfThisOperator(Table table, Snapshot base, String key) {
     if (base != null) {
@@ -182,10 +200,29 @@ final class CommitSummary {
         Map<String, String> summary = s.summary();
         if (operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
             && (key == null || summary.containsKey(key))) {
-          return summary;
+          return positionNeverGoesBack || ownJobs.contains(summary.get(SnapshotSummaryKeys.JOB_ID))
+              ? summary
+              : Map.of();
+        }
+        if (voidsThePosition(s)) {
+          return Map.of();
         }
       }
     }
     return Map.of();
+  }
+
+  /**
+   * Whether {@code snapshot} makes the source position and offsets recorded before it void, as a
+   * job without state reads them ({@code TablePosition}): an overwrite or delete that records
+   * neither (an {@code INSERT OVERWRITE}, a {@code DELETE}, another engine's).
+   */
+  private static boolean voidsThePosition(Snapshot snapshot) {
+    String operation = snapshot.operation();
+    Map<String, String> summary = snapshot.summary();
+    return (org.apache.iceberg.DataOperations.OVERWRITE.equals(operation)
+            || org.apache.iceberg.DataOperations.DELETE.equals(operation))
+        && !summary.containsKey(SnapshotSummaryKeys.SOURCE_SEQUENCE)
+        && !summary.containsKey(SnapshotSummaryKeys.KAFKA_OFFSETS);
   }
 }

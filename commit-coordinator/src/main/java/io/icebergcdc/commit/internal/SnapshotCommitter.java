@@ -101,7 +101,10 @@ final class SnapshotCommitter implements AutoCloseable {
       tableUuid = uuidOf(table);
       summaries =
           new CommitSummary(
-              operatorId, settings.recordsSourceSequence(), settings.positionNeverGoesBack());
+              operatorId,
+              settings.recordsSourceSequence(),
+              settings.positionNeverGoesBack(),
+              ownJobs);
       TableMaintainer maintainer =
           new TableMaintainer(settings.maintenance(), System::currentTimeMillis);
       maintainer.open(table);

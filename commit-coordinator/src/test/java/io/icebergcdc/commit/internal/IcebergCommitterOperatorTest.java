@@ -908,6 +908,62 @@ class IcebergCommitterOperatorTest {
         .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=41,t/1=9");
   }
 
+  /**
+   * Offsets and positions that an earlier job's snapshot records are not carried into a commit
+   * where a job without state did not start from them: past another engine's delete (which voids
+   * them: the job read the topic from where its options say), and by a job that ignores the table's
+   * position. Carried, they named offsets the table does not hold, and a job started later without
+   * state skipped the records between.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void offsetsOfAnEarlierJobAreNotCarriedWhereTheJobDidNotStartFromThem(boolean ignoring)
+      throws Exception {
+    var earlier = open();
+    earlier.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(
+                new ChangeStats(
+                    0, 1, 0, 0, 0, 0, SourceSequence.postgresLsn(5000), Map.of("t/0", 5000L)))));
+    earlier.processElement(new StreamRecord<>(files("a", false, 0)));
+    earlier.snapshot(1, 1);
+    earlier.notifyOfCompletedCheckpoint(1);
+    earlier.close();
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=5000");
+    if (!ignoring) {
+      // Another engine empties the table.
+      table.newDelete().deleteFile(TestTables.dataFile("a")).commit();
+    }
+
+    var later =
+        harnessOf(
+            new IcebergCommitterOperator(TestTables.loader(warehouse), null)
+                .sourceSequence(true, !ignoring));
+    later.getStreamConfig().setCheckpointingEnabled(true);
+    later.initializeEmptyState();
+    later.open();
+    later.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(
+                new ChangeStats(
+                    0, 1, 0, 0, 0, 0, SourceSequence.postgresLsn(99), Map.of("t/0", 99L)))));
+    later.processElement(new StreamRecord<>(files("b", false, 0)));
+    later.snapshot(1, 1);
+    later.notifyOfCompletedCheckpoint(1);
+    // A commit without records of the topic carries the job's own offsets.
+    later.processElement(new StreamRecord<>(files("c", false, 0)));
+    later.snapshot(2, 2);
+    later.notifyOfCompletedCheckpoint(2);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=99")
+        .containsEntry(
+            SnapshotSummaryKeys.SOURCE_SEQUENCE, SourceSequence.postgresLsn(99).encode());
+  }
+
   @Test
   void compactedRowsNobodyElseTouchedAreKeptWithoutALookUp() throws Exception {
     table.updateProperties().set("format-version", "3").commit();
