@@ -102,7 +102,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
     if (!tableOffsets.isEmpty()) {
       LOG.info(
           "Without state, the job reads on from the offsets its tables hold: {} (partitions not"
-              + " among them start from the group's committed offsets, else {})",
+              + " among them start as --starting-offsets says: {})",
           tableOffsets,
           kafka.startingOffsets());
     }
@@ -250,8 +250,9 @@ final class KafkaSourceTranslator implements SourceTranslator {
     if (tableOffsets.isEmpty()) {
       return configured;
     }
-    return OffsetsInitializer.offsets(
+    return new io.icebergcdc.jobs.kafka.TableOffsetsFirst(
         tableOffsets,
+        configured,
         option.equals("latest") ? OffsetResetStrategy.LATEST : OffsetResetStrategy.EARLIEST);
   }
 
@@ -347,13 +348,10 @@ final class KafkaSourceTranslator implements SourceTranslator {
       consumer.seekToBeginning(partitions);
       Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
       long deadline = System.nanoTime() + SCHEMA_LOOKUP_TIMEOUT.toNanos();
+      SchemaSearch search = new SchemaSearch(primaryKey);
       while (System.nanoTime() < deadline) {
         for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-          if (record.value() == null) {
-            continue;
-          }
-          String locator = "topic " + topic + "/" + record.partition() + "@" + record.offset();
-          Schema schema = schemaOfRecord(record.key(), record.value(), primaryKey, locator);
+          Schema schema = search.offer(record);
           if (schema != null) {
             return schema;
           }
@@ -362,14 +360,52 @@ final class KafkaSourceTranslator implements SourceTranslator {
           break;
         }
       }
+      throw search.failure(topic, identifier);
     }
-    throw new IllegalArgumentException(
-        "table "
-            + identifier
-            + " does not exist and topic "
-            + topic
-            + " holds no event with a schema to create it from; create the table first, or write"
-            + " the events with Debezium's schemas enabled");
+  }
+
+  /**
+   * The search of a topic's records, from its start, for the first that tells its table's schema: a
+   * Debezium JSON event with its Connect schema and a key (or the job's primary key).
+   */
+  static final class SchemaSearch {
+
+    private final List<String> primaryKey;
+
+    /** Why the first record with a schema could not tell the table; null if none was met. */
+    private IllegalArgumentException untold;
+
+    SchemaSearch(List<String> primaryKey) {
+      this.primaryKey = primaryKey;
+    }
+
+    /** The schema {@code record} tells; null if it tells none, and the search goes on. */
+    Schema offer(ConsumerRecord<byte[], byte[]> record) {
+      if (record.value() == null) {
+        return null;
+      }
+      String locator = "topic " + record.topic() + "/" + record.partition() + "@" + record.offset();
+      try {
+        return schemaOfRecord(record.key(), record.value(), primaryKey, locator);
+      } catch (IllegalArgumentException e) {
+        // A record that cannot tell the table's key (a truncate has none): a later one may.
+        untold = untold == null ? e : untold;
+        return null;
+      }
+    }
+
+    /** Why the search found no schema, once the topic's records are read. */
+    IllegalArgumentException failure(String topic, TableIdentifier identifier) {
+      return untold != null
+          ? untold
+          : new IllegalArgumentException(
+              "table "
+                  + identifier
+                  + " does not exist and topic "
+                  + topic
+                  + " holds no event with a schema to create it from; create the table first, or"
+                  + " write the events with Debezium's schemas enabled");
+    }
   }
 
   /**

@@ -3,6 +3,7 @@ package io.icebergcdc.jobs.pipeline;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.NewSourceTableException;
+import io.icebergcdc.cdc.RefusedSourceException;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.definition.KafkaTopics;
 import io.icebergcdc.jobs.definition.TableDefinition;
@@ -84,14 +85,34 @@ final class TopicTables implements KafkaRouter.NewTopics {
       }
       Table table;
       try {
-        table = table(connected, topic, identifier, record, locator);
-      } catch (RuntimeException e) {
-        if (!(e instanceof AlreadyExistsException
-            || e.getCause() instanceof AlreadyExistsException)) {
+        try {
+          table = table(connected, topic, identifier, record, locator);
+        } catch (RuntimeException e) {
+          if (!(e instanceof AlreadyExistsException
+              || e.getCause() instanceof AlreadyExistsException)) {
+            throw e;
+          }
+          // Another reader created it meanwhile.
+          table = table(connected, topic, identifier, record, locator);
+        }
+      } catch (IllegalArgumentException e) {
+        if (e.getCause() != null && !(e.getCause() instanceof IllegalArgumentException)) {
+          // A failure of the catalog, wrapped with its cause: the job fails, a restart tries again.
           throw e;
         }
-        // Another reader created it meanwhile.
-        table = table(connected, topic, identifier, record, locator);
+        // The table does not fit the job's definition (its key, format version, partitioning): a
+        // restart would meet it again.
+        throw new RefusedSourceException(
+            locator
+                + ": topic "
+                + topic
+                + " appeared while the job runs, and its table "
+                + identifier
+                + " does not fit the job: "
+                + e.getMessage()
+                + " (the job ends; resume it with --restore-from latest once the table is changed"
+                + " or the topic left out of --topic-pattern)",
+            e);
       }
       if (!newTables.writesWithOthers(identifier.toString())) {
         // Its own writer: the job is built again with it, as before tables were taken in flight.

@@ -116,6 +116,46 @@ class TopicTablesTest {
         .containsExactly("id", "name");
   }
 
+  /**
+   * An existing table that does not fit the job (another primary key than --primary-key) ends the
+   * job without a restart, which would meet it again.
+   */
+  @Test
+  void aTopicWhoseTableDoesNotFitTheJobIsRefused() {
+    CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
+    io.icebergcdc.sink.CdcTables.createOrLoad(
+        catalog.connect(),
+        TableIdentifier.of("late", "items"),
+        new Schema(
+            List.of(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.required(2, "name", Types.StringType.get())),
+            java.util.Set.of(1)),
+        null,
+        2,
+        List.of("id"));
+    TopicTables tables =
+        new TopicTables(
+            catalog,
+            new TableDefinition("late.{table}", List.of("name"), null, null),
+            new Configuration(),
+            KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", KafkaTopics.MAXWELL_JSON),
+            new NewTables(catalog.loader(), new Configuration(), null, false));
+    KafkaRecord record =
+        new KafkaRecord(
+            "shop.items",
+            0,
+            7,
+            "{\"name\":\"a\"}".getBytes(StandardCharsets.UTF_8),
+            "{\"type\":\"insert\"}".getBytes(StandardCharsets.UTF_8));
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> tables.tableOf("shop.items", record, "topic shop.items/0@7"))
+        .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
+        .hasMessageStartingWith("topic shop.items/0@7: topic shop.items appeared")
+        .hasMessageContaining("late.items does not fit the job")
+        .hasMessageContaining("--restore-from latest");
+  }
+
   @Test
   void twoSourcesNamedIntoOneTableAreRefusedAtTheStartNamingBoth() {
     CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());

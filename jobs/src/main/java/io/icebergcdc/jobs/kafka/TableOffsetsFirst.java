@@ -1,0 +1,91 @@
+package io.icebergcdc.jobs.kafka;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where a Kafka job without state starts each partition: after the offset its Iceberg table holds,
+ * where the table holds one, and every other partition as the job's {@code --starting-offsets}
+ * says. Unlike Flink's {@link OffsetsInitializer#offsets}, which starts the partitions it is not
+ * given from the group's committed offsets: those are committed when a checkpoint completes,
+ * whether or not the Iceberg commit of it succeeded, and a topic whose table was dropped to be
+ * written again would be read from the end the group had reached.
+ *
+ * <p>A table's offset the topic no longer holds (its records deleted by retention) is warned of,
+ * naming the records that are lost to the table; the partition then starts where the reset strategy
+ * given says.
+ */
+public final class TableOffsetsFirst implements OffsetsInitializer {
+
+  private static final long serialVersionUID = 1L;
+
+  private static final Logger LOG = LoggerFactory.getLogger(TableOffsetsFirst.class);
+
+  private final Map<TopicPartition, Long> tableOffsets;
+  private final OffsetsInitializer others;
+  private final OffsetResetStrategy outOfRange;
+
+  /**
+   * @param tableOffsets the offset to start each partition at that the tables hold one for (one
+   *     past the last record they hold)
+   * @param others where the other partitions start
+   * @param outOfRange where a partition starts whose offset the topic no longer or not yet holds
+   */
+  public TableOffsetsFirst(
+      Map<TopicPartition, Long> tableOffsets,
+      OffsetsInitializer others,
+      OffsetResetStrategy outOfRange) {
+    this.tableOffsets = new HashMap<>(tableOffsets);
+    this.others = others;
+    this.outOfRange = outOfRange;
+  }
+
+  @Override
+  public Map<TopicPartition, Long> getPartitionOffsets(
+      Collection<TopicPartition> partitions, PartitionOffsetsRetriever retriever) {
+    Map<TopicPartition, Long> offsets = new HashMap<>();
+    List<TopicPartition> rest = new ArrayList<>();
+    for (TopicPartition partition : partitions) {
+      Long offset = tableOffsets.get(partition);
+      if (offset == null) {
+        rest.add(partition);
+      } else {
+        offsets.put(partition, offset);
+      }
+    }
+    if (!offsets.isEmpty()) {
+      Map<TopicPartition, Long> beginnings = retriever.beginningOffsets(offsets.keySet());
+      offsets.forEach(
+          (partition, offset) -> {
+            Long beginning = beginnings.get(partition);
+            if (beginning != null && offset < beginning) {
+              LOG.warn(
+                  "Partition {} no longer holds offsets {} to {}, after those its table holds:"
+                      + " their records are lost to the table; the partition starts at its {}"
+                      + " offset",
+                  partition,
+                  offset,
+                  beginning - 1,
+                  outOfRange == OffsetResetStrategy.LATEST ? "latest" : "earliest");
+            }
+          });
+    }
+    if (!rest.isEmpty()) {
+      offsets.putAll(others.getPartitionOffsets(rest, retriever));
+    }
+    return offsets;
+  }
+
+  @Override
+  public OffsetResetStrategy getAutoOffsetResetStrategy() {
+    return outOfRange;
+  }
+}

@@ -1,0 +1,92 @@
+package io.icebergcdc.jobs.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.split.KafkaPartitionSplit;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/** Where a Kafka job without state starts each partition. */
+class KafkaStartingOffsetsTest {
+
+  private static final TopicPartition A0 = new TopicPartition("a", 0);
+  private static final TopicPartition B0 = new TopicPartition("b", 0);
+
+  /** A topic of records 10 to 999 whose group has committed offset 500 of {@code b}. */
+  private static final OffsetsInitializer.PartitionOffsetsRetriever TOPICS =
+      new OffsetsInitializer.PartitionOffsetsRetriever() {
+        @Override
+        public Map<TopicPartition, Long> committedOffsets(Collection<TopicPartition> partitions) {
+          Map<TopicPartition, Long> offsets = new HashMap<>();
+          if (partitions.contains(B0)) {
+            offsets.put(B0, 500L);
+          }
+          return offsets;
+        }
+
+        @Override
+        public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
+          return each(partitions, 1000L);
+        }
+
+        @Override
+        public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions) {
+          return each(partitions, 10L);
+        }
+
+        @Override
+        public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(
+            Map<TopicPartition, Long> timestamps) {
+          Map<TopicPartition, OffsetAndTimestamp> offsets = new HashMap<>();
+          timestamps.forEach((p, t) -> offsets.put(p, new OffsetAndTimestamp(700L, t)));
+          return offsets;
+        }
+
+        private Map<TopicPartition, Long> each(Collection<TopicPartition> partitions, long at) {
+          Map<TopicPartition, Long> offsets = new HashMap<>();
+          partitions.forEach(p -> offsets.put(p, at));
+          return offsets;
+        }
+      };
+
+  /**
+   * A partition the tables hold no offset for starts as --starting-offsets says (the earliest,
+   * latest and committed offsets as the reader resolves them), not from the group's committed
+   * offset (committed at a checkpoint whether or not its Iceberg commit succeeded): Flink's
+   * initializer of given offsets gave 500 for {@code b} whatever the option.
+   */
+  @Test
+  void partitionsTheTablesHoldNoOffsetForStartAsTheOptionSays() {
+    Map<TopicPartition, Long> tables = Map.of(A0, 42L);
+    List<TopicPartition> both = List.of(A0, B0);
+    assertThat(
+            KafkaSourceTranslator.startingOffsets("earliest", tables)
+                .getPartitionOffsets(both, TOPICS))
+        .isEqualTo(Map.of(A0, 42L, B0, KafkaPartitionSplit.EARLIEST_OFFSET));
+    assertThat(
+            KafkaSourceTranslator.startingOffsets("latest", tables)
+                .getPartitionOffsets(both, TOPICS))
+        .isEqualTo(Map.of(A0, 42L, B0, 1000L));
+    assertThat(
+            KafkaSourceTranslator.startingOffsets("committed", tables)
+                .getPartitionOffsets(both, TOPICS))
+        .isEqualTo(Map.of(A0, 42L, B0, KafkaPartitionSplit.COMMITTED_OFFSET));
+    assertThat(
+            KafkaSourceTranslator.startingOffsets("timestamp:1700000000000", tables)
+                .getPartitionOffsets(both, TOPICS))
+        .isEqualTo(Map.of(A0, 42L, B0, 700L));
+    // An offset the topic no longer holds (deleted by retention) is reset as the option says.
+    assertThat(
+            KafkaSourceTranslator.startingOffsets("earliest", tables).getAutoOffsetResetStrategy())
+        .isEqualTo(OffsetResetStrategy.EARLIEST);
+    assertThat(KafkaSourceTranslator.startingOffsets("latest", tables).getAutoOffsetResetStrategy())
+        .isEqualTo(OffsetResetStrategy.LATEST);
+  }
+}
