@@ -221,6 +221,18 @@ final class CaptureSplitEnumerator
     }
     if (!tables.isEmpty()) {
       LOG.info("Tables appeared in the source that the job's tables match: {}", tables);
+      if (snapshot != null && !chunked) {
+        // Built again with the table, the job would restore this state and never read its rows.
+        throw new io.icebergcdc.cdc.RefusedSourceException(
+            "table "
+                + tables.get(0)
+                + " appeared in "
+                + routes.origin()
+                + " while the job runs, but the job's state was written with Debezium's own"
+                + " snapshot (--snapshot-chunk-rows 0), which cannot read a table beside the log:"
+                + " start the job without state (its tables are read again), or capture the table"
+                + " in a job of its own");
+      }
       throw new NewSourceTableException(tables.get(0), "the source's tables");
     }
   }

@@ -64,14 +64,26 @@ final class TableLook {
    */
   List<ChunkedSnapshot.Table> tablesThatAppeared(SourceDatabase database)
       throws java.sql.SQLException {
-    List<ChunkedSnapshot.Table> ready = new ArrayList<>();
-    AppearingTables appearing = routes.appearing();
     List<TableListing.Name> matching = watch.matchingTableNames(database);
     boolean postgres = database.dialect() == SourceDatabase.Dialect.POSTGRES;
     if (postgres) {
       republishRecreated(database, matching);
     }
-    for (TableListing.Name table : watch.newTableNames(matching)) {
+    List<ChunkedSnapshot.Table> ready = madeReady(watch.newTableNames(matching));
+    if (!ready.isEmpty() && postgres) {
+      PostgresLogStart.publish(database, connectorProperties, ready, true);
+    }
+    return ready;
+  }
+
+  /**
+   * Of the tables {@code found} that the job has not taken, those made ready, for the job to take;
+   * a table that cannot be made ready now is warned of and left to the next look.
+   */
+  List<ChunkedSnapshot.Table> madeReady(List<TableListing.Name> found) {
+    List<ChunkedSnapshot.Table> ready = new ArrayList<>();
+    AppearingTables appearing = routes.appearing();
+    for (TableListing.Name table : found) {
       String topic = appearing.topicOf(table.namespace(), table.name());
       if (taken.contains(topic)) {
         continue;
@@ -93,14 +105,28 @@ final class TableLook {
                   + " them apart (with {schema} or {database}), or leave the table out of --tables");
         }
       }
-      int route = routes.takeNew(topic);
+      int route;
+      try {
+        route = routes.takeNew(topic);
+      } catch (io.icebergcdc.cdc.RefusedSourceException
+          | io.icebergcdc.cdc.NewSourceTableException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        // One table that cannot be made ready now (its Iceberg table not created, say) does not
+        // hold back the others: it is tried again at the next look.
+        LOG.warn(
+            "Table {}.{} appeared in {} but could not be made ready; tried again at the next look:"
+                + " {}",
+            table.namespace(),
+            table.name(),
+            routes.origin(),
+            e.toString());
+        continue;
+      }
       if (route < 0) {
         continue;
       }
       ready.add(routes.snapshotTable(route, snapshot));
-    }
-    if (!ready.isEmpty() && postgres) {
-      PostgresLogStart.publish(database, connectorProperties, ready, true);
     }
     return ready;
   }

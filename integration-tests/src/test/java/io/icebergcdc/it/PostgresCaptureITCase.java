@@ -240,6 +240,34 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
+   * A job restored from a state of Debezium's own snapshot cannot read a table beside the log: one
+   * created while it runs ends it with a line that says what to do, instead of the job built again
+   * with the table, which restored that state and never read the table's rows.
+   */
+  @Test
+  void aTableCreatedWhileAJobRestoredFromDebeziumsSnapshotRunsEndsItNamingTheWayOut()
+      throws Exception {
+    JobDefinition first = job(source().withSnapshotChunkRows(0), "cdc.{schema}_{table}", null);
+    JobRunner pipeline = new JobRunner(first);
+    running = pipeline.start();
+    awaitEqual(first, pipeline, Duration.ofSeconds(90));
+    String checkpoint =
+        Checkpoints.latest(first.runtime().checkpointDirectory()).orElseThrow().toString();
+    JobClients.cancelAndAwait(running);
+    running = new JobRunner(withRuntime(lookingEverySecond(), checkpoint, 0)).start();
+    execute(
+        "CREATE TABLE inventory.returns (id int PRIMARY KEY, reason text)",
+        "INSERT INTO inventory.returns SELECT i, 'reason ' || i FROM generate_series(1, 10) i");
+
+    JobClient ended = running;
+    running = null;
+    assertThatThrownBy(() -> ended.getJobExecutionResult().get(90, TimeUnit.SECONDS))
+        .hasStackTraceContaining("table inventory.returns appeared")
+        .hasStackTraceContaining("written with Debezium's own snapshot")
+        .hasStackTraceContaining("start the job without state");
+  }
+
+  /**
    * A captured table dropped and created again under its name while the job runs: PostgreSQL drops
    * it from the publication with it, and the job's next look for new tables publishes it again, so
    * that its changes from then on are applied (those before are lost, and the job warns).
