@@ -157,30 +157,34 @@ final class CommitSummary {
   /**
    * The source position a snapshot records: that of its changes, but never before the one the table
    * already records (of the same kind), which a job started without state on the table passes by
-   * when it drops older changes as stale, so that the position never goes back.
+   * when it drops older changes as stale, so that the position never goes back. A position made
+   * void since (by an overwrite or delete that records none) counts only where a job this committer
+   * answers for recorded it.
    */
-  private static SourceSequence atLeastTheTables(
-      Table table, SourceSequence position, Snapshot base) {
+  private SourceSequence atLeastTheTables(Table table, SourceSequence position, Snapshot base) {
     if (position == null || base == null) {
       return position;
     }
+    boolean voided = false;
     for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
       String recorded = s.summary().get(SnapshotSummaryKeys.SOURCE_SEQUENCE);
-      if (recorded == null && voidsThePosition(s)) {
-        // The table's position before it no longer says what the table holds.
+      if (recorded == null) {
+        voided |= voidsThePosition(s);
+        continue;
+      }
+      if (voided && !ownJobs.contains(s.summary().get(SnapshotSummaryKeys.JOB_ID))) {
+        // Made void since: a job that started without state did not start from there.
         return position;
       }
-      if (recorded != null) {
-        try {
-          SourceSequence before = SourceSequence.decode(recorded);
-          // Of another kind or binlog name (another server): not to be ordered against.
-          return before.kind() == position.kind()
-                  && java.util.Objects.equals(before.prefix(), position.prefix())
-              ? position.max(before)
-              : position;
-        } catch (IllegalArgumentException e) {
-          return position;
-        }
+      try {
+        SourceSequence before = SourceSequence.decode(recorded);
+        // Of another kind or binlog name (another server): not to be ordered against.
+        return before.kind() == position.kind()
+                && java.util.Objects.equals(before.prefix(), position.prefix())
+            ? position.max(before)
+            : position;
+      } catch (IllegalArgumentException e) {
+        return position;
       }
     }
     return position;
@@ -189,24 +193,23 @@ final class CommitSummary {
   /**
    * The summary of this operator's latest snapshot up to {@code base} that has {@code key} (any
    * key, where null), whose source position and offsets still hold for this commit; empty if there
-   * is none. None holds past a snapshot that voids the table's position ({@link #voidsThePosition}:
-   * a job started without state on the table read the source from where its options say, not from
-   * there), nor, where the job ignores the table's position, one of another job than those this
-   * committer answers for.
+   * is none. Those of a job this committer answers for (its own, or one it restored the state of)
+   * hold: it read the source past them. Another job's hold only where this job started from them:
+   * not past a snapshot that voids the table's position ({@link #voidsThePosition}: a job started
+   * without state after it reads the source from where its options say), nor where this job ignores
+   * the table's position.
    */
   private Map<String, String> latestSummaryOfThisOperator(Table table, Snapshot base, String key) {
     if (base != null) {
+      boolean voided = false;
       for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
         Map<String, String> summary = s.summary();
         if (operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
             && (key == null || summary.containsKey(key))) {
-          return positionNeverGoesBack || ownJobs.contains(summary.get(SnapshotSummaryKeys.JOB_ID))
-              ? summary
-              : Map.of();
+          boolean own = ownJobs.contains(summary.get(SnapshotSummaryKeys.JOB_ID));
+          return own || (positionNeverGoesBack && !voided) ? summary : Map.of();
         }
-        if (voidsThePosition(s)) {
-          return Map.of();
-        }
+        voided |= voidsThePosition(s);
       }
     }
     return Map.of();

@@ -964,6 +964,35 @@ class IcebergCommitterOperatorTest {
             SnapshotSummaryKeys.SOURCE_SEQUENCE, SourceSequence.postgresLsn(99).encode());
   }
 
+  /**
+   * A job that runs on across another engine's delete read the topic past the offsets it recorded
+   * before: its commits after the delete still carry those of the partitions without new records.
+   */
+  @Test
+  void aRunningJobCarriesItsOwnOffsetsAcrossAnotherEnginesDelete() throws Exception {
+    var harness = open();
+    harness.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(
+                new ChangeStats(0, 1, 0, 0, 0, 0, null, Map.of("t/0", 5000L, "t/1", 7L)))));
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    table.refresh();
+    table.newDelete().deleteFile(TestTables.dataFile("a")).commit();
+    harness.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(
+                new ChangeStats(0, 1, 0, 0, 0, 0, null, Map.of("t/0", 5001L)))));
+    harness.processElement(new StreamRecord<>(files("b", false, 0)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "2")
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=5001,t/1=7");
+  }
+
   @Test
   void compactedRowsNobodyElseTouchedAreKeptWithoutALookUp() throws Exception {
     table.updateProperties().set("format-version", "3").commit();
