@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
  * written again would be read from the end the group had reached.
  *
  * <p>A table's offset the topic no longer holds (its records deleted by retention) is warned of,
- * naming the records that are lost to the table; the partition then starts where the reset strategy
- * given says.
+ * naming the records that are lost to the table, and the partition starts at its earliest record;
+ * one past the partition's end (a topic created again) is warned of too, and the partition starts
+ * at its earliest record. Neither is left to the consumer's reset strategy, which for {@code
+ * --starting-offsets latest} would skip records the table never saw.
  */
 public final class TableOffsetsFirst implements OffsetsInitializer {
 
@@ -63,20 +65,32 @@ public final class TableOffsetsFirst implements OffsetsInitializer {
     }
     if (!offsets.isEmpty()) {
       Map<TopicPartition, Long> beginnings = retriever.beginningOffsets(offsets.keySet());
-      offsets.forEach(
-          (partition, offset) -> {
-            Long beginning = beginnings.get(partition);
-            if (beginning != null && offset < beginning) {
-              LOG.warn(
-                  "Partition {} no longer holds offsets {} to {}, after those its table holds:"
-                      + " their records are lost to the table; the partition starts at its {}"
-                      + " offset",
-                  partition,
-                  offset,
-                  beginning - 1,
-                  outOfRange == OffsetResetStrategy.LATEST ? "latest" : "earliest");
-            }
-          });
+      Map<TopicPartition, Long> ends = retriever.endOffsets(offsets.keySet());
+      for (Map.Entry<TopicPartition, Long> start : offsets.entrySet()) {
+        TopicPartition partition = start.getKey();
+        long offset = start.getValue();
+        Long beginning = beginnings.get(partition);
+        Long end = ends.get(partition);
+        if (beginning != null && offset < beginning) {
+          LOG.warn(
+              "Partition {} no longer holds offsets {} to {}, after those its table holds: their"
+                  + " records are lost to the table; the partition is read from offset {}",
+              partition,
+              offset,
+              beginning - 1,
+              beginning);
+          start.setValue(beginning);
+        } else if (beginning != null && end != null && offset > end) {
+          LOG.warn(
+              "Partition {} ends at offset {}, before offset {} that its table holds (the topic"
+                  + " was created again?); the partition is read from offset {}",
+              partition,
+              end,
+              offset,
+              beginning);
+          start.setValue(beginning);
+        }
+      }
     }
     if (!rest.isEmpty()) {
       offsets.putAll(others.getPartitionOffsets(rest, retriever));

@@ -82,7 +82,16 @@ class KafkaStartingOffsetsTest {
             KafkaSourceTranslator.startingOffsets("timestamp:1700000000000", tables)
                 .getPartitionOffsets(both, TOPICS))
         .isEqualTo(Map.of(A0, 42L, B0, 700L));
-    // An offset the topic no longer holds (deleted by retention) is reset as the option says.
+    // An offset the topic no longer holds (deleted by retention), or past its end (created again),
+    // starts at the earliest record it holds, whatever the option.
+    Map<TopicPartition, Long> outOfRange = Map.of(A0, 3L, B0, 5000L);
+    for (String option : List.of("earliest", "latest")) {
+      assertThat(
+              KafkaSourceTranslator.startingOffsets(option, outOfRange)
+                  .getPartitionOffsets(both, TOPICS))
+          .isEqualTo(Map.of(A0, 10L, B0, 10L));
+    }
+    // The consumer's own reset, for an offset that goes out of range later, follows the option.
     assertThat(
             KafkaSourceTranslator.startingOffsets("earliest", tables).getAutoOffsetResetStrategy())
         .isEqualTo(OffsetResetStrategy.EARLIEST);
