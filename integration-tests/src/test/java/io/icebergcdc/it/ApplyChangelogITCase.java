@@ -80,6 +80,9 @@ class ApplyChangelogITCase {
 
   @TempDir Path dir;
 
+  /** The changelog file the jobs read, in {@link #dir}. */
+  private String changesFile = "changes.jsonl";
+
   private ChangelogGenerator.Changelog changelog(int changes, int keys, long seed) {
     ChangelogGenerator.Changelog changelog =
         new ChangelogGenerator(changes, keys, 0.10, 0.02, seed).generate();
@@ -112,7 +115,7 @@ class ApplyChangelogITCase {
       Configuration sinkOptions,
       Duration checkpointInterval) {
     return new JobDefinition(
-        new ChangelogFile(dir.resolve("changes.jsonl").toString(), null),
+        new ChangelogFile(dir.resolve(changesFile).toString(), null),
         CatalogDefinition.builder()
             .warehouse(dir.resolve("warehouse").toString())
             .properties(catalogProperties)
@@ -324,6 +327,27 @@ class ApplyChangelogITCase {
           .as("data files compacted by the writers")
           .isPositive();
     }
+  }
+
+  /**
+   * A gzipped changelog whose text starts with a UTF-8 byte order mark creates its missing table
+   * from its first event's schema, as a plain one does (the look at the first event read the
+   * compressed bytes as text, and the mark as JSON).
+   */
+  @Test
+  void appliesAGzippedChangelogWithAByteOrderMarkToATableItCreates() throws Exception {
+    ChangelogGenerator.Changelog changelog = changelog(20_000, 2_000, 7L);
+    changesFile = "changes.jsonl.gz";
+    try (var out =
+        new java.util.zip.GZIPOutputStream(
+            java.nio.file.Files.newOutputStream(dir.resolve(changesFile)))) {
+      out.write(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF});
+      java.nio.file.Files.copy(dir.resolve("changes.jsonl"), out);
+    }
+
+    new JobRunner(job(null, 2, Map.of(), 0, options(DeleteMode.POSITION)), null).run();
+
+    assertThat(changelog.model().differences(table(), 20)).isEmpty();
   }
 
   @Test

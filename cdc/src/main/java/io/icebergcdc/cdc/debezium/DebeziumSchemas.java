@@ -37,6 +37,37 @@ import org.apache.iceberg.types.Types;
  */
 public final class DebeziumSchemas {
 
+  /** Kafka Connect's semantic type of a decimal given as the bytes of its unscaled value. */
+  static final String DECIMAL = "org.apache.kafka.connect.data.Decimal";
+
+  private static final String SCALE = ";scale=";
+
+  /**
+   * The unit {@link JsonRowConverter} converts a field's values by: its semantic type's name, and
+   * for a {@link #DECIMAL} the scale its schema gives, which its bytes are at.
+   */
+  static String unitOf(JsonNode field) {
+    String name = field.get("name").asText();
+    JsonNode scale = field.path("parameters").path("scale");
+    return DECIMAL.equals(name) && scale.isTextual() ? name + SCALE + scale.asText() : name;
+  }
+
+  /** The scale a {@link #unitOf decimal's unit} gives; {@code otherwise} if it gives none. */
+  static int decimalScale(String unit, int otherwise) {
+    if (unit == null || unit.length() <= DECIMAL.length() + SCALE.length()) {
+      return otherwise;
+    }
+    int scale = 0;
+    for (int i = DECIMAL.length() + SCALE.length(); i < unit.length(); i++) {
+      char c = unit.charAt(i);
+      if (c < '0' || c > '9' || scale > 1000) {
+        throw new IllegalArgumentException("the event's schema gives decimal " + unit);
+      }
+      scale = scale * 10 + (c - '0');
+    }
+    return scale;
+  }
+
   private DebeziumSchemas() {}
 
   /**

@@ -185,6 +185,10 @@ final class JsonRowConverter {
         }
         return data;
       case UUID:
+        if (!value.isTextual()) {
+          // Named here: a null's message depends on whether the JIT has compiled the call.
+          throw new IllegalArgumentException("not a UUID in text");
+        }
         UUID uuid = UUID.fromString(value.textValue());
         ByteBuffer buffer = ByteBuffer.allocate(16);
         buffer.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
@@ -224,6 +228,10 @@ final class JsonRowConverter {
 
   private static long integral(JsonNode value) {
     if (value.isIntegralNumber()) {
+      if (!value.canConvertToLong()) {
+        // Jackson's longValue() of a bigger number keeps its low 64 bits.
+        throw new IllegalArgumentException("out of the range of a 64-bit integer");
+      }
       return value.longValue();
     }
     if (value.isTextual()) {
@@ -244,14 +252,21 @@ final class JsonRowConverter {
 
   private static BigDecimal decimal(JsonNode value, int scale, String unit) {
     if (value.isNumber()) {
+      // Exactly as written (the parsers read fractions as decimals); a value that the column's
+      // scale cannot hold without rounding is refused.
       return value.decimalValue().setScale(scale);
     }
     String text = value.textValue();
     if (text == null) {
       throw new IllegalArgumentException("not a decimal");
     }
-    if ("org.apache.kafka.connect.data.Decimal".equals(unit) || !looksNumeric(text)) {
-      return new BigDecimal(new BigInteger(Base64.getDecoder().decode(text)), scale);
+    if ((unit != null && unit.startsWith(DebeziumSchemas.DECIMAL)) || !looksNumeric(text)) {
+      // The unscaled value, at the scale the event's schema gives (else the table's); a value
+      // that the table's scale cannot hold without rounding is refused.
+      return new BigDecimal(
+              new BigInteger(Base64.getDecoder().decode(text)),
+              DebeziumSchemas.decimalScale(unit, scale))
+          .setScale(scale);
     }
     return new BigDecimal(text).setScale(scale);
   }

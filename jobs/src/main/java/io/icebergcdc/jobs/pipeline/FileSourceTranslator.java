@@ -144,8 +144,7 @@ final class FileSourceTranslator implements SourceTranslator {
    * null if it names none, or cannot be read (its line then fails in the parser).
    */
   private String sourceTableOfFirstEvent() {
-    try (BufferedReader reader =
-        Files.newBufferedReader(Paths.get(file.path()), StandardCharsets.UTF_8)) {
+    try (BufferedReader reader = firstLines()) {
       String line;
       while ((line = reader.readLine()) != null) {
         if (line.isBlank()) {
@@ -163,10 +162,35 @@ final class FileSourceTranslator implements SourceTranslator {
     }
   }
 
+  /**
+   * The file's lines for a look at its first events, decompressed as the source reads them (by the
+   * file name's extension), without a UTF-8 byte order mark, which the parsers' byte input skips.
+   */
+  private BufferedReader firstLines() throws IOException {
+    java.io.InputStream in = Files.newInputStream(Paths.get(file.path()));
+    try {
+      var decompressor = StandardDeCompressors.getDecompressorForFileName(file.path());
+      if (decompressor != null) {
+        in = decompressor.create(in);
+      }
+      java.io.PushbackInputStream bytes = new java.io.PushbackInputStream(in, 3);
+      byte[] start = bytes.readNBytes(3);
+      if (!(start.length == 3
+          && (start[0] & 0xff) == 0xEF
+          && (start[1] & 0xff) == 0xBB
+          && (start[2] & 0xff) == 0xBF)) {
+        bytes.unread(start);
+      }
+      return new BufferedReader(new java.io.InputStreamReader(bytes, StandardCharsets.UTF_8));
+    } catch (IOException | RuntimeException e) {
+      in.close();
+      throw e;
+    }
+  }
+
   /** The table schema that the Connect schema of the file's first event describes. */
   private Schema schemaFromFirstEvent(TableIdentifier identifier) throws IOException {
-    try (BufferedReader reader =
-        Files.newBufferedReader(Paths.get(file.path()), StandardCharsets.UTF_8)) {
+    try (BufferedReader reader = firstLines()) {
       String line;
       int number = 0;
       while ((line = reader.readLine()) != null) {
