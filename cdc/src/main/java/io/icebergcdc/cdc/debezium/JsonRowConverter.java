@@ -185,14 +185,7 @@ final class JsonRowConverter {
         }
         return data;
       case UUID:
-        if (!value.isTextual()) {
-          // Named here: a null's message depends on whether the JIT has compiled the call.
-          throw new IllegalArgumentException("not a UUID in text");
-        }
-        UUID uuid = UUID.fromString(value.textValue());
-        ByteBuffer buffer = ByteBuffer.allocate(16);
-        buffer.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
-        return buffer.array();
+        return uuidBytes(value);
       case BINARY:
       case FIXED:
         return Base64.getDecoder().decode(value.textValue());
@@ -250,6 +243,17 @@ final class JsonRowConverter {
     throw new IllegalArgumentException("not a number");
   }
 
+  private static byte[] uuidBytes(JsonNode value) {
+    if (!value.isTextual()) {
+      // Named here: a null's message depends on whether the JIT has compiled the call.
+      throw new IllegalArgumentException("not a UUID in text");
+    }
+    UUID uuid = UUID.fromString(value.textValue());
+    ByteBuffer buffer = ByteBuffer.allocate(16);
+    buffer.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+    return buffer.array();
+  }
+
   private static BigDecimal decimal(JsonNode value, int scale, String unit) {
     if (value.isNumber()) {
       // Exactly as written (the parsers read fractions as decimals); a value that the column's
@@ -261,14 +265,21 @@ final class JsonRowConverter {
       throw new IllegalArgumentException("not a decimal");
     }
     if ((unit != null && unit.startsWith(DebeziumSchemas.DECIMAL)) || !looksNumeric(text)) {
-      // The unscaled value, at the scale the event's schema gives (else the table's); a value
-      // that the table's scale cannot hold without rounding is refused.
-      return new BigDecimal(
-              new BigInteger(Base64.getDecoder().decode(text)),
-              DebeziumSchemas.decimalScale(unit, scale))
-          .setScale(scale);
+      return decimalOfBytes(text, unit, scale);
     }
     return new BigDecimal(text).setScale(scale);
+  }
+
+  /**
+   * A decimal's unscaled bytes in base64, at the scale its event's schema gives (else the table's);
+   * a value that the table's {@code scale} cannot hold without rounding is refused.
+   */
+  private static BigDecimal decimalOfBytes(String text, String unit, int scale) {
+    BigDecimal value =
+        new BigDecimal(
+            new BigInteger(Base64.getDecoder().decode(text)),
+            DebeziumSchemas.decimalScale(unit, scale));
+    return value.scale() == scale ? value : value.setScale(scale);
   }
 
   private static boolean looksNumeric(String text) {
