@@ -44,14 +44,7 @@ public final class DebeziumJsonParser {
    */
   public static final String UNAVAILABLE_VALUE = "__debezium_unavailable_value";
 
-  /**
-   * Reads a number with a fraction as a decimal, exactly as written: a decimal column given as a
-   * JSON number keeps every digit (read as a double, it kept 15 to 17), and a double column reads
-   * the same value either way.
-   */
-  private static final ObjectMapper MAPPER =
-      new ObjectMapper()
-          .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+  private static final ObjectMapper MAPPER = new ObjectMapper();
 
   /**
    * The fields of an event's {@code source} block that its changes are made of: the table's name

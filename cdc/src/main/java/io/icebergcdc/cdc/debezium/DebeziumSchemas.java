@@ -49,7 +49,9 @@ public final class DebeziumSchemas {
   static String unitOf(JsonNode field) {
     String name = field.get("name").asText();
     JsonNode scale = field.path("parameters").path("scale");
-    return DECIMAL.equals(name) && scale.isTextual() ? name + SCALE + scale.asText() : name;
+    return DECIMAL.equals(name) && (scale.isTextual() || scale.isIntegralNumber())
+        ? name + SCALE + scale.asText()
+        : name;
   }
 
   /** The scale a {@link #unitOf decimal's unit} gives; {@code otherwise} if it gives none. */
@@ -57,15 +59,17 @@ public final class DebeziumSchemas {
     if (unit == null || unit.length() <= DECIMAL.length() + SCALE.length()) {
       return otherwise;
     }
+    int first = DECIMAL.length() + SCALE.length();
+    boolean negative = unit.charAt(first) == '-';
     int scale = 0;
-    for (int i = DECIMAL.length() + SCALE.length(); i < unit.length(); i++) {
+    for (int i = negative ? first + 1 : first; i < unit.length(); i++) {
       char c = unit.charAt(i);
       if (c < '0' || c > '9' || scale > 1000) {
         throw new IllegalArgumentException("the event's schema gives decimal " + unit);
       }
       scale = scale * 10 + (c - '0');
     }
-    return scale;
+    return negative ? -scale : scale;
   }
 
   private DebeziumSchemas() {}

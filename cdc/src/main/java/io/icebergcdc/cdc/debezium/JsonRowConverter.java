@@ -188,6 +188,9 @@ final class JsonRowConverter {
         return uuidBytes(value);
       case BINARY:
       case FIXED:
+        if (!value.isTextual()) {
+          throw new IllegalArgumentException("not base64 text");
+        }
         return Base64.getDecoder().decode(value.textValue());
       default:
         throw new IllegalArgumentException("type " + type + " is not supported in change events");
@@ -256,9 +259,9 @@ final class JsonRowConverter {
 
   private static BigDecimal decimal(JsonNode value, int scale, String unit) {
     if (value.isNumber()) {
-      // Exactly as written (the parsers read fractions as decimals); a value that the column's
-      // scale cannot hold without rounding is refused.
-      return value.decimalValue().setScale(scale);
+      // A fraction is read as a double (15 to 17 digits), as Jackson reads JSON numbers: decimals
+      // that need more are sent as text or bytes. A value the scale cannot hold is refused.
+      return scaled(value.decimalValue(), scale);
     }
     String text = value.textValue();
     if (text == null) {
@@ -267,7 +270,19 @@ final class JsonRowConverter {
     if ((unit != null && unit.startsWith(DebeziumSchemas.DECIMAL)) || !looksNumeric(text)) {
       return decimalOfBytes(text, unit, scale);
     }
-    return new BigDecimal(text).setScale(scale);
+    return scaled(new BigDecimal(text), scale);
+  }
+
+  /**
+   * {@code value} at {@code scale}, refused where that would round it, and where its exponent is
+   * beyond any column's (a few bytes such as {@code 1e300000000} would otherwise take minutes of
+   * work to scale).
+   */
+  private static BigDecimal scaled(BigDecimal value, int scale) {
+    if (Math.abs((long) value.scale()) > 1_000) {
+      throw new IllegalArgumentException("out of the range of a decimal");
+    }
+    return value.setScale(scale);
   }
 
   /**
@@ -279,7 +294,7 @@ final class JsonRowConverter {
         new BigDecimal(
             new BigInteger(Base64.getDecoder().decode(text)),
             DebeziumSchemas.decimalScale(unit, scale));
-    return value.scale() == scale ? value : value.setScale(scale);
+    return value.scale() == scale ? value : scaled(value, scale);
   }
 
   private static boolean looksNumeric(String text) {

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.BigIntegerNode;
 import com.fasterxml.jackson.databind.node.BooleanNode;
-import com.fasterxml.jackson.databind.node.DecimalNode;
+import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.NullNode;
@@ -42,8 +42,7 @@ final class StreamedValues {
         if (parser.getNumberTypeFP() != JsonParser.NumberTypeFP.UNKNOWN) {
           throw NotStreamed.INSTANCE;
         }
-        // As the tree reads it (DebeziumJsonParser's mapper): exactly, for decimal columns.
-        return DecimalNode.valueOf(parser.getDecimalValue());
+        return DoubleNode.valueOf(parser.getDoubleValue());
       case VALUE_TRUE:
         return BooleanNode.TRUE;
       case VALUE_FALSE:
