@@ -1,6 +1,7 @@
 package io.icebergcdc.sink;
 
 import io.icebergcdc.cdc.SourceSequence;
+import io.icebergcdc.commit.RecordedPositions;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.dedup.DedupOptions;
 import java.util.LinkedHashMap;
@@ -96,8 +97,14 @@ public final class TablePosition {
 
   /**
    * {@code key} of the latest snapshot that has it; null if there is none, or if a later snapshot
-   * overwrote or deleted rows without recording a position (an {@code INSERT OVERWRITE}, a {@code
-   * DELETE}, another engine): the position no longer says what the table holds.
+   * voids it ({@link RecordedPositions#voidedBy}: an overwrite or delete that records no position,
+   * such as an {@code INSERT OVERWRITE}, a {@code DELETE} or another engine's commit), after which
+   * the position no longer says what the table holds. The committers carry a position forward by
+   * the same rule.
+   *
+   * <p>A truncate position ends at any overwrite or delete that lacks it, even one that records a
+   * position: the writers that know of a truncate repeat it in every commit, so a commit without it
+   * comes from a job that did not start from it (one that ignored the table's position).
    */
   private static String latest(Table table, String key) {
     Snapshot current = table.currentSnapshot();
@@ -109,11 +116,16 @@ public final class TablePosition {
       if (value != null) {
         return value;
       }
-      String operation = s.operation();
-      if (DataOperations.OVERWRITE.equals(operation) || DataOperations.DELETE.equals(operation)) {
+      if (SnapshotSummaryKeys.TRUNCATED_AT.equals(key)
+          ? rewritesRows(s.operation())
+          : RecordedPositions.voidedBy(s)) {
         return null;
       }
     }
     return null;
+  }
+
+  private static boolean rewritesRows(String operation) {
+    return DataOperations.OVERWRITE.equals(operation) || DataOperations.DELETE.equals(operation);
   }
 }

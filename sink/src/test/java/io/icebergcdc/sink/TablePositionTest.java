@@ -61,6 +61,38 @@ class TablePositionTest {
   }
 
   @Test
+  void anOverwriteThatRecordsAPositionOfItsOwnLeavesTheOthersStanding() {
+    SourceSequence source = SourceSequence.postgresLsn(500);
+    SourceSequence truncate = SourceSequence.postgresLsn(300);
+    table
+        .newAppend()
+        .set(SnapshotSummaryKeys.SOURCE_SEQUENCE, source.encode())
+        .set(SnapshotSummaryKeys.TRUNCATED_AT, truncate.encode())
+        .commit();
+    // A Kafka job's row-level commit: an overwrite that records offsets but no sequence.
+    table.newOverwrite().set(SnapshotSummaryKeys.KAFKA_OFFSETS, "cdc.orders/0=41").commit();
+    // The committers carry the source position past it, so a job without state reads it too.
+    assertThat(TablePosition.of(table)).isEqualTo(source);
+    assertThat(TablePosition.kafkaOffsets(table)).isEqualTo(Map.of("cdc.orders/0", 41L));
+    // A job that knew of the truncate would have repeated it.
+    assertThat(TablePosition.truncatedAt(table)).isNull();
+
+    // A row-level commit that records a sequence but no offsets leaves the offsets standing.
+    SourceSequence later = SourceSequence.postgresLsn(900);
+    table.newOverwrite().set(SnapshotSummaryKeys.SOURCE_SEQUENCE, later.encode()).commit();
+    assertThat(TablePosition.of(table)).isEqualTo(later);
+    assertThat(TablePosition.kafkaOffsets(table)).isEqualTo(Map.of("cdc.orders/0", 41L));
+
+    // A delete that records none voids both.
+    table
+        .newDelete()
+        .deleteFromRowFilter(org.apache.iceberg.expressions.Expressions.alwaysTrue())
+        .commit();
+    assertThat(TablePosition.of(table)).isNull();
+    assertThat(TablePosition.kafkaOffsets(table)).isEmpty();
+  }
+
+  @Test
   void aPositionThatCannotBeReadIsNamedWithTheWayOut() {
     table.newAppend().set(SnapshotSummaryKeys.SOURCE_SEQUENCE, "lsn:x").commit();
     assertThatThrownBy(() -> TablePosition.of(table))

@@ -4,6 +4,7 @@ import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.commit.Overwrite;
+import io.icebergcdc.commit.RecordedPositions;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.util.List;
 import java.util.Map;
@@ -169,7 +170,7 @@ final class CommitSummary {
     for (Snapshot s : SnapshotUtil.ancestorsOf(base.snapshotId(), table::snapshot)) {
       String recorded = s.summary().get(SnapshotSummaryKeys.SOURCE_SEQUENCE);
       if (recorded == null) {
-        voided |= voidsThePosition(s);
+        voided |= RecordedPositions.voidedBy(s);
         continue;
       }
       if (voided && !ownJobs.contains(s.summary().get(SnapshotSummaryKeys.JOB_ID))) {
@@ -195,9 +196,9 @@ final class CommitSummary {
    * key, where null), whose source position and offsets still hold for this commit; empty if there
    * is none. Those of a job this committer answers for (its own, or one it restored the state of)
    * hold: it read the source past them. Another job's hold only where this job started from them:
-   * not past a snapshot that voids the table's position ({@link #voidsThePosition}: a job started
-   * without state after it reads the source from where its options say), nor where this job ignores
-   * the table's position.
+   * not past a snapshot that voids the table's position ({@link RecordedPositions#voidedBy}: a job
+   * started without state after it reads the source from where its options say), nor where this job
+   * ignores the table's position.
    */
   private Map<String, String> latestSummaryOfThisOperator(Table table, Snapshot base, String key) {
     if (base != null) {
@@ -209,23 +210,9 @@ final class CommitSummary {
           boolean own = ownJobs.contains(summary.get(SnapshotSummaryKeys.JOB_ID));
           return own || (positionNeverGoesBack && !voided) ? summary : Map.of();
         }
-        voided |= voidsThePosition(s);
+        voided |= RecordedPositions.voidedBy(s);
       }
     }
     return Map.of();
-  }
-
-  /**
-   * Whether {@code snapshot} makes the source position and offsets recorded before it void, as a
-   * job without state reads them ({@code TablePosition}): an overwrite or delete that records
-   * neither (an {@code INSERT OVERWRITE}, a {@code DELETE}, another engine's).
-   */
-  private static boolean voidsThePosition(Snapshot snapshot) {
-    String operation = snapshot.operation();
-    Map<String, String> summary = snapshot.summary();
-    return (org.apache.iceberg.DataOperations.OVERWRITE.equals(operation)
-            || org.apache.iceberg.DataOperations.DELETE.equals(operation))
-        && !summary.containsKey(SnapshotSummaryKeys.SOURCE_SEQUENCE)
-        && !summary.containsKey(SnapshotSummaryKeys.KAFKA_OFFSETS);
   }
 }

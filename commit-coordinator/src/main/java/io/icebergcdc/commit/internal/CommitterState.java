@@ -9,7 +9,9 @@ import java.util.TreeMap;
 /**
  * The checkpointed state of the committer of one table: the job that wrote it, the table it commits
  * to (its UUID, and its name where one committer commits several tables), and the contributions of
- * each checkpoint that was snapshotted but not yet known to be committed, by checkpoint id.
+ * each checkpoint that was snapshotted but not yet known to be committed, by checkpoint id, and the
+ * table's latest snapshot the committer had seen then, after which every commit of those
+ * checkpoints comes.
  */
 final class CommitterState {
 
@@ -17,18 +19,30 @@ final class CommitterState {
   private final String tableUuid;
   private final NavigableMap<Long, ChangeCommittable> pending;
   private final String table;
+  private final Long seenSnapshotId;
+
+  /** {@link #seenSnapshotId()} of a state taken while the table had no snapshot. */
+  static final long NO_SNAPSHOT = -1L;
 
   CommitterState(String jobId, String tableUuid, NavigableMap<Long, ChangeCommittable> pending) {
-    this(jobId, tableUuid, pending, null);
+    this(jobId, tableUuid, pending, null, null);
   }
 
   /**
    * @param table the name under which a committer of several tables knows the table; null for the
    *     committer of one table
+   * @param seenSnapshotId the id of the table's latest snapshot the committer had seen when it took
+   *     the state, {@link #NO_SNAPSHOT} where the table had none; null where unknown (a state of
+   *     version 3 or before)
    */
   CommitterState(
-      String jobId, String tableUuid, NavigableMap<Long, ChangeCommittable> pending, String table) {
+      String jobId,
+      String tableUuid,
+      NavigableMap<Long, ChangeCommittable> pending,
+      String table,
+      Long seenSnapshotId) {
     this.table = table;
+    this.seenSnapshotId = seenSnapshotId;
     this.jobId = Objects.requireNonNull(jobId, "jobId");
     this.tableUuid = tableUuid;
     this.pending = Collections.unmodifiableNavigableMap(new TreeMap<>(pending));
@@ -52,9 +66,18 @@ final class CommitterState {
     return table;
   }
 
+  /**
+   * The table's latest snapshot the committer had seen when it took this state: a commit of the
+   * pending checkpoints descends from it. {@link #NO_SNAPSHOT} where the table had none; null where
+   * unknown.
+   */
+  Long seenSnapshotId() {
+    return seenSnapshotId;
+  }
+
   /** This state, of {@code table} in a committer of several tables. */
   CommitterState forTable(String table) {
-    return new CommitterState(jobId, tableUuid, pending, table);
+    return new CommitterState(jobId, tableUuid, pending, table, seenSnapshotId);
   }
 
   @Override
@@ -63,7 +86,8 @@ final class CommitterState {
         && jobId.equals(((CommitterState) o).jobId)
         && Objects.equals(tableUuid, ((CommitterState) o).tableUuid)
         && pending.equals(((CommitterState) o).pending)
-        && Objects.equals(table, ((CommitterState) o).table);
+        && Objects.equals(table, ((CommitterState) o).table)
+        && Objects.equals(seenSnapshotId, ((CommitterState) o).seenSnapshotId);
   }
 
   @Override

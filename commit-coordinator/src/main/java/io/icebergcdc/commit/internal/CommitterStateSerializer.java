@@ -21,13 +21,17 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  *
  * <p>Version 3: as version 2, then whether the table's name in a committer of several tables
  * follows, and the name.
+ *
+ * <p>Version 4: as version 3, then whether the id of the table's latest snapshot the committer had
+ * seen follows, and the id ({@link CommitterState#NO_SNAPSHOT} for none).
  */
 final class CommitterStateSerializer implements SimpleVersionedSerializer<CommitterState> {
 
   static final int VERSION_1 = 1;
   static final int VERSION_2 = 2;
   static final int VERSION_3 = 3;
-  private static final int CURRENT = VERSION_3;
+  static final int VERSION_4 = 4;
+  private static final int CURRENT = VERSION_4;
 
   private final ChangeCommittableSerializer committables = new ChangeCommittableSerializer();
 
@@ -53,12 +57,16 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
     if (state.table() != null) {
       out.writeUTF(state.table());
     }
+    out.writeBoolean(state.seenSnapshotId() != null);
+    if (state.seenSnapshotId() != null) {
+      out.writeLong(state.seenSnapshotId());
+    }
     return out.getCopyOfBuffer();
   }
 
   @Override
   public CommitterState deserialize(int version, byte[] bytes) throws IOException {
-    if (version < VERSION_1 || version > VERSION_3) {
+    if (version < VERSION_1 || version > VERSION_4) {
       throw new IOException("unknown version " + version + " of the committer's state");
     }
     DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -72,6 +80,7 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
           checkpointId, SimpleVersionedSerialization.readVersionAndDeSerialize(committables, in));
     }
     String table = version >= VERSION_3 && in.readBoolean() ? in.readUTF() : null;
-    return new CommitterState(jobId, tableUuid, pending, table);
+    Long seen = version >= VERSION_4 && in.readBoolean() ? in.readLong() : null;
+    return new CommitterState(jobId, tableUuid, pending, table, seen);
   }
 }

@@ -235,7 +235,13 @@ final class TableCommitter implements AutoCloseable {
   CommitterState snapshot(long checkpointId) {
     pending.put(checkpointId, current);
     current = ChangeCommittable.EMPTY;
-    return new CommitterState(jobId, tableUuid, pending);
+    org.apache.iceberg.Snapshot seen = commits.table().currentSnapshot();
+    return new CommitterState(
+        jobId,
+        tableUuid,
+        pending,
+        null,
+        seen == null ? CommitterState.NO_SNAPSHOT : seen.snapshotId());
   }
 
   /** What the completion of checkpoint {@code checkpointId} commits: the checkpoints up to it. */
@@ -286,17 +292,16 @@ final class TableCommitter implements AutoCloseable {
     }
     long maxCommitted = CommitHistory.maxCommittedCheckpointId(table, restored.jobId(), operatorId);
     if (maxCommitted == CommitHistory.NONE
-        && !restored.pending().isEmpty()
-        && CommitHistory.isTruncated(table)
-        && CommitHistory.committedByAnotherJob(table, restored.jobId(), operatorId)) {
+        && restored.pending().values().stream().anyMatch(ChangeCommittable::hasFiles)
+        && !historyShowsCommitsSince(table, restored)) {
       throw new IllegalStateException(
           "The restored state of the committer of table "
               + table.name()
               + " is of job "
               + restored.jobId()
-              + ", whose commits are not in what is left of the table's snapshot history (older"
-              + " snapshots were expired, and later jobs committed since): whether its pending"
-              + " checkpoints "
+              + ", whose commits are not in what is left of the table's snapshot history (the"
+              + " snapshots since the state was taken were expired, or the table rolled back):"
+              + " whether its pending checkpoints "
               + restored.pending().keySet()
               + " were committed cannot be told, and committing them again could apply them"
               + " twice. Restore from a newer checkpoint or savepoint of the job that wrote the"
@@ -320,6 +325,27 @@ final class TableCommitter implements AutoCloseable {
       commits.maintainAfter(Math.min(maxCommitted, restoredCheckpointId));
     }
     return new Due(uncommitted, Long.MAX_VALUE, restored.jobId());
+  }
+
+  /**
+   * Whether the table's snapshot history still holds every snapshot committed since {@code
+   * restored} was taken, so that a pending checkpoint it does not show was not committed: the
+   * snapshot the committer had seen then is in the current snapshot's ancestry (or the table had
+   * none, and its ancestry reaches its first snapshot). Of a state that does not say what it had
+   * seen (version 3 or before): unless the history was cut short and another job committed since.
+   */
+  private boolean historyShowsCommitsSince(Table table, CommitterState restored) {
+    Long seen = restored.seenSnapshotId();
+    if (seen == null) {
+      return !(CommitHistory.isTruncated(table)
+          && CommitHistory.committedByAnotherJob(table, restored.jobId(), operatorId));
+    }
+    if (table.currentSnapshot() == null) {
+      return true;
+    }
+    return seen == CommitterState.NO_SNAPSHOT
+        ? !CommitHistory.isTruncated(table)
+        : CommitHistory.isAncestor(table, seen);
   }
 
   /**

@@ -189,7 +189,8 @@ class CommitterSerializersTest {
             "0123456789abcdef0123456789abcdef",
             "6f1c2f0e-2b7d-4a59-9a43-4f0c5c1e8a11",
             pending,
-            "db.orders");
+            "db.orders",
+            null);
     byte[] bytes = serializer.serialize(state);
     assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(state);
 
@@ -197,6 +198,27 @@ class CommitterSerializersTest {
     CommitterState read = serializer.deserialize(CommitterStateSerializer.VERSION_3, v3);
     assertThat(read).isEqualTo(state);
     assertThat(read.table()).isEqualTo("db.orders");
+  }
+
+  @Test
+  void committerStateKeepsTheSnapshotItHadSeenAndReadsVersion4() throws IOException {
+    CommitterStateSerializer serializer = new CommitterStateSerializer();
+    TreeMap<Long, ChangeCommittable> pending = new TreeMap<>();
+    pending.put(3L, COMMITTABLE);
+    String job = "0123456789abcdef0123456789abcdef";
+    String uuid = "6f1c2f0e-2b7d-4a59-9a43-4f0c5c1e8a11";
+    CommitterState state = new CommitterState(job, uuid, pending, null, 8_645_392_761_203L);
+    byte[] bytes = serializer.serialize(state);
+    assertThat(serializer.deserialize(serializer.getVersion(), bytes).seenSnapshotId())
+        .isEqualTo(8_645_392_761_203L);
+    CommitterState none =
+        new CommitterState(job, uuid, pending, "db.orders", CommitterState.NO_SNAPSHOT);
+    assertThat(serializer.deserialize(serializer.getVersion(), serializer.serialize(none)))
+        .isEqualTo(none);
+
+    byte[] v4 = GoldenFiles.bytes("serializer/committer-state-v4.bin", bytes);
+    assertThat(serializer.deserialize(CommitterStateSerializer.VERSION_4, v4)).isEqualTo(state);
+    assertThat(state).isNotEqualTo(new CommitterState(job, uuid, pending, null, null));
   }
 
   @Test

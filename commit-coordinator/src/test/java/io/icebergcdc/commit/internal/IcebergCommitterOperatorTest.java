@@ -274,6 +274,68 @@ class IcebergCommitterOperatorTest {
   }
 
   @Test
+  void aRestoreWhoseCommitsAnotherEngineExpiredIsRefusedRatherThanCommittedTwice()
+      throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    OperatorSubtaskState beforeTheTableHadASnapshot = harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    harness.processElement(new StreamRecord<>(files("b", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    OperatorSubtaskState withNothingPending = harness.snapshot(3, 3);
+    // Another engine writes on and expires every snapshot of the job (its own maintenance keeps
+    // the job's latest; another engine's does not).
+    anotherEngineAppendsAndExpiresAllButItsOwn(3);
+    assertThat(committedCheckpoints()).containsOnlyNulls().hasSize(3);
+    // A checkpoint without files (a table of the job that did not change) has nothing to commit
+    // twice.
+    open(withNothingPending, null);
+
+    for (OperatorSubtaskState restoreFrom : List.of(beforeTheTableHadASnapshot, state)) {
+      assertThatThrownBy(() -> open(restoreFrom, null))
+          .hasMessageContaining(table.name())
+          .hasMessageContaining("cannot be told");
+    }
+    assertThat(committedCheckpoints()).containsOnlyNulls().hasSize(3);
+  }
+
+  @Test
+  void aRestoreCommitsWhatIsPendingWhereTheHistoryCutShortStillHoldsEverySnapshotSince()
+      throws Exception {
+    anotherEngineAppendsAndExpiresAllButItsOwn(1);
+    anotherEngineAppendsAndExpiresAllButItsOwn(2);
+    var harness = open(null, new FailingListener());
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1));
+    table.newAppend().appendFile(TestTables.dataFile("other-after")).commit();
+    assertThat(CommitHistory.isTruncated(table)).isTrue();
+
+    open(state, null);
+    assertThat(committedCheckpoints()).containsExactly(null, null, null, "1");
+  }
+
+  /** Appends {@code count} snapshots of another engine, then expires all snapshots before them. */
+  private void anotherEngineAppendsAndExpiresAllButItsOwn(int count) {
+    table.refresh();
+    List<Long> before = new ArrayList<>();
+    table.snapshots().forEach(s -> before.add(s.snapshotId()));
+    for (int i = 0; i < count; i++) {
+      table
+          .newAppend()
+          .appendFile(TestTables.dataFile("other-" + before.size() + "-" + i))
+          .commit();
+    }
+    if (!before.isEmpty()) {
+      var expire = table.expireSnapshots().cleanExpiredFiles(false);
+      before.forEach(expire::expireSnapshotId);
+      expire.commit();
+    }
+    table.refresh();
+  }
+
+  @Test
   void aFailedCommitFailsTheJobAndIsCommittedByTheRestore() throws Exception {
     CommitListener failOnce = new FailingListener();
     var harness = open(null, failOnce);
