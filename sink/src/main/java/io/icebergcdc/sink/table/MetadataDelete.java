@@ -18,7 +18,9 @@ import org.apache.iceberg.io.CloseableIterable;
 /**
  * A {@code DELETE FROM t WHERE ...} whose filter matches whole data files: by their partition, or
  * by their column statistics. It is committed as one snapshot that removes those files, reading and
- * writing no data file; any other filter is a row-level delete.
+ * writing no data file; any other filter is a row-level delete. The filter matches the rows SQL's
+ * {@code WHERE} does ({@link SqlTruth}): {@code region <> 'EU'} leaves the rows whose region is
+ * null.
  */
 final class MetadataDelete {
 
@@ -43,7 +45,7 @@ final class MetadataDelete {
       if (converted.isEmpty()) {
         return Optional.empty();
       }
-      filter = Expressions.and(filter, converted.get());
+      filter = Expressions.and(filter, SqlTruth.whereTrue(converted.get()));
     }
     if (table.currentSnapshot() == null) {
       return Optional.of(new MetadataDelete(filter, 0, true));

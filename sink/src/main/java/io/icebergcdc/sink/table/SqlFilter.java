@@ -55,7 +55,7 @@ final class SqlFilter {
     if (parser.next < parser.tokens.size()) {
       throw parser.error("'" + parser.tokens.get(parser.next) + "' is not expected there");
     }
-    return expression;
+    return SqlTruth.whereTrue(expression);
   }
 
   private Expression or() {

@@ -62,6 +62,22 @@ class SqlFilterTest {
   }
 
   @Test
+  void aComparisonWithANullIsNeitherTrueNorFalseAsInSql() {
+    Record r = row(7, null, null, null, 3);
+    assertThat(matches("day < DATE '2026-01-05'", r)).isFalse();
+    assertThat(matches("NOT (day >= DATE '2026-01-05')", r)).isFalse();
+    assertThat(matches("status <> 'x'", r)).isFalse();
+    assertThat(matches("status NOT IN ('x', 'y')", r)).isFalse();
+    assertThat(matches("NOT (status = 'x' AND id = 7)", r)).isFalse();
+    assertThat(matches("day NOT BETWEEN DATE '2026-01-01' AND DATE '2026-01-31'", r)).isFalse();
+    // Where the unknown part cannot decide, or a null is asked for, the row matches.
+    assertThat(matches("NOT (status = 'x' AND id = 8)", r)).isTrue();
+    assertThat(matches("status IS NULL OR status <> 'x'", r)).isTrue();
+    assertThat(matches("NOT (status IS NOT NULL)", r)).isTrue();
+    assertThat(matches("status <> 'x' OR id = 7", r)).isTrue();
+  }
+
+  @Test
   void whatItCannotUseIsNamed() {
     assertThatThrownBy(() -> SqlFilter.parse("colour = 'red'", SCHEMA))
         .hasMessageContaining("option 'overwrite.filter' = 'colour = 'red''")
