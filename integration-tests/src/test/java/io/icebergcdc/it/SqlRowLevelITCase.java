@@ -149,6 +149,51 @@ class SqlRowLevelITCase {
   }
 
   @Test
+  void columnsDeclaredAtAnotherPrecisionAreWrittenAsTheTablesTypesHoldThem() throws Exception {
+    org.apache.iceberg.catalog.Catalog catalog =
+        CatalogDefinition.hadoop(dir.resolve("warehouse").toString()).loader().loadCatalog();
+    org.apache.iceberg.Schema schema =
+        new org.apache.iceberg.Schema(
+            List.of(
+                org.apache.iceberg.types.Types.NestedField.required(
+                    1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    2, "amount", org.apache.iceberg.types.Types.DecimalType.of(12, 4)),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    3, "ts", org.apache.iceberg.types.Types.TimestampType.withoutZone())),
+            java.util.Set.of(1));
+    catalog.createTable(TableIdentifier.of("db", "prices"), schema);
+    catalog.createTable(
+        TableIdentifier.of("db", "plain_prices"), new org.apache.iceberg.Schema(schema.columns()));
+    String columns = "id BIGINT NOT NULL, amount DECIMAL(12, 2), ts TIMESTAMP(3)";
+    sql.executeSql(
+        "CREATE TABLE prices (" + columns + ", PRIMARY KEY (id) NOT ENFORCED)" + with(""));
+    sql.executeSql("CREATE TABLE plain_prices (" + columns + ")" + with(""));
+    for (String name : List.of("prices", "plain_prices")) {
+      run(
+          "INSERT INTO "
+              + name
+              + " VALUES (1, 12.34, TIMESTAMP '2026-12-05 10:15:30.123'),"
+              + " (2, -0.05, TIMESTAMP '1969-12-31 23:59:59.999')");
+      assertThat(rows(table(name), "id", "amount", "ts"))
+          .as(name)
+          .containsExactly(
+              "1,12.3400,2026-12-05T10:15:30.123", "2,-0.0500,1969-12-31T23:59:59.999");
+    }
+
+    // Declared without the table's key, its rows would give key 1 a second row.
+    sql.executeSql(
+        "CREATE TABLE prices_without_key (" + columns + ")" + with(", 'table-name' = 'prices'"));
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT INTO prices_without_key VALUES (1, 1.00, TIMESTAMP '2026-12-06 00:00:00')"))
+        .hasStackTraceContaining("has the primary key [id]")
+        .hasStackTraceContaining("PRIMARY KEY (id) NOT ENFORCED");
+    assertThat(rows(table("prices"), "id")).containsExactly("1", "2");
+  }
+
+  @Test
   void updateOfAKeyColumnIsRefusedNamingIt() throws Exception {
     keyed("keyed", "2");
     assertThatThrownBy(() -> run("UPDATE keyed SET id = id + 10 WHERE v = 'b'"))

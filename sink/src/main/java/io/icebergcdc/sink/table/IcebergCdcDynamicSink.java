@@ -33,7 +33,7 @@ import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelUpdate;
 import org.apache.flink.table.connector.sink.abilities.SupportsTruncate;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.expressions.ResolvedExpression;
-import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.PartitionSpec;
@@ -173,6 +173,11 @@ final class IcebergCdcDynamicSink
 
   private DataStreamSink<?> consume(DataStream<RowData> rows, boolean boundedInput) {
     Table table = createOrLoad();
+    Optional<RowsAsTableTypes> conversion =
+        RowsAsTableTypes.of(
+            (RowType) flinkSchema.toPhysicalRowDataType().getLogicalType(),
+            FlinkSchemaUtil.convert(table.schema()),
+            identifier.toString());
     TableLoader loader = TableLoader.fromCatalog(catalogLoader, identifier);
     IcebergCdcSink.Builder builder =
         IcebergCdcSink.builder()
@@ -187,6 +192,12 @@ final class IcebergCdcDynamicSink
       builder.overwrite(overwriteOf(table));
     }
     IcebergCdcSink sink = builder.build();
+    if (conversion.isPresent()) {
+      rows =
+          rows.map(conversion.get())
+              .returns(InternalTypeInfo.of(conversion.get().tableType()))
+              .name("rows as the types of " + identifier);
+    }
     Overwrite replaced = builder.overwrite();
     if (replaced != null && replaced.scope() == Overwrite.Scope.FILTER) {
       rows =
@@ -299,7 +310,10 @@ final class IcebergCdcDynamicSink
     return table.schema().columns().stream().map(c -> c.name()).toList();
   }
 
-  /** The Iceberg table: created from the Flink schema if missing, else checked against it. */
+  /**
+   * The Iceberg table: created from the Flink schema if missing, else checked against it (its
+   * columns' types by {@link RowsAsTableTypes}).
+   */
   private Table createOrLoad() {
     Schema converted = FlinkSchemaUtil.convert(flinkSchema);
     List<String> key = flinkSchema.getPrimaryKey().map(k -> k.getColumns()).orElse(List.of());
@@ -319,6 +333,17 @@ final class IcebergCdcDynamicSink
         key.isEmpty()
             ? catalog.loadTable(identifier)
             : CdcTables.createOrLoad(catalog, identifier, schema, partitionBy, formatVersion, key);
+    if (key.isEmpty() && !table.schema().identifierFieldIds().isEmpty()) {
+      // Rows appended without the key would give a key a second row.
+      throw new IllegalArgumentException(
+          "Iceberg table "
+              + identifier
+              + " has the primary key "
+              + table.schema().identifierFieldNames()
+              + ", which the Flink table does not declare; add PRIMARY KEY ("
+              + String.join(", ", table.schema().identifierFieldNames())
+              + ") NOT ENFORCED to it, so that its rows upsert by the key");
+    }
     if (!partitionKeys.isEmpty()) {
       List<String> identityColumns = new ArrayList<>();
       for (PartitionField field : table.spec().fields()) {
@@ -337,32 +362,6 @@ final class IcebergCdcDynamicSink
                 + table.spec().fields()
                 + "; declare the Flink table's partition columns as the Iceberg table's identity"
                 + " partitions, or leave PARTITIONED BY out");
-      }
-    }
-    RowType expected = FlinkSchemaUtil.convert(table.schema());
-    RowType given = (RowType) flinkSchema.toPhysicalRowDataType().getLogicalType();
-    if (!expected.getFieldNames().equals(given.getFieldNames())) {
-      throw new IllegalArgumentException(
-          "the columns of Flink table "
-              + given.getFieldNames()
-              + " are not those of Iceberg table "
-              + identifier
-              + " "
-              + expected.getFieldNames());
-    }
-    for (int i = 0; i < expected.getFieldCount(); i++) {
-      LogicalType want = expected.getTypeAt(i);
-      LogicalType have = given.getTypeAt(i);
-      if (!want.copy(true).equals(have.copy(true)) && want.getTypeRoot() != have.getTypeRoot()) {
-        throw new IllegalArgumentException(
-            "column '"
-                + expected.getFieldNames().get(i)
-                + "' is "
-                + have
-                + " in the Flink table and "
-                + want
-                + " in Iceberg table "
-                + identifier);
       }
     }
     return table;

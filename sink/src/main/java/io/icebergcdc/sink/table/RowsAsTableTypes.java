@@ -1,0 +1,157 @@
+package io.icebergcdc.sink.table;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * The rows of a Flink table whose declared types differ from its Iceberg table's in precision only
+ * ({@code DECIMAL(12,2)} for Iceberg's {@code decimal(12,4)}, {@code TIMESTAMP(3)} for {@code
+ * timestamp}), given the table's types: Flink keeps such values in a form of their own per
+ * precision (a decimal of up to 18 digits as an unscaled long, a timestamp of up to 3 digits as
+ * milliseconds), so the writers, which read the rows as the table's types, would read other values
+ * from them. A decimal is rescaled exactly; one that would need rounding, or more digits than the
+ * table's column holds, fails the write, naming its column.
+ */
+final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
+
+  private static final long serialVersionUID = 1L;
+
+  private final RowType given;
+  private final RowType table;
+  private final String tableName;
+  private transient RowData.FieldGetter[] getters;
+
+  private RowsAsTableTypes(RowType given, RowType table, String tableName) {
+    this.given = given;
+    this.table = table;
+    this.tableName = tableName;
+  }
+
+  /**
+   * The conversion of rows of the {@code given} types to the {@code table}'s; empty where they
+   * differ in nullability at most, so the rows read as they are.
+   *
+   * @throws IllegalArgumentException naming the first column whose types differ otherwise
+   */
+  static Optional<RowsAsTableTypes> of(RowType given, RowType table, String tableName) {
+    if (!given.getFieldNames().equals(table.getFieldNames())) {
+      throw new IllegalArgumentException(
+          "the columns of Flink table "
+              + given.getFieldNames()
+              + " are not those of Iceberg table "
+              + tableName
+              + " "
+              + table.getFieldNames());
+    }
+    boolean converts = false;
+    for (int i = 0; i < table.getFieldCount(); i++) {
+      LogicalType want = table.getTypeAt(i);
+      LogicalType have = given.getTypeAt(i);
+      if (want.copy(true).equals(have.copy(true))) {
+        continue;
+      }
+      if (want.getTypeRoot() != have.getTypeRoot() || !convertible(want.getTypeRoot())) {
+        throw new IllegalArgumentException(
+            "column '"
+                + table.getFieldNames().get(i)
+                + "' is "
+                + have
+                + " in the Flink table and "
+                + want
+                + " in Iceberg table "
+                + tableName);
+      }
+      converts |= needsConversion(want.getTypeRoot());
+    }
+    return converts ? Optional.of(new RowsAsTableTypes(given, table, tableName)) : Optional.empty();
+  }
+
+  /** Types of one root that may differ in length or precision. */
+  private static boolean convertible(LogicalTypeRoot root) {
+    switch (root) {
+      case CHAR:
+      case VARCHAR:
+      case BINARY:
+      case VARBINARY:
+      case TIME_WITHOUT_TIME_ZONE:
+      case DECIMAL:
+      case TIMESTAMP_WITHOUT_TIME_ZONE:
+      case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Types whose values Flink keeps in another form at another precision. */
+  private static boolean needsConversion(LogicalTypeRoot root) {
+    return root == LogicalTypeRoot.DECIMAL
+        || root == LogicalTypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE
+        || root == LogicalTypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE;
+  }
+
+  RowType tableType() {
+    return table;
+  }
+
+  @Override
+  public RowData map(RowData row) {
+    if (getters == null) {
+      List<RowData.FieldGetter> list = new ArrayList<>();
+      for (int i = 0; i < given.getFieldCount(); i++) {
+        list.add(RowData.createFieldGetter(given.getTypeAt(i), i));
+      }
+      getters = list.toArray(new RowData.FieldGetter[0]);
+    }
+    GenericRowData converted = new GenericRowData(row.getRowKind(), getters.length);
+    for (int i = 0; i < getters.length; i++) {
+      Object value = getters[i].getFieldOrNull(row);
+      if (value instanceof DecimalData decimal && table.getTypeAt(i) instanceof DecimalType type) {
+        value = decimal(decimal, type, i);
+      }
+      converted.setField(i, value);
+    }
+    return converted;
+  }
+
+  private DecimalData decimal(DecimalData value, DecimalType type, int column) {
+    if (value.precision() == type.getPrecision() && value.scale() == type.getScale()) {
+      return value;
+    }
+    BigDecimal exact = value.toBigDecimal();
+    DecimalData converted;
+    try {
+      converted =
+          DecimalData.fromBigDecimal(
+              exact.setScale(type.getScale(), RoundingMode.UNNECESSARY),
+              type.getPrecision(),
+              type.getScale());
+    } catch (ArithmeticException e) {
+      converted = null;
+    }
+    if (converted == null) {
+      throw new IllegalArgumentException(
+          "column '"
+              + table.getFieldNames().get(column)
+              + "' of a row written to Iceberg table "
+              + tableName
+              + " is "
+              + exact.toPlainString()
+              + ", which its type there, "
+              + type
+              + ", does not hold exactly");
+    }
+    return converted;
+  }
+}
