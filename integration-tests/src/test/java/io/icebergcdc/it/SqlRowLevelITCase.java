@@ -255,6 +255,26 @@ class SqlRowLevelITCase {
     assertThat(table.currentSnapshot().summary())
         .containsEntry(SnapshotSummaryKeys.STATEMENT, "DELETE");
     assertThat(deleteContents(table)).containsOnly(FileContent.POSITION_DELETES);
+
+    // A misspelt hint would change what the write does without a word.
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT INTO lake.db.orders /*+ OPTIONS('write_id' = 'daily-1') */"
+                        + " VALUES (4, 'new')"))
+        .hasStackTraceContaining("unknown option 'write_id'")
+        .hasStackTraceContaining("write-id");
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT INTO lake.db.orders /*+ OPTIONS('sink.parallelizm' = '2') */"
+                        + " VALUES (4, 'new')"))
+        .hasStackTraceContaining("unknown option 'sink.parallelizm'");
+    run(
+        "INSERT INTO lake.db.orders /*+ OPTIONS('write-id' = 'daily-1',"
+            + " 'write.parquet.compression-codec' = 'gzip') */ VALUES (4, 'new')");
+    assertThat(select("SELECT id FROM lake.db.orders"))
+        .containsExactlyInAnyOrder("+I[2]", "+I[3]", "+I[4]");
   }
 
   private void lake() {

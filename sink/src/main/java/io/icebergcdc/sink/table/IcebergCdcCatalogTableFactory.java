@@ -1,6 +1,9 @@
 package io.icebergcdc.sink.table;
 
+import io.icebergcdc.commit.BoundedWrite;
+import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.SinkOptions;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -83,6 +86,7 @@ final class IcebergCdcCatalogTableFactory
             overrides.put(key, value);
           }
         });
+    checkHints(identifier, options, catalogOptions(name));
     Configuration config = Configuration.fromMap(options);
     return new IcebergCdcDynamicSink(
         definition.loader(),
@@ -96,6 +100,43 @@ final class IcebergCdcCatalogTableFactory
                 Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
         IcebergCdcTableFactory.sinkOptions(config, identifier),
         overrides);
+  }
+
+  /**
+   * Fails on a hint of a write ({@code /*+ OPTIONS(...) *}{@code /}: an option that the catalog's
+   * table does not hold, or holds with another value) that is not an option of a write, naming it:
+   * a misspelt {@code overwrite.filter} or {@code write-id} would otherwise change what the
+   * statement replaces, or whether a retry publishes it twice, without a word.
+   */
+  private static void checkHints(
+      TableIdentifier identifier, Map<String, String> options, Map<String, String> properties) {
+    java.util.Set<String> known = new java.util.TreeSet<>();
+    for (org.apache.flink.configuration.ConfigOption<?> option : SinkOptions.all()) {
+      known.add(option.key());
+    }
+    known.add(IcebergCdcTableFactory.SEQUENCE_FIELD.key());
+    known.add(BoundedWrite.WRITE_ID_OPTION);
+    known.add(Overwrite.FILTER_OPTION);
+    Map<String, String> hints = new java.util.TreeMap<>();
+    options.forEach(
+        (key, value) -> {
+          if (!value.equals(properties.get(key))) {
+            hints.put(key, value);
+          }
+        });
+    for (String key : hints.keySet()) {
+      if (!known.contains(key) && !IcebergCdcTableFactory.isWriteProperty(key)) {
+        throw new IllegalArgumentException(
+            "unknown option '"
+                + key
+                + "' given to the write of "
+                + identifier
+                + "; a write takes "
+                + known
+                + " and the table's write.* properties");
+      }
+    }
+    SinkOptions.validate(Configuration.fromMap(hints));
   }
 
   /**
@@ -124,6 +165,15 @@ final class IcebergCdcCatalogTableFactory
   }
 
   /** The table's properties, through the catalog this Flink catalog already holds. */
+  /** The options the catalog gives the table, without the statement's hints. */
+  private Map<String, String> catalogOptions(ObjectIdentifier name) {
+    try {
+      return catalog.getTable(name.toObjectPath()).getOptions();
+    } catch (org.apache.flink.table.catalog.exceptions.TableNotExistException e) {
+      throw new IllegalStateException("table " + name.asSummaryString() + " does not exist", e);
+    }
+  }
+
   private Map<String, String> tableProperties(TableIdentifier identifier) {
     return catalog.catalog().loadTable(identifier).properties();
   }
