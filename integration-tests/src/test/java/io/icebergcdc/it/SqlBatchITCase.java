@@ -489,7 +489,7 @@ class SqlBatchITCase {
                 run(
                     "INSERT INTO events /*+ OPTIONS('write.distribution-mode' = 'none',"
                         + " 'write.parquet.page-row-limit' = '0') */ VALUES (1, 'a', 'mon')"))
-        .hasStackTraceContaining("'write.parquet.page-row-limit' must be a positive number");
+        .hasStackTraceContaining("'write.parquet.page-row-limit' must be a whole number from 1");
     assertThatThrownBy(
             () ->
                 run(

@@ -166,19 +166,28 @@ public final class WriteProperties {
     if (text == null) {
       return 0;
     }
+    // Iceberg reads all but the target file size as an int, and none of them trimmed.
+    long max =
+        key.equals(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
+                || key.equals(CDC_MIN)
+                || key.equals(CDC_MAX)
+            ? Long.MAX_VALUE
+            : Integer.MAX_VALUE;
     long value;
     try {
-      value = Long.parseLong(text.trim());
+      value = Long.parseLong(text);
     } catch (NumberFormatException e) {
       value = -1;
     }
-    if (value <= 0) {
+    if (value <= 0 || value > max) {
       throw new IllegalArgumentException(
           "table "
               + table
               + ": write property '"
               + key
-              + "' must be a positive number, not '"
+              + "' must be a whole number from 1 to "
+              + max
+              + ", not '"
               + text
               + "'");
     }

@@ -81,10 +81,29 @@ class WritePropertiesTest {
   void refusesSizesThatAreNotPositive() {
     assertThatThrownBy(
             () -> WriteProperties.validate("db.t", Map.of("write.parquet.page-size-bytes", "0")))
-        .hasMessageContaining("'write.parquet.page-size-bytes' must be a positive number, not '0'");
+        .hasMessageContaining(
+            "'write.parquet.page-size-bytes' must be a whole number from 1 to 2147483647, not '0'");
     assertThatThrownBy(
             () -> WriteProperties.validate("db.t", Map.of("write.target-file-size-bytes", "big")))
         .hasMessageContaining("not 'big'");
+  }
+
+  @Test
+  void refusesSizesIcebergsWritersWouldFailOnAtTheirFirstFile() {
+    // Iceberg reads these as an int, untrimmed: accepted here, they failed every writer later
+    // with a NumberFormatException that named no property.
+    assertThatThrownBy(
+            () ->
+                WriteProperties.validate(
+                    "db.t", Map.of("write.parquet.row-group-size-bytes", "3000000000")))
+        .hasMessageContaining("'write.parquet.row-group-size-bytes'")
+        .hasMessageContaining("not '3000000000'");
+    assertThatThrownBy(
+            () ->
+                WriteProperties.validate(
+                    "db.t", Map.of("write.parquet.dict-size-bytes", " 1048576")))
+        .hasMessageContaining("not ' 1048576'");
+    WriteProperties.validate("db.t", Map.of("write.target-file-size-bytes", "3000000000"));
   }
 
   @Test
@@ -148,6 +167,6 @@ class WritePropertiesTest {
             () ->
                 WriteProperties.validate(
                     "db.t", Map.of("write.parquet.content-defined-chunking.min-chunk-size", "0")))
-        .hasMessageContaining("must be a positive number");
+        .hasMessageContaining("must be a whole number from 1");
   }
 }
