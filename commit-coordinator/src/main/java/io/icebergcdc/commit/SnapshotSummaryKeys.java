@@ -16,6 +16,14 @@ public final class SnapshotSummaryKeys {
   /** The checkpoint this snapshot commits. */
   public static final String CHECKPOINT_ID = PREFIX + "checkpoint-id";
 
+  /**
+   * The run of a job without checkpoints (batch) whose end of input this snapshot commits: it tells
+   * that run's commit, which a task run again after a failure finds, from that of an earlier run
+   * under the same job id (Flink's application mode with high availability gives every run the id
+   * 00000000000000000000000000000000 unless one is configured).
+   */
+  public static final String RUN_ID = PREFIX + "run-id";
+
   public static final String ROWS_INSERTED = PREFIX + "rows-inserted";
   public static final String ROWS_UPDATED = PREFIX + "rows-updated";
   public static final String ROWS_DELETED = PREFIX + "rows-deleted";

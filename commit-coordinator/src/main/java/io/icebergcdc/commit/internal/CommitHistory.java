@@ -18,11 +18,21 @@ final class CommitHistory {
    * walking the current snapshot's ancestry; {@link #NONE} if there is none.
    */
   static long maxCommittedCheckpointId(Table table, String jobId, String operatorId) {
+    return maxCommittedCheckpointId(table, jobId, operatorId, null);
+  }
+
+  /**
+   * As {@link #maxCommittedCheckpointId(Table, String, String)}, passing over the end-of-input
+   * commits of other runs than {@code runId} under the same job id ({@link
+   * SnapshotSummaryKeys#RUN_ID}); null to count every run.
+   */
+  static long maxCommittedCheckpointId(Table table, String jobId, String operatorId, String runId) {
     Snapshot snapshot = table.currentSnapshot();
     while (snapshot != null) {
       Map<String, String> summary = snapshot.summary();
       if (jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
-          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))) {
+          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+          && ofRun(summary, runId)) {
         String checkpoint = summary.get(SnapshotSummaryKeys.CHECKPOINT_ID);
         if (checkpoint != null) {
           return Long.parseLong(checkpoint);
@@ -39,11 +49,18 @@ final class CommitHistory {
       String checkpoint = summary.get(SnapshotSummaryKeys.CHECKPOINT_ID);
       if (checkpoint != null
           && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
-          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))) {
+          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+          && ofRun(summary, runId)) {
         max = Math.max(max, Long.parseLong(checkpoint));
       }
     }
     return max;
+  }
+
+  /** Whether a snapshot is of run {@code runId}: any where either names no run. */
+  private static boolean ofRun(Map<String, String> summary, String runId) {
+    String run = summary.get(SnapshotSummaryKeys.RUN_ID);
+    return runId == null || run == null || run.equals(runId);
   }
 
   /**

@@ -20,6 +20,7 @@ import org.apache.iceberg.util.SnapshotUtil;
 final class CommitSummary {
 
   private final String operatorId;
+  private final String runId;
   private final boolean recordsSourceSequence;
   private final boolean positionNeverGoesBack;
   private final java.util.Set<String> ownJobs;
@@ -35,10 +36,12 @@ final class CommitSummary {
    */
   CommitSummary(
       String operatorId,
+      String runId,
       boolean recordsSourceSequence,
       boolean positionNeverGoesBack,
       java.util.Set<String> ownJobs) {
     this.operatorId = operatorId;
+    this.runId = runId;
     this.recordsSourceSequence = recordsSourceSequence;
     this.positionNeverGoesBack = positionNeverGoesBack;
     this.ownJobs = ownJobs;
@@ -125,6 +128,9 @@ final class CommitSummary {
     summary.put(SnapshotSummaryKeys.JOB_ID, commitJobId);
     summary.put(SnapshotSummaryKeys.OPERATOR_ID, operatorId);
     summary.put(SnapshotSummaryKeys.CHECKPOINT_ID, Long.toString(checkpointId));
+    if (checkpointId == TableCommitter.END_OF_INPUT_CHECKPOINT_ID && runId != null) {
+      summary.put(SnapshotSummaryKeys.RUN_ID, runId);
+    }
     summary.put(SnapshotSummaryKeys.ROWS_INSERTED, Long.toString(stats.inserted()));
     summary.put(SnapshotSummaryKeys.ROWS_UPDATED, Long.toString(stats.updated()));
     summary.put(SnapshotSummaryKeys.ROWS_DELETED, Long.toString(stats.deleted()));

@@ -119,6 +119,14 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   /** What commits the tables that appear while the job runs; null where none may. */
   private final NewTables newTables;
 
+  /**
+   * This run of the job, drawn when the job is built: a job without checkpoints commits the end of
+   * its input once per run, which a task run again after a failure tells by it, while a new run
+   * under the same job id commits its own ({@link
+   * io.icebergcdc.commit.SnapshotSummaryKeys#RUN_ID}).
+   */
+  private final String runId = java.util.UUID.randomUUID().toString();
+
   /** Where the work of each table is done. */
   private transient CommitThreads commitThreads;
 
@@ -306,6 +314,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           new TableCommitter(
               table.getValue(),
               getRuntimeContext().getJobInfo().getJobId().toString(),
+              runId,
               getOperatorID().toString(),
               getRuntimeContext().isCheckpointingEnabled(),
               table.getKey() == null
@@ -419,6 +428,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           like.forFormerTable(
               TableLoader.fromCatalog(formerTables, TableIdentifier.parse(restored.table()))),
           getRuntimeContext().getJobInfo().getJobId().toString(),
+          runId,
           getOperatorID().toString(),
           getRuntimeContext().isCheckpointingEnabled(),
           getMetricGroup().addGroup("former-table", restored.table()),
@@ -444,6 +454,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           new TableCommitter(
               newTables.committerOf(table).only().withOwnListener(),
               getRuntimeContext().getJobInfo().getJobId().toString(),
+              runId,
               getOperatorID().toString(),
               getRuntimeContext().isCheckpointingEnabled(),
               getMetricGroup().addGroup("table", table),

@@ -52,6 +52,7 @@ final class SnapshotCommitter implements AutoCloseable {
   private final Duration catalogRetryTimeout;
   private final String sinkTag;
   private final String operatorId;
+  private final String runId;
   private final CommitSummary summaries;
 
   /** What follows each commit: its log line, metrics, listener and maintenance. */
@@ -68,6 +69,8 @@ final class SnapshotCommitter implements AutoCloseable {
   /**
    * Opens the table.
    *
+   * @param runId what tells this run of the job from others under its id ({@link
+   *     SnapshotSummaryKeys#RUN_ID})
    * @param operatorId the id of the committing operator, which the snapshots record
    * @param checkpointing whether the job runs with checkpoints (else it commits once, at the end)
    * @param metricGroup where the commit metrics go
@@ -78,6 +81,7 @@ final class SnapshotCommitter implements AutoCloseable {
    */
   SnapshotCommitter(
       TableCommitter.Settings settings,
+      String runId,
       String operatorId,
       boolean checkpointing,
       MetricGroup metricGroup,
@@ -92,6 +96,7 @@ final class SnapshotCommitter implements AutoCloseable {
     this.catalogRetryTimeout = settings.catalogRetryTimeout();
     this.sinkTag = settings.sinkTag();
     this.operatorId = operatorId;
+    this.runId = runId;
     tableLoader.open();
     // Nothing else closes the loader if this fails: the operator has no committer to close.
     try {
@@ -102,6 +107,7 @@ final class SnapshotCommitter implements AutoCloseable {
       summaries =
           new CommitSummary(
               operatorId,
+              runId,
               settings.recordsSourceSequence(),
               settings.positionNeverGoesBack(),
               ownJobs);
@@ -235,7 +241,8 @@ final class SnapshotCommitter implements AutoCloseable {
 
   /** Whether the table as read last holds checkpoint {@code checkpointId}; logs it if so. */
   private boolean landedIn(long checkpointId, String commitJobId) {
-    if (CommitHistory.maxCommittedCheckpointId(table, commitJobId, operatorId) < checkpointId) {
+    if (CommitHistory.maxCommittedCheckpointId(table, commitJobId, operatorId, runId)
+        < checkpointId) {
       return false;
     }
     LOG.info(

@@ -172,6 +172,7 @@ final class TableCommitter implements AutoCloseable {
   }
 
   private final String jobId;
+  private final String runId;
   private final String operatorId;
   private final boolean checkpointing;
 
@@ -197,6 +198,8 @@ final class TableCommitter implements AutoCloseable {
    * Opens the table.
    *
    * @param jobId the id of the job that commits
+   * @param runId what tells this run of the job from others under the same job id: the end of its
+   *     input, where the job has no checkpoints, is committed once in this run
    * @param operatorId the id of the committing operator, which the snapshots record
    * @param checkpointing whether the job runs with checkpoints (else it commits once, at the end)
    * @param metricGroup where the commit metrics go
@@ -206,17 +209,20 @@ final class TableCommitter implements AutoCloseable {
   TableCommitter(
       Settings settings,
       String jobId,
+      String runId,
       String operatorId,
       boolean checkpointing,
       MetricGroup metricGroup,
       java.util.concurrent.ExecutorService manifestsReadBy) {
     this.jobId = jobId;
+    this.runId = runId;
     this.operatorId = operatorId;
     this.checkpointing = checkpointing;
     ownJobs.add(jobId);
     commits =
         new SnapshotCommitter(
             settings,
+            runId,
             operatorId,
             checkpointing,
             metricGroup,
@@ -360,7 +366,7 @@ final class TableCommitter implements AutoCloseable {
       ChangeCommittable all = current;
       current = ChangeCommittable.EMPTY;
       Table table = commits.refreshed();
-      if (CommitHistory.maxCommittedCheckpointId(table, jobId, operatorId)
+      if (CommitHistory.maxCommittedCheckpointId(table, jobId, operatorId, runId)
           == END_OF_INPUT_CHECKPOINT_ID) {
         // A task that failed after its commit runs again in batch execution: the commit is done.
         LOG.info("The end of input of job {} is already committed to {}", jobId, table.name());

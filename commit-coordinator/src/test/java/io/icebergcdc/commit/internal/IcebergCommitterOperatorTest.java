@@ -1298,6 +1298,50 @@ class IcebergCommitterOperatorTest {
         .containsExactly(Long.toString(IcebergCommitterOperator.END_OF_INPUT_CHECKPOINT_ID));
   }
 
+  @Test
+  void eachRunUnderOneJobIdCommitsItsEndOfInputOnceAndATaskRunAgainNone() throws Exception {
+    // Flink's application mode with high availability runs every job as 000...0.
+    org.apache.flink.api.common.JobID fixed = new org.apache.flink.api.common.JobID(0, 0);
+    IcebergCommitterOperator secondRun = null;
+    for (String file : List.of("first-run", "second-run")) {
+      secondRun =
+          new IcebergCommitterOperator(
+              TestTables.loader(warehouse),
+              null,
+              null,
+              BoundedWrite.NONE,
+              IcebergCommitterOperator.DEFAULT_CATALOG_RETRY_TIMEOUT);
+      endInputOf(org.apache.flink.util.InstantiationUtil.clone(secondRun), fixed, file);
+    }
+    String end = Long.toString(IcebergCommitterOperator.END_OF_INPUT_CHECKPOINT_ID);
+    assertThat(committedCheckpoints()).containsExactly(end, end);
+    assertThat(snapshots().get(0).summary().get(SnapshotSummaryKeys.RUN_ID))
+        .isNotEqualTo(snapshots().get(1).summary().get(SnapshotSummaryKeys.RUN_ID))
+        .isNotNull();
+
+    // The second run's task, run again after its commit, finds it and commits nothing.
+    endInputOf(org.apache.flink.util.InstantiationUtil.clone(secondRun), fixed, "second-run");
+    assertThat(committedCheckpoints()).containsExactly(end, end);
+  }
+
+  private void endInputOf(
+      IcebergCommitterOperator operator, org.apache.flink.api.common.JobID job, String file)
+      throws Exception {
+    var harness =
+        new OneInputStreamOperatorTestHarness<>(
+            operator,
+            new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new),
+            new org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder()
+                .setJobID(job)
+                .build());
+    harnesses.add(harness);
+    harness.getStreamConfig().setOperatorID(OPERATOR_ID);
+    harness.getStreamConfig().setCheckpointingEnabled(false);
+    harness.open();
+    harness.processElement(new StreamRecord<>(files(file, false, 0)));
+    harness.endInput();
+  }
+
   private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> overwriting(
       Overwrite overwrite) throws Exception {
     var harness = harness(null, overwrite);
