@@ -19,8 +19,8 @@ public final class SnapshotSummaryKeys {
   /**
    * The run of a job without checkpoints (batch) whose end of input this snapshot commits: it tells
    * that run's commit, which a task run again after a failure finds, from that of an earlier run
-   * under the same job id (Flink's application mode with high availability gives every run the id
-   * 00000000000000000000000000000000 unless one is configured).
+   * under the same job id (Flink's application mode with high availability derives the job id from
+   * {@code high-availability.cluster-id}, the same for every run of a deployment).
    */
   public static final String RUN_ID = PREFIX + "run-id";
 

@@ -1300,7 +1300,8 @@ class IcebergCommitterOperatorTest {
 
   @Test
   void eachRunUnderOneJobIdCommitsItsEndOfInputOnceAndATaskRunAgainNone() throws Exception {
-    // Flink's application mode with high availability runs every job as 000...0.
+    // Flink's application mode with high availability derives the job id from the cluster id:
+    // every run of a deployment has the same.
     org.apache.flink.api.common.JobID fixed = new org.apache.flink.api.common.JobID(0, 0);
     IcebergCommitterOperator secondRun = null;
     for (String file : List.of("first-run", "second-run")) {
