@@ -40,6 +40,11 @@ final class FileSourceTranslator implements SourceTranslator {
   private final JobDefinition job;
   private final ChangelogFile file;
 
+  /** The file's first event, once read ({@link #firstEvent()}). */
+  private FirstEvent firstEvent;
+
+  private boolean firstEventRead;
+
   FileSourceTranslator(JobDefinition job, ChangelogFile file) {
     this.job = job;
     this.file = file;
@@ -144,22 +149,52 @@ final class FileSourceTranslator implements SourceTranslator {
    * null if it names none, or cannot be read (its line then fails in the parser).
    */
   private String sourceTableOfFirstEvent() {
-    try (BufferedReader reader = firstLines()) {
-      String line;
-      while ((line = reader.readLine()) != null) {
-        if (line.isBlank()) {
-          continue;
-        }
-        JsonNode root = DebeziumJsonParser.readTree(line, file.path());
-        JsonNode payload = root.has("payload") ? root.get("payload") : root;
-        return payload == null || !payload.has("source")
-            ? null
-            : DebeziumJsonParser.sourceTableOf(payload.get("source"));
-      }
-      return null;
-    } catch (IOException | RuntimeException e) {
+    FirstEvent first;
+    try {
+      first = firstEvent();
+    } catch (IOException e) {
       return null;
     }
+    if (first == null || first.unreadable() != null) {
+      return null;
+    }
+    JsonNode payload = first.root().has("payload") ? first.root().get("payload") : first.root();
+    return payload == null || !payload.has("source")
+        ? null
+        : DebeziumJsonParser.sourceTableOf(payload.get("source"));
+  }
+
+  /**
+   * The file's first event: its line number and its tree, or what made it unreadable.
+   *
+   * @param unreadable why the line is no JSON; null where it is
+   */
+  private record FirstEvent(int line, JsonNode root, RuntimeException unreadable) {}
+
+  /** The file's first event, read once for the look of both stages; null if it holds none. */
+  private FirstEvent firstEvent() throws IOException {
+    if (!firstEventRead) {
+      try (BufferedReader reader = firstLines()) {
+        String line;
+        int number = 0;
+        while ((line = reader.readLine()) != null) {
+          number++;
+          if (line.isBlank()) {
+            continue;
+          }
+          try {
+            firstEvent =
+                new FirstEvent(
+                    number, DebeziumJsonParser.readTree(line, file.path() + ":" + number), null);
+          } catch (RuntimeException e) {
+            firstEvent = new FirstEvent(number, null, e);
+          }
+          break;
+        }
+      }
+      firstEventRead = true;
+    }
+    return firstEvent;
   }
 
   /**
@@ -190,34 +225,30 @@ final class FileSourceTranslator implements SourceTranslator {
 
   /** The table schema that the Connect schema of the file's first event describes. */
   private Schema schemaFromFirstEvent(TableIdentifier identifier) throws IOException {
-    try (BufferedReader reader = firstLines()) {
-      String line;
-      int number = 0;
-      while ((line = reader.readLine()) != null) {
-        number++;
-        if (line.isBlank()) {
-          continue;
-        }
-        JsonNode root = DebeziumJsonParser.readTree(line, file.path() + ":" + number);
-        if (root.has("schema") && root.has("payload")) {
-          return DebeziumSchemas.toIcebergSchema(root.get("schema"), job.tables().primaryKey());
-        }
-        throw new IllegalArgumentException(
-            "table "
-                + identifier
-                + " does not exist and the first event of "
-                + file.path()
-                + " (line "
-                + number
-                + ") carries no schema to create it from; create the table first, or write the"
-                + " events with Debezium's schemas enabled");
-      }
+    FirstEvent first = firstEvent();
+    if (first == null) {
+      throw new IllegalArgumentException(
+          "table "
+              + identifier
+              + " does not exist and "
+              + file.path()
+              + " holds no event to create it from");
+    }
+    if (first.unreadable() != null) {
+      throw first.unreadable();
+    }
+    JsonNode root = first.root();
+    if (root.has("schema") && root.has("payload")) {
+      return DebeziumSchemas.toIcebergSchema(root.get("schema"), job.tables().primaryKey());
     }
     throw new IllegalArgumentException(
         "table "
             + identifier
-            + " does not exist and "
+            + " does not exist and the first event of "
             + file.path()
-            + " holds no event to create it from");
+            + " (line "
+            + first.line()
+            + ") carries no schema to create it from; create the table first, or write the"
+            + " events with Debezium's schemas enabled");
   }
 }
