@@ -49,17 +49,7 @@ class ChunkQueriesTest {
   private final Map<Integer, Object> parameters = new TreeMap<>();
 
   private Connection recording() {
-    PreparedStatement statement =
-        (PreparedStatement)
-            Proxy.newProxyInstance(
-                getClass().getClassLoader(),
-                new Class<?>[] {PreparedStatement.class},
-                (proxy, method, args) -> {
-                  if (method.getName().startsWith("set") && args.length == 2) {
-                    parameters.put((Integer) args[0], args[1]);
-                  }
-                  return null;
-                });
+    PreparedStatement statement = recordingStatement();
     return (Connection)
         Proxy.newProxyInstance(
             getClass().getClassLoader(),
@@ -68,6 +58,20 @@ class ChunkQueriesTest {
               if (method.getName().equals("prepareStatement")) {
                 sql.add((String) args[0]);
                 return statement;
+              }
+              return null;
+            });
+  }
+
+  /** A statement that records the values bound to it in {@link #parameters}. */
+  private PreparedStatement recordingStatement() {
+    return (PreparedStatement)
+        Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {PreparedStatement.class},
+            (proxy, method, args) -> {
+              if (method.getName().startsWith("set") && args.length == 2) {
+                parameters.put((Integer) args[0], args[1]);
               }
               return null;
             });
@@ -268,16 +272,7 @@ class ChunkQueriesTest {
     DecimalData small = DecimalData.fromBigDecimal(new BigDecimal("12.50"), 6, 2);
     assertThat(SnapshotColumns.encode(taken, small)).isEqualTo("12.50");
     parameters.clear();
-    PreparedStatement statement =
-        (PreparedStatement)
-            Proxy.newProxyInstance(
-                getClass().getClassLoader(),
-                new Class<?>[] {PreparedStatement.class},
-                (proxy, method, args) -> {
-                  parameters.put((Integer) args[0], args[1]);
-                  return null;
-                });
-    SnapshotColumns.bind(statement, 1, bound, text);
+    SnapshotColumns.bind(recordingStatement(), 1, bound, text);
     assertThat(parameters.get(1)).isEqualTo(new BigDecimal("123456789.50"));
   }
 

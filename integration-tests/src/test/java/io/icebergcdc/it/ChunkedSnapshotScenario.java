@@ -155,17 +155,7 @@ abstract class ChunkedSnapshotScenario {
     }
     // The readers were killed in the middle of chunks, and the job went on from its checkpoints.
     assertThat(killed.get()).isPositive();
-    Catalog catalog = job.catalog().loader().loadCatalog();
-    SourceTables.awaitEqual(
-        running,
-        connection,
-        catalog,
-        (DatabaseSource) job.source(),
-        pipeline.targets(),
-        Duration.ofSeconds(120));
-    for (TableTarget target : pipeline.targets()) {
-      Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(target.table()));
-    }
+    awaitEqualAndEachCheckpointCommittedOnce(job, pipeline.targets());
 
     JobClients.cancelAndAwait(running);
     running = null;
@@ -186,15 +176,21 @@ abstract class ChunkedSnapshotScenario {
     execute(widenExtraKey(), insertExtraPastIntRange(1_000));
     running = composed.environment().executeAsync(composed.name());
     execute("UPDATE " + table("extra") + " SET note = 'changed' WHERE id % 7 = 0");
+    awaitEqualAndEachCheckpointCommittedOnce(job, composed.targets());
+  }
+
+  /** Waits for the job's tables to equal their sources, then checks each commit was made once. */
+  private void awaitEqualAndEachCheckpointCommittedOnce(
+      JobDefinition job, java.util.List<TableTarget> targets) throws Exception {
     Catalog catalog = job.catalog().loader().loadCatalog();
     SourceTables.awaitEqual(
         running,
         connection,
         catalog,
         (DatabaseSource) job.source(),
-        composed.targets(),
+        targets,
         Duration.ofSeconds(120));
-    for (TableTarget target : composed.targets()) {
+    for (TableTarget target : targets) {
       Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(target.table()));
     }
   }

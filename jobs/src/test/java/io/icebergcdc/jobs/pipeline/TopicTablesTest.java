@@ -98,17 +98,7 @@ class TopicTablesTest {
         .hasMessageContaining("maxwell-json");
     assertThat(catalog.connect().tableExists(TableIdentifier.of("late", "items"))).isFalse();
 
-    io.icebergcdc.sink.CdcTables.createOrLoad(
-        catalog.connect(),
-        TableIdentifier.of("late", "items"),
-        new Schema(
-            List.of(
-                Types.NestedField.required(1, "id", Types.LongType.get()),
-                Types.NestedField.optional(2, "name", Types.StringType.get())),
-            java.util.Set.of(1)),
-        null,
-        2,
-        List.of("id"));
+    lateItemsKeyedById(catalog, false);
     KafkaRouter.NewTopic topic = tables.tableOf("shop.items", record, "topic shop.items/0@7");
     assertThat(topic.tableName()).isEqualTo("late.items");
     assertThat(topic.schema().schema().columns())
@@ -123,17 +113,7 @@ class TopicTablesTest {
   @Test
   void aTopicWhoseTableDoesNotFitTheJobIsRefused() {
     CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
-    io.icebergcdc.sink.CdcTables.createOrLoad(
-        catalog.connect(),
-        TableIdentifier.of("late", "items"),
-        new Schema(
-            List.of(
-                Types.NestedField.required(1, "id", Types.LongType.get()),
-                Types.NestedField.required(2, "name", Types.StringType.get())),
-            java.util.Set.of(1)),
-        null,
-        2,
-        List.of("id"));
+    lateItemsKeyedById(catalog, true);
     TopicTables tables =
         new TopicTables(
             catalog,
@@ -154,6 +134,21 @@ class TopicTablesTest {
         .hasMessageStartingWith("topic shop.items/0@7: topic shop.items appeared")
         .hasMessageContaining("late.items does not fit the job")
         .hasMessageContaining("--restore-from latest");
+  }
+
+  /** Creates table late.items (id, name), keyed by id. */
+  private static void lateItemsKeyedById(CatalogDefinition catalog, boolean nameRequired) {
+    io.icebergcdc.sink.CdcTables.createOrLoad(
+        catalog.connect(),
+        TableIdentifier.of("late", "items"),
+        new Schema(
+            List.of(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.of(2, !nameRequired, "name", Types.StringType.get())),
+            java.util.Set.of(1)),
+        null,
+        2,
+        List.of("id"));
   }
 
   @Test
