@@ -49,29 +49,19 @@ public final class DebeziumSource
    * without its unchanged TOASTed values unfilled (no tables given).
    */
   public DebeziumSource(Map<String, String> connectorProperties, CaptureRoutes routes) {
-    this(connectorProperties, routes, null, DEFAULT_QUEUE_CAPACITY);
+    this(connectorProperties, routes, List.of(), 0, DEFAULT_QUEUE_CAPACITY, null);
   }
 
   /**
-   * As the constructor with the captured tables, given the snapshot's (none without one) and no
-   * watch.
-   *
-   * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
-   *     own
-   */
-  public DebeziumSource(
-      Map<String, String> connectorProperties,
-      CaptureRoutes routes,
-      ChunkedSnapshot snapshot,
-      int queueCapacity) {
-    this(connectorProperties, routes, snapshot, queueCapacity, null);
-  }
-
-  /**
-   * As the constructor with the captured tables, given the snapshot's (none without one).
-   *
-   * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
-   *     own
+   * @param connectorProperties the Debezium connector's properties
+   * @param routes the captured tables by Debezium topic
+   * @param tables the captured tables as the database has them (their keys and columns): those the
+   *     chunked snapshot reads, and of which a PostgreSQL source reads the values that a change of
+   *     key left out (unchanged TOASTed values); empty, with the connector's own snapshot, to leave
+   *     such a change unfilled, waiting for a later change of its key
+   * @param snapshotChunkRows the rows of a chunk of the snapshot the source reads itself ({@link
+   *     ChunkedSnapshot}); 0 for the connector's own snapshot
+   * @param queueCapacity how many records the connector may read ahead of the pipeline
    * @param watch what looks for tables created while the job runs, which the job takes in flight
    *     where {@code routes} take such tables ({@link CaptureRoutes#takingTablesThatAppear}), and
    *     otherwise ends at, to be built again with them; only with a chunked snapshot, which reads a
@@ -80,38 +70,16 @@ public final class DebeziumSource
   public DebeziumSource(
       Map<String, String> connectorProperties,
       CaptureRoutes routes,
-      ChunkedSnapshot snapshot,
-      int queueCapacity,
-      NewTableWatch watch) {
-    this(
-        connectorProperties,
-        routes,
-        snapshot,
-        snapshot == null ? List.of() : snapshot.tables(),
-        queueCapacity,
-        watch);
-  }
-
-  /**
-   * @param connectorProperties the Debezium connector's properties
-   * @param routes the captured tables by Debezium topic
-   * @param snapshot how the source reads the initial snapshot in chunks; null for the connector's
-   *     own
-   * @param tables the captured tables as the database has them (their keys and columns), of which a
-   *     PostgreSQL source reads the values that a change of key left out (unchanged TOASTed
-   *     values); with a chunked snapshot, its tables; empty to leave such a change unfilled,
-   *     waiting for a later change of its key
-   * @param queueCapacity how many records the connector may read ahead of the pipeline
-   * @param watch what looks for tables created while the job runs (see above); null for none
-   */
-  public DebeziumSource(
-      Map<String, String> connectorProperties,
-      CaptureRoutes routes,
-      ChunkedSnapshot snapshot,
       List<ChunkedSnapshot.Table> tables,
+      int snapshotChunkRows,
       int queueCapacity,
       NewTableWatch watch) {
-    if (watch != null && snapshot == null) {
+    if (snapshotChunkRows < 0) {
+      throw new IllegalArgumentException(
+          "a snapshot chunk has at least one row (0 for the connector's own snapshot), not "
+              + snapshotChunkRows);
+    }
+    if (watch != null && snapshotChunkRows == 0) {
       throw new IllegalArgumentException(
           "new tables are picked up only by a capture with a chunked snapshot");
     }
@@ -119,9 +87,6 @@ public final class DebeziumSource
       throw new IllegalArgumentException("the Debezium properties name no 'connector.class'");
     }
     java.util.Objects.requireNonNull(tables, "tables");
-    if (snapshot != null && !snapshot.tables().equals(tables)) {
-      throw new IllegalArgumentException("the snapshot's tables are not the job's tables");
-    }
     for (ChunkedSnapshot.Table table : tables) {
       if (!routes.topics().contains(table.topic())) {
         throw new IllegalArgumentException(
@@ -130,8 +95,11 @@ public final class DebeziumSource
     }
     this.connectorProperties = Map.copyOf(connectorProperties);
     this.routes = routes;
-    this.snapshot = snapshot;
     this.tables = List.copyOf(tables);
+    this.snapshot =
+        snapshotChunkRows == 0
+            ? null
+            : new ChunkedSnapshot(tables, snapshotChunkRows, ChunkedSnapshot.DEFAULT_FETCH_ROWS);
     this.queueCapacity = queueCapacity;
     this.watch = watch;
   }

@@ -122,21 +122,17 @@ final class DatabaseSourceTranslator implements SourceTranslator {
     for (CapturedTable table : captured) {
       tables.add(table.chunkedSnapshotTable(table.topic(source.name())));
     }
-    ChunkedSnapshot snapshot =
-        source.snapshotChunkRows() == 0
-            ? null
-            : new ChunkedSnapshot(
-                tables, source.snapshotChunkRows(), ChunkedSnapshot.DEFAULT_FETCH_ROWS);
-    int parallelism = snapshot == null ? 1 : env.getParallelism();
+    boolean chunked = source.snapshotChunkRows() > 0;
+    int parallelism = chunked ? env.getParallelism() : 1;
     DataStream<CapturedChange> records =
         env.fromSource(
                 new DebeziumSource(
                     source.debeziumProperties(captured, takesNewTables),
                     routes,
-                    snapshot,
                     tables,
+                    source.snapshotChunkRows(),
                     DebeziumSource.DEFAULT_QUEUE_CAPACITY,
-                    newTableWatch(snapshot)),
+                    newTableWatch(chunked)),
                 WatermarkStrategy.noWatermarks(),
                 "Debezium " + source.origin())
             .uid(OperatorUids.DEBEZIUM_SOURCE)
@@ -178,8 +174,8 @@ final class DatabaseSourceTranslator implements SourceTranslator {
    * MariaDB connector knows the new table from its schema history, which holds every table of the
    * database ({@link DatabaseSource#debeziumProperties}).
    */
-  private NewTableWatch newTableWatch(ChunkedSnapshot snapshot) {
-    if (snapshot == null || source.tableDiscoveryInterval().isZero()) {
+  private NewTableWatch newTableWatch(boolean chunked) {
+    if (!chunked || source.tableDiscoveryInterval().isZero()) {
       return null;
     }
     boolean postgres = source.kind() == DatabaseSource.Kind.POSTGRES;
