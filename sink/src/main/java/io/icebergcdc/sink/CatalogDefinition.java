@@ -110,7 +110,18 @@ public final class CatalogDefinition implements Serializable {
   public static final String PROPERTY_PREFIX = "catalog.";
 
   private static final List<String> SECRET_WORDS =
-      List.of("secret", "password", "token", "credential", "session", "private", "key-id");
+      List.of(
+          "secret",
+          "password",
+          "token",
+          "credential",
+          "session",
+          "private",
+          "key-id",
+          "jaas.config",
+          "header.",
+          "sse.key",
+          "shared-key");
 
   private final String name;
   private final Type type;

@@ -185,6 +185,15 @@ public final class SinkOptions {
               + ratio
               + "; it must be above 0 (1 or more turns compaction off)");
     }
+    java.time.Duration ttl = config.get(DedupOptions.TOMBSTONE_TTL);
+    if (ttl.toMillis() < 1) {
+      throw new IllegalArgumentException(
+          "option '"
+              + DedupOptions.TOMBSTONE_TTL.key()
+              + "' is "
+              + ttl
+              + "; it must be at least 1 ms (Flink's state time-to-live counts milliseconds)");
+    }
     DedupOptions.checkIndexMaxKeys(config.get(DedupOptions.INDEX_MAX_KEYS));
     checkCompactionCacheBytes(config.get(COMPACTION_CACHE_SIZE).getBytes());
     checkSmallFileSize(config.get(COMPACTION_SMALL_FILE_SIZE).getBytes());

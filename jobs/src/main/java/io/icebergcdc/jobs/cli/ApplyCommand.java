@@ -1,5 +1,7 @@
 package io.icebergcdc.jobs.cli;
 
+import io.icebergcdc.dedup.AmbiguousChangePolicy;
+import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.jobs.definition.ChangelogFile;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.DeadLetterOutput;
@@ -119,7 +121,13 @@ final class ApplyCommand {
           Flag.of(
               "kafka-properties",
               "<key=value,...>",
-              "Further consumer properties, such as security settings."),
+              "Further consumer properties, such as security settings; not for secrets."),
+          Flag.of(
+              "kafka-properties-file",
+              "<file>",
+              "A Java properties file of further consumer properties, for secrets such as"
+                  + " sasl.jaas.config or ssl.truststore.password; read when the job starts, never"
+                  + " printed."),
           Flag.of(
               "table-template",
               "<ns.name>",
@@ -274,6 +282,15 @@ final class ApplyCommand {
     }
     DeadLetterOutput deadLetters =
         new DeadLetterOutput(args.optional("dead-letter-path", null), deadLetterTopic);
+    if (sinkOptions.get(DedupOptions.ON_AMBIGUOUS_CHANGE) == AmbiguousChangePolicy.DEAD_LETTER
+        && deadLetters.path() == null
+        && deadLetters.topic() == null) {
+      // The changes it sets aside would go nowhere.
+      throw new Arguments.UsageException(
+          "apply: --on-ambiguous-change dead_letter needs a dead-letter output: give"
+              + " --dead-letter-path"
+              + ("kafka".equals(source) ? " or --dead-letter-topic" : ""));
+    }
     var runtime = JobFlags.runtime(args);
     args.rejectUnused("apply --source " + source);
     if (definition instanceof ChangelogFile file) {
@@ -332,6 +349,20 @@ final class ApplyCommand {
   private static DatabaseSource database(DatabaseSource.Kind kind, Arguments args) {
     boolean postgres = kind == DatabaseSource.Kind.POSTGRES;
     String name = args.optional("name", kind.name().toLowerCase(Locale.ROOT));
+    String slot = postgres ? args.optional("slot", "iceberg_cdc_" + name) : null;
+    if (slot != null && !slot.matches("[a-z0-9_]{1,63}")) {
+      // PostgreSQL's rule for slot names; refused here, before a table or publication is made.
+      throw args.has("slot")
+          ? args.invalid(
+              "slot",
+              slot,
+              "a replication slot name of lowercase letters, digits and _ (at most 63)")
+          : args.invalid(
+              "name",
+              name,
+              "lowercase letters, digits and _, as the default slot iceberg_cdc_<name> needs (or"
+                  + " give --slot)");
+    }
     try {
       return new DatabaseSource(
               kind,
@@ -341,7 +372,7 @@ final class ApplyCommand {
               password(args),
               args.required("database"),
               args.optionalPatterns("tables"),
-              postgres ? args.optional("slot", "iceberg_cdc_" + name) : null,
+              slot,
               postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
               postgres ? 0 : args.intValue("server-id", 5400, 1),
               name)
@@ -388,7 +419,36 @@ final class ApplyCommand {
         throw new Arguments.UsageException(
             "apply: --kafka-properties takes key=value pairs, not '" + pair + "'");
       }
-      kafkaProperties.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+      String key = pair.substring(0, eq).trim();
+      if (CatalogDefinition.isSecret(key)) {
+        // The command line shows in the process list, the shell's history and, in application
+        // mode, Flink's configuration.
+        throw new Arguments.UsageException(
+            "apply: --kafka-properties "
+                + key
+                + " is a secret; put it in the file of --kafka-properties-file instead of on the"
+                + " command line");
+      }
+      kafkaProperties.put(key, pair.substring(eq + 1).trim());
+    }
+    String propertiesFile = args.optional("kafka-properties-file", null);
+    if (propertiesFile != null) {
+      try {
+        kafkaProperties.putAll(CatalogDefinition.readPropertiesFile(Paths.get(propertiesFile)));
+      } catch (java.io.IOException e) {
+        throw new Arguments.UsageException(
+            "apply: cannot read --kafka-properties-file " + propertiesFile + ": " + e.getMessage());
+      }
+    }
+    for (String flagged : List.of("bootstrap.servers", "group.id")) {
+      if (kafkaProperties.containsKey(flagged)) {
+        throw new Arguments.UsageException(
+            "apply: Kafka property "
+                + flagged
+                + " has a flag of its own: give --"
+                + flagged.replace('.', '-')
+                + " instead");
+      }
     }
     String bootstrapServers = args.required("bootstrap-servers");
     try {

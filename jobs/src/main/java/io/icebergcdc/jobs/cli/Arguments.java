@@ -182,6 +182,11 @@ final class Arguments {
     if (value == null) {
       return fallback;
     }
+    // Flink reads a number without a unit as milliseconds: --checkpoint-interval 10 would commit
+    // every 10 ms.
+    if (value.trim().matches("[0-9]+") && !value.trim().matches("0+")) {
+      throw invalid(name, value, "a duration with its unit, such as 10s, 5min or 7d");
+    }
     try {
       return org.apache.flink.util.TimeUtils.parseDuration(value.trim());
     } catch (IllegalArgumentException e) {
@@ -209,6 +214,10 @@ final class Arguments {
     String value = optional(name, null);
     if (value == null) {
       return List.of();
+    }
+    if (value.replace("\\,", ",").replace(",", "").isBlank()) {
+      // Not the default: an empty --tables "$T" would otherwise capture every table.
+      throw invalid(name, value, "one or more patterns; leave the flag out for the default");
     }
     List<String> patterns = new java.util.ArrayList<>();
     StringBuilder pattern = new StringBuilder();

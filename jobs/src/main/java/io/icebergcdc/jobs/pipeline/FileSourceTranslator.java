@@ -57,6 +57,7 @@ final class FileSourceTranslator implements SourceTranslator {
     TableIdentifier identifier = TableIdentifier.parse(tables.nameTemplate());
     Schema schema = catalog.tableExists(identifier) ? null : schemaFromFirstEvent(identifier);
     TableChecks.check(catalog, identifier, schema, tables, job.sinkOptions());
+    TableChecks.checkSequenceColumn(catalog, identifier, schema, file.sequenceColumn());
     Table table =
         preparation.createOrLoad(
             identifier,

@@ -85,6 +85,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
               kafka.format(),
               identifier,
               () -> schemaFromTopic(kafka, job.tables().primaryKey(), topic, identifier));
+      TableChecks.checkSequenceColumn(null, identifier, table.schema(), kafka.sequenceColumn());
       targets.add(new TableTarget(topic, topic, identifier, new ChangeSchema(table.schema())));
       if (!job.sinkOptions().get(DedupOptions.IGNORE_TABLE_POSITION)) {
         TablePosition.kafkaOffsets(table)

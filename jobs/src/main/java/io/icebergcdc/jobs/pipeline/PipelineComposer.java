@@ -41,24 +41,25 @@ public final class PipelineComposer {
     List<TableTarget> targets;
     Catalog catalog = job.catalog().connect();
     TablePreparation preparation = new TablePreparation(catalog, job.catalog());
+    SinkTranslator sinks;
     try {
       targets = source.prepareTables(preparation);
       preparation.probeStorage(targets);
+      // Checks the targets (two sources named into one table, say) before the tables stay.
+      sinks =
+          SinkTranslator.of(
+              targets,
+              catalogLoader,
+              job.sinkOptions(),
+              source.prefixesSinkUids(),
+              source.readsInSourceOrder(),
+              commitListener);
     } catch (Exception e) {
       preparation.rollback();
       throw e;
     } finally {
       CatalogDefinition.close(catalog);
     }
-
-    SinkTranslator sinks =
-        SinkTranslator.of(
-            targets,
-            catalogLoader,
-            job.sinkOptions(),
-            source.prefixesSinkUids(),
-            source.readsInSourceOrder(),
-            commitListener);
     StreamExecutionEnvironment env =
         RuntimeTranslator.environment(job.runtime(), sinks.writerOperators());
     RoutedChanges routed =

@@ -90,7 +90,7 @@ final class SinkTranslator {
       String other = routeOf.put(target.table(), target.route());
       if (other != null) {
         // Their changes' sequences cannot be compared, and each table has one set of operators.
-        throw new IllegalArgumentException(
+        throw new io.icebergcdc.jobs.definition.JobDefinitionException(
             "sources "
                 + other
                 + " and "

@@ -35,7 +35,7 @@ final class TableChecks {
     if (catalog.tableExists(identifier)) {
       Table table = catalog.loadTable(identifier);
       if (tables.partitionBy() != null) {
-        PartitionSpec asked = CdcTables.parsePartitionSpec(table.schema(), tables.partitionBy());
+        PartitionSpec asked = partitionSpec(table.schema(), tables.partitionBy());
         if (!asked.compatibleWith(table.spec())) {
           throw new JobDefinitionException(
               "table "
@@ -63,7 +63,7 @@ final class TableChecks {
       partitioned =
           schema != null
               && tables.partitionBy() != null
-              && CdcTables.parsePartitionSpec(schema, tables.partitionBy()).isPartitioned();
+              && partitionSpec(schema, tables.partitionBy()).isPartitioned();
     }
     if (!partitioned && sinkOptions.get(SinkOptions.DISTRIBUTION) == Distribution.PARTITION) {
       throw new JobDefinitionException(
@@ -71,6 +71,43 @@ final class TableChecks {
               + identifier
               + " is not partitioned: distribution by partition needs a partitioned table; use"
               + " distribution primary_key or partition the table");
+    }
+  }
+
+  /**
+   * Checks that {@code column}, the job's sequence column (none where null), is a column of the
+   * table, existing or to be created with {@code schema}: before the table is created, rather than
+   * at the first record, with the job restarting over it.
+   */
+  static void checkSequenceColumn(
+      Catalog catalog, TableIdentifier identifier, Schema schema, String column) {
+    if (column == null) {
+      return;
+    }
+    Schema of = schema != null ? schema : catalog.loadTable(identifier).schema();
+    if (of.findField(column) == null) {
+      throw new JobDefinitionException(
+          "--sequence-column "
+              + column
+              + " is not a column of table "
+              + identifier
+              + " "
+              + of.columns().stream()
+                  .map(org.apache.iceberg.types.Types.NestedField::name)
+                  .toList());
+    }
+  }
+
+  /**
+   * The partition spec {@code --partition-by} asks for, as a definition error where it cannot be.
+   */
+  private static PartitionSpec partitionSpec(Schema schema, String partitionBy) {
+    try {
+      return CdcTables.parsePartitionSpec(schema, partitionBy);
+    } catch (JobDefinitionException e) {
+      throw e;
+    } catch (IllegalArgumentException e) {
+      throw new JobDefinitionException("--partition-by " + partitionBy + ": " + e.getMessage());
     }
   }
 

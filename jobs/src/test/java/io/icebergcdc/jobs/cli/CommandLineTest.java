@@ -112,6 +112,71 @@ class CommandLineTest {
     assertThat(run(base)).isEqualTo("2: error: apply: --bootstrap-servers is required");
   }
 
+  @Test
+  void refusesWhatWouldBeReadAsSomethingElseThanMeant() {
+    String[] kafka = {
+      "apply", "--source", "kafka", "--warehouse", "w", "--topics", "t", "--bootstrap-servers", "b"
+    };
+    // Flink reads a bare number as milliseconds.
+    assertThat(run(concat(kafka, "--checkpoint-interval", "10")))
+        .isEqualTo(
+            "2: error: apply: --checkpoint-interval must be a duration with its unit, such as"
+                + " 10s, 5min or 7d, not '10'");
+    assertThat(run(concat(kafka, "--tombstone-ttl", "0s")))
+        .startsWith("2: error: apply: --tombstone-ttl is PT0S; it must be at least 1 ms");
+    // The changes it sets aside would go nowhere.
+    assertThat(run(concat(kafka, "--on-ambiguous-change", "dead_letter")))
+        .isEqualTo(
+            "2: error: apply: --on-ambiguous-change dead_letter needs a dead-letter output: give"
+                + " --dead-letter-path or --dead-letter-topic");
+    // A group id of its own would leave the flag's value to the dead-letter producer.
+    assertThat(run(concat(kafka, "--kafka-properties", "group.id=other")))
+        .isEqualTo(
+            "2: error: apply: Kafka property group.id has a flag of its own: give --group-id"
+                + " instead");
+    String[] postgres = {
+      "apply",
+      "--source",
+      "postgres",
+      "--warehouse",
+      "w",
+      "--host",
+      "h",
+      "--database",
+      "d",
+      "--user",
+      "u"
+    };
+    // An empty list is not the default, which captures every table of the schema.
+    assertThat(run(concat(postgres, "--tables", "")))
+        .startsWith("2: error: apply: --tables must be");
+    assertThat(run(concat(postgres, "--name", "Shop")))
+        .startsWith("2: error: apply: --name must be lowercase letters, digits and _");
+    assertThat(run(concat(postgres, "--slot", "my-slot")))
+        .startsWith("2: error: apply: --slot must be a replication slot name");
+  }
+
+  @Test
+  void kafkaSecretsGoInAFileNotOnTheCommandLine() throws Exception {
+    String[] kafka = {
+      "apply", "--source", "kafka", "--warehouse", "w", "--topics", "t", "--bootstrap-servers", "b"
+    };
+    String jaas =
+        "org.apache.kafka.common.security.plain.PlainLoginModule required password=\"p4ss\";";
+    String refused = run(concat(kafka, "--kafka-properties", "sasl.jaas.config=" + jaas));
+    assertThat(refused)
+        .isEqualTo(
+            "2: error: apply: --kafka-properties sasl.jaas.config is a secret; put it in the file"
+                + " of --kafka-properties-file instead of on the command line")
+        .doesNotContain("p4ss");
+    Path file = dir.resolve("kafka.properties");
+    Files.writeString(file, "group.id=other\n");
+    assertThat(run(concat(kafka, "--kafka-properties-file", file.toString())))
+        .startsWith("2: error: apply: Kafka property group.id has a flag of its own");
+    assertThat(run(concat(kafka, "--kafka-properties-file", dir.resolve("none").toString())))
+        .startsWith("2: error: apply: cannot read --kafka-properties-file");
+  }
+
   private static String[] concat(String[] first, String... more) {
     String[] all = java.util.Arrays.copyOf(first, first.length + more.length);
     System.arraycopy(more, 0, all, first.length, more.length);
@@ -297,6 +362,28 @@ class CommandLineTest {
       "id"
     };
     return concat(base, more);
+  }
+
+  @Test
+  void aSequenceColumnOrPartitionTheTableCannotHaveIsRefusedBeforeItIsCreated() throws Exception {
+    String row =
+        "{\"type\":\"struct\",\"optional\":true,\"fields\":[{\"type\":\"int64\","
+            + "\"optional\":false,\"field\":\"id\"},{\"type\":\"string\",\"optional\":true,"
+            + "\"field\":\"v\"}],\"field\":\"%s\"}";
+    Files.writeString(
+        dir.resolve("changes.jsonl"),
+        "{\"schema\":{\"type\":\"struct\",\"fields\":["
+            + String.format(row, "before")
+            + ","
+            + String.format(row, "after")
+            + "]},\"payload\":{\"before\":null,\"after\":{\"id\":1,\"v\":\"a\"},"
+            + "\"op\":\"c\",\"source\":{\"lsn\":1}}}\n");
+    assertThat(run(fileJob("--sequence-column", "seq")))
+        .isEqualTo(
+            "2: error: apply: --sequence-column seq is not a column of table db.items [id, v]");
+    assertThat(run(fileJob("--partition-by", "bucket(16 id)")))
+        .startsWith("2: error: apply: --partition-by bucket(16 id): ");
+    assertThat(dir.resolve("w").resolve("db").resolve("items")).doesNotExist();
   }
 
   @Test
