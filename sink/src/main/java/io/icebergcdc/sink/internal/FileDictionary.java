@@ -24,7 +24,10 @@ import org.apache.flink.core.memory.DataOutputView;
  * names the files it meets when it loads the index from the table); that is harmless.
  *
  * <p>A name without its entry (the entry was dropped because its file left the table) resolves to
- * null: the key's row position is then unknown, and the writer deletes it by key instead.
+ * null: the key's row position is then unknown, and the writer deletes it by key instead. Its
+ * number is never given again, though index entries may still hold the name: each subtask also
+ * writes the highest number it knows, as an entry without a location, so that the numbers of
+ * dropped entries stay taken across any number of restores.
  */
 final class FileDictionary {
 
@@ -36,6 +39,9 @@ final class FileDictionary {
   private final int subtask;
   private long next;
 
+  /** The highest number restored or given; -1 for none. */
+  private long highest;
+
   /**
    * @param restored the entries of all subtasks, as union state restores them
    */
@@ -44,12 +50,17 @@ final class FileDictionary {
     this.subtask = subtask;
     long max = -1;
     for (Entry entry : restored) {
+      max = Math.max(max, entry.id());
+      if (entry.location().isEmpty()) {
+        // A high-water mark, not a file.
+        continue;
+      }
       String name = name(entry.id());
       if (locations.putIfAbsent(name, entry.location()) == null) {
         names.putIfAbsent(entry.location(), name);
       }
-      max = Math.max(max, entry.id());
     }
+    highest = max;
     long first = max + 1;
     next = first + Math.floorMod(subtask - first, parallelism);
   }
@@ -59,6 +70,7 @@ final class FileDictionary {
     String name = names.get(location);
     if (name == null) {
       name = name(next);
+      highest = Math.max(highest, next);
       next += parallelism;
       names.put(location, name);
       locations.put(name, location);
@@ -96,9 +108,12 @@ final class FileDictionary {
     return locations.size();
   }
 
-  /** The entries this subtask writes to state. */
+  /** The entries this subtask writes to state, and the highest number it knows. */
   List<Entry> entriesToSnapshot() {
     List<Entry> entries = new ArrayList<>();
+    if (highest >= 0) {
+      entries.add(new Entry(highest, ""));
+    }
     locations.forEach(
         (name, location) -> {
           long id = Long.parseLong(name.substring(PREFIX.length()), 36);
