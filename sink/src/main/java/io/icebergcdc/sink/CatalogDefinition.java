@@ -97,6 +97,16 @@ public final class CatalogDefinition implements Serializable {
               "The catalog's address: the REST endpoint, the JDBC URL or the Hive metastore's"
                   + " thrift:// address.");
 
+  public static final ConfigOption<String> PROPERTIES_FILE =
+      ConfigOptions.key("catalog-properties-file")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "A Java properties file of further catalog properties, read where the statement is"
+                  + " planned: the place for secrets (credential, token, s3.secret-access-key),"
+                  + " which Flink would otherwise print with the options of a table or catalog it"
+                  + " cannot create");
+
   public static final ConfigOption<String> WAREHOUSE =
       ConfigOptions.key("warehouse")
           .stringType()

@@ -77,7 +77,11 @@ class CatalogDefinitionTest {
           "s3.secret-access-key",
           "s3.session-token",
           "jdbc.password",
-          "oauth2.client-secret"
+          "oauth2.client-secret",
+          "header.Authorization",
+          "s3.sse.key",
+          "adls.auth.shared-key.account.key",
+          "sasl.jaas.config"
         }) {
       assertThat(CatalogDefinition.isSecret(key)).as(key).isTrue();
     }

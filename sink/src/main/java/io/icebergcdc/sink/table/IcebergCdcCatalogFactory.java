@@ -41,6 +41,7 @@ public final class IcebergCdcCatalogFactory implements CatalogFactory {
     options.add(CatalogDefinition.CATALOG_IMPL);
     options.add(CatalogDefinition.URI);
     options.add(CatalogDefinition.WAREHOUSE);
+    options.add(CatalogDefinition.PROPERTIES_FILE);
     options.add(DEFAULT_DATABASE);
     return options;
   }

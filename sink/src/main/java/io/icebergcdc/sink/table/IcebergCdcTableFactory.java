@@ -131,6 +131,7 @@ public final class IcebergCdcTableFactory
     options.add(CatalogDefinition.CATALOG_NAME);
     options.add(CatalogDefinition.WAREHOUSE);
     options.add(CatalogDefinition.URI);
+    options.add(CatalogDefinition.PROPERTIES_FILE);
     options.add(DATABASE);
     options.add(TABLE);
     options.add(SEQUENCE_FIELD);
@@ -259,6 +260,21 @@ public final class IcebergCdcTableFactory
             catalog.property(key.substring(CatalogDefinition.PROPERTY_PREFIX.length()), value);
           }
         });
+    String file = options.getOptional(CatalogDefinition.PROPERTIES_FILE).orElse(null);
+    if (file != null) {
+      try {
+        catalog.properties(CatalogDefinition.readPropertiesFile(java.nio.file.Paths.get(file)));
+      } catch (java.io.IOException e) {
+        throw new IllegalArgumentException(
+            "option '"
+                + CatalogDefinition.PROPERTIES_FILE.key()
+                + "': cannot read "
+                + file
+                + ": "
+                + e.getMessage(),
+            e);
+      }
+    }
     try {
       return catalog.build();
     } catch (IllegalArgumentException e) {
