@@ -128,10 +128,9 @@ public final class CatalogDefinition implements Serializable {
           "session",
           "private",
           "key-id",
-          "jaas.config",
-          "header.",
+          "header.authorization",
           "sse.key",
-          "shared-key");
+          "shared-key.account.key");
 
   private final String name;
   private final Type type;

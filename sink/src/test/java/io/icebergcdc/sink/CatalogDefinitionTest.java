@@ -80,12 +80,13 @@ class CatalogDefinitionTest {
           "oauth2.client-secret",
           "header.Authorization",
           "s3.sse.key",
-          "adls.auth.shared-key.account.key",
-          "sasl.jaas.config"
+          "adls.auth.shared-key.account.key"
         }) {
       assertThat(CatalogDefinition.isSecret(key)).as(key).isTrue();
     }
     assertThat(CatalogDefinition.isSecret("s3.endpoint")).isFalse();
+    assertThat(CatalogDefinition.isSecret("header.X-Iceberg-Access-Delegation")).isFalse();
+    assertThat(CatalogDefinition.isSecret("adls.auth.shared-key.account.name")).isFalse();
     assertThat(CatalogDefinition.isSecret("warehouse")).isFalse();
   }
 

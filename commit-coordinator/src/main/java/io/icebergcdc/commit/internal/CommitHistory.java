@@ -68,13 +68,23 @@ final class CommitHistory {
    * committed checkpoint {@code checkpointId} in; null if there is none.
    */
   static Snapshot snapshotOf(Table table, String jobId, String operatorId, long checkpointId) {
+    return snapshotOf(table, jobId, operatorId, checkpointId, null);
+  }
+
+  /**
+   * As {@link #snapshotOf(Table, String, String, long)}, passing over the end-of-input commits of
+   * other runs than {@code runId} ({@link SnapshotSummaryKeys#RUN_ID}); null for any run.
+   */
+  static Snapshot snapshotOf(
+      Table table, String jobId, String operatorId, long checkpointId, String runId) {
     String checkpoint = Long.toString(checkpointId);
     Snapshot snapshot = table.currentSnapshot();
     while (snapshot != null) {
       Map<String, String> summary = snapshot.summary();
       if (checkpoint.equals(summary.get(SnapshotSummaryKeys.CHECKPOINT_ID))
           && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
-          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))) {
+          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+          && ofRun(summary, runId)) {
         return snapshot;
       }
       Long parent = snapshot.parentId();

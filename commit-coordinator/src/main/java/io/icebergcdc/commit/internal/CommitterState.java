@@ -20,12 +20,16 @@ final class CommitterState {
   private final NavigableMap<Long, ChangeCommittable> pending;
   private final String table;
   private final Long seenSnapshotId;
+  private final java.util.List<String> lineage;
+
+  /** How many earlier job ids a state keeps ({@link #lineage()}). */
+  static final int LINEAGE_KEPT = 10;
 
   /** {@link #seenSnapshotId()} of a state taken while the table had no snapshot. */
   static final long NO_SNAPSHOT = -1L;
 
   CommitterState(String jobId, String tableUuid, NavigableMap<Long, ChangeCommittable> pending) {
-    this(jobId, tableUuid, pending, null, null);
+    this(jobId, tableUuid, pending, null, null, java.util.List.of());
   }
 
   /**
@@ -34,15 +38,21 @@ final class CommitterState {
    * @param seenSnapshotId the id of the table's latest snapshot the committer had seen when it took
    *     the state, {@link #NO_SNAPSHOT} where the table had none; null where unknown (a state of
    *     version 3 or before)
+   * @param lineage the jobs before {@code jobId} whose commits the committer answers for, that it
+   *     restored the state of, oldest first: the latest {@link #LINEAGE_KEPT}
    */
   CommitterState(
       String jobId,
       String tableUuid,
       NavigableMap<Long, ChangeCommittable> pending,
       String table,
-      Long seenSnapshotId) {
+      Long seenSnapshotId,
+      java.util.List<String> lineage) {
     this.table = table;
     this.seenSnapshotId = seenSnapshotId;
+    this.lineage =
+        java.util.List.copyOf(
+            lineage.subList(Math.max(0, lineage.size() - LINEAGE_KEPT), lineage.size()));
     this.jobId = Objects.requireNonNull(jobId, "jobId");
     this.tableUuid = tableUuid;
     this.pending = Collections.unmodifiableNavigableMap(new TreeMap<>(pending));
@@ -75,9 +85,17 @@ final class CommitterState {
     return seenSnapshotId;
   }
 
+  /**
+   * The jobs before {@link #jobId()} whose state this committer's lineage restored, oldest first:
+   * their commits are its own, as a job started from their state read the source past them.
+   */
+  java.util.List<String> lineage() {
+    return lineage;
+  }
+
   /** This state, of {@code table} in a committer of several tables. */
   CommitterState forTable(String table) {
-    return new CommitterState(jobId, tableUuid, pending, table, seenSnapshotId);
+    return new CommitterState(jobId, tableUuid, pending, table, seenSnapshotId, lineage);
   }
 
   @Override
@@ -87,7 +105,8 @@ final class CommitterState {
         && Objects.equals(tableUuid, ((CommitterState) o).tableUuid)
         && pending.equals(((CommitterState) o).pending)
         && Objects.equals(table, ((CommitterState) o).table)
-        && Objects.equals(seenSnapshotId, ((CommitterState) o).seenSnapshotId);
+        && Objects.equals(seenSnapshotId, ((CommitterState) o).seenSnapshotId)
+        && lineage.equals(((CommitterState) o).lineage);
   }
 
   @Override

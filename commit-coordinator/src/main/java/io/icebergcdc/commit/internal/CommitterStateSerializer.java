@@ -23,7 +23,8 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * follows, and the name.
  *
  * <p>Version 4: as version 3, then whether the id of the table's latest snapshot the committer had
- * seen follows, and the id ({@link CommitterState#NO_SNAPSHOT} for none).
+ * seen follows, and the id ({@link CommitterState#NO_SNAPSHOT} for none); then the number of the
+ * earlier jobs of its lineage, and their ids.
  */
 final class CommitterStateSerializer implements SimpleVersionedSerializer<CommitterState> {
 
@@ -61,6 +62,10 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
     if (state.seenSnapshotId() != null) {
       out.writeLong(state.seenSnapshotId());
     }
+    out.writeInt(state.lineage().size());
+    for (String job : state.lineage()) {
+      out.writeUTF(job);
+    }
     return out.getCopyOfBuffer();
   }
 
@@ -81,6 +86,12 @@ final class CommitterStateSerializer implements SimpleVersionedSerializer<Commit
     }
     String table = version >= VERSION_3 && in.readBoolean() ? in.readUTF() : null;
     Long seen = version >= VERSION_4 && in.readBoolean() ? in.readLong() : null;
-    return new CommitterState(jobId, tableUuid, pending, table, seen);
+    java.util.List<String> lineage = new java.util.ArrayList<>();
+    if (version >= VERSION_4) {
+      for (int i = in.readInt(); i > 0; i--) {
+        lineage.add(in.readUTF());
+      }
+    }
+    return new CommitterState(jobId, tableUuid, pending, table, seen, lineage);
   }
 }

@@ -133,9 +133,39 @@ final class SnapshotCommitter implements AutoCloseable {
     return table;
   }
 
+  /** Whether the table was loaded since {@link #latestSeen} last looked. */
+  private boolean loadedSinceSeen = true;
+
+  private void reload() {
+    table = TableRefresh.refresh(table, tableLoader);
+    loadedSinceSeen = true;
+  }
+
+  /**
+   * The id of the table's latest snapshot as this committer knows it, for the state of a
+   * checkpoint: any commit of that checkpoint comes after it. Where {@code fresh} and the table was
+   * not loaded since the last call (no commit between, as for a table the job changes rarely), it
+   * is read again, so that another engine's expiry of an old snapshot does not make a restore
+   * refuse a checkpoint it could tell was not committed; the catalog out of reach keeps the last.
+   * {@link CommitterState#NO_SNAPSHOT} where the table has none.
+   */
+  long latestSeen(boolean fresh) {
+    if (fresh && !loadedSinceSeen) {
+      try {
+        reload();
+      } catch (RuntimeException e) {
+        LOG.debug(
+            "Cannot read table {} again; its state names the snapshot seen last", table.name(), e);
+      }
+    }
+    loadedSinceSeen = false;
+    Snapshot current = table.currentSnapshot();
+    return current == null ? CommitterState.NO_SNAPSHOT : current.snapshotId();
+  }
+
   /** The table as the catalog has it now. */
   Table refreshed() {
-    table = TableRefresh.refresh(table, tableLoader);
+    reload();
     return table;
   }
 
@@ -235,7 +265,7 @@ final class SnapshotCommitter implements AutoCloseable {
    * committed by an attempt whose answer was lost.
    */
   private boolean landed(long checkpointId, String commitJobId) {
-    table = TableRefresh.refresh(table, tableLoader);
+    reload();
     return landedIn(checkpointId, commitJobId);
   }
 
@@ -272,7 +302,7 @@ final class SnapshotCommitter implements AutoCloseable {
     Snapshot snapshot =
         ((BaseTransaction) staged.transaction()).currentMetadata().currentSnapshot();
     try {
-      table = TableRefresh.refresh(table, tableLoader);
+      reload();
     } catch (RuntimeException e) {
       LOG.warn(
           "Table {} could not be read after checkpoint {} was committed; its maintenance waits"
@@ -292,8 +322,9 @@ final class SnapshotCommitter implements AutoCloseable {
    * none. Throws what reading the table throws.
    */
   Snapshot landed(Attempt staged) {
-    table = TableRefresh.refresh(table, tableLoader);
-    return CommitHistory.snapshotOf(table, staged.commitJobId(), operatorId, staged.checkpointId());
+    reload();
+    return CommitHistory.snapshotOf(
+        table, staged.commitJobId(), operatorId, staged.checkpointId(), runId);
   }
 
   /**
@@ -303,7 +334,8 @@ final class SnapshotCommitter implements AutoCloseable {
    * maintenance.
    */
   private void foundCommitted(long checkpointId, String commitJobId, ChangeStats stats) {
-    Snapshot snapshot = CommitHistory.snapshotOf(table, commitJobId, operatorId, checkpointId);
+    Snapshot snapshot =
+        CommitHistory.snapshotOf(table, commitJobId, operatorId, checkpointId, runId);
     if (snapshot == null) {
       // Found by the log's wider look, outside the current snapshot's ancestry (a rollback).
       LOG.warn(
@@ -365,7 +397,7 @@ final class SnapshotCommitter implements AutoCloseable {
       boolean nothingAddedSinceBase) {
     ChangeStats stats = carried.plus(committable.stats());
     for (int attempt = 1; ; attempt++) {
-      table = TableRefresh.refresh(table, tableLoader);
+      reload();
       Snapshot base = table.currentSnapshot();
       if (nothingAddedSinceBase && landedIn(checkpointId, commitJobId)) {
         // In the very table state the attempt would build on: a lost commit landing later than

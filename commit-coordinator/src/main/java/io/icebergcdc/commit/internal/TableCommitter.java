@@ -186,7 +186,10 @@ final class TableCommitter implements AutoCloseable {
   private ChangeCommittable current = ChangeCommittable.EMPTY;
 
   /** The jobs whose files this committer answers for: its own, and those it restored. */
-  private final Set<String> ownJobs = new HashSet<>();
+  /**
+   * The jobs whose commits this committer answers for: its lineage's, oldest first, and its own.
+   */
+  private final Set<String> ownJobs = new java.util.LinkedHashSet<>();
 
   /** The checkpoints being committed now, which may be restored ones outside {@link #pending}. */
   private NavigableMap<Long, ChangeCommittable> committing;
@@ -241,13 +244,10 @@ final class TableCommitter implements AutoCloseable {
   CommitterState snapshot(long checkpointId) {
     pending.put(checkpointId, current);
     current = ChangeCommittable.EMPTY;
-    org.apache.iceberg.Snapshot seen = commits.table().currentSnapshot();
-    return new CommitterState(
-        jobId,
-        tableUuid,
-        pending,
-        null,
-        seen == null ? CommitterState.NO_SNAPSHOT : seen.snapshotId());
+    long seen = commits.latestSeen(pending.values().stream().anyMatch(ChangeCommittable::hasFiles));
+    List<String> lineage = new ArrayList<>(ownJobs);
+    lineage.remove(jobId);
+    return new CommitterState(jobId, tableUuid, pending, null, seen, lineage);
   }
 
   /** What the completion of checkpoint {@code checkpointId} commits: the checkpoints up to it. */
@@ -277,7 +277,11 @@ final class TableCommitter implements AutoCloseable {
    *     after it
    */
   Due dueOnRestore(CommitterState restored, long restoredCheckpointId) {
+    // Oldest first, before this job's own: the lineage it writes into its state keeps the latest.
+    ownJobs.remove(jobId);
+    ownJobs.addAll(restored.lineage());
     ownJobs.add(restored.jobId());
+    ownJobs.add(jobId);
     Table table = commits.table();
     if (restored.tableUuid() != null
         && tableUuid != null

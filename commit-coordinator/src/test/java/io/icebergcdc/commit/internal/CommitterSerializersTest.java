@@ -190,7 +190,8 @@ class CommitterSerializersTest {
             "6f1c2f0e-2b7d-4a59-9a43-4f0c5c1e8a11",
             pending,
             "db.orders",
-            null);
+            null,
+            List.of());
     byte[] bytes = serializer.serialize(state);
     assertThat(serializer.deserialize(serializer.getVersion(), bytes)).isEqualTo(state);
 
@@ -207,18 +208,37 @@ class CommitterSerializersTest {
     pending.put(3L, COMMITTABLE);
     String job = "0123456789abcdef0123456789abcdef";
     String uuid = "6f1c2f0e-2b7d-4a59-9a43-4f0c5c1e8a11";
-    CommitterState state = new CommitterState(job, uuid, pending, null, 8_645_392_761_203L);
+    CommitterState state =
+        new CommitterState(
+            job,
+            uuid,
+            pending,
+            null,
+            8_645_392_761_203L,
+            List.of("fedcba9876543210fedcba9876543210"));
     byte[] bytes = serializer.serialize(state);
     assertThat(serializer.deserialize(serializer.getVersion(), bytes).seenSnapshotId())
         .isEqualTo(8_645_392_761_203L);
     CommitterState none =
-        new CommitterState(job, uuid, pending, "db.orders", CommitterState.NO_SNAPSHOT);
+        new CommitterState(job, uuid, pending, "db.orders", CommitterState.NO_SNAPSHOT, List.of());
     assertThat(serializer.deserialize(serializer.getVersion(), serializer.serialize(none)))
         .isEqualTo(none);
 
     byte[] v4 = GoldenFiles.bytes("serializer/committer-state-v4.bin", bytes);
     assertThat(serializer.deserialize(CommitterStateSerializer.VERSION_4, v4)).isEqualTo(state);
-    assertThat(state).isNotEqualTo(new CommitterState(job, uuid, pending, null, null));
+    assertThat(serializer.deserialize(CommitterStateSerializer.VERSION_4, v4).lineage())
+        .containsExactly("fedcba9876543210fedcba9876543210");
+    assertThat(state)
+        .isNotEqualTo(new CommitterState(job, uuid, pending, null, null, state.lineage()));
+    // The latest of a long lineage are kept.
+    List<String> long_ = new java.util.ArrayList<>();
+    for (int i = 0; i < 15; i++) {
+      long_.add("job-" + i);
+    }
+    assertThat(new CommitterState(job, uuid, pending, null, null, long_).lineage())
+        .hasSize(CommitterState.LINEAGE_KEPT)
+        .endsWith("job-14")
+        .doesNotContain("job-4");
   }
 
   @Test

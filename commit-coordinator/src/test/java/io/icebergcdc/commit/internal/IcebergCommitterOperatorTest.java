@@ -1027,6 +1027,76 @@ class IcebergCommitterOperatorTest {
   }
 
   /**
+   * A job that ignores the table's position carries only its lineage's offsets: restored twice
+   * without a commit between, it still knows the job that recorded them.
+   */
+  @Test
+  void aJobRestoredTwiceWithoutACommitStillCarriesItsLineagesOffsets() throws Exception {
+    var first = ignoringTheTablesPosition(null);
+    first.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(
+                new ChangeStats(0, 1, 0, 0, 0, 0, null, Map.of("t/0", 5000L, "t/1", 7L)))));
+    first.processElement(new StreamRecord<>(files("a", false, 0)));
+    first.snapshot(1, 1);
+    first.notifyOfCompletedCheckpoint(1);
+    OperatorSubtaskState afterTheCommit = first.snapshot(2, 2);
+    // Restored, and failed again before a commit of its own.
+    OperatorSubtaskState ofTheSecond = ignoringTheTablesPosition(afterTheCommit).snapshot(3, 3);
+
+    var third = ignoringTheTablesPosition(ofTheSecond);
+    third.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(
+                new ChangeStats(0, 1, 0, 0, 0, 0, null, Map.of("t/0", 5001L)))));
+    third.processElement(new StreamRecord<>(files("b", false, 0)));
+    third.snapshot(4, 4);
+    third.notifyOfCompletedCheckpoint(4);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=5001,t/1=7");
+  }
+
+  private OneInputStreamOperatorTestHarness<ChangeCommittable, Void> ignoringTheTablesPosition(
+      OperatorSubtaskState restoreFrom) throws Exception {
+    var harness =
+        harnessOf(
+            new IcebergCommitterOperator(TestTables.loader(warehouse), null)
+                .sourceSequence(true, false));
+    harness.getStreamConfig().setCheckpointingEnabled(true);
+    if (restoreFrom == null) {
+      harness.initializeEmptyState();
+    } else {
+      harness.initializeState(restoreFrom);
+    }
+    harness.open();
+    return harness;
+  }
+
+  /**
+   * A rarely changed table whose last commit another engine expired meanwhile: the state of its
+   * next checkpoint with files names the table as read then, so a restore can tell.
+   */
+  @Test
+  void aTableChangedAfterAnIdleSpellIsRestoredThoughAnotherEngineExpiredItsLastCommit()
+      throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    // While the job has nothing for the table, another engine writes and expires the job's commit.
+    anotherEngineAppendsAndExpiresAllButItsOwn(2);
+    harness.processElement(new StreamRecord<>(files("b", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(3, 3);
+    // The job fails before checkpoint 3 is committed.
+
+    open(state, null);
+    assertThat(committedCheckpoints()).containsExactly(null, null, "3");
+  }
+
+  /**
    * A job that runs on across another engine's delete read the topic past the offsets it recorded
    * before: its commits after the delete still carry those of the partitions without new records.
    */

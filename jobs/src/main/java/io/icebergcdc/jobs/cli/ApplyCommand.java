@@ -389,6 +389,18 @@ final class ApplyCommand {
     }
   }
 
+  /**
+   * Whether a Kafka client property holds a secret: Kafka's password-type settings (passwords, the
+   * JAAS configuration, client secrets, private keys).
+   */
+  static boolean isKafkaSecret(String key) {
+    String lower = key.toLowerCase(Locale.ROOT);
+    return lower.contains("password")
+        || lower.endsWith("jaas.config")
+        || lower.contains("secret")
+        || lower.endsWith("keystore.key");
+  }
+
   private static KafkaTopics kafkaTopics(Arguments args) {
     String format = args.optional("format", KafkaTopics.DEBEZIUM_JSON);
     String topics = args.optional("topics", null);
@@ -420,7 +432,7 @@ final class ApplyCommand {
             "apply: --kafka-properties takes key=value pairs, not '" + pair + "'");
       }
       String key = pair.substring(0, eq).trim();
-      if (CatalogDefinition.isSecret(key)) {
+      if (isKafkaSecret(key)) {
         // The command line shows in the process list, the shell's history and, in application
         // mode, Flink's configuration.
         throw new Arguments.UsageException(
@@ -440,8 +452,15 @@ final class ApplyCommand {
             "apply: cannot read --kafka-properties-file " + propertiesFile + ": " + e.getMessage());
       }
     }
+    Map<String, String> flags =
+        Map.of(
+            "bootstrap.servers",
+            args.required("bootstrap-servers"),
+            "group.id",
+            args.optional("group-id", "iceberg-cdc"));
     for (String flagged : List.of("bootstrap.servers", "group.id")) {
-      if (kafkaProperties.containsKey(flagged)) {
+      String given = kafkaProperties.get(flagged);
+      if (given != null && !given.equals(flags.get(flagged))) {
         throw new Arguments.UsageException(
             "apply: Kafka property "
                 + flagged

@@ -85,7 +85,8 @@ final class TableChecks {
       return;
     }
     Schema of = schema != null ? schema : catalog.loadTable(identifier).schema();
-    if (of.findField(column) == null) {
+    // A top-level column: the parsers take no nested one.
+    if (of.columns().stream().noneMatch(field -> field.name().equals(column))) {
       throw new JobDefinitionException(
           "--sequence-column "
               + column

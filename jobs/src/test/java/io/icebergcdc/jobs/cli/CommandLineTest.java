@@ -173,6 +173,16 @@ class CommandLineTest {
     Files.writeString(file, "group.id=other\n");
     assertThat(run(concat(kafka, "--kafka-properties-file", file.toString())))
         .startsWith("2: error: apply: Kafka property group.id has a flag of its own");
+    // Ordinary settings that name a session or a token are no secrets; a flag's own value may be
+    // repeated in a client's properties file.
+    Files.writeString(
+        file,
+        "bootstrap.servers=b\nsession.timeout.ms=45000\nsasl.oauthbearer.token.endpoint.url=u\n");
+    assertThat(run(concat(kafka, "--kafka-properties-file", file.toString())))
+        .doesNotContain("secret")
+        .doesNotContain("flag of its own");
+    assertThat(run(concat(kafka, "--kafka-properties", "session.timeout.ms=45000")))
+        .doesNotContain("is a secret");
     assertThat(run(concat(kafka, "--kafka-properties-file", dir.resolve("none").toString())))
         .startsWith("2: error: apply: cannot read --kafka-properties-file");
   }

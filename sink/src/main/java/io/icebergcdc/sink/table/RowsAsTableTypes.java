@@ -9,6 +9,7 @@ import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
@@ -58,7 +59,7 @@ final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
     for (int i = 0; i < table.getFieldCount(); i++) {
       LogicalType want = table.getTypeAt(i);
       LogicalType have = given.getTypeAt(i);
-      if (want.copy(true).equals(have.copy(true))) {
+      if (same(want, have)) {
         continue;
       }
       if (want.getTypeRoot() != have.getTypeRoot() || !convertible(want.getTypeRoot())) {
@@ -75,6 +76,34 @@ final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
       converts |= needsConversion(want.getTypeRoot());
     }
     return converts ? Optional.of(new RowsAsTableTypes(given, table, tableName)) : Optional.empty();
+  }
+
+  /**
+   * Whether two types are the same but for nullability and descriptions, at any depth: Iceberg
+   * gives a map's keys NOT NULL and a struct's fields their comments, which a DDL need not repeat.
+   */
+  private static boolean same(LogicalType want, LogicalType have) {
+    if (want.getTypeRoot() != have.getTypeRoot()) {
+      return false;
+    }
+    List<LogicalType> wanted = want.getChildren();
+    List<LogicalType> had = have.getChildren();
+    if (wanted.isEmpty() && had.isEmpty()) {
+      return want.copy(true).equals(have.copy(true));
+    }
+    if (wanted.size() != had.size()) {
+      return false;
+    }
+    if (want instanceof RowType wantRow
+        && !wantRow.getFieldNames().equals(((RowType) have).getFieldNames())) {
+      return false;
+    }
+    for (int i = 0; i < wanted.size(); i++) {
+      if (!same(wanted.get(i), had.get(i))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Types of one root that may differ in length or precision. */
@@ -119,6 +148,19 @@ final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
       Object value = getters[i].getFieldOrNull(row);
       if (value instanceof DecimalData decimal && table.getTypeAt(i) instanceof DecimalType type) {
         value = decimal(decimal, type, i);
+      } else if (value instanceof TimestampData timestamp
+          && timestamp.getNanoOfMillisecond() % 1000 != 0) {
+        // Iceberg keeps microseconds.
+        throw new IllegalArgumentException(
+            "column '"
+                + table.getFieldNames().get(i)
+                + "' of a row written to Iceberg table "
+                + tableName
+                + " is "
+                + timestamp
+                + ", whose nanoseconds its type there, "
+                + table.getTypeAt(i)
+                + ", does not hold");
       }
       converted.setField(i, value);
     }

@@ -101,6 +101,53 @@ class RowsAsTableTypesTest {
   }
 
   @Test
+  void nestedTypesThatDifferInNullabilityOnlyAreTaken() {
+    // Iceberg's map keys are NOT NULL; a DDL's MAP<STRING, STRING> does not say so.
+    RowType table =
+        RowType.of(
+            new LogicalType[] {
+              new BigIntType(false),
+              new org.apache.flink.table.types.logical.MapType(
+                  new VarCharType(false, VarCharType.MAX_LENGTH), VarCharType.STRING_TYPE),
+              new ArrayType(new BigIntType(false))
+            },
+            new String[] {"id", "attrs", "ids"});
+    RowType declared =
+        RowType.of(
+            new LogicalType[] {
+              new BigIntType(false),
+              new org.apache.flink.table.types.logical.MapType(
+                  VarCharType.STRING_TYPE, VarCharType.STRING_TYPE),
+              new ArrayType(new BigIntType(true))
+            },
+            new String[] {"id", "attrs", "ids"});
+    assertThat(RowsAsTableTypes.of(declared, table, "db.t")).isEmpty();
+  }
+
+  @Test
+  void nanosecondsTheTableCannotHoldFailTheWrite() throws Exception {
+    RowType nanos =
+        RowType.of(
+            new LogicalType[] {
+              new BigIntType(false),
+              new DecimalType(12, 4),
+              new TimestampType(9),
+              VarCharType.STRING_TYPE
+            },
+            new String[] {"id", "amount", "at", "note"});
+    RowsAsTableTypes conversion = RowsAsTableTypes.of(nanos, TABLE, "db.t").orElseThrow();
+    GenericRowData row = new GenericRowData(4);
+    row.setField(0, 1L);
+    row.setField(
+        2, TimestampData.fromLocalDateTime(LocalDateTime.parse("2026-12-05T10:15:30.123456789")));
+    assertThatThrownBy(() -> conversion.map(row)).hasMessageContaining("column 'at'");
+    row.setField(
+        2, TimestampData.fromLocalDateTime(LocalDateTime.parse("2026-12-05T10:15:30.123456")));
+    assertThat(conversion.map(row).getTimestamp(2, 6).toLocalDateTime())
+        .isEqualTo(LocalDateTime.parse("2026-12-05T10:15:30.123456"));
+  }
+
+  @Test
   void otherDifferencesAreRefusedNamingTheColumn() {
     RowType nested =
         RowType.of(
