@@ -456,8 +456,16 @@ class ApplyChangelogITCase {
     ChangelogGenerator.Changelog changelog = changelog(200_000, 10_000, 9L);
     ForeignDeletes.reset(dir.resolve("warehouse").toString());
 
+    // Checkpoints every 50 ms: a run warmed up by the one before went through the changes in a
+    // second, in too few commits for the other writer's deletes to meet a compaction.
     new JobRunner(
-            job(null, formatVersion, Map.of(), 0, options(DeleteMode.POSITION)),
+            job(
+                null,
+                formatVersion,
+                Map.of(),
+                0,
+                options(DeleteMode.POSITION),
+                Duration.ofMillis(50)),
             new ForeignDeletes())
         .run();
 

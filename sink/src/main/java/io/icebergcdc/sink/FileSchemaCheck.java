@@ -63,6 +63,7 @@ final class FileSchemaCheck {
     MessageType typeWithIds = withIds(fileType);
     for (ColumnDescriptor column : typeWithIds.getColumns()) {
       PrimitiveType leaf = column.getPrimitiveType();
+      readAsIcebergReadsIt(column, leaf);
       if (leaf.getId() == null || schema.findField(leaf.getId().intValue()) == null) {
         throw new IllegalArgumentException(
             "its column "
@@ -77,6 +78,41 @@ final class FileSchemaCheck {
     }
     Schema fileSchema = ParquetSchemaUtil.convertAndPrune(typeWithIds);
     new Comparison(metrics, fromPath, ids).struct("", fileSchema.asStruct(), schema.asStruct());
+  }
+
+  /**
+   * Refuses a column whose values Iceberg would take for others: a timestamp in milli- or
+   * nanoseconds (Iceberg reads each unit as its microsecond type, and takes the file's bounds, and
+   * the partition it puts the file in, as microseconds), and an unsigned integer (read as a signed
+   * one of its width, or failing on its statistics).
+   */
+  private static void readAsIcebergReadsIt(ColumnDescriptor column, PrimitiveType leaf) {
+    org.apache.parquet.schema.LogicalTypeAnnotation logical = leaf.getLogicalTypeAnnotation();
+    String name = String.join(".", column.getPath());
+    if (logical
+            instanceof
+            org.apache.parquet.schema.LogicalTypeAnnotation.TimestampLogicalTypeAnnotation timestamp
+        && timestamp.getUnit() != org.apache.parquet.schema.LogicalTypeAnnotation.TimeUnit.MICROS) {
+      throw new IllegalArgumentException(
+          "its column "
+              + name
+              + " holds timestamps in "
+              + timestamp.getUnit()
+              + ", which Iceberg would read, with the file's bounds and the partition it takes from"
+              + " them, as microseconds; write the file with microsecond timestamps");
+    }
+    if (logical
+            instanceof
+            org.apache.parquet.schema.LogicalTypeAnnotation.IntLogicalTypeAnnotation integer
+        && !integer.isSigned()) {
+      throw new IllegalArgumentException(
+          "its column "
+              + name
+              + " holds unsigned "
+              + integer.getBitWidth()
+              + "-bit integers, which Iceberg would read as signed ones; write it as a signed"
+              + " integer of more bits");
+    }
   }
 
   /**

@@ -385,6 +385,28 @@ class AddFilesTest {
   }
 
   @Test
+  void aFileWhoseValuesIcebergWouldReadAsOthersIsRefused() throws IOException {
+    Table table = table(PartitionSpec.unpartitioned());
+    Path millis =
+        writeWithoutIds(
+            dir.resolve("millis/x.parquet"),
+            "message m { required int64 id; optional int64 ts (TIMESTAMP(MILLIS,false)); }",
+            List.of(values("id", 1L, "ts", 1_767_657_600_000L)));
+    assertThatThrownBy(() -> AddFiles.adopt(table, millis.toString()))
+        .hasMessageContaining(millis.toString())
+        .hasMessageContaining("its column ts holds timestamps in MILLIS");
+    Path unsigned =
+        writeWithoutIds(
+            dir.resolve("unsigned/x.parquet"),
+            "message m { required int64 id; optional int32 n (INTEGER(32,false)); }",
+            List.of(values("id", 1L, "n", 7)));
+    assertThatThrownBy(() -> AddFiles.adopt(table, unsigned.toString()))
+        .hasMessageContaining(unsigned.toString())
+        .hasMessageContaining("its column n holds unsigned 32-bit integers");
+    assertThat(snapshots(table)).isZero();
+  }
+
+  @Test
   void aFileAlreadyInTheTableIsRefused() throws IOException {
     Table table = table(PartitionSpec.unpartitioned());
     Path file = writeWithIds(dir.resolve("incoming/a.parquet"), row(1, "a", NOV_30));
