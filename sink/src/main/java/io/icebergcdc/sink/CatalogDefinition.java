@@ -128,7 +128,7 @@ public final class CatalogDefinition implements Serializable {
           "session",
           "private",
           "key-id",
-          "header.authorization",
+          "header.",
           "sse.key",
           "shared-key.account.key");
 

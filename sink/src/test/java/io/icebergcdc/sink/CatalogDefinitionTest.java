@@ -79,13 +79,13 @@ class CatalogDefinitionTest {
           "jdbc.password",
           "oauth2.client-secret",
           "header.Authorization",
+          "header.X-Api-Key",
           "s3.sse.key",
           "adls.auth.shared-key.account.key"
         }) {
       assertThat(CatalogDefinition.isSecret(key)).as(key).isTrue();
     }
     assertThat(CatalogDefinition.isSecret("s3.endpoint")).isFalse();
-    assertThat(CatalogDefinition.isSecret("header.X-Iceberg-Access-Delegation")).isFalse();
     assertThat(CatalogDefinition.isSecret("adls.auth.shared-key.account.name")).isFalse();
     assertThat(CatalogDefinition.isSecret("warehouse")).isFalse();
   }

@@ -74,7 +74,8 @@ final class SnapshotCommitter implements AutoCloseable {
    * @param operatorId the id of the committing operator, which the snapshots record
    * @param checkpointing whether the job runs with checkpoints (else it commits once, at the end)
    * @param metricGroup where the commit metrics go
-   * @param ownJobs the jobs whose files the committer answers for, as it learns them
+   * @param ownJobs the jobs whose commits the committer answers for, as it learns them
+   * @param fileOwners the jobs whose files the committer answers for, as it learns them
    * @param filesToCommit the files of the checkpoints not committed yet
    * @param manifestsReadBy what reads and writes the manifests of a commit; null for Iceberg's
    *     worker pool
@@ -86,6 +87,7 @@ final class SnapshotCommitter implements AutoCloseable {
       boolean checkpointing,
       MetricGroup metricGroup,
       Set<String> ownJobs,
+      Set<String> fileOwners,
       Supplier<Set<String>> filesToCommit,
       ExecutorService manifestsReadBy) {
     this.manifestsReadBy = manifestsReadBy;
@@ -101,6 +103,10 @@ final class SnapshotCommitter implements AutoCloseable {
     // Nothing else closes the loader if this fails: the operator has no committer to close.
     try {
       table = tableLoader.loadTable();
+      lastSeen =
+          table.currentSnapshot() == null
+              ? CommitterState.NO_SNAPSHOT
+              : table.currentSnapshot().snapshotId();
       checkExecution(checkpointing);
       createFileIoClientHere(table);
       tableUuid = uuidOf(table);
@@ -120,7 +126,7 @@ final class SnapshotCommitter implements AutoCloseable {
               new CommitterMetrics(metricGroup, maintainer),
               maintainer,
               sinkTag,
-              ownJobs,
+              fileOwners,
               filesToCommit);
     } catch (Throwable failure) {
       closeQuietly(tableLoader, failure);
@@ -133,34 +139,45 @@ final class SnapshotCommitter implements AutoCloseable {
     return table;
   }
 
-  /** Whether the table was loaded since {@link #latestSeen} last looked. */
-  private boolean loadedSinceSeen = true;
+  /**
+   * How old the table as last loaded may be for {@link #latestSeen} to name its snapshot without
+   * reading the table again: expiry keeps snapshots younger than that (Iceberg's default keeps five
+   * days, this project's one hour).
+   */
+  static Duration seenFreshFor = Duration.ofMinutes(10);
+
+  /** When the table was last loaded, by {@link System#nanoTime()}. */
+  private long loadedAt = System.nanoTime();
+
+  /** The snapshot id {@link #latestSeen} gave last. */
+  private long lastSeen = CommitterState.NO_SNAPSHOT;
 
   private void reload() {
     table = TableRefresh.refresh(table, tableLoader);
-    loadedSinceSeen = true;
+    loadedAt = System.nanoTime();
   }
 
   /**
    * The id of the table's latest snapshot as this committer knows it, for the state of a
-   * checkpoint: any commit of that checkpoint comes after it. Where {@code fresh} and the table was
-   * not loaded since the last call (no commit between, as for a table the job changes rarely), it
-   * is read again, so that another engine's expiry of an old snapshot does not make a restore
-   * refuse a checkpoint it could tell was not committed; the catalog out of reach keeps the last.
-   * {@link CommitterState#NO_SNAPSHOT} where the table has none.
+   * checkpoint: any commit of that checkpoint comes after it. Where {@code fresh} (the checkpoint
+   * has files) and the table was last loaded longer ago than {@link #seenFreshFor} (no commit
+   * since, as for a table the job changes rarely), it is read again, so that another engine's
+   * expiry of an old snapshot does not make a restore refuse a checkpoint it could tell was not
+   * committed. The catalog out of reach keeps the last. {@link CommitterState#NO_SNAPSHOT} where
+   * the table has none.
    */
   long latestSeen(boolean fresh) {
-    if (fresh && !loadedSinceSeen) {
-      try {
+    try {
+      if (fresh && System.nanoTime() - loadedAt > seenFreshFor.toNanos()) {
         reload();
-      } catch (RuntimeException e) {
-        LOG.debug(
-            "Cannot read table {} again; its state names the snapshot seen last", table.name(), e);
       }
+      Snapshot current = table.currentSnapshot();
+      lastSeen = current == null ? CommitterState.NO_SNAPSHOT : current.snapshotId();
+    } catch (RuntimeException e) {
+      LOG.debug(
+          "Cannot read table {} again; its state names the snapshot seen last", table.name(), e);
     }
-    loadedSinceSeen = false;
-    Snapshot current = table.currentSnapshot();
-    return current == null ? CommitterState.NO_SNAPSHOT : current.snapshotId();
+    return lastSeen;
   }
 
   /** The table as the catalog has it now. */

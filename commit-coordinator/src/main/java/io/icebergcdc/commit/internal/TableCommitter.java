@@ -185,11 +185,17 @@ final class TableCommitter implements AutoCloseable {
   private final NavigableMap<Long, ChangeCommittable> pending = new TreeMap<>();
   private ChangeCommittable current = ChangeCommittable.EMPTY;
 
-  /** The jobs whose files this committer answers for: its own, and those it restored. */
   /**
-   * The jobs whose commits this committer answers for: its lineage's, oldest first, and its own.
+   * The jobs whose commits this committer answers for (the source positions and offsets it
+   * carries): its lineage's, oldest first, and its own.
    */
   private final Set<String> ownJobs = new java.util.LinkedHashSet<>();
+
+  /**
+   * The jobs whose files this committer answers for (removes when orphaned): its own, and the one
+   * whose state it restored; not the older ones of its lineage, one of which might still run.
+   */
+  private final Set<String> fileOwners = new HashSet<>();
 
   /** The checkpoints being committed now, which may be restored ones outside {@link #pending}. */
   private NavigableMap<Long, ChangeCommittable> committing;
@@ -222,6 +228,7 @@ final class TableCommitter implements AutoCloseable {
     this.operatorId = operatorId;
     this.checkpointing = checkpointing;
     ownJobs.add(jobId);
+    fileOwners.add(jobId);
     commits =
         new SnapshotCommitter(
             settings,
@@ -230,6 +237,7 @@ final class TableCommitter implements AutoCloseable {
             checkpointing,
             metricGroup,
             ownJobs,
+            fileOwners,
             this::filesToCommit,
             manifestsReadBy);
     tableUuid = commits.tableUuid();
@@ -282,6 +290,7 @@ final class TableCommitter implements AutoCloseable {
     ownJobs.addAll(restored.lineage());
     ownJobs.add(restored.jobId());
     ownJobs.add(jobId);
+    fileOwners.add(restored.jobId());
     Table table = commits.table();
     if (restored.tableUuid() != null
         && tableUuid != null

@@ -396,6 +396,8 @@ final class ApplyCommand {
   static boolean isKafkaSecret(String key) {
     String lower = key.toLowerCase(Locale.ROOT);
     return lower.contains("password")
+        || lower.contains("passphrase")
+        || lower.contains("private")
         || lower.endsWith("jaas.config")
         || lower.contains("secret")
         || lower.endsWith("keystore.key");

@@ -149,7 +149,8 @@ final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
       if (value instanceof DecimalData decimal && table.getTypeAt(i) instanceof DecimalType type) {
         value = decimal(decimal, type, i);
       } else if (value instanceof TimestampData timestamp
-          && timestamp.getNanoOfMillisecond() % 1000 != 0) {
+          && timestamp.getNanoOfMillisecond() % 1000 != 0
+          && precisionOf(table.getTypeAt(i)) <= 6) {
         // Iceberg keeps microseconds.
         throw new IllegalArgumentException(
             "column '"
@@ -165,6 +166,14 @@ final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
       converted.setField(i, value);
     }
     return converted;
+  }
+
+  private static int precisionOf(LogicalType type) {
+    return type instanceof org.apache.flink.table.types.logical.TimestampType timestamp
+        ? timestamp.getPrecision()
+        : type instanceof org.apache.flink.table.types.logical.LocalZonedTimestampType zoned
+            ? zoned.getPrecision()
+            : 6;
   }
 
   private DecimalData decimal(DecimalData value, DecimalType type, int column) {

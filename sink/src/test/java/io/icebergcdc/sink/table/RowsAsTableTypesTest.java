@@ -141,6 +141,23 @@ class RowsAsTableTypesTest {
     row.setField(
         2, TimestampData.fromLocalDateTime(LocalDateTime.parse("2026-12-05T10:15:30.123456789")));
     assertThatThrownBy(() -> conversion.map(row)).hasMessageContaining("column 'at'");
+    // A table that keeps nanoseconds takes them.
+    RowType nanosTable =
+        RowType.of(
+            new LogicalType[] {
+              new BigIntType(false),
+              new DecimalType(14, 4),
+              new TimestampType(9),
+              VarCharType.STRING_TYPE
+            },
+            new String[] {"id", "amount", "at", "note"});
+    assertThat(
+            RowsAsTableTypes.of(nanos, nanosTable, "db.t")
+                .orElseThrow()
+                .map(row)
+                .getTimestamp(2, 9)
+                .toLocalDateTime())
+        .isEqualTo(LocalDateTime.parse("2026-12-05T10:15:30.123456789"));
     row.setField(
         2, TimestampData.fromLocalDateTime(LocalDateTime.parse("2026-12-05T10:15:30.123456")));
     assertThat(conversion.map(row).getTimestamp(2, 6).toLocalDateTime())
