@@ -548,7 +548,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (!net.missingColumns().isEmpty() && location == null) {
       throw dedup.unfillable(net, "the key index does not know where the key's row is");
     }
-    if (location != null) {
+    if (location != null && compaction.leftTheTable(prior.file(), location)) {
+      // Another writer replaced the file: the row's copy is elsewhere, and the file may be gone by
+      // the commit, which could then not read the key back from it.
+      files.deleteByKey(net.keyRow());
+    } else if (location != null) {
       files.deletePosition(location, prior.position());
       compaction.deleted(prior.file(), prior.position());
     } else if (prior == null ? !indexComplete : !prior.deleted()) {

@@ -89,6 +89,9 @@ final class WriterCompaction {
   /** This subtask's own data files, by location as the index stores it, in order of writing. */
   private final Map<String, OwnFile> ownFiles = new LinkedHashMap<>();
 
+  /** The table's live files as compaction last read them; null before the first read. */
+  private LiveFiles lastLive;
+
   /** The rows of this subtask's most recent own files. */
   private RecentRows recentRows;
 
@@ -168,6 +171,17 @@ final class WriterCompaction {
   }
 
   /** The names of the own files, whose entries the key index's dictionary keeps. */
+  /**
+   * Whether the data file at {@code location}, which the key index names {@code file}, had left the
+   * table when compaction last read it: another writer replaced or removed it. Its rows then live
+   * elsewhere (a rewrite's copies), and the file itself may be gone by the commit (snapshot expiry
+   * deletes it), so a change of one of its keys is deleted by key. Never one of this subtask's own
+   * files, whose commit may be pending; false before the first read.
+   */
+  boolean leftTheTable(String file, String location) {
+    return lastLive != null && !ownFiles.containsKey(file) && lastLive.dataFile(location) == null;
+  }
+
   Set<String> ownFileNames() {
     return ownFiles.keySet();
   }
@@ -245,6 +259,7 @@ final class WriterCompaction {
       lastSurvey = now;
     }
     LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
+    lastLive = live;
     for (OwnFile file : new ArrayList<>(ownFiles.values())) {
       String location = writer.locationOf(file.file());
       if ((location == null || live.dataFile(location) == null)

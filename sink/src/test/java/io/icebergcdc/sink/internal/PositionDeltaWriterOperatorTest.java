@@ -1077,6 +1077,29 @@ class PositionDeltaWriterOperatorTest {
     }
   }
 
+  /**
+   * A file another engine replaced may be gone (expired) by the commit, which could then not read
+   * back the key of a position delete into it: once the writer saw the file go, it deletes by key.
+   */
+  @Test
+  void aRowOfAFileAnotherEngineReplacedIsDeletedByKeyOnceTheWriterSawTheFileGo() throws Exception {
+    compactionRatio = 0.3;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      String file = commitTenKeys(harness, table);
+      table.newDelete().deleteFile(file).commit();
+      // Checkpoints without changes of those keys read the table; the writer stops counting the
+      // file as its own once its commit is well behind.
+      for (long id = 2; id <= 5; id++) {
+        append(table, checkpoint(harness, id, inserts(10 * id + 50, 10 * id + 50, 0)));
+        harness.notifyOfCompletedCheckpoint(id);
+      }
+      ChangeCommittable sixth = checkpoint(harness, 6, updates(1, 2, 100));
+      assertThat(sixth.equalityFallbacks()).isEqualTo(2);
+      assertThat(sixth.positionDeletes().files()).doesNotContain(file);
+    }
+  }
+
   @Test
   void aFileThatLeftTheTableIsNotCompacted() throws Exception {
     compactionRatio = 0.3;
