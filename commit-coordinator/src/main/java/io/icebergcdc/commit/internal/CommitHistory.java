@@ -105,19 +105,6 @@ final class CommitHistory {
     return false;
   }
 
-  /** Whether snapshot {@code snapshotId} is the current snapshot or one of its ancestors. */
-  static boolean isAncestor(Table table, long snapshotId) {
-    Snapshot snapshot = table.currentSnapshot();
-    while (snapshot != null) {
-      if (snapshot.snapshotId() == snapshotId) {
-        return true;
-      }
-      Long parent = snapshot.parentId();
-      snapshot = parent == null ? null : table.snapshot(parent);
-    }
-    return false;
-  }
-
   /**
    * Whether the current snapshot's ancestry ends at a snapshot whose parent was expired: then a job
    * whose commits are not found may have committed before that point.

@@ -364,7 +364,7 @@ final class TableCommitter implements AutoCloseable {
     }
     return seen == CommitterState.NO_SNAPSHOT
         ? !CommitHistory.isTruncated(table)
-        : CommitHistory.isAncestor(table, seen);
+        : org.apache.iceberg.util.SnapshotUtil.isAncestorOf(table, seen);
   }
 
   /**

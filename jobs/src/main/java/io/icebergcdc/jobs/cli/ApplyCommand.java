@@ -454,12 +454,9 @@ final class ApplyCommand {
             "apply: cannot read --kafka-properties-file " + propertiesFile + ": " + e.getMessage());
       }
     }
-    Map<String, String> flags =
-        Map.of(
-            "bootstrap.servers",
-            args.required("bootstrap-servers"),
-            "group.id",
-            args.optional("group-id", "iceberg-cdc"));
+    String bootstrapServers = args.required("bootstrap-servers");
+    String groupId = args.optional("group-id", "iceberg-cdc");
+    Map<String, String> flags = Map.of("bootstrap.servers", bootstrapServers, "group.id", groupId);
     for (String flagged : List.of("bootstrap.servers", "group.id")) {
       String given = kafkaProperties.get(flagged);
       if (given != null && !given.equals(flags.get(flagged))) {
@@ -471,13 +468,12 @@ final class ApplyCommand {
                 + " instead");
       }
     }
-    String bootstrapServers = args.required("bootstrap-servers");
     try {
       return new KafkaTopics(
           bootstrapServers,
           topics == null ? List.of() : args.list("topics"),
           pattern,
-          args.optional("group-id", "iceberg-cdc"),
+          groupId,
           startingOffsets,
           format,
           kafkaProperties,

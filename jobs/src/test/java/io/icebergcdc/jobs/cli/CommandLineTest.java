@@ -16,6 +16,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CommandLineTest {
 
+  /** A Kafka job's command line, complete but for the flags a test adds. */
+  private static final String[] KAFKA_JOB = {
+    "apply", "--source", "kafka", "--warehouse", "w", "--topics", "t", "--bootstrap-servers", "b"
+  };
+
   @TempDir Path dir;
 
   @Test
@@ -114,23 +119,20 @@ class CommandLineTest {
 
   @Test
   void refusesWhatWouldBeReadAsSomethingElseThanMeant() {
-    String[] kafka = {
-      "apply", "--source", "kafka", "--warehouse", "w", "--topics", "t", "--bootstrap-servers", "b"
-    };
     // Flink reads a bare number as milliseconds.
-    assertThat(run(concat(kafka, "--checkpoint-interval", "10")))
+    assertThat(run(concat(KAFKA_JOB, "--checkpoint-interval", "10")))
         .isEqualTo(
             "2: error: apply: --checkpoint-interval must be a duration with its unit, such as"
                 + " 10s, 5min or 7d, not '10'");
-    assertThat(run(concat(kafka, "--tombstone-ttl", "0s")))
+    assertThat(run(concat(KAFKA_JOB, "--tombstone-ttl", "0s")))
         .startsWith("2: error: apply: --tombstone-ttl is PT0S; it must be at least 1 ms");
     // The changes it sets aside would go nowhere.
-    assertThat(run(concat(kafka, "--on-ambiguous-change", "dead_letter")))
+    assertThat(run(concat(KAFKA_JOB, "--on-ambiguous-change", "dead_letter")))
         .isEqualTo(
             "2: error: apply: --on-ambiguous-change dead_letter needs a dead-letter output: give"
                 + " --dead-letter-path or --dead-letter-topic");
     // A group id of its own would leave the flag's value to the dead-letter producer.
-    assertThat(run(concat(kafka, "--kafka-properties", "group.id=other")))
+    assertThat(run(concat(KAFKA_JOB, "--kafka-properties", "group.id=other")))
         .isEqualTo(
             "2: error: apply: Kafka property group.id has a flag of its own: give --group-id"
                 + " instead");
@@ -158,12 +160,9 @@ class CommandLineTest {
 
   @Test
   void kafkaSecretsGoInAFileNotOnTheCommandLine() throws Exception {
-    String[] kafka = {
-      "apply", "--source", "kafka", "--warehouse", "w", "--topics", "t", "--bootstrap-servers", "b"
-    };
     String jaas =
         "org.apache.kafka.common.security.plain.PlainLoginModule required password=\"p4ss\";";
-    String refused = run(concat(kafka, "--kafka-properties", "sasl.jaas.config=" + jaas));
+    String refused = run(concat(KAFKA_JOB, "--kafka-properties", "sasl.jaas.config=" + jaas));
     assertThat(refused)
         .isEqualTo(
             "2: error: apply: --kafka-properties sasl.jaas.config is a secret; put it in the file"
@@ -171,19 +170,19 @@ class CommandLineTest {
         .doesNotContain("p4ss");
     Path file = dir.resolve("kafka.properties");
     Files.writeString(file, "group.id=other\n");
-    assertThat(run(concat(kafka, "--kafka-properties-file", file.toString())))
+    assertThat(run(concat(KAFKA_JOB, "--kafka-properties-file", file.toString())))
         .startsWith("2: error: apply: Kafka property group.id has a flag of its own");
     // Ordinary settings that name a session or a token are no secrets; a flag's own value may be
     // repeated in a client's properties file.
     Files.writeString(
         file,
         "bootstrap.servers=b\nsession.timeout.ms=45000\nsasl.oauthbearer.token.endpoint.url=u\n");
-    assertThat(run(concat(kafka, "--kafka-properties-file", file.toString())))
+    assertThat(run(concat(KAFKA_JOB, "--kafka-properties-file", file.toString())))
         .doesNotContain("secret")
         .doesNotContain("flag of its own");
-    assertThat(run(concat(kafka, "--kafka-properties", "session.timeout.ms=45000")))
+    assertThat(run(concat(KAFKA_JOB, "--kafka-properties", "session.timeout.ms=45000")))
         .doesNotContain("is a secret");
-    assertThat(run(concat(kafka, "--kafka-properties-file", dir.resolve("none").toString())))
+    assertThat(run(concat(KAFKA_JOB, "--kafka-properties-file", dir.resolve("none").toString())))
         .startsWith("2: error: apply: cannot read --kafka-properties-file");
   }
 

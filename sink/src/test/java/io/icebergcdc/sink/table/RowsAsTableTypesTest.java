@@ -22,21 +22,22 @@ import org.junit.jupiter.api.Test;
 class RowsAsTableTypesTest {
 
   private static final RowType TABLE =
-      RowType.of(
-          new LogicalType[] {
-            new BigIntType(false),
-            new DecimalType(12, 4),
-            new TimestampType(6),
-            VarCharType.STRING_TYPE
-          },
-          new String[] {"id", "amount", "at", "note"});
+      columns(
+          new BigIntType(false),
+          new DecimalType(12, 4),
+          new TimestampType(6),
+          VarCharType.STRING_TYPE);
 
   private static final RowType DECLARED =
-      RowType.of(
-          new LogicalType[] {
-            new BigIntType(false), new DecimalType(12, 2), new TimestampType(3), new VarCharType(20)
-          },
-          new String[] {"id", "amount", "at", "note"});
+      columns(
+          new BigIntType(false), new DecimalType(12, 2), new TimestampType(3), new VarCharType(20));
+
+  /** The columns id, amount, at and note, of these types. */
+  private static RowType columns(
+      LogicalType id, LogicalType amount, LogicalType at, LogicalType note) {
+    return RowType.of(
+        new LogicalType[] {id, amount, at, note}, new String[] {"id", "amount", "at", "note"});
+  }
 
   /** A row as the planner hands it on: in Flink's binary form of the declared types. */
   private static RowData declared(String amount, LocalDateTime at) {
@@ -66,25 +67,19 @@ class RowsAsTableTypesTest {
   @Test
   void typesThatDifferInNullabilityOrLengthOnlyNeedNoConversion() {
     RowType nullable =
-        RowType.of(
-            new LogicalType[] {
-              new BigIntType(true), new DecimalType(12, 4), new TimestampType(6), new VarCharType(9)
-            },
-            new String[] {"id", "amount", "at", "note"});
+        columns(
+            new BigIntType(true), new DecimalType(12, 4), new TimestampType(6), new VarCharType(9));
     assertThat(RowsAsTableTypes.of(nullable, TABLE, "db.t")).isEmpty();
   }
 
   @Test
   void aValueTheTablesTypeCannotHoldExactlyFailsNamingItsColumn() throws Exception {
     RowType wide =
-        RowType.of(
-            new LogicalType[] {
-              new BigIntType(false),
-              new DecimalType(20, 6),
-              new TimestampType(6),
-              VarCharType.STRING_TYPE
-            },
-            new String[] {"id", "amount", "at", "note"});
+        columns(
+            new BigIntType(false),
+            new DecimalType(20, 6),
+            new TimestampType(6),
+            VarCharType.STRING_TYPE);
     RowsAsTableTypes conversion = RowsAsTableTypes.of(wide, TABLE, "db.t").orElseThrow();
     GenericRowData row = new GenericRowData(4);
     row.setField(0, 1L);
@@ -127,14 +122,11 @@ class RowsAsTableTypesTest {
   @Test
   void nanosecondsTheTableCannotHoldFailTheWrite() throws Exception {
     RowType nanos =
-        RowType.of(
-            new LogicalType[] {
-              new BigIntType(false),
-              new DecimalType(12, 4),
-              new TimestampType(9),
-              VarCharType.STRING_TYPE
-            },
-            new String[] {"id", "amount", "at", "note"});
+        columns(
+            new BigIntType(false),
+            new DecimalType(12, 4),
+            new TimestampType(9),
+            VarCharType.STRING_TYPE);
     RowsAsTableTypes conversion = RowsAsTableTypes.of(nanos, TABLE, "db.t").orElseThrow();
     GenericRowData row = new GenericRowData(4);
     row.setField(0, 1L);
@@ -143,14 +135,11 @@ class RowsAsTableTypesTest {
     assertThatThrownBy(() -> conversion.map(row)).hasMessageContaining("column 'at'");
     // A table that keeps nanoseconds takes them.
     RowType nanosTable =
-        RowType.of(
-            new LogicalType[] {
-              new BigIntType(false),
-              new DecimalType(14, 4),
-              new TimestampType(9),
-              VarCharType.STRING_TYPE
-            },
-            new String[] {"id", "amount", "at", "note"});
+        columns(
+            new BigIntType(false),
+            new DecimalType(14, 4),
+            new TimestampType(9),
+            VarCharType.STRING_TYPE);
     assertThat(
             RowsAsTableTypes.of(nanos, nanosTable, "db.t")
                 .orElseThrow()
@@ -167,14 +156,11 @@ class RowsAsTableTypesTest {
   @Test
   void otherDifferencesAreRefusedNamingTheColumn() {
     RowType nested =
-        RowType.of(
-            new LogicalType[] {
-              new BigIntType(false),
-              new DecimalType(12, 4),
-              new TimestampType(6),
-              new ArrayType(new DecimalType(5, 1))
-            },
-            new String[] {"id", "amount", "at", "note"});
+        columns(
+            new BigIntType(false),
+            new DecimalType(12, 4),
+            new TimestampType(6),
+            new ArrayType(new DecimalType(5, 1)));
     assertThatThrownBy(() -> RowsAsTableTypes.of(nested, TABLE, "db.t"))
         .hasMessageContaining("column 'note'")
         .hasMessageContaining("db.t");
