@@ -4,23 +4,28 @@ import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Metrics;
 import org.apache.iceberg.MetricsConfig;
+import org.apache.iceberg.OverwriteFiles;
 import org.apache.iceberg.PartitionData;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotChanges;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.Transaction;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.mapping.MappingUtil;
@@ -28,6 +33,7 @@ import org.apache.iceberg.mapping.NameMapping;
 import org.apache.iceberg.mapping.NameMappingParser;
 import org.apache.iceberg.parquet.ParquetSchemaUtil;
 import org.apache.iceberg.parquet.ParquetUtil;
+import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 import org.apache.parquet.schema.MessageType;
 
@@ -46,6 +52,11 @@ import org.apache.parquet.schema.MessageType;
  * directories for identity partitions, else from its statistics). When a file has no field ids and
  * the table no name mapping, the same commit sets the table's {@code schema.name-mapping.default}
  * to the mapping by the current column names, which readers need to read such files.
+ *
+ * <p>The commit is validated from the snapshot the files were checked against: if data files were
+ * added since (another {@code add_files}, a streaming job's commit), the snapshots that added them
+ * are read, and one of the files among them refuses the adoption; otherwise it is committed again
+ * from the new snapshot. Two adoptions of the same files at the same time commit them once.
  */
 public final class AddFiles {
 
@@ -59,8 +70,14 @@ public final class AddFiles {
   private final FileSchemaCheck schemaCheck;
   private final FilePartition partitions;
 
+  /** How many times a commit is validated again after other commits added data files. */
+  static final int COMMIT_ATTEMPTS = 10;
+
   /** Whether a file read so far has no Iceberg field ids. */
   private boolean withoutIds;
+
+  /** Run once the files are checked, before the commit: a test's concurrent commit. */
+  private Runnable afterChecks = () -> {};
 
   private AddFiles(Table table) {
     this.table = table;
@@ -105,12 +122,21 @@ public final class AddFiles {
     return new AddFiles(table).add(given);
   }
 
+  /** {@link #adopt}, running {@code afterChecks} between the files' checks and the commit. */
+  static Result adopt(Table table, String location, Runnable afterChecks) {
+    table.refresh();
+    AddFiles adding = new AddFiles(table);
+    adding.afterChecks = afterChecks;
+    return adding.add(location);
+  }
+
   private Result add(String location) {
     List<ParquetFileListing.ListedFile> listed = ParquetFileListing.list(io, location);
     if (listed.isEmpty()) {
       throw new IllegalArgumentException(
           "there is no Parquet file under " + location + " to add to table " + table.name());
     }
+    Snapshot checkedAt = table.currentSnapshot();
     Set<String> present = dataFileLocations();
     for (ParquetFileListing.ListedFile file : listed) {
       if (present.contains(ParquetFileListing.normalized(file.location()))) {
@@ -131,7 +157,10 @@ public final class AddFiles {
     }
     boolean setMapping =
         withoutIds && !table.properties().containsKey(TableProperties.DEFAULT_NAME_MAPPING);
-    long snapshotId = commit(location, files, setMapping);
+    afterChecks.run();
+    long snapshotId =
+        commit(
+            location, listed, files, setMapping, checkedAt == null ? null : checkedAt.snapshotId());
     return new Result(files.size(), rows, snapshotId);
   }
 
@@ -158,27 +187,89 @@ public final class AddFiles {
   }
 
   /**
-   * Appends the files in one snapshot; sets the table's name mapping in the same commit if asked.
+   * Appends the files in one snapshot, validated against data files added since snapshot {@code
+   * from} (the one they were checked against; null for an empty table): where there are some, the
+   * snapshots that added them are read for the files, and the commit is made again from the table's
+   * new snapshot. Sets the table's name mapping in the same commit if asked.
    *
    * @return the id of the snapshot
+   * @throws IllegalArgumentException naming a file that another commit added meanwhile
    */
-  private long commit(String location, List<DataFile> files, boolean setMapping) {
-    Transaction transaction = table.newTransaction();
-    if (setMapping) {
-      transaction
-          .updateProperties()
-          .set(TableProperties.DEFAULT_NAME_MAPPING, NameMappingParser.toJson(mapping))
-          .commit();
+  private long commit(
+      String location,
+      List<ParquetFileListing.ListedFile> listed,
+      List<DataFile> files,
+      boolean setMapping,
+      Long from) {
+    Long validFrom = from;
+    for (int attempt = 1; ; attempt++) {
+      Transaction transaction = table.newTransaction();
+      if (setMapping) {
+        transaction
+            .updateProperties()
+            .set(TableProperties.DEFAULT_NAME_MAPPING, NameMappingParser.toJson(mapping))
+            .commit();
+      }
+      // An overwrite that only adds files is an append snapshot, and one that validates.
+      OverwriteFiles append = transaction.newOverwrite();
+      files.forEach(append::addFile);
+      if (validFrom != null) {
+        append.validateFromSnapshot(validFrom);
+      }
+      append.conflictDetectionFilter(Expressions.alwaysTrue()).validateNoConflictingData();
+      append.set(SnapshotSummaryKeys.ADDED_FILES, Integer.toString(files.size()));
+      append.set(SnapshotSummaryKeys.ADDED_FILES_SOURCE, location);
+      try {
+        append.commit();
+        // The snapshot id stays the same when the transaction retries its commit.
+        long snapshotId = transaction.table().currentSnapshot().snapshotId();
+        transaction.commitTransaction();
+        return snapshotId;
+      } catch (ValidationException e) {
+        table.refresh();
+        refuseAddedSince(validFrom, listed);
+        if (attempt == COMMIT_ATTEMPTS) {
+          throw new IllegalStateException(
+              "cannot add the files under "
+                  + location
+                  + " to table "
+                  + table.name()
+                  + ": other commits added data files to it "
+                  + attempt
+                  + " times while the files were being committed; nothing was committed, try"
+                  + " again",
+              e);
+        }
+        validFrom = table.currentSnapshot().snapshotId();
+      }
     }
-    AppendFiles append = transaction.newAppend();
-    files.forEach(append::appendFile);
-    append.set(SnapshotSummaryKeys.ADDED_FILES, Integer.toString(files.size()));
-    append.set(SnapshotSummaryKeys.ADDED_FILES_SOURCE, location);
-    append.commit();
-    // The snapshot id stays the same when the transaction retries its commit.
-    long snapshotId = transaction.table().currentSnapshot().snapshotId();
-    transaction.commitTransaction();
-    return snapshotId;
+  }
+
+  /**
+   * Refuses the adoption if a snapshot after {@code from} (all of them for null) added one of the
+   * files {@code listed}: another adoption of the same files committed first.
+   */
+  private void refuseAddedSince(Long from, List<ParquetFileListing.ListedFile> listed) {
+    Map<String, ParquetFileListing.ListedFile> byLocation = new HashMap<>();
+    for (ParquetFileListing.ListedFile file : listed) {
+      byLocation.put(ParquetFileListing.normalized(file.location()), file);
+    }
+    for (Snapshot snapshot :
+        SnapshotUtil.ancestorsBetween(table, table.currentSnapshot().snapshotId(), from)) {
+      for (DataFile added :
+          SnapshotChanges.builderFor(table).snapshot(snapshot).build().addedDataFiles()) {
+        ParquetFileListing.ListedFile file =
+            byLocation.get(ParquetFileListing.normalized(added.location()));
+        if (file != null) {
+          throw refused(
+              file,
+              "another commit added it to the table meanwhile (snapshot "
+                  + snapshot.snapshotId()
+                  + "); nothing was committed",
+              null);
+        }
+      }
+    }
   }
 
   /** The table's name mapping, or one by its current column names when it has none. */

@@ -425,6 +425,69 @@ class AddFilesTest {
     assertThat(rows(table)).containsExactly("1,a,2026-11-30");
   }
 
+  /** The table as another process sees it: loaded through a catalog of its own. */
+  private Table loadedAgain(Table table) {
+    return new HadoopCatalog(new Configuration(), dir.resolve("warehouse").toString())
+        .loadTable(TableIdentifier.of("db", "events"));
+  }
+
+  @Test
+  void twoAdoptionsOfTheSameFilesAtOnceCommitThemOnce() throws IOException {
+    Table table = table(PartitionSpec.unpartitioned());
+    Path file = writeWithIds(dir.resolve("incoming/a.parquet"), row(1, "a", NOV_30));
+    Table other = loadedAgain(table);
+
+    // The other adoption checks and commits the file after this one checked it, before it commits.
+    assertThatThrownBy(
+            () ->
+                AddFiles.adopt(
+                    table,
+                    dir.resolve("incoming").toString(),
+                    () -> AddFiles.adopt(other, file.toString())))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("cannot add " + file + " to table " + table.name())
+        .hasMessageContaining("another commit added it to the table meanwhile (snapshot ");
+    table.refresh();
+    assertThat(snapshots(table)).isEqualTo(1);
+    assertThat(rows(table)).containsExactly("1,a,2026-11-30");
+
+    // The same on a table with snapshots: validated from the one the files were checked against.
+    Path second = writeWithIds(dir.resolve("more/b.parquet"), row(2, "b", NOV_30));
+    assertThatThrownBy(
+            () ->
+                AddFiles.adopt(
+                    table,
+                    dir.resolve("more").toString(),
+                    () -> AddFiles.adopt(loadedAgain(table), second.toString())))
+        .hasMessageContaining("another commit added it to the table meanwhile");
+    table.refresh();
+    assertThat(snapshots(table)).isEqualTo(2);
+    assertThat(rows(table)).containsExactlyInAnyOrder("1,a,2026-11-30", "2,b,2026-11-30");
+  }
+
+  @Test
+  void otherFilesCommittedMeanwhileLeaveTheAdoptionToCommitAfterThem() throws IOException {
+    Table table = table(PartitionSpec.unpartitioned());
+    writeWithIds(dir.resolve("first/a.parquet"), row(1, "a", NOV_30));
+    AddFiles.adopt(table, dir.resolve("first").toString());
+    writeWithIds(dir.resolve("incoming/b.parquet"), row(2, "b", NOV_30));
+    Path unrelated = writeWithIds(dir.resolve("elsewhere/c.parquet"), row(3, "c", NOV_30));
+
+    AddFiles.Result result =
+        AddFiles.adopt(
+            table,
+            dir.resolve("incoming").toString(),
+            () -> AddFiles.adopt(loadedAgain(table), unrelated.toString()));
+
+    table.refresh();
+    assertThat(result.files()).isEqualTo(1);
+    assertThat(snapshots(table)).isEqualTo(3);
+    assertThat(table.currentSnapshot().snapshotId()).isEqualTo(result.snapshotId());
+    assertThat(table.currentSnapshot().operation()).isEqualTo("append");
+    assertThat(rows(table))
+        .containsExactlyInAnyOrder("1,a,2026-11-30", "2,b,2026-11-30", "3,c,2026-11-30");
+  }
+
   @Test
   void aLocationWithoutParquetFilesIsRefused() throws IOException {
     Table table = table(PartitionSpec.unpartitioned());
