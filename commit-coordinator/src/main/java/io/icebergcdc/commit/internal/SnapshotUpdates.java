@@ -11,7 +11,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.expressions.Expression;
-import org.apache.iceberg.util.SnapshotUtil;
 
 /**
  * The Iceberg operation that commits a prepared attempt ({@link PreparedCommit}), with the checks
@@ -38,7 +37,7 @@ final class SnapshotUpdates {
       BoundedWrite bounded,
       boolean nothingAddedSinceBase) {
     if (overwrite != null) {
-      return overwriteUpdate(table, overwrite, prepared, base);
+      return overwriteUpdate(table, overwrite, prepared);
     } else if (removesOnly(prepared) && bounded.readSnapshotId() == null) {
       // Rows deleted whole files at a time: a delete, as readers of the snapshot log expect of
       // it; the files' deletion vectors go with them (Iceberg drops a removed file's vector).
@@ -98,17 +97,22 @@ final class SnapshotUpdates {
         && prepared.removedDeletes.stream().allMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
   }
 
+  /**
+   * The overwrite, validated from the snapshot its write was planned on: data or deletes another
+   * writer committed to the replaced rows since fail it rather than being replaced unseen. Planned
+   * on an empty table (no starting snapshot), every snapshot of the table's history came since, and
+   * Iceberg checks them all.
+   */
   private static SnapshotUpdate<?> overwriteUpdate(
-      Table table, Overwrite overwrite, PreparedCommit prepared, Snapshot base) {
+      Table table, Overwrite overwrite, PreparedCommit prepared) {
     if (overwrite.scope() == Overwrite.Scope.PARTITIONS_IN_INPUT) {
       ReplacePartitions replace = table.newReplacePartitions();
       prepared.dataFiles.forEach(replace::addFile);
-      Long from = validateFrom(table, overwrite, base);
-      if (from != null) {
-        replace.validateFromSnapshot(from);
-        replace.validateNoConflictingData();
-        replace.validateNoConflictingDeletes();
+      if (overwrite.startingSnapshotId() != null) {
+        replace.validateFromSnapshot(overwrite.startingSnapshotId());
       }
+      replace.validateNoConflictingData();
+      replace.validateNoConflictingDeletes();
       return replace;
     }
     Expression filter = overwrite.rowFilter(table.schema());
@@ -119,28 +123,12 @@ final class SnapshotUpdates {
       // of a file (strings truncated) cannot always prove them.
       replace.validateAddedFilesMatchOverwriteFilter();
     }
-    Long from = validateFrom(table, overwrite, base);
-    if (from != null) {
-      replace.validateFromSnapshot(from);
-      replace.conflictDetectionFilter(filter);
-      replace.validateNoConflictingData();
-      replace.validateNoConflictingDeletes();
-    }
-    return replace;
-  }
-
-  /**
-   * The snapshot from which an overwrite checks for conflicting changes: the one its write was
-   * planned on, so that rows another writer added while the input was read fail the commit rather
-   * than being replaced unseen.
-   */
-  private static Long validateFrom(Table table, Overwrite overwrite, Snapshot base) {
     if (overwrite.startingSnapshotId() != null) {
-      return overwrite.startingSnapshotId();
+      replace.validateFromSnapshot(overwrite.startingSnapshotId());
     }
-    // Planned on an empty table: whatever was committed since is a concurrent change; changes
-    // after the table's first snapshot are checked (Iceberg checks after a given snapshot).
-    Snapshot first = base == null ? null : SnapshotUtil.oldestAncestorOf(table, base.snapshotId());
-    return first == null ? null : first.snapshotId();
+    replace.conflictDetectionFilter(filter);
+    replace.validateNoConflictingData();
+    replace.validateNoConflictingDeletes();
+    return replace;
   }
 }

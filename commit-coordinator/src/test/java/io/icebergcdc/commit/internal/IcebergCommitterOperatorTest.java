@@ -1440,7 +1440,9 @@ class IcebergCommitterOperatorTest {
     append.processElement(new StreamRecord<>(files("old", false, 0)));
     append.endInput();
 
-    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false, null));
+    table.refresh();
+    long planned = table.currentSnapshot().snapshotId();
+    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false, planned));
     harness.processElement(new StreamRecord<>(files("new", false, 0)));
     harness.endInput();
 
@@ -1479,6 +1481,25 @@ class IcebergCommitterOperatorTest {
     assertThatThrownBy(harness::endInput)
         .hasMessageContaining("conflicts with a concurrent change");
     assertThat(snapshots()).hasSize(2);
+  }
+
+  @Test
+  void rowsAnotherWriterCommitsToATableEmptyWhenTheOverwriteWasPlannedFailIt() throws Exception {
+    // Planned on an empty table: the table's first snapshot, another writer's, is concurrent too.
+    table.newAppend().appendFile(TestTables.dataFile("concurrent")).commit();
+
+    var harness = overwriting(new Overwrite(Overwrite.Scope.TABLE, Map.of(), false, null));
+    harness.processElement(new StreamRecord<>(files("new", false, 0)));
+    assertThatThrownBy(harness::endInput)
+        .hasMessageContaining("conflicts with a concurrent change");
+    assertThat(snapshots()).hasSize(1);
+
+    var dynamic =
+        overwriting(new Overwrite(Overwrite.Scope.PARTITIONS_IN_INPUT, Map.of(), false, null));
+    dynamic.processElement(new StreamRecord<>(files("new", false, 0)));
+    assertThatThrownBy(dynamic::endInput)
+        .hasMessageContaining("conflicts with a concurrent change");
+    assertThat(snapshots()).hasSize(1);
   }
 
   @Test
