@@ -39,9 +39,18 @@ public final class OrphanFiles {
 
   private OrphanFiles() {}
 
-  /** A file no metadata of the table references. */
+  /**
+   * A file no metadata of the table references.
+   *
+   * @param underTableLocation whether the file is under the table's location, rather than under a
+   *     data or metadata location that properties put elsewhere, which other tables may share
+   */
   public record Candidate(
-      String location, long sizeBytes, long modifiedMillis, OwnedFileNames.Owner owner) {}
+      String location,
+      long sizeBytes,
+      long modifiedMillis,
+      OwnedFileNames.Owner owner,
+      boolean underTableLocation) {}
 
   /** Whether the table's file IO can list its files (Hadoop's and S3's can). */
   public static boolean canList(Table table) {
@@ -81,14 +90,17 @@ public final class OrphanFiles {
     table.refresh();
     Set<String> referenced = referenced(table);
     List<Candidate> candidates = new ArrayList<>();
+    String tableRoot = normalize(table.location()) + "/";
     for (FileInfo file : listed) {
-      if (!referenced.contains(normalize(file.location()))) {
+      String path = normalize(file.location());
+      if (!referenced.contains(path)) {
         candidates.add(
             new Candidate(
                 file.location(),
                 file.size(),
                 file.createdAtMillis(),
-                OwnedFileNames.ownerOf(file.location())));
+                OwnedFileNames.ownerOf(file.location()),
+                path.startsWith(tableRoot)));
       }
     }
     return candidates;

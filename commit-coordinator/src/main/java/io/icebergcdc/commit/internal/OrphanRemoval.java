@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * will commit: a file that one of its jobs named for a checkpoint it has committed ({@link
  * OwnedFileNames}) and that no pending checkpoint holds was written by an attempt that never
  * committed it, or was replaced since and is referenced by no snapshot left; any other unreferenced
- * file only once it is older than the minimum age, as it may be another writer's write in flight.
+ * file under the table's location only once it is older than the minimum age, as it may be another
+ * writer's write in flight. Under a data or metadata location outside the table's, which other
+ * tables may share, only the committer's own files go.
  *
  * <p>That proof needs a checkpoint's files to have reached the committer when the checkpoint
  * completes: true under aligned checkpoints, which the sink requires.
@@ -67,8 +69,12 @@ final class OrphanRemoval {
           && handed.jobs().contains(owner.jobId())) {
         // Ours: an orphan once its checkpoint is committed, and in flight before, however old.
         orphan = owner.checkpointId() <= handed.committedUpTo();
-      } else {
+      } else if (candidate.underTableLocation()) {
         orphan = candidate.modifiedMillis() < olderThan;
+      } else {
+        // Under a data or metadata location that properties put outside the table's: other
+        // tables may write there too (a shared write.data.path), so only our own files go.
+        orphan = false;
       }
       if (orphan) {
         doomed.add(candidate.location());

@@ -101,6 +101,40 @@ class OrphanRemovalTest {
   }
 
   @Test
+  void underADataLocationOtherTablesMayShareOnlyOwnFilesGo() throws Exception {
+    Table table = TestTables.create(warehouse);
+    Path shared = warehouse.resolve("shared-data");
+    Files.createDirectories(shared);
+    table
+        .updateProperties()
+        .set(TableProperties.WRITE_DATA_LOCATION, shared.toUri().toString())
+        .commit();
+    DataFile committed = file(shared, owned(JOB, SINK, 3, 1));
+    table.newAppend().appendFile(committed).commit();
+
+    Path ownOrphan = touch(shared, owned(JOB, SINK, 3, 2));
+    // Another table's file there, however old, is not this table's to delete.
+    Path otherTables = touch(shared, "00000-0-" + java.util.UUID.randomUUID() + "-00001.parquet");
+    Files.setLastModifiedTime(
+        otherTables,
+        java.nio.file.attribute.FileTime.fromMillis(
+            System.currentTimeMillis() - 30 * DAY.toMillis()));
+
+    OrphanRemoval.Result result =
+        OrphanRemoval.run(
+            table,
+            new OrphanRemoval.HandedFiles(4, Set.of(JOB), SINK, Set::of),
+            DAY,
+            System.currentTimeMillis());
+
+    assertThat(result.unreferenced()).isEqualTo(2);
+    assertThat(result.deleted()).isEqualTo(1);
+    assertThat(ownOrphan).doesNotExist();
+    assertThat(otherTables).exists();
+    assertThat(Path.of(committed.location())).exists();
+  }
+
+  @Test
   void theMaintainerLeavesATableWithoutGarbageCollectionAlone() throws Exception {
     Table table = TestTables.create(warehouse);
     table.updateProperties().set(TableProperties.GC_ENABLED, "false").commit();
