@@ -29,6 +29,10 @@ import org.apache.iceberg.util.PropertyUtil;
  *     deleted: older than any write still in flight (another engine's, or a job's that ran before
  *     this one without handing on its state)
  * @param orphanInterval how often, at most, the table's files are listed to look for orphans
+ * @param restorePointMaxAge how long the latest snapshot of a committer's job is kept beyond {@code
+ *     snapshotMaxAge} for the job's restore: a job that stops committing (stopped, or replaced by
+ *     another committer) holds the table's history back no longer than this; restored later, it is
+ *     refused rather than committing again
  */
 public record MaintenancePolicy(
     boolean expireSnapshots,
@@ -37,7 +41,8 @@ public record MaintenancePolicy(
     Duration interval,
     boolean removeOrphans,
     Duration orphanMinAge,
-    Duration orphanInterval)
+    Duration orphanInterval,
+    Duration restorePointMaxAge)
     implements Serializable {
 
   /**
@@ -54,7 +59,8 @@ public record MaintenancePolicy(
           Duration.ofMinutes(1),
           true,
           Duration.ofDays(3),
-          Duration.ofHours(1));
+          Duration.ofHours(1),
+          Duration.ofDays(7));
 
   /** No maintenance. */
   public static final MaintenancePolicy NONE =
@@ -65,7 +71,8 @@ public record MaintenancePolicy(
           Duration.ofMinutes(1),
           false,
           Duration.ofDays(3),
-          Duration.ofHours(1));
+          Duration.ofHours(1),
+          Duration.ofDays(7));
 
   public MaintenancePolicy {
     if (snapshotMaxAge == null || snapshotMaxAge.isNegative()) {
@@ -88,12 +95,23 @@ public record MaintenancePolicy(
       throw new IllegalArgumentException(
           "the interval of the orphan file removal must be 0 or more, not " + orphanInterval);
     }
+    if (restorePointMaxAge == null || restorePointMaxAge.isNegative()) {
+      throw new IllegalArgumentException(
+          "the restore points' maximum age must be 0 or more, not " + restorePointMaxAge);
+    }
   }
 
   /** This policy with orphan file removal as given. */
   public MaintenancePolicy withOrphanRemoval(boolean remove, Duration minAge, Duration every) {
     return new MaintenancePolicy(
-        expireSnapshots, snapshotMaxAge, snapshotsRetained, interval, remove, minAge, every);
+        expireSnapshots,
+        snapshotMaxAge,
+        snapshotsRetained,
+        interval,
+        remove,
+        minAge,
+        every,
+        restorePointMaxAge);
   }
 
   /**

@@ -46,6 +46,18 @@ public final class MaintenanceOptions {
               "How many of the latest snapshots are kept however old. Unset, the table's"
                   + " history.expire.min-snapshots-to-keep where it has one, else 10.");
 
+  public static final ConfigOption<Duration> RESTORE_POINT_MAX_AGE =
+      ConfigOptions.key("maintenance.expire-snapshots.restore-points-max-age")
+          .durationType()
+          .defaultValue(MaintenancePolicy.DEFAULT.restorePointMaxAge())
+          .withDescription(
+              "How long the latest snapshot of each recent job of every committer of the table"
+                  + " is kept for that job's restore, and the snapshots after it: a job that"
+                  + " stopped committing (stopped, or its table taken over by another committer)"
+                  + " holds the history back no longer than this. Restored later from its"
+                  + " checkpoint or savepoint, its commits no longer in the history, it is refused"
+                  + " with a message rather than committing again.");
+
   public static final ConfigOption<Duration> INTERVAL =
       ConfigOptions.key("maintenance.interval")
           .durationType()
@@ -90,6 +102,7 @@ public final class MaintenanceOptions {
         EXPIRE_SNAPSHOTS,
         SNAPSHOT_MAX_AGE,
         SNAPSHOTS_RETAINED,
+        RESTORE_POINT_MAX_AGE,
         INTERVAL,
         REMOVE_ORPHANS,
         ORPHAN_MIN_AGE,
@@ -112,7 +125,8 @@ public final class MaintenanceOptions {
               + retained
               + "; at least 1 snapshot must be kept");
     }
-    for (ConfigOption<Duration> option : List.of(INTERVAL, ORPHAN_MIN_AGE, ORPHAN_INTERVAL)) {
+    for (ConfigOption<Duration> option :
+        List.of(RESTORE_POINT_MAX_AGE, INTERVAL, ORPHAN_MIN_AGE, ORPHAN_INTERVAL)) {
       Duration value = config.get(option);
       if (value.isNegative()) {
         throw new IllegalArgumentException(
@@ -149,6 +163,7 @@ public final class MaintenanceOptions {
         config.get(INTERVAL),
         config.get(REMOVE_ORPHANS),
         config.get(ORPHAN_MIN_AGE),
-        config.get(ORPHAN_INTERVAL));
+        config.get(ORPHAN_INTERVAL),
+        config.get(RESTORE_POINT_MAX_AGE));
   }
 }

@@ -13,7 +13,6 @@ import java.util.function.LongSupplier;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.util.PropertyUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +35,10 @@ final class TableMaintainer {
   private final LongSupplier clock;
   private long lastRunMillis = Long.MIN_VALUE;
   private long lastOrphanRunMillis = Long.MIN_VALUE;
-  private boolean expiryRefused;
+
+  /** Whether the table's gc.enabled=false was warned of: once each time it is turned off. */
+  private boolean gcOffWarned;
+
   private boolean orphanRemovalRefused;
   private long snapshotsExpired;
   private long orphanFilesDeleted;
@@ -72,7 +74,11 @@ final class TableMaintainer {
       return;
     }
     lastRunMillis = now;
-    if (policy.expireSnapshots() && !expiryRefused) {
+    if (!gcEnabled(table)) {
+      // The table's owner keeps its files, for now: asked again at every run.
+      return;
+    }
+    if (policy.expireSnapshots()) {
       expireSnapshots(table, now);
     }
     if (policy.removeOrphans()
@@ -84,13 +90,22 @@ final class TableMaintainer {
     }
   }
 
-  private void removeOrphans(Table table, OrphanRemoval.HandedFiles handed, long now) {
-    if (!PropertyUtil.propertyAsBoolean(
-        table.properties(), TableProperties.GC_ENABLED, TableProperties.GC_ENABLED_DEFAULT)) {
-      orphanRemovalRefused = true;
-      LOG.warn("Table {} has gc.enabled=false: its orphan files are left alone", table.name());
-      return;
+  /** Whether the table lets its files be deleted; warns once each time it turns that off. */
+  private boolean gcEnabled(Table table) {
+    boolean enabled =
+        PropertyUtil.propertyAsBoolean(
+            table.properties(), TableProperties.GC_ENABLED, TableProperties.GC_ENABLED_DEFAULT);
+    if (!enabled && !gcOffWarned) {
+      LOG.warn(
+          "Table {} has gc.enabled=false: its snapshots are not expired and its orphan files are"
+              + " left alone while it has",
+          table.name());
     }
+    gcOffWarned = !enabled;
+    return enabled;
+  }
+
+  private void removeOrphans(Table table, OrphanRemoval.HandedFiles handed, long now) {
     if (!OrphanFiles.canList(table)) {
       orphanRemovalRefused = true;
       LOG.warn(
@@ -137,7 +152,7 @@ final class TableMaintainer {
     long olderThan = now - policy.snapshotMaxAge().toMillis();
     try {
       int before = count(table);
-      Set<Long> kept = restorePoints(table);
+      Set<Long> kept = restorePoints(table, now - policy.restorePointMaxAge().toMillis());
       for (long id : kept) {
         // Everything from the oldest restore point on stays: it, and what is newer.
         olderThan = Math.min(olderThan, table.snapshot(id).timestampMillis());
@@ -173,11 +188,6 @@ final class TableMaintainer {
           policy.snapshotMaxAge(),
           policy.snapshotsRetained(),
           kept.size());
-    } catch (ValidationException e) {
-      // gc.enabled=false: the table's owner keeps its files; say so once and stop asking.
-      expiryRefused = true;
-      LOG.warn(
-          "Table {} refuses snapshot expiry; not trying again: {}", table.name(), e.getMessage());
     } catch (RuntimeException e) {
       failures++;
       LOG.warn(
@@ -192,27 +202,30 @@ final class TableMaintainer {
    * The snapshots a restore reads ({@link CommitHistory}): of every committer of this project that
    * wrote the table, the latest snapshot of each of its {@value #JOBS_KEPT_PER_COMMITTER} most
    * recent jobs, so that a job restored from its checkpoint or savepoint finds what it committed,
-   * whoever committed after it.
+   * whoever committed after it; but none committed before {@code notBeforeMillis}, so that a
+   * committer that no longer commits does not hold the history back for ever. Snapshots are ordered
+   * as the table's metadata lists them, in the order of their commits (the sequence numbers of a
+   * table of format version 1 are all 0).
    */
-  static Set<Long> restorePoints(Table table) {
-    // Per committer, per job: the job's latest snapshot.
-    Map<String, Map<String, Snapshot>> latest = new HashMap<>();
+  static Set<Long> restorePoints(Table table, long notBeforeMillis) {
+    // Per committer, per job: the job's latest snapshot, and its place in the table's log.
+    Map<String, Map<String, Integer>> latest = new HashMap<>();
+    List<Snapshot> log = new java.util.ArrayList<>();
     for (Snapshot s : table.snapshots()) {
+      log.add(s);
       String operator = s.summary().get(SnapshotSummaryKeys.OPERATOR_ID);
       String job = s.summary().get(SnapshotSummaryKeys.JOB_ID);
-      if (operator == null || job == null) {
+      if (operator == null || job == null || s.timestampMillis() < notBeforeMillis) {
         continue;
       }
-      latest
-          .computeIfAbsent(operator, o -> new HashMap<>())
-          .merge(job, s, (a, b) -> a.sequenceNumber() >= b.sequenceNumber() ? a : b);
+      latest.computeIfAbsent(operator, o -> new HashMap<>()).put(job, log.size() - 1);
     }
     Set<Long> kept = new HashSet<>();
-    for (Map<String, Snapshot> jobs : latest.values()) {
+    for (Map<String, Integer> jobs : latest.values()) {
       jobs.values().stream()
-          .sorted(Comparator.comparingLong(Snapshot::sequenceNumber).reversed())
+          .sorted(Comparator.reverseOrder())
           .limit(JOBS_KEPT_PER_COMMITTER)
-          .forEach(s -> kept.add(s.snapshotId()));
+          .forEach(place -> kept.add(log.get(place).snapshotId()));
     }
     return kept;
   }

@@ -164,6 +164,89 @@ class TableMaintainerTest {
     assertThat(CommitHistory.isTruncated(table)).isTrue();
   }
 
+  private void commitAs(Table table, String operator, String job, String name, int checkpoint)
+      throws Exception {
+    table
+        .newAppend()
+        .appendFile(realFile(name))
+        .set(SnapshotSummaryKeys.OPERATOR_ID, operator)
+        .set(SnapshotSummaryKeys.JOB_ID, job)
+        .set(SnapshotSummaryKeys.CHECKPOINT_ID, Integer.toString(checkpoint))
+        .commit();
+  }
+
+  @Test
+  void aCommitterThatNoLongerCommitsHoldsTheHistoryBackNoLongerThanTheRestorePointsMaxAge()
+      throws Exception {
+    Table table = TestTables.create(warehouse);
+    for (int i = 0; i < 5; i++) {
+      // Another committer (a batch load's, say) that never comes back.
+      commitAs(table, "old-committer", "job-a", "old" + i, i + 1);
+    }
+    for (int i = 0; i < 20; i++) {
+      commitAs(table, OPERATOR, "job-b", "ours" + i, i + 1);
+    }
+    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofDays(6).toMillis());
+    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, now::get);
+
+    maintainer.afterCommit(table, NOTHING_HANDED);
+    table.refresh();
+    assertThat(table.snapshots()).as("within the restore points' age").hasSize(21);
+
+    now.addAndGet(Duration.ofDays(2).toMillis());
+    maintainer.afterCommit(table, NOTHING_HANDED);
+    table.refresh();
+    assertThat(table.snapshots()).as("past it: the last ten").hasSize(10);
+    assertThat(CommitHistory.maxCommittedCheckpointId(table, "job-b", OPERATOR)).isEqualTo(20);
+  }
+
+  @Test
+  void aTableOfFormatVersion1KeepsEachJobsLatestSnapshotNotItsFirst() throws Exception {
+    org.apache.iceberg.hadoop.HadoopCatalog catalog =
+        (org.apache.iceberg.hadoop.HadoopCatalog) TestTables.catalog(warehouse).loadCatalog();
+    Table table =
+        catalog.createTable(
+            org.apache.iceberg.catalog.TableIdentifier.of("db", "v1"),
+            new org.apache.iceberg.Schema(
+                org.apache.iceberg.types.Types.NestedField.required(
+                    1, "id", org.apache.iceberg.types.Types.LongType.get())),
+            PartitionSpec.unpartitioned(),
+            java.util.Map.of(TableProperties.FORMAT_VERSION, "1"));
+    for (int i = 0; i < 23; i++) {
+      commitAs(table, OPERATOR, "job-a", "v1-" + i, i + 1);
+    }
+    table.refresh();
+    long latest = table.currentSnapshot().snapshotId();
+    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
+
+    new TableMaintainer(HOUR_AND_TEN, now::get).afterCommit(table, NOTHING_HANDED);
+
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(10);
+    assertThat(table.snapshot(latest)).isNotNull();
+  }
+
+  @Test
+  void expiresAgainOnceTheTableLetsItsFilesBeDeletedAgain() throws Exception {
+    Table table = TestTables.create(warehouse);
+    table.updateProperties().set(TableProperties.GC_ENABLED, "false").commit();
+    for (int i = 0; i < 15; i++) {
+      table.newAppend().appendFile(realFile("a" + i)).commit();
+    }
+    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
+    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, now::get);
+    maintainer.afterCommit(table, NOTHING_HANDED);
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(15);
+
+    table.updateProperties().set(TableProperties.GC_ENABLED, "true").commit();
+    table.refresh();
+    now.addAndGet(Duration.ofMinutes(1).toMillis());
+    maintainer.afterCommit(table, NOTHING_HANDED);
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(10);
+  }
+
   @Test
   void runsAtMostOncePerIntervalAndNotAtAllWhenOff() throws Exception {
     Table table = TestTables.create(warehouse);
