@@ -107,7 +107,7 @@ public final class SourceTables {
     try (ResultSet tables =
         meta.getTables(postgres ? null : namespace, postgres ? namespace : null, name, null)) {
       while (tables.next()) {
-        if (tables.getString("TABLE_NAME").equals(name)) {
+        if (isOf(tables, postgres, namespace, name)) {
           return true;
         }
       }
@@ -155,6 +155,10 @@ public final class SourceTables {
     try (ResultSet columns = meta.getColumns(catalog, schemaPattern, name, "%")) {
       int id = 1;
       while (columns.next()) {
+        if (!isOf(columns, postgres, namespace, name)) {
+          // The names are patterns: "_" matches any character ("line_notes", "line$notes").
+          continue;
+        }
         String column = columns.getString("COLUMN_NAME");
         String typeName = columns.getString("TYPE_NAME");
         int size = columns.getInt("COLUMN_SIZE");
@@ -193,6 +197,17 @@ public final class SourceTables {
     }
     return new CapturedTable(
         namespace, name, new Schema(fields, identifiers), primaryKey, keyBoundsChunks);
+  }
+
+  /**
+   * Whether a row of {@link DatabaseMetaData#getTables} or {@link DatabaseMetaData#getColumns},
+   * which take names as patterns, is of table {@code namespace.name}.
+   */
+  private static boolean isOf(ResultSet row, boolean postgres, String namespace, String name)
+      throws SQLException {
+    String namespaceOfRow = row.getString(postgres ? "TABLE_SCHEM" : "TABLE_CAT");
+    return name.equals(row.getString("TABLE_NAME"))
+        && (namespaceOfRow == null || namespaceOfRow.equals(namespace));
   }
 
   private static void checkReplicaIdentity(Connection connection, String schema, String table)

@@ -270,6 +270,13 @@ public record DatabaseSource(
     properties.put("connector.class", kind.connectorClass);
     properties.put("name", name);
     properties.put("topic.prefix", name);
+    // The job finds a record's table by its topic: spelt with the table's name as it is.
+    properties.put(
+        "topic.naming.strategy",
+        (kind == Kind.POSTGRES
+                ? io.icebergcdc.capture.TableTopicNaming.BySchema.class
+                : io.icebergcdc.capture.TableTopicNaming.ByDatabase.class)
+            .getName());
     properties.put("database.hostname", host);
     properties.put("database.port", Integer.toString(port));
     properties.put("database.user", user);
