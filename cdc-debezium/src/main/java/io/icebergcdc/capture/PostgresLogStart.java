@@ -183,6 +183,10 @@ final class PostgresLogStart {
       boolean awaitRunning)
       throws SQLException {
     List<ChunkedSnapshot.Table> missing = unpublished(connection, properties, tables);
+    if (publishesAllTables(connection, publication(properties)) != null) {
+      // Published by an earlier build, without the option: its partitioned tables need it.
+      viaPartitionRootFor(connection, database, publication(properties), tables);
+    }
     if (missing.isEmpty()) {
       if (awaitRunning) {
         try (Statement statement = connection.createStatement()) {
@@ -290,6 +294,69 @@ final class PostgresLogStart {
   }
 
   /**
+   * A partitioned table's changes published as its own, not as its partitions' (which the job does
+   * not capture apart from it): PostgreSQL 13 and later.
+   */
+  private static final String VIA_PARTITION_ROOT_OPTION = " (publish_via_partition_root = true)";
+
+  private static final String VIA_PARTITION_ROOT = " WITH" + VIA_PARTITION_ROOT_OPTION;
+
+  /**
+   * Sets {@code publish_via_partition_root} on the existing {@code publication} if one of {@code
+   * tables} is a partitioned table and the publication lacks it; other publications' settings are
+   * not the job's to change otherwise.
+   */
+  private static void viaPartitionRootFor(
+      Connection connection,
+      SourceDatabase database,
+      String publication,
+      List<ChunkedSnapshot.Table> tables)
+      throws SQLException {
+    if (publishesViaPartitionRoot(connection, publication)) {
+      return;
+    }
+    List<String> partitioned = new ArrayList<>();
+    try (PreparedStatement statement =
+        connection.prepareStatement(
+            "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                + " WHERE n.nspname = ? AND c.relname = ? AND c.relkind = 'p'")) {
+      for (ChunkedSnapshot.Table table : tables) {
+        statement.setString(1, table.namespace());
+        statement.setString(2, table.name());
+        try (ResultSet rows = statement.executeQuery()) {
+          if (rows.next()) {
+            partitioned.add(table.namespace() + "." + table.name());
+          }
+        }
+      }
+    }
+    if (partitioned.isEmpty()) {
+      return;
+    }
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(
+          "ALTER PUBLICATION " + database.quote(publication) + " SET" + VIA_PARTITION_ROOT_OPTION);
+    }
+    LOG.info(
+        "Publication {} now sends the changes of partitioned tables {} as theirs, not as their"
+            + " partitions' (publish_via_partition_root)",
+        publication,
+        partitioned);
+  }
+
+  /** Whether the publication sends a partitioned table's changes as its own. */
+  private static boolean publishesViaPartitionRoot(Connection connection, String publication)
+      throws SQLException {
+    try (PreparedStatement statement =
+        connection.prepareStatement("SELECT pubviaroot FROM pg_publication WHERE pubname = ?")) {
+      statement.setString(1, publication);
+      try (ResultSet rows = statement.executeQuery()) {
+        return rows.next() && rows.getBoolean(1);
+      }
+    }
+  }
+
+  /**
    * Adds {@code missing} to the publication, created with them if it does not exist; with {@code
    * await}, then waits for the transactions running at that moment, before chunks of them are read.
    */
@@ -316,8 +383,12 @@ final class PostgresLogStart {
         (exists ? "ALTER PUBLICATION " : "CREATE PUBLICATION ")
             + database.quote(publication)
             + (exists ? " ADD TABLE " : " FOR TABLE ")
-            + String.join(", ", names);
+            + String.join(", ", names)
+            + (exists ? "" : VIA_PARTITION_ROOT);
     try (Statement statement = connection.createStatement()) {
+      if (exists) {
+        viaPartitionRootFor(connection, database, publication, missing);
+      }
       statement.execute(sql);
       if (await) {
         awaitTransactionsRunningNow(statement);

@@ -1,10 +1,14 @@
 package io.icebergcdc.capture;
 
+import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 
@@ -12,6 +16,10 @@ import java.util.regex.Pattern;
  * The tables of a source database whose qualified names ({@code schema.table} in PostgreSQL, {@code
  * database.table} in MySQL) match a job's table patterns, as JDBC's metadata lists them: what a job
  * captures when it starts, and what {@link NewTableWatch} compares with while it runs.
+ *
+ * <p>A PostgreSQL partition whose partitioned table (at any level above it) matches too is left
+ * out: it is captured through that table, which the job publishes with {@code
+ * publish_via_partition_root}, so that its partitions' changes come as the partitioned table's.
  */
 public final class TableListing {
 
@@ -51,6 +59,41 @@ public final class TableListing {
         }
       }
     }
+    if (postgres && !found.isEmpty()) {
+      Map<String, String> parents = partitionParents(meta.getConnection());
+      found
+          .keySet()
+          .removeIf(
+              qualified -> {
+                for (String up = parents.get(qualified); up != null; up = parents.get(up)) {
+                  if (found.containsKey(up)) {
+                    return true;
+                  }
+                }
+                return false;
+              });
+    }
     return new ArrayList<>(found.values());
+  }
+
+  /** Every PostgreSQL partition's partitioned table, by their qualified names. */
+  private static Map<String, String> partitionParents(Connection connection) throws SQLException {
+    Map<String, String> parents = new HashMap<>();
+    try (Statement statement = connection.createStatement();
+        ResultSet rows =
+            statement.executeQuery(
+                "SELECT cn.nspname, c.relname, pn.nspname, p.relname FROM pg_inherits i"
+                    + " JOIN pg_class c ON c.oid = i.inhrelid"
+                    + " JOIN pg_namespace cn ON cn.oid = c.relnamespace"
+                    + " JOIN pg_class p ON p.oid = i.inhparent"
+                    + " JOIN pg_namespace pn ON pn.oid = p.relnamespace"
+                    + " WHERE c.relispartition")) {
+      while (rows.next()) {
+        parents.put(
+            rows.getString(1) + "." + rows.getString(2),
+            rows.getString(3) + "." + rows.getString(4));
+      }
+    }
+    return parents;
   }
 }

@@ -368,6 +368,40 @@ class PostgresCaptureITCase extends CaptureScenario {
     }
   }
 
+  /**
+   * A partitioned table is captured as one table, its partitions through it: their changes come as
+   * its own (the publication's {@code publish_via_partition_root}), and none of them has an Iceberg
+   * table of its own.
+   */
+  @Test
+  void capturesAPartitionedTableThroughItsPartitions() throws Exception {
+    execute(
+        "CREATE TABLE inventory.events (id int, day date, note text, PRIMARY KEY (id, day))"
+            + " PARTITION BY RANGE (day)",
+        "CREATE TABLE inventory.events_jan PARTITION OF inventory.events"
+            + " FOR VALUES FROM ('2026-01-01') TO ('2026-02-01')",
+        "CREATE TABLE inventory.events_feb PARTITION OF inventory.events"
+            + " FOR VALUES FROM ('2026-02-01') TO ('2026-03-01')",
+        "INSERT INTO inventory.events SELECT i, DATE '2026-01-01' + (i % 50), 'note ' || i"
+            + " FROM generate_series(1, 200) i");
+    JobDefinition job = job(null);
+    JobRunner pipeline = new JobRunner(job);
+    running = pipeline.start();
+    assertThat(pipeline.targets().stream().map(t -> t.table().name()))
+        .contains("inventory_events")
+        .doesNotContain("inventory_events_jan", "inventory_events_feb");
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+
+    execute(
+        "UPDATE inventory.events SET note = 'changed' WHERE id % 3 = 0",
+        "DELETE FROM inventory.events WHERE id % 7 = 0",
+        "INSERT INTO inventory.events_feb VALUES (1000, DATE '2026-02-20', 'into a partition')",
+        "UPDATE inventory.events_jan SET note = 'through a partition' WHERE id = 1");
+    awaitEqual(job, pipeline, Duration.ofSeconds(60));
+    assertThat(catalog(job).tableExists(TableIdentifier.of("cdc", "inventory_events_jan")))
+        .isFalse();
+  }
+
   @Test
   void tablesWhoseNamesNoKafkaTopicCanHoldKeepTheirOwnChanges() throws Exception {
     super.tablesWhoseNamesNoKafkaTopicCanHoldKeepTheirOwnChanges();

@@ -318,6 +318,8 @@ public record DatabaseSource(
       // By patterns, Debezium's filtered mode would publish every table they match at each start,
       // tables the job refuses too; the job publishes the tables it captures itself then.
       properties.put("publication.autocreate.mode", byPatterns ? "disabled" : "filtered");
+      // A partitioned table's changes as its own, not its partitions' (TableListing).
+      properties.put("publish.via.partition.root", "true");
     } else {
       properties.put("database.server.id", Long.toString(serverId));
       properties.put("database.include.list", listItem(Pattern.quote(database)));
