@@ -19,6 +19,10 @@ import org.slf4j.LoggerFactory;
  * whether or not the Iceberg commit of it succeeded, and a topic whose table was dropped to be
  * written again would be read from the end the group had reached.
  *
+ * <p>A partition that the tables hold no offset of, of a topic they hold offsets of, was added to
+ * the topic since their last commit: it starts at its earliest record, whatever {@code
+ * --starting-offsets} says.
+ *
  * <p>A table's offset the topic no longer holds (its records deleted by retention) is warned of,
  * naming the records that are lost to the table, and the partition starts at its earliest record;
  * one past the partition's end (a topic created again) is warned of too, and the partition starts
@@ -90,6 +94,25 @@ public final class TableOffsetsFirst implements OffsetsInitializer {
               beginning);
           start.setValue(beginning);
         }
+      }
+    }
+    // A partition of a topic the tables hold offsets of, but not of it, was added to the topic
+    // after the last commit: its records are all after the table's, however the job would start
+    // a topic it never read.
+    java.util.Set<String> topicsHeld = new java.util.HashSet<>();
+    tableOffsets.keySet().forEach(p -> topicsHeld.add(p.topic()));
+    List<TopicPartition> added = new ArrayList<>();
+    rest.removeIf(p -> topicsHeld.contains(p.topic()) && added.add(p));
+    if (!added.isEmpty()) {
+      Map<TopicPartition, Long> beginnings = retriever.beginningOffsets(added);
+      for (TopicPartition partition : added) {
+        long beginning = beginnings.getOrDefault(partition, 0L);
+        LOG.info(
+            "Partition {} has no offset in its table, which holds offsets of other partitions of"
+                + " its topic: added to the topic since; read from its earliest record, offset {}",
+            partition,
+            beginning);
+        offsets.put(partition, beginning);
       }
     }
     if (!rest.isEmpty()) {

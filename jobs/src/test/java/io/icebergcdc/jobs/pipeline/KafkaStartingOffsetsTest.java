@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 class KafkaStartingOffsetsTest {
 
   private static final TopicPartition A0 = new TopicPartition("a", 0);
+  private static final TopicPartition A1 = new TopicPartition("a", 1);
   private static final TopicPartition B0 = new TopicPartition("b", 0);
 
   /** A topic of records 10 to 999 whose group has committed offset 500 of {@code b}. */
@@ -90,6 +91,16 @@ class KafkaStartingOffsetsTest {
               KafkaSourceTranslator.startingOffsets(option, outOfRange)
                   .getPartitionOffsets(both, TOPICS))
           .isEqualTo(Map.of(A0, 10L, B0, 10L));
+    }
+    // A partition added to a topic the table holds offsets of starts at its earliest record:
+    // every record of it came after the table's last commit.
+    for (String option : List.of("earliest", "latest", "committed", "timestamp:1700000000000")) {
+      assertThat(
+              KafkaSourceTranslator.startingOffsets(option, tables)
+                  .getPartitionOffsets(List.of(A0, A1, B0), TOPICS))
+          .as(option)
+          .containsEntry(A0, 42L)
+          .containsEntry(A1, 10L);
     }
     // The consumer's own reset, for an offset that goes out of range later, follows the option.
     assertThat(
