@@ -66,13 +66,37 @@ final class DeadLetterTranslator {
         .setBootstrapServers(kafka.bootstrapServers())
         .setKafkaProducerConfig(producer)
         .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
-        .setTransactionalIdPrefix("iceberg-cdc-dead-letters-" + kafka.groupId())
+        .setTransactionalIdPrefix(transactionalIdPrefix(kafka, topic))
         .setRecordSerializer(
             KafkaRecordSerializationSchema.<String>builder()
                 .setTopic(topic)
                 .setValueSerializationSchema(new SimpleStringSchema())
                 .build())
         .build();
+  }
+
+  /**
+   * The prefix of the dead-letter producers' transactional ids: the same for every run of a job, so
+   * that a restored job aborts the transactions its earlier run left open, and apart for jobs that
+   * read other topics or write other dead-letter topics, which would otherwise fence each other's
+   * producers where they share a consumer group (the default one, say).
+   */
+  static String transactionalIdPrefix(KafkaTopics kafka, String deadLetterTopic) {
+    String job =
+        kafka.topics()
+            + "|"
+            + kafka.topicPattern()
+            + "|"
+            + kafka.bootstrapServers()
+            + "|"
+            + deadLetterTopic;
+    String digest =
+        java.util
+            .UUID
+            .nameUUIDFromBytes(job.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            .toString()
+            .substring(0, 8);
+    return "iceberg-cdc-dead-letters-" + kafka.groupId() + "-" + digest;
   }
 
   /** A directory given as a path or a URI ({@code s3://...}), as a URI. */

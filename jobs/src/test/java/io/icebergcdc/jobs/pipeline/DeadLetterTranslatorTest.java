@@ -1,0 +1,30 @@
+package io.icebergcdc.jobs.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.icebergcdc.jobs.definition.KafkaTopics;
+import org.junit.jupiter.api.Test;
+
+class DeadLetterTranslatorTest {
+
+  private static KafkaTopics reading(String topic) {
+    return KafkaTopics.ofTopic("broker:9092", topic, "iceberg-cdc", KafkaTopics.DEBEZIUM_JSON);
+  }
+
+  /**
+   * Two jobs of the default consumer group that read other topics get producers of their own: with
+   * one transactional id prefix, each job's start fenced the other's dead-letter producers.
+   */
+  @Test
+  void jobsOfOneGroupThatReadOtherTopicsHaveTransactionalIdsOfTheirOwn() {
+    String orders = DeadLetterTranslator.transactionalIdPrefix(reading("orders"), "dead");
+    String customers = DeadLetterTranslator.transactionalIdPrefix(reading("customers"), "dead");
+
+    assertThat(orders).startsWith("iceberg-cdc-dead-letters-iceberg-cdc-").isNotEqualTo(customers);
+    assertThat(DeadLetterTranslator.transactionalIdPrefix(reading("orders"), "dead"))
+        .as("every run of a job: the same")
+        .isEqualTo(orders);
+    assertThat(DeadLetterTranslator.transactionalIdPrefix(reading("orders"), "other-dead"))
+        .isNotEqualTo(orders);
+  }
+}
