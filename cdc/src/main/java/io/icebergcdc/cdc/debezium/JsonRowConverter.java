@@ -161,7 +161,13 @@ final class JsonRowConverter {
       case LONG:
         return integral(value);
       case FLOAT:
-        return (float) number(value);
+        double number = number(value);
+        float narrowed = (float) number;
+        if (Float.isInfinite(narrowed) && !Double.isInfinite(number)) {
+          // As an int column refuses a long: the value is not the float's to hold.
+          throw new IllegalArgumentException(number + " is beyond the range of a float");
+        }
+        return narrowed;
       case DOUBLE:
         return number(value);
       case STRING:

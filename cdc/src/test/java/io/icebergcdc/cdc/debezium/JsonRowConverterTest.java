@@ -37,6 +37,34 @@ class JsonRowConverterTest {
     assertThat(converter.unavailableOfLastRow().isEmpty()).isTrue();
   }
 
+  @Test
+  void aNumberBeyondAFloatsRangeIsRefusedRatherThanStoredAsInfinity() {
+    JsonRowConverter floats =
+        new JsonRowConverter(
+            new Schema(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.optional(2, "f", Types.FloatType.get())));
+    assertThat(
+            floats
+                .convert(DebeziumJsonParser.readTree("{\"id\":1,\"f\":1.5}", "t"), Map.of(), true)
+                .getFloat(1))
+        .isEqualTo(1.5f);
+    assertThat(
+            floats
+                .convert(
+                    DebeziumJsonParser.readTree("{\"id\":1,\"f\":\"Infinity\"}", "t"),
+                    Map.of(),
+                    true)
+                .getFloat(1))
+        .isEqualTo(Float.POSITIVE_INFINITY);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                floats.convert(
+                    DebeziumJsonParser.readTree("{\"id\":1,\"f\":1e39}", "t"), Map.of(), true))
+        .hasMessageContaining("f")
+        .hasMessageContaining("beyond the range of a float");
+  }
+
   private static com.fasterxml.jackson.databind.JsonNode object(String photo) {
     return DebeziumJsonParser.readTree("{\"id\":1,\"photo\":\"" + photo + "\"}", "test");
   }
