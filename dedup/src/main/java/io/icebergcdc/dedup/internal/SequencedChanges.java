@@ -433,7 +433,7 @@ public final class SequencedChanges implements KeyedDedup {
       lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
     }
     if (lastSequence != null) {
-      int order = event.sequence().compareTo(lastSequence);
+      int order = order(event.sequence(), lastSequence);
       if (order < 0) {
         if (number != 0 && event.sequence().isBeforeLog()) {
           ChangeEvent lent =
@@ -470,6 +470,22 @@ public final class SequencedChanges implements KeyedDedup {
       int added = pending.add(store.pendingKey(), store.priorToKeep(prior), event);
       store.markPending(added, event);
     }
+  }
+
+  /**
+   * How a change's position orders against its key's last: by the positions, except for Kafka
+   * offsets of two partitions, which say nothing of each other. Kafka orders a key's records only
+   * within a partition; a key's record in another partition than its last (a topic given more
+   * partitions moves keys between them) is taken as the later, as it arrived later: ordered by
+   * partition first, a key moved to a lower partition had every later change dropped as stale.
+   */
+  static int order(SourceSequence change, SourceSequence last) {
+    if (change.kind() == SourceSequence.Kind.KAFKA_OFFSET
+        && last.kind() == SourceSequence.Kind.KAFKA_OFFSET
+        && change.component(0) != last.component(0)) {
+      return 1;
+    }
+    return change.compareTo(last);
   }
 
   @Override

@@ -140,6 +140,26 @@ class DedupOperatorTest {
     assertThat(stats.lastSourcePosition()).isEqualTo(SourceSequence.postgresLsn(30));
   }
 
+  /**
+   * Upsert records, ordered by their Kafka offsets: within a partition by offset; a key whose
+   * record comes in another partition (a topic given more partitions) takes it as its later change,
+   * to a lower partition too, where ordering by partition first dropped every later change.
+   */
+  @Test
+  void aKeysRecordInAnotherKafkaPartitionIsItsLaterChange() throws Exception {
+    open();
+    feed(
+        insert(1, "a", 0).withSequence(SourceSequence.kafkaOffset(2, 900)),
+        update(1, "stale", 0).withSequence(SourceSequence.kafkaOffset(2, 899)));
+    assertThat(checkpoint()).containsExactly("INSERT 1 a");
+    feed(update(1, "moved", 0).withSequence(SourceSequence.kafkaOffset(1, 5)));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 moved");
+    feed(
+        update(1, "older in 1", 0).withSequence(SourceSequence.kafkaOffset(1, 4)),
+        update(1, "later in 1", 0).withSequence(SourceSequence.kafkaOffset(1, 6)));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 later in 1");
+  }
+
   @Test
   void olderChangeArrivingInALaterCheckpointIsDropped() throws Exception {
     open();
