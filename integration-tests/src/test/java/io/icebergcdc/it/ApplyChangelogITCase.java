@@ -286,7 +286,7 @@ class ApplyChangelogITCase {
     }
     // Nothing a kept snapshot reads was deleted with the expired ones (deletion vectors share
     // puffin files). Files replaced before the kept snapshots may be left on storage: Iceberg's
-    // cleanup by reachability does not always find them, and removing orphans is not here yet.
+    // cleanup by reachability does not always find them; the orphan removal takes them later.
     for (Snapshot snapshot : table.snapshots()) {
       try (CloseableIterable<FileScanTask> tasks =
           table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()) {
