@@ -31,7 +31,7 @@ final class CommitReports {
   private final String sinkTag;
 
   /** The jobs whose files the committer answers for: its own, and those it restored. */
-  private final Set<String> ownJobs;
+  private final java.util.Map<String, Long> fileOwners;
 
   /** The files of the checkpoints not committed yet, which the orphan removal keeps. */
   private final Supplier<Set<String>> filesToCommit;
@@ -41,13 +41,13 @@ final class CommitReports {
       CommitterMetrics metrics,
       TableMaintainer maintainer,
       String sinkTag,
-      Set<String> ownJobs,
+      java.util.Map<String, Long> fileOwners,
       Supplier<Set<String>> filesToCommit) {
     this.listener = listener;
     this.metrics = metrics;
     this.maintainer = maintainer;
     this.sinkTag = sinkTag;
-    this.ownJobs = ownJobs;
+    this.fileOwners = fileOwners;
     this.filesToCommit = filesToCommit;
   }
 
@@ -114,7 +114,7 @@ final class CommitReports {
    */
   void maintainAfter(Table table, long committedUpTo) {
     maintainer.afterCommit(
-        table, new OrphanRemoval.HandedFiles(committedUpTo, ownJobs, sinkTag, filesToCommit));
+        table, new OrphanRemoval.HandedFiles(committedUpTo, fileOwners, sinkTag, filesToCommit));
   }
 
   private void toldListener(long checkpointId, Snapshot snapshot) {

@@ -5,6 +5,7 @@ import io.icebergcdc.commit.OwnedFileNames;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.iceberg.Table;
@@ -34,15 +35,16 @@ final class OrphanRemoval {
    * What the committer knows of the files handed to it.
    *
    * @param committedUpTo the checkpoint up to which every checkpoint of the job is committed
-   * @param jobs the jobs whose files the committer answers for: its own, and the job whose state it
-   *     restored (which no longer runs)
+   * @param jobs the jobs whose files the committer answers for, each with the last checkpoint whose
+   *     files it answers for: its own (all), and the job whose state it restored (up to the
+   *     restored checkpoint: that job may still run, its later files its own)
    * @param sink the tag of the committer's sink in the names of its files ({@link
    *     OwnedFileNames#sinkTag}); null where its writers do not name them so: then only age decides
    * @param pending locations of the files that checkpoints still pending are to commit, normalized
    *     ({@link OrphanFiles#normalize})
    */
   record HandedFiles(
-      long committedUpTo, Set<String> jobs, String sink, Supplier<Set<String>> pending) {}
+      long committedUpTo, Map<String, Long> jobs, String sink, Supplier<Set<String>> pending) {}
 
   /** What one run found and did. */
   record Result(int unreferenced, int deleted, long bytesDeleted, int deleteFailures) {}
@@ -64,9 +66,11 @@ final class OrphanRemoval {
       }
       OwnedFileNames.Owner owner = candidate.owner();
       boolean orphan;
+      Long answeredUpTo = owner == null ? null : handed.jobs().get(owner.jobId());
       if (owner != null
           && owner.sink().equals(handed.sink())
-          && handed.jobs().contains(owner.jobId())) {
+          && answeredUpTo != null
+          && owner.checkpointId() <= answeredUpTo) {
         // Ours: an orphan once its checkpoint is committed, and in flight before, however old.
         orphan = owner.checkpointId() <= handed.committedUpTo();
       } else if (candidate.underTableLocation()) {

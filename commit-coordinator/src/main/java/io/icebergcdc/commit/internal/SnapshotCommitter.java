@@ -87,7 +87,7 @@ final class SnapshotCommitter implements AutoCloseable {
       boolean checkpointing,
       MetricGroup metricGroup,
       Set<String> ownJobs,
-      Set<String> fileOwners,
+      java.util.Map<String, Long> fileOwners,
       Supplier<Set<String>> filesToCommit,
       ExecutorService manifestsReadBy) {
     this.manifestsReadBy = manifestsReadBy;

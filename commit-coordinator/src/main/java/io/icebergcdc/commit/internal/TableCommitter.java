@@ -12,6 +12,7 @@ import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -192,10 +193,13 @@ final class TableCommitter implements AutoCloseable {
   private final Set<String> ownJobs = new java.util.LinkedHashSet<>();
 
   /**
-   * The jobs whose files this committer answers for (removes when orphaned): its own, and the one
-   * whose state it restored; not the older ones of its lineage, one of which might still run.
+   * The jobs whose files this committer answers for (removes when orphaned), each with the last
+   * checkpoint whose files it answers for: its own, all of them; and the one whose state it
+   * restored, those up to the restored checkpoint (that job may still run, its savepoint taken
+   * without stopping it, and write files for its later checkpoints); not the older ones of its
+   * lineage, one of which might still run.
    */
-  private final Set<String> fileOwners = new HashSet<>();
+  private final Map<String, Long> fileOwners = new HashMap<>();
 
   /** The checkpoints being committed now, which may be restored ones outside {@link #pending}. */
   private NavigableMap<Long, ChangeCommittable> committing;
@@ -228,7 +232,7 @@ final class TableCommitter implements AutoCloseable {
     this.operatorId = operatorId;
     this.checkpointing = checkpointing;
     ownJobs.add(jobId);
-    fileOwners.add(jobId);
+    fileOwners.put(jobId, Long.MAX_VALUE);
     commits =
         new SnapshotCommitter(
             settings,
@@ -290,7 +294,7 @@ final class TableCommitter implements AutoCloseable {
     ownJobs.addAll(restored.lineage());
     ownJobs.add(restored.jobId());
     ownJobs.add(jobId);
-    fileOwners.add(restored.jobId());
+    fileOwners.putIfAbsent(restored.jobId(), restoredCheckpointId);
     Table table = commits.table();
     if (restored.tableUuid() != null
         && tableUuid != null

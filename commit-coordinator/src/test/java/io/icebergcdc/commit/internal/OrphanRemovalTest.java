@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
@@ -54,6 +55,9 @@ class OrphanRemovalTest {
 
     Path orphanOfCommitted = touch(data, owned(JOB, SINK, 3, 2));
     Path orphanOfRestoredJob = touch(data, owned(RESTORED_JOB, SINK, 2, 1));
+    // The restored job may still run (its savepoint taken without stopping it): its files of
+    // checkpoints after the restored one are its own writes in flight.
+    Path ofRestoredJobStillRunning = touch(data, owned(RESTORED_JOB, SINK, 3, 1));
     Path inFlight = touch(data, owned(JOB, SINK, 5, 1));
     // However old: a checkpoint of this job that is not committed yet may still commit it.
     Files.setLastModifiedTime(
@@ -76,18 +80,26 @@ class OrphanRemovalTest {
             table,
             new OrphanRemoval.HandedFiles(
                 4,
-                Set.of(JOB, RESTORED_JOB),
+                Map.of(JOB, Long.MAX_VALUE, RESTORED_JOB, 2L),
                 SINK,
                 () -> Set.of(OrphanFiles.normalize(pending.toString()))),
             DAY,
             System.currentTimeMillis());
 
-    assertThat(result.unreferenced()).isEqualTo(8);
+    assertThat(result.unreferenced()).isEqualTo(9);
     assertThat(result.deleted()).isEqualTo(3);
     for (Path gone : List.of(orphanOfCommitted, orphanOfRestoredJob, foreignOld)) {
       assertThat(gone).as("orphan").doesNotExist();
     }
-    for (Path kept : List.of(inFlight, pending, otherSink, otherJob, foreignYoung, notATableFile)) {
+    for (Path kept :
+        List.of(
+            inFlight,
+            pending,
+            otherSink,
+            otherJob,
+            foreignYoung,
+            notATableFile,
+            ofRestoredJobStillRunning)) {
       assertThat(kept).as("not provably an orphan").exists();
     }
     assertThat(Path.of(committed.location())).exists();
@@ -123,7 +135,7 @@ class OrphanRemovalTest {
     OrphanRemoval.Result result =
         OrphanRemoval.run(
             table,
-            new OrphanRemoval.HandedFiles(4, Set.of(JOB), SINK, Set::of),
+            new OrphanRemoval.HandedFiles(4, Map.of(JOB, Long.MAX_VALUE), SINK, Set::of),
             DAY,
             System.currentTimeMillis());
 
@@ -146,7 +158,8 @@ class OrphanRemovalTest {
             MaintenancePolicy.DEFAULT.withOrphanRemoval(true, Duration.ZERO, Duration.ZERO),
             System::currentTimeMillis);
 
-    maintainer.afterCommit(table, new OrphanRemoval.HandedFiles(9, Set.of(JOB), SINK, Set::of));
+    maintainer.afterCommit(
+        table, new OrphanRemoval.HandedFiles(9, Map.of(JOB, Long.MAX_VALUE), SINK, Set::of));
 
     assertThat(orphan).exists();
     assertThat(maintainer.orphanFilesDeleted()).isZero();

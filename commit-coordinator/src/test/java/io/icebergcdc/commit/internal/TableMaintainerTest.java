@@ -26,7 +26,7 @@ class TableMaintainerTest {
       MaintenancePolicy.DEFAULT.withOrphanRemoval(false, Duration.ofDays(3), Duration.ofHours(1));
 
   static final OrphanRemoval.HandedFiles NOTHING_HANDED =
-      new OrphanRemoval.HandedFiles(-1, java.util.Set.of(), null, java.util.Set::of);
+      new OrphanRemoval.HandedFiles(-1, java.util.Map.of(), null, java.util.Set::of);
 
   @TempDir Path warehouse;
 
