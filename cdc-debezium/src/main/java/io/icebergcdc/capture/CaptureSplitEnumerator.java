@@ -198,7 +198,12 @@ final class CaptureSplitEnumerator
       unassigned.addFirst(fresh.at(start.offset(), start.schemaHistory()));
     } else {
       if (postgres) {
-        PostgresLogStart.publish(database, connectorProperties, added);
+        // Waits for the transactions running now even where the publication holds the tables
+        // already: a start that failed during the wait (a transaction open for 10 minutes) added
+        // them, and the next start, its state still without them, must not read their chunks
+        // before those transactions end (their changes from before the tables were published are
+        // not sent).
+        PostgresLogStart.publish(database, connectorProperties, added, true);
       }
       // A MySQL/MariaDB connector knows the tables from its schema history, which its reader
       // checks (SchemaHistoryTables) before it starts.
