@@ -133,9 +133,29 @@ final class ChunkQueries {
   GenericRowData row(ResultSet result) throws SQLException {
     GenericRowData row = new GenericRowData(schema.schema().columns().size());
     for (int c = 0; c < reads.length; c++) {
-      row.setField(positions[c], reads[c].read(result, c + 1));
+      try {
+        row.setField(positions[c], reads[c].read(result, c + 1));
+      } catch (SQLException e) {
+        if (!isDataException(e)) {
+          throw e;
+        }
+        // A value the driver cannot give as the column's type (MySQL's TIME '36:00:00', say):
+        // a bad row, which fails the job naming it or goes to the dead letters, not a failure
+        // that the restart meets again at the same row.
+        throw new IllegalArgumentException(
+            "column '" + selected.get(c) + "' of " + name() + ": " + e.getMessage(), e);
+      }
     }
     return row;
+  }
+
+  /**
+   * Whether the driver refused a value rather than failed to reach the database: SQL's data
+   * exceptions (SQLSTATE class 22) and MySQL Connector/J's illegal argument ({@code S1009}).
+   */
+  static boolean isDataException(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && (state.startsWith("22") || state.equals("S1009"));
   }
 
   /** A column's type in the source, as the driver gives it ({@link java.sql.Types}). */

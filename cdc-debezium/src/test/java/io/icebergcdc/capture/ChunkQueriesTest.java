@@ -232,6 +232,60 @@ class ChunkQueriesTest {
     assertThat(queries.bounded()).isFalse();
   }
 
+  /**
+   * A value the driver refuses to give as its column's type is a bad row naming the column, which
+   * the chunk goes on after; a failure to reach the database stays a failure.
+   */
+  @Test
+  void aValueTheDriverRefusesIsABadRowNamingItsColumn() throws Exception {
+    ChunkQueries queries =
+        new ChunkQueries(
+            MYSQL,
+            new ChunkedSnapshot.Table(
+                "my.shop.lines",
+                "shop",
+                "lines",
+                List.of("order", "code"),
+                List.of("order", "code", "qty"),
+                true),
+            new ChangeSchema(LINES));
+    java.sql.ResultSet refusing =
+        resultRefusingColumn3(new java.sql.SQLException("Illegal hour value '36'", "S1009"));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> queries.row(refusing))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("column 'qty' of")
+        .hasMessageContaining("Illegal hour value '36'");
+    java.sql.ResultSet unreachable =
+        resultRefusingColumn3(new java.sql.SQLException("Communications link failure", "08S01"));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> queries.row(unreachable))
+        .isInstanceOf(java.sql.SQLException.class);
+  }
+
+  /** A result whose third column cannot be read, its others 1 and "a". */
+  private java.sql.ResultSet resultRefusingColumn3(java.sql.SQLException refusal) {
+    return (java.sql.ResultSet)
+        Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {java.sql.ResultSet.class},
+            (proxy, method, args) -> {
+              if (args != null && args.length > 0 && Integer.valueOf(3).equals(args[0])) {
+                throw refusal;
+              }
+              switch (method.getName()) {
+                case "getInt":
+                  return 1;
+                case "getLong":
+                  return 1L;
+                case "getString":
+                  return "a";
+                case "wasNull":
+                  return false;
+                default:
+                  return null;
+              }
+            });
+  }
+
   @Test
   void keysOfFloatingPointOrTimeDoNotBoundChunks() throws Exception {
     Schema timed =
