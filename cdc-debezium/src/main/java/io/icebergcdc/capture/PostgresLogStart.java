@@ -247,8 +247,15 @@ final class PostgresLogStart {
   /** Whether the publication publishes every table; null if it does not exist. */
   private static Boolean publishesAllTables(Connection connection, String publication)
       throws SQLException {
+    return publicationFlag(connection, publication, "puballtables");
+  }
+
+  /** A boolean column of the publication's row of {@code pg_publication}; null if it has none. */
+  private static Boolean publicationFlag(Connection connection, String publication, String column)
+      throws SQLException {
     try (PreparedStatement query =
-        connection.prepareStatement("SELECT puballtables FROM pg_publication WHERE pubname = ?")) {
+        connection.prepareStatement(
+            "SELECT " + column + " FROM pg_publication WHERE pubname = ?")) {
       query.setString(1, publication);
       try (ResultSet result = query.executeQuery()) {
         return result.next() ? result.getBoolean(1) : null;
@@ -347,13 +354,7 @@ final class PostgresLogStart {
   /** Whether the publication sends a partitioned table's changes as its own. */
   private static boolean publishesViaPartitionRoot(Connection connection, String publication)
       throws SQLException {
-    try (PreparedStatement statement =
-        connection.prepareStatement("SELECT pubviaroot FROM pg_publication WHERE pubname = ?")) {
-      statement.setString(1, publication);
-      try (ResultSet rows = statement.executeQuery()) {
-        return rows.next() && rows.getBoolean(1);
-      }
-    }
+    return Boolean.TRUE.equals(publicationFlag(connection, publication, "pubviaroot"));
   }
 
   /**

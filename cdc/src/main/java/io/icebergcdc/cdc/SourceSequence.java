@@ -205,6 +205,16 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
   }
 
   /**
+   * A Kafka partition and offset, with the record's timestamp (milliseconds; negative where the
+   * record has none, which leaves it out), which orders records of a key across partitions.
+   */
+  public static SourceSequence kafkaOffset(int partition, long offset, long timestamp) {
+    return timestamp < 0
+        ? kafkaOffset(partition, offset)
+        : new SourceSequence(Kind.KAFKA_OFFSET, null, partition, offset, timestamp);
+  }
+
+  /**
    * Rebuilds a sequence from its parts, as written by {@link #kind()} and {@link #components()}.
    */
   public static SourceSequence of(Kind kind, String prefix, long[] components) {

@@ -46,6 +46,16 @@ public final class UpsertJsonParser {
    */
   public List<ChangeEvent> parse(
       String key, String value, int partition, long offset, String locator) {
+    return parse(key, value, partition, offset, -1, locator);
+  }
+
+  /**
+   * Parses one record, its timestamp ordering it against records of its key in other partitions.
+   *
+   * @param timestamp the record's timestamp in milliseconds; negative where it has none
+   */
+  public List<ChangeEvent> parse(
+      String key, String value, int partition, long offset, long timestamp, String locator) {
     try {
       if (key == null) {
         throw new MalformedChangeException(locator + ": the record has no key");
@@ -56,7 +66,7 @@ public final class UpsertJsonParser {
       }
       RowData keyRow = converter.convert(keyNode, Collections.emptyMap(), false);
       RowKey rowKey = changeSchema.keyOf(keyRow);
-      SourceSequence sequence = SourceSequence.kafkaOffset(partition, offset);
+      SourceSequence sequence = SourceSequence.kafkaOffset(partition, offset, timestamp);
       if (value == null) {
         return List.of(
             new ChangeEvent(tableName, Operation.DELETE, rowKey, keyRow, null, sequence, 0L));

@@ -227,27 +227,6 @@ class TableMaintainerTest {
   }
 
   @Test
-  void expiresAgainOnceTheTableLetsItsFilesBeDeletedAgain() throws Exception {
-    Table table = TestTables.create(warehouse);
-    table.updateProperties().set(TableProperties.GC_ENABLED, "false").commit();
-    for (int i = 0; i < 15; i++) {
-      table.newAppend().appendFile(realFile("a" + i)).commit();
-    }
-    AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
-    TableMaintainer maintainer = new TableMaintainer(HOUR_AND_TEN, now::get);
-    maintainer.afterCommit(table, NOTHING_HANDED);
-    table.refresh();
-    assertThat(table.snapshots()).hasSize(15);
-
-    table.updateProperties().set(TableProperties.GC_ENABLED, "true").commit();
-    table.refresh();
-    now.addAndGet(Duration.ofMinutes(1).toMillis());
-    maintainer.afterCommit(table, NOTHING_HANDED);
-    table.refresh();
-    assertThat(table.snapshots()).hasSize(10);
-  }
-
-  @Test
   void runsAtMostOncePerIntervalAndNotAtAllWhenOff() throws Exception {
     Table table = TestTables.create(warehouse);
     AtomicLong now = new AtomicLong(System.currentTimeMillis() + Duration.ofHours(2).toMillis());
@@ -276,7 +255,7 @@ class TableMaintainerTest {
   }
 
   @Test
-  void leavesATableWithGarbageCollectionOffAlone() throws Exception {
+  void leavesATableWithGarbageCollectionOffAloneWhileItHasIt() throws Exception {
     Table table = TestTables.create(warehouse);
     table.updateProperties().set(TableProperties.GC_ENABLED, "false").commit();
     for (int i = 0; i < 15; i++) {
@@ -290,6 +269,14 @@ class TableMaintainerTest {
     table.refresh();
     assertThat(table.snapshots()).hasSize(15);
     assertThat(maintainer.failures()).isZero();
+
+    // Asked again at every run: expired once the table lets its files be deleted again.
+    table.updateProperties().set(TableProperties.GC_ENABLED, "true").commit();
+    table.refresh();
+    now.addAndGet(Duration.ofMinutes(1).toMillis());
+    maintainer.afterCommit(table, NOTHING_HANDED);
+    table.refresh();
+    assertThat(table.snapshots()).hasSize(10);
   }
 
   @Test

@@ -475,14 +475,21 @@ public final class SequencedChanges implements KeyedDedup {
   /**
    * How a change's position orders against its key's last: by the positions, except for Kafka
    * offsets of two partitions, which say nothing of each other. Kafka orders a key's records only
-   * within a partition; a key's record in another partition than its last (a topic given more
-   * partitions moves keys between them) is taken as the later, as it arrived later: ordered by
-   * partition first, a key moved to a lower partition had every later change dropped as stale.
+   * within a partition; a key's records in two partitions (a topic given more partitions moves keys
+   * between them) are ordered by their timestamps, and where those are equal or missing the one
+   * that arrived later is the later: ordered by partition first, a key moved to a lower partition
+   * had every later change dropped as stale.
    */
   static int order(SourceSequence change, SourceSequence last) {
     if (change.kind() == SourceSequence.Kind.KAFKA_OFFSET
         && last.kind() == SourceSequence.Kind.KAFKA_OFFSET
         && change.component(0) != last.component(0)) {
+      if (change.size() > 2 && last.size() > 2) {
+        int byTime = Long.compare(change.component(2), last.component(2));
+        if (byTime != 0) {
+          return byTime;
+        }
+      }
       return 1;
     }
     return change.compareTo(last);

@@ -160,6 +160,24 @@ class DedupOperatorTest {
     assertThat(checkpoint()).containsExactly("UPDATE 1 later in 1");
   }
 
+  /**
+   * With their timestamps, a key's records in two partitions are ordered by them: a backlog of the
+   * partition a key left, read after its new partition, does not put the key back.
+   */
+  @Test
+  void aKeysRecordsInTwoKafkaPartitionsAreOrderedByTheirTimestamps() throws Exception {
+    open();
+    feed(
+        insert(1, "new partition", 0).withSequence(SourceSequence.kafkaOffset(3, 0, 2_000)),
+        update(1, "old partition's backlog", 0)
+            .withSequence(SourceSequence.kafkaOffset(1, 40, 1_000)));
+    assertThat(checkpoint()).containsExactly("INSERT 1 new partition");
+    feed(update(1, "backlog, later", 0).withSequence(SourceSequence.kafkaOffset(1, 41, 1_500)));
+    assertThat(checkpoint()).isEmpty();
+    feed(update(1, "moved back", 0).withSequence(SourceSequence.kafkaOffset(1, 42, 3_000)));
+    assertThat(checkpoint()).containsExactly("UPDATE 1 moved back");
+  }
+
   @Test
   void olderChangeArrivingInALaterCheckpointIsDropped() throws Exception {
     open();

@@ -26,10 +26,19 @@ public final class KafkaRecord {
 
   public KafkaRecord() {}
 
+  /** The record's timestamp in milliseconds; negative where it has none. */
+  public long timestamp = -1;
+
   public KafkaRecord(String topic, int partition, long offset, byte[] key, byte[] value) {
+    this(topic, partition, offset, -1, key, value);
+  }
+
+  public KafkaRecord(
+      String topic, int partition, long offset, long timestamp, byte[] key, byte[] value) {
     this.topic = topic;
     this.partition = partition;
     this.offset = offset;
+    this.timestamp = timestamp;
     this.key = key;
     this.value = value;
   }

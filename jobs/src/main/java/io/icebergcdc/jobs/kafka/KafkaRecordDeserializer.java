@@ -15,7 +15,12 @@ public final class KafkaRecordDeserializer
   public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<KafkaRecord> out) {
     out.collect(
         new KafkaRecord(
-            record.topic(), record.partition(), record.offset(), record.key(), record.value()));
+            record.topic(),
+            record.partition(),
+            record.offset(),
+            record.timestamp(),
+            record.key(),
+            record.value()));
   }
 
   @Override

@@ -228,7 +228,12 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
         UpsertJsonParser upsert = new UpsertJsonParser(route.schema(), route.tableName());
         return (record, locator) ->
             upsert.parse(
-                record.keyText(), record.valueText(), record.partition, record.offset, locator);
+                record.keyText(),
+                record.valueText(),
+                record.partition,
+                record.offset,
+                record.timestamp,
+                locator);
       case KafkaTopics.MAXWELL_JSON:
         MaxwellJsonParser maxwell =
             new MaxwellJsonParser(route.schema(), route.tableName(), sequenceColumn);
