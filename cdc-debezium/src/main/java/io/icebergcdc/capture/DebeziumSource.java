@@ -37,6 +37,24 @@ public final class DebeziumSource
   /** How many records the engine may read ahead of the pipeline. */
   public static final int DEFAULT_QUEUE_CAPACITY = 10_000;
 
+  /**
+   * Checks, before a job is built, what the source database must allow for its tables to be
+   * captured that the job does not set up itself: for PostgreSQL, that an existing publication
+   * sends a partitioned table's changes as its own.
+   *
+   * @throws io.icebergcdc.cdc.RefusedSourceException naming the tables and the way out
+   */
+  public static void checkSource(
+      Map<String, String> connectorProperties, List<ChunkedSnapshot.Table> tables) {
+    SourceDatabase database = SourceDatabase.of(connectorProperties);
+    if (database.dialect() == SourceDatabase.Dialect.POSTGRES) {
+      PostgresLogStart.checkPartitionedTables(
+          database,
+          connectorProperties,
+          tables.stream().map(t -> new TableListing.Name(t.namespace(), t.name())).toList());
+    }
+  }
+
   private final Map<String, String> connectorProperties;
   private final CaptureRoutes routes;
   private final ChunkedSnapshot snapshot;

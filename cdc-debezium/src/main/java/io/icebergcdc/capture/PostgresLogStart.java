@@ -183,10 +183,6 @@ final class PostgresLogStart {
       boolean awaitRunning)
       throws SQLException {
     List<ChunkedSnapshot.Table> missing = unpublished(connection, properties, tables);
-    if (publishesAllTables(connection, publication(properties)) != null) {
-      // Published by an earlier build, without the option: its partitioned tables need it.
-      viaPartitionRootFor(connection, database, publication(properties), tables);
-    }
     if (missing.isEmpty()) {
       if (awaitRunning) {
         try (Statement statement = connection.createStatement()) {
@@ -304,51 +300,60 @@ final class PostgresLogStart {
    * A partitioned table's changes published as its own, not as its partitions' (which the job does
    * not capture apart from it): PostgreSQL 13 and later.
    */
-  private static final String VIA_PARTITION_ROOT_OPTION = " (publish_via_partition_root = true)";
-
-  private static final String VIA_PARTITION_ROOT = " WITH" + VIA_PARTITION_ROOT_OPTION;
+  private static final String VIA_PARTITION_ROOT = " WITH (publish_via_partition_root = true)";
 
   /**
-   * Sets {@code publish_via_partition_root} on the existing {@code publication} if one of {@code
-   * tables} is a partitioned table and the publication lacks it; other publications' settings are
-   * not the job's to change otherwise.
+   * Refuses to capture a partitioned table of {@code tables} through an existing publication
+   * without {@code publish_via_partition_root}: PostgreSQL would send its changes as its
+   * partitions', which the job does not capture apart from it, and its Iceberg table would keep its
+   * snapshot. A publication the job or Debezium creates has the option; an existing one is not the
+   * job's to change (other subscribers would receive the changes as the partitioned table's too).
+   *
+   * @throws io.icebergcdc.cdc.RefusedSourceException naming the tables and the way out
    */
-  private static void viaPartitionRootFor(
-      Connection connection,
-      SourceDatabase database,
-      String publication,
-      List<ChunkedSnapshot.Table> tables)
-      throws SQLException {
-    if (publishesViaPartitionRoot(connection, publication)) {
-      return;
-    }
+  static void checkPartitionedTables(
+      SourceDatabase database, Map<String, String> properties, List<TableListing.Name> tables) {
+    String publication = publication(properties);
     List<String> partitioned = new ArrayList<>();
-    try (PreparedStatement statement =
-        connection.prepareStatement(
-            "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                + " WHERE n.nspname = ? AND c.relname = ? AND c.relkind = 'p'")) {
-      for (ChunkedSnapshot.Table table : tables) {
-        statement.setString(1, table.namespace());
-        statement.setString(2, table.name());
-        try (ResultSet rows = statement.executeQuery()) {
-          if (rows.next()) {
-            partitioned.add(table.namespace() + "." + table.name());
+    try (Connection connection = database.connect()) {
+      if (publishesAllTables(connection, publication) == null
+          || publishesViaPartitionRoot(connection, publication)) {
+        return;
+      }
+      try (PreparedStatement statement =
+          connection.prepareStatement(
+              "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                  + " WHERE n.nspname = ? AND c.relname = ? AND c.relkind = 'p'")) {
+        for (TableListing.Name table : tables) {
+          statement.setString(1, table.namespace());
+          statement.setString(2, table.name());
+          try (ResultSet rows = statement.executeQuery()) {
+            if (rows.next()) {
+              partitioned.add(table.qualified());
+            }
           }
         }
       }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot read publication '" + publication + "' at " + database + ": " + e, e);
     }
-    if (partitioned.isEmpty()) {
-      return;
+    if (!partitioned.isEmpty()) {
+      throw new io.icebergcdc.cdc.RefusedSourceException(
+          "partitioned tables "
+              + partitioned
+              + " of "
+              + database
+              + " would be captured through publication '"
+              + publication
+              + "', which sends their changes as their partitions' (it lacks"
+              + " publish_via_partition_root); set it with ALTER PUBLICATION "
+              + database.quote(publication)
+              + " SET (publish_via_partition_root = true) (its other subscribers then receive"
+              + " them as the partitioned tables' too), or leave the tables out of --tables. A job"
+              + " whose state captured their partitions as tables of their own (an earlier build)"
+              + " starts without state then, its partitioned tables' Iceberg tables emptied");
     }
-    try (Statement statement = connection.createStatement()) {
-      statement.execute(
-          "ALTER PUBLICATION " + database.quote(publication) + " SET" + VIA_PARTITION_ROOT_OPTION);
-    }
-    LOG.info(
-        "Publication {} now sends the changes of partitioned tables {} as theirs, not as their"
-            + " partitions' (publish_via_partition_root)",
-        publication,
-        partitioned);
   }
 
   /** Whether the publication sends a partitioned table's changes as its own. */
@@ -387,9 +392,6 @@ final class PostgresLogStart {
             + String.join(", ", names)
             + (exists ? "" : VIA_PARTITION_ROOT);
     try (Statement statement = connection.createStatement()) {
-      if (exists) {
-        viaPartitionRootFor(connection, database, publication, missing);
-      }
       statement.execute(sql);
       if (await) {
         awaitTransactionsRunningNow(statement);

@@ -69,7 +69,12 @@ final class TableLook {
     if (postgres) {
       republishRecreated(database, matching);
     }
-    List<ChunkedSnapshot.Table> ready = madeReady(watch.newTableNames(matching));
+    List<TableListing.Name> found = watch.newTableNames(matching);
+    if (postgres) {
+      // Before their Iceberg tables are created.
+      PostgresLogStart.checkPartitionedTables(database, connectorProperties, found);
+    }
+    List<ChunkedSnapshot.Table> ready = madeReady(found);
     if (!ready.isEmpty() && postgres) {
       PostgresLogStart.publish(database, connectorProperties, ready, true);
     }

@@ -375,15 +375,7 @@ class PostgresCaptureITCase extends CaptureScenario {
    */
   @Test
   void capturesAPartitionedTableThroughItsPartitions() throws Exception {
-    execute(
-        "CREATE TABLE inventory.events (id int, day date, note text, PRIMARY KEY (id, day))"
-            + " PARTITION BY RANGE (day)",
-        "CREATE TABLE inventory.events_jan PARTITION OF inventory.events"
-            + " FOR VALUES FROM ('2026-01-01') TO ('2026-02-01')",
-        "CREATE TABLE inventory.events_feb PARTITION OF inventory.events"
-            + " FOR VALUES FROM ('2026-02-01') TO ('2026-03-01')",
-        "INSERT INTO inventory.events SELECT i, DATE '2026-01-01' + (i % 50), 'note ' || i"
-            + " FROM generate_series(1, 200) i");
+    createPartitionedEvents();
     JobDefinition job = job(null);
     JobRunner pipeline = new JobRunner(job);
     running = pipeline.start();
@@ -399,6 +391,37 @@ class PostgresCaptureITCase extends CaptureScenario {
         "UPDATE inventory.events_jan SET note = 'through a partition' WHERE id = 1");
     awaitEqual(job, pipeline, Duration.ofSeconds(60));
     assertThat(catalog(job).tableExists(TableIdentifier.of("cdc", "inventory_events_jan")))
+        .isFalse();
+  }
+
+  /** {@code inventory.events}, partitioned by day into two partitions, with 200 rows. */
+  private void createPartitionedEvents() throws SQLException {
+    execute(
+        "CREATE TABLE inventory.events (id int, day date, note text, PRIMARY KEY (id, day))"
+            + " PARTITION BY RANGE (day)",
+        "CREATE TABLE inventory.events_jan PARTITION OF inventory.events"
+            + " FOR VALUES FROM ('2026-01-01') TO ('2026-02-01')",
+        "CREATE TABLE inventory.events_feb PARTITION OF inventory.events"
+            + " FOR VALUES FROM ('2026-02-01') TO ('2026-03-01')",
+        "INSERT INTO inventory.events SELECT i, DATE '2026-01-01' + (i % 50), 'note ' || i"
+            + " FROM generate_series(1, 200) i");
+  }
+
+  /**
+   * An existing publication that sends a partitioned table's changes as its partitions' is not the
+   * job's to change: the job refuses before any Iceberg table is created, naming the table and the
+   * statement that lets it be captured.
+   */
+  @Test
+  void refusesAPartitionedTableThroughAPublicationThatSendsItsPartitionsChanges() throws Exception {
+    createPartitionedEvents();
+    execute("CREATE PUBLICATION icebergcdc_it FOR TABLE inventory.customers");
+    JobDefinition job = job(null);
+
+    assertThatThrownBy(() -> new JobRunner(job).start())
+        .hasMessageContaining("partitioned tables [inventory.events]")
+        .hasMessageContaining("SET (publish_via_partition_root = true)");
+    assertThat(catalog(job).tableExists(TableIdentifier.of("cdc", "inventory_customers")))
         .isFalse();
   }
 

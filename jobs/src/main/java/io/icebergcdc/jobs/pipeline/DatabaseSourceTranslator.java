@@ -58,6 +58,10 @@ final class DatabaseSourceTranslator implements SourceTranslator {
   public List<TableTarget> prepareTables(TablePreparation preparation) {
     Catalog catalog = preparation.catalog();
     captured = SourceTables.discover(source);
+    // Before any Iceberg table is created or changed.
+    io.icebergcdc.capture.DebeziumSource.checkSource(
+        source.debeziumProperties(captured, false),
+        captured.stream().map(t -> t.chunkedSnapshotTable(t.topic(source.name()))).toList());
     List<TableTarget> targets = new ArrayList<>();
     for (CapturedTable table : captured) {
       TableIdentifier identifier =
