@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * whether or not the Iceberg commit of it succeeded, and a topic whose table was dropped to be
  * written again would be read from the end the group had reached.
  *
- * <p>A partition that the tables hold no offset of, of a topic they hold offsets of, was added to
- * the topic since their last commit: it starts at its earliest record, whatever {@code
+ * <p>A partition that the tables hold no offset of, of a topic they hold offsets of, starts at the
+ * group's committed offset where it has one (the job read it, but no record of it reached a table),
+ * else at its earliest record (it was added to the topic since), whatever {@code
  * --starting-offsets} says.
  *
  * <p>A table's offset the topic no longer holds (its records deleted by retention) is warned of,
@@ -96,20 +97,28 @@ public final class TableOffsetsFirst implements OffsetsInitializer {
         }
       }
     }
-    // A partition of a topic the tables hold offsets of, but not of it, was added to the topic
-    // after the last commit: its records are all after the table's, however the job would start
-    // a topic it never read.
+    // A partition of a topic the tables hold offsets of, but not of it: one the job read without
+    // a record reaching the table (quiet, or its records dead letters), whose position the group
+    // holds, committed with each checkpoint; else one added to the topic since, whose records all
+    // came after the table's, however the job would start a topic it never read.
     java.util.Set<String> topicsHeld = new java.util.HashSet<>();
     tableOffsets.keySet().forEach(p -> topicsHeld.add(p.topic()));
-    List<TopicPartition> added = new ArrayList<>();
-    rest.removeIf(p -> topicsHeld.contains(p.topic()) && added.add(p));
-    if (!added.isEmpty()) {
-      Map<TopicPartition, Long> beginnings = retriever.beginningOffsets(added);
-      for (TopicPartition partition : added) {
+    List<TopicPartition> unheld = new ArrayList<>();
+    rest.removeIf(p -> topicsHeld.contains(p.topic()) && unheld.add(p));
+    if (!unheld.isEmpty()) {
+      Map<TopicPartition, Long> committed = retriever.committedOffsets(unheld);
+      Map<TopicPartition, Long> beginnings = retriever.beginningOffsets(unheld);
+      for (TopicPartition partition : unheld) {
+        Long read = committed.get(partition);
+        if (read != null && read >= 0) {
+          offsets.put(partition, read);
+          continue;
+        }
         long beginning = beginnings.getOrDefault(partition, 0L);
         LOG.info(
             "Partition {} has no offset in its table, which holds offsets of other partitions of"
-                + " its topic: added to the topic since; read from its earliest record, offset {}",
+                + " its topic, nor in the group: added to the topic since; read from its earliest"
+                + " record, offset {}",
             partition,
             beginning);
         offsets.put(partition, beginning);

@@ -18,6 +18,7 @@ class KafkaStartingOffsetsTest {
 
   private static final TopicPartition A0 = new TopicPartition("a", 0);
   private static final TopicPartition A1 = new TopicPartition("a", 1);
+  private static final TopicPartition A2 = new TopicPartition("a", 2);
   private static final TopicPartition B0 = new TopicPartition("b", 0);
 
   /** A topic of records 10 to 999 whose group has committed offset 500 of {@code b}. */
@@ -28,6 +29,9 @@ class KafkaStartingOffsetsTest {
           Map<TopicPartition, Long> offsets = new HashMap<>();
           if (partitions.contains(B0)) {
             offsets.put(B0, 500L);
+          }
+          if (partitions.contains(A2)) {
+            offsets.put(A2, 600L);
           }
           return offsets;
         }
@@ -92,15 +96,17 @@ class KafkaStartingOffsetsTest {
                   .getPartitionOffsets(both, TOPICS))
           .isEqualTo(Map.of(A0, 10L, B0, 10L));
     }
-    // A partition added to a topic the table holds offsets of starts at its earliest record:
-    // every record of it came after the table's last commit.
+    // A partition of a topic the table holds offsets of, but not of it: one the job read without
+    // a record reaching the table starts at the group's committed offset; one added to the topic
+    // since (none committed) at its earliest record, every record of it after the table's.
     for (String option : List.of("earliest", "latest", "committed", "timestamp:1700000000000")) {
       assertThat(
               KafkaSourceTranslator.startingOffsets(option, tables)
-                  .getPartitionOffsets(List.of(A0, A1, B0), TOPICS))
+                  .getPartitionOffsets(List.of(A0, A1, A2, B0), TOPICS))
           .as(option)
           .containsEntry(A0, 42L)
-          .containsEntry(A1, 10L);
+          .containsEntry(A1, 10L)
+          .containsEntry(A2, 600L);
     }
     // The consumer's own reset, for an offset that goes out of range later, follows the option.
     assertThat(
