@@ -195,9 +195,9 @@ final class TableCommitter implements AutoCloseable {
   /**
    * The jobs whose files this committer answers for (removes when orphaned), each with the last
    * checkpoint whose files it answers for: its own, all of them; and the one whose state it
-   * restored, those up to the restored checkpoint (that job may still run, its savepoint taken
-   * without stopping it, and write files for its later checkpoints); not the older ones of its
-   * lineage, one of which might still run.
+   * restored, those before the restored checkpoint (that job may still run, its savepoint taken
+   * without stopping it, commit the restored checkpoint itself and write files for its later ones);
+   * not the older ones of its lineage, one of which might still run.
    */
   private final Map<String, Long> fileOwners = new HashMap<>();
 
@@ -294,7 +294,9 @@ final class TableCommitter implements AutoCloseable {
     ownJobs.addAll(restored.lineage());
     ownJobs.add(restored.jobId());
     ownJobs.add(jobId);
-    fileOwners.putIfAbsent(restored.jobId(), restoredCheckpointId);
+    // Before the restored checkpoint: that job, still running, commits it too, writing files
+    // named for it meanwhile.
+    fileOwners.putIfAbsent(restored.jobId(), restoredCheckpointId - 1);
     Table table = commits.table();
     if (restored.tableUuid() != null
         && tableUuid != null

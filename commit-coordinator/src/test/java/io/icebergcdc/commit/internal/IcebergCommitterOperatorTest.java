@@ -356,11 +356,14 @@ class IcebergCommitterOperatorTest {
     // Files of this job are orphans once their checkpoint is committed, whatever their age.
     MaintenancePolicy orphansOnly =
         MaintenancePolicy.NONE.withOrphanRemoval(true, Duration.ofDays(3), Duration.ZERO);
-    var harness = maintainingHarness(new FailingAfterCommit(), orphansOnly);
+    var harness = maintainingHarness(new FailingAfterCommit(2), orphansOnly);
     harness.getStreamConfig().setCheckpointingEnabled(true);
     harness.initializeEmptyState();
     harness.open();
-    // A writer's file for checkpoint 1 from an attempt that failed before handing it over.
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    // Writers' files for checkpoints 1 and 2 from attempts that failed before handing them over.
     Path data = Path.of(table.location().replaceFirst("^file:", "")).resolve("data");
     Files.createDirectories(data);
     String jobId = harness.getEnvironment().getJobID().toString();
@@ -369,23 +372,31 @@ class IcebergCommitterOperatorTest {
             data.resolve(
                 "00000-0-" + OwnedFileNames.operationId(jobId, SINK_TAG, 1) + "-00001.parquet"),
             new byte[] {1});
-    harness.processElement(new StreamRecord<>(files("a", false, 0)));
-    OperatorSubtaskState state = harness.snapshot(1, 1);
-    // The commit of checkpoint 1 goes through; the task fails before the maintenance after it.
-    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(1))
-        .hasMessageContaining("after checkpoint 1 was committed");
-    assertThat(committedCheckpoints()).containsExactly("1");
+    Path ofTheRestoredCheckpoint =
+        Files.write(
+            data.resolve(
+                "00000-0-" + OwnedFileNames.operationId(jobId, SINK_TAG, 2) + "-00001.parquet"),
+            new byte[] {1});
+    harness.processElement(new StreamRecord<>(files("b", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(2, 2);
+    // The commit of checkpoint 2 goes through; the task fails before the maintenance after it.
+    assertThatThrownBy(() -> harness.notifyOfCompletedCheckpoint(2))
+        .hasMessageContaining("after checkpoint 2 was committed");
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
     assertThat(orphan).exists();
 
-    // The job restores from checkpoint 1 with its input at its end: no commit follows.
+    // A job restores from checkpoint 2 with its input at its end: no commit follows.
     var restored = maintainingHarness(null, orphansOnly);
     restored.getStreamConfig().setCheckpointingEnabled(true);
-    restored.setRestoredCheckpointId(1);
+    restored.setRestoredCheckpointId(2);
     restored.initializeState(state);
     restored.open();
 
-    assertThat(committedCheckpoints()).containsExactly("1");
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
     assertThat(orphan).as("an orphan of a committed checkpoint, removed on restore").doesNotExist();
+    // The job whose state it restored may still run (a savepoint taken without stopping it), and
+    // commit the restored checkpoint itself: its files named for it go only by age.
+    assertThat(ofTheRestoredCheckpoint).exists();
   }
 
   @Test
@@ -428,9 +439,22 @@ class IcebergCommitterOperatorTest {
   private static final class FailingAfterCommit implements CommitListener {
     private static final long serialVersionUID = 1L;
 
+    /** The checkpoint after whose commit it fails; every one where negative. */
+    private final long checkpoint;
+
+    FailingAfterCommit() {
+      this(-1);
+    }
+
+    FailingAfterCommit(long checkpoint) {
+      this.checkpoint = checkpoint;
+    }
+
     @Override
     public void afterCommit(long checkpointId, Snapshot snapshot) {
-      throw new IllegalStateException("the task died after committing " + checkpointId);
+      if (checkpoint < 0 || checkpointId == checkpoint) {
+        throw new IllegalStateException("the task died after committing " + checkpointId);
+      }
     }
   }
 
