@@ -228,6 +228,18 @@ public final class AddFiles {
       } catch (ValidationException e) {
         table.refresh();
         refuseAddedSince(validFrom, listed);
+        if (!e.getMessage().startsWith("Found conflicting files")) {
+          // Not data files added meanwhile: a refusal of another kind, said as it is.
+          throw new IllegalStateException(
+              "cannot add the files under "
+                  + location
+                  + " to table "
+                  + table.name()
+                  + ": "
+                  + e.getMessage()
+                  + "; nothing was committed",
+              e);
+        }
         if (attempt == COMMIT_ATTEMPTS) {
           throw new IllegalStateException(
               "cannot add the files under "
@@ -254,8 +266,18 @@ public final class AddFiles {
     for (ParquetFileListing.ListedFile file : listed) {
       byLocation.put(ParquetFileListing.normalized(file.location()), file);
     }
-    for (Snapshot snapshot :
-        SnapshotUtil.ancestorsBetween(table, table.currentSnapshot().snapshotId(), from)) {
+    long current = table.currentSnapshot().snapshotId();
+    if (from != null && !SnapshotUtil.isAncestorOf(table, current, from)) {
+      // The snapshot checked against has expired meanwhile: the table's live files tell.
+      for (String present : dataFileLocations()) {
+        ParquetFileListing.ListedFile file = byLocation.get(present);
+        if (file != null) {
+          throw refused(file, "another commit added it to the table meanwhile", null);
+        }
+      }
+      return;
+    }
+    for (Snapshot snapshot : SnapshotUtil.ancestorsBetween(table, current, from)) {
       for (DataFile added :
           SnapshotChanges.builderFor(table).snapshot(snapshot).build().addedDataFiles()) {
         ParquetFileListing.ListedFile file =

@@ -163,7 +163,8 @@ final class JsonRowConverter {
       case FLOAT:
         double number = number(value);
         float narrowed = (float) number;
-        if (Float.isInfinite(narrowed) && !Double.isInfinite(number)) {
+        // "Infinity" in text is one; a number written out is not, however large.
+        if (Float.isInfinite(narrowed) && (value.isNumber() || !Double.isInfinite(number))) {
           // As an int column refuses a long: the value is not the float's to hold.
           throw new IllegalArgumentException(number + " is beyond the range of a float");
         }

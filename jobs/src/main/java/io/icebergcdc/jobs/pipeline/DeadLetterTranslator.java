@@ -82,12 +82,12 @@ final class DeadLetterTranslator {
    * producers where they share a consumer group (the default one, say).
    */
   static String transactionalIdPrefix(KafkaTopics kafka, String deadLetterTopic) {
+    // Topics in name order, without the brokers: a job given them in another order, or the
+    // cluster by other brokers, is the same job.
     String job =
-        kafka.topics()
+        new java.util.TreeSet<>(kafka.topics())
             + "|"
             + kafka.topicPattern()
-            + "|"
-            + kafka.bootstrapServers()
             + "|"
             + deadLetterTopic;
     String digest =

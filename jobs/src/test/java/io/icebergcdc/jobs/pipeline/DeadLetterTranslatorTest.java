@@ -26,5 +26,28 @@ class DeadLetterTranslatorTest {
         .isEqualTo(orders);
     assertThat(DeadLetterTranslator.transactionalIdPrefix(reading("orders"), "other-dead"))
         .isNotEqualTo(orders);
+    KafkaTopics both =
+        new KafkaTopics(
+            "a:9092,b:9092",
+            java.util.List.of("orders", "customers"),
+            null,
+            "iceberg-cdc",
+            "earliest",
+            KafkaTopics.DEBEZIUM_JSON,
+            java.util.Map.of(),
+            null);
+    KafkaTopics bothOtherwise =
+        new KafkaTopics(
+            "b:9092",
+            java.util.List.of("customers", "orders"),
+            null,
+            "iceberg-cdc",
+            "latest",
+            KafkaTopics.DEBEZIUM_JSON,
+            java.util.Map.of(),
+            null);
+    assertThat(DeadLetterTranslator.transactionalIdPrefix(both, "dead"))
+        .as("the same job, its topics in another order, its cluster by other brokers")
+        .isEqualTo(DeadLetterTranslator.transactionalIdPrefix(bothOtherwise, "dead"));
   }
 }
