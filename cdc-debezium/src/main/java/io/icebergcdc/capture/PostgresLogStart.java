@@ -316,10 +316,6 @@ final class PostgresLogStart {
     String publication = publication(properties);
     List<String> partitioned = new ArrayList<>();
     try (Connection connection = database.connect()) {
-      if (publishesAllTables(connection, publication) == null
-          || publishesViaPartitionRoot(connection, publication)) {
-        return;
-      }
       try (PreparedStatement statement =
           connection.prepareStatement(
               "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
@@ -333,6 +329,12 @@ final class PostgresLogStart {
             }
           }
         }
+      }
+      // Read only where there are partitioned tables: servers before 13 have no pubviaroot.
+      if (partitioned.isEmpty()
+          || publishesAllTables(connection, publication) == null
+          || publishesViaPartitionRoot(connection, publication)) {
+        return;
       }
     } catch (SQLException e) {
       throw new IllegalStateException(

@@ -72,7 +72,15 @@ final class TableLook {
     List<TableListing.Name> found = watch.newTableNames(matching);
     if (postgres) {
       // Before their Iceberg tables are created.
-      PostgresLogStart.checkPartitionedTables(database, connectorProperties, found);
+      List<TableListing.Name> untaken = new ArrayList<>();
+      for (TableListing.Name table : found) {
+        if (!taken.contains(routes.appearing().topicOf(table.namespace(), table.name()))) {
+          untaken.add(table);
+        }
+      }
+      if (!untaken.isEmpty()) {
+        PostgresLogStart.checkPartitionedTables(database, connectorProperties, untaken);
+      }
     }
     List<ChunkedSnapshot.Table> ready = madeReady(found);
     if (!ready.isEmpty() && postgres) {

@@ -251,9 +251,10 @@ class PostgresCaptureITCase extends CaptureScenario {
     JobRunner pipeline = new JobRunner(first);
     running = pipeline.start();
     awaitEqual(first, pipeline, Duration.ofSeconds(90));
+    // Cancelled first: a checkpoint taken while the job runs may be subsumed and deleted.
+    JobClients.cancelAndAwait(running);
     String checkpoint =
         Checkpoints.latest(first.runtime().checkpointDirectory()).orElseThrow().toString();
-    JobClients.cancelAndAwait(running);
     running = new JobRunner(withRuntime(lookingEverySecond(), checkpoint, 0)).start();
     execute(
         "CREATE TABLE inventory.returns (id int PRIMARY KEY, reason text)",

@@ -227,8 +227,12 @@ public final class AddFiles {
         return snapshotId;
       } catch (ValidationException e) {
         table.refresh();
+        boolean expired =
+            validFrom != null
+                && !SnapshotUtil.isAncestorOf(
+                    table, table.currentSnapshot().snapshotId(), validFrom);
         refuseAddedSince(validFrom, listed);
-        if (!e.getMessage().startsWith("Found conflicting files")) {
+        if (!expired && !e.getMessage().startsWith("Found conflicting files")) {
           // Not data files added meanwhile: a refusal of another kind, said as it is.
           throw new IllegalStateException(
               "cannot add the files under "

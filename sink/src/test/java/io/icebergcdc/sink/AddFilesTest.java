@@ -466,6 +466,40 @@ class AddFilesTest {
   }
 
   @Test
+  void theSnapshotTheFilesWereCheckedAgainstExpiringMeanwhileLeavesTheAdoptionToCommit()
+      throws IOException {
+    Table table = table(PartitionSpec.unpartitioned());
+    writeWithIds(dir.resolve("first/a.parquet"), row(1, "a", NOV_30));
+    AddFiles.adopt(table, dir.resolve("first").toString());
+    long checked = table.currentSnapshot().snapshotId();
+    writeWithIds(dir.resolve("incoming/b.parquet"), row(2, "b", NOV_30));
+    Path unrelated = writeWithIds(dir.resolve("elsewhere/c.parquet"), row(3, "c", NOV_30));
+    Path another = writeWithIds(dir.resolve("elsewhere/d.parquet"), row(4, "d", NOV_30));
+
+    AddFiles.Result result =
+        AddFiles.adopt(
+            table,
+            dir.resolve("incoming").toString(),
+            () -> {
+              // Two commits, then the snapshot checked against and the one after it expire:
+              // Iceberg cannot tell the history since it any more.
+              Table other = loadedAgain(table);
+              AddFiles.adopt(other, unrelated.toString());
+              long between = other.currentSnapshot().snapshotId();
+              AddFiles.adopt(other, another.toString());
+              other.expireSnapshots().expireSnapshotId(checked).commit();
+              other.expireSnapshots().expireSnapshotId(between).commit();
+            });
+
+    table.refresh();
+    assertThat(result.files()).isEqualTo(1);
+    assertThat(table.snapshot(checked)).isNull();
+    assertThat(rows(table))
+        .containsExactlyInAnyOrder(
+            "1,a,2026-11-30", "2,b,2026-11-30", "3,c,2026-11-30", "4,d,2026-11-30");
+  }
+
+  @Test
   void otherFilesCommittedMeanwhileLeaveTheAdoptionToCommitAfterThem() throws IOException {
     Table table = table(PartitionSpec.unpartitioned());
     writeWithIds(dir.resolve("first/a.parquet"), row(1, "a", NOV_30));

@@ -170,7 +170,11 @@ final class JsonRowConverter {
         }
         return narrowed;
       case DOUBLE:
-        return number(value);
+        double exact = number(value);
+        if (value.isNumber() && Double.isInfinite(exact)) {
+          throw new IllegalArgumentException("the number is beyond the range of a double");
+        }
+        return exact;
       case STRING:
         return StringData.fromString(value.isTextual() ? value.textValue() : value.toString());
       case DATE:

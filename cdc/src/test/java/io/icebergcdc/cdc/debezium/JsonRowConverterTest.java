@@ -71,6 +71,29 @@ class JsonRowConverterTest {
     }
   }
 
+  @Test
+  void aNumberBeyondADoublesRangeIsRefusedWhereInfinityInTextIsTaken() {
+    JsonRowConverter doubles =
+        new JsonRowConverter(
+            new Schema(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.optional(2, "d", Types.DoubleType.get())));
+    assertThat(
+            doubles
+                .convert(
+                    DebeziumJsonParser.readTree("{\"id\":1,\"d\":\"-Infinity\"}", "t"),
+                    Map.of(),
+                    true)
+                .getDouble(1))
+        .isEqualTo(Double.NEGATIVE_INFINITY);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                doubles.convert(
+                    DebeziumJsonParser.readTree("{\"id\":1,\"d\":1e400}", "t"), Map.of(), true))
+        .hasMessageStartingWith("column 'd' of type double cannot hold ")
+        .hasMessageContaining("beyond the range of a double");
+  }
+
   private static com.fasterxml.jackson.databind.JsonNode object(String photo) {
     return DebeziumJsonParser.readTree("{\"id\":1,\"photo\":\"" + photo + "\"}", "test");
   }

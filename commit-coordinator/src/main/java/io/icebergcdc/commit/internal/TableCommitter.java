@@ -294,9 +294,13 @@ final class TableCommitter implements AutoCloseable {
     ownJobs.addAll(restored.lineage());
     ownJobs.add(restored.jobId());
     ownJobs.add(jobId);
-    // Before the restored checkpoint: that job, still running, commits it too, writing files
-    // named for it meanwhile.
-    fileOwners.putIfAbsent(restored.jobId(), restoredCheckpointId - 1);
+    // Before the restored checkpoint and every checkpoint pending in the restored state: that
+    // job, still running, commits those too, writing files named for them meanwhile.
+    long answeredUpTo = restoredCheckpointId - 1;
+    if (!restored.pending().isEmpty()) {
+      answeredUpTo = Math.min(answeredUpTo, restored.pending().firstKey() - 1);
+    }
+    fileOwners.putIfAbsent(restored.jobId(), answeredUpTo);
     Table table = commits.table();
     if (restored.tableUuid() != null
         && tableUuid != null

@@ -482,8 +482,12 @@ public final class SequencedChanges implements KeyedDedup {
    */
   static int order(SourceSequence change, SourceSequence last) {
     if (change.kind() == SourceSequence.Kind.KAFKA_OFFSET
-        && last.kind() == SourceSequence.Kind.KAFKA_OFFSET
-        && change.component(0) != last.component(0)) {
+        && last.kind() == SourceSequence.Kind.KAFKA_OFFSET) {
+      if (change.component(0) == last.component(0)) {
+        // One partition: its offsets, whether or not the positions carry timestamps (a state
+        // of an earlier build holds none).
+        return Long.compare(change.component(1), last.component(1));
+      }
       if (change.size() > 2 && last.size() > 2) {
         int byTime = Long.compare(change.component(2), last.component(2));
         if (byTime != 0) {

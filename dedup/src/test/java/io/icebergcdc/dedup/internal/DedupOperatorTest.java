@@ -172,6 +172,12 @@ class DedupOperatorTest {
         update(1, "old partition's backlog", 0)
             .withSequence(SourceSequence.kafkaOffset(1, 40, 1_000)));
     assertThat(checkpoint()).containsExactly("INSERT 1 new partition");
+    stats();
+    // The same record again without its timestamp (a position of an earlier build's state): a
+    // duplicate, by its partition and offset.
+    feed(insert(1, "new partition", 0).withSequence(SourceSequence.kafkaOffset(3, 0)));
+    assertThat(checkpoint()).isEmpty();
+    assertThat(stats().get(0).duplicatesDropped()).isEqualTo(1);
     feed(update(1, "backlog, later", 0).withSequence(SourceSequence.kafkaOffset(1, 41, 1_500)));
     assertThat(checkpoint()).isEmpty();
     feed(update(1, "moved back", 0).withSequence(SourceSequence.kafkaOffset(1, 42, 3_000)));

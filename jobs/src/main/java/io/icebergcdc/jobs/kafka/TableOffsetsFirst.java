@@ -19,10 +19,9 @@ import org.slf4j.LoggerFactory;
  * whether or not the Iceberg commit of it succeeded, and a topic whose table was dropped to be
  * written again would be read from the end the group had reached.
  *
- * <p>A partition that the tables hold no offset of, of a topic they hold offsets of, starts at the
- * group's committed offset where it has one (the job read it, but no record of it reached a table),
- * else at its earliest record (it was added to the topic since), whatever {@code
- * --starting-offsets} says.
+ * <p>A partition that the tables hold no offset of, of a topic they hold offsets of, starts at its
+ * earliest record (added to the topic since, or read without a record reaching a table), or with
+ * {@code --starting-offsets committed} at the group's committed offset where it has one.
  *
  * <p>A table's offset the topic no longer holds (its records deleted by retention) is warned of,
  * naming the records that are lost to the table, and the partition starts at its earliest record;
@@ -39,20 +38,25 @@ public final class TableOffsetsFirst implements OffsetsInitializer {
   private final Map<TopicPartition, Long> tableOffsets;
   private final OffsetsInitializer others;
   private final OffsetResetStrategy outOfRange;
+  private final boolean groupTrusted;
 
   /**
    * @param tableOffsets the offset to start each partition at that the tables hold one for (one
    *     past the last record they hold)
    * @param others where the other partitions start
    * @param outOfRange where a partition starts whose offset the topic no longer or not yet holds
+   * @param groupTrusted whether the consumer group's committed offsets may start a partition of a
+   *     topic the tables hold offsets of but not of it ({@code --starting-offsets committed})
    */
   public TableOffsetsFirst(
       Map<TopicPartition, Long> tableOffsets,
       OffsetsInitializer others,
-      OffsetResetStrategy outOfRange) {
+      OffsetResetStrategy outOfRange,
+      boolean groupTrusted) {
     this.tableOffsets = new HashMap<>(tableOffsets);
     this.others = others;
     this.outOfRange = outOfRange;
+    this.groupTrusted = groupTrusted;
   }
 
   @Override
@@ -97,16 +101,19 @@ public final class TableOffsetsFirst implements OffsetsInitializer {
         }
       }
     }
-    // A partition of a topic the tables hold offsets of, but not of it: one the job read without
-    // a record reaching the table (quiet, or its records dead letters), whose position the group
-    // holds, committed with each checkpoint; else one added to the topic since, whose records all
-    // came after the table's, however the job would start a topic it never read.
+    // A partition of a topic the tables hold offsets of, but not of it: added to the topic since,
+    // its records all after the table's, or read without a record reaching the table (quiet, its
+    // records dead letters). Read from its earliest record, which at worst reads again what the
+    // job read before; the group's committed offset only where the job is told to trust it (the
+    // default group may be another job's, and its offsets are committed whether or not the
+    // Iceberg commit succeeded).
     java.util.Set<String> topicsHeld = new java.util.HashSet<>();
     tableOffsets.keySet().forEach(p -> topicsHeld.add(p.topic()));
     List<TopicPartition> unheld = new ArrayList<>();
     rest.removeIf(p -> topicsHeld.contains(p.topic()) && unheld.add(p));
     if (!unheld.isEmpty()) {
-      Map<TopicPartition, Long> committed = retriever.committedOffsets(unheld);
+      Map<TopicPartition, Long> committed =
+          groupTrusted ? retriever.committedOffsets(unheld) : Map.of();
       Map<TopicPartition, Long> beginnings = retriever.beginningOffsets(unheld);
       for (TopicPartition partition : unheld) {
         Long read = committed.get(partition);

@@ -254,7 +254,8 @@ final class KafkaSourceTranslator implements SourceTranslator {
     return new io.icebergcdc.jobs.kafka.TableOffsetsFirst(
         tableOffsets,
         configured,
-        option.equals("latest") ? OffsetResetStrategy.LATEST : OffsetResetStrategy.EARLIEST);
+        option.equals("latest") ? OffsetResetStrategy.LATEST : OffsetResetStrategy.EARLIEST,
+        option.equals("committed"));
   }
 
   /** Where a job without state starts reading. */

@@ -96,18 +96,24 @@ class KafkaStartingOffsetsTest {
                   .getPartitionOffsets(both, TOPICS))
           .isEqualTo(Map.of(A0, 10L, B0, 10L));
     }
-    // A partition of a topic the table holds offsets of, but not of it: one the job read without
-    // a record reaching the table starts at the group's committed offset; one added to the topic
-    // since (none committed) at its earliest record, every record of it after the table's.
-    for (String option : List.of("earliest", "latest", "committed", "timestamp:1700000000000")) {
+    // A partition of a topic the table holds offsets of, but not of it (added to the topic since,
+    // or read without a record reaching the table) starts at its earliest record, whatever the
+    // group committed (it may be another job's group); with 'committed' at the group's offset.
+    for (String option : List.of("earliest", "latest", "timestamp:1700000000000")) {
       assertThat(
               KafkaSourceTranslator.startingOffsets(option, tables)
                   .getPartitionOffsets(List.of(A0, A1, A2, B0), TOPICS))
           .as(option)
           .containsEntry(A0, 42L)
           .containsEntry(A1, 10L)
-          .containsEntry(A2, 600L);
+          .containsEntry(A2, 10L);
     }
+    assertThat(
+            KafkaSourceTranslator.startingOffsets("committed", tables)
+                .getPartitionOffsets(List.of(A0, A1, A2, B0), TOPICS))
+        .containsEntry(A0, 42L)
+        .containsEntry(A1, 10L)
+        .containsEntry(A2, 600L);
     // The consumer's own reset, for an offset that goes out of range later, follows the option.
     assertThat(
             KafkaSourceTranslator.startingOffsets("earliest", tables).getAutoOffsetResetStrategy())
