@@ -40,58 +40,37 @@ class JsonRowConverterTest {
 
   @Test
   void aNumberBeyondAFloatsRangeIsRefusedRatherThanStoredAsInfinity() {
-    JsonRowConverter floats =
-        new JsonRowConverter(
-            new Schema(
-                Types.NestedField.required(1, "id", Types.LongType.get()),
-                Types.NestedField.optional(2, "f", Types.FloatType.get())));
-    assertThat(
-            floats
-                .convert(DebeziumJsonParser.readTree("{\"id\":1,\"f\":1.5}", "t"), Map.of(), true)
-                .getFloat(1))
-        .isEqualTo(1.5f);
-    assertThat(
-            floats
-                .convert(
-                    DebeziumJsonParser.readTree("{\"id\":1,\"f\":\"Infinity\"}", "t"),
-                    Map.of(),
-                    true)
-                .getFloat(1))
+    assertThat(row(Types.FloatType.get(), "1.5").getFloat(1)).isEqualTo(1.5f);
+    assertThat(row(Types.FloatType.get(), "\"Infinity\"").getFloat(1))
         .isEqualTo(Float.POSITIVE_INFINITY);
     for (String beyond : List.of("1e39", "-1e39", "1e400")) {
-      org.assertj.core.api.Assertions.assertThatThrownBy(
-              () ->
-                  floats.convert(
-                      DebeziumJsonParser.readTree("{\"id\":1,\"f\":" + beyond + "}", "t"),
-                      Map.of(),
-                      true))
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> row(Types.FloatType.get(), beyond))
           .as(beyond)
-          .hasMessageStartingWith("column 'f' of type float cannot hold ")
+          .hasMessageStartingWith("column 'v' of type float cannot hold ")
           .hasMessageContaining("beyond the range of a float");
     }
   }
 
   @Test
   void aNumberBeyondADoublesRangeIsRefusedWhereInfinityInTextIsTaken() {
-    JsonRowConverter doubles =
+    assertThat(row(Types.DoubleType.get(), "\"-Infinity\"").getDouble(1))
+        .isEqualTo(Double.NEGATIVE_INFINITY);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> row(Types.DoubleType.get(), "1e400"))
+        .hasMessageStartingWith("column 'v' of type double cannot hold ")
+        .hasMessageContaining("beyond the range of a double");
+  }
+
+  /**
+   * The row of {@code {"id":1,"v":<value>}} in a table whose column {@code v} is of {@code type}.
+   */
+  private static RowData row(org.apache.iceberg.types.Type type, String value) {
+    JsonRowConverter converter =
         new JsonRowConverter(
             new Schema(
                 Types.NestedField.required(1, "id", Types.LongType.get()),
-                Types.NestedField.optional(2, "d", Types.DoubleType.get())));
-    assertThat(
-            doubles
-                .convert(
-                    DebeziumJsonParser.readTree("{\"id\":1,\"d\":\"-Infinity\"}", "t"),
-                    Map.of(),
-                    true)
-                .getDouble(1))
-        .isEqualTo(Double.NEGATIVE_INFINITY);
-    org.assertj.core.api.Assertions.assertThatThrownBy(
-            () ->
-                doubles.convert(
-                    DebeziumJsonParser.readTree("{\"id\":1,\"d\":1e400}", "t"), Map.of(), true))
-        .hasMessageStartingWith("column 'd' of type double cannot hold ")
-        .hasMessageContaining("beyond the range of a double");
+                Types.NestedField.optional(2, "v", type)));
+    return converter.convert(
+        DebeziumJsonParser.readTree("{\"id\":1,\"v\":" + value + "}", "t"), Map.of(), true);
   }
 
   private static com.fasterxml.jackson.databind.JsonNode object(String photo) {

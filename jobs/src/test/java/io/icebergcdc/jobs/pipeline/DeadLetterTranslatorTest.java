@@ -8,7 +8,20 @@ import org.junit.jupiter.api.Test;
 class DeadLetterTranslatorTest {
 
   private static KafkaTopics reading(String topic) {
-    return KafkaTopics.ofTopic("broker:9092", topic, "iceberg-cdc", KafkaTopics.DEBEZIUM_JSON);
+    return reading("broker:9092", topic);
+  }
+
+  /** Topics read by a job of the default group. */
+  private static KafkaTopics reading(String brokers, String... topics) {
+    return new KafkaTopics(
+        brokers,
+        java.util.List.of(topics),
+        null,
+        "iceberg-cdc",
+        "earliest",
+        KafkaTopics.DEBEZIUM_JSON,
+        java.util.Map.of(),
+        null);
   }
 
   /**
@@ -26,28 +39,12 @@ class DeadLetterTranslatorTest {
         .isEqualTo(orders);
     assertThat(DeadLetterTranslator.transactionalIdPrefix(reading("orders"), "other-dead"))
         .isNotEqualTo(orders);
-    KafkaTopics both =
-        new KafkaTopics(
-            "a:9092,b:9092",
-            java.util.List.of("orders", "customers"),
-            null,
-            "iceberg-cdc",
-            "earliest",
-            KafkaTopics.DEBEZIUM_JSON,
-            java.util.Map.of(),
-            null);
-    KafkaTopics bothOtherwise =
-        new KafkaTopics(
-            "b:9092",
-            java.util.List.of("customers", "orders"),
-            null,
-            "iceberg-cdc",
-            "latest",
-            KafkaTopics.DEBEZIUM_JSON,
-            java.util.Map.of(),
-            null);
-    assertThat(DeadLetterTranslator.transactionalIdPrefix(both, "dead"))
+    assertThat(
+            DeadLetterTranslator.transactionalIdPrefix(
+                reading("a:9092,b:9092", "orders", "customers"), "dead"))
         .as("the same job, its topics in another order, its cluster by other brokers")
-        .isEqualTo(DeadLetterTranslator.transactionalIdPrefix(bothOtherwise, "dead"));
+        .isEqualTo(
+            DeadLetterTranslator.transactionalIdPrefix(
+                reading("b:9092", "customers", "orders"), "dead"));
   }
 }
