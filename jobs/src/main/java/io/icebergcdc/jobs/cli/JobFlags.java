@@ -214,6 +214,7 @@ final class JobFlags {
     }
     for (ConfigOption<Duration> option :
         List.of(
+            MaintenanceOptions.RESTORE_POINT_MAX_AGE,
             MaintenanceOptions.INTERVAL,
             MaintenanceOptions.ORPHAN_MIN_AGE,
             MaintenanceOptions.ORPHAN_INTERVAL)) {

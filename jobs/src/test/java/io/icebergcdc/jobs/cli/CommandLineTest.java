@@ -228,6 +228,21 @@ class CommandLineTest {
         .startsWith("2: error: apply: --maintenance-remove-orphans-older-than");
     assertThat(run(concat(base, "--maintenance-remove-orphans-enabled", "maybe")))
         .startsWith("2: error: apply: --maintenance-remove-orphans-enabled");
+    assertThat(run(concat(base, "--maintenance-expire-snapshots-restore-points-max-age", "-1d")))
+        .startsWith("2: error: apply: --maintenance-expire-snapshots-restore-points-max-age");
+    // Every maintenance flag the help lists is read, not refused as one that does not apply: the
+    // run goes on to find its file missing.
+    String[] missingFile = base.clone();
+    missingFile[4] = dir.resolve("missing.jsonl").toString();
+    for (Flag flag : JobFlags.MAINTENANCE) {
+      String value =
+          flag.value().startsWith("true") ? "true" : flag.value().equals("<N>") ? "5" : "1h";
+      assertThat(run(concat(missingFile, "--" + flag.name(), value)))
+          .as(flag.name())
+          .startsWith("2: error: ")
+          .contains("missing.jsonl")
+          .doesNotContain("does not apply");
+    }
   }
 
   @Test
