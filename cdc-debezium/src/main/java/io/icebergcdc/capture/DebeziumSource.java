@@ -45,13 +45,10 @@ public final class DebeziumSource
    * @throws io.icebergcdc.cdc.RefusedSourceException naming the tables and the way out
    */
   public static void checkSource(
-      Map<String, String> connectorProperties, List<ChunkedSnapshot.Table> tables) {
+      Map<String, String> connectorProperties, List<TableListing.Name> tables) {
     SourceDatabase database = SourceDatabase.of(connectorProperties);
     if (database.dialect() == SourceDatabase.Dialect.POSTGRES) {
-      PostgresLogStart.checkPartitionedTables(
-          database,
-          connectorProperties,
-          tables.stream().map(t -> new TableListing.Name(t.namespace(), t.name())).toList());
+      PostgresLogStart.checkPartitionedTables(database, connectorProperties, tables);
     }
   }
 

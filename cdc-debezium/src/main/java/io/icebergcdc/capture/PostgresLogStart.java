@@ -340,22 +340,20 @@ final class PostgresLogStart {
       throw new IllegalStateException(
           "cannot read publication '" + publication + "' at " + database + ": " + e, e);
     }
-    if (!partitioned.isEmpty()) {
-      throw new io.icebergcdc.cdc.RefusedSourceException(
-          "partitioned tables "
-              + partitioned
-              + " of "
-              + database
-              + " would be captured through publication '"
-              + publication
-              + "', which sends their changes as their partitions' (it lacks"
-              + " publish_via_partition_root); set it with ALTER PUBLICATION "
-              + database.quote(publication)
-              + " SET (publish_via_partition_root = true) (its other subscribers then receive"
-              + " them as the partitioned tables' too), or leave the tables out of --tables. A job"
-              + " whose state captured their partitions as tables of their own (an earlier build)"
-              + " starts without state then, its partitioned tables' Iceberg tables emptied");
-    }
+    throw new io.icebergcdc.cdc.RefusedSourceException(
+        "partitioned tables "
+            + partitioned
+            + " of "
+            + database
+            + " would be captured through publication '"
+            + publication
+            + "', which sends their changes as their partitions' (it lacks"
+            + " publish_via_partition_root); set it with ALTER PUBLICATION "
+            + database.quote(publication)
+            + " SET (publish_via_partition_root = true) (its other subscribers then receive"
+            + " them as the partitioned tables' too), or leave the tables out of --tables. A job"
+            + " whose state captured their partitions as tables of their own (an earlier build)"
+            + " starts without state then, its partitioned tables' Iceberg tables emptied");
   }
 
   /** Whether the publication sends a partitioned table's changes as its own. */

@@ -72,12 +72,7 @@ final class TableLook {
     List<TableListing.Name> found = watch.newTableNames(matching);
     if (postgres) {
       // Before their Iceberg tables are created.
-      List<TableListing.Name> untaken = new ArrayList<>();
-      for (TableListing.Name table : found) {
-        if (!taken.contains(routes.appearing().topicOf(table.namespace(), table.name()))) {
-          untaken.add(table);
-        }
-      }
+      List<TableListing.Name> untaken = untaken(found);
       if (!untaken.isEmpty()) {
         PostgresLogStart.checkPartitionedTables(database, connectorProperties, untaken);
       }
@@ -96,11 +91,8 @@ final class TableLook {
   List<ChunkedSnapshot.Table> madeReady(List<TableListing.Name> found) {
     List<ChunkedSnapshot.Table> ready = new ArrayList<>();
     AppearingTables appearing = routes.appearing();
-    for (TableListing.Name table : found) {
+    for (TableListing.Name table : untaken(found)) {
       String topic = appearing.topicOf(table.namespace(), table.name());
-      if (taken.contains(topic)) {
-        continue;
-      }
       String name = appearing.nameOf(topic);
       for (String other : taken) {
         if (!routes.topics().contains(other) && appearing.nameOf(other).equals(name)) {
@@ -142,6 +134,17 @@ final class TableLook {
       ready.add(routes.snapshotTable(route, snapshot));
     }
     return ready;
+  }
+
+  /** The tables of {@code found} that the job has not taken. */
+  private List<TableListing.Name> untaken(List<TableListing.Name> found) {
+    List<TableListing.Name> untaken = new ArrayList<>();
+    for (TableListing.Name table : found) {
+      if (!taken.contains(routes.appearing().topicOf(table.namespace(), table.name()))) {
+        untaken.add(table);
+      }
+    }
+    return untaken;
   }
 
   /**

@@ -80,16 +80,7 @@ class ChunkQueriesTest {
   @Test
   void aCompositeKeyBoundsChunksByRowValueAndResumesAfterTheLastKey() throws Exception {
     ChunkQueries queries =
-        new ChunkQueries(
-            POSTGRES,
-            new ChunkedSnapshot.Table(
-                "pg.s.lines",
-                "s",
-                "lines",
-                List.of("order", "code"),
-                List.of("order", "code", "qty"),
-                true),
-            new ChangeSchema(LINES));
+        linesQueries(POSTGRES, "pg.s.lines", List.of("order", "code", "qty"), true);
     assertThat(queries.bounded()).isTrue();
     queries.rows(
         recording(),
@@ -176,17 +167,7 @@ class ChunkQueriesTest {
    */
   @Test
   void chunksReadTheSourcesColumnsOnly() throws Exception {
-    ChunkQueries queries =
-        new ChunkQueries(
-            POSTGRES,
-            new ChunkedSnapshot.Table(
-                "pg.s.lines",
-                "s",
-                "lines",
-                List.of("order", "code"),
-                List.of("code", "order"),
-                true),
-            new ChangeSchema(LINES));
+    ChunkQueries queries = linesQueries(POSTGRES, "pg.s.lines", List.of("code", "order"), true);
     queries.rows(
         recording(), new SnapshotChunk("pg.s.lines", 0, List.of(), List.of(), List.of()), 10);
     assertThat(sql.get(0))
@@ -215,20 +196,23 @@ class ChunkQueriesTest {
     assertThat(row.isNullAt(2)).isTrue();
   }
 
+  /**
+   * The queries of table {@code lines} of {@link #LINES}, keyed by (order, code), captured into
+   * {@code topic} (its second part the table's namespace), reading {@code columns}.
+   */
+  private static ChunkQueries linesQueries(
+      SourceDatabase database, String topic, List<String> columns, boolean bounded) {
+    return new ChunkQueries(
+        database,
+        new ChunkedSnapshot.Table(
+            topic, topic.split("\\.")[1], "lines", List.of("order", "code"), columns, bounded),
+        new ChangeSchema(LINES));
+  }
+
   /** MySQL's enum keys are ordered by member number and compared as text: one chunk. */
   @Test
   void aKeyTheDatabaseComparesOtherwiseThanItOrdersDoesNotBoundChunks() {
-    ChunkQueries queries =
-        new ChunkQueries(
-            MYSQL,
-            new ChunkedSnapshot.Table(
-                "m.db.lines",
-                "db",
-                "lines",
-                List.of("order", "code"),
-                List.of("order", "code"),
-                false),
-            new ChangeSchema(LINES));
+    ChunkQueries queries = linesQueries(MYSQL, "m.db.lines", List.of("order", "code"), false);
     assertThat(queries.bounded()).isFalse();
   }
 
@@ -239,16 +223,7 @@ class ChunkQueriesTest {
   @Test
   void aValueTheDriverRefusesIsABadRowNamingItsColumn() throws Exception {
     ChunkQueries queries =
-        new ChunkQueries(
-            MYSQL,
-            new ChunkedSnapshot.Table(
-                "my.shop.lines",
-                "shop",
-                "lines",
-                List.of("order", "code"),
-                List.of("order", "code", "qty"),
-                true),
-            new ChangeSchema(LINES));
+        linesQueries(MYSQL, "my.shop.lines", List.of("order", "code", "qty"), true);
     java.sql.ResultSet refusing =
         resultRefusingColumn3(new java.sql.SQLException("Illegal hour value '36'", "S1009"));
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> queries.row(refusing))

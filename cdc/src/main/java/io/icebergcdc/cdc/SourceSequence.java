@@ -270,6 +270,32 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     return other == null || compareTo(other) >= 0 ? this : other;
   }
 
+  /**
+   * How this change's position orders against the position of its key's last change {@code last}:
+   * as {@link #compareTo}, except for Kafka offsets of two partitions, which say nothing of each
+   * other. Kafka orders a key's records only within a partition; a key's records in two partitions
+   * (a topic given more partitions moves keys between them) are ordered by their timestamps, and
+   * where those are equal or missing this one, which arrived later, is the later: ordered by
+   * partition first, a key moved to a lower partition had every later change dropped as stale.
+   */
+  public int orderAgainstLast(SourceSequence last) {
+    if (kind == Kind.KAFKA_OFFSET && last.kind == Kind.KAFKA_OFFSET) {
+      if (component(0) == last.component(0)) {
+        // One partition: its offsets, whether or not the positions carry timestamps (a state of
+        // an earlier build holds none).
+        return Long.compare(component(1), last.component(1));
+      }
+      if (size > 2 && last.size > 2) {
+        int byTime = Long.compare(component(2), last.component(2));
+        if (byTime != 0) {
+          return byTime;
+        }
+      }
+      return 1;
+    }
+    return compareTo(last);
+  }
+
   @Override
   public int compareTo(SourceSequence other) {
     if (kind != other.kind) {

@@ -74,4 +74,24 @@ class SourceSequenceTest {
     org.assertj.core.api.Assertions.assertThat(SourceSequence.postgresLsn(1).isGlobal()).isTrue();
     org.assertj.core.api.Assertions.assertThat(SourceSequence.column(1).isGlobal()).isFalse();
   }
+
+  /**
+   * A key's Kafka records in one partition order by offset; in two partitions by their timestamps,
+   * and without them (or with equal ones) the later arrival is the later, never the partition.
+   */
+  @Test
+  void kafkaOffsetsOfTwoPartitionsOrderByTimestampThenArrival() {
+    SourceSequence last = SourceSequence.kafkaOffset(3, 100, 5_000);
+    assertThat(SourceSequence.kafkaOffset(3, 99, 9_000).orderAgainstLast(last)).isNegative();
+    assertThat(SourceSequence.kafkaOffset(3, 101).orderAgainstLast(last)).isPositive();
+    assertThat(SourceSequence.kafkaOffset(3, 100).orderAgainstLast(last)).isZero();
+    // A lower partition, later: not stale, as ordering by partition first would have it.
+    assertThat(SourceSequence.kafkaOffset(1, 7, 6_000).orderAgainstLast(last)).isPositive();
+    assertThat(SourceSequence.kafkaOffset(5, 7, 4_000).orderAgainstLast(last)).isNegative();
+    assertThat(SourceSequence.kafkaOffset(1, 7, 5_000).orderAgainstLast(last)).isPositive();
+    assertThat(SourceSequence.kafkaOffset(1, 7).orderAgainstLast(last)).isPositive();
+    // Other positions as compareTo.
+    assertThat(SourceSequence.postgresLsn(5).orderAgainstLast(SourceSequence.postgresLsn(6)))
+        .isNegative();
+  }
 }

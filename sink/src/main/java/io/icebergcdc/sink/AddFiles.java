@@ -231,7 +231,7 @@ public final class AddFiles {
             validFrom != null
                 && !SnapshotUtil.isAncestorOf(
                     table, table.currentSnapshot().snapshotId(), validFrom);
-        refuseAddedSince(validFrom, listed);
+        refuseAddedSince(validFrom, expired, listed);
         if (!expired && !e.getMessage().startsWith("Found conflicting files")) {
           // Not data files added meanwhile: a refusal of another kind, said as it is.
           throw new IllegalStateException(
@@ -263,15 +263,16 @@ public final class AddFiles {
 
   /**
    * Refuses the adoption if a snapshot after {@code from} (all of them for null) added one of the
-   * files {@code listed}: another adoption of the same files committed first.
+   * files {@code listed}: another adoption of the same files committed first. {@code expired} says
+   * that {@code from} is no longer an ancestor of the current snapshot.
    */
-  private void refuseAddedSince(Long from, List<ParquetFileListing.ListedFile> listed) {
+  private void refuseAddedSince(
+      Long from, boolean expired, List<ParquetFileListing.ListedFile> listed) {
     Map<String, ParquetFileListing.ListedFile> byLocation = new HashMap<>();
     for (ParquetFileListing.ListedFile file : listed) {
       byLocation.put(ParquetFileListing.normalized(file.location()), file);
     }
-    long current = table.currentSnapshot().snapshotId();
-    if (from != null && !SnapshotUtil.isAncestorOf(table, current, from)) {
+    if (expired) {
       // The snapshot checked against has expired meanwhile: the table's live files tell.
       for (String present : dataFileLocations()) {
         ParquetFileListing.ListedFile file = byLocation.get(present);
@@ -281,6 +282,7 @@ public final class AddFiles {
       }
       return;
     }
+    long current = table.currentSnapshot().snapshotId();
     for (Snapshot snapshot : SnapshotUtil.ancestorsBetween(table, current, from)) {
       for (DataFile added :
           SnapshotChanges.builderFor(table).snapshot(snapshot).build().addedDataFiles()) {

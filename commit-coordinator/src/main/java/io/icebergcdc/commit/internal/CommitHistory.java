@@ -4,6 +4,7 @@ import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.util.Map;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.util.SnapshotUtil;
 
 /** Reads from a table's snapshot log what a committer has already committed. */
 final class CommitHistory {
@@ -27,8 +28,7 @@ final class CommitHistory {
    * SnapshotSummaryKeys#RUN_ID}); null to count every run.
    */
   static long maxCommittedCheckpointId(Table table, String jobId, String operatorId, String runId) {
-    Snapshot snapshot = table.currentSnapshot();
-    while (snapshot != null) {
+    for (Snapshot snapshot : SnapshotUtil.currentAncestors(table)) {
       Map<String, String> summary = snapshot.summary();
       if (jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
           && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
@@ -38,8 +38,6 @@ final class CommitHistory {
           return Long.parseLong(checkpoint);
         }
       }
-      Long parent = snapshot.parentId();
-      snapshot = parent == null ? null : table.snapshot(parent);
     }
     // Snapshot expiry keeps each recent job's latest snapshot (TableMaintainer#restorePoints),
     // which may no longer be linked to the current one by parents.
@@ -78,8 +76,7 @@ final class CommitHistory {
   static Snapshot snapshotOf(
       Table table, String jobId, String operatorId, long checkpointId, String runId) {
     String checkpoint = Long.toString(checkpointId);
-    Snapshot snapshot = table.currentSnapshot();
-    while (snapshot != null) {
+    for (Snapshot snapshot : SnapshotUtil.currentAncestors(table)) {
       Map<String, String> summary = snapshot.summary();
       if (checkpoint.equals(summary.get(SnapshotSummaryKeys.CHECKPOINT_ID))
           && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
@@ -87,8 +84,6 @@ final class CommitHistory {
           && ofRun(summary, runId)) {
         return snapshot;
       }
-      Long parent = snapshot.parentId();
-      snapshot = parent == null ? null : table.snapshot(parent);
     }
     return null;
   }

@@ -433,7 +433,7 @@ public final class SequencedChanges implements KeyedDedup {
       lastSeen = lastSeen == null ? event.sequence() : event.sequence().max(lastSeen);
     }
     if (lastSequence != null) {
-      int order = order(event.sequence(), lastSequence);
+      int order = event.sequence().orderAgainstLast(lastSequence);
       if (order < 0) {
         if (number != 0 && event.sequence().isBeforeLog()) {
           ChangeEvent lent =
@@ -470,33 +470,6 @@ public final class SequencedChanges implements KeyedDedup {
       int added = pending.add(store.pendingKey(), store.priorToKeep(prior), event);
       store.markPending(added, event);
     }
-  }
-
-  /**
-   * How a change's position orders against its key's last: by the positions, except for Kafka
-   * offsets of two partitions, which say nothing of each other. Kafka orders a key's records only
-   * within a partition; a key's records in two partitions (a topic given more partitions moves keys
-   * between them) are ordered by their timestamps, and where those are equal or missing the one
-   * that arrived later is the later: ordered by partition first, a key moved to a lower partition
-   * had every later change dropped as stale.
-   */
-  static int order(SourceSequence change, SourceSequence last) {
-    if (change.kind() == SourceSequence.Kind.KAFKA_OFFSET
-        && last.kind() == SourceSequence.Kind.KAFKA_OFFSET) {
-      if (change.component(0) == last.component(0)) {
-        // One partition: its offsets, whether or not the positions carry timestamps (a state
-        // of an earlier build holds none).
-        return Long.compare(change.component(1), last.component(1));
-      }
-      if (change.size() > 2 && last.size() > 2) {
-        int byTime = Long.compare(change.component(2), last.component(2));
-        if (byTime != 0) {
-          return byTime;
-        }
-      }
-      return 1;
-    }
-    return change.compareTo(last);
   }
 
   @Override

@@ -6,6 +6,7 @@ import io.icebergcdc.capture.CapturedChangeRouter;
 import io.icebergcdc.capture.ChunkedSnapshot;
 import io.icebergcdc.capture.DebeziumSource;
 import io.icebergcdc.capture.NewTableWatch;
+import io.icebergcdc.capture.TableListing;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.SchemaEvolution;
@@ -59,9 +60,9 @@ final class DatabaseSourceTranslator implements SourceTranslator {
     Catalog catalog = preparation.catalog();
     captured = SourceTables.discover(source);
     // Before any Iceberg table is created or changed.
-    io.icebergcdc.capture.DebeziumSource.checkSource(
+    DebeziumSource.checkSource(
         source.debeziumProperties(captured, false),
-        captured.stream().map(t -> t.chunkedSnapshotTable(t.topic(source.name()))).toList());
+        captured.stream().map(t -> new TableListing.Name(t.namespace(), t.name())).toList());
     List<TableTarget> targets = new ArrayList<>();
     for (CapturedTable table : captured) {
       TableIdentifier identifier =

@@ -170,7 +170,6 @@ final class WriterCompaction {
     }
   }
 
-  /** The names of the own files, whose entries the key index's dictionary keeps. */
   /**
    * Whether the data file at {@code location}, which the key index names {@code file}, had left the
    * table when compaction last read it: another writer replaced or removed it. Its rows then live
@@ -182,6 +181,7 @@ final class WriterCompaction {
     return lastLive != null && !ownFiles.containsKey(file) && lastLive.dataFile(location) == null;
   }
 
+  /** The names of the own files, whose entries the key index's dictionary keeps. */
   Set<String> ownFileNames() {
     return ownFiles.keySet();
   }
