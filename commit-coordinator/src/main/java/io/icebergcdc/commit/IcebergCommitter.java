@@ -22,6 +22,7 @@ public final class IcebergCommitter {
   private String sinkTag;
   private boolean recordsSourceSequence;
   private boolean positionNeverGoesBack;
+  private java.util.Map<String, String> kafkaTopicIds = java.util.Map.of();
 
   private IcebergCommitter(TableLoader tableLoader, CommitListener listener) {
     this.tableLoader = tableLoader;
@@ -75,6 +76,17 @@ public final class IcebergCommitter {
   public IcebergCommitter sourceSequence(boolean record, boolean neverBack) {
     this.recordsSourceSequence = record;
     this.positionNeverGoesBack = neverBack;
+    return this;
+  }
+
+  /**
+   * The id of each Kafka topic, by its name, that the table's changes are read from, as the job
+   * found it when it was built: each snapshot records them beside its offsets ({@link
+   * SnapshotSummaryKeys#KAFKA_TOPIC_IDS}), so that a job started later tells a topic deleted and
+   * created again under its name from the one whose offsets the table holds. None by default.
+   */
+  public IcebergCommitter kafkaTopicIds(java.util.Map<String, String> ids) {
+    this.kafkaTopicIds = java.util.Map.copyOf(ids);
     return this;
   }
 
@@ -156,6 +168,7 @@ public final class IcebergCommitter {
             tableLoader, listener, overwrite, bounded, catalogRetryTimeout)
         .maintenance(maintenance)
         .filesNamedFor(sinkTag)
-        .sourceSequence(recordsSourceSequence, positionNeverGoesBack);
+        .sourceSequence(recordsSourceSequence, positionNeverGoesBack)
+        .kafkaTopicIds(kafkaTopicIds);
   }
 }

@@ -64,6 +64,14 @@ public final class SnapshotSummaryKeys {
    */
   public static final String KAFKA_OFFSETS = PREFIX + "kafka-offsets";
 
+  /**
+   * For changes read from Kafka: the id of each topic whose offsets {@link #KAFKA_OFFSETS} holds,
+   * as the job that committed the snapshot found it when it was built ({@code topic=id} pairs
+   * separated by commas). A topic deleted and created again under its name has another id, and
+   * offsets of the old topic say nothing of the new one's records.
+   */
+  public static final String KAFKA_TOPIC_IDS = PREFIX + "kafka-topic-ids";
+
   /** For an overwrite of a bounded input, what it replaced, as {@link Overwrite#describe()}. */
   public static final String OVERWRITE = PREFIX + "overwrite";
 

@@ -627,6 +627,92 @@ class KafkaApplyITCase {
         .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, 1L)
         .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, 0L)
         .containsEntry(SnapshotSummaryKeys.DUPLICATES_DROPPED, 0L);
+    JobClients.cancelAndAwait(running);
+
+    // The topic deleted and created again, with as many records as before: the table's offsets are
+    // of the old topic. A job restored from a checkpoint, whose offsets are of the old topic too,
+    // is
+    // refused; one without state reads the new topic from its start, not from the old offsets.
+    String restoreFrom =
+        Checkpoints.latest(dir.resolve("checkpoints-second").toString()).orElseThrow().toString();
+    recreateTopic(topic, 3);
+    List<Map.Entry<String, String>> inserts = new ArrayList<>();
+    Set<Long> newKeys = new java.util.TreeSet<>();
+    long lsn = Long.MAX_VALUE / 2;
+    for (String line : changelog.lines()) {
+      ObjectNode event = (ObjectNode) MAPPER.readTree(line);
+      ObjectNode insert = event.has("payload") ? (ObjectNode) event.get("payload") : event;
+      ObjectNode after =
+          (ObjectNode) (insert.get("after").isNull() ? insert.get("before") : insert.get("after"));
+      long id = after.get("id").asLong() + 1_000_000L;
+      after.put("id", id);
+      insert.set("after", after);
+      insert.putNull("before");
+      insert.put("op", "c");
+      ((ObjectNode) insert.get("source")).put("lsn", ++lsn);
+      newKeys.add(id);
+      inserts.add(Map.entry("{\"id\":" + id + "}", MAPPER.writeValueAsString(event)));
+    }
+    KAFKA.produce(topic, inserts);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                new JobRunner(
+                        new KafkaJob()
+                            .topics(topic)
+                            .groupId("iceberg-cdc-it-restored")
+                            .checkpointDirectory(dir.resolve("checkpoints-restored").toString())
+                            .restoreFrom(restoreFrom)
+                            .build())
+                    .start())
+        .hasMessageContaining("topic " + topic + " was deleted and created again");
+    running = new JobRunner(goodsJob("third", "earliest")).start();
+    deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+    long present;
+    do {
+      Thread.sleep(300);
+      table.refresh();
+      present = rowsWithIdsAtLeast(table, 1_000_000L);
+    } while (present < newKeys.size() && System.nanoTime() < deadline);
+    assertThat(present)
+        .as("keys of the new topic's records in the table")
+        .isEqualTo(newKeys.size());
+    assertThat(table.currentSnapshot().summary()).containsKey(SnapshotSummaryKeys.KAFKA_TOPIC_IDS);
+  }
+
+  /** Deletes a topic and creates it again under its name, once the broker has let it go. */
+  private static void recreateTopic(String topic, int partitions) throws Exception {
+    try (org.apache.kafka.clients.admin.Admin admin = KAFKA.admin()) {
+      admin.deleteTopics(List.of(topic)).all().get();
+    }
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (true) {
+      try {
+        KAFKA.createTopic(topic, partitions);
+        return;
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)
+            || System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(200);
+      }
+    }
+  }
+
+  /** How many rows of the table have an id of at least {@code min}. */
+  private static long rowsWithIdsAtLeast(Table table, long min) throws Exception {
+    long count = 0;
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> rows =
+        org.apache.iceberg.data.IcebergGenerics.read(table)
+            .where(org.apache.iceberg.expressions.Expressions.greaterThanOrEqual("id", min))
+            .build()) {
+      for (org.apache.iceberg.data.Record row : rows) {
+        if (((Number) row.getField("id")).longValue() >= min) {
+          count++;
+        }
+      }
+    }
+    return count;
   }
 
   /** The counts of the snapshots committed after {@code snapshotId}, summed. */

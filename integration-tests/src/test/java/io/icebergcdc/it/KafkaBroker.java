@@ -33,6 +33,10 @@ final class KafkaBroker implements BeforeAllCallback, AfterAllCallback {
     broker.createTopic(name, partitions);
   }
 
+  org.apache.kafka.clients.admin.Admin admin() {
+    return broker.admin();
+  }
+
   List<RecordMetadata> produce(String topic, List<Map.Entry<String, String>> records)
       throws Exception {
     return broker.produce(topic, records);

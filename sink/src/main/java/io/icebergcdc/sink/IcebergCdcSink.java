@@ -87,6 +87,9 @@ public final class IcebergCdcSink {
 
   private final boolean inSourceOrder;
 
+  /** The id of each Kafka topic the changes are read from, by its name; empty for other sources. */
+  private final Map<String, String> kafkaTopicIds;
+
   private final Schema tableSchema;
   private final String tableName;
 
@@ -105,6 +108,7 @@ public final class IcebergCdcSink {
     this.tablePosition = builder.tablePosition;
     this.tableTruncatedAt = builder.tableTruncatedAt;
     this.inSourceOrder = builder.skipChangesBeforeTablePosition;
+    this.kafkaTopicIds = builder.kafkaTopicIds;
     this.tableSchema = builder.tableSchema;
     this.tableName = builder.tableName;
   }
@@ -453,7 +457,8 @@ public final class IcebergCdcSink {
         .catalogRetryTimeout(options.get(SinkOptions.COMMIT_CATALOG_RETRY_TIMEOUT))
         .maintenance(maintenance)
         .filesNamedFor(OwnedFileNames.sinkTag(uids.committer()))
-        .sourceSequence(inSourceOrder, !options.get(DedupOptions.IGNORE_TABLE_POSITION));
+        .sourceSequence(inSourceOrder, !options.get(DedupOptions.IGNORE_TABLE_POSITION))
+        .kafkaTopicIds(kafkaTopicIds);
   }
 
   /** Builds an {@link IcebergCdcSink}. */
@@ -470,6 +475,7 @@ public final class IcebergCdcSink {
     private RowType rowType;
     private MaintenancePolicy maintenance;
     private boolean skipChangesBeforeTablePosition;
+    private Map<String, String> kafkaTopicIds = Map.of();
     private SourceSequence tablePosition;
     private SourceSequence tableTruncatedAt;
     private Schema tableSchema;
@@ -543,6 +549,16 @@ public final class IcebergCdcSink {
      */
     public Builder skipChangesBeforeTablePosition(boolean skip) {
       this.skipChangesBeforeTablePosition = skip;
+      return this;
+    }
+
+    /**
+     * For changes read from Kafka: the id of each topic, by its name, as the job found it when it
+     * was built, which the snapshots record beside their offsets, so that a job started later tells
+     * a topic deleted and created again under its name from the one whose offsets the table holds.
+     */
+    public Builder kafkaTopicIds(Map<String, String> ids) {
+      this.kafkaTopicIds = Map.copyOf(ids);
       return this;
     }
 

@@ -96,6 +96,27 @@ public final class TablePosition {
   }
 
   /**
+   * The id of each topic, by its name, as the job that committed the snapshot whose offsets {@link
+   * #kafkaOffsets} gives found it ({@link SnapshotSummaryKeys#KAFKA_TOPIC_IDS}); empty where that
+   * snapshot records none (a build before ids were recorded, or a topic taken in flight).
+   */
+  public static Map<String, String> kafkaTopicIds(Table table) {
+    Map<String, String> ids = new LinkedHashMap<>();
+    Snapshot snapshot = latestWith(table, SnapshotSummaryKeys.KAFKA_OFFSETS);
+    String text =
+        snapshot == null ? null : snapshot.summary().get(SnapshotSummaryKeys.KAFKA_TOPIC_IDS);
+    if (text != null) {
+      for (String pair : text.split(",")) {
+        int eq = pair.lastIndexOf('=');
+        if (eq > 0) {
+          ids.put(pair.substring(0, eq), pair.substring(eq + 1));
+        }
+      }
+    }
+    return ids;
+  }
+
+  /**
    * {@code key} of the latest snapshot that has it; null if there is none, or if a later snapshot
    * voids it ({@link RecordedPositions#voidedBy}: an overwrite or delete that records no position,
    * such as an {@code INSERT OVERWRITE}, a {@code DELETE} or another engine's commit), after which
@@ -107,14 +128,15 @@ public final class TablePosition {
    * comes from a job that did not start from it (one that ignored the table's position).
    */
   private static String latest(Table table, String key) {
-    Snapshot current = table.currentSnapshot();
-    if (current == null) {
-      return null;
-    }
-    for (Snapshot s : SnapshotUtil.ancestorsOf(current.snapshotId(), table::snapshot)) {
-      String value = s.summary().get(key);
-      if (value != null) {
-        return value;
+    Snapshot snapshot = latestWith(table, key);
+    return snapshot == null ? null : snapshot.summary().get(key);
+  }
+
+  /** The snapshot whose {@code key} {@link #latest} gives; null where it gives none. */
+  private static Snapshot latestWith(Table table, String key) {
+    for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
+      if (s.summary().get(key) != null) {
+        return s;
       }
       if (SnapshotSummaryKeys.TRUNCATED_AT.equals(key)
           ? rewritesRows(s.operation())

@@ -60,6 +60,23 @@ class TablePositionTest {
     assertThat(TablePosition.kafkaOffsets(table)).isEmpty();
   }
 
+  /** The topic ids are those of the snapshot whose offsets the job takes up from, not a later's. */
+  @Test
+  void readsTheTopicIdsOfTheSnapshotWhoseOffsetsItGives() {
+    assertThat(TablePosition.kafkaTopicIds(table)).isEmpty();
+    table
+        .newAppend()
+        .set(SnapshotSummaryKeys.KAFKA_OFFSETS, "cdc.orders/0=41")
+        .set(SnapshotSummaryKeys.KAFKA_TOPIC_IDS, "cdc.orders=old-id")
+        .commit();
+    table.newAppend().set(SnapshotSummaryKeys.KAFKA_TOPIC_IDS, "cdc.orders=other-id").commit();
+    assertThat(TablePosition.kafkaTopicIds(table)).isEqualTo(Map.of("cdc.orders", "old-id"));
+
+    // Offsets recorded without ids (an earlier build) have none.
+    table.newAppend().set(SnapshotSummaryKeys.KAFKA_OFFSETS, "cdc.orders/0=50").commit();
+    assertThat(TablePosition.kafkaTopicIds(table)).isEmpty();
+  }
+
   @Test
   void anOverwriteThatRecordsAPositionOfItsOwnLeavesTheOthersStanding() {
     SourceSequence source = SourceSequence.postgresLsn(500);

@@ -24,6 +24,7 @@ final class CommitSummary {
   private final boolean recordsSourceSequence;
   private final boolean positionNeverGoesBack;
   private final java.util.Set<String> ownJobs;
+  private final Map<String, String> kafkaTopicIds;
 
   /**
    * @param recordsSourceSequence whether the summary records {@link
@@ -33,13 +34,17 @@ final class CommitSummary {
    *     {@code ownJobs}' snapshots are carried forward
    * @param ownJobs the jobs whose commits the committer answers for (its own and those it restored
    *     state of), as it learns them
+   * @param kafkaTopicIds the id of each Kafka topic the changes are read from, by name; empty where
+   *     unknown
    */
   CommitSummary(
       String operatorId,
       String runId,
       boolean recordsSourceSequence,
       boolean positionNeverGoesBack,
-      java.util.Set<String> ownJobs) {
+      java.util.Set<String> ownJobs,
+      Map<String, String> kafkaTopicIds) {
+    this.kafkaTopicIds = kafkaTopicIds;
     this.operatorId = operatorId;
     this.runId = runId;
     this.recordsSourceSequence = recordsSourceSequence;
@@ -67,6 +72,9 @@ final class CommitSummary {
     String offsets = kafkaOffsets(table, base, stats);
     if (!offsets.isEmpty()) {
       summary.put(SnapshotSummaryKeys.KAFKA_OFFSETS, offsets);
+      if (!kafkaTopicIds.isEmpty()) {
+        summary.put(SnapshotSummaryKeys.KAFKA_TOPIC_IDS, pairs(kafkaTopicIds));
+      }
     }
     summary.put(SnapshotSummaryKeys.DELETES_FELL_BACK, Long.toString(prepared.fellBack));
     if (!prepared.compacted.isEmpty()) {
@@ -112,13 +120,15 @@ final class CommitSummary {
         offsets.merge(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1)), Math::max);
       }
     }
+    return pairs(offsets);
+  }
+
+  /** {@code key=value} pairs separated by commas. */
+  private static String pairs(Map<String, ?> values) {
     StringBuilder text = new StringBuilder();
-    offsets.forEach(
-        (partition, offset) ->
-            text.append(text.length() == 0 ? "" : ",")
-                .append(partition)
-                .append('=')
-                .append(offset));
+    values.forEach(
+        (key, value) ->
+            text.append(text.length() == 0 ? "" : ",").append(key).append('=').append(value));
     return text.toString();
   }
 

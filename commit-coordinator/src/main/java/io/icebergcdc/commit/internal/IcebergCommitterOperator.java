@@ -183,7 +183,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             MaintenancePolicy.NONE,
             false,
             false,
-            null));
+            null,
+            Map.of()));
   }
 
   private IcebergCommitterOperator(
@@ -287,6 +288,16 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    */
   public IcebergCommitterOperator sourceSequence(boolean record, boolean neverBack) {
     return withOnly(only().withSourceSequence(record, neverBack));
+  }
+
+  /**
+   * The id of each Kafka topic, by its name, that the table's changes are read from, as the job
+   * found it when it was built: recorded beside the offsets ({@link
+   * SnapshotSummaryKeys#KAFKA_TOPIC_IDS}), so that a job started later tells a topic deleted and
+   * created again under its name from the one whose offsets the table holds. None by default.
+   */
+  public IcebergCommitterOperator kafkaTopicIds(Map<String, String> ids) {
+    return withOnly(only().withKafkaTopicIds(ids));
   }
 
   /**

@@ -116,7 +116,8 @@ final class SnapshotCommitter implements AutoCloseable {
               runId,
               settings.recordsSourceSequence(),
               settings.positionNeverGoesBack(),
-              ownJobs);
+              ownJobs,
+              settings.kafkaTopicIds());
       TableMaintainer maintainer =
           new TableMaintainer(settings.maintenance(), System::currentTimeMillis);
       maintainer.open(table);

@@ -72,6 +72,9 @@ final class TableCommitter implements AutoCloseable {
    * @param positionNeverGoesBack whether that position never goes back below the table's
    * @param sinkTag the tag of the sink in the names of its files ({@link OwnedFileNames}); null for
    *     none
+   * @param kafkaTopicIds the id of each Kafka topic the table's changes are read from, by its name,
+   *     recorded with the offsets ({@link SnapshotSummaryKeys#KAFKA_TOPIC_IDS}); empty where
+   *     unknown
    */
   record Settings(
       TableLoader tableLoader,
@@ -82,10 +85,12 @@ final class TableCommitter implements AutoCloseable {
       MaintenancePolicy maintenance,
       boolean recordsSourceSequence,
       boolean positionNeverGoesBack,
-      String sinkTag)
+      String sinkTag,
+      Map<String, String> kafkaTopicIds)
       implements Serializable {
 
     Settings {
+      kafkaTopicIds = kafkaTopicIds == null ? Map.of() : new TreeMap<>(kafkaTopicIds);
       listener = listener == null ? NO_LISTENER : listener;
       bounded = bounded == null ? BoundedWrite.NONE : bounded;
       maintenance = maintenance == null ? MaintenancePolicy.NONE : maintenance;
@@ -101,7 +106,8 @@ final class TableCommitter implements AutoCloseable {
           maintenance,
           record,
           record && neverBack,
-          sinkTag);
+          sinkTag,
+          kafkaTopicIds);
     }
 
     /**
@@ -120,7 +126,8 @@ final class TableCommitter implements AutoCloseable {
             maintenance,
             recordsSourceSequence,
             positionNeverGoesBack,
-            sinkTag);
+            sinkTag,
+            kafkaTopicIds);
       } catch (java.io.IOException | ClassNotFoundException e) {
         throw new IllegalArgumentException(
             "the commit listener " + listener + " cannot be copied", e);
@@ -142,7 +149,8 @@ final class TableCommitter implements AutoCloseable {
           MaintenancePolicy.NONE,
           recordsSourceSequence,
           positionNeverGoesBack,
-          null);
+          null,
+          Map.of());
     }
 
     Settings withSinkTag(String tag) {
@@ -155,7 +163,22 @@ final class TableCommitter implements AutoCloseable {
           maintenance,
           recordsSourceSequence,
           positionNeverGoesBack,
-          tag);
+          tag,
+          kafkaTopicIds);
+    }
+
+    Settings withKafkaTopicIds(Map<String, String> ids) {
+      return new Settings(
+          tableLoader,
+          listener,
+          overwrite,
+          bounded,
+          catalogRetryTimeout,
+          maintenance,
+          recordsSourceSequence,
+          positionNeverGoesBack,
+          sinkTag,
+          ids);
     }
 
     Settings withMaintenance(MaintenancePolicy policy) {
@@ -168,7 +191,8 @@ final class TableCommitter implements AutoCloseable {
           policy,
           recordsSourceSequence,
           positionNeverGoesBack,
-          sinkTag);
+          sinkTag,
+          kafkaTopicIds);
     }
   }
 

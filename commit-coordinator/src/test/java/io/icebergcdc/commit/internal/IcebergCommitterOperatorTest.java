@@ -1051,6 +1051,41 @@ class IcebergCommitterOperatorTest {
   }
 
   /**
+   * Each snapshot with offsets records the ids of the committer's topics beside them, so that a job
+   * started later tells a topic deleted and created again under its name from the old one; a
+   * snapshot without offsets records none.
+   */
+  @Test
+  void offsetsAreRecordedWithTheirTopicsIds() throws Exception {
+    var harness =
+        harnessOf(
+            new IcebergCommitterOperator(TestTables.loader(warehouse), null)
+                .kafkaTopicIds(Map.of("t", "id-of-t")));
+    harness.getStreamConfig().setCheckpointingEnabled(true);
+    harness.initializeEmptyState();
+    harness.open();
+    harness.processElement(new StreamRecord<>(files("a", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .doesNotContainKey(SnapshotSummaryKeys.KAFKA_OFFSETS)
+        .doesNotContainKey(SnapshotSummaryKeys.KAFKA_TOPIC_IDS);
+
+    harness.processElement(
+        new StreamRecord<>(
+            ChangeCommittable.ofStats(
+                new ChangeStats(0, 1, 0, 0, 0, 0, null, Map.of("t/0", 50L, "t/1", 3L)))));
+    harness.processElement(new StreamRecord<>(files("b", false, 0)));
+    harness.snapshot(2, 2);
+    harness.notifyOfCompletedCheckpoint(2);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.KAFKA_OFFSETS, "t/0=50,t/1=3")
+        .containsEntry(SnapshotSummaryKeys.KAFKA_TOPIC_IDS, "t=id-of-t");
+  }
+
+  /**
    * A job that ignores the table's position carries only its lineage's offsets: restored twice
    * without a commit between, it still knows the job that recorded them.
    */

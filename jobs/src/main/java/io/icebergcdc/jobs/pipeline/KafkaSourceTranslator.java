@@ -34,6 +34,7 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -75,7 +76,9 @@ final class KafkaSourceTranslator implements SourceTranslator {
   @Override
   public List<TableTarget> prepareTables(TablePreparation preparation) throws Exception {
     List<TableTarget> targets = new ArrayList<>();
-    for (String topic : topics()) {
+    List<String> topics = topics();
+    Map<String, String> topicIds = topicIds(topics);
+    for (String topic : topics) {
       TableIdentifier identifier = TableIdentifier.parse(job.tables().nameOfTopic(topic));
       Table table =
           tableOfTopic(
@@ -86,7 +89,37 @@ final class KafkaSourceTranslator implements SourceTranslator {
               identifier,
               () -> schemaFromTopic(kafka, job.tables().primaryKey(), topic, identifier));
       TableChecks.checkSequenceColumn(null, identifier, table.schema(), kafka.sequenceColumn());
-      targets.add(new TableTarget(topic, topic, identifier, new ChangeSchema(table.schema())));
+      String topicId = topicIds.get(topic);
+      targets.add(
+          new TableTarget(topic, topic, identifier, new ChangeSchema(table.schema()), topicId));
+      String recordedId = TablePosition.kafkaTopicIds(table).get(topic);
+      if (recordedId != null && topicId != null && !recordedId.equals(topicId)) {
+        if (job.runtime().restoreFrom() != null) {
+          throw new IllegalStateException(
+              "topic "
+                  + topic
+                  + " was deleted and created again since table "
+                  + identifier
+                  + " recorded its offsets (topic id "
+                  + recordedId
+                  + ", now "
+                  + topicId
+                  + "): the checkpoint to restore from holds offsets of the old topic, which"
+                  + " would skip the new topic's records up to them; start the job without"
+                  + " state (--restore-from left out), which reads the new topic as"
+                  + " --starting-offsets says");
+        }
+        LOG.warn(
+            "Topic {} was deleted and created again since table {} recorded its offsets (topic"
+                + " id {}, now {}): they are not used, and the topic is read as"
+                + " --starting-offsets says ({})",
+            topic,
+            identifier,
+            recordedId,
+            topicId,
+            kafka.startingOffsets());
+        continue;
+      }
       if (!job.sinkOptions().get(DedupOptions.IGNORE_TABLE_POSITION)) {
         TablePosition.kafkaOffsets(table)
             .forEach(
@@ -306,17 +339,48 @@ final class KafkaSourceTranslator implements SourceTranslator {
     return properties;
   }
 
+  /** The properties of an admin client of the job's cluster: the consumer's where they apply. */
+  private Properties adminProperties() {
+    Properties properties = consumerProperties(kafka);
+    properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    properties.remove(ConsumerConfig.ISOLATION_LEVEL_CONFIG);
+    return properties;
+  }
+
+  /**
+   * The id of each of {@code topics} that exists now, by its name (Kafka's topic ids, which tell a
+   * topic deleted and created again under its name from the old one); a topic that cannot be
+   * described is left out, and its offsets are taken as before.
+   */
+  private Map<String, String> topicIds(List<String> topics) throws InterruptedException {
+    Map<String, String> ids = new LinkedHashMap<>();
+    try (Admin admin = Admin.create(adminProperties())) {
+      for (Map.Entry<String, org.apache.kafka.common.KafkaFuture<TopicDescription>> described :
+          admin.describeTopics(topics).topicNameValues().entrySet()) {
+        try {
+          org.apache.kafka.common.Uuid id = described.getValue().get().topicId();
+          if (id != null && !id.equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
+            ids.put(described.getKey(), id.toString());
+          }
+        } catch (java.util.concurrent.ExecutionException e) {
+          LOG.info(
+              "Topic {} cannot be described, so the job does not record its id: {}",
+              described.getKey(),
+              e.getCause().toString());
+        }
+      }
+    }
+    return ids;
+  }
+
   /** The topics to read: the given ones, or those matching the pattern now. */
   private List<String> topics() throws Exception {
     if (kafka.topicPattern() == null) {
       return kafka.topics();
     }
-    Properties properties = consumerProperties(kafka);
-    properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    properties.remove(ConsumerConfig.ISOLATION_LEVEL_CONFIG);
     Pattern pattern = Pattern.compile(kafka.topicPattern());
     List<String> matching = new ArrayList<>();
-    try (Admin admin = Admin.create(properties)) {
+    try (Admin admin = Admin.create(adminProperties())) {
       for (String topic : admin.listTopics().names().get()) {
         if (pattern.matcher(topic).matches()) {
           matching.add(topic);

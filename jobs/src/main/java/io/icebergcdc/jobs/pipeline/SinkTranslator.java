@@ -109,6 +109,10 @@ final class SinkTranslator {
               .options(options)
               .commitListener(commitListener)
               .skipChangesBeforeTablePosition(inSourceOrder)
+              .kafkaTopicIds(
+                  target.kafkaTopicId() == null
+                      ? Map.of()
+                      : Map.of(target.route(), target.kafkaTopicId()))
               .build();
       sinks.put(target.table(), sink);
       if (sink.followsSchemaChanges()) {
