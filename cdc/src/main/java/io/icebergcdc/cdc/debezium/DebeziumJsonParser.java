@@ -47,6 +47,16 @@ public final class DebeziumJsonParser {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   /**
+   * Reads one whole event: anything after its value (a second event on the line, as when files are
+   * joined without a newline between) makes it not valid JSON, never an event of which the rest is
+   * dropped.
+   */
+  private static final com.fasterxml.jackson.databind.ObjectReader WHOLE =
+      MAPPER
+          .reader()
+          .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+  /**
    * The fields of an event's {@code source} block that its changes are made of: the table's name
    * ({@link #sourceTableOf}), the position ({@link #sequence}) and the time. A payload read as it
    * streams by keeps only these.
@@ -131,7 +141,7 @@ public final class DebeziumJsonParser {
   /** Reads the JSON text of one event; fails with a message naming {@code locator}. */
   public static JsonNode readTree(String json, String locator) {
     try {
-      return MAPPER.readTree(json);
+      return WHOLE.readTree(json);
     } catch (JsonProcessingException e) {
       throw notJson(locator, e);
     }
@@ -143,7 +153,7 @@ public final class DebeziumJsonParser {
    */
   public static JsonNode readTree(byte[] json, String locator) {
     try {
-      return MAPPER.readTree(json);
+      return WHOLE.readTree(json);
     } catch (JsonProcessingException e) {
       throw notJson(locator, e);
     } catch (java.io.IOException e) {

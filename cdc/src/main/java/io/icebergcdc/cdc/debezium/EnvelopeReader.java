@@ -34,13 +34,16 @@ final class EnvelopeReader {
   private static final byte[] PAYLOAD_FIELD = ",\"payload\":".getBytes(StandardCharsets.UTF_8);
 
   private final ObjectMapper mapper;
-  private final ObjectReader payloadReader;
+
+  /** Reads a value that must be the whole of its bytes, with nothing after it. */
+  private final ObjectReader wholeReader;
+
   private byte[] schemaBytes;
   private JsonNode schema;
 
   EnvelopeReader(ObjectMapper mapper) {
     this.mapper = mapper;
-    this.payloadReader = mapper.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    this.wholeReader = mapper.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
   }
 
   /**
@@ -54,7 +57,8 @@ final class EnvelopeReader {
       if (envelope == null) {
         envelope = readEnvelope(json);
       }
-      return envelope != null ? envelope : new Envelope(mapper.readTree(json), null, null);
+      // Anything after the event (a second event on its line) is refused there.
+      return envelope != null ? envelope : new Envelope(wholeReader.readTree(json), null, null);
     } catch (JsonProcessingException e) {
       throw new MalformedChangeException(
           locator + ": not valid JSON: " + e.getOriginalMessage(), e);
@@ -111,7 +115,7 @@ final class EnvelopeReader {
     try {
       // The payload must be the whole of what lies between: anything after it (another field,
       // bytes that are not JSON) sends the event the long way, which reads or refuses it.
-      JsonNode payload = payloadReader.readTree(json, payloadAt[0], payloadAt[1] - payloadAt[0]);
+      JsonNode payload = wholeReader.readTree(json, payloadAt[0], payloadAt[1] - payloadAt[0]);
       return payload == null ? null : new Envelope(null, payload, schema);
     } catch (JsonProcessingException e) {
       return null;
@@ -143,7 +147,8 @@ final class EnvelopeReader {
           return null;
         }
       }
-      if (payload == null || eventSchema == null) {
+      if (payload == null || eventSchema == null || parser.nextToken() != null) {
+        // Another shape, or more after the envelope: read as a whole, which refuses the latter.
         return null;
       }
       return new Envelope(null, payload, eventSchema);

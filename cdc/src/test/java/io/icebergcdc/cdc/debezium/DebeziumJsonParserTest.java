@@ -464,4 +464,39 @@ class DebeziumJsonParserTest {
         .isInstanceOf(MalformedChangeException.class)
         .hasMessageStartingWith("file:7: not valid JSON");
   }
+
+  /**
+   * Two events on one line (files joined without a newline between them) are not valid JSON, in
+   * every shape and on every path: read as bytes, the first with a schema known from the event
+   * before or not, and as text. Read as the first event, the second was dropped without a word.
+   */
+  @Test
+  void aSecondEventOnTheLineIsNotValidJson() {
+    String first = pg("c", "null", "{\"id\":1,\"name\":\"a\"}", 1);
+    String second = pg("c", "null", "{\"id\":2,\"name\":\"b\"}", 2);
+    String enveloped = "{\"schema\":" + SCHEMA + ",\"payload\":" + first + "}";
+    String envelopedSecond = "{\"schema\":" + SCHEMA + ",\"payload\":" + second + "}";
+    for (String line :
+        List.of(first + second, first + " " + second, enveloped + envelopedSecond, first + "1")) {
+      DebeziumJsonParser fresh = new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", null);
+      assertThatThrownBy(() -> fresh.parse(line, "file:3"))
+          .as(line)
+          .isInstanceOf(MalformedChangeException.class)
+          .hasMessageStartingWith("file:3: not valid JSON");
+      assertThatThrownBy(
+              () -> fresh.parse(line.getBytes(java.nio.charset.StandardCharsets.UTF_8), "file:3"))
+          .as(line)
+          .isInstanceOf(MalformedChangeException.class)
+          .hasMessageStartingWith("file:3: not valid JSON");
+    }
+    // After an event whose schema the parser now knows byte for byte.
+    parser.parse(enveloped.getBytes(java.nio.charset.StandardCharsets.UTF_8), "file:1");
+    assertThatThrownBy(
+            () ->
+                parser.parse(
+                    (enveloped + envelopedSecond).getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    "file:2"))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageStartingWith("file:2: not valid JSON");
+  }
 }
