@@ -143,18 +143,17 @@ final class CommitPreparation {
           copies.count(),
           checkpointId,
           table.name());
-      for (String location : copies.files()) {
-        onLive.put(location, copies.positions(location));
-      }
     }
-    if (onLive.isEmpty() && onGone.isEmpty()) {
+    // The copies' deletes join the commit's own deletes of the same new files (a file of an
+    // aborted checkpoint that this commit carries), not replace them.
+    PositionDeletes toLive = PositionDeletes.of(onLive).plus(copies);
+    if (toLive.isEmpty() && onGone.isEmpty()) {
       return prepared;
     }
     try {
-      if (!onLive.isEmpty()) {
+      if (!toLive.isEmpty()) {
         DeleteWriteResult written =
-            PositionDeleteFileWriter.write(
-                table, live, PositionDeletes.of(onLive), checkpointId, operationId);
+            PositionDeleteFileWriter.write(table, live, toLive, checkpointId, operationId);
         List<DeleteFile> kept =
             withoutEmptiedFiles(table, live, written.deleteFiles(), ours, prepared, removalAlone);
         prepared.addedDeletes.addAll(kept);

@@ -917,6 +917,43 @@ class IcebergCommitterOperatorTest {
         .containsEntry(SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE, "1");
   }
 
+  /**
+   * The copies of rows deleted meanwhile are deleted beside the commit's own deletes of the same
+   * new file (a file of an aborted checkpoint that this commit carries, a key of it changed since),
+   * not instead of them: replaced, they left the changed key with two rows.
+   */
+  @Test
+  void deletesOfCopiesDeletedMeanwhileJoinTheCommitsOwnDeletesOfTheSameFile() throws Exception {
+    table.updateProperties().set("format-version", "3").commit();
+    DataFile a = writeRows(table, "a", 1, 2, 3);
+    table.newAppend().appendFile(a).commit();
+    DataFile b = writeRows(table, "b", 1, 2, 3);
+    ConcurrentDelete.warehouse = warehouse.toString();
+    ConcurrentDelete.location = a.location();
+    ConcurrentDelete.done = false;
+    var harness = open(null, new ConcurrentDelete());
+    // Row 3's copy in b is deleted by the writer too (its key changed after the compaction).
+    harness.processElement(
+        new StreamRecord<>(
+            new ChangeCommittable(
+                List.of(ContentFileCodec.encode(b, table.specs())),
+                List.of(),
+                List.of(),
+                ChangeStats.EMPTY,
+                io.icebergcdc.commit.PositionDeletes.of(
+                    Map.of(a.location(), new long[] {0, 1, 2}, b.location(), new long[] {2})),
+                0,
+                List.of(a.location()),
+                io.icebergcdc.commit.PositionDeletes.of(
+                    Map.of(a.location(), new long[] {0, 1, 2})))));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+
+    assertThat(ids()).containsExactly(1L);
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.COMPACTED_ROWS_DELETED_MEANWHILE, "1");
+  }
+
   @Test
   void aRowAnotherWriterDeletesByRewritingTheCompactedFileIsNotBroughtBack() throws Exception {
     table.updateProperties().set("format-version", "3").commit();
