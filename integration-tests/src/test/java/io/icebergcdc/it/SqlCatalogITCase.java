@@ -103,11 +103,20 @@ class SqlCatalogITCase {
   void aHadoopCatalogsTablesAreWrittenByOurSinkAndReadBySelect() throws Exception {
     StreamTableEnvironment sql = batch();
     String warehouse = dir.resolve("warehouse").toString();
+    // A catalog property of the kind that holds a secret.
     run(
         sql,
-        "CREATE CATALOG lake WITH ('type' = 'iceberg-cdc', 'warehouse' = '" + warehouse + "')");
+        "CREATE CATALOG lake WITH ('type' = 'iceberg-cdc', 'warehouse' = '"
+            + warehouse
+            + "', 'catalog.s3.secret-access-key' = 'hush-hush')");
     run(sql, "USE CATALOG lake");
     mergeTwoLoadsAndReadThemBack(sql);
+    // Iceberg's catalog gives its tables a copy of the catalog's options; not this one's.
+    assertThat(select(sql, "SHOW CREATE TABLE shop.customers"))
+        .singleElement()
+        .asString()
+        .doesNotContain("hush-hush")
+        .doesNotContain("src-catalog");
 
     Table table =
         CatalogDefinition.hadoop(warehouse)
@@ -149,6 +158,20 @@ class SqlCatalogITCase {
         .extracting(f -> f.transform().toString())
         .containsExactly("bucket[4]");
     assertThat(orders.properties()).doesNotContainKey("partition-spec");
+
+    // A table created like another, with partition transforms: its properties hold none of the
+    // options Iceberg's catalog gives a table for its own connector, so it can be read.
+    run(
+        sql,
+        "CREATE TABLE shop.orders_copy WITH ('partition-spec' = 'bucket(2, id)') LIKE shop.orders");
+    run(sql, "INSERT INTO shop.orders_copy VALUES (7, 70)");
+    assertThat(select(sql, "SELECT id, total FROM shop.orders_copy")).containsExactly("7,70");
+    assertThat(
+            CatalogDefinition.hadoop(warehouse)
+                .connect()
+                .loadTable(TableIdentifier.of("shop", "orders_copy"))
+                .properties())
+        .doesNotContainKeys("connector", "src-catalog");
   }
 
   @Test

@@ -16,6 +16,7 @@ import org.apache.flink.table.catalog.exceptions.CatalogException;
 import org.apache.flink.table.catalog.exceptions.DatabaseNotExistException;
 import org.apache.flink.table.catalog.exceptions.ProcedureNotExistException;
 import org.apache.flink.table.catalog.exceptions.TableAlreadyExistException;
+import org.apache.flink.table.catalog.exceptions.TableNotExistException;
 import org.apache.flink.table.factories.Factory;
 import org.apache.flink.table.procedures.Procedure;
 import org.apache.iceberg.PartitionSpec;
@@ -37,6 +38,14 @@ final class IcebergCdcCatalog extends FlinkCatalog {
 
   /** The table option naming a table's partition transforms, as {@code --partition-by} does. */
   static final String PARTITION_SPEC = "partition-spec";
+
+  /** The options Iceberg's catalog adds to its tables for Iceberg's own connector. */
+  private static final String CONNECTOR = "connector";
+
+  private static final String SOURCE_CATALOG = "src-catalog";
+
+  /** The table option of Iceberg's catalog that places a table, honoured as Iceberg's is. */
+  private static final String LOCATION = "location";
 
   private final CatalogDefinition definition;
 
@@ -98,11 +107,32 @@ final class IcebergCdcCatalog extends FlinkCatalog {
     }
     Map<String, String> properties = new HashMap<>(table.getOptions());
     properties.remove(PARTITION_SPEC);
+    // As Iceberg's own createTable: these are not table properties.
+    properties.remove(CONNECTOR);
+    properties.remove(SOURCE_CATALOG);
+    String location = properties.remove(LOCATION);
     catalog()
         .buildTable(identifier, schema)
         .withPartitionSpec(spec)
+        .withLocation(location)
         .withProperties(properties)
         .create();
+  }
+
+  /**
+   * The table as Iceberg's catalog gives it, without the two options it adds for Iceberg's own
+   * connector: {@code connector} and {@code src-catalog}, a copy of every option of the catalog,
+   * its secrets too, which would reach {@code SHOW CREATE TABLE}, Flink's error messages (which
+   * list a table's options) and a table created {@code LIKE} it. This catalog's tables are written
+   * and read through its own factory ({@link #getFactory}), which needs neither.
+   */
+  @Override
+  public CatalogTable getTable(ObjectPath path) throws TableNotExistException, CatalogException {
+    CatalogTable table = super.getTable(path);
+    Map<String, String> options = new HashMap<>(table.getOptions());
+    options.remove(SOURCE_CATALOG);
+    options.remove(CONNECTOR);
+    return table.copy(options);
   }
 
   /** The catalog's procedures, all in its database {@code system}: {@code add_files}. */
