@@ -432,6 +432,14 @@ class SqlRowLevelITCase {
             + " 'compression-level' = '6') */ VALUES (5000, 'east', 7, DATE '2026-01-04')");
     Table table = table("sales");
     assertThat(rows(table, "id", "region")).containsExactly("1,north", "5000,east");
+    // A filter on a column outside the key would leave a key's row outside it beside its new row.
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT OVERWRITE lake.db.sales /*+ OPTIONS('overwrite.filter' ="
+                        + " 'region = ''east''') */ VALUES (1, 'east', 9, DATE '2026-01-01')"))
+        .hasStackTraceContaining("names columns [region] outside its primary key");
+    assertThat(rows(table("sales"), "id", "region")).containsExactly("1,north", "5000,east");
   }
 
   private List<String> select(String query) throws Exception {

@@ -286,6 +286,33 @@ final class IcebergCdcDynamicSink
     }
     org.apache.iceberg.expressions.Expression filter =
         SqlFilter.parse(overwriteFilter, table.schema());
+    java.util.Set<Integer> keyIds = table.schema().identifierFieldIds();
+    if (!keyIds.isEmpty()) {
+      // Rows of the input's keys that lie outside the filter would stay beside their new rows.
+      java.util.Set<String> others = new java.util.TreeSet<>();
+      for (int id :
+          org.apache.iceberg.expressions.Binder.boundReferences(
+              table.schema().asStruct(), List.of(filter), true)) {
+        if (!keyIds.contains(id)) {
+          others.add(table.schema().findColumnName(id));
+        }
+      }
+      if (!others.isEmpty()) {
+        throw new IllegalArgumentException(
+            "option '"
+                + Overwrite.FILTER_OPTION
+                + "' = '"
+                + overwriteFilter
+                + "' of "
+                + identifier
+                + " names columns "
+                + others
+                + " outside its primary key "
+                + table.schema().identifierFieldNames()
+                + ": a key's row outside the filter would stay beside the key's new row; filter on"
+                + " the key's columns (as a keyed table's partition columns are)");
+      }
+    }
     MetadataDelete.partlyMatchedFile(table, filter)
         .ifPresent(
             file -> {
