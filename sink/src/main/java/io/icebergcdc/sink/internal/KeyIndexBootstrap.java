@@ -65,7 +65,9 @@ final class KeyIndexBootstrap<K> {
     long keys = 0;
     try (CloseableIterable<Record> rows = IcebergGenerics.read(table).project(projection).build()) {
       for (Record row : rows) {
-        GenericRowData keyRow = KeyRows.fromRecord(tableSchema, keyPositions, row);
+        // The key's positions are the rows' schema's, which may differ from the table's (a column
+        // the table dropped that the job's rows still have): its key fields are read by name.
+        GenericRowData keyRow = KeyRows.fromRecord(schema.schema(), keyPositions, row);
         RowKey rowKey = schema.keyOf(keyRow);
         K key = keySelector.keyOf(rowKey, keyRow);
         if (!owns(stateKey.apply(key), task)) {
