@@ -110,6 +110,9 @@ final class NumberedLineFormat extends SimpleStreamFormat<Tuple4<Long, Long, Int
 
     private long number;
 
+    /** The most bytes a line may have: the longest array a JVM allocates. */
+    private static final int MAX_LINE = Integer.MAX_VALUE - 8;
+
     LineReader(InputStream in, boolean byReference) {
       this.in = in;
       this.byReference = byReference;
@@ -120,6 +123,9 @@ final class NumberedLineFormat extends SimpleStreamFormat<Tuple4<Long, Long, Int
       long start = bufferStart + position;
       // By reference, a line's bytes are not kept: only its last byte is, for a \r before \n.
       byte[] line = null;
+      // How many bytes of line hold the line so far: it grows by doubling, not chunk by chunk,
+      // so that a line of many buffers is copied a few times, not once per buffer.
+      int held = 0;
       byte last = 0;
       while (true) {
         int newline = indexOfNewline(buffer, position, limit);
@@ -127,7 +133,8 @@ final class NumberedLineFormat extends SimpleStreamFormat<Tuple4<Long, Long, Int
         if (to > position) {
           last = buffer[to - 1];
           if (!byReference) {
-            line = append(line, position, to);
+            line = append(line, held, position, to);
+            held += to - position;
           }
         }
         if (newline >= 0) {
@@ -160,7 +167,7 @@ final class NumberedLineFormat extends SimpleStreamFormat<Tuple4<Long, Long, Int
       if (length > 0 && last == '\r') {
         length--;
       }
-      if (length > Integer.MAX_VALUE - 8) {
+      if (length > MAX_LINE) {
         throw new IOException(
             "line " + (number + 1) + " has " + length + " bytes, more than a line may have");
       }
@@ -171,13 +178,28 @@ final class NumberedLineFormat extends SimpleStreamFormat<Tuple4<Long, Long, Int
       return Tuple4.of(++number, start, (int) length, bytes);
     }
 
-    private byte[] append(byte[] line, int from, int to) {
+    /**
+     * The line's first {@code held} bytes followed by the buffer's {@code [from, to)}: in {@code
+     * line} where it has room, else in an array twice as long (at most the longest a line may be).
+     */
+    private byte[] append(byte[] line, int held, int from, int to) throws IOException {
       if (line == null) {
         return Arrays.copyOfRange(buffer, from, to);
       }
-      byte[] longer = Arrays.copyOf(line, line.length + to - from);
-      System.arraycopy(buffer, from, longer, line.length, to - from);
-      return longer;
+      long needed = (long) held + to - from;
+      if (needed > MAX_LINE) {
+        throw new IOException(
+            "line "
+                + (number + 1)
+                + " has more than "
+                + MAX_LINE
+                + " bytes, more than a line may have");
+      }
+      if (needed > line.length) {
+        line = Arrays.copyOf(line, (int) Math.min(MAX_LINE, Math.max(needed, 2L * line.length)));
+      }
+      System.arraycopy(buffer, from, line, held, to - from);
+      return line;
     }
 
     @Override

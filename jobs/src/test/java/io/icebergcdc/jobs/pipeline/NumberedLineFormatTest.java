@@ -80,6 +80,12 @@ class NumberedLineFormatTest {
     String atEnd = "w".repeat((1 << 16) - 1);
     assertThat(lines(atEnd + "\r\nv")).containsExactly(atEnd, "v");
     assertThat(linesByReference(atEnd + "\r\nv", 1 << 20, 1 << 18)).containsExactly(atEnd, "v");
+    // Lines of several buffers, their bytes grown by doubling: each whole, of its own length.
+    List<String> several = new ArrayList<>();
+    for (int length : new int[] {1 << 17, (1 << 17) + 1, 3 * (1 << 16) - 1, 5 * (1 << 16) + 7}) {
+      several.add(String.valueOf((char) ('a' + several.size())).repeat(length));
+    }
+    assertThat(lines(String.join("\r\n", several) + "\n")).containsExactlyElementsOf(several);
   }
 
   @Test
