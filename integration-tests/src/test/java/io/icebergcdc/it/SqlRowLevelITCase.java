@@ -275,6 +275,13 @@ class SqlRowLevelITCase {
             + " 'write.parquet.compression-codec' = 'gzip') */ VALUES (4, 'new')");
     assertThat(select("SELECT id FROM lake.db.orders"))
         .containsExactlyInAnyOrder("+I[2]", "+I[3]", "+I[4]");
+
+    // A write id kept as the table's property would make every later load publish nothing.
+    sql.executeSql("ALTER TABLE lake.db.orders SET ('write-id' = 'daily-2')").await();
+    assertThatThrownBy(() -> run("INSERT INTO lake.db.orders VALUES (9, 'new')"))
+        .hasStackTraceContaining("holds the property 'write-id' = 'daily-2'");
+    assertThat(select("SELECT id FROM lake.db.orders"))
+        .containsExactlyInAnyOrder("+I[2]", "+I[3]", "+I[4]");
   }
 
   private void lake() {

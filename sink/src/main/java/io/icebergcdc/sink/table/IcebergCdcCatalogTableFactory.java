@@ -86,7 +86,24 @@ final class IcebergCdcCatalogTableFactory
             overrides.put(key, value);
           }
         });
-    checkHints(identifier, options, catalogOptions(name));
+    Map<String, String> stored = catalogOptions(name);
+    if (stored.containsKey(BoundedWrite.WRITE_ID_OPTION)) {
+      // Every write would carry it, and each after the first would publish nothing.
+      throw new IllegalArgumentException(
+          "table "
+              + identifier
+              + " holds the property '"
+              + BoundedWrite.WRITE_ID_OPTION
+              + "' = '"
+              + stored.get(BoundedWrite.WRITE_ID_OPTION)
+              + "', which names one load: every write of the table would carry it, and each"
+              + " after the first would publish nothing; remove it (ALTER TABLE ... RESET ('"
+              + BoundedWrite.WRITE_ID_OPTION
+              + "')) and give each load its own in a hint, /*+ OPTIONS('"
+              + BoundedWrite.WRITE_ID_OPTION
+              + "' = '...') */");
+    }
+    checkHints(identifier, options, stored);
     Configuration config = Configuration.fromMap(options);
     return new IcebergCdcDynamicSink(
         definition.loader(),
