@@ -103,6 +103,7 @@ final class IcebergCdcCatalogTableFactory
               + BoundedWrite.WRITE_ID_OPTION
               + "' = '...') */");
     }
+    checkStoredOptions(identifier, stored);
     checkHints(identifier, options, stored);
     Configuration config = Configuration.fromMap(options);
     return new IcebergCdcDynamicSink(
@@ -127,13 +128,7 @@ final class IcebergCdcCatalogTableFactory
    */
   private static void checkHints(
       TableIdentifier identifier, Map<String, String> options, Map<String, String> properties) {
-    java.util.Set<String> known = new java.util.TreeSet<>();
-    for (org.apache.flink.configuration.ConfigOption<?> option : SinkOptions.all()) {
-      known.add(option.key());
-    }
-    known.add(IcebergCdcTableFactory.SEQUENCE_FIELD.key());
-    known.add(BoundedWrite.WRITE_ID_OPTION);
-    known.add(Overwrite.FILTER_OPTION);
+    java.util.Set<String> known = knownOptions();
     Map<String, String> hints = new java.util.TreeMap<>();
     options.forEach(
         (key, value) -> {
@@ -154,6 +149,62 @@ final class IcebergCdcCatalogTableFactory
       }
     }
     SinkOptions.validate(Configuration.fromMap(hints));
+  }
+
+  /** The options a write takes, besides the table's {@code write.*} properties. */
+  private static java.util.Set<String> knownOptions() {
+    java.util.Set<String> known = new java.util.TreeSet<>();
+    for (org.apache.flink.configuration.ConfigOption<?> option : SinkOptions.all()) {
+      known.add(option.key());
+    }
+    known.add(IcebergCdcTableFactory.SEQUENCE_FIELD.key());
+    known.add(BoundedWrite.WRITE_ID_OPTION);
+    known.add(Overwrite.FILTER_OPTION);
+    return known;
+  }
+
+  /**
+   * Fails on a property of the table that was meant as an option of its writes but is none (a
+   * misspelt {@code sequence.field} or {@code dedup.tombstone-ttl}, set by {@code CREATE TABLE} or
+   * {@code ALTER TABLE ... SET}), naming it: stored, it was ignored at every write without a word.
+   * Such a property is one under this connector's prefixes ({@code sink.}, {@code dedup.}, {@code
+   * maintenance.}) or one that differs from an option only in its separators. Iceberg's own and
+   * other properties are left alone.
+   */
+  static void checkStoredOptions(TableIdentifier identifier, Map<String, String> properties) {
+    java.util.Set<String> known = knownOptions();
+    Map<String, String> bySeparators = new HashMap<>();
+    known.forEach(option -> bySeparators.put(withoutSeparators(option), option));
+    for (String key : new java.util.TreeSet<>(properties.keySet())) {
+      if (known.contains(key) || IcebergCdcTableFactory.isWriteProperty(key)) {
+        continue;
+      }
+      String meant = bySeparators.get(withoutSeparators(key));
+      if (meant != null
+          || key.startsWith("sink.")
+          || key.startsWith("dedup.")
+          || key.startsWith("maintenance.")) {
+        throw new IllegalArgumentException(
+            "table "
+                + identifier
+                + " holds the property '"
+                + key
+                + "', which is no option of its writes"
+                + (meant == null ? "" : " (did you mean '" + meant + "'?)")
+                + "; a write takes "
+                + known
+                + " and the table's write.* properties: correct it with ALTER TABLE ... RESET ('"
+                + key
+                + "') and SET");
+      }
+    }
+  }
+
+  private static String withoutSeparators(String key) {
+    return key.replace(".", "")
+        .replace("-", "")
+        .replace("_", "")
+        .toLowerCase(java.util.Locale.ROOT);
   }
 
   /**
