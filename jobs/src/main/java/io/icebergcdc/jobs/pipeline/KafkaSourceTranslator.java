@@ -62,6 +62,9 @@ final class KafkaSourceTranslator implements SourceTranslator {
   /** How often a job whose topics a pattern chose looks for new ones, unless told otherwise. */
   static final Duration TOPIC_DISCOVERY_INTERVAL = Duration.ofSeconds(30);
 
+  /** How long a start waits for the ids of its topics before it goes on without them. */
+  private static final Duration TOPIC_ID_TIMEOUT = Duration.ofSeconds(10);
+
   private final JobDefinition job;
   private final KafkaTopics kafka;
 
@@ -95,19 +98,19 @@ final class KafkaSourceTranslator implements SourceTranslator {
       String recordedId = TablePosition.kafkaTopicIds(table).get(topic);
       if (recordedId != null && topicId != null && !recordedId.equals(topicId)) {
         if (job.runtime().restoreFrom() != null) {
-          throw new IllegalStateException(
-              "topic "
-                  + topic
-                  + " was deleted and created again since table "
-                  + identifier
-                  + " recorded its offsets (topic id "
-                  + recordedId
-                  + ", now "
-                  + topicId
-                  + "): the checkpoint to restore from holds offsets of the old topic, which"
-                  + " would skip the new topic's records up to them; start the job without"
-                  + " state (--restore-from left out), which reads the new topic as"
-                  + " --starting-offsets says");
+          // The checkpoint may hold offsets of either topic; the table's cannot tell which.
+          LOG.warn(
+              "Topic {} was deleted and created again since table {} recorded its offsets (topic"
+                  + " id {}, now {}): if the checkpoint to restore from, {}, was taken before"
+                  + " that, its offsets are of the old topic and the new topic's records up to"
+                  + " them are skipped; start such a job without state instead, which reads the"
+                  + " new topic as --starting-offsets says",
+              topic,
+              identifier,
+              recordedId,
+              topicId,
+              job.runtime().restoreFrom());
+          continue;
         }
         LOG.warn(
             "Topic {} was deleted and created again since table {} recorded its offsets (topic"
@@ -354,21 +357,40 @@ final class KafkaSourceTranslator implements SourceTranslator {
    */
   private Map<String, String> topicIds(List<String> topics) throws InterruptedException {
     Map<String, String> ids = new LinkedHashMap<>();
-    try (Admin admin = Admin.create(adminProperties())) {
+    Properties properties = adminProperties();
+    // Not a start held back by an unreachable cluster: the source tries again as it always did.
+    properties.putIfAbsent(
+        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+        String.valueOf(TOPIC_ID_TIMEOUT.toMillis()));
+    properties.putIfAbsent(
+        AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(TOPIC_ID_TIMEOUT.toMillis()));
+    try (Admin admin = Admin.create(properties)) {
       for (Map.Entry<String, org.apache.kafka.common.KafkaFuture<TopicDescription>> described :
-          admin.describeTopics(topics).topicNameValues().entrySet()) {
+          admin
+              .describeTopics(
+                  topics,
+                  new org.apache.kafka.clients.admin.DescribeTopicsOptions()
+                      .timeoutMs((int) TOPIC_ID_TIMEOUT.toMillis()))
+              .topicNameValues()
+              .entrySet()) {
         try {
           org.apache.kafka.common.Uuid id = described.getValue().get().topicId();
           if (id != null && !id.equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
             ids.put(described.getKey(), id.toString());
           }
         } catch (java.util.concurrent.ExecutionException e) {
-          LOG.info(
-              "Topic {} cannot be described, so the job does not record its id: {}",
+          LOG.warn(
+              "Topic {} cannot be described, so this start does not record its id, and a topic"
+                  + " deleted and created again under its name is not told from the old one: {}",
               described.getKey(),
               e.getCause().toString());
         }
       }
+    } catch (org.apache.kafka.common.KafkaException e) {
+      LOG.warn(
+          "The topics of {} cannot be described, so this start does not record their ids: {}",
+          kafka.bootstrapServers(),
+          e.toString());
     }
     return ids;
   }
