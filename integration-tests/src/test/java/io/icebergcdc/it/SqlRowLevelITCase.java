@@ -222,6 +222,21 @@ class SqlRowLevelITCase {
     assertThat(deleteContents(table)).isEmpty();
   }
 
+  /**
+   * A connector table declared with TINYINT, SMALLINT and CHAR, which Iceberg holds as int and
+   * string: its table is created and written, and reads back the same values.
+   */
+  @Test
+  void smallIntegerAndCharColumnsAreWrittenAsIntAndString() throws Exception {
+    sql.executeSql(
+        "CREATE TABLE small (id SMALLINT NOT NULL, flag TINYINT, code CHAR(3),"
+            + " PRIMARY KEY (id) NOT ENFORCED)"
+            + with(""));
+    run("INSERT INTO small VALUES (CAST(1 AS SMALLINT), CAST(-7 AS TINYINT), 'abc')");
+    run("INSERT INTO small VALUES (CAST(1 AS SMALLINT), CAST(8 AS TINYINT), 'xyz')");
+    assertThat(rows(table("small"), "id", "flag", "code")).containsExactly("1,8,xyz");
+  }
+
   @Test
   void aLoadWithAWriteIdIsPublishedOnce() throws Exception {
     keyed("keyed", "2");

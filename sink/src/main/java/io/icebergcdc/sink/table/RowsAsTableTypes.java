@@ -62,6 +62,12 @@ final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
       if (same(want, have)) {
         continue;
       }
+      if (widens(have.getTypeRoot(), want.getTypeRoot())) {
+        // Iceberg has no TINYINT, SMALLINT or CHAR: a table created from such a DDL holds them as
+        // INT and STRING.
+        converts |= want.getTypeRoot() == LogicalTypeRoot.INTEGER;
+        continue;
+      }
       if (want.getTypeRoot() != have.getTypeRoot() || !convertible(want.getTypeRoot())) {
         throw new IllegalArgumentException(
             "column '"
@@ -106,6 +112,13 @@ final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
     return true;
   }
 
+  /** Whether values of {@code have} are written, unchanged in value, as {@code want}. */
+  private static boolean widens(LogicalTypeRoot have, LogicalTypeRoot want) {
+    return (want == LogicalTypeRoot.INTEGER
+            && (have == LogicalTypeRoot.TINYINT || have == LogicalTypeRoot.SMALLINT))
+        || (want == LogicalTypeRoot.VARCHAR && have == LogicalTypeRoot.CHAR);
+  }
+
   /** Types of one root that may differ in length or precision. */
   private static boolean convertible(LogicalTypeRoot root) {
     switch (root) {
@@ -146,7 +159,12 @@ final class RowsAsTableTypes implements MapFunction<RowData, RowData> {
     GenericRowData converted = new GenericRowData(row.getRowKind(), getters.length);
     for (int i = 0; i < getters.length; i++) {
       Object value = getters[i].getFieldOrNull(row);
-      if (value instanceof DecimalData decimal && table.getTypeAt(i) instanceof DecimalType type) {
+      if (value instanceof Byte small) {
+        value = (int) small;
+      } else if (value instanceof Short small) {
+        value = (int) small;
+      } else if (value instanceof DecimalData decimal
+          && table.getTypeAt(i) instanceof DecimalType type) {
         value = decimal(decimal, type, i);
       } else if (value instanceof TimestampData timestamp
           && timestamp.getNanoOfMillisecond() % 1000 != 0

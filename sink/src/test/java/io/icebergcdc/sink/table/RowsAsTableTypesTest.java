@@ -176,4 +176,41 @@ class RowsAsTableTypesTest {
     assertThatThrownBy(() -> RowsAsTableTypes.of(renamed, TABLE, "db.t"))
         .hasMessageContaining("remark");
   }
+
+  /**
+   * A DDL's TINYINT, SMALLINT and CHAR become Iceberg's int and string when the table is created
+   * from it; its rows are written as those (they were refused, the table left created and empty).
+   */
+  @Test
+  void smallIntegersAndCharsAreWrittenAsTheTablesIntAndString() throws Exception {
+    RowType declared =
+        RowType.of(
+            new LogicalType[] {
+              new org.apache.flink.table.types.logical.TinyIntType(),
+              new org.apache.flink.table.types.logical.SmallIntType(),
+              new org.apache.flink.table.types.logical.CharType(3)
+            },
+            new String[] {"a", "b", "c"});
+    RowType table =
+        RowType.of(
+            new LogicalType[] {
+              new org.apache.flink.table.types.logical.IntType(),
+              new org.apache.flink.table.types.logical.IntType(),
+              VarCharType.STRING_TYPE
+            },
+            new String[] {"a", "b", "c"});
+    GenericRowData row = new GenericRowData(3);
+    row.setField(0, (byte) -7);
+    row.setField(1, (short) 30_000);
+    row.setField(2, org.apache.flink.table.data.StringData.fromString("abc"));
+    RowData binary = new RowDataSerializer(declared).toBinaryRow(row).copy();
+
+    RowData converted = RowsAsTableTypes.of(declared, table, "db.t").orElseThrow().map(binary);
+    assertThat(converted.getInt(0)).isEqualTo(-7);
+    assertThat(converted.getInt(1)).isEqualTo(30_000);
+    assertThat(converted.getString(2).toString()).isEqualTo("abc");
+    // Not the other way.
+    assertThatThrownBy(() -> RowsAsTableTypes.of(table, declared, "db.t"))
+        .hasMessageContaining("column 'a'");
+  }
 }
