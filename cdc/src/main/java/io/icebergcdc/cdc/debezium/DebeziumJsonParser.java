@@ -161,8 +161,15 @@ public final class DebeziumJsonParser {
     }
   }
 
-  private static MalformedChangeException notJson(String locator, JsonProcessingException e) {
-    return new MalformedChangeException(locator + ": not valid JSON: " + e.getOriginalMessage(), e);
+  static MalformedChangeException notJson(String locator, JsonProcessingException e) {
+    String reason =
+        e instanceof com.fasterxml.jackson.databind.exc.MismatchedInputException
+                && e.getOriginalMessage().startsWith("Trailing token")
+            ? "more follows its value"
+                + (e.getLocation() == null ? "" : " (" + e.getLocation().offsetDescription() + ")")
+                + ", such as a second event on the line"
+            : e.getOriginalMessage();
+    return new MalformedChangeException(locator + ": not valid JSON: " + reason, e);
   }
 
   /**

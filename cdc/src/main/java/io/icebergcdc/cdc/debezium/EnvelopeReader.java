@@ -60,8 +60,7 @@ final class EnvelopeReader {
       // Anything after the event (a second event on its line) is refused there.
       return envelope != null ? envelope : new Envelope(wholeReader.readTree(json), null, null);
     } catch (JsonProcessingException e) {
-      throw new MalformedChangeException(
-          locator + ": not valid JSON: " + e.getOriginalMessage(), e);
+      throw DebeziumJsonParser.notJson(locator, e);
     } catch (IOException e) {
       throw new MalformedChangeException(locator + ": cannot be read: " + e.getMessage(), e);
     }

@@ -482,7 +482,7 @@ class DebeziumJsonParserTest {
       assertThatThrownBy(() -> fresh.parse(line, "file:3"))
           .as(line)
           .isInstanceOf(MalformedChangeException.class)
-          .hasMessageStartingWith("file:3: not valid JSON");
+          .hasMessageStartingWith("file:3: not valid JSON: more follows its value");
       assertThatThrownBy(
               () -> fresh.parse(line.getBytes(java.nio.charset.StandardCharsets.UTF_8), "file:3"))
           .as(line)
