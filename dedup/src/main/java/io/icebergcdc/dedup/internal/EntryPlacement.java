@@ -213,6 +213,10 @@ final class EntryPlacement implements KeyContext {
     if (index == null) {
       return;
     }
+    int expired = index.removeExpiredTombstones(now());
+    if (expired > 0) {
+      LOG.debug("Removed {} expired tombstones from the in-memory key index", expired);
+    }
     if (index.size() > maxIndexKeys) {
       LOG.info(
           "The in-memory key index holds {} keys, more than {}: moving it into keyed state",

@@ -71,6 +71,13 @@ final class KeyIndex {
   private static final float LOAD = 0.6f;
 
   private final long tombstoneTtlMillis;
+
+  /** How often at most {@link #removeExpiredTombstones} looks through the whole index. */
+  static final long TOMBSTONE_SWEEP_INTERVAL_MILLIS = 3_600_000L;
+
+  /** When {@link #removeExpiredTombstones} last looked. */
+  private long lastTombstoneSweep;
+
   private long[] slots;
 
   /** Keys longer than {@value #INLINE_KEY_BYTES} bytes, by slot: null until there is one. */
@@ -468,6 +475,39 @@ final class KeyIndex {
   /** How many file names the index holds. */
   int fileNames() {
     return files.size();
+  }
+
+  /**
+   * Removes the tombstones that have expired at {@code now} and that no pending change holds, at
+   * most once per {@link #TOMBSTONE_SWEEP_INTERVAL_MILLIS} (or per time to live, if shorter): an
+   * expired tombstone is otherwise removed only when its key is met again, and the keys of a table
+   * whose rows are inserted and deleted once each (a queue, an outbox) are never met again.
+   *
+   * @return how many were removed
+   */
+  int removeExpiredTombstones(long now) {
+    if (now - lastTombstoneSweep < Math.min(tombstoneTtlMillis, TOMBSTONE_SWEEP_INTERVAL_MILLIS)) {
+      return 0;
+    }
+    lastTombstoneSweep = now;
+    int removed = 0;
+    int slot = 0;
+    while (slot <= mask) {
+      int base = slot * STRIDE;
+      int flags = (int) (slots[base + META] >>> 16) & 0xff;
+      if (slots[base + HASH] != 0
+          && (flags & DELETED) != 0
+          && (flags & RESERVED) == 0
+          && pendingAt(slot) == 0
+          && expired(slots[base + POSITION], now)) {
+        // A later entry of the probe run may move into the slot: it is looked at next.
+        removeSlot(slot);
+        removed++;
+      } else {
+        slot++;
+      }
+    }
+    return removed;
   }
 
   /** Forgets {@code key}. */

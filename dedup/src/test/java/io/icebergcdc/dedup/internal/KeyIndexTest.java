@@ -206,6 +206,48 @@ class KeyIndexTest {
     assertThat(index.get(key, KeyIndex.hash(key), Long.MAX_VALUE)).isEqualTo(live);
   }
 
+  /**
+   * Expired tombstones of keys never met again leave the index at its sweep, the others stay found
+   * whatever the removals moved (colliding hashes, runs that wrap round the table's end), and a
+   * tombstone that a pending change holds stays.
+   */
+  @Test
+  void aSweepRemovesTheExpiredTombstonesOfKeysNeverMetAgain() {
+    KeyIndex index = new KeyIndex(TTL);
+    Map<Long, AppliedChange> kept = new HashMap<>();
+    for (long id = 0; id < 3_000; id++) {
+      byte[] key = key(id);
+      // Few distinct hashes: long probe runs, some round the table's end.
+      long hash = id % 7 == 0 ? -1L : KeyIndex.hash(key) & 0xFFFL | 1;
+      boolean tombstone = id % 3 != 0;
+      long writtenAt = id % 2 == 0 ? 0 : 5 * TTL;
+      AppliedChange value =
+          tombstone
+              ? new AppliedChange(SourceSequence.column(id), id, true)
+              : AppliedChange.loaded("f", id);
+      index.put(key, hash, 0, value, writtenAt);
+      if (!tombstone || writtenAt > 0) {
+        kept.put(id, value);
+      }
+    }
+    byte[] held = key(10_000);
+    index.put(held, 5, 0, new AppliedChange(SourceSequence.column(1), 1, true), 0);
+    index.markPendingAt(index.slotOf(held, 5, 0), 1);
+
+    // At most once per time to live here (shorter than the sweep interval).
+    assertThat(index.removeExpiredTombstones(TTL - 1)).as("too early").isZero();
+    int removed = index.removeExpiredTombstones(TTL + 1);
+    assertThat(removed).isEqualTo(3_000 - kept.size());
+    assertThat(index.removeExpiredTombstones(TTL + 2)).isZero();
+    assertThat(index.size()).isEqualTo(kept.size() + 1);
+    for (long id = 0; id < 3_000; id++) {
+      byte[] key = key(id);
+      long hash = id % 7 == 0 ? -1L : KeyIndex.hash(key) & 0xFFFL | 1;
+      assertThat(index.get(key, hash, 0)).as("key %d", id).isEqualTo(kept.get(id));
+    }
+    assertThat(index.slotOfPending(1)).isEqualTo(index.slotOf(held, 5, 0));
+  }
+
   @Test
   void eachKeyGroupIsWrittenApartAndReadBackWithoutExpiredTombstones() throws Exception {
     Random random = new Random(7);
