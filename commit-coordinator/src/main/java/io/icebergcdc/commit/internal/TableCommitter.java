@@ -362,6 +362,22 @@ final class TableCommitter implements AutoCloseable {
     }
     NavigableMap<Long, ChangeCommittable> uncommitted =
         new TreeMap<>(restored.pending().tailMap(maxCommitted, false));
+    if (uncommitted.values().stream().anyMatch(ChangeCommittable::hasFiles)
+        && rolledBackPast(table, restored.seenSnapshotId())) {
+      throw new IllegalStateException(
+          "The restored state of the committer of table "
+              + table.name()
+              + " had seen snapshot "
+              + restored.seenSnapshotId()
+              + ", which the table still holds but no longer leads to (the table was rolled back"
+              + " or its branch replaced): the job's commits after its checkpoint "
+              + maxCommitted
+              + " are no longer in the table, while its state (the applied sequence and row"
+              + " location of every key) holds them; committing its pending checkpoints "
+              + uncommitted.keySet()
+              + " on top would leave their changes out. Start the job without state, or roll"
+              + " the table forward again.");
+    }
     LOG.info(
         "Restored committer of table {}: job {} committed up to checkpoint {}; committing"
             + " restored checkpoints {} now",
@@ -378,6 +394,20 @@ final class TableCommitter implements AutoCloseable {
       commits.maintainAfter(Math.min(maxCommitted, restoredCheckpointId));
     }
     return new Due(uncommitted, Long.MAX_VALUE, restored.jobId());
+  }
+
+  /**
+   * Whether the snapshot {@code seen} is still in the table but not in its current snapshot's
+   * ancestry: the table was rolled back past it (or its branch replaced). One expired since is not
+   * told apart from the history cut short, which {@link #historyShowsCommitsSince} judges.
+   */
+  private static boolean rolledBackPast(Table table, Long seen) {
+    return seen != null
+        && seen != CommitterState.NO_SNAPSHOT
+        && table.currentSnapshot() != null
+        && table.snapshot(seen) != null
+        && !org.apache.iceberg.util.SnapshotUtil.isAncestorOf(
+            table, table.currentSnapshot().snapshotId(), seen);
   }
 
   /**

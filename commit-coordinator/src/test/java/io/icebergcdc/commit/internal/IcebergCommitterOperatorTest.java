@@ -273,6 +273,33 @@ class IcebergCommitterOperatorTest {
     assertThat(snapshots()).isEmpty();
   }
 
+  /**
+   * The table rolled back past the job's latest commits, to one of its earlier ones: its pending
+   * checkpoint is not committed on top (its state holds the changes the rollback took out).
+   */
+  @Test
+  void aRestoreAfterTheTableRolledBackPastTheJobsLatestCommitsIsRefused() throws Exception {
+    var harness = open();
+    for (int checkpoint = 1; checkpoint <= 3; checkpoint++) {
+      harness.processElement(new StreamRecord<>(files("f" + checkpoint, false, 0)));
+      harness.snapshot(checkpoint, checkpoint);
+      harness.notifyOfCompletedCheckpoint(checkpoint);
+    }
+    harness.processElement(new StreamRecord<>(files("f4", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(4, 4);
+    // Checkpoint 4's commit fails; another engine rolls the table back to checkpoint 1's.
+    table.refresh();
+    long first = snapshots().get(0).snapshotId();
+    table.manageSnapshots().rollbackTo(first).commit();
+
+    assertThatThrownBy(() -> open(state, null))
+        .hasMessageContaining(table.name())
+        .hasMessageContaining("no longer leads to")
+        .hasMessageContaining("pending checkpoints [4]");
+    table.refresh();
+    assertThat(table.currentSnapshot().snapshotId()).isEqualTo(first);
+  }
+
   @Test
   void aRestoreWhoseCommitsAnotherEngineExpiredIsRefusedRatherThanCommittedTwice()
       throws Exception {
