@@ -55,10 +55,19 @@ final class CommitHistory {
     return max;
   }
 
-  /** Whether a snapshot is of run {@code runId}: any where either names no run. */
+  /**
+   * Whether a snapshot is of run {@code runId}: any where that is null; else one that names the
+   * run, or names none and is a checkpoint's commit, which every run under the job id counts. An
+   * end of input that names no run, of a build before run ids, is no later run's own: taken for it,
+   * every later run under the job id committed nothing.
+   */
   private static boolean ofRun(Map<String, String> summary, String runId) {
     String run = summary.get(SnapshotSummaryKeys.RUN_ID);
-    return runId == null || run == null || run.equals(runId);
+    if (runId == null || run != null) {
+      return runId == null || run.equals(runId);
+    }
+    return !Long.toString(TableCommitter.END_OF_INPUT_CHECKPOINT_ID)
+        .equals(summary.get(SnapshotSummaryKeys.CHECKPOINT_ID));
   }
 
   /**

@@ -1529,6 +1529,48 @@ class IcebergCommitterOperatorTest {
     assertThat(committedCheckpoints()).containsExactly(end, end);
   }
 
+  /**
+   * An end of input committed by a build before run ids names no run: a later run under the same
+   * job id commits its own end of input rather than take that one for it (it committed nothing).
+   */
+  @Test
+  void anEndOfInputThatNamesNoRunIsNoLaterRunsOwn() throws Exception {
+    org.apache.flink.api.common.JobID fixed = new org.apache.flink.api.common.JobID(0, 0);
+    IcebergCommitterOperator operator =
+        new IcebergCommitterOperator(
+            TestTables.loader(warehouse),
+            null,
+            null,
+            BoundedWrite.NONE,
+            IcebergCommitterOperator.DEFAULT_CATALOG_RETRY_TIMEOUT);
+    endInputOf(operator, fixed, "first-run");
+    // The same commit as an earlier build made it: without a run id.
+    table.refresh();
+    var earlier = table.newAppend().appendFile(TestTables.dataFile("earlier-build"));
+    table
+        .currentSnapshot()
+        .summary()
+        .forEach(
+            (key, value) -> {
+              if (key.startsWith("iceberg-cdc.") && !key.equals(SnapshotSummaryKeys.RUN_ID)) {
+                earlier.set(key, value);
+              }
+            });
+    earlier.commit();
+
+    // A run of its own: the run id is drawn when the job is built.
+    IcebergCommitterOperator later =
+        new IcebergCommitterOperator(
+            TestTables.loader(warehouse),
+            null,
+            null,
+            BoundedWrite.NONE,
+            IcebergCommitterOperator.DEFAULT_CATALOG_RETRY_TIMEOUT);
+    endInputOf(later, fixed, "later-run");
+    String end = Long.toString(IcebergCommitterOperator.END_OF_INPUT_CHECKPOINT_ID);
+    assertThat(committedCheckpoints()).containsExactly(end, end, end);
+  }
+
   private void endInputOf(
       IcebergCommitterOperator operator, org.apache.flink.api.common.JobID job, String file)
       throws Exception {
