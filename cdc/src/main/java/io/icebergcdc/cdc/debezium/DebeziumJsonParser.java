@@ -164,6 +164,7 @@ public final class DebeziumJsonParser {
   static MalformedChangeException notJson(String locator, JsonProcessingException e) {
     String reason =
         e instanceof com.fasterxml.jackson.databind.exc.MismatchedInputException
+                && e.getOriginalMessage() != null
                 && e.getOriginalMessage().startsWith("Trailing token")
             ? "more follows its value"
                 + (e.getLocation() == null ? "" : " (" + e.getLocation().offsetDescription() + ")")

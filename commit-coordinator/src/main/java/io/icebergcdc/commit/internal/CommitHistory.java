@@ -97,6 +97,32 @@ final class CommitHistory {
     return null;
   }
 
+  /**
+   * A snapshot that the given job and committer operator committed for a checkpoint after {@code
+   * checkpointId}, its latest in the current snapshot's ancestry, which the table still holds
+   * outside that ancestry: the table was rolled back past it (or its branch replaced). Null if
+   * there is none; another writer's commits rolled back do not count.
+   */
+  static Snapshot laterCommitOffTheCurrentLine(
+      Table table, String jobId, String operatorId, long checkpointId) {
+    java.util.Set<Long> line = new java.util.HashSet<>();
+    for (Snapshot snapshot : SnapshotUtil.currentAncestors(table)) {
+      line.add(snapshot.snapshotId());
+    }
+    for (Snapshot s : table.snapshots()) {
+      Map<String, String> summary = s.summary();
+      String checkpoint = summary.get(SnapshotSummaryKeys.CHECKPOINT_ID);
+      if (checkpoint != null
+          && !line.contains(s.snapshotId())
+          && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
+          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+          && Long.parseLong(checkpoint) > checkpointId) {
+        return s;
+      }
+    }
+    return null;
+  }
+
   /** Whether the table holds a snapshot of {@code operatorId} committed by another job. */
   static boolean committedByAnotherJob(Table table, String jobId, String operatorId) {
     for (Snapshot s : table.snapshots()) {

@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 import org.slf4j.Logger;
@@ -362,21 +363,30 @@ final class TableCommitter implements AutoCloseable {
     }
     NavigableMap<Long, ChangeCommittable> uncommitted =
         new TreeMap<>(restored.pending().tailMap(maxCommitted, false));
-    if (uncommitted.values().stream().anyMatch(ChangeCommittable::hasFiles)
-        && rolledBackPast(table, restored.seenSnapshotId())) {
+    Snapshot rolledBack =
+        uncommitted.values().stream().anyMatch(ChangeCommittable::hasFiles)
+            ? CommitHistory.laterCommitOffTheCurrentLine(
+                table, restored.jobId(), operatorId, maxCommitted)
+            : null;
+    if (rolledBack != null) {
       throw new IllegalStateException(
           "The restored state of the committer of table "
               + table.name()
-              + " had seen snapshot "
-              + restored.seenSnapshotId()
-              + ", which the table still holds but no longer leads to (the table was rolled back"
-              + " or its branch replaced): the job's commits after its checkpoint "
+              + " is of job "
+              + restored.jobId()
+              + ", whose commit of checkpoint "
+              + rolledBack.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)
+              + " (snapshot "
+              + rolledBack.snapshotId()
+              + ") the table still holds but no longer leads to, its latest being that of"
+              + " checkpoint "
               + maxCommitted
-              + " are no longer in the table, while its state (the applied sequence and row"
-              + " location of every key) holds them; committing its pending checkpoints "
+              + " (the table was rolled back, or its branch replaced): the job's state (the"
+              + " applied sequence and row location of every key) holds changes the table lost;"
+              + " committing its pending checkpoints "
               + uncommitted.keySet()
-              + " on top would leave their changes out. Start the job without state, or roll"
-              + " the table forward again.");
+              + " on top would leave them out. Start the job without state, or roll the table"
+              + " forward again.");
     }
     LOG.info(
         "Restored committer of table {}: job {} committed up to checkpoint {}; committing"
@@ -394,20 +404,6 @@ final class TableCommitter implements AutoCloseable {
       commits.maintainAfter(Math.min(maxCommitted, restoredCheckpointId));
     }
     return new Due(uncommitted, Long.MAX_VALUE, restored.jobId());
-  }
-
-  /**
-   * Whether the snapshot {@code seen} is still in the table but not in its current snapshot's
-   * ancestry: the table was rolled back past it (or its branch replaced). One expired since is not
-   * told apart from the history cut short, which {@link #historyShowsCommitsSince} judges.
-   */
-  private static boolean rolledBackPast(Table table, Long seen) {
-    return seen != null
-        && seen != CommitterState.NO_SNAPSHOT
-        && table.currentSnapshot() != null
-        && table.snapshot(seen) != null
-        && !org.apache.iceberg.util.SnapshotUtil.isAncestorOf(
-            table, table.currentSnapshot().snapshotId(), seen);
   }
 
   /**

@@ -300,6 +300,39 @@ class IcebergCommitterOperatorTest {
     assertThat(table.currentSnapshot().snapshotId()).isEqualTo(first);
   }
 
+  /**
+   * Another writer's commit rolled back, the job's own all still in the table: the restore commits
+   * its pending checkpoint (the snapshot it had seen, the other writer's, is off the table's line
+   * now, which says nothing of the job's commits).
+   */
+  @Test
+  void aRestoreAfterAnotherWritersCommitWasRolledBackCommits() throws Exception {
+    // The table as read at checkpoint 2, after an idle spell, is the other writer's commit.
+    Duration fresh = SnapshotCommitter.seenFreshFor;
+    SnapshotCommitter.seenFreshFor = Duration.ZERO;
+    try {
+      anotherWritersCommitRolledBack();
+    } finally {
+      SnapshotCommitter.seenFreshFor = fresh;
+    }
+  }
+
+  private void anotherWritersCommitRolledBack() throws Exception {
+    var harness = open();
+    harness.processElement(new StreamRecord<>(files("f1", false, 0)));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    table.refresh();
+    long jobs = table.currentSnapshot().snapshotId();
+    table.newAppend().appendFile(TestTables.dataFile("another-writer")).commit();
+    harness.processElement(new StreamRecord<>(files("f2", false, 0)));
+    OperatorSubtaskState state = harness.snapshot(2, 2);
+    table.manageSnapshots().rollbackTo(jobs).commit();
+
+    open(state, null);
+    assertThat(committedCheckpoints()).containsExactly("1", "2");
+  }
+
   @Test
   void aRestoreWhoseCommitsAnotherEngineExpiredIsRefusedRatherThanCommittedTwice()
       throws Exception {

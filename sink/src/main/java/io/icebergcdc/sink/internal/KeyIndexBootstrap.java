@@ -66,8 +66,8 @@ final class KeyIndexBootstrap<K> {
     try (CloseableIterable<Record> rows = IcebergGenerics.read(table).project(projection).build()) {
       for (Record row : rows) {
         // The key's positions are the rows' schema's, which may differ from the table's (a column
-        // the table dropped that the job's rows still have): its key fields are read by name.
-        GenericRowData keyRow = KeyRows.fromRecord(schema.schema(), keyPositions, row);
+        // the table dropped that the job's rows still have): its key fields are found by id.
+        GenericRowData keyRow = KeyRows.fromRecord(schema.schema(), tableSchema, keyPositions, row);
         RowKey rowKey = schema.keyOf(keyRow);
         K key = keySelector.keyOf(rowKey, keyRow);
         if (!owns(stateKey.apply(key), task)) {

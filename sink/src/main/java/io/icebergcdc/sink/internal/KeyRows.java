@@ -24,11 +24,18 @@ final class KeyRows {
 
   private KeyRows() {}
 
-  static GenericRowData fromRecord(Schema schema, int[] keyPositions, Record record) {
+  /**
+   * A row of {@code schema} holding the key columns at {@code keyPositions}, read from a record of
+   * {@code read}, the table's schema: each by its field id, under the name the table gives it now
+   * (renamed since, say).
+   */
+  static GenericRowData fromRecord(Schema schema, Schema read, int[] keyPositions, Record record) {
     GenericRowData row = new GenericRowData(schema.columns().size());
     for (int pos : keyPositions) {
       Types.NestedField field = schema.columns().get(pos);
-      row.setField(pos, toInternal(record.getField(field.name()), field.type()));
+      Types.NestedField inTable = read.findField(field.fieldId());
+      String name = inTable == null ? field.name() : inTable.name();
+      row.setField(pos, toInternal(record.getField(name), field.type()));
     }
     return row;
   }

@@ -67,21 +67,27 @@ class KeyIndexBootstrapTest {
     table.newAppend().appendFile(file).commit();
     table.updateSchema().deleteColumn("note").commit();
 
+    ChangeSchema schema = new ChangeSchema(written);
+    List<String> expected =
+        List.of(
+            schema.keyOf(GenericRowData.of(null, 7L, null)) + "@0",
+            schema.keyOf(GenericRowData.of(null, 8L, null)) + "@1");
+    assertThat(loaded(table, schema)).containsExactlyInAnyOrderElementsOf(expected);
+
+    // The key column renamed in the table since: found by its field id.
+    table.updateSchema().renameColumn("id", "ident").commit();
+    assertThat(loaded(table, schema)).containsExactlyInAnyOrderElementsOf(expected);
+  }
+
+  /** The keys the bootstrap loads from the table, as {@code key@position}. */
+  private static List<String> loaded(Table table, ChangeSchema schema) throws Exception {
     List<String> loaded = new ArrayList<>();
     new KeyIndexBootstrap<RowKey>(
-            new ChangeSchema(written),
-            new RowKeySelector(),
-            new TaskInfoImpl("writer", 128, 0, 1, 0),
-            key -> key)
+            schema, new RowKeySelector(), new TaskInfoImpl("writer", 128, 0, 1, 0), key -> key)
         .load(
             table,
             location -> location,
             (key, location, position) -> loaded.add(key + "@" + position));
-
-    ChangeSchema schema = new ChangeSchema(written);
-    assertThat(loaded)
-        .containsExactlyInAnyOrder(
-            schema.keyOf(GenericRowData.of(null, 7L, null)) + "@0",
-            schema.keyOf(GenericRowData.of(null, 8L, null)) + "@1");
+    return loaded;
   }
 }
