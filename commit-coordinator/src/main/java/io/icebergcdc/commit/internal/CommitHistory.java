@@ -30,9 +30,7 @@ final class CommitHistory {
   static long maxCommittedCheckpointId(Table table, String jobId, String operatorId, String runId) {
     for (Snapshot snapshot : SnapshotUtil.currentAncestors(table)) {
       Map<String, String> summary = snapshot.summary();
-      if (jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
-          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
-          && ofRun(summary, runId)) {
+      if (committedBy(summary, jobId, operatorId) && ofRun(summary, runId)) {
         String checkpoint = summary.get(SnapshotSummaryKeys.CHECKPOINT_ID);
         if (checkpoint != null) {
           return Long.parseLong(checkpoint);
@@ -45,14 +43,17 @@ final class CommitHistory {
     for (Snapshot s : table.snapshots()) {
       Map<String, String> summary = s.summary();
       String checkpoint = summary.get(SnapshotSummaryKeys.CHECKPOINT_ID);
-      if (checkpoint != null
-          && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
-          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
-          && ofRun(summary, runId)) {
+      if (checkpoint != null && committedBy(summary, jobId, operatorId) && ofRun(summary, runId)) {
         max = Math.max(max, Long.parseLong(checkpoint));
       }
     }
     return max;
+  }
+
+  /** Whether a snapshot's summary names the given job and committer operator. */
+  private static boolean committedBy(Map<String, String> summary, String jobId, String operatorId) {
+    return jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
+        && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID));
   }
 
   /**
@@ -88,8 +89,7 @@ final class CommitHistory {
     for (Snapshot snapshot : SnapshotUtil.currentAncestors(table)) {
       Map<String, String> summary = snapshot.summary();
       if (checkpoint.equals(summary.get(SnapshotSummaryKeys.CHECKPOINT_ID))
-          && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
-          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+          && committedBy(summary, jobId, operatorId)
           && ofRun(summary, runId)) {
         return snapshot;
       }
@@ -114,8 +114,7 @@ final class CommitHistory {
       String checkpoint = summary.get(SnapshotSummaryKeys.CHECKPOINT_ID);
       if (checkpoint != null
           && !line.contains(s.snapshotId())
-          && jobId.equals(summary.get(SnapshotSummaryKeys.JOB_ID))
-          && operatorId.equals(summary.get(SnapshotSummaryKeys.OPERATOR_ID))
+          && committedBy(summary, jobId, operatorId)
           && Long.parseLong(checkpoint) > checkpointId) {
         return s;
       }

@@ -308,10 +308,19 @@ class IcebergCommitterOperatorTest {
   @Test
   void aRestoreAfterAnotherWritersCommitWasRolledBackCommits() throws Exception {
     // The table as read at checkpoint 2, after an idle spell, is the other writer's commit.
+    afterIdleSpells(this::anotherWritersCommitRolledBack);
+  }
+
+  /**
+   * Runs {@code test} as if an idle spell longer than the table as loaded stays fresh came before
+   * each checkpoint: the committer reads the table again at every checkpoint with files.
+   */
+  private static void afterIdleSpells(
+      org.apache.flink.util.function.ThrowingRunnable<Exception> test) throws Exception {
     Duration fresh = SnapshotCommitter.seenFreshFor;
     SnapshotCommitter.seenFreshFor = Duration.ZERO;
     try {
-      anotherWritersCommitRolledBack();
+      test.run();
     } finally {
       SnapshotCommitter.seenFreshFor = fresh;
     }
@@ -1236,14 +1245,7 @@ class IcebergCommitterOperatorTest {
   @Test
   void aTableChangedAfterAnIdleSpellIsRestoredThoughAnotherEngineExpiredItsLastCommit()
       throws Exception {
-    // An idle spell longer than the time the table as loaded stays fresh.
-    Duration fresh = SnapshotCommitter.seenFreshFor;
-    SnapshotCommitter.seenFreshFor = Duration.ZERO;
-    try {
-      aTableChangedAfterAnIdleSpell();
-    } finally {
-      SnapshotCommitter.seenFreshFor = fresh;
-    }
+    afterIdleSpells(this::aTableChangedAfterAnIdleSpell);
   }
 
   private void aTableChangedAfterAnIdleSpell() throws Exception {

@@ -272,13 +272,22 @@ final class KeyIndex {
     if (slot < 0) {
       return slot;
     }
-    int base = slot * STRIDE;
-    boolean deleted = ((slots[base + META] >>> 16) & DELETED) != 0;
-    if (deleted && pendingAt(slot) == 0 && expired(slots[base + POSITION], now)) {
+    if (isExpiredTombstone(slot, now)) {
       removeSlot(slot);
       return -1;
     }
     return slot;
+  }
+
+  /**
+   * Whether {@code slot} holds a tombstone expired at {@code now} that no pending change holds (a
+   * reserved slot holds none: its put rewrites the flags).
+   */
+  private boolean isExpiredTombstone(int slot, long now) {
+    int base = slot * STRIDE;
+    return ((slots[base + META] >>> 16) & DELETED) != 0
+        && pendingAt(slot) == 0
+        && expired(slots[base + POSITION], now);
   }
 
   /** What was applied to the key of {@code slot}: null if nothing yet (its changes pending). */
@@ -493,13 +502,7 @@ final class KeyIndex {
     int removed = 0;
     int slot = 0;
     while (slot <= mask) {
-      int base = slot * STRIDE;
-      int flags = (int) (slots[base + META] >>> 16) & 0xff;
-      if (slots[base + HASH] != 0
-          && (flags & DELETED) != 0
-          && (flags & RESERVED) == 0
-          && pendingAt(slot) == 0
-          && expired(slots[base + POSITION], now)) {
+      if (slots[slot * STRIDE + HASH] != 0 && isExpiredTombstone(slot, now)) {
         // A later entry of the probe run may move into the slot: it is looked at next.
         removeSlot(slot);
         removed++;
