@@ -164,15 +164,21 @@ final class ChunkQueries {
   /** The columns the table has in the source now, in its order, with their types. */
   java.util.LinkedHashMap<String, SourceColumn> sourceColumns(java.sql.Connection connection)
       throws SQLException {
-    java.util.LinkedHashMap<String, SourceColumn> columns = new java.util.LinkedHashMap<>();
     try (java.sql.Statement statement = connection.createStatement();
         ResultSet empty = statement.executeQuery("SELECT * FROM " + qualified + " WHERE 1 = 0")) {
-      java.sql.ResultSetMetaData meta = empty.getMetaData();
-      for (int i = 1; i <= meta.getColumnCount(); i++) {
-        columns.put(
-            meta.getColumnName(i),
-            new SourceColumn(meta.getColumnType(i), meta.getPrecision(i), meta.getScale(i)));
-      }
+      return columnsOf(empty);
+    }
+  }
+
+  /** The columns of {@code result} with their types, as the source gave them to the query. */
+  static java.util.LinkedHashMap<String, SourceColumn> columnsOf(ResultSet result)
+      throws SQLException {
+    java.util.LinkedHashMap<String, SourceColumn> columns = new java.util.LinkedHashMap<>();
+    java.sql.ResultSetMetaData meta = result.getMetaData();
+    for (int i = 1; i <= meta.getColumnCount(); i++) {
+      columns.put(
+          meta.getColumnName(i),
+          new SourceColumn(meta.getColumnType(i), meta.getPrecision(i), meta.getScale(i)));
     }
     return columns;
   }

@@ -175,6 +175,31 @@ final class ChunkReader implements AutoCloseable {
     statement = table.rows(connection, chunk, snapshot.fetchRows());
     result = statement.executeQuery();
     batchRows = 0;
+    if (routes.evolutionOf(route) == null
+        || table.widened(ChunkQueries.columnsOf(result)).isEmpty()) {
+      return;
+    }
+    // Widened in the source after the chunk looked at its columns (between two of its batches):
+    // read in the narrower type, a wider value would be refused as a bad row or rounded. The chunk
+    // is read again from where it is, in the type the schema follows to.
+    LOG.info("{} of {}: a column was widened in the source while it was read", chunk, table.name());
+    reconnect();
+    followSchema(chunk.topic());
+    connection.setAutoCommit(table.bounded());
+    statement = table.rows(connection, chunk, snapshot.fetchRows());
+    result = statement.executeQuery();
+  }
+
+  /**
+   * Ends the connection and opens another, dropping the result being read (which MySQL's driver
+   * would otherwise read to its end first).
+   */
+  private void reconnect() throws SQLException {
+    connection.abort(Runnable::run);
+    result = null;
+    statement = null;
+    connection = database.connect();
+    connection.setReadOnly(true);
   }
 
   /**
