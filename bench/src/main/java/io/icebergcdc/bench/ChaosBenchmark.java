@@ -249,8 +249,7 @@ public final class ChaosBenchmark {
                 before.stream().filter(c -> c.owner() != null).count(),
                 chaos.firstMetadataBytes,
                 "%METADATA%"));
-        chaos.startChild(
-            Checkpoints.latest(chaos.checkpointDir).map(Path::toString).orElse(null), true);
+        chaos.startChild(Checkpoints.latest(chaos.checkpointDir).orElse(null), true);
         producer.allow(Integer.MAX_VALUE / 2);
         producer.awaitAllSent(Duration.ofMinutes(5));
         Table table = chaos.catalog.loadTable(TABLE);
@@ -289,7 +288,7 @@ public final class ChaosBenchmark {
     switch (kind) {
       case "sigkill" -> {
         kill();
-        startChild(Checkpoints.latest(checkpointDir).map(Path::toString).orElse(null), false);
+        startChild(Checkpoints.latest(checkpointDir).orElse(null), false);
         return null;
       }
       case "catalog-outage" -> {
@@ -477,7 +476,7 @@ public final class ChaosBenchmark {
                 + "), see "
                 + log(children)
                 + "; starting it again");
-        startChild(Checkpoints.latest(checkpointDir).map(Path::toString).orElse(null), false);
+        startChild(Checkpoints.latest(checkpointDir).orElse(null), false);
       }
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException(

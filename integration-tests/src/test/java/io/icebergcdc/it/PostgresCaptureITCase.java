@@ -7,6 +7,7 @@ import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.pipeline.JobRunner;
+import io.icebergcdc.jobs.pipeline.PipelineComposer;
 import java.nio.file.Path;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -171,7 +172,7 @@ class PostgresCaptureITCase extends CaptureScenario {
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
     execute("UPDATE inventory.customers SET visits = 1 WHERE id = 1");
     awaitEqual(job, pipeline, Duration.ofSeconds(60));
-    Path early = Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow();
+    Path early = Path.of(Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow());
     Path kept = dir.resolve("kept-checkpoint");
     copyDirectory(early, kept);
 
@@ -426,6 +427,27 @@ class PostgresCaptureITCase extends CaptureScenario {
         .isFalse();
   }
 
+  /**
+   * Two source tables named into one Iceberg table (a template without the schema) are refused
+   * before any table is created or changed: the existing table keeps its schema, where it once took
+   * the second table's columns before the refusal.
+   */
+  @Test
+  void refusesTwoTablesNamedIntoOneBeforeItChangesEither() throws Exception {
+    execute("CREATE SCHEMA other", "CREATE TABLE other.customers (id int PRIMARY KEY, extra text)");
+    PipelineComposer.compose(job(source(List.of("inventory\\.customers")), "cdc.{table}", null));
+    TableIdentifier customers = TableIdentifier.of("cdc", "customers");
+    org.apache.iceberg.Schema before = catalog(job(null)).loadTable(customers).schema();
+
+    JobDefinition both =
+        job(source(List.of("inventory\\.customers", "other\\.customers")), "cdc.{table}", null);
+    assertThatThrownBy(() -> PipelineComposer.compose(both))
+        .isInstanceOf(io.icebergcdc.jobs.definition.JobDefinitionException.class)
+        .hasMessageContaining("are both named into table cdc.customers");
+    org.apache.iceberg.Schema after = catalog(both).loadTable(customers).schema();
+    assertThat(after.sameSchema(before)).as("%s unchanged from %s", after, before).isTrue();
+  }
+
   @Test
   void tablesWhoseNamesNoKafkaTopicCanHoldKeepTheirOwnChanges() throws Exception {
     super.tablesWhoseNamesNoKafkaTopicCanHoldKeepTheirOwnChanges();
@@ -448,6 +470,11 @@ class PostgresCaptureITCase extends CaptureScenario {
 
   /** The inventory schema's tables, with the source's defaults. */
   private static DatabaseSource source() {
+    return source(List.of("inventory\\..*"));
+  }
+
+  /** The tables {@code tables} match, with the source's defaults. */
+  private static DatabaseSource source(List<String> tables) {
     return new DatabaseSource(
         DatabaseSource.Kind.POSTGRES,
         "127.0.0.1",
@@ -455,7 +482,7 @@ class PostgresCaptureITCase extends CaptureScenario {
         "postgres",
         null,
         DATABASE,
-        List.of("inventory\\..*"),
+        tables,
         SLOT,
         "icebergcdc_it",
         0,

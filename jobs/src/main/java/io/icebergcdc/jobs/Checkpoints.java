@@ -1,14 +1,19 @@
 package io.icebergcdc.jobs;
 
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
+import org.apache.flink.core.fs.FileStatus;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
 
-/** Finds the checkpoints that jobs left in a checkpoint directory. */
+/**
+ * Finds the checkpoints that jobs left in a checkpoint directory, a local path or any URI of a file
+ * system Flink has ({@code s3://}, {@code hdfs://}, {@code file://}).
+ */
 public final class Checkpoints {
 
   private Checkpoints() {}
@@ -16,64 +21,106 @@ public final class Checkpoints {
   /**
    * The newest completed checkpoint ({@code <job id>/chk-<n>} with its {@code _metadata}) under a
    * checkpoint directory, across the jobs that wrote there: the one whose metadata was written
-   * last.
+   * last. A local checkpoint is given as its absolute path, another as its URI.
+   *
+   * @throws UncheckedIOException if the directory's file system cannot be reached or listed
    */
-  public static Optional<Path> latest(String checkpointDirectory) {
-    Path root = Paths.get(checkpointDirectory);
-    if (!Files.isDirectory(root)) {
-      return Optional.empty();
-    }
-    try (Stream<Path> jobs = Files.list(root)) {
-      return newest(jobs.filter(Files::isDirectory).flatMap(Checkpoints::completed));
+  public static Optional<String> latest(String checkpointDirectory) {
+    Path root = new Path(checkpointDirectory);
+    try {
+      FileSystem fs = root.getFileSystem();
+      List<Path> checkpoints = new ArrayList<>();
+      for (FileStatus job : list(fs, root)) {
+        if (job.isDir()) {
+          checkpoints.addAll(completed(fs, job.getPath()));
+        }
+      }
+      return newest(fs, checkpoints);
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(
+          "cannot list the checkpoints in " + checkpointDirectory + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Whether {@code location} (a checkpoint or savepoint to restore from) is known not to exist: its
+   * file system answers that there is nothing there. False where the file system cannot be asked
+   * here (a scheme whose file system only the cluster has), which leaves the answer to Flink.
+   */
+  public static boolean missing(String location) {
+    Path path = new Path(location);
+    try {
+      return !path.getFileSystem().exists(path);
+    } catch (IOException | RuntimeException e) {
+      return false;
     }
   }
 
   /** The newest completed checkpoint of one job under a checkpoint directory. */
-  public static Optional<Path> latestOf(String checkpointDirectory, String jobId) {
-    Path job = Paths.get(checkpointDirectory, jobId);
-    if (!Files.isDirectory(job)) {
-      return Optional.empty();
+  public static Optional<String> latestOf(String checkpointDirectory, String jobId) {
+    Path job = new Path(checkpointDirectory, jobId);
+    try {
+      FileSystem fs = job.getFileSystem();
+      return newest(fs, completed(fs, job));
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "cannot list the checkpoints of job " + jobId + " in " + checkpointDirectory, e);
     }
-    return newest(completed(job));
   }
 
   /**
    * The checkpoint whose metadata was written last; one that a running job removes meanwhile (a
    * subsumed checkpoint) is not among them.
    */
-  private static Optional<Path> newest(Stream<Path> checkpoints) {
-    return checkpoints
-        .map(checkpoint -> java.util.Map.entry(checkpoint, metadataTime(checkpoint)))
-        .filter(entry -> entry.getValue() >= 0)
-        .max(java.util.Map.Entry.comparingByValue())
-        .map(entry -> entry.getKey().toAbsolutePath());
+  private static Optional<String> newest(FileSystem fs, List<Path> checkpoints) throws IOException {
+    Path newest = null;
+    long newestTime = -1;
+    for (Path checkpoint : checkpoints) {
+      long time = metadataTime(fs, checkpoint);
+      if (time >= 0 && (newest == null || time > newestTime)) {
+        newest = checkpoint;
+        newestTime = time;
+      }
+    }
+    if (newest == null) {
+      return Optional.empty();
+    }
+    Path qualified = newest.makeQualified(fs);
+    return Optional.of(
+        "file".equals(qualified.toUri().getScheme())
+            ? new java.io.File(qualified.toUri()).getAbsolutePath()
+            : qualified.toString());
   }
 
-  private static Stream<Path> completed(Path jobDirectory) {
-    try (Stream<Path> children = Files.list(jobDirectory)) {
-      // A job directory that a finished job's cleanup removes meanwhile has none.
-      return children
-          .filter(p -> p.getFileName().toString().startsWith("chk-"))
-          .filter(p -> Files.isRegularFile(p.resolve("_metadata")))
-          .toList()
-          .stream();
-    } catch (java.nio.file.NoSuchFileException e) {
-      return Stream.empty();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+  /** The completed checkpoints of one job: those with their metadata. */
+  private static List<Path> completed(FileSystem fs, Path jobDirectory) throws IOException {
+    List<Path> completed = new ArrayList<>();
+    // A job directory that a finished job's cleanup removes meanwhile has none.
+    for (FileStatus child : list(fs, jobDirectory)) {
+      if (child.isDir() && child.getPath().getName().startsWith("chk-")) {
+        completed.add(child.getPath());
+      }
+    }
+    return completed;
+  }
+
+  /** The directory's entries; none if it does not exist (or no longer does). */
+  private static FileStatus[] list(FileSystem fs, Path directory) throws IOException {
+    try {
+      FileStatus[] children = fs.listStatus(directory);
+      return children == null ? new FileStatus[0] : children;
+    } catch (FileNotFoundException e) {
+      return new FileStatus[0];
     }
   }
 
-  /** When the checkpoint's metadata was written; -1 if it is gone. */
-  private static long metadataTime(Path checkpoint) {
+  /** When the checkpoint's metadata was written; -1 if it has none (yet, or any longer). */
+  private static long metadataTime(FileSystem fs, Path checkpoint) throws IOException {
     try {
-      return Files.getLastModifiedTime(checkpoint.resolve("_metadata")).toMillis();
-    } catch (java.nio.file.NoSuchFileException e) {
+      FileStatus metadata = fs.getFileStatus(new Path(checkpoint, "_metadata"));
+      return metadata.isDir() ? -1 : metadata.getModificationTime();
+    } catch (FileNotFoundException e) {
       return -1;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
   }
 }

@@ -261,6 +261,14 @@ final class ApplyCommand {
                   + kafka.topicPattern()
                   + ": the job would read its own dead letters");
         }
+        if (deadLetterTopic != null
+            && kafka.topics() != null
+            && kafka.topics().contains(deadLetterTopic)) {
+          throw new Arguments.UsageException(
+              "apply: --dead-letter-topic "
+                  + deadLetterTopic
+                  + " is one of --topics: the job would read its own dead letters");
+        }
       }
       default -> {
         definition = database(DatabaseSource.Kind.of(source), args);
@@ -349,6 +357,11 @@ final class ApplyCommand {
   private static DatabaseSource database(DatabaseSource.Kind kind, Arguments args) {
     boolean postgres = kind == DatabaseSource.Kind.POSTGRES;
     String name = args.optional("name", kind.name().toLowerCase(Locale.ROOT));
+    if (!name.matches("[a-zA-Z0-9_.\\-]+")) {
+      // Debezium's rule for a topic prefix, which the name is; refused by the connector only once
+      // the job runs, after the tables (and a slot and publication) were made.
+      throw args.invalid("name", name, "letters, digits, _, . and - (the changes' topic prefix)");
+    }
     String slot = postgres ? args.optional("slot", "iceberg_cdc_" + name) : null;
     if (slot != null && !slot.matches("[a-z0-9_]{1,63}")) {
       // PostgreSQL's rule for slot names; refused here, before a table or publication is made.

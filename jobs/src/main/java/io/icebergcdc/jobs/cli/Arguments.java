@@ -65,6 +65,17 @@ final class Arguments {
               command + ": --" + name + " needs a value (" + flag.value() + ")");
         }
       }
+      if (value.isBlank()) {
+        // An unset variable ("--warehouse $W"): taken as the current directory, or as "on" for a
+        // dead-letter path, it would quietly mean something the user did not write.
+        throw new UsageException(
+            command
+                + ": --"
+                + name
+                + " is given an empty value; give "
+                + flag.value()
+                + " or leave the flag out");
+      }
       List<String> given = values.computeIfAbsent(name, n -> new ArrayList<>());
       if (!given.isEmpty() && !flag.repeatable()) {
         throw new UsageException(command + ": --" + name + " is given twice");
@@ -132,6 +143,40 @@ final class Arguments {
       return Integer.parseInt(value.trim());
     } catch (NumberFormatException e) {
       throw invalid(name, value, "a whole number");
+    }
+  }
+
+  /** A whole number of 64 bits; {@code fallback} when the flag is not given. */
+  long longValue(String name, long fallback) {
+    String value = optional(name, null);
+    if (value == null) {
+      return fallback;
+    }
+    try {
+      return Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      throw invalid(name, value, "a whole number");
+    }
+  }
+
+  /**
+   * A size with its unit ({@code 64mb}, {@code 1gb}); 0 where {@code zeroAllowed}. A bare number is
+   * refused: Flink would read {@code 64} as 64 bytes.
+   */
+  org.apache.flink.configuration.MemorySize size(String name, String example, boolean zeroAllowed) {
+    String value = optional(name, null);
+    if (value == null) {
+      return null;
+    }
+    String expected = "a size with its unit, such as " + example + (zeroAllowed ? ", or 0" : "");
+    String trimmed = value.trim();
+    if (trimmed.matches("\\d+") && !(zeroAllowed && Long.parseLong(trimmed) == 0)) {
+      throw invalid(name, value, expected);
+    }
+    try {
+      return org.apache.flink.configuration.MemorySize.parse(trimmed);
+    } catch (IllegalArgumentException e) {
+      throw invalid(name, value, expected);
     }
   }
 

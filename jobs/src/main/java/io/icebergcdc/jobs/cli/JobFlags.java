@@ -145,22 +145,13 @@ final class JobFlags {
         throw args.invalid("compaction-deleted-ratio", ratio, "a number above 0");
       }
     }
-    String cacheSize = args.optional("compaction-cache-size", null);
+    MemorySize cacheSize = args.size("compaction-cache-size", "64mb", false);
     if (cacheSize != null) {
-      try {
-        options.set(SinkOptions.COMPACTION_CACHE_SIZE, MemorySize.parse(cacheSize.trim()));
-      } catch (IllegalArgumentException e) {
-        throw args.invalid("compaction-cache-size", cacheSize, "a size such as 64mb or 1gb");
-      }
+      options.set(SinkOptions.COMPACTION_CACHE_SIZE, cacheSize);
     }
-    String smallFileSize = args.optional("compaction-small-file-size", null);
+    MemorySize smallFileSize = args.size("compaction-small-file-size", "32mb", true);
     if (smallFileSize != null) {
-      try {
-        options.set(SinkOptions.COMPACTION_SMALL_FILE_SIZE, MemorySize.parse(smallFileSize.trim()));
-      } catch (IllegalArgumentException e) {
-        throw args.invalid(
-            "compaction-small-file-size", smallFileSize, "a size such as 32mb or 0 (none)");
-      }
+      options.set(SinkOptions.COMPACTION_SMALL_FILE_SIZE, smallFileSize);
     }
     if (args.has("commit-catalog-retry-timeout")) {
       options.set(
@@ -180,7 +171,7 @@ final class JobFlags {
       options.set(DedupOptions.ON_AMBIGUOUS_CHANGE, ambiguous);
     }
     if (args.has("index-max-keys")) {
-      options.set(DedupOptions.INDEX_MAX_KEYS, (long) args.intValue("index-max-keys", 0));
+      options.set(DedupOptions.INDEX_MAX_KEYS, args.longValue("index-max-keys", 0));
     }
     Boolean ignorePosition = args.bool("ignore-table-position");
     if (ignorePosition != null) {
@@ -303,17 +294,34 @@ final class JobFlags {
   /** The checkpoint to resume from: the flag's, or the newest in the directory for latest. */
   private static String restoreFrom(Arguments args, String checkpointDirectory) {
     String restoreFrom = args.optional("restore-from", null);
-    if ("latest".equals(restoreFrom)) {
+    if (restoreFrom != null && !"latest".equalsIgnoreCase(restoreFrom)) {
+      if (Checkpoints.missing(restoreFrom)) {
+        // Refused before the job makes any table, not by Flink when it submits the job.
+        throw new Arguments.UsageException(
+            args.command()
+                + ": --restore-from "
+                + restoreFrom
+                + ": nothing is there; give a checkpoint or savepoint (its directory or its"
+                + " _metadata), or latest");
+      }
+      return restoreFrom;
+    }
+    if (restoreFrom != null) {
+      Optional<String> latest;
+      try {
+        latest = Checkpoints.latest(checkpointDirectory);
+      } catch (java.io.UncheckedIOException e) {
+        throw new Arguments.UsageException(
+            args.command() + ": --restore-from latest, but " + e.getMessage());
+      }
       restoreFrom =
-          Checkpoints.latest(checkpointDirectory)
-              .orElseThrow(
-                  () ->
-                      new Arguments.UsageException(
-                          args.command()
-                              + ": --restore-from latest, but "
-                              + checkpointDirectory
-                              + " holds no completed checkpoint"))
-              .toString();
+          latest.orElseThrow(
+              () ->
+                  new Arguments.UsageException(
+                      args.command()
+                          + ": --restore-from latest, but "
+                          + checkpointDirectory
+                          + " holds no completed checkpoint"));
     }
     return restoreFrom;
   }

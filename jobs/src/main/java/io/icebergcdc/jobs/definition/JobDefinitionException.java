@@ -12,4 +12,8 @@ public final class JobDefinitionException extends IllegalArgumentException {
   public JobDefinitionException(String message) {
     super(message);
   }
+
+  public JobDefinitionException(String message, Throwable cause) {
+    super(message, cause);
+  }
 }

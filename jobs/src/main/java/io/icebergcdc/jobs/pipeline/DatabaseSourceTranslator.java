@@ -63,11 +63,17 @@ final class DatabaseSourceTranslator implements SourceTranslator {
     DebeziumSource.checkSource(
         source.debeziumProperties(captured, false),
         captured.stream().map(t -> new TableListing.Name(t.namespace(), t.name())).toList());
+    Map<String, TableIdentifier> tableOf = new LinkedHashMap<>();
+    for (CapturedTable table : captured) {
+      tableOf.put(
+          table.topic(source.name()),
+          TableIdentifier.parse(
+              job.tables().nameOf(table.namespace(), table.name(), source.database())));
+    }
+    SinkTranslator.refuseSourcesSharingATable(tableOf);
     List<TableTarget> targets = new ArrayList<>();
     for (CapturedTable table : captured) {
-      TableIdentifier identifier =
-          TableIdentifier.parse(
-              job.tables().nameOf(table.namespace(), table.name(), source.database()));
+      TableIdentifier identifier = tableOf.get(table.topic(source.name()));
       TableChecks.check(catalog, identifier, table.schema(), job.tables(), job.sinkOptions());
       Table iceberg =
           preparation.createOrLoad(

@@ -240,7 +240,26 @@ final class FileSourceTranslator implements SourceTranslator {
     }
     JsonNode root = first.root();
     if (root.has("schema") && root.has("payload")) {
-      return DebeziumSchemas.toIcebergSchema(root.get("schema"), job.tables().primaryKey());
+      List<String> primaryKey = job.tables().primaryKey();
+      java.util.Set<String> columns =
+          DebeziumSchemas.toIcebergSchema(root.get("schema"), List.of()).columns().stream()
+              .map(org.apache.iceberg.types.Types.NestedField::name)
+              .collect(java.util.stream.Collectors.toSet());
+      List<String> missing = primaryKey.stream().filter(c -> !columns.contains(c)).toList();
+      if (!missing.isEmpty()) {
+        throw new io.icebergcdc.jobs.definition.JobDefinitionException(
+            "--primary-key "
+                + String.join(",", primaryKey)
+                + ": no column "
+                + String.join(", ", missing)
+                + " in the rows of the first event of "
+                + file.path()
+                + " (line "
+                + first.line()
+                + "), which has "
+                + columns.stream().sorted().toList());
+      }
+      return DebeziumSchemas.toIcebergSchema(root.get("schema"), primaryKey);
     }
     throw new IllegalArgumentException(
         "table "

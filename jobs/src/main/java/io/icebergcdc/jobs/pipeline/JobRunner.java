@@ -5,7 +5,6 @@ import io.icebergcdc.cdc.NewSourceTableException;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.definition.JobDefinition;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import org.apache.flink.core.execution.JobClient;
@@ -116,11 +115,11 @@ public final class JobRunner {
     JobExecutionException execution =
         ExceptionUtils.findThrowable(failure, JobExecutionException.class).orElse(null);
     if (execution != null) {
-      Optional<Path> own =
+      Optional<String> own =
           Checkpoints.latestOf(
               ended.runtime().checkpointDirectory(), execution.getJobID().toString());
       if (own.isPresent()) {
-        return own.get().toString();
+        return own.get();
       }
     }
     return ended.runtime().restoreFrom();

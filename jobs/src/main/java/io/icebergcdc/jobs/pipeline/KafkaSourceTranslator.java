@@ -80,9 +80,13 @@ final class KafkaSourceTranslator implements SourceTranslator {
   public List<TableTarget> prepareTables(TablePreparation preparation) throws Exception {
     List<TableTarget> targets = new ArrayList<>();
     List<String> topics = topics();
+    Map<String, TableIdentifier> tableOf = new LinkedHashMap<>();
+    topics.forEach(
+        topic -> tableOf.put(topic, TableIdentifier.parse(job.tables().nameOfTopic(topic))));
+    SinkTranslator.refuseSourcesSharingATable(tableOf);
     Map<String, String> topicIds = topicIds(topics);
     for (String topic : topics) {
-      TableIdentifier identifier = TableIdentifier.parse(job.tables().nameOfTopic(topic));
+      TableIdentifier identifier = tableOf.get(topic);
       Table table =
           tableOfTopic(
               preparation,

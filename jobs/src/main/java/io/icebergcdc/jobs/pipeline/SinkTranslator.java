@@ -74,6 +74,29 @@ final class SinkTranslator {
    *     SourceTranslator#readsInSourceOrder})
    * @param commitListener told of each table's commits (tests use it to inject failures), or null
    */
+  /**
+   * Refuses two sources of {@code tableOf} (a source's route to its table) named into one table:
+   * their changes' sequences cannot be compared, and each table has one set of operators. Sources
+   * call it before they create or change a table.
+   */
+  static void refuseSourcesSharingATable(Map<String, TableIdentifier> tableOf) {
+    Map<TableIdentifier, String> routeOf = new HashMap<>();
+    tableOf.forEach(
+        (route, table) -> {
+          String other = routeOf.put(table, route);
+          if (other != null) {
+            throw new io.icebergcdc.jobs.definition.JobDefinitionException(
+                "sources "
+                    + other
+                    + " and "
+                    + route
+                    + " are both named into table "
+                    + table
+                    + "; give the job a table template that tells them apart");
+          }
+        });
+  }
+
   static SinkTranslator of(
       List<TableTarget> targets,
       CatalogLoader catalog,
@@ -85,20 +108,10 @@ final class SinkTranslator {
     Set<String> following = new LinkedHashSet<>();
     Set<String> truncating = new LinkedHashSet<>();
     Set<String> writable = new LinkedHashSet<>();
-    Map<TableIdentifier, String> routeOf = new HashMap<>();
+    Map<String, TableIdentifier> tableOf = new LinkedHashMap<>();
+    targets.forEach(target -> tableOf.put(target.route(), target.table()));
+    refuseSourcesSharingATable(tableOf);
     for (TableTarget target : targets) {
-      String other = routeOf.put(target.table(), target.route());
-      if (other != null) {
-        // Their changes' sequences cannot be compared, and each table has one set of operators.
-        throw new io.icebergcdc.jobs.definition.JobDefinitionException(
-            "sources "
-                + other
-                + " and "
-                + target.route()
-                + " are both named into table "
-                + target.table()
-                + "; give the job a table template that tells them apart");
-      }
       Configuration options = new Configuration(sinkOptions);
       if (severalTables) {
         options.set(SinkOptions.UID_PREFIX, target.table().toString());

@@ -1,5 +1,6 @@
 package io.icebergcdc.jobs.pipeline;
 
+import io.icebergcdc.jobs.definition.JobDefinitionException;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.CdcTables;
 import java.nio.charset.StandardCharsets;
@@ -54,8 +55,12 @@ final class TablePreparation {
       List<String> primaryKey) {
     try {
       return createOrLoadTable(identifier, schema, partitionBy, formatVersion, primaryKey);
+    } catch (JobDefinitionException e) {
+      throw e;
     } catch (IllegalArgumentException e) {
-      throw e; // what the definition asks does not fit the table: its own message says so
+      // What the definition asks does not fit the table (another primary key, say): an argument
+      // error, whose own message says so.
+      throw new JobDefinitionException(e.getMessage(), e);
     } catch (RuntimeException e) {
       throw new IllegalArgumentException(
           "catalog "

@@ -61,6 +61,13 @@ class CommandLineTest {
         .isEqualTo(
             "2: error: apply: --dead-letter-topic shop.dead matches --topic-pattern shop\\..*:"
                 + " the job would read its own dead letters");
+    assertThat(
+            run(
+                concat(
+                    base, "--topics", "shop.orders,shop.dead", "--dead-letter-topic", "shop.dead")))
+        .isEqualTo(
+            "2: error: apply: --dead-letter-topic shop.dead is one of --topics: the job would read"
+                + " its own dead letters");
   }
 
   @Test
@@ -150,8 +157,18 @@ class CommandLineTest {
       "u"
     };
     // An empty list is not the default, which captures every table of the schema.
-    assertThat(run(concat(postgres, "--tables", "")))
+    assertThat(run(concat(postgres, "--tables", ",")))
         .startsWith("2: error: apply: --tables must be");
+    // An unset variable ("--dead-letter-path $D") is not the current directory.
+    assertThat(run(concat(postgres, "--tables", "")))
+        .startsWith("2: error: apply: --tables is given an empty value; give");
+    assertThat(run(concat(postgres, "--dead-letter-path=")))
+        .startsWith("2: error: apply: --dead-letter-path is given an empty value; give");
+    // The name is the changes' topic prefix, which Debezium refuses only once the job runs.
+    assertThat(run(concat(postgres, "--name", "shop db", "--slot", "s")))
+        .isEqualTo(
+            "2: error: apply: --name must be letters, digits, _, . and - (the changes' topic"
+                + " prefix), not 'shop db'");
     assertThat(run(concat(postgres, "--name", "Shop")))
         .startsWith("2: error: apply: --name must be lowercase letters, digits and _");
     assertThat(run(concat(postgres, "--slot", "my-slot")))
@@ -210,13 +227,28 @@ class CommandLineTest {
     };
     assertThat(run(concat(base, "--compaction-cache-size", "lots")))
         .isEqualTo(
-            "2: error: apply: --compaction-cache-size must be a size such as 64mb or 1gb, not"
-                + " 'lots'");
+            "2: error: apply: --compaction-cache-size must be a size with its unit, such as 64mb,"
+                + " not 'lots'");
+    // Flink reads a bare number as bytes.
+    assertThat(run(concat(base, "--compaction-small-file-size", "32")))
+        .isEqualTo(
+            "2: error: apply: --compaction-small-file-size must be a size with its unit, such as"
+                + " 32mb, or 0, not '32'");
     assertThat(run(concat(base, "--compaction-deleted-ratio", "0")))
         .startsWith("2: error: apply: --compaction-deleted-ratio is 0.0");
     assertThat(run(concat(base, "--index-max-keys", "-1")))
         .startsWith("2: error: apply: ")
         .contains("--index-max-keys is -1");
+    assertThat(
+            ApplyCommand.definition(
+                    Arguments.parse(
+                        "apply",
+                        concat(base, "--index-max-keys", "5000000000"),
+                        1,
+                        ApplyCommand.flags()))
+                .sinkOptions()
+                .get(io.icebergcdc.dedup.DedupOptions.INDEX_MAX_KEYS))
+        .isEqualTo(5_000_000_000L);
     assertThat(run(concat(base, "--maintenance-expire-snapshots-retain-last", "0")))
         .startsWith("2: error: apply: --maintenance-expire-snapshots-retain-last")
         .contains("0");
@@ -363,7 +395,44 @@ class CommandLineTest {
     Files.setLastModifiedTime(
         older.resolve("_metadata"), java.nio.file.attribute.FileTime.fromMillis(1_000));
     Files.createDirectories(dir.resolve("job-b/chk-4"));
-    assertThat(Checkpoints.latest(dir.toString())).contains(newer.toAbsolutePath());
+    assertThat(Checkpoints.latest(dir.toString())).contains(newer.toAbsolutePath().toString());
+    assertThat(Checkpoints.latest(dir.toUri().toString()))
+        .contains(newer.toAbsolutePath().toString());
+  }
+
+  /** A savepoint's directory, made in the test's directory. */
+  private String savepoint() throws java.io.IOException {
+    return Files.createDirectories(dir.resolve("savepoints/savepoint-1")).toString();
+  }
+
+  /**
+   * A checkpoint or savepoint that is not there is refused before the job makes a table; latest is
+   * taken in any case, and through a URI of the checkpoint directory.
+   */
+  @Test
+  void aCheckpointToRestoreFromThatIsNotThereIsRefusedBeforeAnyTableIsMade() throws Exception {
+    String missing = dir.resolve("savepoints/gone").toString();
+    assertThat(run(fileJob("--restore-from", missing)))
+        .isEqualTo(
+            "2: error: apply: --restore-from "
+                + missing
+                + ": nothing is there; give a checkpoint or savepoint (its directory or its"
+                + " _metadata), or latest");
+    assertThat(Files.exists(dir.resolve("w/db"))).isFalse();
+
+    Path checkpoint = Files.createDirectories(dir.resolve("checkpoints/job-a/chk-2"));
+    Files.writeString(checkpoint.resolve("_metadata"), "a");
+    String[] args =
+        fileJob(
+            "--restore-from",
+            "LATEST",
+            "--checkpoint-dir",
+            dir.resolve("checkpoints").toUri().toString());
+    assertThat(
+            ApplyCommand.definition(Arguments.parse("apply", args, 1, ApplyCommand.flags()))
+                .runtime()
+                .restoreFrom())
+        .isEqualTo(checkpoint.toAbsolutePath().toString());
   }
 
   /** The file-source command line of a table in the test's warehouse, and more flags. */
@@ -407,7 +476,32 @@ class CommandLineTest {
             "2: error: apply: --sequence-column seq is not a column of table db.items [id, v]");
     assertThat(run(fileJob("--partition-by", "bucket(16 id)")))
         .startsWith("2: error: apply: --partition-by bucket(16 id): ");
+    String[] otherKey = fileJob();
+    otherKey[otherKey.length - 1] = "nosuch";
+    assertThat(run(otherKey))
+        .isEqualTo(
+            "2: error: apply: --primary-key nosuch: no column nosuch in the rows of the first event"
+                + " of "
+                + dir.resolve("changes.jsonl")
+                + " (line 1), which has [id, v]");
     assertThat(dir.resolve("w").resolve("db").resolve("items")).doesNotExist();
+
+    // A table that exists with another key: an argument error too.
+    new org.apache.iceberg.hadoop.HadoopCatalog(
+            new org.apache.hadoop.conf.Configuration(), dir.resolve("w").toString())
+        .createTable(
+            org.apache.iceberg.catalog.TableIdentifier.of("db", "items"),
+            new org.apache.iceberg.Schema(
+                java.util.List.of(
+                    org.apache.iceberg.types.Types.NestedField.required(
+                        1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                    org.apache.iceberg.types.Types.NestedField.required(
+                        2, "v", org.apache.iceberg.types.Types.StringType.get())),
+                java.util.Set.of(2)));
+    assertThat(run(fileJob()))
+        .isEqualTo(
+            "2: error: apply: table db.items exists with primary key (identifier fields) [v], not"
+                + " [id]");
   }
 
   @Test
@@ -543,28 +637,24 @@ class CommandLineTest {
 
   @Test
   void theFileSourceResumesFromASavepointAsTheOtherSourcesDo() throws Exception {
-    String[] args = fileJob("--restore-from", "/savepoints/savepoint-1", "--format-version", "3");
+    String[] args = fileJob("--restore-from", savepoint(), "--format-version", "3");
     io.icebergcdc.jobs.definition.JobDefinition job =
         ApplyCommand.definition(Arguments.parse("apply", args, 1, ApplyCommand.flags()));
-    assertThat(job.runtime().restoreFrom()).isEqualTo("/savepoints/savepoint-1");
+    assertThat(job.runtime().restoreFrom()).isEqualTo(savepoint());
     assertThat(job.tables().formatVersion()).isEqualTo(3);
     assertThat(job.catalog().describe()).isEqualTo("hadoop warehouse " + dir.resolve("w"));
   }
 
   @Test
   void stateLeftUnclaimedIsAllowedOnlyForARestore() throws Exception {
-    String[] args =
-        fileJob("--restore-from", "/savepoints/savepoint-1", "--allow-non-restored-state", "true");
+    String[] args = fileJob("--restore-from", savepoint(), "--allow-non-restored-state", "true");
     io.icebergcdc.jobs.definition.JobDefinition job =
         ApplyCommand.definition(Arguments.parse("apply", args, 1, ApplyCommand.flags()));
     assertThat(job.runtime().allowNonRestoredState()).isTrue();
     assertThat(
             ApplyCommand.definition(
                     Arguments.parse(
-                        "apply",
-                        fileJob("--restore-from", "/savepoints/savepoint-1"),
-                        1,
-                        ApplyCommand.flags()))
+                        "apply", fileJob("--restore-from", savepoint()), 1, ApplyCommand.flags()))
                 .runtime()
                 .allowNonRestoredState())
         .isFalse();
