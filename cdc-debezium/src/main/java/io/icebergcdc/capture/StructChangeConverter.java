@@ -194,8 +194,22 @@ final class StructChangeConverter {
     GenericRowData row = new GenericRowData(columns.size());
     ColumnMask unavailable = ColumnMask.EMPTY;
     for (StructFieldConversion conversion : conversions) {
-      if (conversion.set(struct, row)) {
-        unavailable = unavailable.with(conversion.position());
+      try {
+        if (conversion.set(struct, row)) {
+          unavailable = unavailable.with(conversion.position());
+        }
+      } catch (RuntimeException e) {
+        // A before image is read for its key: where the log sent only the key, Debezium stands in
+        // for a NOT NULL column with a value of its own ("" for a uuid), which need not convert.
+        int position = conversion.position();
+        if (checkRequired
+            || position < 0
+            || changeSchema
+                .schema()
+                .identifierFieldIds()
+                .contains(columns.get(position).fieldId())) {
+          throw e;
+        }
       }
     }
     lastUnavailable = unavailable;

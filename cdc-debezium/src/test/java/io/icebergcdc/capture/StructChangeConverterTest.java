@@ -223,6 +223,27 @@ class StructChangeConverterTest {
         .containsExactly(Operation.DELETE);
     Struct keyOnly = new Struct(ROW).put("id", 8L);
     assertThat(bothWays(change("d", keyOnly, null, pgSource(12, null)))).hasSize(1);
+    // The old key only (the default replica identity): Debezium stands in for a NOT NULL uuid
+    // with "", which is no uuid; a before image is read for its key.
+    Struct standIn = new Struct(ROW).put("id", 8L).put("uid", "");
+    List<ChangeEvent> delete = bothWays(change("d", standIn, null, pgSource(14, null)));
+    assertThat(delete).extracting(ChangeEvent::operation).containsExactly(Operation.DELETE);
+    org.apache.flink.table.data.GenericRowData eight =
+        new org.apache.flink.table.data.GenericRowData(TABLE.schema().columns().size());
+    eight.setField(0, 8L);
+    assertThat(delete.get(0).key()).isEqualTo(TABLE.keyOf(eight));
+    assertThat(bothWays(change("u", standIn, fullRow(9), pgSource(15, null))).get(0).key())
+        .isEqualTo(TABLE.keyOf(eight));
+    // In an after image the same value is refused.
+    assertThatThrownBy(
+            () ->
+                new StructChangeConverter(TABLE, "public.items")
+                    .convert(
+                        change("c", null, fullRow(9).put("uid", ""), pgSource(16, null)),
+                        ENVELOPE,
+                        LOCATOR))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessageContaining("uid");
     assertThat(bothWays(change("u", fullRow(7), fullRow(9), pgSource(13, null))))
         .extracting(ChangeEvent::operation)
         .containsExactly(Operation.DELETE, Operation.INSERT);

@@ -43,7 +43,8 @@ class PostgresCaptureITCase extends CaptureScenario {
         "CREATE SCHEMA inventory",
         "CREATE TABLE inventory.customers (id serial PRIMARY KEY, name text NOT NULL,"
             + " email varchar(100), balance numeric(12,2), born date, seen timestamptz,"
-            + " created timestamp(6), active boolean, profile jsonb, token uuid, photo bytea,"
+            + " created timestamp(6), active boolean, profile jsonb,"
+            + " token uuid NOT NULL DEFAULT gen_random_uuid(), photo bytea,"
             + " score double precision, rating real, visits smallint, total bigint, opens time)",
         "CREATE TABLE inventory.order_lines (order_id int, line int, qty int NOT NULL, note text,"
             + " PRIMARY KEY (order_id, line))",

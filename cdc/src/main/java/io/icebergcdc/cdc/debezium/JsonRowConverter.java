@@ -45,13 +45,16 @@ final class JsonRowConverter {
   private final Schema schema;
   private final Map<String, Integer> positions = new HashMap<>();
   private final List<Types.NestedField> columns;
+  private final boolean[] key;
   private ColumnMask lastUnavailable = ColumnMask.EMPTY;
 
   JsonRowConverter(Schema schema) {
     this.schema = schema;
     this.columns = schema.columns();
+    this.key = new boolean[columns.size()];
     for (int i = 0; i < columns.size(); i++) {
       positions.put(columns.get(i).name(), i);
+      key[i] = schema.identifierFieldIds().contains(columns.get(i).fieldId());
     }
   }
 
@@ -59,8 +62,10 @@ final class JsonRowConverter {
    * The row for a JSON object.
    *
    * @param units the Debezium semantic type of each field, by name; empty without a schema
-   * @param checkRequired whether a required column may be absent (it may in a delete's before
-   *     image, where sources often give the key only)
+   * @param checkRequired whether a required column may be absent (it may in a before image, where
+   *     sources often give the key only); without, a value of a column outside the key that does
+   *     not convert is left out: a before image is read for its key, and where the log sent only
+   *     the key Debezium stands in for a NOT NULL column with a value of its own ("" for a uuid)
    */
   RowData convert(JsonNode object, Map<String, String> units, boolean checkRequired) {
     if (!object.isObject()) {
@@ -72,7 +77,8 @@ final class JsonRowConverter {
     Iterator<Map.Entry<String, JsonNode>> fields = object.fields();
     while (fields.hasNext()) {
       Map.Entry<String, JsonNode> field = fields.next();
-      unavailable = put(row, unavailable, position(field.getKey()), field.getValue(), units);
+      unavailable =
+          put(row, unavailable, position(field.getKey()), field.getValue(), units, checkRequired);
     }
     return finish(row, unavailable, checkRequired);
   }
@@ -97,7 +103,8 @@ final class JsonRowConverter {
         throw NotStreamed.INSTANCE;
       }
       seen[pos] = true;
-      unavailable = put(row, unavailable, pos, StreamedValues.node(parser, token), units);
+      unavailable =
+          put(row, unavailable, pos, StreamedValues.node(parser, token), units, checkRequired);
     }
     if (!parser.hasToken(JsonToken.END_OBJECT)) {
       throw NotStreamed.INSTANCE;
@@ -120,7 +127,8 @@ final class JsonRowConverter {
       ColumnMask unavailable,
       int pos,
       JsonNode value,
-      Map<String, String> units) {
+      Map<String, String> units,
+      boolean wholeRow) {
     if (value.isNull()) {
       return unavailable;
     }
@@ -131,7 +139,9 @@ final class JsonRowConverter {
     try {
       row.setField(pos, convert(value, column.type(), units.get(column.name())));
     } catch (RuntimeException e) {
-      throw UnfitValue.of(column, value.toString(), e);
+      if (wholeRow || key[pos]) {
+        throw UnfitValue.of(column, value.toString(), e);
+      }
     }
     return unavailable;
   }
