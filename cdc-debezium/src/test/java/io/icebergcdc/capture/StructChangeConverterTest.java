@@ -249,6 +249,32 @@ class StructChangeConverterTest {
         .containsExactly(Operation.DELETE, Operation.INSERT);
   }
 
+  /**
+   * A time outside a day (MySQL's {@code TIME '838:59:59'}, a negative one, PostgreSQL's {@code
+   * '24:00:00'}) is refused naming the column on both paths, as the chunked snapshot refuses it,
+   * not wrapped into another time of day.
+   */
+  @Test
+  void aTimeOutsideADayIsRefusedByBothPaths() {
+    for (long micros : new long[] {3_020_399_000_000L, -1_000_000L, 86_400_000_000L}) {
+      Struct envelope = change("c", null, fullRow(5).put("t", micros), pgSource(30, null));
+      assertThatThrownBy(
+              () ->
+                  new StructChangeConverter(TABLE, "public.items")
+                      .convert(envelope, envelope.schema(), LOCATOR))
+          .isInstanceOf(MalformedChangeException.class)
+          .hasMessageContaining("column 't'")
+          .hasMessageContaining("a time of day");
+      assertThatThrownBy(() -> viaJson(envelope))
+          .isInstanceOf(MalformedChangeException.class)
+          .hasMessageContaining("column 't'")
+          .hasMessageContaining("a time of day");
+    }
+    assertThat(
+            bothWays(change("c", null, fullRow(5).put("t", 86_399_999_999L), pgSource(31, null))))
+        .hasSize(1);
+  }
+
   @Test
   void mysqlPositionsConvertAsTheJsonPathDoes() {
     Struct source =

@@ -24,15 +24,28 @@ public final class DebeziumTemporal {
 
   private DebeziumTemporal() {}
 
-  /** A time of day in milliseconds, from a number in the unit's scale. */
+  private static final long MILLIS_PER_DAY = 86_400_000L;
+
+  /**
+   * A time of day in milliseconds, from a number in the unit's scale.
+   *
+   * @throws IllegalArgumentException for a time outside a day (a MySQL {@code TIME '838:59:59'}, a
+   *     negative one, PostgreSQL's {@code '24:00:00'}), which a time of day cannot hold
+   */
   public static int timeMillis(long raw, String unit) {
+    long millis;
     if ("io.debezium.time.Time".equals(unit) || "org.apache.kafka.connect.data.Time".equals(unit)) {
-      return (int) raw;
+      millis = raw;
+    } else if ("io.debezium.time.NanoTime".equals(unit)) {
+      millis = Math.floorDiv(raw, 1_000_000L);
+    } else {
+      millis = Math.floorDiv(raw, 1_000L);
     }
-    if ("io.debezium.time.NanoTime".equals(unit)) {
-      return (int) (raw / 1_000_000L);
+    if (millis < 0 || millis >= MILLIS_PER_DAY) {
+      throw new IllegalArgumentException(
+          "a time of day is from 00:00 to 23:59:59.999999, not " + raw + " (" + unit + ")");
     }
-    return (int) (raw / 1_000L);
+    return (int) millis;
   }
 
   /** A time of day in milliseconds, from ISO-8601 text. */
