@@ -1,5 +1,6 @@
 package io.icebergcdc.sink;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -43,7 +44,24 @@ public final class WriteProperties {
           TableProperties.PARQUET_PAGE_SIZE_BYTES,
           TableProperties.PARQUET_PAGE_ROW_LIMIT,
           TableProperties.PARQUET_DICT_SIZE_BYTES,
+          TableProperties.PARQUET_PAGE_VERSION,
+          TableProperties.PARQUET_ROW_GROUP_CHECK_MIN_RECORD_COUNT,
+          TableProperties.PARQUET_ROW_GROUP_CHECK_MAX_RECORD_COUNT,
+          TableProperties.PARQUET_BLOOM_FILTER_MAX_BYTES,
+          TableProperties.PARQUET_SHRED_VARIANTS,
+          TableProperties.PARQUET_VARIANT_BUFFER_SIZE,
           TableProperties.WRITE_DISTRIBUTION_MODE);
+
+  /**
+   * The per-column Parquet properties of Iceberg's writers (bloom filters, column statistics),
+   * followed by a column's name: the writers are Iceberg's, which honour them.
+   */
+  static final List<String> KNOWN_PREFIXES =
+      List.of(
+          TableProperties.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX,
+          TableProperties.PARQUET_BLOOM_FILTER_COLUMN_FPP_PREFIX,
+          TableProperties.PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX,
+          TableProperties.PARQUET_COLUMN_STATS_ENABLED_PREFIX);
 
   /** The short names a write may use for the most common properties. */
   public static final Map<String, String> ALIASES =
@@ -201,9 +219,17 @@ public final class WriteProperties {
     for (Map.Entry<String, String> property : properties.entrySet()) {
       String key = property.getKey();
       if ((key.startsWith("write.parquet.") || key.startsWith("write.target-"))
-          && !KNOWN.contains(key)) {
+          && !KNOWN.contains(key)
+          && KNOWN_PREFIXES.stream().noneMatch(key::startsWith)) {
         throw new IllegalArgumentException(
-            "table " + table + ": unknown write property '" + key + "'; the writers know " + KNOWN);
+            "table "
+                + table
+                + ": unknown write property '"
+                + key
+                + "'; the writers know "
+                + new java.util.TreeSet<>(KNOWN)
+                + " and "
+                + KNOWN_PREFIXES.stream().map(prefix -> prefix + "<column>").toList());
       }
       if (SIZES.contains(key)) {
         positive(table, properties, key);

@@ -25,6 +25,34 @@ class WritePropertiesTest {
     assertThatCode(() -> WriteProperties.validate("db.t", Map.of())).doesNotThrowAnyException();
   }
 
+  /**
+   * Iceberg's own Parquet keys, bloom filters and column statistics per column among them: the
+   * writers are Iceberg's, which honour them, and another tool may set them on a table a job writes
+   * (where a refusal at the job's next restart would stop it for good).
+   */
+  @Test
+  void takesIcebergsOwnParquetKeysPerColumnToo() {
+    assertThatCode(
+            () ->
+                WriteProperties.validate(
+                    "db.t",
+                    Map.of(
+                        "write.parquet.bloom-filter-enabled.column.email", "true",
+                        "write.parquet.bloom-filter-fpp.column.email", "0.01",
+                        "write.parquet.bloom-filter-ndv.column.email", "1000",
+                        "write.parquet.bloom-filter-max-bytes", "1048576",
+                        "write.parquet.stats-enabled.column.note", "false",
+                        "write.parquet.page-version", "v2")))
+        .doesNotThrowAnyException();
+    assertThatThrownBy(
+            () ->
+                WriteProperties.validate(
+                    "db.t", Map.of("write.parquet.bloom-filter-enable.column.email", "true")))
+        .hasMessageStartingWith(
+            "table db.t: unknown write property 'write.parquet.bloom-filter-enable.column.email'")
+        .hasMessageContaining("write.parquet.bloom-filter-enabled.column.<column>");
+  }
+
   @Test
   void refusesUnknownKeysNamingThem() {
     assertThatThrownBy(
