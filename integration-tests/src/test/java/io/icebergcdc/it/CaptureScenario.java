@@ -216,6 +216,11 @@ abstract class CaptureScenario {
       awaitIcebergColumn(running, catalog, pipeline, "order_lines", "shipped");
       awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(120));
 
+      // NOT NULL dropped: the Iceberg column becomes optional at the first change that shows it,
+      // not a null refused as a bad record.
+      execute(allowNullQuantity(), "UPDATE " + orderLines + " SET qty = NULL WHERE order_id = 3");
+      awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(120));
+
       Table icebergCustomers = catalog.loadTable(target(pipeline, "customers"));
       Table icebergOrderLines = catalog.loadTable(target(pipeline, "order_lines"));
       assertThat(icebergCustomers.schema().findField("loyalty").type())
@@ -224,6 +229,7 @@ abstract class CaptureScenario {
           .isEqualTo(Types.LongType.get());
       assertThat(icebergOrderLines.schema().findField("shipped").type())
           .isEqualTo(Types.DateType.get());
+      assertThat(icebergOrderLines.schema().findField("qty").isOptional()).isTrue();
       // The dropped column stays: null in rows written since, its value in rows not changed.
       assertThat(icebergCustomers.schema().findField("name").isOptional()).isTrue();
       Map<Object, Object> names = new HashMap<>();
@@ -285,6 +291,9 @@ abstract class CaptureScenario {
 
   /** The SQL that widens {@code order_lines.qty} from int to bigint, keeping it NOT NULL. */
   abstract String widenQuantity();
+
+  /** The SQL that lets the widened {@code order_lines.qty} be null. */
+  abstract String allowNullQuantity();
 
   /** Waits until the job was built (again) from a source table that has the column. */
   static void awaitColumn(Callable<?> running, JobRunner pipeline, String table, String column)

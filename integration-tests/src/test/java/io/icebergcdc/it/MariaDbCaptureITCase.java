@@ -131,6 +131,11 @@ class MariaDbCaptureITCase extends CaptureScenario {
   }
 
   @Override
+  String allowNullQuantity() {
+    return "ALTER TABLE order_lines MODIFY qty bigint NULL";
+  }
+
+  @Override
   String widenQuantity() {
     return "ALTER TABLE order_lines MODIFY qty bigint NOT NULL";
   }

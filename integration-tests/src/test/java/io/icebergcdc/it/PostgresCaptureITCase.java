@@ -497,6 +497,11 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   @Override
+  String allowNullQuantity() {
+    return "ALTER TABLE inventory.order_lines ALTER COLUMN qty DROP NOT NULL";
+  }
+
+  @Override
   String widenQuantity() {
     return "ALTER TABLE inventory.order_lines ALTER COLUMN qty TYPE bigint";
   }

@@ -96,10 +96,10 @@ public final class CdcTables {
    * (empty if nothing): a source column the table lacks is added as an optional column (rows
    * written before read it as null); a column whose source type is wider, where Iceberg can widen
    * it (int to long, float to double, a decimal's precision), is widened; a required column that
-   * the source no longer has becomes optional, and stays with its values in the rows that have
-   * them. Columns are never dropped or renamed. A key column may be widened from int to long, or to
-   * a decimal of higher precision: its keys encode the same ({@code ChangeSchema#keyOf}), so the
-   * job's state still finds them.
+   * the source no longer has, or that the source now lets be null, becomes optional, and stays with
+   * its values in the rows that have them. Columns are never dropped or renamed. A key column may
+   * be widened from int to long, or to a decimal of higher precision: its keys encode the same
+   * ({@code ChangeSchema#keyOf}), so the job's state still finds them.
    *
    * @param source the source table's schema as Iceberg types
    * @param strict whether a type difference that Iceberg cannot follow fails (with the column and
@@ -113,6 +113,14 @@ public final class CdcTables {
     UpdateSchema update = table.updateSchema();
     for (Types.NestedField column : source.columns()) {
       Types.NestedField existing = current.findField(column.name());
+      if (existing != null
+          && existing.isRequired()
+          && column.isOptional()
+          && !current.identifierFieldIds().contains(existing.fieldId())) {
+        // NOT NULL dropped in the source (or, in MySQL, a MODIFY that did not repeat it).
+        update.makeColumnOptional(column.name());
+        changes.add("made column '" + column.name() + "' optional, the source allows nulls in it");
+      }
       if (existing == null) {
         update.addColumn(column.name(), column.type());
         changes.add("added column '" + column.name() + "' " + column.type());

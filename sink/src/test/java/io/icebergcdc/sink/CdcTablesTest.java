@@ -77,7 +77,9 @@ class CdcTablesTest {
                     Types.NestedField.required(2, "qty", Types.IntegerType.get()),
                     Types.NestedField.required(3, "gone", Types.StringType.get()),
                     Types.NestedField.optional(4, "price", Types.DecimalType.of(10, 2)),
-                    Types.NestedField.optional(5, "total", Types.LongType.get())),
+                    Types.NestedField.optional(5, "total", Types.LongType.get()),
+                    Types.NestedField.required(7, "code", Types.StringType.get()),
+                    Types.NestedField.required(8, "rank", Types.IntegerType.get())),
                 Set.of(1)));
     Schema source =
         new Schema(
@@ -86,7 +88,10 @@ class CdcTablesTest {
                 Types.NestedField.required(2, "qty", Types.LongType.get()),
                 Types.NestedField.optional(4, "price", Types.DecimalType.of(12, 2)),
                 Types.NestedField.optional(5, "total", Types.IntegerType.get()),
-                Types.NestedField.optional(6, "note", Types.StringType.get())),
+                Types.NestedField.optional(6, "note", Types.StringType.get()),
+                // NOT NULL dropped in the source, once with the type widened too.
+                Types.NestedField.optional(7, "code", Types.StringType.get()),
+                Types.NestedField.optional(8, "rank", Types.LongType.get())),
             Set.of(1));
 
     List<String> changes = CdcTables.evolve(table, source, true);
@@ -97,11 +102,17 @@ class CdcTablesTest {
             "widened column 'qty' from int to long",
             "widened column 'price' from decimal(10, 2) to decimal(12, 2)",
             "added column 'note' string",
-            "made column 'gone' optional, the source dropped it");
+            "made column 'gone' optional, the source dropped it",
+            "made column 'code' optional, the source allows nulls in it",
+            "made column 'rank' optional, the source allows nulls in it",
+            "widened column 'rank' from int to long");
     table.refresh();
     assertThat(table.schema().findField("id").type()).isEqualTo(Types.LongType.get());
     assertThat(table.schema().findField("gone").isOptional()).isTrue();
     assertThat(table.schema().findField("note").isOptional()).isTrue();
+    assertThat(table.schema().findField("code").isOptional()).isTrue();
+    assertThat(table.schema().findField("rank").isOptional()).isTrue();
+    assertThat(table.schema().findField("rank").type()).isEqualTo(Types.LongType.get());
     // A narrower source type (int into a long column) fits as it is.
     assertThat(table.schema().findField("total").type()).isEqualTo(Types.LongType.get());
     assertThat(table.schema().identifierFieldNames()).containsExactly("id");

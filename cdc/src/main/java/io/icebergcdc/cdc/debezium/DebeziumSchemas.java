@@ -113,8 +113,8 @@ public final class DebeziumSchemas {
    * How a row struct's Connect schema differs from a table's schema in ways that its events cannot
    * be written through without changing the table: a column the table lacks, a column whose type
    * the table's column can be widened to (int to long, float to double, a decimal's precision), a
-   * required column of the table that the source no longer has. Other differences of type are left
-   * to the conversion of each value. Empty if there are none.
+   * required column of the table that the source no longer has or now lets be null. Other
+   * differences of type are left to the conversion of each value. Empty if there are none.
    */
   public static List<String> changes(JsonNode rowStruct, Schema table) {
     List<String> changes = new ArrayList<>();
@@ -132,6 +132,11 @@ public final class DebeziumSchemas {
         }
         changes.add("column '" + name + "' added, " + type.trim());
         continue;
+      }
+      if (column.isRequired()
+          && field.path("optional").asBoolean(true)
+          && !table.identifierFieldIds().contains(column.fieldId())) {
+        changes.add("column '" + name + "' allows nulls");
       }
       Type type;
       try {

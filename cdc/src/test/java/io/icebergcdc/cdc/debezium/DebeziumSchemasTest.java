@@ -45,6 +45,27 @@ class DebeziumSchemasTest {
     assertThat(schema.findType("b")).isEqualTo(Types.BinaryType.get());
   }
 
+  /**
+   * A required column the source now lets be null (NOT NULL dropped) is a change to follow, not a
+   * null refused at the first row that holds one; a key column stays required.
+   */
+  @Test
+  void aRequiredColumnTheSourceLetsBeNullIsAChange() {
+    Schema table =
+        new Schema(
+            List.of(
+                Types.NestedField.required(1, "k", Types.IntegerType.get()),
+                Types.NestedField.required(2, "c", Types.StringType.get()),
+                Types.NestedField.required(3, "d", Types.StringType.get())),
+            java.util.Set.of(1));
+    String row =
+        "{\"type\":\"struct\",\"fields\":[{\"type\":\"int32\",\"optional\":true,\"field\":\"k\"},"
+            + "{\"type\":\"string\",\"optional\":true,\"field\":\"c\"},"
+            + "{\"type\":\"string\",\"optional\":false,\"field\":\"d\"}]}";
+    assertThat(DebeziumSchemas.changes(DebeziumJsonParser.readTree(row, "t"), table))
+        .containsExactly("column 'c' allows nulls");
+  }
+
   @Test
   void rejectsWhatHasNoMappingNamingTheColumn() {
     assertThatThrownBy(
