@@ -57,6 +57,9 @@ public final class DebeziumChanges {
     if (op == Operation.TRUNCATE) {
       return List.of(ChangeEvent.truncate(table, sequence, timestampMillis));
     }
+    if (op == Operation.SNAPSHOT_READ && isDebeziumsPostgresSnapshot(sequence)) {
+      sequence = SourceSequence.beforeLog(SourceSequence.Kind.POSTGRES_LSN);
+    }
     RowKey key = key(schema, op.isUpsert() ? after : before, locator);
     if (op == Operation.UPDATE && before != null) {
       RowKey oldKey = keyIfComplete(schema, before);
@@ -70,6 +73,22 @@ public final class DebeziumChanges {
     }
     ChangeEvent event = new ChangeEvent(table, op, key, before, after, sequence, timestampMillis);
     return List.of(unavailable.isEmpty() ? event : event.withUnavailableColumns(unavailable));
+  }
+
+  /**
+   * Whether a read is of Debezium's own snapshot of PostgreSQL ({@code source.sequence} {@code
+   * [null, X]}: no commit before it, at the slot's consistent point X). Such a row shows the
+   * database at X, and every change the log streams after it is of a transaction committed later;
+   * but the first of those carries no last commit either ({@code [null, L]}), and its changes' LSNs
+   * may be below X (it began before the slot was consistent). Ordered as {@code [0, X]} against
+   * {@code [0, L]}, the snapshot's row would win over that transaction's change of the same key.
+   * The row is before the log instead ({@link SourceSequence#beforeLog}), as the chunked snapshot's
+   * rows are.
+   */
+  private static boolean isDebeziumsPostgresSnapshot(SourceSequence sequence) {
+    return sequence.kind() == SourceSequence.Kind.POSTGRES_LSN
+        && sequence.size() == 2
+        && sequence.component(0) == 0;
   }
 
   private static RowKey key(ChangeSchema schema, RowData row, String locator) {

@@ -155,6 +155,32 @@ class DebeziumJsonParserTest {
         .isEqualTo(SourceSequence.postgresLsn(100, 50));
   }
 
+  /**
+   * A row of Debezium's own snapshot of PostgreSQL ({@code [null, X]}) is before the log: the first
+   * transaction streamed after it carries no last commit either ({@code [null, L]}) and may have
+   * changed the key at an LSN below X, and its change must win. A read of an incremental snapshot,
+   * which knows the last commit, keeps its position.
+   */
+  @Test
+  void aRowOfDebeziumsPostgresSnapshotIsBeforeTheLog() {
+    String read =
+        "{\"after\":{\"id\":1},\"source\":{\"lsn\":1000,\"sequence\":\"[null,\\\"1000\\\"]\"},"
+            + "\"op\":\"r\"}";
+    String firstStreamed =
+        "{\"after\":{\"id\":1},\"source\":{\"lsn\":900,\"sequence\":\"[null,\\\"900\\\"]\"},"
+            + "\"op\":\"u\"}";
+    SourceSequence snapshot = parser.parse(read, "l").get(0).sequence();
+    SourceSequence streamed = parser.parse(firstStreamed, "l").get(0).sequence();
+    assertThat(snapshot.isBeforeLog()).isTrue();
+    assertThat(streamed.compareTo(snapshot)).isPositive();
+
+    String incremental =
+        "{\"after\":{\"id\":1},\"source\":{\"lsn\":1000,\"sequence\":\"[\\\"800\\\",\\\"1000\\\"]\"},"
+            + "\"op\":\"r\"}";
+    assertThat(parser.parse(incremental, "l").get(0).sequence())
+        .isEqualTo(SourceSequence.postgresLsn(800, 1000));
+  }
+
   @Test
   void mysqlSequenceIsFilePositionAndRow() {
     String json =
