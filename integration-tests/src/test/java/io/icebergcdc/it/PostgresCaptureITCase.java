@@ -429,6 +429,40 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
+   * A job started again without state, on its slot and tables, takes up the first transaction
+   * committed after its snapshot, which is not at or before the tables' source position: a change
+   * streamed before any commit carries no commit LSN before it, and such a change would order
+   * before the position an earlier job's later transactions recorded.
+   */
+  @Test
+  void aJobStartedAgainWithoutStateTakesUpTheFirstTransactionAfterItsSnapshot() throws Exception {
+    JobDefinition job = job(null);
+    JobRunner first = new JobRunner(job);
+    running = first.start();
+    awaitEqual(job, first, Duration.ofSeconds(90));
+    // Two transactions: the table's position then holds the first one's commit LSN.
+    execute(
+        "UPDATE inventory.customers SET visits = 1 WHERE id = 1",
+        "UPDATE inventory.customers SET visits = 2 WHERE id = 2");
+    awaitEqual(job, first, Duration.ofSeconds(60));
+    JobClients.cancelAndAwait(running);
+
+    JobRunner again = new JobRunner(job);
+    running = again.start();
+    // Its snapshot (a few hundred rows) is read before the transaction, so that no chunk reads
+    // the transaction's row: a checkpoint of the new job, and a few seconds more.
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (Checkpoints.latestOf(job.runtime().checkpointDirectory(), running.getJobID().toString())
+        .isEmpty()) {
+      assertThat(System.nanoTime()).isLessThan(deadline);
+      Thread.sleep(100);
+    }
+    Thread.sleep(3_000);
+    execute("UPDATE inventory.customers SET visits = 77 WHERE id = 5");
+    awaitEqual(job, again, Duration.ofSeconds(60));
+  }
+
+  /**
    * Two source tables named into one Iceberg table (a template without the schema) are refused
    * before any table is created or changed: the existing table keeps its schema, where it once took
    * the second table's columns before the refusal.
