@@ -463,6 +463,33 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
+   * A table whose updates and deletes PostgreSQL sends without its primary key is refused before
+   * any Iceberg table is made: REPLICA IDENTITY NOTHING, or USING INDEX of an index without the key
+   * (the old row would name rows by another key, the key's columns as Debezium's stand-ins); an
+   * index that holds the key is taken.
+   */
+  @Test
+  void refusesAReplicaIdentityWithoutThePrimaryKey() throws Exception {
+    execute(
+        "CREATE TABLE inventory.tagged (id int PRIMARY KEY, code text NOT NULL UNIQUE)",
+        "CREATE UNIQUE INDEX tagged_code_id ON inventory.tagged (code, id)",
+        "ALTER TABLE inventory.tagged REPLICA IDENTITY USING INDEX tagged_code_key");
+    JobDefinition job = job(source(List.of("inventory\\.tagged")), "cdc.{table}", null);
+    assertThatThrownBy(() -> PipelineComposer.compose(job))
+        .hasMessageContaining(
+            "table inventory.tagged has REPLICA IDENTITY USING INDEX on [code], which does not"
+                + " hold its primary key [id]");
+    execute("ALTER TABLE inventory.tagged REPLICA IDENTITY NOTHING");
+    assertThatThrownBy(() -> PipelineComposer.compose(job))
+        .hasMessageContaining("table inventory.tagged has REPLICA IDENTITY NOTHING");
+    assertThat(catalog(job).tableExists(TableIdentifier.of("cdc", "tagged"))).isFalse();
+
+    execute("ALTER TABLE inventory.tagged REPLICA IDENTITY USING INDEX tagged_code_id");
+    PipelineComposer.compose(job);
+    assertThat(catalog(job).tableExists(TableIdentifier.of("cdc", "tagged"))).isTrue();
+  }
+
+  /**
    * Two source tables named into one Iceberg table (a template without the schema) are refused
    * before any table is created or changed: the existing table keeps its schema, where it once took
    * the second table's columns before the refusal.

@@ -145,7 +145,7 @@ public final class SourceTables {
               + " add one or leave the table out of --tables");
     }
     if (postgres) {
-      checkReplicaIdentity(connection, namespace, name);
+      checkReplicaIdentity(connection, namespace, name, primaryKey);
     }
 
     List<Types.NestedField> fields = new ArrayList<>();
@@ -210,16 +210,30 @@ public final class SourceTables {
         && (namespaceOfRow == null || namespaceOfRow.equals(namespace));
   }
 
-  private static void checkReplicaIdentity(Connection connection, String schema, String table)
+  /**
+   * Refuses a table whose updates and deletes PostgreSQL would send without its primary key: one
+   * with {@code REPLICA IDENTITY NOTHING}, or {@code USING INDEX} of an index that does not hold
+   * every primary key column (the old row then names the row by another key, and the key columns
+   * outside it come as Debezium's stand-ins, 0 or "", which would delete or re-key the wrong row).
+   */
+  private static void checkReplicaIdentity(
+      Connection connection, String schema, String table, List<String> primaryKey)
       throws SQLException {
     try (PreparedStatement query =
         connection.prepareStatement(
-            "SELECT c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            "SELECT c.relreplident, (SELECT array_agg(a.attname::text ORDER BY a.attnum)"
+                + " FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+                + " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = c.oid AND i.indisreplident)"
+                + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
                 + " WHERE n.nspname = ? AND c.relname = ?")) {
       query.setString(1, schema);
       query.setString(2, table);
       try (ResultSet result = query.executeQuery()) {
-        if (result.next() && "n".equals(result.getString(1))) {
+        if (!result.next()) {
+          return;
+        }
+        String identity = result.getString(1);
+        if ("n".equals(identity)) {
           throw new IllegalArgumentException(
               "table "
                   + schema
@@ -227,6 +241,24 @@ public final class SourceTables {
                   + table
                   + " has REPLICA IDENTITY NOTHING: PostgreSQL sends no key with its updates and"
                   + " deletes; set REPLICA IDENTITY DEFAULT (the primary key) or FULL");
+        }
+        java.sql.Array indexColumns = result.getArray(2);
+        if ("i".equals(identity)) {
+          List<String> columns =
+              indexColumns == null ? List.of() : List.of((String[]) indexColumns.getArray());
+          if (!columns.containsAll(primaryKey)) {
+            throw new IllegalArgumentException(
+                "table "
+                    + schema
+                    + "."
+                    + table
+                    + " has REPLICA IDENTITY USING INDEX on "
+                    + columns
+                    + ", which does not hold its primary key "
+                    + primaryKey
+                    + ": PostgreSQL's updates and deletes would name rows by another key; set"
+                    + " REPLICA IDENTITY DEFAULT (the primary key) or FULL");
+          }
         }
       }
     }
