@@ -476,6 +476,7 @@ public final class IcebergCdcSink {
     private MaintenancePolicy maintenance;
     private boolean skipChangesBeforeTablePosition;
     private Map<String, String> kafkaTopicIds = Map.of();
+    private Integer jobSchemaId;
     private SourceSequence tablePosition;
     private SourceSequence tableTruncatedAt;
     private Schema tableSchema;
@@ -553,6 +554,16 @@ public final class IcebergCdcSink {
     }
 
     /**
+     * Builds the sink in the table's schema of this id rather than its current one: the schema a
+     * restored writer of a table that appeared while the job ran was built with, whose columns its
+     * dedup's fingerprints hash and its kept rows are serialized in. Null for the current schema.
+     */
+    public Builder jobSchemaId(Integer id) {
+      this.jobSchemaId = id;
+      return this;
+    }
+
+    /**
      * For changes read from Kafka: the id of each topic, by its name, as the job found it when it
      * was built, which the snapshots record beside their offsets, so that a job started later tells
      * a topic deleted and created again under its name from the one whose offsets the table holds.
@@ -568,7 +579,15 @@ public final class IcebergCdcSink {
         loader.open();
         Table table = loader.loadTable();
         tableName = table.name();
-        tableSchema = table.schema();
+        tableSchema = jobSchemaId == null ? table.schema() : table.schemas().get(jobSchemaId);
+        if (tableSchema == null) {
+          throw new IllegalStateException(
+              "table "
+                  + table.name()
+                  + " has no schema "
+                  + jobSchemaId
+                  + ", which its restored writer was built with");
+        }
         rowType = FlinkSchemaUtil.convert(tableSchema);
         spec = table.spec();
         if (!tableSchema.identifierFieldIds().isEmpty()) {

@@ -118,15 +118,22 @@ public final class MultiTableSink {
                     + (tables.size() == 1 ? " table)" : " tables)"),
                 IcebergCdcSink.COMMITTABLE_TYPE,
                 PositionDeltaWriterOperator.ofTables(
-                    writers, newTables == null ? null : table -> newWriter(newTables, table)))
+                    writers,
+                    newTables == null
+                        ? null
+                        : (table, jobSchemaId) -> newWriter(newTables, table, jobSchemaId)))
             .uid(uid)
             .setParallelism(parallelism);
     return new Written(committers, written, written.getSideOutput(Dedup.DEAD_LETTERS));
   }
 
-  /** The writer of a table that appeared while the job runs, committed as its name. */
-  private static PositionDeltaWriterOperator<?> newWriter(NewTables newTables, String table) {
-    IcebergCdcSink sink = newTables.sinkOf(table);
+  /**
+   * The writer of a table that appeared while the job runs, committed as its name, in the table's
+   * schema of {@code jobSchemaId} (a restored writer's), or its current one if null.
+   */
+  private static PositionDeltaWriterOperator<?> newWriter(
+      NewTables newTables, String table, Integer jobSchemaId) {
+    IcebergCdcSink sink = newTables.sinkOf(table, jobSchemaId);
     return sink.indexedWriter(sink.uids(), table);
   }
 

@@ -58,7 +58,12 @@ public final class NewTables implements Serializable {
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   IcebergCdcSink sinkOf(String table) {
-    IcebergCdcSink sink = sink(table);
+    return sinkOf(table, null);
+  }
+
+  /** As {@link #sinkOf(String)}, built in the table's schema of {@code jobSchemaId} if not null. */
+  IcebergCdcSink sinkOf(String table, Integer jobSchemaId) {
+    IcebergCdcSink sink = sink(table, jobSchemaId);
     if (!sink.writesWithOthers()) {
       throw new IllegalStateException(
           "table "
@@ -71,6 +76,10 @@ public final class NewTables implements Serializable {
   }
 
   private IcebergCdcSink sink(String table) {
+    return sink(table, null);
+  }
+
+  private IcebergCdcSink sink(String table, Integer jobSchemaId) {
     Configuration tableOptions = new Configuration(options);
     tableOptions.set(SinkOptions.UID_PREFIX, table);
     return IcebergCdcSink.builder()
@@ -78,6 +87,7 @@ public final class NewTables implements Serializable {
         .options(tableOptions)
         .commitListener(commitListener)
         .skipChangesBeforeTablePosition(inSourceOrder)
+        .jobSchemaId(jobSchemaId)
         .build();
   }
 }

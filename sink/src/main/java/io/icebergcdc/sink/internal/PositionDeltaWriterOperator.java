@@ -144,7 +144,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    */
   @FunctionalInterface
   public interface NewTables extends java.io.Serializable {
-    PositionDeltaWriterOperator<?> writerOf(String table);
+    /**
+     * @param jobSchemaId the id of the table's schema to build the writer with, the one a restored
+     *     writer of it was built with; null for the table's current schema
+     */
+    PositionDeltaWriterOperator<?> writerOf(String table, Integer jobSchemaId);
   }
 
   /**
@@ -298,7 +302,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     for (String table : WriterState.restoredTables(store)) {
       if (!byTable.containsKey(table) && WriterState.holdsState(store, TableScope.of(table))) {
         try {
-          byTable.put(table, writerOfTable(table, newTables.writerOf(table)));
+          // In the schema it was first built with: its fingerprints and kept rows are of it.
+          Integer jobSchema = WriterState.restoredJobSchema(store, TableScope.of(table));
+          byTable.put(table, writerOfTable(table, newTables.writerOf(table, jobSchema)));
           sourceOfAppeared.put(table, null);
           LOG.info("Writing table {} too, which appeared while the job ran", table);
         } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
@@ -315,7 +321,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    * files going with the checkpoint after the latest this operator passed.
    */
   private TableDeltaWriter<?> startWriting(String table) throws Exception {
-    TableDeltaWriter<?> writer = writerOfTable(table, newTables.writerOf(table));
+    TableDeltaWriter<?> writer = writerOfTable(table, newTables.writerOf(table, null));
     Object key = getCurrentKey();
     // Boxed on both branches: a job that completed no checkpoint, and was not restored, has none.
     Long startCheckpoint =

@@ -418,7 +418,8 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         startedEmpty,
         sharedUpTo,
         compaction.state(),
-        dictionary.entriesToSnapshot());
+        dictionary.entriesToSnapshot(),
+        schema.schema().schemaId());
   }
 
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {

@@ -28,6 +28,10 @@ import org.apache.flink.api.common.typeinfo.Types;
  *   <li>{@code started-empty} (union): per subtask, whether the table had no rows when the job's
  *       first writer of it started: then every row in it is one the job's writers wrote, and a
  *       subtask that never had a writer owns none.
+ *   <li>{@code job-schema-id} (union): the id of the table's schema its writer was built with. A
+ *       table that appeared while the job runs is built again from the catalog at a restore: in
+ *       this schema, not the table's current one, so that its dedup's fingerprints and kept rows
+ *       read as they were written. Absent in the state of earlier versions.
  * </ul>
  */
 final class WriterState {
@@ -41,6 +45,7 @@ final class WriterState {
   private final ListState<FileDictionary.Entry> dictionary;
   private final ListState<Long> writerSubtasks;
   private final ListState<Boolean> startedEmpty;
+  private final ListState<Integer> jobSchema;
   private final int subtask;
   private final int parallelism;
 
@@ -54,6 +59,7 @@ final class WriterState {
     ownFiles = store.getListState(ownFilesDescriptor(scope));
     sharedUpTo = store.getUnionListState(sharedUpToDescriptor(scope));
     dictionary = store.getUnionListState(dictionaryDescriptor(scope));
+    jobSchema = store.getUnionListState(jobSchemaDescriptor(scope));
   }
 
   /** Registers the state of the table of {@code scope} for one subtask of the operator. */
@@ -78,6 +84,17 @@ final class WriterState {
     return tables;
   }
 
+  /**
+   * The id of the table's schema that its writer was built with, which its dedup's fingerprints
+   * hash and its awaiting rows are kept in, as the restored state holds it; null if it holds none
+   * (a state of an earlier version).
+   */
+  static Integer restoredJobSchema(OperatorStateStore store, TableScope scope) throws Exception {
+    java.util.Iterator<Integer> ids =
+        store.getUnionListState(jobSchemaDescriptor(scope)).get().iterator();
+    return ids.hasNext() ? ids.next() : null;
+  }
+
   /** Whether the table of {@code scope} has state in the restored operator state, not forgotten. */
   static boolean holdsState(OperatorStateStore store, TableScope scope) throws Exception {
     return store.getUnionListState(indexCompleteDescriptor(scope)).get().iterator().hasNext();
@@ -97,6 +114,7 @@ final class WriterState {
     store.getUnionListState(Dedup.truncatedAtDescriptor(scope)).clear();
     store.getUnionListState(writerSubtasksDescriptor(scope)).clear();
     store.getUnionListState(startedEmptyDescriptor(scope)).clear();
+    store.getUnionListState(jobSchemaDescriptor(scope)).clear();
   }
 
   /**
@@ -197,8 +215,10 @@ final class WriterState {
       boolean startedEmptyNow,
       long sharedUpToNow,
       List<OwnDataFile> ownFilesNow,
-      List<FileDictionary.Entry> dictionaryNow)
+      List<FileDictionary.Entry> dictionaryNow,
+      int jobSchemaId)
       throws Exception {
+    jobSchema.update(List.of(jobSchemaId));
     indexComplete.update(List.of(indexCompleteNow));
     writerSubtasks.update(List.of(encode(subtask, parallelism)));
     startedEmpty.update(List.of(startedEmptyNow));
@@ -215,6 +235,10 @@ final class WriterState {
 
   private static ListStateDescriptor<Boolean> startedEmptyDescriptor(TableScope scope) {
     return new ListStateDescriptor<>(scope.stateName("started-empty"), Types.BOOLEAN);
+  }
+
+  private static ListStateDescriptor<Integer> jobSchemaDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName("job-schema-id"), Types.INT);
   }
 
   private static ListStateDescriptor<Long> writerSubtasksDescriptor(TableScope scope) {

@@ -111,11 +111,19 @@ class WriterOfSeveralTablesTest {
     boolean bootstrapping = bootstrap;
     long maxKeys = indexMaxKeys;
     PositionDeltaWriterOperator.NewTables newTables =
-        table -> {
-          // As the job builds it: from the table as the catalog has it, named as its identifier.
+        (table, jobSchemaId) -> {
+          // As the job builds it: from the table as the catalog has it, named as its identifier,
+          // in the schema a restored writer of it was built with.
           TableIdentifier id = TableIdentifier.parse(table);
+          Table loaded = catalog.loadCatalog().loadTable(id);
           PositionDeltaWriterOperator<?> writer =
-              writerOf(catalog, id, bootstrapping, maxKeys, null);
+              writerOf(
+                  catalog,
+                  id,
+                  bootstrapping,
+                  maxKeys,
+                  new io.icebergcdc.cdc.ChangeSchema(
+                      jobSchemaId == null ? loaded.schema() : loaded.schemas().get(jobSchemaId)));
           return writer;
         };
     KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
@@ -692,6 +700,41 @@ class WriterOfSeveralTablesTest {
       assertThatThrownBy(
               () -> harness.processElement(new StreamRecord<>(of("db.c", insert(3, "c", 1)))))
           .hasMessageContaining("db.c");
+    }
+  }
+
+  /**
+   * A table that appeared while the job ran is built again at a restore in the schema its writer
+   * was first built with, not the table's current one: a change delivered again after the table
+   * took a column is the same change (a duplicate), not an ambiguous one, which failed the job at
+   * every restart (its fingerprint hashed the current schema's columns).
+   */
+  @Test
+  void aTableThatAppearedIsRestoredInTheSchemaItsWriterWasBuiltWith() throws Exception {
+    takesNewTables = true;
+    tables();
+    OperatorSubtaskState state;
+    ChangeEvent first;
+    try (var harness = harness(null, 1, 0)) {
+      Table c = createTable(TableIdentifier.of("db", "c"));
+      ChangeEvent insert = of("db.c", insert(1, "c1", 10));
+      // As a source gives the rows of a table that appeared: in its schema, by id.
+      first =
+          insert.inSchema(
+              c.schema().schemaId(),
+              null,
+              insert.after(),
+              io.icebergcdc.cdc.ColumnMask.EMPTY,
+              io.icebergcdc.cdc.ColumnMask.EMPTY);
+      append(c, checkpoint(harness, 1, first).get("db.c"));
+      state = harness.snapshot(1, 1);
+      harness.notifyOfCompletedCheckpoint(1);
+      c.updateSchema().addColumn("note", org.apache.iceberg.types.Types.StringType.get()).commit();
+    }
+    try (var harness = harness(state, 1, 0)) {
+      ChangeCommittable again = checkpoint(harness, 2, first).get("db.c");
+      assertThat(again.stats().duplicatesDropped()).isEqualTo(1);
+      assertThat(again.stats().inserted() + again.stats().updated()).isZero();
     }
   }
 
