@@ -24,7 +24,9 @@ public final class SinkOptions {
           .defaultValue(Distribution.PRIMARY_KEY)
           .withDescription(
               "How changes are spread over writers: by primary key (even load, chained with the"
-                  + " dedup) or by partition (fewer files).");
+                  + " dedup) or by partition (fewer files). Unset, the table's"
+                  + " write.distribution-mode decides (hash: by partition; none: by primary"
+                  + " key), and without it, by primary key.");
 
   public static final ConfigOption<DeleteMode> DELETE_MODE =
       ConfigOptions.key("sink.delete-mode")

@@ -95,6 +95,9 @@ final class TopicTables implements KafkaRouter.NewTopics {
           // Another reader created it meanwhile.
           table = table(connected, topic, identifier, record, locator);
         }
+        // As the job's start checks its topics' tables: a table without the column would fail
+        // each of its changes, at every restart.
+        TableChecks.checkSequenceColumn(null, identifier, table.schema(), kafka.sequenceColumn());
       } catch (IllegalArgumentException e) {
         if (e.getCause() != null && !(e.getCause() instanceof IllegalArgumentException)) {
           // A failure of the catalog, wrapped with its cause: the job fails, a restart tries again.

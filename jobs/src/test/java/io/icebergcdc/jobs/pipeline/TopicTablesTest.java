@@ -136,6 +136,43 @@ class TopicTablesTest {
         .hasMessageContaining("--restore-from latest");
   }
 
+  /**
+   * A topic whose table lacks the job's --sequence-column ends the job without a restart, as the
+   * job's start refuses such a topic; before, each of its changes failed at every restart.
+   */
+  @Test
+  void aTopicWhoseTableLacksTheSequenceColumnIsRefused() {
+    CatalogDefinition catalog = CatalogDefinition.hadoop(warehouse.toString());
+    lateItemsKeyedById(catalog, false);
+    TopicTables tables =
+        new TopicTables(
+            catalog,
+            new TableDefinition("late.{table}", List.of(), null, null),
+            new Configuration(),
+            new KafkaTopics(
+                "127.0.0.1:1",
+                List.of("unused"),
+                null,
+                "group",
+                "earliest",
+                KafkaTopics.MAXWELL_JSON,
+                java.util.Map.of(),
+                "version"),
+            new NewTables(catalog.loader(), new Configuration(), null, false));
+    KafkaRecord record =
+        new KafkaRecord(
+            "shop.items",
+            0,
+            7,
+            "{\"id\":1}".getBytes(StandardCharsets.UTF_8),
+            "{\"type\":\"insert\"}".getBytes(StandardCharsets.UTF_8));
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> tables.tableOf("shop.items", record, "topic shop.items/0@7"))
+        .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
+        .hasMessageContaining("late.items does not fit the job")
+        .hasMessageContaining("--sequence-column version is not a column of table late.items");
+  }
+
   /** Creates table late.items (id, name), keyed by id. */
   private static void lateItemsKeyedById(CatalogDefinition catalog, boolean nameRequired) {
     io.icebergcdc.sink.CdcTables.createOrLoad(
