@@ -3,6 +3,7 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.dedup.NetChanges.Location;
+import io.icebergcdc.sink.CdcTables;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -160,6 +161,23 @@ final class DeltaFiles {
   private void layout(Table current, Schema tableSchema, ChangeSchema rows) {
     this.schema = rows;
     spec = current.spec();
+    try {
+      // Checked when the job is built; checked again here for a spec another engine changed since.
+      CdcTables.checkPartitionColumnsAreKeyColumns(current.schema(), spec);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "table "
+              + current.name()
+              + " is now partitioned by spec "
+              + spec.specId()
+              + " "
+              + spec.fields()
+              + ", which the job cannot write: "
+              + e.getMessage()
+              + " (a key's delete would go to another partition than its row); give the table a"
+              + " spec of key columns",
+          e);
+    }
     Schema keySchema = TypeUtil.select(tableSchema, tableSchema.identifierFieldIds());
     RowType keyType = FlinkSchemaUtil.convert(keySchema);
     writerFactory =

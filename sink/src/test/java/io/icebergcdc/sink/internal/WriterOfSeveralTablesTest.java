@@ -704,6 +704,28 @@ class WriterOfSeveralTablesTest {
   }
 
   /**
+   * A table whose spec another engine changed to partition by a column outside the key fails the
+   * restore naming the table and the spec: a key's delete, which carries only the key, would go to
+   * another partition than its row and never apply.
+   */
+  @Test
+  void aTablePartitionedSinceByAColumnOutsideTheKeyFailsTheRestore() throws Exception {
+    Map<String, Table> tables = tables();
+    OperatorSubtaskState state;
+    try (var harness = harness(null, 1, 0)) {
+      append(
+          tables.get("src.a"), checkpoint(harness, 1, of("src.a", insert(1, "a", 10))).get("db.a"));
+      harness.notifyOfCompletedCheckpoint(1);
+      state = harness.snapshot(1, 1);
+    }
+    tables.get("src.a").updateSpec().addField("name").commit();
+    assertThatThrownBy(() -> harness(state, 1, 0).close())
+        .hasStackTraceContaining("table ")
+        .hasStackTraceContaining("db.a is now partitioned by spec 1")
+        .hasStackTraceContaining("partition column 'name' is not part of the primary key");
+  }
+
+  /**
    * A table that appeared while the job ran is built again at a restore in the schema its writer
    * was first built with, not the table's current one: a change delivered again after the table
    * took a column is the same change (a duplicate), not an ambiguous one, which failed the job at
