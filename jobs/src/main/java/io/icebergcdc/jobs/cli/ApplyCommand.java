@@ -431,7 +431,25 @@ final class ApplyCommand {
             "apply: --topic-pattern is no regular expression: " + e.getDescription());
       }
     }
+    if (topics != null) {
+      List<String> listed = args.list("topics");
+      if (new java.util.HashSet<>(listed).size() < listed.size()) {
+        throw args.invalid("topics", topics, "topics named once each");
+      }
+    }
     String startingOffsets = args.optional("starting-offsets", "earliest");
+    if (startingOffsets.startsWith("timestamp:") && startingOffsets.length() > 10) {
+      try {
+        Long.parseLong(startingOffsets.substring(10));
+      } catch (NumberFormatException e) {
+        throw new Arguments.UsageException(
+            "apply: --starting-offsets: "
+                + startingOffsets
+                + " is no time in epoch milliseconds (a whole number up to "
+                + Long.MAX_VALUE
+                + ")");
+      }
+    }
     if (!startingOffsets.matches("earliest|latest|committed|timestamp:\\d+")) {
       throw new Arguments.UsageException(
           "apply: --starting-offsets: starting offsets must be earliest, latest, committed or"

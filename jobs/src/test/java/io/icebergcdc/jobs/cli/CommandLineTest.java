@@ -61,6 +61,20 @@ class CommandLineTest {
         .isEqualTo(
             "2: error: apply: --dead-letter-topic shop.dead matches --topic-pattern shop\\..*:"
                 + " the job would read its own dead letters");
+    assertThat(run(concat(base, "--topics", "shop.a,shop.b,shop.a")))
+        .isEqualTo(
+            "2: error: apply: --topics must be topics named once each, not 'shop.a,shop.b,shop.a'");
+    assertThat(
+            run(
+                concat(
+                    base,
+                    "--topics",
+                    "shop.a",
+                    "--starting-offsets",
+                    "timestamp:99999999999999999999")))
+        .isEqualTo(
+            "2: error: apply: --starting-offsets: timestamp:99999999999999999999 is no time in epoch"
+                + " milliseconds (a whole number up to 9223372036854775807)");
     assertThat(
             run(
                 concat(
