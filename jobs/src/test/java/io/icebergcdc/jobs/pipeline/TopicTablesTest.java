@@ -121,15 +121,10 @@ class TopicTablesTest {
             new Configuration(),
             KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", KafkaTopics.MAXWELL_JSON),
             new NewTables(catalog.loader(), new Configuration(), null, false));
-    KafkaRecord record =
-        new KafkaRecord(
-            "shop.items",
-            0,
-            7,
-            "{\"name\":\"a\"}".getBytes(StandardCharsets.UTF_8),
-            "{\"type\":\"insert\"}".getBytes(StandardCharsets.UTF_8));
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> tables.tableOf("shop.items", record, "topic shop.items/0@7"))
+            () ->
+                tables.tableOf(
+                    "shop.items", maxwellInsert("{\"name\":\"a\"}"), "topic shop.items/0@7"))
         .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
         .hasMessageStartingWith("topic shop.items/0@7: topic shop.items appeared")
         .hasMessageContaining("late.items does not fit the job")
@@ -159,18 +154,21 @@ class TopicTablesTest {
                 java.util.Map.of(),
                 "version"),
             new NewTables(catalog.loader(), new Configuration(), null, false));
-    KafkaRecord record =
-        new KafkaRecord(
-            "shop.items",
-            0,
-            7,
-            "{\"id\":1}".getBytes(StandardCharsets.UTF_8),
-            "{\"type\":\"insert\"}".getBytes(StandardCharsets.UTF_8));
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> tables.tableOf("shop.items", record, "topic shop.items/0@7"))
+            () -> tables.tableOf("shop.items", maxwellInsert("{\"id\":1}"), "topic shop.items/0@7"))
         .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
         .hasMessageContaining("late.items does not fit the job")
         .hasMessageContaining("--sequence-column version is not a column of table late.items");
+  }
+
+  /** A Maxwell insert of topic shop.items, at partition 0 offset 7, with {@code key}. */
+  private static KafkaRecord maxwellInsert(String key) {
+    return new KafkaRecord(
+        "shop.items",
+        0,
+        7,
+        key.getBytes(StandardCharsets.UTF_8),
+        "{\"type\":\"insert\"}".getBytes(StandardCharsets.UTF_8));
   }
 
   /** Creates table late.items (id, name), keyed by id. */
