@@ -160,9 +160,6 @@ public record DatabaseSource(
   /** How often a job looks for new tables unless told otherwise. */
   public static final Duration DEFAULT_TABLE_DISCOVERY_INTERVAL = Duration.ofSeconds(30);
 
-  /** How often Debezium sends a heartbeat with the log's position. */
-  public static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(10);
-
   /** The rows of a snapshot chunk unless the job names another number. */
   public static final int DEFAULT_SNAPSHOT_CHUNK_ROWS = 50_000;
 
@@ -312,9 +309,6 @@ public record DatabaseSource(
     // The connector's context headers, which the job does not read, cost its decoding thread about
     // a twentieth of its time (README, "Where the streaming time goes now").
     properties.put("extended.headers.enabled", "false");
-    // A heartbeat carries the log's position while the captured tables are idle, so that a
-    // checkpoint records a MySQL/MariaDB binlog position near the log's end, not the last change's.
-    properties.put("heartbeat.interval.ms", Long.toString(HEARTBEAT_INTERVAL.toMillis()));
     if (kind == Kind.POSTGRES) {
       properties.put("database.dbname", database);
       properties.put("plugin.name", "pgoutput");
@@ -326,11 +320,6 @@ public record DatabaseSource(
       properties.put("publication.autocreate.mode", byPatterns ? "disabled" : "filtered");
       // A partitioned table's changes as its own, not its partitions' (TableListing).
       properties.put("publish.via.partition.root", "true");
-      // While the captured tables are idle and others are written, the driver confirms the
-      // server's position from its keepalives, so that PostgreSQL can release that WAL (the slot
-      // held all of it until a captured table changed). It does so only once every change it
-      // delivered was confirmed, which the job does at completed checkpoints.
-      properties.put("lsn.flush.mode", "connector_and_driver");
     } else {
       properties.put("database.server.id", Long.toString(serverId));
       properties.put("database.include.list", listItem(Pattern.quote(database)));
