@@ -145,7 +145,7 @@ final class JobFlags {
         throw args.invalid("compaction-deleted-ratio", ratio, "a number above 0");
       }
     }
-    MemorySize cacheSize = args.size("compaction-cache-size", "64mb", false);
+    MemorySize cacheSize = args.size("compaction-cache-size", "64mb", true);
     if (cacheSize != null) {
       options.set(SinkOptions.COMPACTION_CACHE_SIZE, cacheSize);
     }
@@ -268,7 +268,7 @@ final class JobFlags {
     if (given != null) {
       return given;
     }
-    if ("latest".equals(args.peek("restore-from")) && cluster.isPresent()) {
+    if ("latest".equalsIgnoreCase(args.peek("restore-from")) && cluster.isPresent()) {
       // The cluster's directory is shared by all its jobs: the newest checkpoint in it may be
       // another job's.
       throw new Arguments.UsageException(

@@ -58,19 +58,28 @@ final class TablePreparation {
     } catch (JobDefinitionException e) {
       throw e;
     } catch (IllegalArgumentException e) {
+      if (e.getCause() != null) {
+        // A failure that arrives as one (Hadoop's unknown host): the catalog's, not the job's.
+        throw catalogFailure(identifier, e);
+      }
       // What the definition asks does not fit the table (another primary key, say): an argument
       // error, whose own message says so.
       throw new JobDefinitionException(e.getMessage(), e);
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException(
-          "catalog "
-              + definition.describe()
-              + ": cannot create or load table "
-              + identifier
-              + ": "
-              + CatalogDefinition.rootCause(e),
-          e);
+      throw catalogFailure(identifier, e);
     }
+  }
+
+  /** A failure of the catalog or its storage, told naming both. */
+  private IllegalArgumentException catalogFailure(TableIdentifier identifier, RuntimeException e) {
+    return new IllegalArgumentException(
+        "catalog "
+            + definition.describe()
+            + ": cannot create or load table "
+            + identifier
+            + ": "
+            + CatalogDefinition.rootCause(e),
+        e);
   }
 
   private Table createOrLoadTable(

@@ -242,7 +242,18 @@ class CommandLineTest {
     assertThat(run(concat(base, "--compaction-cache-size", "lots")))
         .isEqualTo(
             "2: error: apply: --compaction-cache-size must be a size with its unit, such as 64mb,"
-                + " not 'lots'");
+                + " or 0, not 'lots'");
+    assertThat(
+            ApplyCommand.definition(
+                    Arguments.parse(
+                        "apply",
+                        concat(base, "--compaction-cache-size", "0"),
+                        1,
+                        ApplyCommand.flags()))
+                .sinkOptions()
+                .get(io.icebergcdc.sink.SinkOptions.COMPACTION_CACHE_SIZE)
+                .getBytes())
+        .isZero();
     // Flink reads a bare number as bytes.
     assertThat(run(concat(base, "--compaction-small-file-size", "32")))
         .isEqualTo(

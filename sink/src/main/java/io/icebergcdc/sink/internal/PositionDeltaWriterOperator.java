@@ -303,7 +303,12 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       if (!byTable.containsKey(table) && WriterState.holdsState(store, TableScope.of(table))) {
         try {
           // In the schema it was first built with: its fingerprints and kept rows are of it.
-          Integer jobSchema = WriterState.restoredJobSchema(store, TableScope.of(table));
+          Integer jobSchema =
+              WriterState.restoredJobSchema(
+                  store,
+                  TableScope.of(table),
+                  getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                  getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
           byTable.put(table, writerOfTable(table, newTables.writerOf(table, jobSchema)));
           sourceOfAppeared.put(table, null);
           LOG.info("Writing table {} too, which appeared while the job ran", table);

@@ -28,10 +28,11 @@ import org.apache.flink.api.common.typeinfo.Types;
  *   <li>{@code started-empty} (union): per subtask, whether the table had no rows when the job's
  *       first writer of it started: then every row in it is one the job's writers wrote, and a
  *       subtask that never had a writer owns none.
- *   <li>{@code job-schema-id} (union): the id of the table's schema its writer was built with. A
- *       table that appeared while the job runs is built again from the catalog at a restore: in
- *       this schema, not the table's current one, so that its dedup's fingerprints and kept rows
- *       read as they were written. Absent in the state of earlier versions.
+ *   <li>{@code job-schema-id} (union): per subtask, the id of the table's schema its writer was
+ *       built with (the id in the upper 32 bits, the subtask in the lower). A table that appeared
+ *       while the job runs is built again from the catalog at a restore: in this schema, not the
+ *       table's current one, so that its dedup's fingerprints and kept rows read as they were
+ *       written. Absent in the state of earlier versions.
  * </ul>
  */
 final class WriterState {
@@ -45,7 +46,7 @@ final class WriterState {
   private final ListState<FileDictionary.Entry> dictionary;
   private final ListState<Long> writerSubtasks;
   private final ListState<Boolean> startedEmpty;
-  private final ListState<Integer> jobSchema;
+  private final ListState<Long> jobSchema;
   private final int subtask;
   private final int parallelism;
 
@@ -85,14 +86,30 @@ final class WriterState {
   }
 
   /**
-   * The id of the table's schema that its writer was built with, which its dedup's fingerprints
-   * hash and its awaiting rows are kept in, as the restored state holds it; null if it holds none
-   * (a state of an earlier version).
+   * The id of the table's schema that this subtask's writer was built with, which its dedup's
+   * fingerprints hash and its awaiting rows are kept in, as the restored state holds it: the
+   * subtask's own at the parallelism that wrote it; restored at another, the oldest of them (the
+   * writers of a table taken in flight start at its first change on each subtask, in the schema it
+   * has then). Null where the state holds none (a subtask that had no writer, or a state of an
+   * earlier version): the table's current schema.
    */
-  static Integer restoredJobSchema(OperatorStateStore store, TableScope scope) throws Exception {
-    java.util.Iterator<Integer> ids =
-        store.getUnionListState(jobSchemaDescriptor(scope)).get().iterator();
-    return ids.hasNext() ? ids.next() : null;
+  static Integer restoredJobSchema(
+      OperatorStateStore store, TableScope scope, int subtask, int parallelism) throws Exception {
+    java.util.Map<Integer, Integer> bySubtask = new java.util.HashMap<>();
+    for (Long entry : store.getUnionListState(jobSchemaDescriptor(scope)).get()) {
+      bySubtask.put((int) (entry & 0xffffffffL), (int) (entry >>> 32));
+    }
+    if (bySubtask.isEmpty()) {
+      return null;
+    }
+    int restoredParallelism = -1;
+    for (Long writer : store.getUnionListState(writerSubtasksDescriptor(scope)).get()) {
+      restoredParallelism = (int) (writer >>> 32);
+    }
+    if (restoredParallelism == parallelism) {
+      return bySubtask.get(subtask);
+    }
+    return java.util.Collections.min(bySubtask.values());
   }
 
   /** Whether the table of {@code scope} has state in the restored operator state, not forgotten. */
@@ -218,7 +235,7 @@ final class WriterState {
       List<FileDictionary.Entry> dictionaryNow,
       int jobSchemaId)
       throws Exception {
-    jobSchema.update(List.of(jobSchemaId));
+    jobSchema.update(List.of(((long) jobSchemaId << 32) | subtask));
     indexComplete.update(List.of(indexCompleteNow));
     writerSubtasks.update(List.of(encode(subtask, parallelism)));
     startedEmpty.update(List.of(startedEmptyNow));
@@ -237,8 +254,8 @@ final class WriterState {
     return new ListStateDescriptor<>(scope.stateName("started-empty"), Types.BOOLEAN);
   }
 
-  private static ListStateDescriptor<Integer> jobSchemaDescriptor(TableScope scope) {
-    return new ListStateDescriptor<>(scope.stateName("job-schema-id"), Types.INT);
+  private static ListStateDescriptor<Long> jobSchemaDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName("job-schema-id"), Types.LONG);
   }
 
   private static ListStateDescriptor<Long> writerSubtasksDescriptor(TableScope scope) {

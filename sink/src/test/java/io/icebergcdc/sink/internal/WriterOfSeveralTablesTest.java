@@ -704,6 +704,71 @@ class WriterOfSeveralTablesTest {
   }
 
   /**
+   * The writers of a table taken in flight start on each subtask at its first change there, in the
+   * schema the table has then: each is restored in its own, not in one subtask's for all.
+   */
+  @Test
+  void eachSubtaskRestoresATableThatAppearedInTheSchemaItsWriterWasBuiltWith() throws Exception {
+    takesNewTables = true;
+    tables();
+    Table c = createTable(TableIdentifier.of("db", "c"));
+    int firstSchema = c.schema().schemaId();
+    // A key of each subtask's.
+    ChangeEvent[] keyOf = new ChangeEvent[2];
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = harness(null, 2, subtask)) {
+        for (long id = 1; keyOf[subtask] == null; id++) {
+          ChangeEvent change = of("db.c", insert(id, "c" + id, 10));
+          if (owns(harness, change)) {
+            keyOf[subtask] = change;
+          }
+        }
+      }
+    }
+    List<OperatorSubtaskState> states = new ArrayList<>();
+    ChangeEvent[] written = new ChangeEvent[2];
+    for (int subtask = 0; subtask < 2; subtask++) {
+      if (subtask == 1) {
+        // Subtask 1 meets the table only after it took a column.
+        c.updateSchema()
+            .addColumn("note", org.apache.iceberg.types.Types.StringType.get())
+            .commit();
+      }
+      c.refresh();
+      ChangeEvent change = keyOf[subtask];
+      org.apache.flink.table.data.GenericRowData row =
+          new org.apache.flink.table.data.GenericRowData(c.schema().columns().size());
+      for (int i = 0; i < change.after().getArity(); i++) {
+        row.setField(i, ((org.apache.flink.table.data.GenericRowData) change.after()).getField(i));
+      }
+      written[subtask] =
+          change.inSchema(
+              c.schema().schemaId(),
+              null,
+              row,
+              io.icebergcdc.cdc.ColumnMask.EMPTY,
+              io.icebergcdc.cdc.ColumnMask.EMPTY);
+      try (var harness = harness(null, 2, subtask)) {
+        checkpoint(harness, 1, written[subtask]);
+        states.add(harness.snapshot(1, 1));
+      }
+    }
+    assertThat(c.schema().schemaId()).isNotEqualTo(firstSchema);
+    OperatorSubtaskState merged =
+        AbstractStreamOperatorTestHarness.repackageState(
+            states.toArray(new OperatorSubtaskState[0]));
+    for (int subtask = 0; subtask < 2; subtask++) {
+      OperatorSubtaskState own =
+          AbstractStreamOperatorTestHarness.repartitionOperatorState(
+              merged, MAX_PARALLELISM, 2, 2, subtask);
+      try (var harness = harness(own, 2, subtask)) {
+        ChangeCommittable again = checkpoint(harness, 2, written[subtask]).get("db.c");
+        assertThat(again.stats().duplicatesDropped()).as("subtask %s", subtask).isEqualTo(1);
+      }
+    }
+  }
+
+  /**
    * A table whose spec another engine changed to partition by a column outside the key fails the
    * restore naming the table and the spec: a key's delete, which carries only the key, would go to
    * another partition than its row and never apply.
