@@ -159,7 +159,7 @@ final class ChunkQueries {
   }
 
   /** A column's type in the source, as the driver gives it ({@link java.sql.Types}). */
-  record SourceColumn(int jdbcType, int precision, int scale) {}
+  record SourceColumn(int jdbcType, int precision, int scale, boolean nullable) {}
 
   /** The columns the table has in the source now, in its order, with their types. */
   java.util.LinkedHashMap<String, SourceColumn> sourceColumns(java.sql.Connection connection)
@@ -178,7 +178,11 @@ final class ChunkQueries {
     for (int i = 1; i <= meta.getColumnCount(); i++) {
       columns.put(
           meta.getColumnName(i),
-          new SourceColumn(meta.getColumnType(i), meta.getPrecision(i), meta.getScale(i)));
+          new SourceColumn(
+              meta.getColumnType(i),
+              meta.getPrecision(i),
+              meta.getScale(i),
+              meta.isNullable(i) == java.sql.ResultSetMetaData.columnNullable));
     }
     return columns;
   }
@@ -189,7 +193,8 @@ final class ChunkQueries {
    */
   boolean read(Map<String, SourceColumn> source) {
     return new java.util.HashSet<>(source.keySet()).equals(new java.util.HashSet<>(selected))
-        && widened(source).isEmpty();
+        && widened(source).isEmpty()
+        && relaxed(source).isEmpty();
   }
 
   /**
@@ -233,16 +238,42 @@ final class ChunkQueries {
     return widened;
   }
 
-  /** The schema read, with {@code widened}'s columns of their wider types. */
-  org.apache.iceberg.Schema widen(Map<String, Type> widened) {
+  /**
+   * The columns read that the schema read requires (outside the key) and {@code source} lets be
+   * null: a {@code NOT NULL} the source dropped, which the Iceberg table follows by making the
+   * column optional.
+   */
+  java.util.Set<String> relaxed(Map<String, SourceColumn> source) {
+    java.util.Set<String> relaxed = new java.util.LinkedHashSet<>();
+    for (String column : selected) {
+      Types.NestedField field = schema.schema().findField(column);
+      SourceColumn in = source.get(column);
+      if (field != null
+          && in != null
+          && field.isRequired()
+          && in.nullable()
+          && !schema.schema().identifierFieldIds().contains(field.fieldId())) {
+        relaxed.add(column);
+      }
+    }
+    return relaxed;
+  }
+
+  /**
+   * The schema read, with {@code widened}'s columns of their wider types and {@code relaxed}'s
+   * optional.
+   */
+  org.apache.iceberg.Schema widen(Map<String, Type> widened, java.util.Set<String> relaxed) {
     List<Types.NestedField> columns = new ArrayList<>();
     for (Types.NestedField column : schema.schema().columns()) {
       Type wider = widened.get(column.name());
       columns.add(
-          wider == null
-              ? column
-              : Types.NestedField.of(
-                  column.fieldId(), column.isOptional(), column.name(), wider, column.doc()));
+          Types.NestedField.of(
+              column.fieldId(),
+              column.isOptional() || relaxed.contains(column.name()),
+              column.name(),
+              wider == null ? column.type() : wider,
+              column.doc()));
     }
     return new org.apache.iceberg.Schema(columns, schema.schema().identifierFieldIds());
   }

@@ -146,12 +146,15 @@ final class ChunkReader implements AutoCloseable {
     ChangeSchema current = evolution.current(sourceTable);
     ChunkQueries followed = table.inSchema(current, columns);
     Map<String, org.apache.iceberg.types.Type> widened = followed.widened(source);
-    if (!widened.isEmpty()) {
-      // Widened in the source before the log's reader met a change of the new type: the chunks
-      // hold such values already, so the table is widened now (the log's reader then finds it so).
+    java.util.Set<String> relaxed = followed.relaxed(source);
+    if (!widened.isEmpty() || !relaxed.isEmpty()) {
+      // Widened, or let be null, in the source before the log's reader met a change that shows it:
+      // the chunks hold such values already, so the table follows now (the log's reader then
+      // finds it so).
       List<String> changes = new java.util.ArrayList<>();
       widened.forEach((column, type) -> changes.add("column '" + column + "' widened to " + type));
-      current = evolution.evolve(sourceTable, followed.widen(widened), changes);
+      relaxed.forEach(column -> changes.add("column '" + column + "' allows nulls"));
+      current = evolution.evolve(sourceTable, followed.widen(widened, relaxed), changes);
       followed = table.inSchema(current, columns);
     }
     if (followed.read(source)) {
@@ -175,14 +178,18 @@ final class ChunkReader implements AutoCloseable {
     statement = table.rows(connection, chunk, snapshot.fetchRows());
     result = statement.executeQuery();
     batchRows = 0;
-    if (routes.evolutionOf(route) == null
-        || table.widened(ChunkQueries.columnsOf(result)).isEmpty()) {
+    if (routes.evolutionOf(route) == null) {
       return;
     }
-    // Widened in the source after the chunk looked at its columns (between two of its batches):
-    // read in the narrower type, a wider value would be refused as a bad row or rounded. The chunk
-    // is read again from where it is, in the type the schema follows to.
-    LOG.info("{} of {}: a column was widened in the source while it was read", chunk, table.name());
+    Map<String, ChunkQueries.SourceColumn> given = ChunkQueries.columnsOf(result);
+    if (table.widened(given).isEmpty() && table.relaxed(given).isEmpty()) {
+      return;
+    }
+    // Widened, or let be null, in the source after the chunk looked at its columns (between two of
+    // its batches): read in the narrower type, a wider value would be refused as a bad row or
+    // rounded, and a null would not fit. The chunk is read again from where it is, in the schema
+    // the table follows to.
+    LOG.info("{} of {}: a column changed in the source while it was read", chunk, table.name());
     reconnect();
     followSchema(chunk.topic());
     connection.setAutoCommit(table.bounded());

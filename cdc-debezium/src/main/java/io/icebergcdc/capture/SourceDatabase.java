@@ -47,7 +47,10 @@ final class SourceDatabase implements Serializable {
               + ":"
               + properties.getOrDefault("database.port", "5432")
               + "/"
-              + properties.get("database.dbname"),
+              + properties.get("database.dbname")
+              // Each result's columns as they are now (ChunkReader compares them with the schema
+              // read): the driver otherwise keeps a column's NOT NULL from before a change.
+              + "?databaseMetadataCacheFields=0",
           properties.getOrDefault("database.user", "postgres"),
           properties.get("database.password"));
     }

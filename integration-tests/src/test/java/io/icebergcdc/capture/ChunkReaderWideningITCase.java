@@ -40,7 +40,71 @@ class ChunkReaderWideningITCase {
   @EnumSource(Product.class)
   void aColumnWidenedBetweenTwoBatchesIsReadWideFromTheNextBatchOn(Product product)
       throws Exception {
-    String table = product == Product.POSTGRES ? "public.items" : DATABASE + ".items";
+    String table = table(product);
+    RecordingEvolution evolution = evolution();
+    Map<Long, Long> read =
+        readAcross(
+            product,
+            evolution,
+            product == Product.POSTGRES
+                ? "ALTER TABLE " + table + " ALTER COLUMN grp TYPE bigint"
+                : "ALTER TABLE " + table + " MODIFY COLUMN grp BIGINT NOT NULL",
+            "UPDATE " + table + " SET grp = 5000000000 + id WHERE id > 20");
+    assertThat(read).hasSize(ROWS);
+    for (long id = 1; id <= ROWS; id++) {
+      assertThat(read.get(id))
+          .as("grp of %d", id)
+          .isEqualTo(id > 20 ? 5_000_000_000L + id : id % 7);
+    }
+    // The reader widened the table before it passed on a row of the wider type.
+    assertThat(evolution.changes).containsExactly("column 'grp' widened to long");
+  }
+
+  /** As above, for a NOT NULL dropped: the rows after it hold nulls, which the table then takes. */
+  @ParameterizedTest
+  @EnumSource(Product.class)
+  void aNotNullDroppedBetweenTwoBatchesIsFollowedFromTheNextBatchOn(Product product)
+      throws Exception {
+    String table = table(product);
+    RecordingEvolution evolution = evolution();
+    Map<Long, Long> read =
+        readAcross(
+            product,
+            evolution,
+            product == Product.POSTGRES
+                ? "ALTER TABLE " + table + " ALTER COLUMN grp DROP NOT NULL"
+                : "ALTER TABLE " + table + " MODIFY COLUMN grp INT NULL",
+            "UPDATE " + table + " SET grp = NULL WHERE id > 20");
+    assertThat(read).hasSize(ROWS);
+    for (long id = 1; id <= ROWS; id++) {
+      assertThat(read.get(id)).as("grp of %d", id).isEqualTo(id > 20 ? null : id % 7);
+    }
+    assertThat(evolution.changes).containsExactly("column 'grp' allows nulls");
+    assertThat(evolution.schema.schema().findField("grp").isOptional()).isTrue();
+  }
+
+  private static String table(Product product) {
+    return product == Product.POSTGRES ? "public.items" : DATABASE + ".items";
+  }
+
+  /** The table's schema as the job took it, (id bigint key, grp int NOT NULL). */
+  private static RecordingEvolution evolution() {
+    return new RecordingEvolution(
+        new ChangeSchema(
+            new Schema(
+                List.of(
+                    Types.NestedField.required(1, "id", Types.LongType.get()),
+                    Types.NestedField.required(2, "grp", Types.IntegerType.get())),
+                Set.of(1))));
+  }
+
+  /**
+   * Reads the table of {@link #ROWS} rows as one chunk, in batches of {@link #FETCH_ROWS}, with
+   * {@code change} and {@code then} run after the first batch; the rows read, grp by id.
+   */
+  private static Map<Long, Long> readAcross(
+      Product product, RecordingEvolution evolution, String change, String then) throws Exception {
+    String table = table(product);
     try (Connection admin = createDatabase(product);
         Statement statement = admin.createStatement()) {
       statement.execute("CREATE TABLE " + table + " (id bigint PRIMARY KEY, grp int NOT NULL)");
@@ -49,14 +113,6 @@ class ChunkReaderWideningITCase {
       }
       String namespace = product == Product.POSTGRES ? "public" : DATABASE;
       String topic = "db." + namespace + ".items";
-      RecordingEvolution evolution =
-          new RecordingEvolution(
-              new ChangeSchema(
-                  new Schema(
-                      List.of(
-                          Types.NestedField.required(1, "id", Types.LongType.get()),
-                          Types.NestedField.required(2, "grp", Types.IntegerType.get())),
-                      Set.of(1))));
       CaptureRoutes routes =
           new CaptureRoutes(
               Map.of(topic, evolution.schema),
@@ -74,7 +130,6 @@ class ChunkReaderWideningITCase {
                       topic, namespace, "items", List.of("id"), List.of("id", "grp"), true)),
               1_000,
               FETCH_ROWS);
-
       Map<Long, Long> read = new TreeMap<>();
       try (ChunkReader reader = new ChunkReader(source(product), snapshot, routes)) {
         assertThat(reader.open(new SnapshotChunk(topic, 0, List.of(), List.of(), List.of())))
@@ -83,24 +138,13 @@ class ChunkReaderWideningITCase {
           put(read, reader.next());
         }
         // The first batch is read; the next is a query of its own, after the change.
-        statement.execute(
-            product == Product.POSTGRES
-                ? "ALTER TABLE " + table + " ALTER COLUMN grp TYPE bigint"
-                : "ALTER TABLE " + table + " MODIFY COLUMN grp BIGINT NOT NULL");
-        statement.execute("UPDATE " + table + " SET grp = 5000000000 + id WHERE id > 20");
-        for (CapturedChange change = reader.next(); change != null; change = reader.next()) {
-          put(read, change);
+        statement.execute(change);
+        statement.execute(then);
+        for (CapturedChange next = reader.next(); next != null; next = reader.next()) {
+          put(read, next);
         }
       }
-
-      assertThat(read).hasSize(ROWS);
-      for (long id = 1; id <= ROWS; id++) {
-        assertThat(read.get(id))
-            .as("grp of %d", id)
-            .isEqualTo(id > 20 ? 5_000_000_000L + id : id % 7);
-      }
-      // The reader widened the table before it passed on a row of the wider type.
-      assertThat(evolution.changes).containsExactly("column 'grp' widened to long");
+      return read;
     }
   }
 
@@ -109,7 +153,7 @@ class ChunkReaderWideningITCase {
     assertThat(change.deadLetter()).isNull();
     RowData row = change.event().after();
     Object grp = ((org.apache.flink.table.data.GenericRowData) row).getField(1);
-    read.put(row.getLong(0), ((Number) grp).longValue());
+    read.put(row.getLong(0), grp == null ? null : ((Number) grp).longValue());
   }
 
   private static Connection createDatabase(Product product) throws SQLException {
