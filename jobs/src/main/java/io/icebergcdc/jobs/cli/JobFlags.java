@@ -242,7 +242,7 @@ final class JobFlags {
           "checkpoint-interval", args.peek("checkpoint-interval"), "at least 10ms, such as 10s");
     }
     String checkpointDirectory = checkpointDirectory(args, cluster);
-    String restoreFrom = restoreFrom(args, checkpointDirectory);
+    String restoreFrom = restoreFrom(args, checkpointDirectory, cluster.isPresent());
     boolean allowNonRestoredState = Boolean.TRUE.equals(args.bool("allow-non-restored-state"));
     if (allowNonRestoredState && restoreFrom == null) {
       throw new Arguments.UsageException(
@@ -291,11 +291,16 @@ final class JobFlags {
     return Paths.get(System.getProperty("java.io.tmpdir"), "iceberg-cdc-checkpoints").toString();
   }
 
-  /** The checkpoint to resume from: the flag's, or the newest in the directory for latest. */
-  private static String restoreFrom(Arguments args, String checkpointDirectory) {
+  /**
+   * The checkpoint to resume from: the flag's, or the newest in the directory for latest. One named
+   * that is not there is refused here where the job runs in this process; a cluster's JobManager
+   * may see a path that this process does not (a volume only it mounts), so there Flink decides.
+   */
+  private static String restoreFrom(
+      Arguments args, String checkpointDirectory, boolean onACluster) {
     String restoreFrom = args.optional("restore-from", null);
     if (restoreFrom != null && !"latest".equalsIgnoreCase(restoreFrom)) {
-      if (Checkpoints.missing(restoreFrom)) {
+      if (!onACluster && Checkpoints.missing(restoreFrom)) {
         // Refused before the job makes any table, not by Flink when it submits the job.
         throw new Arguments.UsageException(
             args.command()
