@@ -99,13 +99,9 @@ final class ChunkReader implements AutoCloseable {
         connection = null;
       }
       if (connection == null) {
-        connection = database.connect();
-        connection.setReadOnly(true);
+        connect();
       }
       followSchema(next.topic());
-      // Batches are queries of their own; a table read whole is one cursor, which PostgreSQL
-      // fetches in parts only inside a transaction.
-      connection.setAutoCommit(table.bounded());
       query();
     } catch (SQLException e) {
       if (droppedSince(e)) {
@@ -174,9 +170,9 @@ final class ChunkReader implements AutoCloseable {
             : current.schema().schemaId());
   }
 
+  /** Reads the chunk's next batch, or the whole table: its rows from after the last key read. */
   private void query() throws SQLException {
-    statement = table.rows(connection, chunk, snapshot.fetchRows());
-    result = statement.executeQuery();
+    execute();
     batchRows = 0;
     if (routes.evolutionOf(route) == null) {
       return;
@@ -192,9 +188,22 @@ final class ChunkReader implements AutoCloseable {
     LOG.info("{} of {}: a column changed in the source while it was read", chunk, table.name());
     reconnect();
     followSchema(chunk.topic());
-    connection.setAutoCommit(table.bounded());
+    execute();
+  }
+
+  private void execute() throws SQLException {
+    // Batches are queries of their own; a table read whole is one cursor, which PostgreSQL
+    // fetches in parts only inside a transaction.
+    if (connection.getAutoCommit() != table.bounded()) {
+      connection.setAutoCommit(table.bounded());
+    }
     statement = table.rows(connection, chunk, snapshot.fetchRows());
     result = statement.executeQuery();
+  }
+
+  private void connect() throws SQLException {
+    connection = database.connect();
+    connection.setReadOnly(true);
   }
 
   /**
@@ -205,8 +214,7 @@ final class ChunkReader implements AutoCloseable {
     connection.abort(Runnable::run);
     result = null;
     statement = null;
-    connection = database.connect();
-    connection.setReadOnly(true);
+    connect();
   }
 
   /**
