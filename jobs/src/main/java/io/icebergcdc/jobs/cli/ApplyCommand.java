@@ -261,9 +261,7 @@ final class ApplyCommand {
                   + kafka.topicPattern()
                   + ": the job would read its own dead letters");
         }
-        if (deadLetterTopic != null
-            && kafka.topics() != null
-            && kafka.topics().contains(deadLetterTopic)) {
+        if (deadLetterTopic != null && kafka.topics().contains(deadLetterTopic)) {
           throw new Arguments.UsageException(
               "apply: --dead-letter-topic "
                   + deadLetterTopic

@@ -9,6 +9,7 @@ import io.icebergcdc.jobs.capture.CapturedTable;
 import io.icebergcdc.jobs.capture.SourceTables;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.JobDefinitionException;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.CdcTables;
@@ -186,10 +187,9 @@ final class CaptureTables implements AppearingTables {
         if (e instanceof AlreadyExistsException || e.getCause() instanceof AlreadyExistsException) {
           // The enumerator or another reader created it meanwhile.
           table = createOrLoad(connected, identifier, captured);
-        } else if (e instanceof IllegalArgumentException
-            && (e.getCause() == null || e.getCause() instanceof IllegalArgumentException)) {
-          // The table does not fit the job's definition; a failure of the catalog (wrapped with
-          // its cause) fails the job, and a restart tries again.
+        } else if (e instanceof JobDefinitionException) {
+          // The table does not fit the job's definition; a failure of the catalog fails the job,
+          // and a restart tries again.
           throw refused(qualified, e);
         } else {
           throw e;

@@ -9,6 +9,7 @@ import io.icebergcdc.cdc.debezium.DebeziumSchemas;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.jobs.definition.ChangelogFile;
 import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.JobDefinitionException;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -228,7 +229,7 @@ final class FileSourceTranslator implements SourceTranslator {
   private Schema schemaFromFirstEvent(TableIdentifier identifier) throws IOException {
     FirstEvent first = firstEvent();
     if (first == null) {
-      throw new IllegalArgumentException(
+      throw new JobDefinitionException(
           "table "
               + identifier
               + " does not exist and "
@@ -247,7 +248,7 @@ final class FileSourceTranslator implements SourceTranslator {
               .collect(java.util.stream.Collectors.toSet());
       List<String> missing = primaryKey.stream().filter(c -> !columns.contains(c)).toList();
       if (!missing.isEmpty()) {
-        throw new io.icebergcdc.jobs.definition.JobDefinitionException(
+        throw new JobDefinitionException(
             "--primary-key "
                 + String.join(",", primaryKey)
                 + ": no column "
@@ -261,7 +262,7 @@ final class FileSourceTranslator implements SourceTranslator {
       }
       return DebeziumSchemas.toIcebergSchema(root.get("schema"), primaryKey);
     }
-    throw new IllegalArgumentException(
+    throw new JobDefinitionException(
         "table "
             + identifier
             + " does not exist and the first event of "

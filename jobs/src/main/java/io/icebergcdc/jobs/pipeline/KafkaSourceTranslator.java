@@ -7,6 +7,7 @@ import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
 import io.icebergcdc.cdc.debezium.DebeziumSchemas;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.JobDefinitionException;
 import io.icebergcdc.jobs.definition.KafkaTopics;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.kafka.KafkaRecord;
@@ -174,7 +175,7 @@ final class KafkaSourceTranslator implements SourceTranslator {
       return table;
     }
     if (!format.equals(KafkaTopics.DEBEZIUM_JSON)) {
-      throw new IllegalArgumentException(
+      throw new JobDefinitionException(
           "table "
               + identifier
               + " does not exist; "

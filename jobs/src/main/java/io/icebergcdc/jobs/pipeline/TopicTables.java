@@ -5,6 +5,7 @@ import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.NewSourceTableException;
 import io.icebergcdc.cdc.RefusedSourceException;
 import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.JobDefinitionException;
 import io.icebergcdc.jobs.definition.KafkaTopics;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.kafka.KafkaRecord;
@@ -98,13 +99,10 @@ final class TopicTables implements KafkaRouter.NewTopics {
         // As the job's start checks its topics' tables: a table without the column would fail
         // each of its changes, at every restart.
         TableChecks.checkSequenceColumn(null, identifier, table.schema(), kafka.sequenceColumn());
-      } catch (IllegalArgumentException e) {
-        if (e.getCause() != null && !(e.getCause() instanceof IllegalArgumentException)) {
-          // A failure of the catalog, wrapped with its cause: the job fails, a restart tries again.
-          throw e;
-        }
+      } catch (JobDefinitionException e) {
         // The table does not fit the job's definition (its key, format version, partitioning): a
-        // restart would meet it again.
+        // restart would meet it again. A failure of the catalog fails the job, and a restart tries
+        // again.
         throw new RefusedSourceException(
             locator
                 + ": topic "

@@ -482,6 +482,26 @@ class CommandLineTest {
     return concat(base, more);
   }
 
+  /** A table the file cannot create: the user's to create or to give events with schemas. */
+  @Test
+  void aMissingTableTheFileCannotCreateIsAnArgumentError() throws Exception {
+    Files.writeString(dir.resolve("changes.jsonl"), "\n\n");
+    assertThat(run(fileJob()))
+        .isEqualTo(
+            "2: error: apply: table db.items does not exist and "
+                + dir.resolve("changes.jsonl")
+                + " holds no event to create it from");
+    Files.writeString(
+        dir.resolve("changes.jsonl"),
+        "{\"before\":null,\"after\":{\"id\":1},\"op\":\"c\",\"source\":{\"lsn\":1}}\n");
+    assertThat(run(fileJob()))
+        .startsWith(
+            "2: error: apply: table db.items does not exist and the first event of "
+                + dir.resolve("changes.jsonl")
+                + " (line 1) carries no schema to create it from;");
+    assertThat(dir.resolve("w").resolve("db")).doesNotExist();
+  }
+
   @Test
   void aSequenceColumnOrPartitionTheTableCannotHaveIsRefusedBeforeItIsCreated() throws Exception {
     String row =
