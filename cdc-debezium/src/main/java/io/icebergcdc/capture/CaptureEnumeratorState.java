@@ -12,7 +12,9 @@ import java.util.List;
  *     table added later
  * @param unassigned the splits no reader has
  * @param tables each snapshotted table's progress; a table of the job that is not here has not been
- *     started (a table added to the job's tables since)
+ *     started (a table added to the job's tables since). Without chunks, each table the connector
+ *     captured, as done, so that a restore finds those added since (none in a state of a build
+ *     before this was recorded)
  */
 public record CaptureEnumeratorState(
     boolean chunked, List<CaptureSplit> unassigned, List<TableProgress> tables) {

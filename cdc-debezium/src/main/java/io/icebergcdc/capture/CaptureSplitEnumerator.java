@@ -69,6 +69,13 @@ final class CaptureSplitEnumerator
    */
   private final Set<String> unconfirmed = new LinkedHashSet<>();
 
+  /**
+   * Where the state was written with Debezium's own snapshot: the tables it captured then, which
+   * its checkpoints record for the next restore ({@link #refuseTablesAddedToADebeziumSnapshot});
+   * empty for a state of a build that did not record them, or of a first start.
+   */
+  private final Set<String> capturedWithoutChunks = new LinkedHashSet<>();
+
   private ChunkPlanner planner;
 
   /** Set by {@link #close}: a callback of a look or a wait that ends after it does nothing. */
@@ -102,7 +109,9 @@ final class CaptureSplitEnumerator
       }
     }
     for (CaptureEnumeratorState.TableProgress table : state.tables()) {
-      if (captures(table.topic())) {
+      if (!state.chunked()) {
+        capturedWithoutChunks.add(table.topic());
+      } else if (captures(table.topic())) {
         progress.put(table.topic(), table);
         if (!routes.topics().contains(table.topic()) && !table.done() && table.nextChunk() == 0) {
           // Taken, perhaps not yet waited for: waits again, from the log's reader's confirmation.
@@ -126,6 +135,7 @@ final class CaptureSplitEnumerator
 
   @Override
   public void start() {
+    refuseTablesAddedToADebeziumSnapshot();
     if (watch != null) {
       SourceDatabase database = SourceDatabase.of(connectorProperties);
       long every = watch.interval().toMillis();
@@ -211,6 +221,34 @@ final class CaptureSplitEnumerator
     }
     for (ChunkedSnapshot.Table table : added) {
       progress.put(table.topic(), CaptureEnumeratorState.TableProgress.start(table.topic()));
+    }
+  }
+
+  /**
+   * A table added to the job's tables since a state written with Debezium's own snapshot: the
+   * connector would read its changes from the state's position on, but never its rows, and it
+   * cannot be read in chunks beside the log. The job ends (Flink does not restart it), naming the
+   * ways out.
+   */
+  private void refuseTablesAddedToADebeziumSnapshot() {
+    if (capturedWithoutChunks.isEmpty()) {
+      return;
+    }
+    List<String> added = new ArrayList<>(routes.topics());
+    added.removeAll(capturedWithoutChunks);
+    if (!added.isEmpty()) {
+      throw new io.icebergcdc.cdc.RefusedSourceException(
+          "the job's tables of "
+              + routes.origin()
+              + " include "
+              + added.stream()
+                  .map(topic -> routes.route(routes.indexOf(topic)).tableName())
+                  .toList()
+              + ", which its restored state, written with Debezium's own snapshot"
+              + " (--snapshot-chunk-rows 0), did not capture: their changes would be read from the"
+              + " state's position on, but never the rows they had. Start the job without state"
+              + " (its tables are read again), capture those tables in a job of their own, or"
+              + " leave them out of --tables");
     }
   }
 
@@ -456,6 +494,14 @@ final class CaptureSplitEnumerator
 
   @Override
   public CaptureEnumeratorState snapshotState(long checkpointId) {
+    if (!chunked) {
+      // The tables the connector captures, so that a restore finds those added since.
+      List<CaptureEnumeratorState.TableProgress> captured = new ArrayList<>();
+      for (String topic : routes.topics()) {
+        captured.add(new CaptureEnumeratorState.TableProgress(topic, 0, List.of(), true));
+      }
+      return new CaptureEnumeratorState(false, new ArrayList<>(unassigned), captured);
+    }
     return new CaptureEnumeratorState(
         chunked, new ArrayList<>(unassigned), new ArrayList<>(progress.values()));
   }

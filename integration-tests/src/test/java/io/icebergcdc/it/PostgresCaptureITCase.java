@@ -271,6 +271,46 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
+   * A table added to the tables of a job restored from a state of Debezium's own snapshot: the
+   * connector would stream its changes but never read its rows, so the job ends naming the ways
+   * out. Restored with the tables it had, it runs.
+   */
+  @Test
+  void aTableAddedToAJobRestoredFromDebeziumsSnapshotEndsItNamingTheWayOut() throws Exception {
+    JobDefinition first =
+        job(
+            source(List.of("inventory\\.customers")).withSnapshotChunkRows(0),
+            "cdc.{schema}_{table}",
+            null);
+    JobRunner pipeline = new JobRunner(first);
+    running = pipeline.start();
+    awaitEqual(first, pipeline, Duration.ofSeconds(90));
+    JobClients.cancelAndAwait(running);
+    String checkpoint =
+        Checkpoints.latest(first.runtime().checkpointDirectory()).orElseThrow().toString();
+
+    running =
+        new JobRunner(
+                withRuntime(
+                    job(source().withSnapshotChunkRows(0), "cdc.{schema}_{table}", null),
+                    checkpoint,
+                    0))
+            .start();
+    JobClient ended = running;
+    running = null;
+    assertThatThrownBy(() -> ended.getJobExecutionResult().get(90, TimeUnit.SECONDS))
+        .hasStackTraceContaining("include [inventory.order_lines]")
+        .hasStackTraceContaining("written with Debezium's own snapshot")
+        .hasStackTraceContaining("Start the job without state");
+
+    JobDefinition again = withRuntime(first, checkpoint, 0);
+    pipeline = new JobRunner(again);
+    running = pipeline.start();
+    insertCustomer(9001);
+    awaitEqual(again, pipeline, Duration.ofSeconds(90));
+  }
+
+  /**
    * A captured table dropped and created again under its name while the job runs: PostgreSQL drops
    * it from the publication with it, and the job's next look for new tables publishes it again, so
    * that its changes from then on are applied (those before are lost, and the job warns).
