@@ -530,6 +530,49 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
+   * While the captured tables are idle and others are written, the slot still moves on: Debezium's
+   * heartbeat writes a logical decoding message, whose position the next heartbeat carries through
+   * the job's checkpoints, so PostgreSQL can release the WAL the other tables' writes filled.
+   */
+  @Test
+  void theSlotMovesOnWhileTheCapturedTablesAreIdle() throws Exception {
+    JobDefinition job = job(null);
+    JobRunner pipeline = new JobRunner(job);
+    running = pipeline.start();
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+    long before = confirmedFlush();
+    String written;
+    try (java.sql.Statement statement = connection.createStatement()) {
+      statement.execute("INSERT INTO public.not_captured SELECT generate_series(1, 20000)");
+      try (java.sql.ResultSet lsn = statement.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+        lsn.next();
+        written = lsn.getString(1);
+      }
+    }
+    long after = io.icebergcdc.cdc.SourceSequence.parseLsn(written);
+    assertThat(after).isGreaterThan(before);
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (confirmedFlush() < after) {
+      assertThat(System.nanoTime())
+          .as("the slot confirmed %s, behind %s", confirmedFlush(), written)
+          .isLessThan(deadline);
+      Thread.sleep(500);
+    }
+  }
+
+  private long confirmedFlush() throws SQLException {
+    try (java.sql.Statement statement = connection.createStatement();
+        java.sql.ResultSet slot =
+            statement.executeQuery(
+                "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = '"
+                    + SLOT
+                    + "'")) {
+      assertThat(slot.next()).isTrue();
+      return io.icebergcdc.cdc.SourceSequence.parseLsn(slot.getString(1));
+    }
+  }
+
+  /**
    * Two source tables named into one Iceberg table (a template without the schema) are refused
    * before any table is created or changed: the existing table keeps its schema, where it once took
    * the second table's columns before the refusal.

@@ -160,6 +160,15 @@ public record DatabaseSource(
   /** How often a job looks for new tables unless told otherwise. */
   public static final Duration DEFAULT_TABLE_DISCOVERY_INTERVAL = Duration.ofSeconds(30);
 
+  /**
+   * How often Debezium's heartbeat writes a logical decoding message into a PostgreSQL log: the
+   * position it moves to reaches the slot at the next completed checkpoint.
+   */
+  public static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(10);
+
+  /** The prefix of the heartbeat's logical decoding messages, which the connector skips. */
+  public static final String HEARTBEAT_MESSAGE_PREFIX = "iceberg-cdc-heartbeat";
+
   /** The rows of a snapshot chunk unless the job names another number. */
   public static final int DEFAULT_SNAPSHOT_CHUNK_ROWS = 50_000;
 
@@ -320,6 +329,20 @@ public record DatabaseSource(
       properties.put("publication.autocreate.mode", byPatterns ? "disabled" : "filtered");
       // A partitioned table's changes as its own, not its partitions' (TableListing).
       properties.put("publish.via.partition.root", "true");
+      // While the captured tables are idle and others are written, the slot would hold all that
+      // WAL until a captured table changed: pgoutput sends nothing of the other tables, and
+      // Debezium's heartbeat alone repeats the last change's position. So the heartbeat writes a
+      // non-transactional logical decoding message, which the connector reads (and skips by its
+      // prefix) at the log's end; the heartbeat after it carries that position, which a completed
+      // checkpoint then confirms to the slot. Any role may call the function.
+      properties.put("heartbeat.interval.ms", Long.toString(HEARTBEAT_INTERVAL.toMillis()));
+      properties.put(
+          "heartbeat.action.query",
+          // A hot standby (logical decoding reads one from PostgreSQL 16 on) writes no WAL.
+          "SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_logical_emit_message(false, '"
+              + HEARTBEAT_MESSAGE_PREFIX
+              + "', '') END");
+      properties.put("message.prefix.exclude.list", HEARTBEAT_MESSAGE_PREFIX);
     } else {
       properties.put("database.server.id", Long.toString(serverId));
       properties.put("database.include.list", listItem(Pattern.quote(database)));
