@@ -32,7 +32,8 @@ public final class NewSourceTableException extends RuntimeException {
             + " appeared while the job runs (seen at "
             + locator
             + "). The job ends here; the apply command builds it again with a table for it and"
-            + " resumes from the latest checkpoint, or run it again with --restore-from latest");
+            + " resumes from the latest checkpoint, or run it again with --restore-from latest"
+            + " (and the job's --checkpoint-dir)");
     this.source = source;
   }
 

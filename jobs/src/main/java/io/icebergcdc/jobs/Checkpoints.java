@@ -56,6 +56,20 @@ public final class Checkpoints {
     }
   }
 
+  /**
+   * Whether a job's directory under a checkpoint directory can be seen here: Flink makes it when
+   * the job starts, and keeps it after a failure. False where it is not there, or its file system
+   * cannot be reached or is only the cluster's.
+   */
+  public static boolean jobDirectoryExists(String checkpointDirectory, String jobId) {
+    Path job = new Path(checkpointDirectory, jobId);
+    try {
+      return job.getFileSystem().exists(job);
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
   /** The newest completed checkpoint of one job under a checkpoint directory. */
   public static Optional<String> latestOf(String checkpointDirectory, String jobId) {
     Path job = new Path(checkpointDirectory, jobId);

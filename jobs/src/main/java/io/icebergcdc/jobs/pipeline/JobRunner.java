@@ -53,11 +53,10 @@ public final class JobRunner {
    * appeared, composes it again, with that table, and runs it from the ended job's latest completed
    * checkpoint (or, if it completed none, from where it was itself started).
    *
-   * @return how many records the source's parser wrote to the dead-letter output, instead of
-   *     failing, in the run that ended (earlier runs count again from their checkpoint); 0 for a
-   *     job submitted detached, whose run has not ended
+   * @return how the run ended, or, submitted detached ({@code flink run -d}), the job it left
+   *     running
    */
-  public long run() throws Exception {
+  public Outcome run() throws Exception {
     JobDefinition current = job;
     String previousNewSource = null;
     while (true) {
@@ -65,12 +64,13 @@ public final class JobRunner {
         PipelineComposer.ComposedJob composed = compose(current);
         org.apache.flink.api.common.JobExecutionResult result =
             composed.environment().execute(composed.name());
-        // Submitted detached (flink run -d), the job has no result yet.
-        Object counted =
-            result.isJobExecutionResult()
-                ? result.getAccumulatorResult(DeadLetter.ACCUMULATOR)
-                : null;
-        return counted instanceof Number n ? n.longValue() : 0;
+        if (!result.isJobExecutionResult()) {
+          // Submitted detached (flink run -d), the job has no result yet.
+          return new Outcome(result.getJobID(), true, 0);
+        }
+        Object counted = result.getAccumulatorResult(DeadLetter.ACCUMULATOR);
+        return new Outcome(
+            result.getJobID(), false, counted instanceof Number n ? n.longValue() : 0);
       } catch (Exception e) {
         NewSourceTableException newSource = cause(e, NewSourceTableException.class);
         if (newSource != null) {
@@ -79,7 +79,12 @@ public final class JobRunner {
             throw e;
           }
           previousNewSource = newSource.source();
-          String checkpoint = resumePoint(current, e);
+          String checkpoint =
+              resumePoint(
+                  current.runtime().checkpointDirectory(),
+                  current.runtime().restoreFrom(),
+                  newSource,
+                  e);
           LOG.info(
               "Source {} appeared; building the job again with its table, resuming from {}",
               newSource.source(),
@@ -91,6 +96,18 @@ public final class JobRunner {
       }
     }
   }
+
+  /**
+   * How a run ended.
+   *
+   * @param job the Flink job that ran last
+   * @param detached whether it was submitted detached and runs on
+   * @param deadLettered how many records the source's parser wrote to the dead-letter output,
+   *     instead of failing, in the run that ended (earlier runs count again from their checkpoint);
+   *     0 for a job submitted detached
+   */
+  public record Outcome(
+      org.apache.flink.api.common.JobID job, boolean detached, long deadLettered) {}
 
   /** The tables the job writes; known once it is composed. */
   public List<TableTarget> targets() {
@@ -108,21 +125,38 @@ public final class JobRunner {
   }
 
   /**
-   * Where a job that ended resumes: its own latest completed checkpoint, else where it was restored
-   * from itself, else the start.
+   * Where a job that ended resumes: its own latest completed checkpoint, else (it completed none)
+   * where it was restored from itself, else the start.
+   *
+   * @throws IllegalStateException where the ended job's checkpoints cannot be seen from here (a
+   *     directory that only the cluster mounts, a file system only it has): resuming from where it
+   *     was started would read again, or skip, what it did since
    */
-  private static String resumePoint(JobDefinition ended, Exception failure) {
+  static String resumePoint(
+      String checkpointDirectory,
+      String restoredFrom,
+      NewSourceTableException newSource,
+      Exception failure) {
     JobExecutionException execution =
         ExceptionUtils.findThrowable(failure, JobExecutionException.class).orElse(null);
-    if (execution != null) {
-      Optional<String> own =
-          Checkpoints.latestOf(
-              ended.runtime().checkpointDirectory(), execution.getJobID().toString());
-      if (own.isPresent()) {
-        return own.get();
-      }
+    if (execution == null
+        || !Checkpoints.jobDirectoryExists(checkpointDirectory, execution.getJobID().toString())) {
+      throw new IllegalStateException(
+          "source "
+              + newSource.source()
+              + " appeared, and the job ended to be built again with a table for it, but its"
+              + " checkpoints cannot be seen from here"
+              + (execution == null
+                  ? ""
+                  : " (under "
+                      + new org.apache.flink.core.fs.Path(
+                          checkpointDirectory, execution.getJobID().toString())
+                      + ")")
+              + ": run it again with --restore-from and the job's latest checkpoint");
     }
-    return ended.runtime().restoreFrom();
+    Optional<String> own =
+        Checkpoints.latestOf(checkpointDirectory, execution.getJobID().toString());
+    return own.orElse(restoredFrom);
   }
 
   /**
