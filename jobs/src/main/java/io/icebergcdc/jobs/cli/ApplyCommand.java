@@ -200,12 +200,22 @@ final class ApplyCommand {
             + (job.source() instanceof ChangelogFile
                 ? " table " + job.tables().nameTemplate()
                 : ""));
-    long deadLettered;
+    JobRunner.Outcome outcome;
     try {
-      deadLettered = new JobRunner(job).run();
+      outcome = new JobRunner(job).run();
     } catch (JobDefinitionException e) {
       throw new Arguments.UsageException("apply: " + e.getMessage());
     }
+    if (outcome.detached()) {
+      out.println(
+          "submitted "
+              + job.source().origin()
+              + " as Flink job "
+              + outcome.job()
+              + ", detached: it runs on the cluster, which reports how it ends");
+      return 0;
+    }
+    long deadLettered = outcome.deadLettered();
     out.println("applied " + job.source().origin());
     if (deadLettered > 0) {
       out.println(
@@ -415,7 +425,7 @@ final class ApplyCommand {
   }
 
   private static KafkaTopics kafkaTopics(Arguments args) {
-    String format = args.optional("format", KafkaTopics.DEBEZIUM_JSON);
+    String format = args.choice("format", KafkaTopics.DEBEZIUM_JSON, KafkaTopics.FORMATS);
     String topics = args.optional("topics", null);
     String pattern = args.optional("topic-pattern", null);
     if ((topics == null) == (pattern == null)) {

@@ -26,8 +26,9 @@ public final class CommandLine {
           "  demo [--changes N] [--keys N] ...                      the default: generate,"
               + " apply and check a changelog",
           "Every command takes the catalog flags --catalog-type hadoop|rest|jdbc|hive,"
-              + " --catalog-uri, --warehouse,",
-          "--catalog-property key=value and --catalog-properties-file <file>.");
+              + " --catalog-impl <class>,",
+          "--catalog-name <name>, --catalog-uri, --warehouse, --catalog-property key=value and"
+              + " --catalog-properties-file <file>.");
 
   private static final Set<String> HELP = Set.of("--help", "-h", "help");
 

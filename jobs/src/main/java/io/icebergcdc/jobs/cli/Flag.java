@@ -28,6 +28,11 @@ record Flag(
     return new Flag(name, value, description, String.valueOf(defaultValue), false);
   }
 
+  /** The flag without a fixed default: its description says what decides when it is unset. */
+  Flag defaultInDescription() {
+    return new Flag(name, value, description, null, repeatable);
+  }
+
   Flag repeated() {
     return new Flag(name, value, description, defaultValue, true);
   }

@@ -62,7 +62,7 @@ final class JobFlags {
 
   static final List<Flag> SINK =
       List.of(
-          Flag.of(SinkOptions.DISTRIBUTION, "primary_key|partition"),
+          Flag.of(SinkOptions.DISTRIBUTION, "primary_key|partition").defaultInDescription(),
           Flag.of(SinkOptions.DELETE_MODE, "position|equality"),
           Flag.of(SinkOptions.BOOTSTRAP_INDEX, "true|false"),
           Flag.of(SinkOptions.COMPACTION_DELETED_RATIO, "<0..1>"),
@@ -78,8 +78,8 @@ final class JobFlags {
   static final List<Flag> MAINTENANCE =
       List.of(
           Flag.of(MaintenanceOptions.EXPIRE_SNAPSHOTS, "true|false"),
-          Flag.of(MaintenanceOptions.SNAPSHOT_MAX_AGE, "<duration>"),
-          Flag.of(MaintenanceOptions.SNAPSHOTS_RETAINED, "<N>"),
+          Flag.of(MaintenanceOptions.SNAPSHOT_MAX_AGE, "<duration>").defaultInDescription(),
+          Flag.of(MaintenanceOptions.SNAPSHOTS_RETAINED, "<N>").defaultInDescription(),
           Flag.of(MaintenanceOptions.RESTORE_POINT_MAX_AGE, "<duration>"),
           Flag.of(MaintenanceOptions.INTERVAL, "<duration>"),
           Flag.of(MaintenanceOptions.REMOVE_ORPHANS, "true|false"),

@@ -63,8 +63,8 @@ public record KafkaTopics(
     }
     if (format.equals(UPSERT_JSON) && sequenceColumn != null) {
       throw new IllegalArgumentException(
-          "upsert-json records are ordered by partition and offset: a delete (a null value)"
-              + " carries no sequence column");
+          "--sequence-column does not apply to --format upsert-json, whose records are ordered"
+              + " by partition and offset: a delete (a null value) carries no sequence column");
     }
   }
 

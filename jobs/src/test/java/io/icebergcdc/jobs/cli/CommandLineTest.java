@@ -112,8 +112,8 @@ class CommandLineTest {
     String[] base = {"apply", "--source", "kafka", "--warehouse", "w", "--topics", "t"};
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--format", "avro")))
         .isEqualTo(
-            "2: error: apply: format avro is not supported; use debezium-json, maxwell-json or"
-                + " upsert-json");
+            "2: error: apply: --format must be debezium-json, maxwell-json or upsert-json, not"
+                + " 'avro'");
     assertThat(
             run(
                 concat(
@@ -125,8 +125,9 @@ class CommandLineTest {
                     "--sequence-column",
                     "seq")))
         .isEqualTo(
-            "2: error: apply: upsert-json records are ordered by partition and offset: a delete"
-                + " (a null value) carries no sequence column");
+            "2: error: apply: --sequence-column does not apply to --format upsert-json, whose"
+                + " records are ordered by partition and offset: a delete (a null value) carries no"
+                + " sequence column");
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--starting-offsets", "yesterday")))
         .isEqualTo(
             "2: error: apply: --starting-offsets: starting offsets must be earliest, latest,"
@@ -625,7 +626,10 @@ class CommandLineTest {
     assertThat(out.toString(StandardCharsets.UTF_8))
         .contains("--delete-mode position|equality", "Default: position.")
         .contains("--tombstone-ttl <duration>", "Default: 7d.")
-        .contains("--catalog-properties-file <file>");
+        .contains("--catalog-properties-file <file>")
+        // Where the table's properties decide when the flag is unset, no fixed default is shown.
+        .contains("Unset, the table's write.distribution-mode decides")
+        .doesNotContain("Default: primary_key.", "else 1 h. Default:", "else 10. Default:");
   }
 
   @Test
