@@ -470,7 +470,9 @@ final class ApplyCommand {
       int eq = pair.indexOf('=');
       if (eq <= 0) {
         throw new Arguments.UsageException(
-            "apply: --kafka-properties takes key=value pairs, not '" + pair + "'");
+            "apply: --kafka-properties takes comma-separated key=value pairs, not '"
+                + pair
+                + "' (a value with a comma goes in --kafka-properties-file)");
       }
       String key = pair.substring(0, eq).trim();
       if (isKafkaSecret(key)) {

@@ -133,7 +133,9 @@ class CommandLineTest {
             "2: error: apply: --starting-offsets: starting offsets must be earliest, latest,"
                 + " committed or timestamp:<epoch millis>, not 'yesterday'");
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--kafka-properties", "acks")))
-        .isEqualTo("2: error: apply: --kafka-properties takes key=value pairs, not 'acks'");
+        .isEqualTo(
+            "2: error: apply: --kafka-properties takes comma-separated key=value pairs, not 'acks'"
+                + " (a value with a comma goes in --kafka-properties-file)");
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--slot", "s")))
         .isEqualTo("2: error: apply --source kafka: --slot does not apply here");
     assertThat(run(base)).isEqualTo("2: error: apply: --bootstrap-servers is required");
