@@ -57,14 +57,14 @@ public final class Checkpoints {
   }
 
   /**
-   * Whether a job's directory under a checkpoint directory can be seen here: Flink makes it when
-   * the job starts, and keeps it after a failure. False where it is not there, or its file system
-   * cannot be reached or is only the cluster's.
+   * Whether a directory can be seen here: false where it is not there, or its file system cannot be
+   * reached or is only the cluster's. On an object store, a directory is seen once an object is
+   * under it.
    */
-  public static boolean jobDirectoryExists(String checkpointDirectory, String jobId) {
-    Path job = new Path(checkpointDirectory, jobId);
+  public static boolean visible(String directory) {
+    Path path = new Path(directory);
     try {
-      return job.getFileSystem().exists(job);
+      return path.getFileSystem().exists(path);
     } catch (IOException | RuntimeException e) {
       return false;
     }

@@ -1,6 +1,7 @@
 package io.icebergcdc.jobs.cli;
 
 import io.icebergcdc.cdc.MalformedChangeException;
+import io.icebergcdc.cdc.RefusedSourceException;
 import io.icebergcdc.commit.CommitException;
 import io.icebergcdc.dedup.AmbiguousChangeException;
 import io.icebergcdc.jobs.definition.JobDefinitionException;
@@ -83,14 +84,28 @@ public final class CommandLine {
       err.println("error: " + e.getMessage());
       return 2;
     } catch (Exception e) {
-      Throwable definition = find(e, JobDefinitionException.class);
-      if (definition != null) {
-        err.println("error: " + command + ": " + definition.getMessage());
-        return 2;
-      }
-      err.println("error: " + rootMessage(e));
+      return failed(command, e, err);
+    }
+  }
+
+  /**
+   * Tells what ended a command, and its status: 2 for a definition that does not fit what the job
+   * met before it changed anything, 1 for a failure, and for a source the running job refused (a
+   * table or topic that appeared, whose cause may be such a definition error: the job ran).
+   */
+  static int failed(String command, Exception e, PrintStream err) {
+    Throwable refused = find(e, RefusedSourceException.class);
+    if (refused != null) {
+      err.println("error: " + refused.getMessage());
       return 1;
     }
+    Throwable definition = find(e, JobDefinitionException.class);
+    if (definition != null) {
+      err.println("error: " + command + ": " + definition.getMessage());
+      return 2;
+    }
+    err.println("error: " + rootMessage(e));
+    return 1;
   }
 
   private static boolean wantsHelp(String[] args, int from) {

@@ -139,23 +139,23 @@ public final class JobRunner {
       Exception failure) {
     JobExecutionException execution =
         ExceptionUtils.findThrowable(failure, JobExecutionException.class).orElse(null);
+    String jobId = execution == null ? null : execution.getJobID().toString();
+    // Flink makes the job's directory when the job starts, and keeps it after a failure; on an
+    // object store it is seen once a checkpoint wrote there. So the checkpoint directory is seen
+    // here, or the job's, or they are where only the cluster sees them.
     if (execution == null
-        || !Checkpoints.jobDirectoryExists(checkpointDirectory, execution.getJobID().toString())) {
+        || !(Checkpoints.visible(checkpointDirectory)
+            || Checkpoints.visible(
+                new org.apache.flink.core.fs.Path(checkpointDirectory, jobId).toString()))) {
       throw new IllegalStateException(
           "source "
               + newSource.source()
               + " appeared, and the job ended to be built again with a table for it, but its"
               + " checkpoints cannot be seen from here"
-              + (execution == null
-                  ? ""
-                  : " (under "
-                      + new org.apache.flink.core.fs.Path(
-                          checkpointDirectory, execution.getJobID().toString())
-                      + ")")
+              + (execution == null ? "" : " (under " + checkpointDirectory + ")")
               + ": run it again with --restore-from and the job's latest checkpoint");
     }
-    Optional<String> own =
-        Checkpoints.latestOf(checkpointDirectory, execution.getJobID().toString());
+    Optional<String> own = Checkpoints.latestOf(checkpointDirectory, jobId);
     return own.orElse(restoredFrom);
   }
 

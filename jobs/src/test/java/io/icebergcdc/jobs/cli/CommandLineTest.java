@@ -735,6 +735,29 @@ class CommandLineTest {
     return status + ": " + err.toString(StandardCharsets.UTF_8).strip();
   }
 
+  /**
+   * A table that appeared while the job ran and does not fit its definition: the job ran, so it is
+   * no argument error, and the line names the table, as the refusal does.
+   */
+  @Test
+  void aSourceRefusedWhileTheJobRanIsAFailureNamingIt() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Exception ended =
+        new RuntimeException(
+            "Job execution failed.",
+            new io.icebergcdc.cdc.RefusedSourceException(
+                "topic late appeared while the job runs, and its table db.late does not fit the"
+                    + " job: primary key [v], not [id]",
+                new io.icebergcdc.jobs.definition.JobDefinitionException(
+                    "primary key [v], not [id]")));
+    int status =
+        CommandLine.failed("apply", ended, new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertThat(status + ": " + err.toString(StandardCharsets.UTF_8).strip())
+        .isEqualTo(
+            "1: error: topic late appeared while the job runs, and its table db.late does not fit"
+                + " the job: primary key [v], not [id]");
+  }
+
   @Test
   void anErrorNamesTheDeepestCauseUnlessAWrapperAddsToItsMessage() {
     java.sql.SQLException refused = new java.sql.SQLException("FATAL: role \"x\" does not exist");
