@@ -109,9 +109,14 @@ final class CaptureSplitEnumerator
       }
     }
     for (CaptureEnumeratorState.TableProgress table : state.tables()) {
-      if (!state.chunked()) {
+      if (!chunked) {
+        // Read by Debezium's snapshot, or by chunks all done before this job, which reads none.
         capturedWithoutChunks.add(table.topic());
-      } else if (captures(table.topic())) {
+      }
+      if (!state.chunked()) {
+        continue;
+      }
+      if (captures(table.topic())) {
         progress.put(table.topic(), table);
         if (!routes.topics().contains(table.topic()) && !table.done() && table.nextChunk() == 0) {
           // Taken, perhaps not yet waited for: waits again, from the log's reader's confirmation.
@@ -225,10 +230,12 @@ final class CaptureSplitEnumerator
   }
 
   /**
-   * A table added to the job's tables since a state written with Debezium's own snapshot: the
-   * connector would read its changes from the state's position on, but never its rows, and it
-   * cannot be read in chunks beside the log. The job ends (Flink does not restart it), naming the
-   * ways out.
+   * A table added to the job's tables since a state of a job that read no chunks (Debezium's own
+   * snapshot, or chunks all done before a restore into a job that reads none): the connector would
+   * read its changes from the state's position on, but never its rows, and it cannot be read in
+   * chunks beside the log. A PostgreSQL job ends (Flink does not restart it), naming the ways out.
+   * A MySQL/MariaDB table created since the state's position is read whole from the binlog, and one
+   * that existed before cannot be told from it here: a warning says so.
    */
   private void refuseTablesAddedToADebeziumSnapshot() {
     if (capturedWithoutChunks.isEmpty()) {
@@ -236,20 +243,33 @@ final class CaptureSplitEnumerator
     }
     List<String> added = new ArrayList<>(routes.topics());
     added.removeAll(capturedWithoutChunks);
-    if (!added.isEmpty()) {
-      throw new io.icebergcdc.cdc.RefusedSourceException(
-          "the job's tables of "
-              + routes.origin()
-              + " include "
-              + added.stream()
-                  .map(topic -> routes.route(routes.indexOf(topic)).tableName())
-                  .toList()
-              + ", which its restored state, written with Debezium's own snapshot"
-              + " (--snapshot-chunk-rows 0), did not capture: their changes would be read from the"
-              + " state's position on, but never the rows they had. Start the job without state"
-              + " (its tables are read again), capture those tables in a job of their own, or"
-              + " leave them out of --tables");
+    if (added.isEmpty()) {
+      return;
     }
+    List<String> tables =
+        added.stream().map(topic -> routes.route(routes.indexOf(topic)).tableName()).toList();
+    if (SourceDatabase.of(connectorProperties).dialect() != SourceDatabase.Dialect.POSTGRES) {
+      // The binlog holds the rows of a table created since the state's position, which the
+      // connector reads; not those of a table that existed before it, which cannot be told apart
+      // here.
+      LOG.warn(
+          "Tables {} were added to the job since its state, written with Debezium's own snapshot"
+              + " (--snapshot-chunk-rows 0): read whole if created after the state's binlog"
+              + " position, else only their changes from it on (start the job without state to"
+              + " read their rows)",
+          tables);
+      return;
+    }
+    throw new io.icebergcdc.cdc.RefusedSourceException(
+        "the job's tables of "
+            + routes.origin()
+            + " include "
+            + tables
+            + ", which its restored state, written with Debezium's own snapshot"
+            + " (--snapshot-chunk-rows 0), did not capture: their changes would be read from the"
+            + " state's position on, but never the rows they had. Start the job without state"
+            + " (its tables are read again), capture those tables in a job of their own, or"
+            + " leave them out of --tables");
   }
 
   /**

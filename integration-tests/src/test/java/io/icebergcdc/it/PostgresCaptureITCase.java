@@ -540,10 +540,26 @@ class PostgresCaptureITCase extends CaptureScenario {
     JobRunner pipeline = new JobRunner(job);
     running = pipeline.start();
     awaitEqual(job, pipeline, Duration.ofSeconds(90));
+    writeElsewhereAndAwaitTheSlot(1);
+
+    // Restored, the job's connector starts where the last message was: it moves on as well.
+    JobClients.cancelAndAwait(running);
+    String checkpoint =
+        Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+    running = new JobRunner(withRuntime(job, checkpoint, 0)).start();
+    writeElsewhereAndAwaitTheSlot(20_001);
+  }
+
+  private void writeElsewhereAndAwaitTheSlot(int from) throws Exception {
     long before = confirmedFlush();
     String written;
     try (java.sql.Statement statement = connection.createStatement()) {
-      statement.execute("INSERT INTO public.not_captured SELECT generate_series(1, 20000)");
+      statement.execute(
+          "INSERT INTO public.not_captured SELECT generate_series("
+              + from
+              + ", "
+              + (from + 19_999)
+              + ")");
       try (java.sql.ResultSet lsn = statement.executeQuery("SELECT pg_current_wal_lsn()::text")) {
         lsn.next();
         written = lsn.getString(1);
@@ -556,6 +572,7 @@ class PostgresCaptureITCase extends CaptureScenario {
       assertThat(System.nanoTime())
           .as("the slot confirmed %s, behind %s", confirmedFlush(), written)
           .isLessThan(deadline);
+      assertThat(running.getJobStatus().get().isGloballyTerminalState()).isFalse();
       Thread.sleep(500);
     }
   }

@@ -331,15 +331,17 @@ public record DatabaseSource(
       properties.put("publish.via.partition.root", "true");
       // While the captured tables are idle and others are written, the slot would hold all that
       // WAL until a captured table changed: pgoutput sends nothing of the other tables, and
-      // Debezium's heartbeat alone repeats the last change's position. So the heartbeat writes a
-      // non-transactional logical decoding message, which the connector reads (and skips by its
-      // prefix) at the log's end; the heartbeat after it carries that position, which a completed
-      // checkpoint then confirms to the slot. Any role may call the function.
+      // Debezium's heartbeat alone repeats the last change's position. So the heartbeat commits a
+      // logical decoding message, which the connector reads (and skips by its prefix) at the log's
+      // end; the heartbeat after it carries that commit's position, which a completed checkpoint
+      // then confirms to the slot. Transactional: a connector restored from such a position waits
+      // for a commit past it, which a message outside a transaction is not. Any role may call the
+      // function.
       properties.put("heartbeat.interval.ms", Long.toString(HEARTBEAT_INTERVAL.toMillis()));
       properties.put(
           "heartbeat.action.query",
           // A hot standby (logical decoding reads one from PostgreSQL 16 on) writes no WAL.
-          "SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_logical_emit_message(false, '"
+          "SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_logical_emit_message(true, '"
               + HEARTBEAT_MESSAGE_PREFIX
               + "', '') END");
       properties.put("message.prefix.exclude.list", HEARTBEAT_MESSAGE_PREFIX);
