@@ -109,8 +109,13 @@ public final class CommandLine {
   }
 
   private static boolean wantsHelp(String[] args, int from) {
+    // "help" asks for help only as the word after the command: elsewhere it may be a value (a
+    // table, a file or a topic named help).
+    if (args.length > from && args[from].equals("help")) {
+      return true;
+    }
     for (int i = from; i < args.length; i++) {
-      if (HELP.contains(args[i])) {
+      if (!args[i].equals("help") && HELP.contains(args[i])) {
         return true;
       }
     }

@@ -607,6 +607,20 @@ class CommandLineTest {
     assertThat(run(fileJob("extra"))).startsWith("2: error: apply: unexpected argument 'extra'");
   }
 
+  /** "help" after the command asks for help; as a flag's value, it is the value. */
+  @Test
+  void helpAsAValueIsTheValue() throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CommandLine.run(
+        new String[] {"apply", "help"},
+        new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+    assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("usage: apply");
+    String[] job = fileJob();
+    job[4] = "help";
+    assertThat(run(job)).startsWith("2: error: apply: --path ").endsWith("help is no file");
+  }
+
   @Test
   void everyCommandHasHelpWithItsFlagsAndDefaults() {
     for (String command : new String[] {"apply", "inspect", "demo"}) {
