@@ -233,9 +233,9 @@ final class CaptureSplitEnumerator
    * A table added to the job's tables since a state of a job that read no chunks (Debezium's own
    * snapshot, or chunks all done before a restore into a job that reads none): the connector would
    * read its changes from the state's position on, but never its rows, and it cannot be read in
-   * chunks beside the log. A PostgreSQL job ends (Flink does not restart it), naming the ways out.
-   * A MySQL/MariaDB table created since the state's position is read whole from the binlog, and one
-   * that existed before cannot be told from it here: a warning says so.
+   * chunks beside the log. The job ends (Flink does not restart it), naming the ways out. A
+   * MySQL/MariaDB table created since the state's binlog position would be read whole from the
+   * binlog, but one that existed before cannot be told from it here.
    */
   private void refuseTablesAddedToADebeziumSnapshot() {
     if (capturedWithoutChunks.isEmpty()) {
@@ -248,18 +248,6 @@ final class CaptureSplitEnumerator
     }
     List<String> tables =
         added.stream().map(topic -> routes.route(routes.indexOf(topic)).tableName()).toList();
-    if (SourceDatabase.of(connectorProperties).dialect() != SourceDatabase.Dialect.POSTGRES) {
-      // The binlog holds the rows of a table created since the state's position, which the
-      // connector reads; not those of a table that existed before it, which cannot be told apart
-      // here.
-      LOG.warn(
-          "Tables {} were added to the job since its state, written with Debezium's own snapshot"
-              + " (--snapshot-chunk-rows 0): read whole if created after the state's binlog"
-              + " position, else only their changes from it on (start the job without state to"
-              + " read their rows)",
-          tables);
-      return;
-    }
     throw new io.icebergcdc.cdc.RefusedSourceException(
         "the job's tables of "
             + routes.origin()
@@ -269,7 +257,12 @@ final class CaptureSplitEnumerator
             + " (--snapshot-chunk-rows 0), did not capture: their changes would be read from the"
             + " state's position on, but never the rows they had. Start the job without state"
             + " (its tables are read again), capture those tables in a job of their own, or"
-            + " leave them out of --tables");
+            + " leave them out of --tables"
+            + (SourceDatabase.of(connectorProperties).dialect() == SourceDatabase.Dialect.POSTGRES
+                ? ""
+                : " (a table created after the state's binlog position would be read whole from"
+                    + " the binlog, one that existed before only from that position on; the job"
+                    + " cannot tell them apart)"));
   }
 
   /**

@@ -249,22 +249,15 @@ class PostgresCaptureITCase extends CaptureScenario {
   @Test
   void aTableCreatedWhileAJobRestoredFromDebeziumsSnapshotRunsEndsItNamingTheWayOut()
       throws Exception {
-    JobDefinition first = job(source().withSnapshotChunkRows(0), "cdc.{schema}_{table}", null);
-    JobRunner pipeline = new JobRunner(first);
-    running = pipeline.start();
-    awaitEqual(first, pipeline, Duration.ofSeconds(90));
-    // Cancelled first: a checkpoint taken while the job runs may be subsumed and deleted.
-    JobClients.cancelAndAwait(running);
     String checkpoint =
-        Checkpoints.latest(first.runtime().checkpointDirectory()).orElseThrow().toString();
+        runUntilEqualThenCancel(
+            job(source().withSnapshotChunkRows(0), "cdc.{schema}_{table}", null));
     running = new JobRunner(withRuntime(lookingEverySecond(), checkpoint, 0)).start();
     execute(
         "CREATE TABLE inventory.returns (id int PRIMARY KEY, reason text)",
         "INSERT INTO inventory.returns SELECT i, 'reason ' || i FROM generate_series(1, 10) i");
 
-    JobClient ended = running;
-    running = null;
-    assertThatThrownBy(() -> ended.getJobExecutionResult().get(90, TimeUnit.SECONDS))
+    assertThatThrownBy(this::awaitTheJobsEnd)
         .hasStackTraceContaining("table inventory.returns appeared")
         .hasStackTraceContaining("written with Debezium's own snapshot")
         .hasStackTraceContaining("start the job without state");
@@ -282,12 +275,7 @@ class PostgresCaptureITCase extends CaptureScenario {
             source(List.of("inventory\\.customers")).withSnapshotChunkRows(0),
             "cdc.{schema}_{table}",
             null);
-    JobRunner pipeline = new JobRunner(first);
-    running = pipeline.start();
-    awaitEqual(first, pipeline, Duration.ofSeconds(90));
-    JobClients.cancelAndAwait(running);
-    String checkpoint =
-        Checkpoints.latest(first.runtime().checkpointDirectory()).orElseThrow().toString();
+    String checkpoint = runUntilEqualThenCancel(first);
 
     running =
         new JobRunner(
@@ -296,18 +284,35 @@ class PostgresCaptureITCase extends CaptureScenario {
                     checkpoint,
                     0))
             .start();
-    JobClient ended = running;
-    running = null;
-    assertThatThrownBy(() -> ended.getJobExecutionResult().get(90, TimeUnit.SECONDS))
+    assertThatThrownBy(this::awaitTheJobsEnd)
         .hasStackTraceContaining("include [inventory.order_lines]")
         .hasStackTraceContaining("written with Debezium's own snapshot")
         .hasStackTraceContaining("Start the job without state");
 
     JobDefinition again = withRuntime(first, checkpoint, 0);
-    pipeline = new JobRunner(again);
+    JobRunner pipeline = new JobRunner(again);
     running = pipeline.start();
     insertCustomer(9001);
     awaitEqual(again, pipeline, Duration.ofSeconds(90));
+  }
+
+  /**
+   * Runs {@code job} until its tables equal their sources, cancels it and returns its latest
+   * checkpoint. Cancelled first: a checkpoint taken while the job runs may be subsumed and deleted.
+   */
+  private String runUntilEqualThenCancel(JobDefinition job) throws Exception {
+    JobRunner pipeline = new JobRunner(job);
+    running = pipeline.start();
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+    JobClients.cancelAndAwait(running);
+    return Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+  }
+
+  /** Waits for the running job to end, which the caller expects to be a failure. */
+  private void awaitTheJobsEnd() throws Exception {
+    JobClient ended = running;
+    running = null;
+    ended.getJobExecutionResult().get(90, TimeUnit.SECONDS);
   }
 
   /**

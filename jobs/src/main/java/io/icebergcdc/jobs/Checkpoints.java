@@ -70,6 +70,16 @@ public final class Checkpoints {
     }
   }
 
+  /** The schemes of the object stores Flink's file systems reach, which have no directories. */
+  private static final java.util.Set<String> OBJECT_STORES =
+      java.util.Set.of("s3", "s3a", "s3p", "gs", "oss", "obs", "cosn", "wasb", "wasbs");
+
+  /** Whether {@code location} is on an object store, where a directory is only a key prefix. */
+  public static boolean isObjectStore(String location) {
+    String scheme = new Path(location).toUri().getScheme();
+    return scheme != null && OBJECT_STORES.contains(scheme.toLowerCase(java.util.Locale.ROOT));
+  }
+
   /** The newest completed checkpoint of one job under a checkpoint directory. */
   public static Optional<String> latestOf(String checkpointDirectory, String jobId) {
     Path job = new Path(checkpointDirectory, jobId);

@@ -123,15 +123,8 @@ public final class CommandLine {
   }
 
   private static Throwable find(Throwable e, Class<? extends Throwable> type) {
-    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-      if (type.isInstance(cause)) {
-        return cause;
-      }
-      if (cause.getCause() == cause) {
-        break;
-      }
-    }
-    return null;
+    // Also where the failure reached the client serialized.
+    return io.icebergcdc.jobs.pipeline.JobRunner.cause(e, type);
   }
 
   /**

@@ -140,13 +140,14 @@ public final class JobRunner {
     JobExecutionException execution =
         ExceptionUtils.findThrowable(failure, JobExecutionException.class).orElse(null);
     String jobId = execution == null ? null : execution.getJobID().toString();
-    // Flink makes the job's directory when the job starts, and keeps it after a failure; on an
-    // object store it is seen once a checkpoint wrote there. So the checkpoint directory is seen
-    // here, or the job's, or they are where only the cluster sees them.
+    // Flink makes the job's directory when the job starts, and keeps it after a failure; an object
+    // store shows it only once a checkpoint wrote there, so there the checkpoint directory being
+    // seen is enough. Otherwise they are where only the cluster sees them.
     if (execution == null
-        || !(Checkpoints.visible(checkpointDirectory)
-            || Checkpoints.visible(
-                new org.apache.flink.core.fs.Path(checkpointDirectory, jobId).toString()))) {
+        || !(Checkpoints.visible(
+                new org.apache.flink.core.fs.Path(checkpointDirectory, jobId).toString())
+            || (Checkpoints.isObjectStore(checkpointDirectory)
+                && Checkpoints.visible(checkpointDirectory)))) {
       throw new IllegalStateException(
           "source "
               + newSource.source()
@@ -163,7 +164,7 @@ public final class JobRunner {
    * The exception of the given type among the causes of a job's failure, also where it reached the
    * client serialized; or null.
    */
-  static <T extends Throwable> T cause(Throwable failure, Class<T> type) {
+  public static <T extends Throwable> T cause(Throwable failure, Class<T> type) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
       if (type.isInstance(t)) {
         return type.cast(t);

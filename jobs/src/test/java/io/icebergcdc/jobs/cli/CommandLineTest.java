@@ -764,12 +764,23 @@ class CommandLineTest {
                     + " job: primary key [v], not [id]",
                 new io.icebergcdc.jobs.definition.JobDefinitionException(
                     "primary key [v], not [id]")));
+    String expected =
+        "1: error: topic late appeared while the job runs, and its table db.late does not fit"
+            + " the job: primary key [v], not [id]";
     int status =
         CommandLine.failed("apply", ended, new PrintStream(err, true, StandardCharsets.UTF_8));
-    assertThat(status + ": " + err.toString(StandardCharsets.UTF_8).strip())
-        .isEqualTo(
-            "1: error: topic late appeared while the job runs, and its table db.late does not fit"
-                + " the job: primary key [v], not [id]");
+    assertThat(status + ": " + err.toString(StandardCharsets.UTF_8).strip()).isEqualTo(expected);
+
+    // As it reaches the client of a cluster: serialized.
+    err.reset();
+    status =
+        CommandLine.failed(
+            "apply",
+            new RuntimeException(
+                "Job execution failed.",
+                new org.apache.flink.util.SerializedThrowable(ended.getCause())),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertThat(status + ": " + err.toString(StandardCharsets.UTF_8).strip()).isEqualTo(expected);
   }
 
   @Test

@@ -48,11 +48,21 @@ class JobRunnerResumeTest {
    * A directory that only the cluster mounts: resuming from where the job started would read again
    * (or skip) what it did since, so the command ends, saying how to resume.
    */
-  /** On an object store, where the job's directory is seen only once a checkpoint wrote there. */
+  /**
+   * The checkpoint directory seen, not the job's: on a file system, another directory at the
+   * cluster's path (the job's is where only the cluster sees it), so the command ends rather than
+   * resume from where the job started; on an object store the job's shows only once a checkpoint
+   * wrote there.
+   */
   @Test
-  void resumesFromWhereItStartedWhereOnlyTheCheckpointDirectoryIsSeen() {
-    assertThat(JobRunner.resumePoint(dir.toString(), "/savepoints/s-1", newTable, failure))
-        .isEqualTo("/savepoints/s-1");
+  void onlyAnObjectStoreMayShowTheCheckpointDirectoryWithoutTheJobs() {
+    assertThatThrownBy(
+            () -> JobRunner.resumePoint(dir.toString(), "/savepoints/s-1", newTable, failure))
+        .hasMessageContaining("its checkpoints cannot be seen from here");
+    assertThat(io.icebergcdc.jobs.Checkpoints.isObjectStore("s3://lake/checkpoints")).isTrue();
+    assertThat(io.icebergcdc.jobs.Checkpoints.isObjectStore("S3A://lake/checkpoints")).isTrue();
+    assertThat(io.icebergcdc.jobs.Checkpoints.isObjectStore(dir.toString())).isFalse();
+    assertThat(io.icebergcdc.jobs.Checkpoints.isObjectStore("hdfs://nn/checkpoints")).isFalse();
   }
 
   @Test
