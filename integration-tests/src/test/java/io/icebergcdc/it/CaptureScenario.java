@@ -618,6 +618,25 @@ abstract class CaptureScenario {
   }
 
   /** {@code job} restored from {@code restoreFrom}, with {@code restartAttempts}. */
+  /**
+   * Runs {@code job} until its tables equal their sources, cancels it and returns its latest
+   * checkpoint. Cancelled first: a checkpoint taken while the job runs may be subsumed and deleted.
+   */
+  String runUntilEqualThenCancel(JobDefinition job) throws Exception {
+    JobRunner pipeline = new JobRunner(job);
+    running = pipeline.start();
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+    JobClients.cancelAndAwait(running);
+    return Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+  }
+
+  /** Waits for the running job to end, which the caller expects to be a failure. */
+  void awaitTheJobsEnd() throws Exception {
+    JobClient ended = running;
+    running = null;
+    ended.getJobExecutionResult().get(90, java.util.concurrent.TimeUnit.SECONDS);
+  }
+
   static JobDefinition withRuntime(JobDefinition job, String restoreFrom, int restartAttempts) {
     return job.withRuntime(
         job.runtime().restoringFrom(restoreFrom).withRestartAttempts(restartAttempts));

@@ -297,25 +297,6 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
-   * Runs {@code job} until its tables equal their sources, cancels it and returns its latest
-   * checkpoint. Cancelled first: a checkpoint taken while the job runs may be subsumed and deleted.
-   */
-  private String runUntilEqualThenCancel(JobDefinition job) throws Exception {
-    JobRunner pipeline = new JobRunner(job);
-    running = pipeline.start();
-    awaitEqual(job, pipeline, Duration.ofSeconds(90));
-    JobClients.cancelAndAwait(running);
-    return Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
-  }
-
-  /** Waits for the running job to end, which the caller expects to be a failure. */
-  private void awaitTheJobsEnd() throws Exception {
-    JobClient ended = running;
-    running = null;
-    ended.getJobExecutionResult().get(90, TimeUnit.SECONDS);
-  }
-
-  /**
    * A captured table dropped and created again under its name while the job runs: PostgreSQL drops
    * it from the publication with it, and the job's next look for new tables publishes it again, so
    * that its changes from then on are applied (those before are lost, and the job warns).
