@@ -20,7 +20,6 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 
@@ -54,95 +53,6 @@ final class ApplyCommand {
               "A column that orders the changes of a key, instead of the events' source"
                   + " positions."));
 
-  static final List<Flag> DATABASE =
-      List.of(
-          Flag.of("host", "<host>", "The database server."),
-          Flag.of("port", "<N>", "Its port. Default: 5432 for postgres, 3306 otherwise."),
-          Flag.of("user", "<user>", "The replication user."),
-          Flag.of("password-env", "<VAR>", "An environment variable holding the password."),
-          Flag.of("password-file", "<file>", "A file whose first line is the password."),
-          Flag.of("database", "<db>", "The database to capture."),
-          Flag.of(
-              "tables",
-              "<regex,...>",
-              "Tables to capture, as schema.table (postgres) or database.table patterns; a comma"
-                  + " within a pattern is written \\, as in Debezium's lists. Default: every table"
-                  + " of the public schema or of the database."),
-          Flag.of(
-              "table-template",
-              "<ns.name>",
-              "The Iceberg table of each captured table, with {schema}, {table} and {database}.",
-              "{schema}.{table}"),
-          Flag.of("slot", "<name>", "PostgreSQL's replication slot. Default: iceberg_cdc_<name>."),
-          Flag.of(
-              "publication",
-              "<name>",
-              "PostgreSQL's publication, created if missing. Default: iceberg_cdc_<name>."),
-          Flag.of(
-              "snapshot-chunk-rows",
-              "<N>",
-              "The rows of a chunk of the initial snapshot, which the job's readers read in"
-                  + " parallel beside the log and resume chunk by chunk after a failure; 0 for"
-                  + " Debezium's own snapshot (one reader, started over after a failure).",
-              DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS),
-          Flag.of(
-              "table-discovery-interval",
-              "<duration>",
-              "How often a job with a chunked snapshot looks for new tables that --tables match,"
-                  + " which it takes in flight (or is built again with; README, New tables); 0 for"
-                  + " never.",
-              "30s"),
-          Flag.of("server-id", "<N>", "The MySQL/MariaDB replication client's server id.", 5400),
-          Flag.of(
-              "name",
-              "<connector>",
-              "The connector's name, which prefixes its topics. Default: the source."));
-
-  static final List<Flag> KAFKA =
-      List.of(
-          Flag.of("bootstrap-servers", "<host:port,...>", "The Kafka cluster."),
-          Flag.of("topics", "<topic,...>", "The topics to read."),
-          Flag.of(
-              "topic-pattern",
-              "<regex>",
-              "Or: the topics matching this, and those created while the job runs."),
-          Flag.of(
-              "format",
-              String.join("|", KafkaTopics.FORMATS),
-              "How the records are written.",
-              KafkaTopics.DEBEZIUM_JSON),
-          Flag.of(
-              "group-id", "<id>", "The consumer group offsets are committed to.", "iceberg-cdc"),
-          Flag.of(
-              "starting-offsets",
-              "earliest|latest|committed|timestamp:<ms>",
-              "Where a job without state starts.",
-              "earliest"),
-          Flag.of(
-              "kafka-properties",
-              "<key=value,...>",
-              "Further consumer properties, such as security settings; not for secrets."),
-          Flag.of(
-              "kafka-properties-file",
-              "<file>",
-              "A Java properties file of further consumer properties, for secrets such as"
-                  + " sasl.jaas.config or ssl.truststore.password; read when the job starts, never"
-                  + " printed."),
-          Flag.of(
-              "table-template",
-              "<ns.name>",
-              "The Iceberg table of each topic, with {topic} and {table}.",
-              "cdc.{topic}"),
-          Flag.of(
-              "primary-key",
-              "<col,...>",
-              "The key of tables to create. Default: the fields of the records' keys."),
-          Flag.of("sequence-column", "<col>", "A column that orders the changes of a key."),
-          Flag.of(
-              "dead-letter-topic",
-              "<topic>",
-              "A topic of the same cluster for records that cannot be applied."));
-
   static final List<Flag> TABLE =
       List.of(
           Flag.of(
@@ -158,8 +68,8 @@ final class ApplyCommand {
         List.of(
             SOURCE,
             FILE,
-            DATABASE,
-            KAFKA,
+            DatabaseFlags.FLAGS,
+            KafkaFlags.FLAGS,
             CatalogFlags.FLAGS,
             TABLE,
             JobFlags.SINK,
@@ -180,8 +90,10 @@ final class ApplyCommand {
     Flag.describe(out, "Source", SOURCE);
     Flag.describe(out, "--source file (one table)", FILE);
     Flag.describe(
-        out, "--source postgres|mysql|mariadb (Debezium, every captured table)", DATABASE);
-    Flag.describe(out, "--source kafka (a table per topic)", KAFKA);
+        out,
+        "--source postgres|mysql|mariadb (Debezium, every captured table)",
+        DatabaseFlags.FLAGS);
+    Flag.describe(out, "--source kafka (a table per topic)", KafkaFlags.FLAGS);
     Flag.describe(out, "Catalog (every source)", CatalogFlags.FLAGS);
     Flag.describe(out, "Tables", TABLE);
     Flag.describe(out, "Sink and dedup", JobFlags.SINK);
@@ -252,7 +164,7 @@ final class ApplyCommand {
                 formatVersion(args));
       }
       case "kafka" -> {
-        definition = kafkaTopics(args);
+        definition = KafkaFlags.topics(args);
         tables =
             new TableDefinition(
                 args.optional("table-template", "cdc.{topic}"),
@@ -279,7 +191,7 @@ final class ApplyCommand {
         }
       }
       default -> {
-        definition = database(DatabaseSource.Kind.of(source), args);
+        definition = DatabaseFlags.source(DatabaseSource.Kind.of(source), args);
         tables =
             new TableDefinition(
                 args.optional("table-template", "{schema}.{table}"),
@@ -360,194 +272,5 @@ final class ApplyCommand {
           "--table must name a table as <database>.<table>, not '" + name + "'");
     }
     return name;
-  }
-
-  private static DatabaseSource database(DatabaseSource.Kind kind, Arguments args) {
-    boolean postgres = kind == DatabaseSource.Kind.POSTGRES;
-    String name = args.optional("name", kind.name().toLowerCase(Locale.ROOT));
-    if (!name.matches("[a-zA-Z0-9_.\\-]+")) {
-      // Debezium's rule for a topic prefix, which the name is; refused by the connector only once
-      // the job runs, after the tables (and a slot and publication) were made.
-      throw args.invalid("name", name, "letters, digits, _, . and - (the changes' topic prefix)");
-    }
-    String slot = postgres ? args.optional("slot", "iceberg_cdc_" + name) : null;
-    if (slot != null && !slot.matches("[a-z0-9_]{1,63}")) {
-      // PostgreSQL's rule for slot names; refused here, before a table or publication is made.
-      throw args.has("slot")
-          ? args.invalid(
-              "slot",
-              slot,
-              "a replication slot name of lowercase letters, digits and _ (at most 63)")
-          : args.invalid(
-              "name",
-              name,
-              "lowercase letters, digits and _, as the default slot iceberg_cdc_<name> needs (or"
-                  + " give --slot)");
-    }
-    try {
-      return new DatabaseSource(
-              kind,
-              args.required("host"),
-              args.intValue("port", kind.defaultPort(), 1),
-              args.required("user"),
-              password(args),
-              args.required("database"),
-              args.optionalPatterns("tables"),
-              slot,
-              postgres ? args.optional("publication", "iceberg_cdc_" + name) : null,
-              postgres ? 0 : args.intValue("server-id", 5400, 1),
-              name)
-          .withSnapshotChunkRows(
-              args.intValue("snapshot-chunk-rows", DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS, 0))
-          .withTableDiscoveryInterval(
-              args.duration(
-                  "table-discovery-interval", DatabaseSource.DEFAULT_TABLE_DISCOVERY_INTERVAL));
-    } catch (java.util.regex.PatternSyntaxException e) {
-      throw new Arguments.UsageException(
-          "apply: --tables holds a pattern that is no regular expression: "
-              + e.getPattern()
-              + " (the patterns are separated by commas; a comma within one is written \\,)");
-    }
-  }
-
-  /**
-   * Whether a Kafka client property holds a secret: Kafka's password-type settings (passwords, the
-   * JAAS configuration, client secrets, private keys).
-   */
-  static boolean isKafkaSecret(String key) {
-    String lower = key.toLowerCase(Locale.ROOT);
-    return lower.contains("password")
-        || lower.contains("passphrase")
-        || lower.contains("private")
-        || lower.endsWith("jaas.config")
-        || lower.contains("secret")
-        || lower.endsWith("keystore.key");
-  }
-
-  private static KafkaTopics kafkaTopics(Arguments args) {
-    String format = args.choice("format", KafkaTopics.DEBEZIUM_JSON, KafkaTopics.FORMATS);
-    String topics = args.optional("topics", null);
-    String pattern = args.optional("topic-pattern", null);
-    if ((topics == null) == (pattern == null)) {
-      throw new Arguments.UsageException("apply: give --topics or --topic-pattern, one of them");
-    }
-    if (pattern != null) {
-      try {
-        java.util.regex.Pattern.compile(pattern);
-      } catch (java.util.regex.PatternSyntaxException e) {
-        throw new Arguments.UsageException(
-            "apply: --topic-pattern is no regular expression: " + e.getDescription());
-      }
-    }
-    if (topics != null) {
-      List<String> listed = args.list("topics");
-      if (new java.util.HashSet<>(listed).size() < listed.size()) {
-        throw args.invalid("topics", topics, "topics named once each");
-      }
-    }
-    String startingOffsets = args.optional("starting-offsets", "earliest");
-    if (startingOffsets.startsWith("timestamp:") && startingOffsets.length() > 10) {
-      try {
-        Long.parseLong(startingOffsets.substring(10));
-      } catch (NumberFormatException e) {
-        throw new Arguments.UsageException(
-            "apply: --starting-offsets: "
-                + startingOffsets
-                + " is no time in epoch milliseconds (a whole number up to "
-                + Long.MAX_VALUE
-                + ")");
-      }
-    }
-    if (!startingOffsets.matches("earliest|latest|committed|timestamp:\\d+")) {
-      throw new Arguments.UsageException(
-          "apply: --starting-offsets: starting offsets must be earliest, latest, committed or"
-              + " timestamp:<epoch millis>, not '"
-              + startingOffsets
-              + "'");
-    }
-    Map<String, String> kafkaProperties = new LinkedHashMap<>();
-    for (String pair : args.optionalList("kafka-properties")) {
-      int eq = pair.indexOf('=');
-      if (eq <= 0) {
-        throw new Arguments.UsageException(
-            "apply: --kafka-properties takes comma-separated key=value pairs, not '"
-                + pair
-                + "' (a value with a comma goes in --kafka-properties-file)");
-      }
-      String key = pair.substring(0, eq).trim();
-      if (isKafkaSecret(key)) {
-        // The command line shows in the process list, the shell's history and, in application
-        // mode, Flink's configuration.
-        throw new Arguments.UsageException(
-            "apply: --kafka-properties "
-                + key
-                + " is a secret; put it in the file of --kafka-properties-file instead of on the"
-                + " command line");
-      }
-      kafkaProperties.put(key, pair.substring(eq + 1).trim());
-    }
-    String propertiesFile = args.optional("kafka-properties-file", null);
-    if (propertiesFile != null) {
-      try {
-        kafkaProperties.putAll(CatalogDefinition.readPropertiesFile(Paths.get(propertiesFile)));
-      } catch (java.io.IOException e) {
-        throw new Arguments.UsageException(
-            "apply: cannot read --kafka-properties-file " + propertiesFile + ": " + e.getMessage());
-      }
-    }
-    String bootstrapServers = args.required("bootstrap-servers");
-    String groupId = args.optional("group-id", "iceberg-cdc");
-    Map<String, String> flags = Map.of("bootstrap.servers", bootstrapServers, "group.id", groupId);
-    for (String flagged : List.of("bootstrap.servers", "group.id")) {
-      String given = kafkaProperties.get(flagged);
-      if (given != null && !given.equals(flags.get(flagged))) {
-        throw new Arguments.UsageException(
-            "apply: Kafka property "
-                + flagged
-                + " has a flag of its own: give --"
-                + flagged.replace('.', '-')
-                + " instead");
-      }
-    }
-    try {
-      return new KafkaTopics(
-          bootstrapServers,
-          topics == null ? List.of() : args.list("topics"),
-          pattern,
-          groupId,
-          startingOffsets,
-          format,
-          kafkaProperties,
-          args.optional("sequence-column", null));
-    } catch (IllegalArgumentException e) {
-      throw new Arguments.UsageException("apply: " + e.getMessage());
-    }
-  }
-
-  /** The password from an environment variable or the first line of a file, never the command. */
-  private static String password(Arguments args) {
-    String variable = args.optional("password-env", null);
-    String file = args.optional("password-file", null);
-    if (variable != null && file != null) {
-      throw new Arguments.UsageException("apply: give --password-env or --password-file, not both");
-    }
-    if (variable != null) {
-      String value = System.getenv(variable);
-      if (value == null) {
-        throw new Arguments.UsageException(
-            "apply: --password-env " + variable + ", but the environment has no " + variable);
-      }
-      return value;
-    }
-    if (file != null) {
-      try {
-        List<String> lines = Files.readAllLines(Paths.get(file));
-        return lines.isEmpty() ? "" : lines.get(0);
-      } catch (IOException e) {
-        throw new Arguments.UsageException(
-            "apply: cannot read --password-file " + file + ": " + e.getMessage());
-      }
-    }
-    return null;
   }
 }
