@@ -136,6 +136,19 @@ class StandaloneClusterITCase {
         .isDirectory();
   }
 
+  /** The demo, the jar's default command, needs the embedded Flink of java -jar. */
+  @Test
+  void theDemoIsRefusedOnACluster() throws Exception {
+    LocalFlinkCluster.Result run =
+        cluster.flink(
+            CLI_TIMEOUT, "run", "-m", cluster.restAddress(), JAR.toAbsolutePath().toString());
+    assertThat(run.exitCode()).as(run.output()).isEqualTo(2);
+    assertThat(run.output())
+        .contains(
+            "error: demo: runs on an embedded Flink of its own (java -jar iceberg-cdc-jobs.jar);"
+                + " submitted to a cluster, give a command, such as apply");
+  }
+
   @Test
   void aCdcJobStoppedWithASavepointResumesFromItRescaledWithoutLossOrRepeats() throws Exception {
     String topic = "shop.public.items";

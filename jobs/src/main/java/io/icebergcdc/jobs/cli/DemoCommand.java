@@ -61,6 +61,13 @@ final class DemoCommand {
     int parallelism = args.intValue("parallelism", 2, 1);
     CatalogDefinition catalogDefinition = CatalogFlags.definition(args, "warehouse");
     args.rejectUnused("demo");
+    if (io.icebergcdc.jobs.pipeline.RuntimeTranslator.clusterConfiguration().isPresent()) {
+      // Its changelog, warehouse and check are the command's own directory's, which a cluster's
+      // TaskManagers do not share.
+      throw new Arguments.UsageException(
+          "demo: runs on an embedded Flink of its own (java -jar iceberg-cdc-jobs.jar);"
+              + " submitted to a cluster, give a command, such as apply");
+    }
 
     // The generated changelog goes beside a local warehouse, else into a temporary directory.
     Path work =
