@@ -617,7 +617,6 @@ abstract class CaptureScenario {
     return lines;
   }
 
-  /** {@code job} restored from {@code restoreFrom}, with {@code restartAttempts}. */
   /**
    * Runs {@code job} until its tables equal their sources, cancels it and returns its latest
    * checkpoint. Cancelled first: a checkpoint taken while the job runs may be subsumed and deleted.
@@ -637,6 +636,7 @@ abstract class CaptureScenario {
     ended.getJobExecutionResult().get(90, java.util.concurrent.TimeUnit.SECONDS);
   }
 
+  /** {@code job} restored from {@code restoreFrom}, with {@code restartAttempts}. */
   static JobDefinition withRuntime(JobDefinition job, String restoreFrom, int restartAttempts) {
     return job.withRuntime(
         job.runtime().restoringFrom(restoreFrom).withRestartAttempts(restartAttempts));

@@ -147,6 +147,18 @@ class StandaloneClusterITCase {
         .contains(
             "error: demo: runs on an embedded Flink of its own (java -jar iceberg-cdc-jobs.jar);"
                 + " submitted to a cluster, give a command, such as apply");
+    // An apply without its command word is taken for the demo's flags, and refused the same.
+    LocalFlinkCluster.Result withoutTheWord =
+        cluster.flink(
+            CLI_TIMEOUT,
+            "run",
+            "-m",
+            cluster.restAddress(),
+            JAR.toAbsolutePath().toString(),
+            "--source",
+            "kafka");
+    assertThat(withoutTheWord.exitCode()).as(withoutTheWord.output()).isEqualTo(2);
+    assertThat(withoutTheWord.output()).contains("error: demo: runs on an embedded Flink");
   }
 
   @Test

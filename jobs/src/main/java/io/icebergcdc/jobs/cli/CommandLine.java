@@ -67,6 +67,7 @@ public final class CommandLine {
             out.print(DemoCommand.help());
             return 0;
           }
+          DemoCommand.refuseOnACluster();
           return DemoCommand.run(Arguments.parse("demo", args, from, DemoCommand.flags()), out);
         case "help":
         case "--help":
@@ -109,14 +110,22 @@ public final class CommandLine {
   }
 
   private static boolean wantsHelp(String[] args, int from) {
-    // "help" asks for help only as the word after the command: elsewhere it may be a value (a
-    // table, a file or a topic named help).
+    // "help" asks for help only as the word after the command, and -h only where a flag could be:
+    // as a flag's value (a table, a file or a topic named help, a password variable -h) either is
+    // the value.
     if (args.length > from && args[from].equals("help")) {
       return true;
     }
     for (int i = from; i < args.length; i++) {
-      if (!args[i].equals("help") && HELP.contains(args[i])) {
+      String arg = args[i];
+      if (arg.equals("--help") || arg.equals("-h")) {
         return true;
+      }
+      if (arg.startsWith("--") && !arg.contains("=") && i + 1 < args.length) {
+        // Every flag takes a value: the next argument, unless it is a flag.
+        if (!args[i + 1].startsWith("--")) {
+          i++;
+        }
       }
     }
     return false;

@@ -55,19 +55,25 @@ final class DemoCommand {
     return out.toString();
   }
 
+  /**
+   * Refuses the demo submitted to a cluster (also the jar run without a command, or with another
+   * command's flags and no command word): its changelog, warehouse and check are the command's own
+   * directory's, which a cluster's TaskManagers do not share.
+   */
+  static void refuseOnACluster() {
+    if (io.icebergcdc.jobs.pipeline.RuntimeTranslator.clusterConfiguration().isPresent()) {
+      throw new Arguments.UsageException(
+          "demo: runs on an embedded Flink of its own (java -jar iceberg-cdc-jobs.jar);"
+              + " submitted to a cluster, give a command, such as apply");
+    }
+  }
+
   static int run(Arguments args, PrintStream out) throws Exception {
     int changes = args.intValue("changes", 20_000, 1);
     int keys = args.intValue("keys", 2_000, 1);
     int parallelism = args.intValue("parallelism", 2, 1);
     CatalogDefinition catalogDefinition = CatalogFlags.definition(args, "warehouse");
     args.rejectUnused("demo");
-    if (io.icebergcdc.jobs.pipeline.RuntimeTranslator.clusterConfiguration().isPresent()) {
-      // Its changelog, warehouse and check are the command's own directory's, which a cluster's
-      // TaskManagers do not share.
-      throw new Arguments.UsageException(
-          "demo: runs on an embedded Flink of its own (java -jar iceberg-cdc-jobs.jar);"
-              + " submitted to a cluster, give a command, such as apply");
-    }
 
     // The generated changelog goes beside a local warehouse, else into a temporary directory.
     Path work =

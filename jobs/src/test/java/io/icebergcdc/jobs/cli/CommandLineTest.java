@@ -619,6 +619,9 @@ class CommandLineTest {
     String[] job = fileJob();
     job[4] = "help";
     assertThat(run(job)).startsWith("2: error: apply: --path ").endsWith("help is no file");
+    job[4] = "-h";
+    assertThat(run(job)).startsWith("2: error: apply: --path ").endsWith("-h is no file");
+    assertThat(run(fileJob("-h"))).startsWith("0: ");
   }
 
   @Test
