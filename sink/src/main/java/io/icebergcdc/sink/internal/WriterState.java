@@ -97,14 +97,14 @@ final class WriterState {
       OperatorStateStore store, TableScope scope, int subtask, int parallelism) throws Exception {
     java.util.Map<Integer, Integer> bySubtask = new java.util.HashMap<>();
     for (Long entry : store.getUnionListState(jobSchemaDescriptor(scope)).get()) {
-      bySubtask.put((int) (entry & 0xffffffffL), (int) (entry >>> 32));
+      bySubtask.put(subtaskOf(entry), upperOf(entry));
     }
     if (bySubtask.isEmpty()) {
       return null;
     }
     int restoredParallelism = -1;
     for (Long writer : store.getUnionListState(writerSubtasksDescriptor(scope)).get()) {
-      restoredParallelism = (int) (writer >>> 32);
+      restoredParallelism = upperOf(writer);
     }
     if (restoredParallelism == parallelism) {
       return bySubtask.get(subtask);
@@ -146,7 +146,7 @@ final class WriterState {
     java.util.Set<Long> writers = restoredWriters();
     return writers.isEmpty()
         || restoredParallelism() != parallelism
-        || writers.contains(encode(subtask, parallelism));
+        || writers.contains(pack(subtask, parallelism));
   }
 
   /**
@@ -175,7 +175,7 @@ final class WriterState {
   /** The parallelism that wrote the restored state. */
   int restoredParallelism() throws Exception {
     for (Long writer : writerSubtasks.get()) {
-      return (int) (writer >>> 32);
+      return upperOf(writer);
     }
     // Written before the subtasks were recorded: one flag per subtask.
     int subtasks = 0;
@@ -203,8 +203,20 @@ final class WriterState {
     return writers;
   }
 
-  private static long encode(int subtask, int parallelism) {
-    return ((long) parallelism << 32) | subtask;
+  /**
+   * A subtask's entry of a union state: a number of it (the parallelism, a schema id) in the upper
+   * 32 bits, the subtask in the lower.
+   */
+  private static long pack(int subtask, int upper) {
+    return ((long) upper << 32) | subtask;
+  }
+
+  private static int upperOf(long entry) {
+    return (int) (entry >>> 32);
+  }
+
+  private static int subtaskOf(long entry) {
+    return (int) (entry & 0xffffffffL);
   }
 
   /** The restored checkpoint up to which files are shared; -1 for none. */
@@ -235,9 +247,9 @@ final class WriterState {
       List<FileDictionary.Entry> dictionaryNow,
       int jobSchemaId)
       throws Exception {
-    jobSchema.update(List.of(((long) jobSchemaId << 32) | subtask));
+    jobSchema.update(List.of(pack(subtask, jobSchemaId)));
     indexComplete.update(List.of(indexCompleteNow));
-    writerSubtasks.update(List.of(encode(subtask, parallelism)));
+    writerSubtasks.update(List.of(pack(subtask, parallelism)));
     startedEmpty.update(List.of(startedEmptyNow));
     sharedUpTo.update(List.of(sharedUpToNow));
     ownFiles.update(ownFilesNow);
