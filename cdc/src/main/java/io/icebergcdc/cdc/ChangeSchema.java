@@ -35,7 +35,10 @@ public final class ChangeSchema implements Serializable {
 
   private static final long serialVersionUID = 1L;
 
-  /** In a fingerprint, a column the source did not send: neither null (1) nor a value (0). */
+  /**
+   * In a fingerprint of earlier builds, a column the source did not send: neither null (1) nor a
+   * value (0).
+   */
   private static final int UNAVAILABLE = 2;
 
   private final Schema schema;
@@ -44,6 +47,7 @@ public final class ChangeSchema implements Serializable {
   private transient RowType rowType;
   private transient RowData.FieldGetter[] getters;
   private transient ColumnEncoder[] encoders;
+  private transient ColumnEncoder[] fingerprintEncoders;
   private transient DataOutputSerializer buffer;
 
   /**
@@ -223,20 +227,76 @@ public final class ChangeSchema implements Serializable {
    * for two deliveries of one change, and for two different changes only by a chance of about one
    * in 2<sup>64</sup>. Fingerprints are kept in the dedup's state: the hash ({@link RowKey#hash64})
    * and the encoding it hashes are part of the state format.
+   *
+   * <p>The same change has the same fingerprint in every schema the table takes while it lives,
+   * whichever of them this one is: a job built again after the table took a column or widened one
+   * (a restore into a new build) still tells a change delivered again from a different one. So the
+   * row's values are hashed by their position with nulls left out (a column added since is null in
+   * the rows of changes before it; a column this schema lacks is hashed from the row of a later
+   * schema that holds it), ints, dates and times as longs, floats as doubles. A float widened to a
+   * double keeps its fingerprint only where the change's value reads the same either way.
    */
   public long fingerprint(ChangeEvent event) {
     DataOutputSerializer out = buffer();
     try {
       out.writeBoolean(event.operation().isUpsert());
       RowData row = event.operation().isUpsert() ? event.after() : null;
-      ColumnMask unavailable = event.unavailableColumns();
-      if (row != null && unavailable.isEmpty()) {
-        for (ColumnEncoder encoder : encoders()) {
-          encoder.writeNullAndValue(row, out);
+      if (row != null) {
+        ColumnMask unavailable = event.unavailableColumns();
+        ColumnEncoder[] encoders = fingerprintEncoders();
+        for (int pos = 0; pos < row.getArity(); pos++) {
+          if (unavailable.contains(pos)) {
+            writeColumnTag(pos, true, out);
+          } else if (!row.isNullAt(pos)) {
+            writeColumnTag(pos, false, out);
+            if (pos < encoders.length) {
+              encoders[pos].writeValue(row, out);
+            } else {
+              // A column of a later schema than this one: its row comes as a GenericRowData.
+              encodeByClass(((GenericRowData) row).getField(pos), out);
+            }
+          }
         }
-      } else if (row != null) {
-        // A column the source did not send counts as such, filled or not.
-        ColumnEncoder[] encoders = encoders();
+      }
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("cannot encode a row in memory", e);
+    }
+    return RowKey.hash64(out.getSharedBuffer(), out.length());
+  }
+
+  /**
+   * Writes which column a fingerprint's next value is of, and whether the source did not send it
+   * (then no value follows): its position and the flag as a variable-length number, one byte for
+   * the first 64 columns.
+   */
+  private static void writeColumnTag(int pos, boolean notSent, DataOutputSerializer out)
+      throws java.io.IOException {
+    int tag = pos << 1 | (notSent ? 1 : 0);
+    while ((tag & ~0x7F) != 0) {
+      out.writeByte((tag & 0x7F) | 0x80);
+      tag >>>= 7;
+    }
+    out.writeByte(tag);
+  }
+
+  /**
+   * Whether {@code fingerprint}, as the dedup's state holds it for a key's last change, is that of
+   * {@code event}: {@link #fingerprint} or, for states written by builds before it, the fingerprint
+   * they took, which hashed this schema's columns in order with their nulls.
+   */
+  public boolean isFingerprintOf(long fingerprint, ChangeEvent event) {
+    return fingerprint(event) == fingerprint || fingerprintOfEarlierBuilds(event) == fingerprint;
+  }
+
+  /** The fingerprint of builds before {@link #fingerprint} was stable across schemas. */
+  long fingerprintOfEarlierBuilds(ChangeEvent event) {
+    DataOutputSerializer out = buffer();
+    try {
+      out.writeBoolean(event.operation().isUpsert());
+      RowData row = event.operation().isUpsert() ? event.after() : null;
+      ColumnMask unavailable = event.unavailableColumns();
+      ColumnEncoder[] encoders = encoders();
+      if (row != null) {
         for (int pos = 0; pos < encoders.length; pos++) {
           if (unavailable.contains(pos)) {
             out.writeByte(UNAVAILABLE);
@@ -312,16 +372,33 @@ public final class ChangeSchema implements Serializable {
     return getters;
   }
 
+  /** The encoders of keys ({@link #keyOf}) and of {@link #fingerprintOfEarlierBuilds}. */
   private ColumnEncoder[] encoders() {
     if (encoders == null) {
-      RowType type = rowType();
-      ColumnEncoder[] result = new ColumnEncoder[type.getFieldCount()];
-      for (int i = 0; i < result.length; i++) {
-        result[i] = encoderOf(type.getTypeAt(i), i, getters()[i]);
-      }
-      encoders = result;
+      encoders = encoders(false);
     }
     return encoders;
+  }
+
+  /** The encoders of {@link #fingerprint}. */
+  private ColumnEncoder[] fingerprintEncoders() {
+    if (fingerprintEncoders == null) {
+      fingerprintEncoders = encoders(true);
+    }
+    return fingerprintEncoders;
+  }
+
+  /**
+   * @param stable as {@link #fingerprint} encodes values: ints, dates and times as longs, floats as
+   *     doubles; else as keys are encoded
+   */
+  private ColumnEncoder[] encoders(boolean stable) {
+    RowType type = rowType();
+    ColumnEncoder[] result = new ColumnEncoder[type.getFieldCount()];
+    for (int i = 0; i < result.length; i++) {
+      result[i] = encoderOf(type.getTypeAt(i), i, getters()[i], stable);
+    }
+    return result;
   }
 
   /**
@@ -344,7 +421,8 @@ public final class ChangeSchema implements Serializable {
     abstract boolean writeValue(RowData row, DataOutputSerializer out) throws java.io.IOException;
   }
 
-  private static ColumnEncoder encoderOf(LogicalType type, int pos, RowData.FieldGetter getter) {
+  private static ColumnEncoder encoderOf(
+      LogicalType type, int pos, RowData.FieldGetter getter, boolean stable) {
     switch (type.getTypeRoot()) {
       case BOOLEAN:
         return primitive(pos, (row, out) -> out.writeBoolean(row.getBoolean(pos)));
@@ -352,12 +430,17 @@ public final class ChangeSchema implements Serializable {
         return primitive(pos, (row, out) -> out.writeLong(intOrWidened(row, pos)));
       case DATE:
       case TIME_WITHOUT_TIME_ZONE:
-        return primitive(pos, (row, out) -> out.writeInt(row.getInt(pos)));
+        return stable
+            ? primitive(pos, (row, out) -> out.writeLong(row.getInt(pos)))
+            : primitive(pos, (row, out) -> out.writeInt(row.getInt(pos)));
       case BIGINT:
         return primitive(pos, (row, out) -> out.writeLong(row.getLong(pos)));
       case FLOAT:
-        return primitive(
-            pos, (row, out) -> out.writeInt(Float.floatToIntBits(floatOrWidened(row, pos))));
+        return stable
+            ? primitive(
+                pos, (row, out) -> out.writeLong(Double.doubleToLongBits(floatAsDouble(row, pos))))
+            : primitive(
+                pos, (row, out) -> out.writeInt(Float.floatToIntBits(floatOrWidened(row, pos))));
       case DOUBLE:
         return primitive(
             pos, (row, out) -> out.writeLong(Double.doubleToLongBits(row.getDouble(pos))));
@@ -392,6 +475,49 @@ public final class ChangeSchema implements Serializable {
     return row instanceof GenericRowData generic && generic.getField(pos) instanceof Double widened
         ? widened.floatValue()
         : row.getFloat(pos);
+  }
+
+  /** A float column's value as a double, also in the row of a later schema that widened it. */
+  private static double floatAsDouble(RowData row, int pos) {
+    return row instanceof GenericRowData generic && generic.getField(pos) instanceof Double widened
+        ? widened
+        : row.getFloat(pos);
+  }
+
+  /**
+   * Writes a value of a column of a later schema than this one, from its class, as {@link
+   * #fingerprint} encodes the values of this schema's columns of its type.
+   */
+  private static void encodeByClass(Object value, DataOutputSerializer out)
+      throws java.io.IOException {
+    if (value instanceof Boolean b) {
+      out.writeBoolean(b);
+    } else if (value instanceof Integer i) {
+      out.writeLong(i);
+    } else if (value instanceof Long l) {
+      out.writeLong(l);
+    } else if (value instanceof Float f) {
+      out.writeLong(Double.doubleToLongBits(f));
+    } else if (value instanceof Double d) {
+      out.writeLong(Double.doubleToLongBits(d));
+    } else if (value instanceof StringData string) {
+      writeBytes(string.toBytes(), out);
+    } else if (value instanceof byte[] bytes) {
+      writeBytes(bytes, out);
+    } else if (value instanceof DecimalData decimal) {
+      writeBytes(decimal.toUnscaledBytes(), out);
+    } else if (value instanceof TimestampData ts) {
+      out.writeLong(ts.getMillisecond());
+      out.writeInt(ts.getNanoOfMillisecond());
+    } else {
+      writeBytes(String.valueOf(value).getBytes(StandardCharsets.UTF_8), out);
+    }
+  }
+
+  private static void writeBytes(byte[] bytes, DataOutputSerializer out)
+      throws java.io.IOException {
+    out.writeInt(bytes.length);
+    out.write(bytes);
   }
 
   /** Writes a primitive column's value. */

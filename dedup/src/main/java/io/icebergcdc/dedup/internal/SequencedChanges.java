@@ -449,9 +449,11 @@ public final class SequencedChanges implements KeyedDedup {
       if (order == 0) {
         // Fingerprints are taken only here and when a change is applied: most changes are
         // neither the same as the one before nor the last of their key in the interval.
-        long lastFingerprint =
-            number != 0 ? jobSchema.fingerprint(pending.event(number)) : prior.fingerprint();
-        if (jobSchema.fingerprint(event) == lastFingerprint) {
+        boolean same =
+            number != 0
+                ? jobSchema.fingerprint(pending.event(number)) == jobSchema.fingerprint(event)
+                : jobSchema.isFingerprintOf(prior.fingerprint(), event);
+        if (same) {
           duplicates++;
           metrics.duplicates.inc();
           return;

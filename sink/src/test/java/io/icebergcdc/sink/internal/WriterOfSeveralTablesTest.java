@@ -574,6 +574,103 @@ class WriterOfSeveralTablesTest {
     }
   }
 
+  /**
+   * A table of the job's own, built again after it took a column and widened another (a restore
+   * into a new build, as after a stop and a resume): a change delivered again after that is the
+   * same change, whether it was applied before the schema changed or after, and not an ambiguous
+   * one, which failed the job at every restart (its fingerprint hashed the new build's columns).
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
+  void aTableBuiltAgainInItsLaterSchemaTellsChangesDeliveredAgain(long maxKeys) throws Exception {
+    indexMaxKeys = maxKeys;
+    TableIdentifier id = TableIdentifier.of("db", "c");
+    Table table =
+        CdcTables.createOrLoad(
+            catalog().loadCatalog(),
+            id,
+            new org.apache.iceberg.Schema(
+                java.util.List.of(
+                    org.apache.iceberg.types.Types.NestedField.required(
+                        1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                    org.apache.iceberg.types.Types.NestedField.optional(
+                        2, "name", org.apache.iceberg.types.Types.StringType.get()),
+                    org.apache.iceberg.types.Types.NestedField.optional(
+                        3, "qty", org.apache.iceberg.types.Types.IntegerType.get())),
+                java.util.Set.of(1)),
+            null,
+            3,
+            List.of("id"));
+    io.icebergcdc.cdc.ChangeSchema built = new io.icebergcdc.cdc.ChangeSchema(table.schema());
+    OperatorSubtaskState state;
+    try (var harness = writerOf(id, built, null)) {
+      append(
+          table,
+          checkpoint(
+                  harness,
+                  1,
+                  change(built, -1, 1L, "a", 10, 10),
+                  change(built, -1, 2L, "b", 20, 11))
+              .get("db.c"));
+      harness.notifyOfCompletedCheckpoint(1);
+      table
+          .updateSchema()
+          .addColumn("note", org.apache.iceberg.types.Types.StringType.get())
+          .updateColumn("qty", org.apache.iceberg.types.Types.LongType.get())
+          .commit();
+      table.refresh();
+      io.icebergcdc.cdc.ChangeSchema evolved = new io.icebergcdc.cdc.ChangeSchema(table.schema());
+      int evolvedId = table.schema().schemaId();
+      append(
+          table,
+          checkpoint(harness, 2, change(evolved, evolvedId, 2L, "b2", 5_000_000_000L, 21, "n2"))
+              .get("db.c"));
+      harness.notifyOfCompletedCheckpoint(2);
+      state = harness.snapshot(3, 3);
+    }
+    // Built again from the table: its parser gives every change in the later schema, the added
+    // column null in the changes from before it.
+    io.icebergcdc.cdc.ChangeSchema rebuilt = new io.icebergcdc.cdc.ChangeSchema(table.schema());
+    try (var harness = writerOf(id, rebuilt, state)) {
+      ChangeCommittable again =
+          checkpoint(
+                  harness,
+                  4,
+                  inBuild(rebuilt, 1L, "a", 10, 10, null),
+                  inBuild(rebuilt, 2L, "b2", 5_000_000_000L, 21, "n2"))
+              .get("db.c");
+      assertThat(again.stats().duplicatesDropped()).isEqualTo(2);
+      assertThat(again.stats().inserted() + again.stats().updated()).isZero();
+      // Another change at a position applied is still refused.
+      assertThatThrownBy(() -> harness.processElement(inBuild(rebuilt, 1L, "x", 10, 10, null), 5))
+          .hasStackTraceContaining("two different changes at the same source position");
+    }
+  }
+
+  /** An upsert of {@code key} as a job built with {@code schema} reads it: in its rows. */
+  private static ChangeEvent inBuild(
+      io.icebergcdc.cdc.ChangeSchema schema,
+      long key,
+      String name,
+      long qty,
+      long lsn,
+      String note) {
+    org.apache.flink.table.data.GenericRowData row =
+        org.apache.flink.table.data.GenericRowData.of(
+            key,
+            org.apache.flink.table.data.StringData.fromString(name),
+            qty,
+            note == null ? null : org.apache.flink.table.data.StringData.fromString(note));
+    return new ChangeEvent(
+        "src.c",
+        io.icebergcdc.cdc.Operation.UPDATE,
+        schema.keyOf(row),
+        null,
+        row,
+        io.icebergcdc.cdc.SourceSequence.postgresLsn(lsn),
+        lsn);
+  }
+
   /** A writer of table {@code id} alone, built with {@code jobSchema}, restored from a state. */
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> writerOf(
       TableIdentifier id, io.icebergcdc.cdc.ChangeSchema jobSchema, OperatorSubtaskState restore)
