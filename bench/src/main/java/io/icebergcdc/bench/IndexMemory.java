@@ -1,6 +1,6 @@
 package io.icebergcdc.bench;
 
-import io.icebergcdc.dedup.internal.IndexFootprint;
+import io.icebergcdc.dedup.Dedup;
 import java.util.Locale;
 
 /**
@@ -22,7 +22,7 @@ public final class IndexMemory {
           Locale.ROOT,
           "%,d keys: %.0f bytes of heap per key%n",
           keys,
-          IndexFootprint.bytesPerKey(keys));
+          Dedup.indexHeapBytesPerKey(keys));
     }
   }
 }

@@ -9,6 +9,7 @@ import io.icebergcdc.cdc.typeutils.ChangeStatsSerializer;
 import io.icebergcdc.cdc.typeutils.DeadLetterSerializer;
 import io.icebergcdc.cdc.typeutils.SimpleVersionedTypeInfo;
 import io.icebergcdc.dedup.internal.DedupOperator;
+import io.icebergcdc.dedup.internal.IndexFootprint;
 import io.icebergcdc.dedup.internal.SequencedChanges;
 import java.time.Duration;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -87,5 +88,14 @@ public final class Dedup {
     dedup.setIndexMaxKeys(indexMaxKeys);
     dedup.setTablePosition(tablePosition);
     return dedup;
+  }
+
+  /**
+   * The heap per key of the in-memory key index ({@code dedup.index.max-keys}) holding {@code keys}
+   * bigint keys as an upsert workload leaves them, measured by building one in this JVM: for sizing
+   * TaskManagers, and for the benchmark. Runs full collections; not for a running job.
+   */
+  public static double indexHeapBytesPerKey(int keys) {
+    return IndexFootprint.bytesPerKey(keys);
   }
 }

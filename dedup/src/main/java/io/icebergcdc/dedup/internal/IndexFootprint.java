@@ -2,15 +2,13 @@ package io.icebergcdc.dedup.internal;
 
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.dedup.AppliedChange;
+import io.icebergcdc.dedup.Dedup;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.ByteBuffer;
 import java.util.Random;
 
-/**
- * Measures the heap that the dedup's in-memory key index takes per key, for the benchmark (in the
- * index's package, whose classes are not public).
- */
+/** Measures the heap that the dedup's in-memory key index takes per key ({@link Dedup}). */
 public final class IndexFootprint {
 
   private IndexFootprint() {}
