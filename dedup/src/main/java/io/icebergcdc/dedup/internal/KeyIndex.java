@@ -7,7 +7,6 @@ import io.icebergcdc.dedup.AppliedChange;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.core.memory.DataInputView;
@@ -38,9 +37,6 @@ import org.apache.flink.core.memory.DataOutputView;
  * <p>Not thread-safe: Flink's task thread only.
  */
 final class KeyIndex {
-
-  /** Format of a key group's bytes; changes need a new number and a reader for the old ones. */
-  static final int FORMAT_1 = 1;
 
   private static final int STRIDE = 10;
   private static final int HASH = 0;
@@ -96,14 +92,14 @@ final class KeyIndex {
   private int size;
   private int threshold;
 
-  private final List<String> files = new ArrayList<>();
+  /** The names of the files the entries locate their rows in. */
+  private final NameTable files = new NameTable();
 
   /** How many file names there were after {@link #forgetUnusedFiles} last swept the table. */
   private int filesAfterLastSweep;
 
-  private final Map<String, Integer> fileNumbers = new HashMap<>();
-  private final List<String> prefixes = new ArrayList<>();
-  private final Map<String, Integer> prefixNumbers = new HashMap<>();
+  /** The prefixes of the entries' sequences (a binlog file's base name). */
+  private final NameTable prefixes = new NameTable();
 
   private final int entriesPerBatch;
 
@@ -360,7 +356,7 @@ final class KeyIndex {
     int prefix = (int) (meta >>> 40);
     return SourceSequence.of(
         KINDS[(int) (meta >>> 24) & 0xff],
-        prefix == 0 ? null : prefixes.get(prefix - 1),
+        prefix == 0 ? null : prefixes.name(prefix - 1),
         (int) (meta >>> 32) & 0xff,
         slots[base + C0],
         slots[base + C0 + 1],
@@ -400,7 +396,7 @@ final class KeyIndex {
         }
         longSequences[slot] = sequence;
       } else {
-        int prefix = sequence.prefix() == null ? 0 : prefixNumber(sequence.prefix()) + 1;
+        int prefix = sequence.prefix() == null ? 0 : prefixes.numberOf(sequence.prefix()) + 1;
         meta |=
             ((long) sequence.kind().ordinal() << 24)
                 | ((long) sequence.size() << 32)
@@ -414,29 +410,10 @@ final class KeyIndex {
     slots[base + FILE] = 0;
     if (value.file() != null) {
       flags |= LOCATED;
-      slots[base + FILE] = fileNumber(value.file());
+      slots[base + FILE] = files.numberOf(value.file());
     }
     slots[base + POSITION] = value.deleted() ? now : value.position();
     slots[base + META] = (slots[base + META] & 0xff) | meta | ((long) flags << 16);
-  }
-
-  private int fileNumber(String file) {
-    return numberOf(file, files, fileNumbers);
-  }
-
-  private int prefixNumber(String prefix) {
-    return numberOf(prefix, prefixes, prefixNumbers);
-  }
-
-  /** The number of {@code value} in a table of distinct values, added if new. */
-  private static int numberOf(String value, List<String> values, Map<String, Integer> numbers) {
-    Integer number = numbers.get(value);
-    if (number == null) {
-      number = values.size();
-      values.add(value);
-      numbers.put(value, number);
-    }
-    return number;
   }
 
   /**
@@ -457,7 +434,7 @@ final class KeyIndex {
         int file = (int) slots[base + FILE];
         if (renumbered[file] < 0) {
           renumbered[file] = used.size();
-          used.add(files.get(file));
+          used.add(files.name(file));
         }
       }
     }
@@ -473,12 +450,7 @@ final class KeyIndex {
             (slots[base + FILE] & ~0xffffffffL) | renumbered[(int) slots[base + FILE]];
       }
     }
-    files.clear();
-    fileNumbers.clear();
-    for (String file : used) {
-      fileNumbers.put(file, files.size());
-      files.add(file);
-    }
+    files.keepOnly(used);
   }
 
   /** How many file names the index holds. */
@@ -627,7 +599,7 @@ final class KeyIndex {
         sequence,
         sequence == null ? 0 : slots[slot * STRIDE + FINGERPRINT],
         deleted,
-        (flags & LOCATED) != 0 ? files.get((int) slots[slot * STRIDE + FILE]) : null,
+        (flags & LOCATED) != 0 ? files.name((int) slots[slot * STRIDE + FILE]) : null,
         deleted ? 0 : slots[slot * STRIDE + POSITION]);
   }
 
@@ -641,19 +613,7 @@ final class KeyIndex {
 
   /**
    * Writes the entries of key groups {@code first} to {@code first + count - 1}, each after
-   * starting it, without expired tombstones. A key group is: the format number; the count of file
-   * names its entries use, then each as its number and name; the entry count; then per entry the
-   * key's length and bytes, a byte of flags, the sequence and fingerprint if sequenced, the file's
-   * number if located, and the position (for a tombstone, the time it was written).
-   *
-   * <p>Key groups are written in batches of consecutive ones of about {@value #ENTRIES_PER_BATCH}
-   * entries at most, each entry serialized into a buffer of its key group. A first sweep of the
-   * table lists the slots of each batch in the table's order, and each batch then follows its list
-   * through memory. Following the table's order, rather than each key group's scattered slots,
-   * keeps the snapshot from waiting on memory at every entry, and the lists spare a sweep of the
-   * whole table per batch, whose branch on each slot's key group mostly mispredicts (2.5 million
-   * entries: 660 ms in batches of 2^18 with a sweep per batch, 455 ms with the lists, 333 ms with
-   * them in batches of 2^20).
+   * starting it, without expired tombstones ({@link KeyIndexSnapshot#write}).
    */
   void write(int first, int count, long now, KeyGroupStart start, DataOutputView out)
       throws IOException {
@@ -668,104 +628,29 @@ final class KeyIndex {
   void write(
       int first, int count, long now, KeyGroupStart start, DataOutputView out, boolean othersLeft)
       throws IOException {
-    int[] entries = new int[count];
-    int inRange = 0;
-    for (char group : groups) {
-      if (group != 0) {
-        if (othersLeft && !inRange(group, first, count)) {
-          continue;
-        }
-        entries[keyGroupIndex(group, first, count)]++;
-        inRange++;
-      }
-    }
-    // Key groups in batches of consecutive ones; per batch, its slots in the table's order.
-    int[] batchOf = new int[count];
-    int[] batchStart = new int[count + 1];
-    int batches = 0;
-    for (int from = 0; from < count; batches++) {
-      long batch = entries[from];
-      int to = from + 1;
-      while (to < count && batch + entries[to] <= entriesPerBatch) {
-        batch += entries[to++];
-      }
-      Arrays.fill(batchOf, from, to, batches);
-      batchStart[batches + 1] = to;
-      from = to;
-    }
-    int[] slotsFrom = new int[batches + 1];
-    for (int g = 0; g < count; g++) {
-      slotsFrom[batchOf[g] + 1] += entries[g];
-    }
-    for (int b = 0; b < batches; b++) {
-      slotsFrom[b + 1] += slotsFrom[b];
-    }
-    int[] order = new int[inRange];
-    int[] next = Arrays.copyOf(slotsFrom, batches);
-    for (int slot = 0; slot < groups.length; slot++) {
-      char group = groups[slot];
-      if (group != 0 && (!othersLeft || inRange(group, first, count))) {
-        order[next[batchOf[group - 1 - first]]++] = slot;
-      }
-    }
-    for (int b = 0; b < batches; b++) {
-      int from = batchStart[b];
-      int groupsInBatch = batchStart[b + 1] - from;
-      DataOutputSerializer[] buffers = new DataOutputSerializer[groupsInBatch];
-      int[] written = new int[groupsInBatch];
-      java.util.BitSet[] used = new java.util.BitSet[groupsInBatch];
-      for (int g = 0; g < groupsInBatch; g++) {
-        buffers[g] = new DataOutputSerializer(Math.max(64, entries[from + g] * 48));
-        used[g] = new java.util.BitSet();
-      }
-      for (int i = slotsFrom[b]; i < slotsFrom[b + 1]; i++) {
-        int slot = order[i];
-        int g = groups[slot] - 1 - first - from;
-        if (writeEntry(slot, now, buffers[g], used[g])) {
-          written[g]++;
-        }
-      }
-      for (int g = 0; g < groupsInBatch; g++) {
-        if (othersLeft && written[g] == 0) {
-          // A writer of several indexes' parts leaves out those without entries.
-          buffers[g] = null;
-          continue;
-        }
-        start.start(first + from + g);
-        out.writeInt(FORMAT_1);
-        out.writeInt(used[g].cardinality());
-        for (int file = used[g].nextSetBit(0); file >= 0; file = used[g].nextSetBit(file + 1)) {
-          out.writeInt(file);
-          out.writeUTF(files.get(file));
-        }
-        out.writeInt(written[g]);
-        out.write(buffers[g].getSharedBuffer(), 0, buffers[g].length());
-        buffers[g] = null;
-      }
-    }
+    new KeyIndexSnapshot(this, entriesPerBatch).write(first, count, now, start, out, othersLeft);
   }
 
-  private static boolean inRange(char group, int first, int count) {
-    int index = group - 1 - first;
-    return index >= 0 && index < count;
+  /** Reads what {@link #write} wrote for {@code keyGroup} and adds it. */
+  void read(int keyGroup, DataInputView in, long now) throws IOException {
+    KeyIndexSnapshot.read(this, keyGroup, in, now);
   }
 
-  private static int keyGroupIndex(char group, int first, int count) {
-    int index = group - 1 - first;
-    if (index < 0 || index >= count) {
-      throw new IllegalStateException(
-          "the key index holds key group "
-              + (group - 1)
-              + ", not of this subtask's range "
-              + first
-              + " to "
-              + (first + count - 1));
-    }
-    return index;
+  /** Per slot, its key group plus one, 0 for a free slot: the table itself, not a copy. */
+  char[] slotGroups() {
+    return groups;
   }
 
-  /** Serializes the entry of {@code slot} unless it is an expired tombstone. */
-  private boolean writeEntry(int slot, long now, DataOutputSerializer buffer, java.util.BitSet used)
+  /** The name of file {@code number}, as {@link #writeEntry} writes it. */
+  String fileName(int number) {
+    return files.name(number);
+  }
+
+  /**
+   * Serializes the entry of {@code slot} into its key group's bytes unless it is an expired
+   * tombstone ({@link KeyIndexSnapshot}), marking its file's number in {@code used}.
+   */
+  boolean writeEntry(int slot, long now, DataOutputSerializer buffer, java.util.BitSet used)
       throws IOException {
     int base = slot * STRIDE;
     long meta = slots[base + META];
@@ -800,7 +685,7 @@ final class KeyIndex {
         int prefix = (int) (meta >>> 40);
         buffer.writeBoolean(prefix != 0);
         if (prefix != 0) {
-          buffer.writeUTF(prefixes.get(prefix - 1));
+          buffer.writeUTF(prefixes.name(prefix - 1));
         }
         int size = (int) (meta >>> 32) & 0xff;
         buffer.writeByte(size);
@@ -819,43 +704,35 @@ final class KeyIndex {
     return true;
   }
 
-  /** Reads what {@link #write} wrote for {@code keyGroup} and adds it. */
-  void read(int keyGroup, DataInputView in, long now) throws IOException {
-    int format = in.readInt();
-    if (format != FORMAT_1) {
-      throw new IOException(
-          "unknown format " + format + " of the key index's state of key group " + keyGroup);
+  /**
+   * Reads an entry that {@link #writeEntry} wrote into a key group's bytes and adds it.
+   *
+   * @param names the file names of the key group, by the number its entries give
+   */
+  void readEntry(int keyGroup, DataInputView in, Map<Integer, String> names, long now)
+      throws IOException {
+    byte[] key = new byte[in.readInt()];
+    in.readFully(key);
+    int flags = in.readByte();
+    SourceSequence sequence = null;
+    long fingerprint = 0;
+    if ((flags & SEQUENCED) != 0) {
+      sequence = SourceSequenceCodec.read(in);
+      fingerprint = in.readLong();
     }
-    int fileCount = in.readInt();
-    Map<Integer, String> names = new HashMap<>(fileCount * 2);
-    for (int i = 0; i < fileCount; i++) {
-      names.put(in.readInt(), in.readUTF());
-    }
-    int count = in.readInt();
-    for (int i = 0; i < count; i++) {
-      byte[] key = new byte[in.readInt()];
-      in.readFully(key);
-      int flags = in.readByte();
-      SourceSequence sequence = null;
-      long fingerprint = 0;
-      if ((flags & SEQUENCED) != 0) {
-        sequence = SourceSequenceCodec.read(in);
-        fingerprint = in.readLong();
+    String file = null;
+    if ((flags & LOCATED) != 0) {
+      int number = in.readInt();
+      file = names.get(number);
+      if (file == null) {
+        throw new IOException(
+            "the key index's state of key group " + keyGroup + " names no file " + number);
       }
-      String file = null;
-      if ((flags & LOCATED) != 0) {
-        int number = in.readInt();
-        file = names.get(number);
-        if (file == null) {
-          throw new IOException(
-              "the key index's state of key group " + keyGroup + " names no file " + number);
-        }
-      }
-      long position = in.readLong();
-      boolean deleted = (flags & DELETED) != 0;
-      AppliedChange value =
-          AppliedChange.of(sequence, fingerprint, deleted, file, deleted ? 0 : position);
-      put(key, hash(key), keyGroup, value, deleted ? position : now);
     }
+    long position = in.readLong();
+    boolean deleted = (flags & DELETED) != 0;
+    AppliedChange value =
+        AppliedChange.of(sequence, fingerprint, deleted, file, deleted ? 0 : position);
+    put(key, hash(key), keyGroup, value, deleted ? position : now);
   }
 }
