@@ -180,6 +180,8 @@ abstract class CaptureScenario {
    * the first event of a changed schema, and the writer writes that schema's rows from then on. The
    * job is never ended, and every checkpoint is committed once. With equality deletes each table
    * has a writer of its own, after a dedup that gives each checkpoint's changes the newest schema.
+   * Each schema change is made under load: another connection updates, inserts and deletes rows of
+   * both tables in short transactions before, while and after the {@code ALTER TABLE}s run.
    */
   @ParameterizedTest
   @ValueSource(strings = {"POSITION", "EQUALITY"})
@@ -196,30 +198,41 @@ abstract class CaptureScenario {
 
       String customers = table("customers");
       String orderLines = table("order_lines");
-      execute(
-          "ALTER TABLE " + customers + " ADD COLUMN loyalty varchar(20)",
-          widenQuantity(),
-          "ALTER TABLE " + customers + " DROP COLUMN name");
-      execute(
-          "UPDATE " + customers + " SET loyalty = 'gold' WHERE id % 4 = 0",
-          "INSERT INTO "
-              + customers
-              + " (id, email, loyalty) VALUES (300, 'new@example.com', 'new')",
-          "DELETE FROM " + customers + " WHERE id = 9",
-          "UPDATE " + orderLines + " SET qty = qty + 5000000000 WHERE line = 3");
+      long loaded = 0;
+      try (Load load = Load.start(newConnection(), customers, orderLines)) {
+        execute(
+            "ALTER TABLE " + customers + " ADD COLUMN loyalty varchar(20)",
+            widenQuantity(),
+            "ALTER TABLE " + customers + " DROP COLUMN name");
+        execute(
+            "UPDATE " + customers + " SET loyalty = 'gold' WHERE id % 4 = 0",
+            "INSERT INTO "
+                + customers
+                + " (id, email, loyalty) VALUES (300, 'new@example.com', 'new')",
+            "DELETE FROM " + customers + " WHERE id = 9",
+            "UPDATE " + orderLines + " SET qty = qty + 5000000000 WHERE line = 3");
+        loaded += load.stop();
+      }
       awaitIcebergColumn(running, catalog, pipeline, "customers", "loyalty");
       awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(120));
 
-      execute(
-          "ALTER TABLE " + orderLines + " ADD COLUMN shipped date",
-          "UPDATE " + orderLines + " SET shipped = DATE '2026-05-01' WHERE order_id = 2");
+      try (Load load = Load.start(newConnection(), customers, orderLines)) {
+        execute(
+            "ALTER TABLE " + orderLines + " ADD COLUMN shipped date",
+            "UPDATE " + orderLines + " SET shipped = DATE '2026-05-01' WHERE order_id = 2");
+        loaded += load.stop();
+      }
       awaitIcebergColumn(running, catalog, pipeline, "order_lines", "shipped");
       awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(120));
 
       // NOT NULL dropped: the Iceberg column becomes optional at the first change that shows it,
       // not a null refused as a bad record.
-      execute(allowNullQuantity(), "UPDATE " + orderLines + " SET qty = NULL WHERE order_id = 3");
+      try (Load load = Load.start(newConnection(), customers, orderLines)) {
+        execute(allowNullQuantity(), "UPDATE " + orderLines + " SET qty = NULL WHERE order_id = 3");
+        loaded += load.stop();
+      }
       awaitEqual(running, catalog, job, pipeline, Duration.ofSeconds(120));
+      assertThat(loaded).as("transactions of the load beside the schema changes").isGreaterThan(30);
 
       Table icebergCustomers = catalog.loadTable(target(pipeline, "customers"));
       Table icebergOrderLines = catalog.loadTable(target(pipeline, "order_lines"));
@@ -267,6 +280,146 @@ abstract class CaptureScenario {
                   .schema()
                   .findField("loyalty"))
           .isNull();
+    }
+  }
+
+  /**
+   * Writes both tables in short transactions on a connection of its own until stopped: each updates
+   * a customer's {@code email} and an order line's {@code note} (columns no schema change touches;
+   * customers from 20 up, whose dropped {@code name} the test does not look at), inserts an order
+   * line past the fixture's and deletes the one inserted five transactions before. Runs for at
+   * least a second before and after what it is started around, so that schema changes land among
+   * its changes.
+   */
+  static final class Load implements AutoCloseable {
+
+    /** The number of the next transaction of any load. */
+    private static final java.util.concurrent.atomic.AtomicLong NEXT =
+        new java.util.concurrent.atomic.AtomicLong(1);
+
+    private final Connection connection;
+    private final Thread thread;
+    private final java.util.concurrent.atomic.AtomicBoolean stopping =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicLong transactions =
+        new java.util.concurrent.atomic.AtomicLong();
+    private volatile Exception failure;
+
+    private Load(Connection connection, String customers, String orderLines) {
+      this.connection = connection;
+      this.thread =
+          new Thread(
+              () -> {
+                try {
+                  run(customers, orderLines);
+                } catch (Exception e) {
+                  failure = e;
+                }
+              },
+              "schema-change-load");
+    }
+
+    static Load start(Connection connection, String customers, String orderLines)
+        throws InterruptedException {
+      Load load = new Load(connection, customers, orderLines);
+      load.thread.start();
+      long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+      while (System.nanoTime() < deadline && load.failure == null) {
+        Thread.sleep(50);
+      }
+      return load;
+    }
+
+    private void run(String customers, String orderLines) throws SQLException {
+      connection.setAutoCommit(false);
+      try (Statement statement = connection.createStatement()) {
+        while (!stopping.get()) {
+          // Numbered on from the loads before, whose last rows are still there.
+          long n = NEXT.getAndIncrement();
+          try {
+            write(statement, customers, orderLines, n);
+            connection.commit();
+            transactions.incrementAndGet();
+          } catch (SQLException e) {
+            if (e.getSQLState() == null || !e.getSQLState().startsWith("40")) {
+              throw e;
+            }
+            // A deadlock with the test's own statements (MariaDB's gap locks), this transaction
+            // the one rolled back: the next one goes on.
+            connection.rollback();
+          }
+          Thread.sleep(10);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    private static void write(Statement statement, String customers, String orderLines, long n)
+        throws SQLException {
+      long customer = 20 + n % 180;
+      long order = 1 + n % 20;
+      statement.execute(
+          "UPDATE "
+              + customers
+              + " SET email = CONCAT('load-', id, '-', "
+              + n
+              + ", '@example.com') WHERE id = "
+              + customer);
+      statement.execute(
+          "UPDATE "
+              + orderLines
+              + " SET note = CONCAT('load ', "
+              + n
+              + ") WHERE order_id = "
+              + order
+              + " AND line = "
+              + (1 + n % 3));
+      statement.execute(
+          "INSERT INTO "
+              + orderLines
+              + " (order_id, line, qty, note) VALUES ("
+              + order
+              + ", "
+              + (100 + n)
+              + ", "
+              + n
+              + ", 'inserted under load')");
+      if (n > 5) {
+        statement.execute(
+            "DELETE FROM "
+                + orderLines
+                + " WHERE order_id = "
+                + (1 + (n - 5) % 20)
+                + " AND line = "
+                + (100 + n - 5));
+      }
+    }
+
+    /** Goes on for a second, then stops; returns how many transactions it committed. */
+    long stop() throws Exception {
+      if (!stopping.get()) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+        while (System.nanoTime() < deadline && failure == null) {
+          Thread.sleep(50);
+        }
+      }
+      stopping.set(true);
+      thread.join(Duration.ofSeconds(60).toMillis());
+      if (failure != null) {
+        throw new AssertionError("the load beside the schema changes failed", failure);
+      }
+      return transactions.get();
+    }
+
+    @Override
+    public void close() throws Exception {
+      try {
+        stopping.set(true);
+        thread.join(Duration.ofSeconds(60).toMillis());
+      } finally {
+        connection.close();
+      }
     }
   }
 

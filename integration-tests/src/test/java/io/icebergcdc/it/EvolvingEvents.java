@@ -30,11 +30,13 @@ final class EvolvingEvents {
    * A Debezium JSON event of {@code evolve.public.items} with its Connect schema: {@code id},
    * {@code name} and an int32 {@code qty}; in the evolved schema, {@code qty} is int64 and a {@code
    * note} column follows. Where {@code keyWidened}, the key {@code id} is an int32 too, and an
-   * int64 in the evolved schema.
+   * int64 in the evolved schema. Where {@code nameDropped} (evolved only), the source dropped
+   * {@code name}: the schema and the row lack it.
    */
   private static String event(
       boolean keyWidened,
       boolean evolved,
+      boolean nameDropped,
       String op,
       long id,
       String name,
@@ -55,7 +57,9 @@ final class EvolvingEvents {
           .put("type", keyWidened && !evolved ? "int32" : "int64")
           .put("optional", false)
           .put("field", "id");
-      columns.addObject().put("type", "string").put("optional", true).put("field", "name");
+      if (!nameDropped) {
+        columns.addObject().put("type", "string").put("optional", true).put("field", "name");
+      }
       columns
           .addObject()
           .put("type", evolved ? "int64" : "int32")
@@ -70,7 +74,9 @@ final class EvolvingEvents {
     ObjectNode payload = envelope.putObject("payload");
     ObjectNode row = MAPPER.createObjectNode();
     row.put("id", id);
-    row.put("name", name);
+    if (!nameDropped) {
+      row.put("name", name);
+    }
     row.put("qty", qty);
     if (evolved) {
       row.put("note", note);
@@ -130,7 +136,22 @@ final class EvolvingEvents {
       if (keyWidened && !evolved && id != (int) id) {
         throw new IllegalArgumentException("key " + id + " is not an int32");
       }
-      return EvolvingEvents.event(keyWidened, evolved, op, id, name, qty, note, ++lsn);
+      return EvolvingEvents.event(keyWidened, evolved, false, op, id, name, qty, note, ++lsn);
+    }
+
+    /**
+     * The event of a change in the evolved schema after the source dropped {@code name}: the row it
+     * leaves has no name (the Iceberg column stays, null in the rows changed since).
+     */
+    Map.Entry<String, String> keyedWithoutName(String op, long id, long qty, String note) {
+      if (op.equals("d")) {
+        model.remove(id);
+      } else {
+        model.put(id, null + " " + qty + " " + note);
+      }
+      return Map.entry(
+          "{\"id\":" + id + "}",
+          EvolvingEvents.event(keyWidened, true, true, op, id, null, qty, note, ++lsn));
     }
 
     /** The event of a truncate of the table, in the old schema: the model is emptied. */
@@ -141,7 +162,7 @@ final class EvolvingEvents {
         envelope =
             (ObjectNode)
                 MAPPER.readTree(
-                    EvolvingEvents.event(keyWidened, false, "c", 0, null, 0, null, ++lsn));
+                    EvolvingEvents.event(keyWidened, false, false, "c", 0, null, 0, null, ++lsn));
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }

@@ -341,8 +341,10 @@ class KafkaApplyITCase {
 
   /**
    * A topic's events change their schema while the job runs (a column added, an int widened to
-   * bigint): the router evolves the Iceberg table at the first event of the new schema, and the one
-   * writer writes that schema's rows from then on, including events of the old schema that another
+   * bigint, then a column dropped), among 2,000 changes of the first schema and a few hundred of
+   * each later one in one burst: the router evolves the Iceberg table at the first event of the new
+   * schema (the dropped column stays in it, null in the rows changed since), and the one writer
+   * writes that schema's rows from then on, including events of the old schema that another
    * partition delivers after it. The job fails once, just after its first commit in the new schema,
    * and Flink restarts it: the events after its checkpoint are evolved into the same schema again.
    * The job is never ended for the change: one job committed every checkpoint, once, and the table
@@ -412,7 +414,14 @@ class KafkaApplyITCase {
     running = new JobRunner(job, new EvolvingEvents.FailAfterFirstEvolvedCommit()).start();
     awaitModel(catalog, items, model);
 
+    // The schema changes come among a run of changes: updates in the first schema, the changes of
+    // the evolved one, then of the one without name, all in one burst over both partitions.
     List<Map.Entry<String, String>> after = new ArrayList<>();
+    for (int round = 1; round <= 10; round++) {
+      for (long id = 1; id <= 200; id++) {
+        after.add(changelog.keyed(false, "u", id, "item " + id + " round " + round, id, null));
+      }
+    }
     for (long id = 1; id <= 100; id++) {
       after.add(changelog.keyed(true, "u", id, "item " + id, 5_000_000_000L + id, "note " + id));
     }
@@ -430,6 +439,21 @@ class KafkaApplyITCase {
     if (equality) {
       for (long id = 5_000_000_010L; id < 5_000_000_020L; id++) {
         after.add(changelog.keyed(true, "d", id, null, 0, null));
+      }
+    }
+    // name dropped in the source: rows changed since hold null in it, the others keep theirs.
+    for (long id = 1; id <= 30; id++) {
+      after.add(changelog.keyedWithoutName("u", id, 7_000_000_000L + id, "no name " + id));
+    }
+    for (long id = 161; id <= 165; id++) {
+      after.add(changelog.keyedWithoutName("d", id, 0, null));
+    }
+    for (long id = 251; id <= 260; id++) {
+      after.add(changelog.keyedWithoutName("c", id, id, "created without name"));
+    }
+    for (int round = 1; round <= 5; round++) {
+      for (long id = 31; id <= 100; id++) {
+        after.add(changelog.keyedWithoutName("u", id, id + round, "round " + round));
       }
     }
     KAFKA.produce(topic, after);
