@@ -54,19 +54,20 @@ import org.apache.iceberg.catalog.TableIdentifier;
  *   <li><b>Snapshot</b>: the rows exist before the job starts; the time until every table holds
  *       them in Iceberg, from the job's submission.
  *   <li><b>Changes</b>: {@code rounds} rounds, each a transaction per table that updates {@code
- *       batch} of its rows (all of a smaller table's), as fast as PostgreSQL takes them; the rate
- *       at which they reach Iceberg: every table's last transaction is held once a snapshot's
- *       source position reaches the WAL position read before its last statement. The time it took
- *       to write them is reported beside: one connection writes them, one transaction at a time,
- *       which bounds the rate of a job that keeps up.
+ *       batch} of its rows (all of a smaller table's), inserts a row and deletes the one its
+ *       transaction of the round before inserted, as fast as PostgreSQL takes them; the rate at
+ *       which they reach Iceberg: every table's last transaction is held once a snapshot's source
+ *       position reaches the WAL position read before its last statement. The time it took to write
+ *       them is reported beside: one connection writes them, one transaction at a time, which
+ *       bounds the rate of a job that keeps up.
  * </ol>
  *
  * <p>The one-table run has one table with as many rows as all of them and takes the same
  * transactions, of the same sizes, in the same order; it runs first. Reported for each: the job
  * graph's operators and tasks, the most threads the job added to the benchmark's JVM (the embedded
  * Flink runs in it), the JVM's heap after a full collection, and the size of the last checkpoint.
- * At the end every Iceberg table must equal its source table (row count and the sum of a column
- * that every update changes), or the benchmark fails.
+ * At the end every Iceberg table must equal its source table, row for row (every row's columns, by
+ * a digest of the table's rows), or the benchmark fails.
  */
 public final class DatabaseBenchmark {
 
@@ -370,6 +371,22 @@ public final class DatabaseBenchmark {
                   + (base + first)
                   + " AND id < "
                   + last);
+          // A row inserted, and the one this table's transaction of the round before inserted
+          // deleted: each transaction inserts, updates and deletes.
+          statement.executeUpdate(
+              "INSERT INTO bench."
+                  + table
+                  + " VALUES ("
+                  + insertedId(i, round)
+                  + ", md5('"
+                  + round
+                  + "'), "
+                  + round
+                  + ")");
+          if (round > 0) {
+            statement.executeUpdate(
+                "DELETE FROM bench." + table + " WHERE id = " + insertedId(i, round - 1));
+          }
           long lsn;
           try (ResultSet result = statement.executeQuery("SELECT pg_current_wal_insert_lsn()")) {
             result.next();
@@ -377,7 +394,7 @@ public final class DatabaseBenchmark {
           }
           statement.executeUpdate("UPDATE bench." + table + " SET n = n + 1 WHERE id = " + last);
           connection.commit();
-          changes += size;
+          changes += size + (round > 0 ? 2 : 1);
           marks.put(table, lsn);
         }
       }
@@ -385,6 +402,14 @@ public final class DatabaseBenchmark {
       connection.setAutoCommit(true);
     }
     return changes;
+  }
+
+  /**
+   * The id of the row that the transaction of many-table table {@code table} (or of its part of the
+   * one table) inserts in {@code round}: past every table's rows, and apart for each table.
+   */
+  private static long insertedId(int table, int round) {
+    return 1_000_000_000_000L + (long) table * 1_000_000L + round;
   }
 
   /** Waits until every table holds its rows; returns when the last of them was committed. */
@@ -494,28 +519,71 @@ public final class DatabaseBenchmark {
     }
   }
 
-  /** Compares every Iceberg table with its source table; fails if one differs. */
+  /** Compares every Iceberg table with its source table, row by row; fails if one differs. */
   private static String compare(Connection connection, Catalog catalog, List<String> names)
       throws Exception {
     long totalRows = 0;
     for (String name : names) {
-      CountAndSum source = CountAndSum.of(connection, "bench." + name);
-      CountAndSum iceberg = CountAndSum.of(catalog.loadTable(TableIdentifier.of("cdc", name)));
+      RowsDigest source = RowsDigest.of(connection, "bench." + name);
+      RowsDigest iceberg = RowsDigest.of(catalog.loadTable(TableIdentifier.of("cdc", name)));
       if (!iceberg.equals(source)) {
         throw new IllegalStateException(
             String.format(
-                "Iceberg table cdc.%s differs from its source: %d rows with sum(n) %d, against %d"
-                    + " with %d",
-                name, iceberg.rows(), iceberg.sum(), source.rows(), source.sum()));
+                "Iceberg table cdc.%s differs from its source: %d rows with digest %016x, against"
+                    + " %d with %016x",
+                name, iceberg.rows(), iceberg.digest(), source.rows(), source.digest()));
       }
       totalRows += source.rows();
     }
     return String.format(
         Locale.ROOT,
-        "every one of the %d Iceberg tables equals its source table (%,d rows in all; row count and"
-            + " sum(n) compared)",
+        "every one of the %d Iceberg tables equals its source table (%,d rows in all; every row's"
+            + " id, v and n compared, by a digest of the table's rows)",
         names.size(),
         totalRows);
+  }
+
+  /**
+   * The rows of a table of the benchmark ({@code id bigint, v text, n bigint}) as their count and
+   * the sum of a 64-bit hash of each row: equal for two tables of the same rows in any order, and
+   * for two of different rows only by a chance of about one in 2<sup>64</sup>.
+   */
+  record RowsDigest(long rows, long digest) {
+
+    static RowsDigest of(Connection connection, String table) throws SQLException {
+      long rows = 0;
+      long digest = 0;
+      try (Statement statement = connection.createStatement();
+          ResultSet result = statement.executeQuery("SELECT id, v, n FROM " + table)) {
+        while (result.next()) {
+          rows++;
+          digest += hash(result.getLong(1), result.getString(2), result.getLong(3));
+        }
+      }
+      return new RowsDigest(rows, digest);
+    }
+
+    static RowsDigest of(Table table) throws java.io.IOException {
+      long rows = 0;
+      long digest = 0;
+      try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+          org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+        for (org.apache.iceberg.data.Record record : records) {
+          rows++;
+          digest +=
+              hash(
+                  (Long) record.getField("id"),
+                  (String) record.getField("v"),
+                  (Long) record.getField("n"));
+        }
+      }
+      return new RowsDigest(rows, digest);
+    }
+
+    private static long hash(long id, String v, long n) {
+      byte[] text = (id + "|" + v + "|" + n).getBytes(StandardCharsets.UTF_8);
+      return io.icebergcdc.cdc.RowKey.hash64(text, text.length);
+    }
   }
 
   private String report(List<Result> results) {
