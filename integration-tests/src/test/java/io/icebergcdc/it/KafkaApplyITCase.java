@@ -324,6 +324,83 @@ class KafkaApplyITCase {
     }
   }
 
+  /**
+   * A topic created while a {@code --topic-pattern} job runs whose tables have writers of their own
+   * (equality deletes) cannot be taken in flight: its first record ends the job ({@link
+   * io.icebergcdc.cdc.NewSourceTableException}), and {@link JobRunner#run()} creates the topic's
+   * table, builds the job again with it and resumes from the ended job's latest checkpoint. Both
+   * tables end equal to their changelogs; the first table's checkpoints are committed once each, by
+   * the job and the one built again, and the new table's by the latter; the new topic is read from
+   * its start.
+   */
+  @Test
+  void aTopicCreatedWhileAJobOfWritersOfTheirOwnRunsIsReadByTheJobBuiltAgain(
+      @InjectClusterClient ClusterClient<?> client) throws Exception {
+    Changelog first = new ChangelogGenerator(2000, 200, 0.1, 0.05, 31).generate();
+    Changelog late = new ChangelogGenerator(1500, 150, 0.1, 0.05, 32).generate();
+    List<Map.Entry<String, String>> firstRecords = first.kafkaRecords();
+    List<Map.Entry<String, String>> lateRecords = late.kafkaRecords();
+    KAFKA.createTopic("rebuild.public.first", 2);
+    KAFKA.produce("rebuild.public.first", firstRecords.subList(0, firstRecords.size() / 2));
+    JobDefinition job =
+        new KafkaJob()
+            .topicPattern("rebuild\\.public\\..*")
+            .groupId("iceberg-cdc-it-rebuild")
+            .kafkaProperties(Map.of("partition.discovery.interval.ms", "500"))
+            .tableTemplate("rebuild.{table}")
+            .sinkOption("sink.delete-mode", "EQUALITY")
+            .restartAttempts(3)
+            .build();
+    JobRunner runner = new JobRunner(job);
+    try (BackgroundRun run = BackgroundRun.start(runner, client)) {
+      Catalog catalog = job.catalog().loader().loadCatalog();
+      TableIdentifier firstTable = TableIdentifier.of("rebuild", "first");
+      TableIdentifier lateTable = TableIdentifier.of("rebuild", "second");
+      long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
+      while (!catalog.tableExists(firstTable)
+          || catalog.loadTable(firstTable).currentSnapshot() == null) {
+        run.check();
+        assertThat(System.nanoTime()).as("a commit to %s", firstTable).isLessThan(deadline);
+        Thread.sleep(100);
+      }
+      KAFKA.createTopic("rebuild.public.second", 2);
+      KAFKA.produce("rebuild.public.second", lateRecords.subList(0, lateRecords.size() / 2));
+      KAFKA.produce(
+          "rebuild.public.first",
+          firstRecords.subList(firstRecords.size() / 2, firstRecords.size()));
+      KAFKA.produce(
+          "rebuild.public.second", lateRecords.subList(lateRecords.size() / 2, lateRecords.size()));
+
+      Map<TableIdentifier, Changelog> expected = Map.of(firstTable, first, lateTable, late);
+      for (Map.Entry<TableIdentifier, Changelog> entry : expected.entrySet()) {
+        List<String> differences = List.of("not created");
+        while (System.nanoTime() < deadline) {
+          run.check();
+          if (catalog.tableExists(entry.getKey())) {
+            differences =
+                entry.getValue().model().differences(catalog.loadTable(entry.getKey()), 10);
+            if (differences.isEmpty()) {
+              break;
+            }
+          }
+          Thread.sleep(300);
+        }
+        assertThat(differences).as("table %s against its changelog", entry.getKey()).isEmpty();
+      }
+      assertThat(runner.targets())
+          .extracting(TableTarget::table)
+          .as("the job built again with the new topic's table")
+          .contains(lateTable);
+      java.util.Set<String> jobs =
+          Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(firstTable));
+      assertThat(jobs).as("the job and the one built again with the new topic").hasSize(2);
+      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(lateTable)))
+          .as("the job built again")
+          .hasSize(1)
+          .isSubsetOf(jobs);
+    }
+  }
+
   /** Fails the job once, just after the first commit to table {@code late.second}. */
   static final class FailAfterFirstCommitToSecond implements io.icebergcdc.commit.CommitListener {
     private static final long serialVersionUID = 1L;
