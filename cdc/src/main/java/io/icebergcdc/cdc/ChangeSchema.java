@@ -281,34 +281,63 @@ public final class ChangeSchema implements Serializable {
 
   /**
    * Whether {@code fingerprint}, as the dedup's state holds it for a key's last change, is that of
-   * {@code event}: {@link #fingerprint} or, for states written by builds before it, the fingerprint
-   * they took, which hashed this schema's columns in order with their nulls.
+   * {@code event}: {@link #fingerprint} or, for states written by builds before it, a fingerprint
+   * they took ({@link #fingerprintOfEarlierBuilds}). An earlier build hashed the columns of the
+   * schema it was built with, which the table's later schemas extend (columns are added at the
+   * end), so the fingerprint of any first columns of this schema is taken as that build's: this
+   * one's, or an earlier build's that lacked the columns after them.
    */
   public boolean isFingerprintOf(long fingerprint, ChangeEvent event) {
-    return fingerprint(event) == fingerprint || fingerprintOfEarlierBuilds(event) == fingerprint;
+    if (fingerprint(event) == fingerprint) {
+      return true;
+    }
+    DataOutputSerializer out = buffer();
+    int[] ends = earlierBuildsBytes(event, out);
+    for (int columns = ends.length - 1; columns >= 0; columns--) {
+      if (RowKey.hash64(out.getSharedBuffer(), ends[columns]) == fingerprint) {
+        return true;
+      }
+    }
+    return false;
   }
 
-  /** The fingerprint of builds before {@link #fingerprint} was stable across schemas. */
+  /**
+   * The fingerprint of builds before {@link #fingerprint} was stable across schemas: this schema's
+   * columns in order, each with a null flag; ints as longs.
+   */
   long fingerprintOfEarlierBuilds(ChangeEvent event) {
     DataOutputSerializer out = buffer();
+    int[] ends = earlierBuildsBytes(event, out);
+    return RowKey.hash64(out.getSharedBuffer(), ends[ends.length - 1]);
+  }
+
+  /**
+   * Writes what {@link #fingerprintOfEarlierBuilds} hashes into {@code out}; returns where the
+   * bytes of the operation and of each number of first columns end (index 0: none of them, for a
+   * delete all of them).
+   */
+  private int[] earlierBuildsBytes(ChangeEvent event, DataOutputSerializer out) {
+    ColumnEncoder[] encoders = encoders();
+    int[] ends = new int[encoders.length + 1];
     try {
       out.writeBoolean(event.operation().isUpsert());
       RowData row = event.operation().isUpsert() ? event.after() : null;
       ColumnMask unavailable = event.unavailableColumns();
-      ColumnEncoder[] encoders = encoders();
-      if (row != null) {
-        for (int pos = 0; pos < encoders.length; pos++) {
+      ends[0] = out.length();
+      for (int pos = 0; pos < encoders.length; pos++) {
+        if (row != null) {
           if (unavailable.contains(pos)) {
             out.writeByte(UNAVAILABLE);
           } else {
             encoders[pos].writeNullAndValue(row, out);
           }
         }
+        ends[pos + 1] = out.length();
       }
     } catch (java.io.IOException e) {
       throw new IllegalStateException("cannot encode a row in memory", e);
     }
-    return RowKey.hash64(out.getSharedBuffer(), out.length());
+    return ends;
   }
 
   /**
@@ -452,10 +481,104 @@ public final class ChangeSchema implements Serializable {
             if (value == null) {
               return false;
             }
-            encode(value, type, out);
+            if (stable) {
+              encodeStable(value, type, out);
+            } else {
+              encode(value, type, out);
+            }
             return true;
           }
         };
+    }
+  }
+
+  /**
+   * Writes a value as {@link #fingerprint} encodes it: ints, dates and times as longs, floats as
+   * doubles, a nested value by its structure (a row's fields, an array's elements, each with a null
+   * flag; a map's entries as the sum of their hashes, in whatever order the map holds them), the
+   * others as keys are encoded.
+   */
+  private static void encodeStable(Object value, LogicalType type, DataOutputSerializer out)
+      throws java.io.IOException {
+    switch (type.getTypeRoot()) {
+      case INTEGER:
+      case DATE:
+      case TIME_WITHOUT_TIME_ZONE:
+        out.writeLong((Integer) value);
+        break;
+      case FLOAT:
+        out.writeLong(Double.doubleToLongBits((Float) value));
+        break;
+      case ARRAY:
+        writeElements(
+            (org.apache.flink.table.data.ArrayData) value,
+            ((org.apache.flink.table.types.logical.ArrayType) type).getElementType(),
+            out);
+        break;
+      case MAP:
+      case MULTISET:
+        org.apache.flink.table.data.MapData map = (org.apache.flink.table.data.MapData) value;
+        LogicalType keyType =
+            type instanceof org.apache.flink.table.types.logical.MapType mapType
+                ? mapType.getKeyType()
+                : ((org.apache.flink.table.types.logical.MultisetType) type).getElementType();
+        LogicalType valueType =
+            type instanceof org.apache.flink.table.types.logical.MapType mapType
+                ? mapType.getValueType()
+                : new org.apache.flink.table.types.logical.IntType(false);
+        org.apache.flink.table.data.ArrayData.ElementGetter keys =
+            org.apache.flink.table.data.ArrayData.createElementGetter(keyType);
+        org.apache.flink.table.data.ArrayData.ElementGetter values =
+            org.apache.flink.table.data.ArrayData.createElementGetter(valueType);
+        org.apache.flink.table.data.ArrayData keyArray = map.keyArray();
+        org.apache.flink.table.data.ArrayData valueArray = map.valueArray();
+        DataOutputSerializer entry = new DataOutputSerializer(64);
+        long sum = 0;
+        for (int i = 0; i < map.size(); i++) {
+          entry.clear();
+          writeElement(keys.getElementOrNull(keyArray, i), keyType, entry);
+          writeElement(values.getElementOrNull(valueArray, i), valueType, entry);
+          sum += RowKey.hash64(entry.getSharedBuffer(), entry.length());
+        }
+        out.writeInt(map.size());
+        out.writeLong(sum);
+        break;
+      case ROW:
+        RowData nested = (RowData) value;
+        List<LogicalType> fields = type.getChildren();
+        out.writeInt(fields.size());
+        for (int i = 0; i < fields.size(); i++) {
+          writeElement(
+              RowData.createFieldGetter(fields.get(i), i).getFieldOrNull(nested),
+              fields.get(i),
+              out);
+        }
+        break;
+      default:
+        encode(value, type, out);
+    }
+  }
+
+  /** Writes an array's size, then each element with a null flag. */
+  private static void writeElements(
+      org.apache.flink.table.data.ArrayData array,
+      LogicalType elementType,
+      DataOutputSerializer out)
+      throws java.io.IOException {
+    org.apache.flink.table.data.ArrayData.ElementGetter getter =
+        org.apache.flink.table.data.ArrayData.createElementGetter(elementType);
+    out.writeInt(array.size());
+    for (int i = 0; i < array.size(); i++) {
+      writeElement(getter.getElementOrNull(array, i), elementType, out);
+    }
+  }
+
+  /** Writes a null flag, then the value if not null. */
+  private static void writeElement(Object value, LogicalType type, DataOutputSerializer out)
+      throws java.io.IOException {
+    out.writeBoolean(value == null);
+    if (value != null) {
+      encodeStable(value, type, out);
     }
   }
 

@@ -116,7 +116,74 @@ class ChangeSchemaTest {
     assertThat(ALL_TYPES.isFingerprintOf(earlierBuilds, other)).isFalse();
   }
 
-  private static ChangeEvent update(ChangeSchema schema, GenericRowData row) {
+  /**
+   * A state of a build before the stable fingerprint, restored into a build of the table's later
+   * schema (a column added, an int widened): its fingerprints hashed the earlier schema's columns,
+   * which the later schema's first columns are.
+   */
+  @Test
+  void anEarlierBuildsFingerprintIsRecognisedInABuildOfTheTablesLaterSchema() {
+    ChangeSchema earlier =
+        new ChangeSchema(
+            new Schema(
+                List.of(
+                    Types.NestedField.required(1, "id", Types.LongType.get()),
+                    Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
+                    Types.NestedField.optional(3, "day", Types.DateType.get())),
+                Set.of(1)));
+    ChangeSchema later =
+        new ChangeSchema(
+            new Schema(
+                List.of(
+                    Types.NestedField.required(1, "id", Types.LongType.get()),
+                    Types.NestedField.optional(2, "qty", Types.LongType.get()),
+                    Types.NestedField.optional(3, "day", Types.DateType.get()),
+                    Types.NestedField.optional(4, "note", Types.StringType.get())),
+                Set.of(1)));
+    long stored =
+        earlier.fingerprintOfEarlierBuilds(update(earlier, GenericRowData.of(1L, 5, 19_000)));
+    assertThat(
+            later.isFingerprintOf(stored, update(later, GenericRowData.of(1L, 5L, 19_000, null))))
+        .isTrue();
+    // Taken by the earlier build in the later schema's row, of whose columns it hashed its own.
+    GenericRowData afterRow = GenericRowData.of(1L, 6L, 19_001, StringData.fromString("n"));
+    long storedAfter =
+        earlier.fingerprintOfEarlierBuilds(
+            update(later, afterRow)
+                .inSchema(4, null, afterRow, ColumnMask.EMPTY, ColumnMask.EMPTY));
+    assertThat(later.isFingerprintOf(storedAfter, update(later, afterRow))).isTrue();
+    // Another change is not taken for it.
+    assertThat(
+            later.isFingerprintOf(stored, update(later, GenericRowData.of(1L, 6L, 19_000, null))))
+        .isFalse();
+    assertThat(
+            later.isFingerprintOf(stored, update(later, GenericRowData.of(1L, 5L, 19_001, null))))
+        .isFalse();
+  }
+
+  /**
+   * Nested values are hashed by their structure: the same in a row as the sources make it and as
+   * the serializers read it back, and apart for arrays whose text (their class and 32-bit hash)
+   * would be the same.
+   */
+  @Test
+  void nestedValuesAreFingerprintedByTheirElements() {
+    RowDataSerializer binary = new RowDataSerializer(ALL_TYPES.rowType());
+    for (boolean nulls : new boolean[] {false, true}) {
+      GenericRowData generic = allTypes(nulls);
+      assertThat(ALL_TYPES.fingerprint(update(ALL_TYPES, binary.toBinaryRow(generic))))
+          .isEqualTo(ALL_TYPES.fingerprint(update(ALL_TYPES, generic)));
+    }
+    GenericRowData one = allTypes(false);
+    GenericRowData other = allTypes(false);
+    one.setField(18, new GenericArrayData(new Integer[] {0, 31}));
+    other.setField(18, new GenericArrayData(new Integer[] {1, 0}));
+    assertThat(one.getField(18).hashCode()).isEqualTo(other.getField(18).hashCode());
+    assertThat(ALL_TYPES.fingerprint(update(ALL_TYPES, one)))
+        .isNotEqualTo(ALL_TYPES.fingerprint(update(ALL_TYPES, other)));
+  }
+
+  private static ChangeEvent update(ChangeSchema schema, RowData row) {
     return new ChangeEvent(
         "t", Operation.UPDATE, schema.keyOf(row), null, row, SourceSequence.postgresLsn(7), 0);
   }
