@@ -671,6 +671,141 @@ class WriterOfSeveralTablesTest {
         lsn);
   }
 
+  /**
+   * A table whose changes are distributed by partition is written by the writer of several tables
+   * (it had an operator of its own before): its keys are hashed by their partition, so that all
+   * keys of a partition reach one subtask, and its index finds their rows across a checkpoint and a
+   * restore at another parallelism, as a writer of its own does. Kept in the in-memory index and in
+   * keyed state.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
+  void aTableDistributedByPartitionIsWrittenWithTheOthers(long maxKeys) throws Exception {
+    TableIdentifier id = TableIdentifier.of("db", "p");
+    Table table =
+        catalog()
+            .loadCatalog()
+            .createTable(
+                id,
+                TestChanges.SCHEMA,
+                org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
+                    .bucket("id", 3)
+                    .build(),
+                Map.of("format-version", "3"));
+    io.icebergcdc.cdc.ChangeSchema schema = TestChanges.CHANGE_SCHEMA;
+    TableKeySelector keys =
+        new TableKeySelector(Map.of("src.p", new PartitionedKeySelector(schema, table.spec())));
+    Map<Long, Integer> subtaskOf = new TreeMap<>();
+    Map<Integer, java.util.Set<Integer>> subtasksOfPartition = new TreeMap<>();
+    for (long key = 1; key <= 30; key++) {
+      TableKey stateKey = keys.getKey(of("src.p", insert(key, "p" + key, key)));
+      assertThat(stateKey.hashedApart()).isTrue();
+      int subtask =
+          org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+              stateKey, MAX_PARALLELISM, 2);
+      subtaskOf.put(key, subtask);
+      subtasksOfPartition
+          .computeIfAbsent(stateKey.hash(), h -> new java.util.TreeSet<>())
+          .add(subtask);
+    }
+    assertThat(subtasksOfPartition).hasSize(3);
+    assertThat(subtasksOfPartition.values()).allSatisfy(s -> assertThat(s).hasSize(1));
+
+    List<OperatorSubtaskState> states = new ArrayList<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = partitionedHarness(id, schema, keys, maxKeys, null, 2, subtask)) {
+        List<ChangeEvent> inserts = new ArrayList<>();
+        List<ChangeEvent> updates = new ArrayList<>();
+        for (Map.Entry<Long, Integer> key : subtaskOf.entrySet()) {
+          if (key.getValue() == subtask) {
+            inserts.add(of("src.p", insert(key.getKey(), "p" + key.getKey(), 10)));
+            updates.add(of("src.p", update(key.getKey(), "p'" + key.getKey(), 11)));
+          }
+        }
+        ChangeCommittable first =
+            checkpoint(harness, 1, inserts.toArray(new ChangeEvent[0])).get("db.p");
+        assertThat(first.stats().inserted()).isEqualTo(inserts.size());
+        append(table, first);
+        harness.notifyOfCompletedCheckpoint(1);
+        ChangeCommittable second =
+            checkpoint(harness, 2, updates.toArray(new ChangeEvent[0])).get("db.p");
+        long found = 0;
+        for (String file : second.positionDeletes().files()) {
+          found += second.positionDeletes().positions(file).length;
+        }
+        assertThat(found)
+            .as("rows of subtask %s found by position", subtask)
+            .isEqualTo(updates.size());
+        append(table, second);
+        harness.notifyOfCompletedCheckpoint(2);
+        states.add(harness.snapshot(3, 3));
+      }
+    }
+    OperatorSubtaskState rescaled =
+        AbstractStreamOperatorTestHarness.repartitionOperatorState(
+            AbstractStreamOperatorTestHarness.repackageState(
+                states.toArray(new OperatorSubtaskState[0])),
+            MAX_PARALLELISM,
+            2,
+            1,
+            0);
+    try (var harness = partitionedHarness(id, schema, keys, maxKeys, rescaled, 1, 0)) {
+      List<ChangeEvent> updates = new ArrayList<>();
+      for (long key = 1; key <= 30; key++) {
+        updates.add(of("src.p", update(key, "p''" + key, 12)));
+      }
+      ChangeCommittable third =
+          checkpoint(harness, 4, updates.toArray(new ChangeEvent[0])).get("db.p");
+      long found = 0;
+      for (String file : third.positionDeletes().files()) {
+        found += third.positionDeletes().positions(file).length;
+      }
+      assertThat(found).as("rows found by position after the restore").isEqualTo(30);
+      assertThat(third.stats().updated()).isEqualTo(30);
+    }
+  }
+
+  /** The writer of several tables with table {@code id} alone, distributed by partition. */
+  private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable>
+      partitionedHarness(
+          TableIdentifier id,
+          io.icebergcdc.cdc.ChangeSchema schema,
+          TableKeySelector keys,
+          long maxKeys,
+          OperatorSubtaskState restore,
+          int parallelism,
+          int subtask)
+          throws Exception {
+    CatalogLoader catalog = catalog();
+    PositionDeltaWriterOperator<?> writer =
+        new PositionDeltaWriterOperator<>(
+            TableLoader.fromCatalog(catalog, id),
+            schema,
+            new PartitionedKeySelector(schema, catalog.loadCatalog().loadTable(id).spec()),
+            false,
+            Map.of(),
+            Duration.ofDays(1),
+            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+            1.0);
+    writer.setCommittedAs(id.toString());
+    writer.setIndexMaxKeys(maxKeys);
+    KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            PositionDeltaWriterOperator.ofTables(Map.of("src.p", writer), null),
+            keys,
+            TableKeyTypeInfo.INSTANCE,
+            MAX_PARALLELISM,
+            parallelism,
+            subtask);
+    harness.setup(
+        new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
+    if (restore != null) {
+      harness.initializeState(restore);
+    }
+    harness.open();
+    return harness;
+  }
+
   /** A writer of table {@code id} alone, built with {@code jobSchema}, restored from a state. */
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> writerOf(
       TableIdentifier id, io.icebergcdc.cdc.ChangeSchema jobSchema, OperatorSubtaskState restore)
