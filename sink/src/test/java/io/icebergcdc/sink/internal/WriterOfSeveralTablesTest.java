@@ -762,18 +762,6 @@ class WriterOfSeveralTablesTest {
       }
       assertThat(found).as("rows found by position after the restore").isEqualTo(30);
       assertThat(third.stats().updated()).isEqualTo(30);
-      append(table, third);
-      harness.notifyOfCompletedCheckpoint(4);
-
-      // A truncate's copies, keyed by their own keys as for any table, find the table's rows.
-      List<ChangeEvent> copies = new ArrayList<>();
-      io.icebergcdc.cdc.TruncateCopies.forTables(
-          ChangeEvent.truncate("src.p", io.icebergcdc.cdc.SourceSequence.postgresLsn(200), 0L),
-          MAX_PARALLELISM,
-          copies::add);
-      ChangeCommittable truncated =
-          checkpoint(harness, 5, copies.toArray(new ChangeEvent[0])).get("db.p");
-      assertThat(truncated.stats().deleted()).isEqualTo(30);
     }
   }
 
@@ -794,9 +782,7 @@ class WriterOfSeveralTablesTest {
             TableLoader.fromCatalog(catalog, id),
             schema,
             new PartitionedKeySelector(schema, catalog.loadCatalog().loadTable(id).spec()),
-            // The second subtask starts after the first committed: it reads the table's keys
-            // first, as a writer that starts on a table with rows does by default.
-            true,
+            false,
             Map.of(),
             Duration.ofDays(1),
             io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
