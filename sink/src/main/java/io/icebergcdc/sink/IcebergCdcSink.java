@@ -173,28 +173,13 @@ public final class IcebergCdcSink {
   /**
    * Whether this sink's table can be written with others by one operator ({@link
    * MultiTableSink#writeTogether}): a changelog, without an overwrite, whose updates and deletes
-   * are written as positions ({@code sink.delete-mode = position}), its changes distributed by
-   * primary key or by partition.
+   * are written as positions ({@code sink.delete-mode = position}) and whose changes are
+   * distributed by primary key.
    */
   public boolean writesWithOthers() {
-    return followsSchemaChanges() && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION;
-  }
-
-  /**
-   * Whether the writer of several tables can take this sink's table while the job runs ({@link
-   * NewTables}): one it {@link #writesWithOthers writes with others} whose changes are distributed
-   * by primary key, since the job's stream was keyed before it knew the table's partitions.
-   */
-  public boolean takenInFlight() {
-    return writesWithOthers() && distribution == Distribution.PRIMARY_KEY;
-  }
-
-  /**
-   * How this table's changes are hashed over the writers where they are distributed by partition;
-   * null where by primary key.
-   */
-  PartitionedKeySelector partitioner() {
-    return distribution == Distribution.PARTITION ? new PartitionedKeySelector(schema, spec) : null;
+    return followsSchemaChanges()
+        && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION
+        && distribution == Distribution.PRIMARY_KEY;
   }
 
   /**

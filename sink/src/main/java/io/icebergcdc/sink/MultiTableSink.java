@@ -7,7 +7,6 @@ import io.icebergcdc.commit.IcebergCommitter;
 import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.sink.internal.OperatorUids;
-import io.icebergcdc.sink.internal.PartitionedKeySelector;
 import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
 import io.icebergcdc.sink.internal.TableKeySelector;
 import java.util.Map;
@@ -70,7 +69,6 @@ public final class MultiTableSink {
     IcebergCdcSink.checkAlignedCheckpoints(changes);
     Map<String, PositionDeltaWriterOperator<?>> writers = new java.util.TreeMap<>();
     Map<String, IcebergCommitter> committers = new java.util.TreeMap<>();
-    Map<String, PartitionedKeySelector> byPartition = new java.util.HashMap<>();
     Integer parallelism = null;
     java.time.Duration tombstoneTtl = null;
     for (Map.Entry<String, IcebergCdcSink> table : sinks.entrySet()) {
@@ -98,12 +96,8 @@ public final class MultiTableSink {
         throw new IllegalArgumentException(
             "table "
                 + sink.tableName()
-                + " cannot be written with others (an overwrite, or equality deletes): write it"
-                + " with write()");
-      }
-      PartitionedKeySelector partitions = sink.partitioner();
-      if (partitions != null) {
-        byPartition.put(table.getKey(), partitions);
+                + " cannot be written with others (an overwrite, equality deletes, or changes"
+                + " distributed by partition): write it with write()");
       }
       OperatorUids uids = sink.uids();
       writers.put(table.getKey(), sink.indexedWriter(uids, tag));
@@ -117,9 +111,7 @@ public final class MultiTableSink {
     java.util.Set<String> tables = new java.util.TreeSet<>(sinks.keySet());
     SingleOutputStreamOperator<ChangeCommittable> written =
         changes
-            .keyBy(
-                new TableKeySelector(byPartition),
-                io.icebergcdc.cdc.typeutils.TableKeyTypeInfo.INSTANCE)
+            .keyBy(new TableKeySelector(), io.icebergcdc.cdc.typeutils.TableKeyTypeInfo.INSTANCE)
             .transform(
                 "dedup by source sequence, write Parquet files and position deletes ("
                     + tables.size()
@@ -225,7 +217,6 @@ public final class MultiTableSink {
       throw new IllegalArgumentException("no table to commit");
     }
     Map<String, IcebergCommitter> committers = new java.util.TreeMap<>();
-    Map<String, PartitionedKeySelector> byPartition = new java.util.HashMap<>();
     DataStream<ChangeCommittable> all = null;
     for (Written written : tables) {
       for (Map.Entry<String, IcebergCommitter> table : written.committers().entrySet()) {

@@ -184,17 +184,15 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private static TableDeltaWriter<?> writerOfTable(
       String table, PositionDeltaWriterOperator<?> operator) {
     TableDeltaWriter<?> writer = operator.only;
-    if (writer == null) {
-      throw new IllegalArgumentException("table " + table + " has no key-indexed writer");
+    if (writer == null || !writer.keyedByPrimaryKey()) {
+      throw new IllegalArgumentException("table " + table + " is not written by primary key alone");
     }
     if (writer.committedAs() == null) {
       throw new IllegalArgumentException(
           "table " + table + " is not tagged for a committer of several tables");
     }
-    // The scope's keys are the stream's: the table's name as its changes carry it, hashed by
-    // partition where the table's changes are distributed so (TableKeySelector).
-    writer.setScope(
-        writer.keyedByPrimaryKey() ? TableScope.of(table) : new PartitionedTableScope(table));
+    // The scope's keys are the stream's: the table's name as its changes carry it.
+    writer.setScope(TableScope.of(table));
     return writer;
   }
 
