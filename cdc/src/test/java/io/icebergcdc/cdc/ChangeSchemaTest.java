@@ -21,24 +21,18 @@ import org.junit.jupiter.api.Test;
 class ChangeSchemaTest {
 
   private static ChangeSchema keyedBy(Type keyType) {
-    return new ChangeSchema(
-        new Schema(
-            List.of(
-                Types.NestedField.required(1, "id", keyType),
-                Types.NestedField.optional(2, "v", Types.StringType.get())),
-            Set.of(1)));
+    return keyedById(
+        Types.NestedField.required(1, "id", keyType),
+        Types.NestedField.optional(2, "v", Types.StringType.get()));
   }
 
   @Test
   void aChangeHasTheSameFingerprintInTheRowsOfASchemaEvolvedWhileTheJobRuns() {
     ChangeSchema job =
-        new ChangeSchema(
-            new Schema(
-                List.of(
-                    Types.NestedField.required(1, "id", Types.LongType.get()),
-                    Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
-                    Types.NestedField.optional(3, "ratio", Types.FloatType.get())),
-                Set.of(1)));
+        keyedById(
+            Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
+            Types.NestedField.optional(3, "ratio", Types.FloatType.get()));
     GenericRowData row = GenericRowData.of(1L, 5, 0.5f);
     // Widened to long and double, with a column added behind: the rows the writer converts into.
     GenericRowData evolved = GenericRowData.of(1L, 5L, 0.5d, null);
@@ -60,24 +54,18 @@ class ChangeSchemaTest {
   @Test
   void aChangeHasTheSameFingerprintInABuildOfTheTablesLaterSchema() {
     ChangeSchema earlier =
-        new ChangeSchema(
-            new Schema(
-                List.of(
-                    Types.NestedField.required(1, "id", Types.LongType.get()),
-                    Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
-                    Types.NestedField.optional(3, "day", Types.DateType.get()),
-                    Types.NestedField.optional(4, "ratio", Types.FloatType.get())),
-                Set.of(1)));
+        keyedById(
+            Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
+            Types.NestedField.optional(3, "day", Types.DateType.get()),
+            Types.NestedField.optional(4, "ratio", Types.FloatType.get()));
     ChangeSchema later =
-        new ChangeSchema(
-            new Schema(
-                List.of(
-                    Types.NestedField.required(1, "id", Types.LongType.get()),
-                    Types.NestedField.optional(2, "qty", Types.LongType.get()),
-                    Types.NestedField.optional(3, "day", Types.DateType.get()),
-                    Types.NestedField.optional(4, "ratio", Types.DoubleType.get()),
-                    Types.NestedField.optional(5, "note", Types.StringType.get())),
-                Set.of(1)));
+        keyedById(
+            Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.optional(2, "qty", Types.LongType.get()),
+            Types.NestedField.optional(3, "day", Types.DateType.get()),
+            Types.NestedField.optional(4, "ratio", Types.DoubleType.get()),
+            Types.NestedField.optional(5, "note", Types.StringType.get()));
     // Applied before the change: the later build reads it with the new column null.
     ChangeEvent before = update(earlier, GenericRowData.of(1L, 5, 19_000, 0.5f));
     assertThat(later.fingerprint(update(later, GenericRowData.of(1L, 5L, 19_000, 0.5d, null))))
@@ -124,22 +112,16 @@ class ChangeSchemaTest {
   @Test
   void anEarlierBuildsFingerprintIsRecognisedInABuildOfTheTablesLaterSchema() {
     ChangeSchema earlier =
-        new ChangeSchema(
-            new Schema(
-                List.of(
-                    Types.NestedField.required(1, "id", Types.LongType.get()),
-                    Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
-                    Types.NestedField.optional(3, "day", Types.DateType.get())),
-                Set.of(1)));
+        keyedById(
+            Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
+            Types.NestedField.optional(3, "day", Types.DateType.get()));
     ChangeSchema later =
-        new ChangeSchema(
-            new Schema(
-                List.of(
-                    Types.NestedField.required(1, "id", Types.LongType.get()),
-                    Types.NestedField.optional(2, "qty", Types.LongType.get()),
-                    Types.NestedField.optional(3, "day", Types.DateType.get()),
-                    Types.NestedField.optional(4, "note", Types.StringType.get())),
-                Set.of(1)));
+        keyedById(
+            Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.optional(2, "qty", Types.LongType.get()),
+            Types.NestedField.optional(3, "day", Types.DateType.get()),
+            Types.NestedField.optional(4, "note", Types.StringType.get()));
     long stored =
         earlier.fingerprintOfEarlierBuilds(update(earlier, GenericRowData.of(1L, 5, 19_000)));
     assertThat(
@@ -181,6 +163,11 @@ class ChangeSchemaTest {
     assertThat(one.getField(18).hashCode()).isEqualTo(other.getField(18).hashCode());
     assertThat(ALL_TYPES.fingerprint(update(ALL_TYPES, one)))
         .isNotEqualTo(ALL_TYPES.fingerprint(update(ALL_TYPES, other)));
+  }
+
+  /** The change schema of {@code columns}, keyed by the first ({@code id}, field id 1). */
+  private static ChangeSchema keyedById(Types.NestedField... columns) {
+    return new ChangeSchema(new Schema(List.of(columns), Set.of(1)));
   }
 
   private static ChangeEvent update(ChangeSchema schema, RowData row) {

@@ -256,22 +256,12 @@ class KafkaApplyITCase {
       Catalog catalog = job.catalog().loader().loadCatalog();
       TableIdentifier firstTable = TableIdentifier.of("late", "first");
       long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-      while (!catalog.tableExists(firstTable)
-          || catalog.loadTable(firstTable).currentSnapshot() == null) {
-        run.check();
-        assertThat(System.nanoTime()).as("a commit to %s", firstTable).isLessThan(deadline);
-        Thread.sleep(100);
-      }
+      awaitFirstCommit(run, catalog, firstTable, deadline);
 
       KAFKA.createTopic(prefix + ".public.second", 2);
       KAFKA.produce(prefix + ".public.second", lateRecords.subList(0, lateRecords.size() / 2));
       TableIdentifier lateTable = TableIdentifier.of("late", "second");
-      while (!catalog.tableExists(lateTable)
-          || catalog.loadTable(lateTable).currentSnapshot() == null) {
-        run.check();
-        assertThat(System.nanoTime()).as("a commit to %s", lateTable).isLessThan(deadline);
-        Thread.sleep(100);
-      }
+      awaitFirstCommit(run, catalog, lateTable, deadline);
       KAFKA.produce(
           prefix + ".public.first",
           List.of(Map.entry("{\"id\":1}", "not JSON in " + prefix + ".public.first")));
@@ -286,21 +276,7 @@ class KafkaApplyITCase {
           lateRecords.subList(lateRecords.size() / 2, lateRecords.size()));
 
       Map<TableIdentifier, Changelog> expected = Map.of(firstTable, first, lateTable, late);
-      for (Map.Entry<TableIdentifier, Changelog> entry : expected.entrySet()) {
-        List<String> differences = List.of("not created");
-        while (System.nanoTime() < deadline) {
-          run.check();
-          if (catalog.tableExists(entry.getKey())) {
-            differences =
-                entry.getValue().model().differences(catalog.loadTable(entry.getKey()), 10);
-            if (differences.isEmpty()) {
-              break;
-            }
-          }
-          Thread.sleep(300);
-        }
-        assertThat(differences).as("table %s against its changelog", entry.getKey()).isEmpty();
-      }
+      awaitChangelogs(run, catalog, expected, deadline);
       assertThat(FailAfterFirstCommitToSecond.FAILED).as("the injected failure").isTrue();
       assertThat(awaitDeadLetters(2, deadline))
           .extracting(letter -> letter.get("record").asText())
@@ -357,22 +333,12 @@ class KafkaApplyITCase {
       TableIdentifier firstTable = TableIdentifier.of("rebuild", "first");
       TableIdentifier lateTable = TableIdentifier.of("rebuild", "second");
       long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
-      while (!catalog.tableExists(firstTable)
-          || catalog.loadTable(firstTable).currentSnapshot() == null) {
-        run.check();
-        assertThat(System.nanoTime()).as("a commit to %s", firstTable).isLessThan(deadline);
-        Thread.sleep(100);
-      }
+      awaitFirstCommit(run, catalog, firstTable, deadline);
       KAFKA.createTopic("rebuild.public.second", 2);
       KAFKA.produce("rebuild.public.second", lateRecords.subList(0, lateRecords.size() / 2));
       // The rest of both topics once the job built again has committed to the new table, so that
       // it commits to the first table too.
-      while (!catalog.tableExists(lateTable)
-          || catalog.loadTable(lateTable).currentSnapshot() == null) {
-        run.check();
-        assertThat(System.nanoTime()).as("a commit to %s", lateTable).isLessThan(deadline);
-        Thread.sleep(100);
-      }
+      awaitFirstCommit(run, catalog, lateTable, deadline);
       KAFKA.produce(
           "rebuild.public.first",
           firstRecords.subList(firstRecords.size() / 2, firstRecords.size()));
@@ -380,21 +346,7 @@ class KafkaApplyITCase {
           "rebuild.public.second", lateRecords.subList(lateRecords.size() / 2, lateRecords.size()));
 
       Map<TableIdentifier, Changelog> expected = Map.of(firstTable, first, lateTable, late);
-      for (Map.Entry<TableIdentifier, Changelog> entry : expected.entrySet()) {
-        List<String> differences = List.of("not created");
-        while (System.nanoTime() < deadline) {
-          run.check();
-          if (catalog.tableExists(entry.getKey())) {
-            differences =
-                entry.getValue().model().differences(catalog.loadTable(entry.getKey()), 10);
-            if (differences.isEmpty()) {
-              break;
-            }
-          }
-          Thread.sleep(300);
-        }
-        assertThat(differences).as("table %s against its changelog", entry.getKey()).isEmpty();
-      }
+      awaitChangelogs(run, catalog, expected, deadline);
       assertThat(runner.targets())
           .extracting(TableTarget::table)
           .as("the job built again with the new topic's table")
@@ -406,6 +358,38 @@ class KafkaApplyITCase {
           .as("the job built again")
           .hasSize(1)
           .isSubsetOf(jobs);
+    }
+  }
+
+  /** Waits until {@code table} exists and has a snapshot, while the job runs. */
+  private static void awaitFirstCommit(
+      BackgroundRun run, Catalog catalog, TableIdentifier table, long deadline) throws Exception {
+    while (!catalog.tableExists(table) || catalog.loadTable(table).currentSnapshot() == null) {
+      run.check();
+      assertThat(System.nanoTime()).as("a commit to %s", table).isLessThan(deadline);
+      Thread.sleep(100);
+    }
+  }
+
+  /**
+   * Waits until each table equals its changelog, while the job runs; fails with the differences.
+   */
+  private static void awaitChangelogs(
+      BackgroundRun run, Catalog catalog, Map<TableIdentifier, Changelog> expected, long deadline)
+      throws Exception {
+    for (Map.Entry<TableIdentifier, Changelog> entry : expected.entrySet()) {
+      List<String> differences = List.of("not created");
+      while (System.nanoTime() < deadline) {
+        run.check();
+        if (catalog.tableExists(entry.getKey())) {
+          differences = entry.getValue().model().differences(catalog.loadTable(entry.getKey()), 10);
+          if (differences.isEmpty()) {
+            break;
+          }
+        }
+        Thread.sleep(300);
+      }
+      assertThat(differences).as("table %s against its changelog", entry.getKey()).isEmpty();
     }
   }
 
