@@ -469,7 +469,8 @@ public final class ChangeSchema implements Serializable {
             ? primitive(
                 pos, (row, out) -> out.writeLong(Double.doubleToLongBits(floatAsDouble(row, pos))))
             : primitive(
-                pos, (row, out) -> out.writeInt(Float.floatToIntBits(floatOrWidened(row, pos))));
+                pos,
+                (row, out) -> out.writeInt(Float.floatToIntBits((float) floatAsDouble(row, pos))));
       case DOUBLE:
         return primitive(
             pos, (row, out) -> out.writeLong(Double.doubleToLongBits(row.getDouble(pos))));
@@ -591,13 +592,6 @@ public final class ChangeSchema implements Serializable {
     return row instanceof GenericRowData generic && generic.getField(pos) instanceof Long widened
         ? widened
         : row.getInt(pos);
-  }
-
-  /** A float column's value, also in the row of a later schema that widened it to double. */
-  private static float floatOrWidened(RowData row, int pos) {
-    return row instanceof GenericRowData generic && generic.getField(pos) instanceof Double widened
-        ? widened.floatValue()
-        : row.getFloat(pos);
   }
 
   /** A float column's value as a double, also in the row of a later schema that widened it. */
