@@ -487,19 +487,8 @@ class WriterOfSeveralTablesTest {
    */
   @Test
   void followsATableSchemaChangedWhileTheJobRuns() throws Exception {
-    org.apache.iceberg.Schema first =
-        new org.apache.iceberg.Schema(
-            java.util.List.of(
-                org.apache.iceberg.types.Types.NestedField.required(
-                    1, "id", org.apache.iceberg.types.Types.LongType.get()),
-                org.apache.iceberg.types.Types.NestedField.optional(
-                    2, "name", org.apache.iceberg.types.Types.StringType.get()),
-                org.apache.iceberg.types.Types.NestedField.optional(
-                    3, "qty", org.apache.iceberg.types.Types.IntegerType.get())),
-            java.util.Set.of(1));
     TableIdentifier id = TableIdentifier.of("db", "c");
-    Table table =
-        CdcTables.createOrLoad(catalog().loadCatalog(), id, first, null, 3, List.of("id"));
+    Table table = createTableWithQuantity(id);
     io.icebergcdc.cdc.ChangeSchema jobSchema = new io.icebergcdc.cdc.ChangeSchema(table.schema());
     OperatorSubtaskState state;
     try (var harness = writerOf(id, jobSchema, null)) {
@@ -515,12 +504,7 @@ class WriterOfSeveralTablesTest {
       append(table, one.get("db.c"));
       harness.notifyOfCompletedCheckpoint(1);
 
-      table
-          .updateSchema()
-          .addColumn("note", org.apache.iceberg.types.Types.StringType.get())
-          .updateColumn("qty", org.apache.iceberg.types.Types.LongType.get())
-          .commit();
-      table.refresh();
+      addNoteAndWidenQuantity(table);
       int evolved = table.schema().schemaId();
       io.icebergcdc.cdc.ChangeSchema newSchema = new io.icebergcdc.cdc.ChangeSchema(table.schema());
       ChangeEvent toastedUpdate = change(newSchema, evolved, 5L, null, 5_000_000_001L, 24, "n5");
@@ -585,22 +569,7 @@ class WriterOfSeveralTablesTest {
   void aTableBuiltAgainInItsLaterSchemaTellsChangesDeliveredAgain(long maxKeys) throws Exception {
     indexMaxKeys = maxKeys;
     TableIdentifier id = TableIdentifier.of("db", "c");
-    Table table =
-        CdcTables.createOrLoad(
-            catalog().loadCatalog(),
-            id,
-            new org.apache.iceberg.Schema(
-                java.util.List.of(
-                    org.apache.iceberg.types.Types.NestedField.required(
-                        1, "id", org.apache.iceberg.types.Types.LongType.get()),
-                    org.apache.iceberg.types.Types.NestedField.optional(
-                        2, "name", org.apache.iceberg.types.Types.StringType.get()),
-                    org.apache.iceberg.types.Types.NestedField.optional(
-                        3, "qty", org.apache.iceberg.types.Types.IntegerType.get())),
-                java.util.Set.of(1)),
-            null,
-            3,
-            List.of("id"));
+    Table table = createTableWithQuantity(id);
     io.icebergcdc.cdc.ChangeSchema built = new io.icebergcdc.cdc.ChangeSchema(table.schema());
     OperatorSubtaskState state;
     try (var harness = writerOf(id, built, null)) {
@@ -613,12 +582,7 @@ class WriterOfSeveralTablesTest {
                   change(built, -1, 2L, "b", 20, 11))
               .get("db.c"));
       harness.notifyOfCompletedCheckpoint(1);
-      table
-          .updateSchema()
-          .addColumn("note", org.apache.iceberg.types.Types.StringType.get())
-          .updateColumn("qty", org.apache.iceberg.types.Types.LongType.get())
-          .commit();
-      table.refresh();
+      addNoteAndWidenQuantity(table);
       io.icebergcdc.cdc.ChangeSchema evolved = new io.icebergcdc.cdc.ChangeSchema(table.schema());
       int evolvedId = table.schema().schemaId();
       append(
@@ -669,6 +633,35 @@ class WriterOfSeveralTablesTest {
         row,
         io.icebergcdc.cdc.SourceSequence.postgresLsn(lsn),
         lsn);
+  }
+
+  /**
+   * Creates table {@code id} of columns {@code id} (its key), {@code name} and an int {@code qty}.
+   */
+  private Table createTableWithQuantity(TableIdentifier id) {
+    org.apache.iceberg.Schema schema =
+        new org.apache.iceberg.Schema(
+            java.util.List.of(
+                org.apache.iceberg.types.Types.NestedField.required(
+                    1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    2, "name", org.apache.iceberg.types.Types.StringType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    3, "qty", org.apache.iceberg.types.Types.IntegerType.get())),
+            java.util.Set.of(1));
+    return CdcTables.createOrLoad(catalog().loadCatalog(), id, schema, null, 3, List.of("id"));
+  }
+
+  /**
+   * Evolves a table of {@link #createTableWithQuantity}: a {@code note} added, {@code qty} long.
+   */
+  private static void addNoteAndWidenQuantity(Table table) {
+    table
+        .updateSchema()
+        .addColumn("note", org.apache.iceberg.types.Types.StringType.get())
+        .updateColumn("qty", org.apache.iceberg.types.Types.LongType.get())
+        .commit();
+    table.refresh();
   }
 
   /** A writer of table {@code id} alone, built with {@code jobSchema}, restored from a state. */
