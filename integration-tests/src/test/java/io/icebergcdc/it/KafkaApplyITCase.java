@@ -420,10 +420,10 @@ class KafkaApplyITCase {
    * equals what the events leave. Then it is stopped and resumed from its checkpoint, built from
    * the evolved table, and goes on.
    *
-   * <p>Distributed by partition, the table has a writer of its own, which follows the change as the
-   * one writer of the tables does; it is partitioned by a bucket of its key, which the change
-   * widens from int to bigint as well, and keys beyond the int range come after it. With equality
-   * deletes ({@code EQUALITY}) the table has a writer of its own too, after a dedup that gives each
+   * <p>Distributed by partition, the table is written by the one writer of the tables too, its keys
+   * hashed by their partition; it is partitioned by a bucket of its key, which the change widens
+   * from int to bigint as well, and keys beyond the int range come after it. With equality deletes
+   * ({@code EQUALITY}) the table has a writer of its own too, after a dedup that gives each
    * checkpoint's changes the newest schema; its key is widened as well.
    */
   @ParameterizedTest

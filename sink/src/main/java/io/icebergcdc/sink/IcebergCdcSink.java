@@ -4,7 +4,6 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.ChangeStats;
 import io.icebergcdc.cdc.DeadLetter;
-import io.icebergcdc.cdc.RowKey;
 import io.icebergcdc.cdc.SourceSequence;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.cdc.typeutils.RowKeyTypeInfo;
@@ -173,13 +172,20 @@ public final class IcebergCdcSink {
   /**
    * Whether this sink's table can be written with others by one operator ({@link
    * MultiTableSink#writeTogether}): a changelog, without an overwrite, whose updates and deletes
-   * are written as positions ({@code sink.delete-mode = position}) and whose changes are
-   * distributed by primary key.
+   * are written as positions ({@code sink.delete-mode = position}), its changes distributed by
+   * primary key or by partition.
    */
   public boolean writesWithOthers() {
-    return followsSchemaChanges()
-        && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION
-        && distribution == Distribution.PRIMARY_KEY;
+    return followsSchemaChanges() && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION;
+  }
+
+  /**
+   * Whether the writer of several tables can take this sink's table while the job runs ({@link
+   * NewTables}): one it {@link #writesWithOthers writes with others} whose changes are distributed
+   * by primary key, since the job's stream was keyed before it knew the table's partitions.
+   */
+  public boolean takenInFlight() {
+    return writesWithOthers() && distribution == Distribution.PRIMARY_KEY;
   }
 
   /**
@@ -395,9 +401,12 @@ public final class IcebergCdcSink {
         .setParallelism(parallelism);
   }
 
-  /** The key-indexed writer of this table, keyed by primary key, tagged for a shared committer. */
-  PositionDeltaWriterOperator<RowKey> indexedWriter(OperatorUids uids, String committedAs) {
-    return indexedWriter(new RowKeySelector(), uids, committedAs);
+  /**
+   * The key-indexed writer of this table, tagged for a shared committer, keyed as its own operator
+   * would be: by primary key, or by partition ({@link SinkOptions#DISTRIBUTION}).
+   */
+  PositionDeltaWriterOperator<?> indexedWriter(OperatorUids uids, String committedAs) {
+    return indexedWriter(keySelector(), uids, committedAs);
   }
 
   private <K> PositionDeltaWriterOperator<K> indexedWriter(

@@ -2,13 +2,13 @@ package io.icebergcdc.sink;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.DeadLetter;
+import io.icebergcdc.cdc.TableKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.IcebergCommitter;
 import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.sink.internal.OperatorUids;
 import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
-import io.icebergcdc.sink.internal.TableKeySelector;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -96,10 +96,12 @@ public final class MultiTableSink {
         throw new IllegalArgumentException(
             "table "
                 + sink.tableName()
-                + " cannot be written with others (an overwrite, equality deletes, or changes"
-                + " distributed by partition): write it with write()");
+                + " cannot be written with others (an overwrite, or equality deletes): write it"
+                + " with write()");
       }
       OperatorUids uids = sink.uids();
+      // Keyed as the table's own writer would be (by primary key or by partition): the operator
+      // keys the shared stream as its tables' writers key their state (streamKeys()).
       writers.put(table.getKey(), sink.indexedWriter(uids, tag));
       if (committers.put(tag, sink.committer(uids)) != null) {
         throw new IllegalArgumentException("two tables are committed as " + tag);
@@ -109,19 +111,21 @@ public final class MultiTableSink {
       }
     }
     java.util.Set<String> tables = new java.util.TreeSet<>(sinks.keySet());
+    PositionDeltaWriterOperator<TableKey> writer =
+        PositionDeltaWriterOperator.ofTables(
+            writers,
+            newTables == null
+                ? null
+                : (table, jobSchemaId) -> newWriter(newTables, table, jobSchemaId));
     SingleOutputStreamOperator<ChangeCommittable> written =
         changes
-            .keyBy(new TableKeySelector(), io.icebergcdc.cdc.typeutils.TableKeyTypeInfo.INSTANCE)
+            .keyBy(writer.streamKeys(), io.icebergcdc.cdc.typeutils.TableKeyTypeInfo.INSTANCE)
             .transform(
                 "dedup by source sequence, write Parquet files and position deletes ("
                     + tables.size()
                     + (tables.size() == 1 ? " table)" : " tables)"),
                 IcebergCdcSink.COMMITTABLE_TYPE,
-                PositionDeltaWriterOperator.ofTables(
-                    writers,
-                    newTables == null
-                        ? null
-                        : (table, jobSchemaId) -> newWriter(newTables, table, jobSchemaId)))
+                writer)
             .uid(uid)
             .setParallelism(parallelism);
     return new Written(committers, written, written.getSideOutput(Dedup.DEAD_LETTERS));

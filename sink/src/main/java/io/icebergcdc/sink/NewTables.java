@@ -43,17 +43,17 @@ public final class NewTables implements Serializable {
   }
 
   /**
-   * Whether {@code table} can be written with the job's other tables ({@link
-   * IcebergCdcSink#writesWithOthers}): a table that cannot needs a writer of its own, and the job
-   * is built again with it.
+   * Whether the writer of the job's tables can take {@code table} while the job runs ({@link
+   * IcebergCdcSink#takenInFlight}): a table that it cannot (one that needs a writer of its own, or
+   * whose changes are distributed by partition) ends the job, which is built again with it.
    */
-  public boolean writesWithOthers(String table) {
-    return sink(table).writesWithOthers();
+  public boolean takesInFlight(String table) {
+    return sink(table).takenInFlight();
   }
 
   /**
-   * The sink of {@code table}, which must be one that is written with others ({@link
-   * IcebergCdcSink#writesWithOthers}).
+   * The sink of {@code table}, which must be one the writer of the job's tables takes while the job
+   * runs ({@link IcebergCdcSink#takenInFlight}).
    *
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
@@ -64,7 +64,7 @@ public final class NewTables implements Serializable {
   /** As {@link #sinkOf(String)}, built in the table's schema of {@code jobSchemaId} if not null. */
   IcebergCdcSink sinkOf(String table, Integer jobSchemaId) {
     IcebergCdcSink sink = sink(table, jobSchemaId);
-    if (!sink.writesWithOthers()) {
+    if (!sink.takenInFlight()) {
       throw new IllegalStateException(
           "table "
               + table

@@ -49,19 +49,39 @@ public final class TableKeySerializer extends TypeSerializer<TableKey> {
     return -1;
   }
 
+  /**
+   * Written before the table's name of a key hashed apart from its primary key ({@link
+   * TableKey#hashedApart}), which its hash follows: no table's name starts with it, so the keys of
+   * earlier builds, none of which was hashed apart, read as before.
+   */
+  private static final char HASHED_APART = '\u0000';
+
   @Override
   public void serialize(TableKey record, DataOutputView target) throws IOException {
-    target.writeUTF(record.table());
+    if (record.hashedApart()) {
+      target.writeUTF(HASHED_APART + record.table());
+      target.writeInt(record.hash());
+    } else {
+      target.writeUTF(record.table());
+    }
     RowKeySerializer.INSTANCE.serialize(record.key(), target);
   }
 
   @Override
   public TableKey deserialize(DataInputView source) throws IOException {
     String table = source.readUTF();
+    boolean hashedApart = !table.isEmpty() && table.charAt(0) == HASHED_APART;
+    if (hashedApart) {
+      table = table.substring(1);
+    }
     if (table.equals(lastTable)) {
       table = lastTable;
     } else {
       lastTable = table;
+    }
+    if (hashedApart) {
+      int hash = source.readInt();
+      return TableKey.hashedBy(table, RowKeySerializer.INSTANCE.deserialize(source), hash);
     }
     return new TableKey(table, RowKeySerializer.INSTANCE.deserialize(source));
   }
@@ -73,7 +93,11 @@ public final class TableKeySerializer extends TypeSerializer<TableKey> {
 
   @Override
   public void copy(DataInputView source, DataOutputView target) throws IOException {
-    target.writeUTF(source.readUTF());
+    String table = source.readUTF();
+    target.writeUTF(table);
+    if (!table.isEmpty() && table.charAt(0) == HASHED_APART) {
+      target.writeInt(source.readInt());
+    }
     RowKeySerializer.INSTANCE.copy(source, target);
   }
 

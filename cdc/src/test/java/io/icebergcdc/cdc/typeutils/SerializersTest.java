@@ -386,4 +386,39 @@ class SerializersTest {
     assertThat(key.hashCode()).isNotEqualTo(other.hashCode());
     assertThat(serializer.snapshotConfiguration().restoreSerializer()).isEqualTo(serializer);
   }
+
+  /**
+   * A key of a table distributed by partition keeps its partition's hash through the serializer,
+   * which decides its key group wherever it is read back (keyed state, timers); the keys of other
+   * tables keep the bytes of earlier builds.
+   */
+  @Test
+  void tableKeysHashedByTheirPartitionKeepTheirHash() throws IOException {
+    io.icebergcdc.cdc.RowKey row = TestChanges.insert(7, "x", 1).key();
+    io.icebergcdc.cdc.TableKey byPartition = io.icebergcdc.cdc.TableKey.hashedBy("db.p", row, 42);
+    io.icebergcdc.cdc.TableKey byKey = new io.icebergcdc.cdc.TableKey("db.p", row);
+    assertThat(byPartition.hashCode()).isEqualTo(31 * "db.p".hashCode() + 42);
+    assertThat(byPartition).isNotEqualTo(byKey);
+    assertThat(io.icebergcdc.cdc.TableKey.hashedBy("db.p", row, row.hashCode())).isEqualTo(byKey);
+    TypeSerializer<io.icebergcdc.cdc.TableKey> serializer =
+        TableKeyTypeInfo.INSTANCE.createSerializer(new SerializerConfigImpl());
+    DataOutputSerializer out = new DataOutputSerializer(16);
+    serializer.serialize(byPartition, out);
+    serializer.serialize(byKey, out);
+    byte[] bytes = out.getCopyOfBuffer();
+    DataInputDeserializer in = new DataInputDeserializer(bytes);
+    assertThat(serializer.deserialize(in)).isEqualTo(byPartition).hasSameHashCodeAs(byPartition);
+    assertThat(serializer.deserialize(in)).isEqualTo(byKey).hasSameHashCodeAs(byKey);
+    DataOutputSerializer copied = new DataOutputSerializer(256);
+    DataInputDeserializer again = new DataInputDeserializer(bytes);
+    serializer.copy(again, copied);
+    serializer.copy(again, copied);
+    assertThat(copied.getCopyOfBuffer()).isEqualTo(bytes);
+    // A key hashed by its primary key is written as before the partition's hash.
+    DataOutputSerializer plain = new DataOutputSerializer(16);
+    plain.writeUTF("db.p");
+    io.icebergcdc.cdc.typeutils.RowKeySerializer.INSTANCE.serialize(row, plain);
+    assertThat(java.util.Arrays.copyOfRange(bytes, bytes.length - plain.length(), bytes.length))
+        .isEqualTo(plain.getCopyOfBuffer());
+  }
 }

@@ -196,7 +196,7 @@ final class CaptureTables implements AppearingTables {
         }
       }
       evolve(table, identifier, qualified, captured);
-      if (!newTables.writesWithOthers(identifier.toString())) {
+      if (!newTables.takesInFlight(identifier.toString())) {
         // Its own writer: the job is built again with it, as before tables were taken in flight.
         throw new NewSourceTableException(qualified, source.origin());
       }

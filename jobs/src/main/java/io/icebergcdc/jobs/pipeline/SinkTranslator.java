@@ -23,10 +23,11 @@ import org.apache.iceberg.flink.TableLoader;
 
 /**
  * The second stage: the tables' changes through dedup and writers, then the commit. A job that
- * writes several tables (a capture or Kafka job) dedups and writes them with one operator, but for
- * the tables it cannot take ({@link IcebergCdcSink#writesWithOthers}), which keep an {@link
- * IcebergCdcSink}'s dedup and writers of their own, and commits them all with one committer. The
- * one table of a file job has its sink's own operators, committer included.
+ * writes several tables (a capture or Kafka job) dedups and writes them with one operator, those
+ * distributed by partition too, but for the tables it cannot take ({@link
+ * IcebergCdcSink#writesWithOthers}: equality deletes), which keep an {@link IcebergCdcSink}'s dedup
+ * and writers of their own, and commits them all with one committer. The one table of a file job
+ * has its sink's own operators, committer included.
  */
 final class SinkTranslator {
 
@@ -166,7 +167,7 @@ final class SinkTranslator {
   /**
    * The routes of the tables whose writer takes the changes of a schema the table took while the
    * job runs ({@link IcebergCdcSink#followsSchemaChanges}): those written together, and those with
-   * writers of their own (distributed by partition, or with equality deletes).
+   * writers of their own (with equality deletes).
    */
   Set<String> followingSchemaChanges() {
     return followingSchemaChanges;

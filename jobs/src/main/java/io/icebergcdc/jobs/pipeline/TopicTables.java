@@ -115,7 +115,7 @@ final class TopicTables implements KafkaRouter.NewTopics {
                 + " or the topic left out of --topic-pattern)",
             e);
       }
-      if (!newTables.writesWithOthers(identifier.toString())) {
+      if (!newTables.takesInFlight(identifier.toString())) {
         // Its own writer: the job is built again with it, as before tables were taken in flight.
         throw new NewSourceTableException(topic, locator);
       }

@@ -57,6 +57,11 @@ public final class PartitionedKeySelector implements ChangeKeySelector<Partition
     this.spec = spec;
   }
 
+  /** The id of the partition spec the keys are hashed by. */
+  public int specId() {
+    return spec.specId();
+  }
+
   @Override
   public PartitionedKey keyOf(RowKey key, RowData keyRow) {
     if (keyRow == null) {

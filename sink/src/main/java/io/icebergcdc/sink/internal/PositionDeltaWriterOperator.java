@@ -184,16 +184,55 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private static TableDeltaWriter<?> writerOfTable(
       String table, PositionDeltaWriterOperator<?> operator) {
     TableDeltaWriter<?> writer = operator.only;
-    if (writer == null || !writer.keyedByPrimaryKey()) {
-      throw new IllegalArgumentException("table " + table + " is not written by primary key alone");
+    if (writer == null) {
+      throw new IllegalArgumentException("table " + table + " has no key-indexed writer");
     }
     if (writer.committedAs() == null) {
       throw new IllegalArgumentException(
           "table " + table + " is not tagged for a committer of several tables");
     }
-    // The scope's keys are the stream's: the table's name as its changes carry it.
-    writer.setScope(TableScope.of(table));
+    // The scope's keys are the stream's: the table's name as its changes carry it, hashed by
+    // partition where the table's changes are distributed so (TableKeySelector).
+    writer.setScope(
+        writer.keyedByPrimaryKey() ? TableScope.of(table) : new PartitionedTableScope(table));
     return writer;
+  }
+
+  /**
+   * The writer of {@code table}, which appeared while the job runs: keyed by primary key, as the
+   * stream was keyed before the table was known ({@link #streamKeys}).
+   */
+  private static TableDeltaWriter<?> writerOfAppeared(
+      String table, PositionDeltaWriterOperator<?> operator) {
+    TableDeltaWriter<?> writer = writerOfTable(table, operator);
+    if (!writer.keyedByPrimaryKey()) {
+      throw new IllegalStateException(
+          "table "
+              + table
+              + ", which appeared while the job runs, is distributed by partition: the job's"
+              + " stream was keyed before the table was known, so it is taken by building the job"
+              + " again");
+    }
+    return writer;
+  }
+
+  /**
+   * How the stream of an operator of several tables must be keyed: by (table, primary key), hashed
+   * as each table's writer keys its state (by partition for a table distributed so). Tables that
+   * appear while the job runs are keyed by primary key ({@link NewTables} builds only such).
+   */
+  public TableKeySelector streamKeys() {
+    if (byTable == null) {
+      throw new IllegalStateException("an operator of one table is keyed by its own key selector");
+    }
+    Map<String, PartitionedKeySelector> byPartition = new TreeMap<>();
+    byTable.forEach(
+        (table, writer) -> {
+          if (writer.partitioner() != null) {
+            byPartition.put(table, writer.partitioner());
+          }
+        });
+    return new TableKeySelector(byPartition);
   }
 
   private Collection<TableDeltaWriter<?>> writers() {
@@ -309,7 +348,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
                   TableScope.of(table),
                   getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
                   getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
-          byTable.put(table, writerOfTable(table, newTables.writerOf(table, jobSchema)));
+          byTable.put(table, writerOfAppeared(table, newTables.writerOf(table, jobSchema)));
           sourceOfAppeared.put(table, null);
           LOG.info("Writing table {} too, which appeared while the job ran", table);
         } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
@@ -326,7 +365,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    * files going with the checkpoint after the latest this operator passed.
    */
   private TableDeltaWriter<?> startWriting(String table) throws Exception {
-    TableDeltaWriter<?> writer = writerOfTable(table, newTables.writerOf(table, null));
+    TableDeltaWriter<?> writer = writerOfAppeared(table, newTables.writerOf(table, null));
     Object key = getCurrentKey();
     // Boxed on both branches: a job that completed no checkpoint, and was not restored, has none.
     Long startCheckpoint =

@@ -249,6 +249,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     return keySelector instanceof RowKeySelector;
   }
 
+  /** How the table's changes are hashed by partition; null where they are by primary key. */
+  PartitionedKeySelector partitioner() {
+    return keySelector instanceof PartitionedKeySelector partitioned ? partitioned : null;
+  }
+
   void initializeState(
       StateInitializationContext context,
       AbstractStreamOperator<ChangeCommittable> host,
@@ -267,6 +272,10 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     dedup.initializeState(context, host, output, this);
     tableLoader.open();
     table = tableLoader.loadTable();
+    if (restored) {
+      state.checkKeysHashedAsRestored(
+          table.name(), partitioner() == null ? null : partitioner().specId());
+    }
     if (clock == null) {
       clock = System::nanoTime;
     }
@@ -419,7 +428,8 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         sharedUpTo,
         compaction.state(),
         dictionary.entriesToSnapshot(),
-        schema.schema().schemaId());
+        schema.schema().schemaId(),
+        partitioner() == null ? null : partitioner().specId());
   }
 
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {

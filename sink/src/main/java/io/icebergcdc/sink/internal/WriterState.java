@@ -33,6 +33,12 @@ import org.apache.flink.api.common.typeinfo.Types;
  *       while the job runs is built again from the catalog at a restore: in this schema, not the
  *       table's current one, so that its dedup's fingerprints and kept rows read as they were
  *       written. Absent in the state of earlier versions.
+ *   <li>{@code keys-hashed-by-partition-spec} (union): per subtask, the id of the partition spec by
+ *       which the writer's keys were hashed over the subtasks (a table distributed by partition),
+ *       or {@link #BY_PRIMARY_KEY}. The keyed state's keys carry that hash, so a restore that would
+ *       hash them otherwise is refused ({@link #checkKeysHashedAsRestored}). Absent in the state of
+ *       earlier versions, whose writer of several tables hashed by primary key only, and whose
+ *       writer of one table has a uid of its own per distribution.
  * </ul>
  */
 final class WriterState {
@@ -47,7 +53,13 @@ final class WriterState {
   private final ListState<Long> writerSubtasks;
   private final ListState<Boolean> startedEmpty;
   private final ListState<Long> jobSchema;
+  private final ListState<Integer> hashedBySpec;
+  private final boolean ofSeveralTables;
   private final int subtask;
+
+  /** The entry of {@code keys-hashed-by-partition-spec} of a writer that hashes by primary key. */
+  private static final int BY_PRIMARY_KEY = -1;
+
   private final int parallelism;
 
   private WriterState(OperatorStateStore store, TableScope scope, int subtask, int parallelism)
@@ -61,6 +73,8 @@ final class WriterState {
     sharedUpTo = store.getUnionListState(sharedUpToDescriptor(scope));
     dictionary = store.getUnionListState(dictionaryDescriptor(scope));
     jobSchema = store.getUnionListState(jobSchemaDescriptor(scope));
+    hashedBySpec = store.getUnionListState(hashedBySpecDescriptor(scope));
+    ofSeveralTables = scope != TableScope.WHOLE;
   }
 
   /** Registers the state of the table of {@code scope} for one subtask of the operator. */
@@ -132,6 +146,48 @@ final class WriterState {
     store.getUnionListState(writerSubtasksDescriptor(scope)).clear();
     store.getUnionListState(startedEmptyDescriptor(scope)).clear();
     store.getUnionListState(jobSchemaDescriptor(scope)).clear();
+    store.getUnionListState(hashedBySpecDescriptor(scope)).clear();
+  }
+
+  /**
+   * Refuses a restored state whose keys were hashed otherwise than this writer hashes them: by
+   * primary key where it hashes by partition, by partition where it hashes by primary key, or by
+   * another partition spec. The keyed state's keys carry their hash, so such a state would be
+   * misread (a key's entry not found, its row written again beside the old one), not merely
+   * redistributed.
+   *
+   * @param specId the id of the spec this writer hashes its keys by, or null where by primary key
+   */
+  void checkKeysHashedAsRestored(String table, Integer specId) throws Exception {
+    java.util.Set<Integer> restored = new java.util.TreeSet<>();
+    hashedBySpec.get().forEach(restored::add);
+    if (restored.isEmpty()) {
+      if (!ofSeveralTables) {
+        // An earlier version's writer of one table: its uid says how its keys were hashed.
+        return;
+      }
+      restored.add(BY_PRIMARY_KEY);
+    }
+    java.util.Set<Integer> now = java.util.Set.of(specId == null ? BY_PRIMARY_KEY : specId);
+    if (!restored.equals(now)) {
+      throw new RefusedRestoreException(
+          "table "
+              + table
+              + ": the restored state hashed its keys over the writers "
+              + hashing(restored)
+              + ", this job hashes them "
+              + hashing(now)
+              + " (sink.distribution, or the table's write.distribution-mode and partition"
+              + " spec); its state would be misread. Restore it into a job that hashes them as"
+              + " before (set --distribution, or sink.distribution, to what it was), or start"
+              + " the job without state");
+    }
+  }
+
+  private static String hashing(java.util.Set<Integer> specs) {
+    return specs.equals(java.util.Set.of(BY_PRIMARY_KEY))
+        ? "by primary key"
+        : "by partition (spec " + specs.iterator().next() + ")";
   }
 
   /**
@@ -245,9 +301,11 @@ final class WriterState {
       long sharedUpToNow,
       List<OwnDataFile> ownFilesNow,
       List<FileDictionary.Entry> dictionaryNow,
-      int jobSchemaId)
+      int jobSchemaId,
+      Integer hashedBySpecId)
       throws Exception {
     jobSchema.update(List.of(pack(subtask, jobSchemaId)));
+    hashedBySpec.update(List.of(hashedBySpecId == null ? BY_PRIMARY_KEY : hashedBySpecId));
     indexComplete.update(List.of(indexCompleteNow));
     writerSubtasks.update(List.of(pack(subtask, parallelism)));
     startedEmpty.update(List.of(startedEmptyNow));
@@ -268,6 +326,10 @@ final class WriterState {
 
   private static ListStateDescriptor<Long> jobSchemaDescriptor(TableScope scope) {
     return new ListStateDescriptor<>(scope.stateName("job-schema-id"), Types.LONG);
+  }
+
+  private static ListStateDescriptor<Integer> hashedBySpecDescriptor(TableScope scope) {
+    return new ListStateDescriptor<>(scope.stateName("keys-hashed-by-partition-spec"), Types.INT);
   }
 
   private static ListStateDescriptor<Long> writerSubtasksDescriptor(TableScope scope) {

@@ -126,10 +126,12 @@ class WriterOfSeveralTablesTest {
                       jobSchemaId == null ? loaded.schema() : loaded.schemas().get(jobSchemaId)));
           return writer;
         };
+    PositionDeltaWriterOperator<TableKey> operator =
+        PositionDeltaWriterOperator.ofTables(writers, takesNewTables ? newTables : null);
     KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
-            PositionDeltaWriterOperator.ofTables(writers, takesNewTables ? newTables : null),
-            new TableKeySelector(),
+            operator,
+            operator.streamKeys(),
             TableKeyTypeInfo.INSTANCE,
             MAX_PARALLELISM,
             parallelism,
@@ -662,6 +664,234 @@ class WriterOfSeveralTablesTest {
         .updateColumn("qty", org.apache.iceberg.types.Types.LongType.get())
         .commit();
     table.refresh();
+  }
+
+  /**
+   * A table whose changes are distributed by partition is written by the writer of several tables
+   * (it had an operator of its own before): its keys are hashed by their partition, so that all
+   * keys of a partition reach one subtask, and its index finds their rows across a checkpoint and a
+   * restore at another parallelism, as a writer of its own does. Kept in the in-memory index and in
+   * keyed state.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
+  void aTableDistributedByPartitionIsWrittenWithTheOthers(long maxKeys) throws Exception {
+    TableIdentifier id = TableIdentifier.of("db", "p");
+    Table table =
+        catalog()
+            .loadCatalog()
+            .createTable(
+                id,
+                TestChanges.SCHEMA,
+                org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
+                    .bucket("id", 3)
+                    .build(),
+                Map.of("format-version", "3"));
+    io.icebergcdc.cdc.ChangeSchema schema = TestChanges.CHANGE_SCHEMA;
+    // As the job keys its stream: by the operator's own account of its tables' writers.
+    TableKeySelector keys = partitionedWriter(id, schema, maxKeys, false).streamKeys();
+    Map<Long, Integer> subtaskOf = new TreeMap<>();
+    Map<Integer, java.util.Set<Integer>> subtasksOfPartition = new TreeMap<>();
+    for (long key = 1; key <= 30; key++) {
+      TableKey stateKey = keys.getKey(of("src.p", insert(key, "p" + key, key)));
+      assertThat(stateKey.hashedApart()).isTrue();
+      int subtask =
+          org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+              stateKey, MAX_PARALLELISM, 2);
+      subtaskOf.put(key, subtask);
+      subtasksOfPartition
+          .computeIfAbsent(stateKey.hash(), h -> new java.util.TreeSet<>())
+          .add(subtask);
+    }
+    assertThat(subtasksOfPartition).hasSize(3);
+    assertThat(subtasksOfPartition.values()).allSatisfy(s -> assertThat(s).hasSize(1));
+
+    List<OperatorSubtaskState> states = new ArrayList<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = partitionedHarness(id, schema, maxKeys, null, 2, subtask)) {
+        List<ChangeEvent> inserts = new ArrayList<>();
+        List<ChangeEvent> updates = new ArrayList<>();
+        for (Map.Entry<Long, Integer> key : subtaskOf.entrySet()) {
+          if (key.getValue() == subtask) {
+            inserts.add(of("src.p", insert(key.getKey(), "p" + key.getKey(), 10)));
+            updates.add(of("src.p", update(key.getKey(), "p'" + key.getKey(), 11)));
+          }
+        }
+        ChangeCommittable first =
+            checkpoint(harness, 1, inserts.toArray(new ChangeEvent[0])).get("db.p");
+        assertThat(first.stats().inserted()).isEqualTo(inserts.size());
+        append(table, first);
+        harness.notifyOfCompletedCheckpoint(1);
+        ChangeCommittable second =
+            checkpoint(harness, 2, updates.toArray(new ChangeEvent[0])).get("db.p");
+        long found = 0;
+        for (String file : second.positionDeletes().files()) {
+          found += second.positionDeletes().positions(file).length;
+        }
+        assertThat(found)
+            .as("rows of subtask %s found by position", subtask)
+            .isEqualTo(updates.size());
+        append(table, second);
+        harness.notifyOfCompletedCheckpoint(2);
+        states.add(harness.snapshot(3, 3));
+      }
+    }
+    OperatorSubtaskState rescaled =
+        AbstractStreamOperatorTestHarness.repartitionOperatorState(
+            AbstractStreamOperatorTestHarness.repackageState(
+                states.toArray(new OperatorSubtaskState[0])),
+            MAX_PARALLELISM,
+            2,
+            1,
+            0);
+    try (var harness = partitionedHarness(id, schema, maxKeys, rescaled, 1, 0)) {
+      List<ChangeEvent> updates = new ArrayList<>();
+      for (long key = 1; key <= 30; key++) {
+        updates.add(of("src.p", update(key, "p''" + key, 12)));
+      }
+      ChangeCommittable third =
+          checkpoint(harness, 4, updates.toArray(new ChangeEvent[0])).get("db.p");
+      long found = 0;
+      for (String file : third.positionDeletes().files()) {
+        found += third.positionDeletes().positions(file).length;
+      }
+      assertThat(found).as("rows found by position after the restore").isEqualTo(30);
+      assertThat(third.stats().updated()).isEqualTo(30);
+      append(table, third);
+    }
+    // A job without state at two subtasks: each loads the rows of the keys it owns, as the
+    // stream hashes them, and finds each of them by position.
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = partitionedHarness(id, schema, maxKeys, true, null, 2, subtask)) {
+        List<ChangeEvent> updates = new ArrayList<>();
+        for (Map.Entry<Long, Integer> key : subtaskOf.entrySet()) {
+          if (key.getValue() == subtask) {
+            updates.add(of("src.p", update(key.getKey(), "p'''" + key.getKey(), 13)));
+          }
+        }
+        ChangeCommittable fourth =
+            checkpoint(harness, 5, updates.toArray(new ChangeEvent[0])).get("db.p");
+        long found = 0;
+        for (String file : fourth.positionDeletes().files()) {
+          found += fourth.positionDeletes().positions(file).length;
+        }
+        assertThat(found)
+            .as("rows of subtask %s loaded by a writer without state", subtask)
+            .isEqualTo(updates.size());
+      }
+    }
+  }
+
+  /** The writer of several tables with table {@code id} alone, distributed by partition. */
+  private PositionDeltaWriterOperator<TableKey> partitionedWriter(
+      TableIdentifier id, io.icebergcdc.cdc.ChangeSchema schema, long maxKeys, boolean bootstrap) {
+    CatalogLoader catalog = catalog();
+    PositionDeltaWriterOperator<?> writer =
+        new PositionDeltaWriterOperator<>(
+            TableLoader.fromCatalog(catalog, id),
+            schema,
+            new PartitionedKeySelector(schema, catalog.loadCatalog().loadTable(id).spec()),
+            bootstrap,
+            Map.of(),
+            Duration.ofDays(1),
+            io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
+            1.0);
+    writer.setCommittedAs(id.toString());
+    writer.setIndexMaxKeys(maxKeys);
+    return PositionDeltaWriterOperator.ofTables(Map.of("src.p", writer), null);
+  }
+
+  /** A harness of {@link #partitionedWriter}, keyed as the operator says. */
+  private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable>
+      partitionedHarness(
+          TableIdentifier id,
+          io.icebergcdc.cdc.ChangeSchema schema,
+          long maxKeys,
+          OperatorSubtaskState restore,
+          int parallelism,
+          int subtask)
+          throws Exception {
+    return partitionedHarness(id, schema, maxKeys, false, restore, parallelism, subtask);
+  }
+
+  private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable>
+      partitionedHarness(
+          TableIdentifier id,
+          io.icebergcdc.cdc.ChangeSchema schema,
+          long maxKeys,
+          boolean bootstrap,
+          OperatorSubtaskState restore,
+          int parallelism,
+          int subtask)
+          throws Exception {
+    PositionDeltaWriterOperator<TableKey> operator =
+        partitionedWriter(id, schema, maxKeys, bootstrap);
+    KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            operator,
+            operator.streamKeys(),
+            TableKeyTypeInfo.INSTANCE,
+            MAX_PARALLELISM,
+            parallelism,
+            subtask);
+    harness.setup(
+        new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
+    if (restore != null) {
+      harness.initializeState(restore);
+    }
+    harness.open();
+    return harness;
+  }
+
+  /**
+   * A table's writer state is refused by a writer that hashes its keys otherwise: by primary key
+   * where the state's were hashed by partition, and the other way, since the keyed state's keys
+   * carry their hash and would be misread. The job ends with the table named, Flink not retrying.
+   */
+  @Test
+  void aStateHashedByPartitionIsRefusedByAWriterThatHashesByKeyAndTheOtherWay() throws Exception {
+    TableIdentifier id = TableIdentifier.of("db", "p");
+    catalog()
+        .loadCatalog()
+        .createTable(
+            id,
+            TestChanges.SCHEMA,
+            org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
+            Map.of("format-version", "3"));
+    io.icebergcdc.cdc.ChangeSchema schema = TestChanges.CHANGE_SCHEMA;
+    OperatorSubtaskState byPartition;
+    try (var harness = partitionedHarness(id, schema, 4_000_000, null, 1, 0)) {
+      checkpoint(harness, 1, of("src.p", insert(1, "a", 1)));
+      byPartition = harness.snapshot(2, 2);
+    }
+    OperatorSubtaskState byKey;
+    try (var harness = harness(null, 1, 0, Map.of("src.p", id))) {
+      checkpoint(harness, 1, of("src.p", insert(1, "a", 1)));
+      byKey = harness.snapshot(2, 2);
+    }
+    assertThatThrownBy(() -> harness(byPartition, 1, 0, Map.of("src.p", id)).close())
+        .isInstanceOf(RefusedRestoreException.class)
+        .hasMessageContaining("table test.db.p")
+        .hasMessageContaining("hashed its keys over the writers by partition (spec 0)")
+        .hasMessageContaining("this job hashes them by primary key");
+    assertThatThrownBy(() -> partitionedHarness(id, schema, 4_000_000, byKey, 1, 0).close())
+        .isInstanceOf(RefusedRestoreException.class)
+        .hasMessageContaining("hashed its keys over the writers by primary key")
+        .hasMessageContaining("this job hashes them by partition (spec 0)");
+    // Each restores into a writer that hashes as it did.
+    partitionedHarness(id, schema, 4_000_000, byPartition, 1, 0).close();
+    harness(byKey, 1, 0, Map.of("src.p", id)).close();
+    // Another engine changed the table's partition spec: its keys would hash otherwise.
+    Table table = catalog().loadCatalog().loadTable(id);
+    table
+        .updateSpec()
+        .removeField(org.apache.iceberg.expressions.Expressions.bucket("id", 3))
+        .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 5))
+        .commit();
+    assertThatThrownBy(() -> partitionedHarness(id, schema, 4_000_000, byPartition, 1, 0).close())
+        .isInstanceOf(RefusedRestoreException.class)
+        .hasMessageContaining("hashed its keys over the writers by partition (spec 0)")
+        .hasMessageContaining("this job hashes them by partition (spec 1)");
   }
 
   /** A writer of table {@code id} alone, built with {@code jobSchema}, restored from a state. */
