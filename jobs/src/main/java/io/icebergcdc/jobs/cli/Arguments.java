@@ -264,25 +264,38 @@ final class Arguments {
       // Not the default: an empty --tables "$T" would otherwise capture every table.
       throw invalid(name, value, "one or more patterns; leave the flag out for the default");
     }
-    List<String> patterns = new java.util.ArrayList<>();
-    StringBuilder pattern = new StringBuilder();
+    return splitEscaped(value);
+  }
+
+  /**
+   * A comma-separated list whose items may hold a comma written {@code \,}, or empty when the flag
+   * is not given; other backslashes are the items' own.
+   */
+  List<String> optionalEscapedList(String name) {
+    String value = optional(name, null);
+    return value == null ? List.of() : splitEscaped(value);
+  }
+
+  private static List<String> splitEscaped(String value) {
+    List<String> items = new java.util.ArrayList<>();
+    StringBuilder item = new StringBuilder();
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
       if (c == '\\' && i + 1 < value.length()) {
         char next = value.charAt(++i);
         if (next != ',') {
-          pattern.append(c);
+          item.append(c);
         }
-        pattern.append(next);
+        item.append(next);
       } else if (c == ',') {
-        patterns.add(pattern.toString());
-        pattern.setLength(0);
+        items.add(item.toString());
+        item.setLength(0);
       } else {
-        pattern.append(c);
+        item.append(c);
       }
     }
-    patterns.add(pattern.toString());
-    return patterns.stream().map(String::trim).filter(s -> !s.isEmpty()).toList();
+    items.add(item.toString());
+    return items.stream().map(String::trim).filter(s -> !s.isEmpty()).toList();
   }
 
   private static List<String> split(String value) {

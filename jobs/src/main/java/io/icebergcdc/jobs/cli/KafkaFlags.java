@@ -36,7 +36,8 @@ final class KafkaFlags {
           Flag.of(
               "kafka-properties",
               "<key=value,...>",
-              "Further consumer properties, such as security settings; not for secrets."),
+              "Further consumer properties, such as security settings; a comma within a value"
+                  + " is written \\,; not for secrets."),
           Flag.of(
               "kafka-properties-file",
               "<file>",
@@ -115,13 +116,13 @@ final class KafkaFlags {
               + "'");
     }
     Map<String, String> kafkaProperties = new LinkedHashMap<>();
-    for (String pair : args.optionalList("kafka-properties")) {
+    for (String pair : args.optionalEscapedList("kafka-properties")) {
       int eq = pair.indexOf('=');
       if (eq <= 0) {
         throw new Arguments.UsageException(
             "apply: --kafka-properties takes comma-separated key=value pairs, not '"
                 + pair
-                + "' (a value with a comma goes in --kafka-properties-file)");
+                + "' (a comma within a value is written \\,)");
       }
       String key = pair.substring(0, eq).trim();
       if (isSecret(key)) {

@@ -27,4 +27,27 @@ class ArgumentsTest {
     assertThat(tables("a\\.b\\d+,c\\\\d")).containsExactly("a\\.b\\d+", "c\\\\d");
     assertThat(tables(",a,,")).containsExactly("a");
   }
+
+  /**
+   * Kafka properties split at their commas, but where a comma within a value is written {@code \,}:
+   * a list of protocols or cipher suites on the command line.
+   */
+  @Test
+  void aCommaWithinAKafkaPropertyIsEscaped() {
+    Arguments args =
+        Arguments.parse(
+            "apply",
+            new String[] {
+              "--kafka-properties",
+              "ssl.enabled.protocols=TLSv1.2\\,TLSv1.3, isolation.level=read_committed,"
+                  + "ssl.truststore.location=C:\\ts.jks"
+            },
+            0,
+            List.of(Flag.of("kafka-properties", "<key=value,...>", "properties")));
+    assertThat(args.optionalEscapedList("kafka-properties"))
+        .containsExactly(
+            "ssl.enabled.protocols=TLSv1.2,TLSv1.3",
+            "isolation.level=read_committed",
+            "ssl.truststore.location=C:\\ts.jks");
+  }
 }

@@ -135,7 +135,7 @@ class CommandLineTest {
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--kafka-properties", "acks")))
         .isEqualTo(
             "2: error: apply: --kafka-properties takes comma-separated key=value pairs, not 'acks'"
-                + " (a value with a comma goes in --kafka-properties-file)");
+                + " (a comma within a value is written \\,)");
     assertThat(run(concat(base, "--bootstrap-servers", "b", "--slot", "s")))
         .isEqualTo("2: error: apply --source kafka: --slot does not apply here");
     assertThat(run(base)).isEqualTo("2: error: apply: --bootstrap-servers is required");
