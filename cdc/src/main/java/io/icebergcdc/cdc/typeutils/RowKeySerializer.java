@@ -62,8 +62,11 @@ public final class RowKeySerializer extends TypeSerializerSingleton<RowKey> {
   @Override
   public void copy(DataInputView source, DataOutputView target) throws IOException {
     int length = source.readInt();
+    byte[] bytes = new byte[length];
+    source.readFully(bytes);
     target.writeInt(length);
-    target.write(source, length);
+    // Not target.write(source, length): Flink's DataOutputSerializer does not grow for that.
+    target.write(bytes);
   }
 
   @Override

@@ -282,6 +282,33 @@ class SerializersTest {
         .isEqualTo(TestChanges.delete(7, 2).key());
   }
 
+  /**
+   * A key copied from bytes into a growing buffer smaller than the key: Flink's {@code
+   * DataOutputSerializer} grows for what is written to it, but not for what is copied from another
+   * view, which Flink's spilling and sorting do.
+   */
+  @Test
+  void rowKeysAndTableKeysCopyIntoABufferThatMustGrow() throws IOException {
+    byte[] keyBytes = new byte[500];
+    java.util.Arrays.fill(keyBytes, (byte) 'x');
+    io.icebergcdc.cdc.RowKey key = new io.icebergcdc.cdc.RowKey(keyBytes);
+    DataOutputSerializer out = new DataOutputSerializer(16);
+    RowKeySerializer.INSTANCE.serialize(key, out);
+    byte[] bytes = out.getCopyOfBuffer();
+    DataOutputSerializer copied = new DataOutputSerializer(4);
+    RowKeySerializer.INSTANCE.copy(new DataInputDeserializer(bytes), copied);
+    assertThat(copied.getCopyOfBuffer()).isEqualTo(bytes);
+
+    TypeSerializer<io.icebergcdc.cdc.TableKey> tableKeys =
+        TableKeyTypeInfo.INSTANCE.createSerializer(new SerializerConfigImpl());
+    DataOutputSerializer tableOut = new DataOutputSerializer(16);
+    tableKeys.serialize(new io.icebergcdc.cdc.TableKey("db.t", key), tableOut);
+    byte[] tableBytes = tableOut.getCopyOfBuffer();
+    DataOutputSerializer tableCopied = new DataOutputSerializer(4);
+    tableKeys.copy(new DataInputDeserializer(tableBytes), tableCopied);
+    assertThat(tableCopied.getCopyOfBuffer()).isEqualTo(tableBytes);
+  }
+
   @Test
   void changeEventsOfSeveralTablesRoundTripEachWithItsSchema() throws IOException {
     io.icebergcdc.cdc.ChangeSchema counts =
