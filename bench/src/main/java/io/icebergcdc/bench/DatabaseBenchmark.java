@@ -89,6 +89,12 @@ public final class DatabaseBenchmark {
   /** Whether the tables of a checkpoint are committed in one transaction of the REST catalog. */
   private final boolean atomicCommits;
 
+  /** How the tables' changes are spread over the writers: by primary key or by partition. */
+  private final io.icebergcdc.sink.Distribution distribution;
+
+  /** The partition spec of the tables the job creates ({@code --partition-by}); null for none. */
+  private final String partitionBy;
+
   /** What one run measured. */
   private record Result(
       String name,
@@ -121,6 +127,10 @@ public final class DatabaseBenchmark {
     }
     rest = catalogType.equals("rest");
     atomicCommits = Boolean.parseBoolean(options.getOrDefault("atomic-commits", "false"));
+    distribution =
+        io.icebergcdc.sink.Distribution.valueOf(
+            options.getOrDefault("distribution", "primary_key").toUpperCase(Locale.ROOT));
+    partitionBy = options.get("partition-by");
     if (atomicCommits && !rest) {
       throw new IllegalArgumentException("--atomic-commits true needs --catalog rest");
     }
@@ -212,6 +222,7 @@ public final class DatabaseBenchmark {
       throws Exception {
     Configuration sinkOptions = new Configuration();
     sinkOptions.set(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, atomicCommits);
+    sinkOptions.set(SinkOptions.DISTRIBUTION, distribution);
     JobDefinition job =
         new JobDefinition(
             new DatabaseSource(
@@ -235,6 +246,24 @@ public final class DatabaseBenchmark {
             new RuntimeDefinition(
                 parallelism, interval, work.resolve("checkpoints").toString(), "hashmap", null, 0));
     Catalog catalog = job.catalog().loader().loadCatalog();
+    if (partitionBy != null) {
+      // A capture job creates its tables unpartitioned: partitioned tables are made beforehand, as
+      // another engine would, with the columns the job would give them.
+      org.apache.iceberg.Schema schema =
+          new org.apache.iceberg.Schema(
+              List.of(
+                  org.apache.iceberg.types.Types.NestedField.required(
+                      1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                  org.apache.iceberg.types.Types.NestedField.optional(
+                      2, "v", org.apache.iceberg.types.Types.StringType.get()),
+                  org.apache.iceberg.types.Types.NestedField.optional(
+                      3, "n", org.apache.iceberg.types.Types.LongType.get())),
+              java.util.Set.of(1));
+      for (String name : names) {
+        io.icebergcdc.sink.CdcTables.createOrLoad(
+            catalog, TableIdentifier.of("cdc", name), schema, partitionBy, 3, List.of("id"));
+      }
+    }
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     int threadsBefore = threads.getThreadCount();
     threads.resetPeakThreadCount();
@@ -593,7 +622,7 @@ public final class DatabaseBenchmark {
         String.format(
             Locale.ROOT,
             "`bash bench/database.sh --tables %d --large %d --large-rows %d --small-rows %d"
-                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s`, %s.\n\n",
+                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s%s`, %s.\n\n",
             tables,
             large,
             largeRows,
@@ -603,6 +632,11 @@ public final class DatabaseBenchmark {
             parallelism,
             TimeUtils.formatWithHighestUnit(interval).replace(" ", ""),
             rest ? " --catalog rest --atomic-commits " + atomicCommits : "",
+            distribution == io.icebergcdc.sink.Distribution.PRIMARY_KEY
+                ? ""
+                : " --distribution "
+                    + distribution.name().toLowerCase(Locale.ROOT)
+                    + (partitionBy == null ? "" : " --partition-by '" + partitionBy + "'"),
             LocalDate.now()));
     out.append(
         "| run | tables | rows | operators | job vertices | tasks | snapshot s | snapshot rows/s"
