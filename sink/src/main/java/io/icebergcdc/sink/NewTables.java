@@ -65,12 +65,16 @@ public final class NewTables implements Serializable {
   IcebergCdcSink sinkOf(String table, Integer jobSchemaId) {
     IcebergCdcSink sink = sink(table, jobSchemaId);
     if (!sink.takenInFlight()) {
-      throw new IllegalStateException(
+      // Reached by a restore of the table's state (a table taken in flight is checked when it
+      // appears): its writer was keyed by primary key alongside the others, and now would not be.
+      // Refused, not retried: every restart would meet the same table.
+      throw new RefusedRestoreException(
           "table "
               + table
-              + ", which appeared while the job runs, cannot be written with the job's other"
-              + " tables (it has no primary key, is distributed by partition, or is written with"
-              + " equality deletes)");
+              + ", which appeared while the job ran, was written by the job's shared writer with"
+              + " its keys hashed by primary key, and now cannot be (it has no primary key, is"
+              + " distributed by partition, or is written with equality deletes): set its"
+              + " sink.distribution or sink.delete-mode back, or start the job without state");
     }
     return sink;
   }

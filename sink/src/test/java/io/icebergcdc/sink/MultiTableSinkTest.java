@@ -88,4 +88,37 @@ class MultiTableSinkTest {
       assertThat(hashedApart).isFalse();
     }
   }
+
+  /**
+   * A table taken while the job ran, keyed by primary key by the shared writer, that would now be
+   * distributed by partition (its option or its {@code write.distribution-mode} changed) ends the
+   * restore with a line naming it, which Flink does not retry; it is still taken in flight while
+   * distributed by primary key.
+   */
+  @org.junit.jupiter.api.Test
+  void aTableTakenInFlightThatCanNoLongerBeWrittenWithTheOthersIsRefusedAtTheRestore() {
+    CatalogLoader catalog =
+        CatalogLoader.hadoop(
+            "test",
+            new org.apache.hadoop.conf.Configuration(),
+            Map.of("warehouse", warehouse.toUri().toString()));
+    catalog
+        .loadCatalog()
+        .createTable(
+            TableIdentifier.of("db", "p"),
+            TestChanges.SCHEMA,
+            PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
+            Map.of("format-version", "3", "write.distribution-mode", "hash"));
+    NewTables byPartition = new NewTables(catalog, new Configuration(), null, true);
+    assertThat(byPartition.takesInFlight("db.p")).isFalse();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> byPartition.sinkOf("db.p", null))
+        .isInstanceOf(RefusedRestoreException.class)
+        .hasMessageStartingWith("table db.p, which appeared while the job ran,")
+        .hasMessageContaining("is distributed by partition");
+    Configuration byKeyOptions = new Configuration();
+    byKeyOptions.set(SinkOptions.DISTRIBUTION, Distribution.PRIMARY_KEY);
+    NewTables byKey = new NewTables(catalog, byKeyOptions, null, true);
+    assertThat(byKey.takesInFlight("db.p")).isTrue();
+    assertThat(byKey.sinkOf("db.p", null).takenInFlight()).isTrue();
+  }
 }

@@ -170,17 +170,21 @@ final class WriterState {
     }
     java.util.Set<Integer> now = java.util.Set.of(specId == null ? BY_PRIMARY_KEY : specId);
     if (!restored.equals(now)) {
-      throw new RefusedRestoreException(
+      boolean specChanged = !restored.contains(BY_PRIMARY_KEY) && !now.contains(BY_PRIMARY_KEY);
+      throw new io.icebergcdc.sink.RefusedRestoreException(
           "table "
               + table
               + ": the restored state hashed its keys over the writers "
               + hashing(restored)
               + ", this job hashes them "
               + hashing(now)
-              + " (sink.distribution, or the table's write.distribution-mode and partition"
-              + " spec); its state would be misread. Restore it into a job that hashes them as"
-              + " before (set --distribution, or sink.distribution, to what it was), or start"
-              + " the job without state");
+              + "; its state would be misread. "
+              + (specChanged
+                  ? "The table's partition spec changed since the state was written: start the"
+                      + " job without state (its rows are loaded into the key index)"
+                  : "Restore it into a job that hashes them as before (set --distribution, or"
+                      + " sink.distribution, to what it was; a table's write.distribution-mode"
+                      + " decides where it is not set), or start the job without state"));
     }
   }
 

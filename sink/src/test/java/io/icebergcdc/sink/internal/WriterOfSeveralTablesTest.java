@@ -782,6 +782,82 @@ class WriterOfSeveralTablesTest {
     }
   }
 
+  /**
+   * A table distributed by partition in the writer of several tables, scaled up from one subtask to
+   * two: each subtask finds the rows of the keys the stream sends it by position, and a truncate's
+   * copies, routed as the stream routes them, delete every row of the table.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
+  void aTableDistributedByPartitionScaledUpFindsItsRowsAndIsTruncated(long maxKeys)
+      throws Exception {
+    TableIdentifier id = TableIdentifier.of("db", "p");
+    Table table =
+        catalog()
+            .loadCatalog()
+            .createTable(
+                id,
+                TestChanges.SCHEMA,
+                org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
+                    .bucket("id", 3)
+                    .build(),
+                Map.of("format-version", "3"));
+    io.icebergcdc.cdc.ChangeSchema schema = TestChanges.CHANGE_SCHEMA;
+    TableKeySelector keys = partitionedWriter(id, schema, maxKeys, false).streamKeys();
+    OperatorSubtaskState state;
+    try (var harness = partitionedHarness(id, schema, maxKeys, null, 1, 0)) {
+      List<ChangeEvent> inserts = new ArrayList<>();
+      for (long key = 1; key <= 30; key++) {
+        inserts.add(of("src.p", insert(key, "p" + key, 10)));
+      }
+      append(table, checkpoint(harness, 1, inserts.toArray(new ChangeEvent[0])).get("db.p"));
+      harness.notifyOfCompletedCheckpoint(1);
+      state = harness.snapshot(2, 2);
+    }
+    long found = 0;
+    long deleted = 0;
+    for (int subtask = 0; subtask < 2; subtask++) {
+      OperatorSubtaskState part =
+          AbstractStreamOperatorTestHarness.repartitionOperatorState(
+              state, MAX_PARALLELISM, 1, 2, subtask);
+      try (var harness = partitionedHarness(id, schema, maxKeys, part, 2, subtask)) {
+        List<ChangeEvent> updates = new ArrayList<>();
+        for (long key = 1; key <= 30; key++) {
+          ChangeEvent update = of("src.p", update(key, "q" + key, 11));
+          if (subtaskOf(keys.getKey(update)) == subtask) {
+            updates.add(update);
+          }
+        }
+        ChangeCommittable second =
+            checkpoint(harness, 3, updates.toArray(new ChangeEvent[0])).get("db.p");
+        for (String file : second.positionDeletes().files()) {
+          found += second.positionDeletes().positions(file).length;
+        }
+        harness.notifyOfCompletedCheckpoint(3);
+        List<ChangeEvent> copies = new ArrayList<>();
+        int thisSubtask = subtask;
+        io.icebergcdc.cdc.TruncateCopies.forTables(
+            ChangeEvent.truncate("src.p", io.icebergcdc.cdc.SourceSequence.postgresLsn(200), 0L),
+            MAX_PARALLELISM,
+            copy -> {
+              if (subtaskOf(keys.getKey(copy)) == thisSubtask) {
+                copies.add(copy);
+              }
+            });
+        ChangeCommittable truncated =
+            checkpoint(harness, 4, copies.toArray(new ChangeEvent[0])).get("db.p");
+        deleted += truncated.stats().deleted();
+      }
+    }
+    assertThat(found).as("rows found by position after scaling up").isEqualTo(30);
+    assertThat(deleted).as("rows deleted by the truncate").isEqualTo(30);
+  }
+
+  private static int subtaskOf(TableKey key) {
+    return org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+        key, MAX_PARALLELISM, 2);
+  }
+
   /** The writer of several tables with table {@code id} alone, distributed by partition. */
   private PositionDeltaWriterOperator<TableKey> partitionedWriter(
       TableIdentifier id, io.icebergcdc.cdc.ChangeSchema schema, long maxKeys, boolean bootstrap) {
@@ -870,12 +946,12 @@ class WriterOfSeveralTablesTest {
       byKey = harness.snapshot(2, 2);
     }
     assertThatThrownBy(() -> harness(byPartition, 1, 0, Map.of("src.p", id)).close())
-        .isInstanceOf(RefusedRestoreException.class)
+        .isInstanceOf(io.icebergcdc.sink.RefusedRestoreException.class)
         .hasMessageContaining("table test.db.p")
         .hasMessageContaining("hashed its keys over the writers by partition (spec 0)")
         .hasMessageContaining("this job hashes them by primary key");
     assertThatThrownBy(() -> partitionedHarness(id, schema, 4_000_000, byKey, 1, 0).close())
-        .isInstanceOf(RefusedRestoreException.class)
+        .isInstanceOf(io.icebergcdc.sink.RefusedRestoreException.class)
         .hasMessageContaining("hashed its keys over the writers by primary key")
         .hasMessageContaining("this job hashes them by partition (spec 0)");
     // Each restores into a writer that hashes as it did.
@@ -889,9 +965,10 @@ class WriterOfSeveralTablesTest {
         .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 5))
         .commit();
     assertThatThrownBy(() -> partitionedHarness(id, schema, 4_000_000, byPartition, 1, 0).close())
-        .isInstanceOf(RefusedRestoreException.class)
+        .isInstanceOf(io.icebergcdc.sink.RefusedRestoreException.class)
         .hasMessageContaining("hashed its keys over the writers by partition (spec 0)")
-        .hasMessageContaining("this job hashes them by partition (spec 1)");
+        .hasMessageContaining("this job hashes them by partition (spec 1)")
+        .hasMessageContaining("The table's partition spec changed since");
   }
 
   /** A writer of table {@code id} alone, built with {@code jobSchema}, restored from a state. */
