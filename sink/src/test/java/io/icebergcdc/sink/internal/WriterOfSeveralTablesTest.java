@@ -787,10 +787,11 @@ class WriterOfSeveralTablesTest {
    * two: each subtask finds the rows of the keys the stream sends it by position, and a truncate's
    * copies, routed as the stream routes them, delete every row of the table.
    */
-  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
-  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
-  void aTableDistributedByPartitionScaledUpFindsItsRowsAndIsTruncated(long maxKeys)
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}, RocksDB {1}")
+  @org.junit.jupiter.params.provider.CsvSource({"4000000, false", "0, false", "0, true"})
+  void aTableDistributedByPartitionScaledUpFindsItsRowsAndIsTruncated(long maxKeys, boolean rocks)
       throws Exception {
+    rocksDb = rocks;
     TableIdentifier id = TableIdentifier.of("db", "p");
     Table table =
         catalog()
@@ -910,6 +911,9 @@ class WriterOfSeveralTablesTest {
             MAX_PARALLELISM,
             parallelism,
             subtask);
+    if (rocksDb) {
+      harness.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
+    }
     harness.setup(
         new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
     if (restore != null) {
