@@ -128,6 +128,20 @@ class WriterOfSeveralTablesTest {
         };
     PositionDeltaWriterOperator<TableKey> operator =
         PositionDeltaWriterOperator.ofTables(writers, takesNewTables ? newTables : null);
+    return harnessOf(operator, restore, parallelism, subtask);
+  }
+
+  /**
+   * A harness of {@code operator}, keyed as the operator says its stream is ({@link
+   * PositionDeltaWriterOperator#streamKeys}), restored from {@code restore} if not null.
+   */
+  private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable>
+      harnessOf(
+          PositionDeltaWriterOperator<TableKey> operator,
+          OperatorSubtaskState restore,
+          int parallelism,
+          int subtask)
+          throws Exception {
     KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
             operator,
@@ -903,24 +917,7 @@ class WriterOfSeveralTablesTest {
           throws Exception {
     PositionDeltaWriterOperator<TableKey> operator =
         partitionedWriter(id, schema, maxKeys, bootstrap);
-    KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            operator,
-            operator.streamKeys(),
-            TableKeyTypeInfo.INSTANCE,
-            MAX_PARALLELISM,
-            parallelism,
-            subtask);
-    if (rocksDb) {
-      harness.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
-    }
-    harness.setup(
-        new SimpleVersionedSerializerTypeSerializerProxy<>(ChangeCommittableSerializer::new));
-    if (restore != null) {
-      harness.initializeState(restore);
-    }
-    harness.open();
-    return harness;
+    return harnessOf(operator, restore, parallelism, subtask);
   }
 
   /**
