@@ -331,7 +331,10 @@ public final class KafkaBenchmark {
     }
   }
 
-  /** {@code key=value,...} as {@code apply --kafka-properties} takes them; empty for null. */
+  /**
+   * {@code key=value,...} for the benchmark's own consumers, split at every comma (without the
+   * {@code \\,} of {@code apply --kafka-properties}); empty for null.
+   */
   private static Map<String, String> consumerProperties(String pairs) {
     Map<String, String> properties = new LinkedHashMap<>();
     if (pairs != null) {

@@ -116,7 +116,8 @@ public final class MultiTableSink {
             writers,
             newTables == null
                 ? null
-                : (table, jobSchemaId) -> newWriter(newTables, table, jobSchemaId));
+                : (table, jobSchemaId, restored) ->
+                    newWriter(newTables, table, jobSchemaId, restored));
     SingleOutputStreamOperator<ChangeCommittable> written =
         changes
             .keyBy(writer.streamKeys(), io.icebergcdc.cdc.typeutils.TableKeyTypeInfo.INSTANCE)
@@ -136,8 +137,8 @@ public final class MultiTableSink {
    * schema of {@code jobSchemaId} (a restored writer's), or its current one if null.
    */
   private static PositionDeltaWriterOperator<?> newWriter(
-      NewTables newTables, String table, Integer jobSchemaId) {
-    IcebergCdcSink sink = newTables.sinkOf(table, jobSchemaId);
+      NewTables newTables, String table, Integer jobSchemaId, boolean restored) {
+    IcebergCdcSink sink = newTables.writerSinkOf(table, jobSchemaId, restored);
     return sink.indexedWriter(sink.uids(), table);
   }
 

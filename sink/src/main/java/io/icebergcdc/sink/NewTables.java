@@ -52,29 +52,46 @@ public final class NewTables implements Serializable {
   }
 
   /**
-   * The sink of {@code table}, which must be one the writer of the job's tables takes while the job
-   * runs ({@link IcebergCdcSink#takenInFlight}).
+   * The sink of {@code table} for its committer: any table the shared committer may hold, however
+   * its changes are written (the committer commits what the writers hand it).
    *
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   IcebergCdcSink sinkOf(String table) {
-    return sinkOf(table, null);
+    return sink(table, null);
   }
 
-  /** As {@link #sinkOf(String)}, built in the table's schema of {@code jobSchemaId} if not null. */
-  IcebergCdcSink sinkOf(String table, Integer jobSchemaId) {
+  /**
+   * The sink of {@code table} for the shared writer, built in the table's schema of {@code
+   * jobSchemaId} if not null: one the writer of the job's tables takes while the job runs ({@link
+   * IcebergCdcSink#takenInFlight}).
+   *
+   * @param restored whether the writer takes the table back from a restored state; else it takes it
+   *     at its first change
+   * @throws RefusedRestoreException if the table can no longer be written with the others and the
+   *     writer takes it back from a restored state: every restart would meet the same state
+   * @throws IllegalStateException if it can no longer be and the writer meets its first change (the
+   *     source checked it a moment before: after Flink's restart, the source's check ends the job
+   *     to build it again with the table)
+   * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
+   */
+  IcebergCdcSink writerSinkOf(String table, Integer jobSchemaId, boolean restored) {
     IcebergCdcSink sink = sink(table, jobSchemaId);
     if (!sink.takenInFlight()) {
-      // Reached by a restore of the table's state (a table taken in flight is checked when it
-      // appears): its writer was keyed by primary key alongside the others, and now would not be.
-      // Refused, not retried: every restart would meet the same table.
-      throw new RefusedRestoreException(
+      String why =
           "table "
               + table
-              + ", which appeared while the job ran, was written by the job's shared writer with"
-              + " its keys hashed by primary key, and now cannot be (it has no primary key, is"
-              + " distributed by partition, or is written with equality deletes): set its"
-              + " sink.distribution or sink.delete-mode back, or start the job without state");
+              + ", which appeared while the job ran, cannot be written with the job's other tables"
+              + " (it has no primary key, is distributed by partition, or is written with equality"
+              + " deletes)";
+      if (restored) {
+        throw new RefusedRestoreException(
+            why
+                + ", while the restored state holds it written with them, its keys hashed by"
+                + " primary key: set its sink.distribution (or the table's write.distribution-mode)"
+                + " or sink.delete-mode back, or start the job without state");
+      }
+      throw new IllegalStateException(why);
     }
     return sink;
   }

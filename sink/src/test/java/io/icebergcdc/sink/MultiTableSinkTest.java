@@ -91,9 +91,11 @@ class MultiTableSinkTest {
 
   /**
    * A table taken while the job ran, keyed by primary key by the shared writer, that would now be
-   * distributed by partition (its option or its {@code write.distribution-mode} changed) ends the
-   * restore with a line naming it, which Flink does not retry; it is still taken in flight while
-   * distributed by primary key.
+   * distributed by partition (its {@code write.distribution-mode} changed): taken back from a
+   * restored state, it ends the job with a line naming it, which Flink does not retry; met at its
+   * first change, it fails the writer as before, so that after Flink's restart the source's check
+   * builds the job again with it. Its committer takes it either way, and a table distributed by
+   * primary key is taken in flight.
    */
   @org.junit.jupiter.api.Test
   void aTableTakenInFlightThatCanNoLongerBeWrittenWithTheOthersIsRefusedAtTheRestore() {
@@ -111,14 +113,21 @@ class MultiTableSinkTest {
             Map.of("format-version", "3", "write.distribution-mode", "hash"));
     NewTables byPartition = new NewTables(catalog, new Configuration(), null, true);
     assertThat(byPartition.takesInFlight("db.p")).isFalse();
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> byPartition.sinkOf("db.p", null))
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> byPartition.writerSinkOf("db.p", null, true))
         .isInstanceOf(RefusedRestoreException.class)
         .hasMessageStartingWith("table db.p, which appeared while the job ran,")
-        .hasMessageContaining("is distributed by partition");
+        .hasMessageContaining("is distributed by partition")
+        .hasMessageContaining("write.distribution-mode");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> byPartition.writerSinkOf("db.p", null, false))
+        .isExactlyInstanceOf(IllegalStateException.class);
+    assertThat(byPartition.sinkOf("db.p").tableName()).isNotNull();
+
     Configuration byKeyOptions = new Configuration();
     byKeyOptions.set(SinkOptions.DISTRIBUTION, Distribution.PRIMARY_KEY);
     NewTables byKey = new NewTables(catalog, byKeyOptions, null, true);
     assertThat(byKey.takesInFlight("db.p")).isTrue();
-    assertThat(byKey.sinkOf("db.p", null).takenInFlight()).isTrue();
+    assertThat(byKey.writerSinkOf("db.p", null, true).takenInFlight()).isTrue();
   }
 }

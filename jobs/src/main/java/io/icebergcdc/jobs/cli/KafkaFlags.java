@@ -37,7 +37,8 @@ final class KafkaFlags {
               "kafka-properties",
               "<key=value,...>",
               "Further consumer properties, such as security settings; a comma within a value"
-                  + " is written \\,; not for secrets."),
+                  + " is written \\, (a value that ends in a backslash goes in"
+                  + " --kafka-properties-file); not for secrets."),
           Flag.of(
               "kafka-properties-file",
               "<file>",

@@ -147,8 +147,10 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     /**
      * @param jobSchemaId the id of the table's schema to build the writer with, the one a restored
      *     writer of it was built with; null for the table's current schema
+     * @param restored whether the table is taken back from a restored state (else at its first
+     *     change): a table that can no longer be written with the others is then refused for good
      */
-    PositionDeltaWriterOperator<?> writerOf(String table, Integer jobSchemaId);
+    PositionDeltaWriterOperator<?> writerOf(String table, Integer jobSchemaId, boolean restored);
   }
 
   /**
@@ -348,7 +350,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
                   TableScope.of(table),
                   getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
                   getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
-          byTable.put(table, writerOfAppeared(table, newTables.writerOf(table, jobSchema)));
+          byTable.put(table, writerOfAppeared(table, newTables.writerOf(table, jobSchema, true)));
           sourceOfAppeared.put(table, null);
           LOG.info("Writing table {} too, which appeared while the job ran", table);
         } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
@@ -365,7 +367,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    * files going with the checkpoint after the latest this operator passed.
    */
   private TableDeltaWriter<?> startWriting(String table) throws Exception {
-    TableDeltaWriter<?> writer = writerOfAppeared(table, newTables.writerOf(table, null));
+    TableDeltaWriter<?> writer = writerOfAppeared(table, newTables.writerOf(table, null, false));
     Object key = getCurrentKey();
     // Boxed on both branches: a job that completed no checkpoint, and was not restored, has none.
     Long startCheckpoint =

@@ -111,7 +111,7 @@ class WriterOfSeveralTablesTest {
     boolean bootstrapping = bootstrap;
     long maxKeys = indexMaxKeys;
     PositionDeltaWriterOperator.NewTables newTables =
-        (table, jobSchemaId) -> {
+        (table, jobSchemaId, restored) -> {
           // As the job builds it: from the table as the catalog has it, named as its identifier,
           // in the schema a restored writer of it was built with.
           TableIdentifier id = TableIdentifier.parse(table);
@@ -719,6 +719,7 @@ class WriterOfSeveralTablesTest {
     }
     assertThat(subtasksOfPartition).hasSize(3);
     assertThat(subtasksOfPartition.values()).allSatisfy(s -> assertThat(s).hasSize(1));
+    assertThat(new java.util.TreeSet<>(subtaskOf.values())).as("both subtasks write").hasSize(2);
 
     List<OperatorSubtaskState> states = new ArrayList<>();
     for (int subtask = 0; subtask < 2; subtask++) {
@@ -843,6 +844,7 @@ class WriterOfSeveralTablesTest {
             updates.add(update);
           }
         }
+        assertThat(updates).as("keys of subtask %s", subtask).isNotEmpty();
         ChangeCommittable second =
             checkpoint(harness, 3, updates.toArray(new ChangeEvent[0])).get("db.p");
         for (String file : second.positionDeletes().files()) {

@@ -192,8 +192,9 @@ class WriterStateMigrationTest {
 
   /**
    * Writes the states this test restores, into {@code dir}: run with {@code
-   * -Dwriter.write-snapshots=DIR} on the build whose state is to be kept. Uses only what that build
-   * (0684da9) had.
+   * -Dwriter.write-snapshots=DIR} on the build whose state is to be kept. This method uses only
+   * what that build (0684da9) had; the files were written by a copy of this class there without the
+   * reading part, which uses this build's {@code streamKeys} and {@code RefusedRestoreException}.
    */
   private void writeSnapshots(Path dir) throws Exception {
     java.nio.file.Files.createDirectories(dir);
