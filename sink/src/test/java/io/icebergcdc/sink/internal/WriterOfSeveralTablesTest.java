@@ -486,11 +486,7 @@ class WriterOfSeveralTablesTest {
         assertThat(b.stats().updated()).isEqualTo(mine.size());
         assertThat(b.equalityFallbacks()).isZero();
         assertThat(b.deleteFiles()).isEmpty();
-        long deleted = 0;
-        for (String file : b.positionDeletes().files()) {
-          deleted += b.positionDeletes().positions(file).length;
-        }
-        assertThat(deleted).as("rows of b deleted by position").isEqualTo(mine.size());
+        assertThat(positionsDeleted(b)).as("rows of b deleted by position").isEqualTo(mine.size());
       }
     }
   }
@@ -691,16 +687,7 @@ class WriterOfSeveralTablesTest {
   @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
   void aTableDistributedByPartitionIsWrittenWithTheOthers(long maxKeys) throws Exception {
     TableIdentifier id = TableIdentifier.of("db", "p");
-    Table table =
-        catalog()
-            .loadCatalog()
-            .createTable(
-                id,
-                TestChanges.SCHEMA,
-                org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
-                    .bucket("id", 3)
-                    .build(),
-                Map.of("format-version", "3"));
+    Table table = createBucketedTable(id);
     io.icebergcdc.cdc.ChangeSchema schema = TestChanges.CHANGE_SCHEMA;
     // As the job keys its stream: by the operator's own account of its tables' writers.
     TableKeySelector keys = partitionedWriter(id, schema, maxKeys, false).streamKeys();
@@ -739,10 +726,7 @@ class WriterOfSeveralTablesTest {
         harness.notifyOfCompletedCheckpoint(1);
         ChangeCommittable second =
             checkpoint(harness, 2, updates.toArray(new ChangeEvent[0])).get("db.p");
-        long found = 0;
-        for (String file : second.positionDeletes().files()) {
-          found += second.positionDeletes().positions(file).length;
-        }
+        long found = positionsDeleted(second);
         assertThat(found)
             .as("rows of subtask %s found by position", subtask)
             .isEqualTo(updates.size());
@@ -766,10 +750,7 @@ class WriterOfSeveralTablesTest {
       }
       ChangeCommittable third =
           checkpoint(harness, 4, updates.toArray(new ChangeEvent[0])).get("db.p");
-      long found = 0;
-      for (String file : third.positionDeletes().files()) {
-        found += third.positionDeletes().positions(file).length;
-      }
+      long found = positionsDeleted(third);
       assertThat(found).as("rows found by position after the restore").isEqualTo(30);
       assertThat(third.stats().updated()).isEqualTo(30);
       append(table, third);
@@ -786,10 +767,7 @@ class WriterOfSeveralTablesTest {
         }
         ChangeCommittable fourth =
             checkpoint(harness, 5, updates.toArray(new ChangeEvent[0])).get("db.p");
-        long found = 0;
-        for (String file : fourth.positionDeletes().files()) {
-          found += fourth.positionDeletes().positions(file).length;
-        }
+        long found = positionsDeleted(fourth);
         assertThat(found)
             .as("rows of subtask %s loaded by a writer without state", subtask)
             .isEqualTo(updates.size());
@@ -808,16 +786,7 @@ class WriterOfSeveralTablesTest {
       throws Exception {
     rocksDb = rocks;
     TableIdentifier id = TableIdentifier.of("db", "p");
-    Table table =
-        catalog()
-            .loadCatalog()
-            .createTable(
-                id,
-                TestChanges.SCHEMA,
-                org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
-                    .bucket("id", 3)
-                    .build(),
-                Map.of("format-version", "3"));
+    Table table = createBucketedTable(id);
     io.icebergcdc.cdc.ChangeSchema schema = TestChanges.CHANGE_SCHEMA;
     TableKeySelector keys = partitionedWriter(id, schema, maxKeys, false).streamKeys();
     OperatorSubtaskState state;
@@ -847,9 +816,7 @@ class WriterOfSeveralTablesTest {
         assertThat(updates).as("keys of subtask %s", subtask).isNotEmpty();
         ChangeCommittable second =
             checkpoint(harness, 3, updates.toArray(new ChangeEvent[0])).get("db.p");
-        for (String file : second.positionDeletes().files()) {
-          found += second.positionDeletes().positions(file).length;
-        }
+        found += positionsDeleted(second);
         harness.notifyOfCompletedCheckpoint(3);
         List<ChangeEvent> copies = new ArrayList<>();
         int thisSubtask = subtask;
@@ -873,6 +840,26 @@ class WriterOfSeveralTablesTest {
   private static int subtaskOf(TableKey key) {
     return org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
         key, MAX_PARALLELISM, 2);
+  }
+
+  /** Creates table {@code id} of the test changes' schema, partitioned by a bucket of its key. */
+  private Table createBucketedTable(TableIdentifier id) {
+    return catalog()
+        .loadCatalog()
+        .createTable(
+            id,
+            TestChanges.SCHEMA,
+            org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
+            Map.of("format-version", "3"));
+  }
+
+  /** The number of rows a contribution deletes by position. */
+  private static long positionsDeleted(ChangeCommittable written) {
+    long positions = 0;
+    for (String file : written.positionDeletes().files()) {
+      positions += written.positionDeletes().positions(file).length;
+    }
+    return positions;
   }
 
   /** The writer of several tables with table {@code id} alone, distributed by partition. */
@@ -930,13 +917,7 @@ class WriterOfSeveralTablesTest {
   @Test
   void aStateHashedByPartitionIsRefusedByAWriterThatHashesByKeyAndTheOtherWay() throws Exception {
     TableIdentifier id = TableIdentifier.of("db", "p");
-    catalog()
-        .loadCatalog()
-        .createTable(
-            id,
-            TestChanges.SCHEMA,
-            org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
-            Map.of("format-version", "3"));
+    createBucketedTable(id);
     io.icebergcdc.cdc.ChangeSchema schema = TestChanges.CHANGE_SCHEMA;
     OperatorSubtaskState byPartition;
     try (var harness = partitionedHarness(id, schema, 4_000_000, null, 1, 0)) {
