@@ -56,6 +56,11 @@ public final class TableKeySerializer extends TypeSerializer<TableKey> {
    */
   private static final char HASHED_APART = '\u0000';
 
+  /** Whether a table name as written starts with {@link #HASHED_APART}: its hash follows. */
+  private static boolean markedHashedApart(String written) {
+    return !written.isEmpty() && written.charAt(0) == HASHED_APART;
+  }
+
   @Override
   public void serialize(TableKey record, DataOutputView target) throws IOException {
     if (record.hashedApart()) {
@@ -70,7 +75,7 @@ public final class TableKeySerializer extends TypeSerializer<TableKey> {
   @Override
   public TableKey deserialize(DataInputView source) throws IOException {
     String table = source.readUTF();
-    boolean hashedApart = !table.isEmpty() && table.charAt(0) == HASHED_APART;
+    boolean hashedApart = markedHashedApart(table);
     if (hashedApart) {
       table = table.substring(1);
     }
@@ -95,7 +100,7 @@ public final class TableKeySerializer extends TypeSerializer<TableKey> {
   public void copy(DataInputView source, DataOutputView target) throws IOException {
     String table = source.readUTF();
     target.writeUTF(table);
-    if (!table.isEmpty() && table.charAt(0) == HASHED_APART) {
+    if (markedHashedApart(table)) {
       target.writeInt(source.readInt());
     }
     RowKeySerializer.INSTANCE.copy(source, target);

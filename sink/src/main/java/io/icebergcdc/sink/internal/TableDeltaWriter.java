@@ -254,6 +254,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     return keySelector instanceof PartitionedKeySelector partitioned ? partitioned : null;
   }
 
+  /** The id of the partition spec the keys are hashed by; null where by primary key. */
+  private Integer hashedBySpecId() {
+    return partitioner() == null ? null : partitioner().specId();
+  }
+
   void initializeState(
       StateInitializationContext context,
       AbstractStreamOperator<ChangeCommittable> host,
@@ -273,8 +278,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     tableLoader.open();
     table = tableLoader.loadTable();
     if (restored) {
-      state.checkKeysHashedAsRestored(
-          table.name(), partitioner() == null ? null : partitioner().specId());
+      state.checkKeysHashedAsRestored(table.name(), hashedBySpecId());
     }
     if (clock == null) {
       clock = System::nanoTime;
@@ -429,7 +433,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         compaction.state(),
         dictionary.entriesToSnapshot(),
         schema.schema().schemaId(),
-        partitioner() == null ? null : partitioner().specId());
+        hashedBySpecId());
   }
 
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
