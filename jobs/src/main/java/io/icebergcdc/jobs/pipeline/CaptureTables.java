@@ -209,8 +209,11 @@ final class CaptureTables implements AppearingTables {
   /**
    * A table the source no longer has, which the job took: its changes before its drop are still to
    * be applied, to its Iceberg table; null if that does not exist either.
+   *
+   * @throws RefusedSourceException if the job's writer cannot take that Iceberg table while the job
+   *     runs: building the job again would not help, since the source no longer lists the table
    */
-  private AppearingTables.Table ofDroppedTable(
+  AppearingTables.Table ofDroppedTable(
       String topic, String qualified, String namespace, String name, TableIdentifier identifier) {
     Catalog connected = catalog.connect();
     try {
@@ -220,6 +223,25 @@ final class CaptureTables implements AppearingTables {
             qualified,
             source.origin());
         return null;
+      }
+      if (!newTables.takesInFlight(identifier.toString())) {
+        throw new RefusedSourceException(
+            "table "
+                + qualified
+                + " of "
+                + source.origin()
+                + " was dropped while the job ran, and its changes before the drop are still to be"
+                + " applied to table "
+                + identifier
+                + ", which the job cannot write with its other tables while it runs (it is"
+                + " distributed by partition, or written with equality deletes), nor build again"
+                + " with a table the source no longer has; give "
+                + identifier
+                + " write.distribution-mode = none (where the job's --distribution is not"
+                + " partition) and resume the job with --restore-from latest, or leave "
+                + qualified
+                + " out of --tables (its changes from the checkpoint to the drop are then not"
+                + " applied)");
       }
       org.apache.iceberg.Table table = connected.loadTable(identifier);
       LOG.warn(

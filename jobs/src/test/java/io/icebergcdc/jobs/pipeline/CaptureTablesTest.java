@@ -1,7 +1,10 @@
 package io.icebergcdc.jobs.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.icebergcdc.capture.AppearingTables;
+import io.icebergcdc.cdc.RefusedSourceException;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.DeadLetterOutput;
 import io.icebergcdc.jobs.definition.JobDefinition;
@@ -13,12 +16,18 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.apache.flink.configuration.Configuration;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Which topics' tables a capture job takes when they appear. Making one ready needs the database
- * (PostgresCaptureITCase and MariaDbCaptureITCase).
+ * (PostgresCaptureITCase and MariaDbCaptureITCase), save a table the source dropped.
  */
 class CaptureTablesTest {
 
@@ -26,6 +35,76 @@ class CaptureTablesTest {
 
   @Test
   void takesTheTablesOfItsSourceThatItsPatternsMatch() {
+    CaptureTables tables = captureTables();
+
+    assertThat(tables.topicOf("inventory", "returns")).isEqualTo("pg.inventory.returns");
+    assertThat(tables.matches("pg.inventory.returns")).isTrue();
+    assertThat(tables.matches("pg.sales.returns")).as("another schema").isFalse();
+    assertThat(tables.matches("other.inventory.returns")).as("another source").isFalse();
+    assertThat(tables.matches("pg.inventory")).as("no table").isFalse();
+  }
+
+  /**
+   * A table the job took while it ran and the source dropped since, whose changes before the drop
+   * reach a job built again without it: its Iceberg table is written with the others if it can be,
+   * and refused, naming both tables and the ways out, if it cannot (before, its writer failed at
+   * every restart).
+   */
+  @Test
+  void aDroppedTableIsWrittenWithTheOthersOrRefusedNamingTheWayOut() {
+    Schema schema =
+        new Schema(
+            List.of(
+                Types.NestedField.required(1, "id", Types.IntegerType.get()),
+                Types.NestedField.optional(2, "region", Types.StringType.get())),
+            java.util.Set.of(1));
+    PartitionSpec byBucket = PartitionSpec.builderFor(schema).bucket("id", 4).build();
+    Catalog iceberg = CatalogDefinition.hadoop(warehouse.toString()).connect();
+    iceberg.createTable(TableIdentifier.parse("cdc.inventory_returns"), schema, byBucket);
+    iceberg.createTable(
+        TableIdentifier.parse("cdc.inventory_staging"),
+        schema,
+        byBucket,
+        java.util.Map.of(TableProperties.WRITE_DISTRIBUTION_MODE, "hash"));
+    CaptureTables tables = captureTables();
+
+    assertThat(
+            tables.ofDroppedTable(
+                "pg.inventory.returns",
+                "inventory.returns",
+                "inventory",
+                "returns",
+                TableIdentifier.parse("cdc.inventory_returns")))
+        .as("distributed by key: written with the others")
+        .isNotNull()
+        .extracting(AppearingTables.Table::name)
+        .isEqualTo("cdc.inventory_returns");
+    assertThatThrownBy(
+            () ->
+                tables.ofDroppedTable(
+                    "pg.inventory.staging",
+                    "inventory.staging",
+                    "inventory",
+                    "staging",
+                    TableIdentifier.parse("cdc.inventory_staging")))
+        .isInstanceOf(RefusedSourceException.class)
+        .hasMessageContaining("table inventory.staging of ")
+        .hasMessageContaining("was dropped while the job ran")
+        .hasMessageContaining("table cdc.inventory_staging, which the job cannot write")
+        .hasMessageContaining("write.distribution-mode = none")
+        .hasMessageContaining("leave inventory.staging out of --tables");
+    assertThat(
+            tables.ofDroppedTable(
+                "pg.inventory.gone",
+                "inventory.gone",
+                "inventory",
+                "gone",
+                TableIdentifier.parse("cdc.inventory_gone")))
+        .as("no Iceberg table either")
+        .isNull();
+  }
+
+  private CaptureTables captureTables() {
     DatabaseSource source =
         new DatabaseSource(
             DatabaseSource.Kind.POSTGRES,
@@ -48,17 +127,10 @@ class CaptureTablesTest {
             new Configuration(),
             DeadLetterOutput.NONE,
             new RuntimeDefinition(1, Duration.ofSeconds(1), null, null, null, 0));
-    CaptureTables tables =
-        new CaptureTables(
-            job,
-            source,
-            new NewTables(catalog.loader(), new Configuration(), null, true),
-            List.of("cdc.inventory_customers"));
-
-    assertThat(tables.topicOf("inventory", "returns")).isEqualTo("pg.inventory.returns");
-    assertThat(tables.matches("pg.inventory.returns")).isTrue();
-    assertThat(tables.matches("pg.sales.returns")).as("another schema").isFalse();
-    assertThat(tables.matches("other.inventory.returns")).as("another source").isFalse();
-    assertThat(tables.matches("pg.inventory")).as("no table").isFalse();
+    return new CaptureTables(
+        job,
+        source,
+        new NewTables(catalog.loader(), new Configuration(), null, true),
+        List.of("cdc.inventory_customers"));
   }
 }
