@@ -38,7 +38,8 @@ public interface AppearingTables extends Serializable {
    *
    * @param takenBefore whether the job took the table before (a reader told so, a chunk of it):
    *     then a table the source dropped since is made ready from its Iceberg table, so that its
-   *     changes before the drop are still applied
+   *     changes before the drop are still applied, or, where the job cannot write that table, with
+   *     a {@link Table#refusal} that ends the job at a change of it
    * @return the table, or null if it no longer exists in the source (dropped, or renamed) and,
    *     {@code takenBefore}, has no Iceberg table either
    * @throws io.icebergcdc.cdc.RefusedSourceException if the job cannot capture the table (no
@@ -56,12 +57,27 @@ public interface AppearingTables extends Serializable {
    * @param schema its Iceberg table's schema when it was made ready
    * @param evolution what evolves its Iceberg table when the source table's schema changes
    * @param snapshot how its chunks are read
+   * @param refusal null for a table the job writes; for one it cannot (a table the source dropped,
+   *     whose Iceberg table the job cannot write with its others), the message that ends the job at
+   *     a change of it: its route stays, since the job's state names it long after its last change
    */
   record Table(
       String name,
       String sourceName,
       ChangeSchema schema,
       SchemaEvolution evolution,
-      ChunkedSnapshot.Table snapshot)
-      implements Serializable {}
+      ChunkedSnapshot.Table snapshot,
+      String refusal)
+      implements Serializable {
+
+    /** A table the job writes. */
+    public Table(
+        String name,
+        String sourceName,
+        ChangeSchema schema,
+        SchemaEvolution evolution,
+        ChunkedSnapshot.Table snapshot) {
+      this(name, sourceName, schema, evolution, snapshot, null);
+    }
+  }
 }

@@ -304,6 +304,14 @@ public final class CaptureRoutes implements Serializable {
     return appeared(index) || truncating.contains(topics.get(index));
   }
 
+  /**
+   * Why the job cannot write a route's table, which ends it at a change of the table ({@link
+   * AppearingTables.Table#refusal}); null for a table it writes.
+   */
+  String refusalOf(int index) {
+    return appeared(index) ? appearedTable(index).refusal() : null;
+  }
+
   /** What follows the schema changes of a route's table; null where the job ends at one. */
   SchemaEvolution evolutionOf(int index) {
     if (appeared(index)) {

@@ -89,6 +89,10 @@ final class RecordConversion {
         index = appearedIndex;
         indexes.put(record.topic(), index);
       }
+      String refusal = routes.refusalOf(index);
+      if (refusal != null) {
+        throw new io.icebergcdc.cdc.RefusedSourceException(locator + ": " + refusal);
+      }
       events = converter(index).convert((Struct) record.value(), record.valueSchema(), locator);
       if (!events.isEmpty()
           && events.get(0).operation() == io.icebergcdc.cdc.Operation.TRUNCATE

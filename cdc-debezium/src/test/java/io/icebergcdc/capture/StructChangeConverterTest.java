@@ -389,9 +389,16 @@ class StructChangeConverterTest {
   private static final class Appearing implements AppearingTables {
     final List<String> made = new ArrayList<>();
     private final String clashingName;
+    private final String refusal;
 
     Appearing(String clashingName) {
+      this(clashingName, null);
+    }
+
+    /** Tables the job cannot write, each refused with {@code refusal}. */
+    Appearing(String clashingName, String refusal) {
       this.clashingName = clashingName;
+      this.refusal = refusal;
     }
 
     @Override
@@ -426,8 +433,38 @@ class StructChangeConverterTest {
           TABLE,
           null,
           new ChunkedSnapshot.Table(
-              topic, "public", name, List.of("id"), List.of("id", "name"), true));
+              topic, "public", name, List.of("id"), List.of("id", "name"), true),
+          refusal);
     }
+  }
+
+  /**
+   * A table the job cannot write (a dropped one whose Iceberg table it cannot take in flight) keeps
+   * its route, which the job's state names long after its last change, and ends the job at a change
+   * of it, as a refusal, not a bad record.
+   */
+  @Test
+  void aTableTheJobCannotWriteIsTakenAndRefusedAtItsFirstChange() {
+    String why = "table public.items was dropped and cannot be written";
+    CaptureRoutes routes =
+        new CaptureRoutes(
+                Map.of("server.public.other", TABLE),
+                Map.of("server.public.other", "public.other"),
+                Map.of("server.public.other", "lake.other"),
+                "db",
+                BadRecordPolicy.DEAD_LETTER)
+            .takingTablesThatAppear(new Appearing(null, why));
+    RecordConversion conversion = new RecordConversion(routes);
+
+    assertThat(routes.take(TOPIC)).as("taken, as the state names it").isEqualTo(1);
+    List<CapturedChange> out = new ArrayList<>();
+    assertThatThrownBy(
+            () ->
+                conversion.convert(
+                    record(TOPIC, change("c", null, fullRow(2), pgSource(41, null))), out::add))
+        .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
+        .hasMessage("db, topic " + TOPIC + ": " + why);
+    assertThat(out).as("not a dead letter").isEmpty();
   }
 
   @Test

@@ -208,10 +208,10 @@ final class CaptureTables implements AppearingTables {
 
   /**
    * A table the source no longer has, which the job took: its changes before its drop are still to
-   * be applied, to its Iceberg table; null if that does not exist either.
-   *
-   * @throws RefusedSourceException if the job's writer cannot take that Iceberg table while the job
-   *     runs: building the job again would not help, since the source no longer lists the table
+   * be applied, to its Iceberg table; null if that does not exist either. Where the job cannot
+   * write that Iceberg table while it runs, the table is {@link AppearingTables.Table#refusal
+   * refused} at its first change, not here: the job's state names a dropped table long after its
+   * last change, in every job built again.
    */
   AppearingTables.Table ofDroppedTable(
       String topic, String qualified, String namespace, String name, TableIdentifier identifier) {
@@ -224,25 +224,6 @@ final class CaptureTables implements AppearingTables {
             source.origin());
         return null;
       }
-      if (!newTables.takesInFlight(identifier.toString())) {
-        throw new RefusedSourceException(
-            "table "
-                + qualified
-                + " of "
-                + source.origin()
-                + " was dropped while the job ran, and its changes before the drop are still to be"
-                + " applied to table "
-                + identifier
-                + ", which the job cannot write with its other tables while it runs (it is"
-                + " distributed by partition, or written with equality deletes), nor build again"
-                + " with a table the source no longer has; give "
-                + identifier
-                + " write.distribution-mode = none (where the job's --distribution is not"
-                + " partition) and resume the job with --restore-from latest, or leave "
-                + qualified
-                + " out of --tables (its changes from the checkpoint to the drop are then not"
-                + " applied)");
-      }
       org.apache.iceberg.Table table = connected.loadTable(identifier);
       LOG.warn(
           "Table {} of {} no longer exists; its changes before the drop still go to {}",
@@ -251,10 +232,52 @@ final class CaptureTables implements AppearingTables {
           identifier);
       CapturedTable asItWas =
           new CapturedTable(namespace, name, table.schema(), keyInColumnOrder(table.schema()));
-      return appearing(identifier, qualified, table, asItWas.chunkedSnapshotTable(topic));
+      AppearingTables.Table appearing =
+          appearing(identifier, qualified, table, asItWas.chunkedSnapshotTable(topic));
+      String refusal = refusalOfDropped(qualified, identifier);
+      return refusal == null
+          ? appearing
+          : new AppearingTables.Table(
+              appearing.name(),
+              appearing.sourceName(),
+              appearing.schema(),
+              appearing.evolution(),
+              appearing.snapshot(),
+              refusal);
     } finally {
       CatalogDefinition.close(connected);
     }
+  }
+
+  /**
+   * Why the job cannot write the Iceberg table of a table the source dropped while it runs, with
+   * the ways out; null where it can: the job's writer takes it in flight. A job built again would
+   * not help, since it lists the tables the source has.
+   */
+  private String refusalOfDropped(String qualified, TableIdentifier identifier) {
+    String why;
+    try {
+      if (newTables.takesInFlight(identifier.toString())) {
+        return null;
+      }
+      why =
+          ", which the job cannot write with its other tables while it runs (it is distributed by"
+              + " partition), nor build again with a table the source no longer has; give "
+              + identifier
+              + " write.distribution-mode = none (where the job has no --distribution)";
+    } catch (IllegalArgumentException e) {
+      why = ", which does not fit the job: " + e.getMessage() + "; change " + identifier;
+    }
+    return "a change of table "
+        + qualified
+        + " of "
+        + source.origin()
+        + ", which was dropped while the job ran, is still to be applied to table "
+        + identifier
+        + why
+        + " and resume the job with --restore-from latest, or leave "
+        + qualified
+        + " out of --tables (its changes from the checkpoint to the drop are then not applied)";
   }
 
   /** A table the job takes in flight: its Iceberg {@code table}, and how its chunks are read. */
