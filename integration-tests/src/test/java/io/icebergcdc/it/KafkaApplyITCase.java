@@ -17,6 +17,7 @@ import io.icebergcdc.jobs.demo.ChangelogGenerator.Changelog;
 import io.icebergcdc.jobs.pipeline.JobRunner;
 import io.icebergcdc.jobs.pipeline.TableTarget;
 import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.TablePosition;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -297,6 +298,21 @@ class KafkaApplyITCase {
       assertThat(jobs).as("one job, never ended for the new topic").hasSize(1);
       assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(lateTable)))
           .isEqualTo(jobs);
+      // The new topic's id is recorded with its offsets, as the job's own topics' ids are, so
+      // that a later start tells it from a topic deleted and created again under its name.
+      String lateTopic = prefix + ".public.second";
+      try (org.apache.kafka.clients.admin.Admin admin = KAFKA.admin()) {
+        String id =
+            admin
+                .describeTopics(List.of(lateTopic))
+                .allTopicNames()
+                .get()
+                .get(lateTopic)
+                .topicId()
+                .toString();
+        assertThat(TablePosition.kafkaTopicIds(catalog.loadTable(lateTable)))
+            .containsExactly(Map.entry(lateTopic, id));
+      }
     }
   }
 

@@ -2,6 +2,7 @@ package io.icebergcdc.sink;
 
 import io.icebergcdc.commit.CommitListener;
 import java.io.Serializable;
+import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
@@ -23,6 +24,20 @@ public final class NewTables implements Serializable {
   private final Configuration options;
   private final CommitListener commitListener;
   private final boolean inSourceOrder;
+  private final KafkaTopicIds kafkaTopicIds;
+
+  /**
+   * The ids of the Kafka topics whose records a table that appeared is written from, by their
+   * names, looked up when the committer takes the table: recorded with its offsets, as a job's own
+   * topics' ids are ({@link IcebergCdcSink.Builder#kafkaTopicIds}), so that a later start tells a
+   * topic deleted and created again under its name from the one whose offsets the table holds.
+   */
+  @FunctionalInterface
+  public interface KafkaTopicIds extends Serializable {
+
+    /** The ids of the topics of {@code table}, by name; empty where none can be found. */
+    Map<String, String> of(String table);
+  }
 
   /**
    * @param catalog the tables' catalog
@@ -40,6 +55,20 @@ public final class NewTables implements Serializable {
     this.options = new Configuration(options);
     this.commitListener = commitListener;
     this.inSourceOrder = inSourceOrder;
+    this.kafkaTopicIds = null;
+  }
+
+  private NewTables(NewTables tables, KafkaTopicIds kafkaTopicIds) {
+    this.catalog = tables.catalog;
+    this.options = tables.options;
+    this.commitListener = tables.commitListener;
+    this.inSourceOrder = tables.inSourceOrder;
+    this.kafkaTopicIds = kafkaTopicIds;
+  }
+
+  /** These new tables, whose committers record the ids of their Kafka topics (null for none). */
+  public NewTables withKafkaTopicIds(KafkaTopicIds ids) {
+    return new NewTables(this, ids);
   }
 
   /**
@@ -58,7 +87,7 @@ public final class NewTables implements Serializable {
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   IcebergCdcSink sinkOf(String table) {
-    return sink(table, null);
+    return sink(table, null, kafkaTopicIds == null ? Map.of() : kafkaTopicIds.of(table));
   }
 
   /**
@@ -97,10 +126,15 @@ public final class NewTables implements Serializable {
   }
 
   private IcebergCdcSink sink(String table) {
-    return sink(table, null);
+    return sink(table, null, Map.of());
   }
 
   private IcebergCdcSink sink(String table, Integer jobSchemaId) {
+    return sink(table, jobSchemaId, Map.of());
+  }
+
+  private IcebergCdcSink sink(
+      String table, Integer jobSchemaId, Map<String, String> kafkaTopicIds) {
     Configuration tableOptions = new Configuration(options);
     tableOptions.set(SinkOptions.UID_PREFIX, table);
     return IcebergCdcSink.builder()
@@ -109,6 +143,7 @@ public final class NewTables implements Serializable {
         .commitListener(commitListener)
         .skipChangesBeforeTablePosition(inSourceOrder)
         .jobSchemaId(jobSchemaId)
+        .kafkaTopicIds(kafkaTopicIds)
         .build();
   }
 }

@@ -35,7 +35,6 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -64,9 +63,8 @@ final class KafkaSourceTranslator implements SourceTranslator {
   static final Duration TOPIC_DISCOVERY_INTERVAL = Duration.ofSeconds(30);
 
   /** How long a start waits for the ids of its topics before it goes on without them. */
-  private static final Duration TOPIC_ID_TIMEOUT = Duration.ofSeconds(10);
-
   private final JobDefinition job;
+
   private final KafkaTopics kafka;
 
   /** Where each partition's table stands: the next offset to read, for a job without state. */
@@ -85,7 +83,8 @@ final class KafkaSourceTranslator implements SourceTranslator {
     topics.forEach(
         topic -> tableOf.put(topic, TableIdentifier.parse(job.tables().nameOfTopic(topic))));
     SinkTranslator.refuseSourcesSharingATable(tableOf);
-    Map<String, String> topicIds = topicIds(topics);
+    Map<String, String> topicIds =
+        KafkaTopicIds.describe(adminProperties(), topics, kafka.bootstrapServers());
     for (String topic : topics) {
       TableIdentifier identifier = tableOf.get(topic);
       Table table =
@@ -270,6 +269,15 @@ final class KafkaSourceTranslator implements SourceTranslator {
     return true;
   }
 
+  /** The ids of the topics of the tables that appear while a pattern job runs. */
+  @Override
+  public io.icebergcdc.sink.NewTables.KafkaTopicIds topicIdsOfNewTables() {
+    return kafka.topicPattern() == null
+        ? null
+        : new KafkaTopicIds(
+            adminProperties(), kafka.bootstrapServers(), kafka.topicPattern(), job.tables());
+  }
+
   @Override
   public boolean readsInSourceOrder() {
     return false;
@@ -353,51 +361,6 @@ final class KafkaSourceTranslator implements SourceTranslator {
     properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     properties.remove(ConsumerConfig.ISOLATION_LEVEL_CONFIG);
     return properties;
-  }
-
-  /**
-   * The id of each of {@code topics} that exists now, by its name (Kafka's topic ids, which tell a
-   * topic deleted and created again under its name from the old one); a topic that cannot be
-   * described is left out, and its offsets are taken as before.
-   */
-  private Map<String, String> topicIds(List<String> topics) throws InterruptedException {
-    Map<String, String> ids = new LinkedHashMap<>();
-    Properties properties = adminProperties();
-    // Not a start held back by an unreachable cluster: the source tries again as it always did.
-    properties.putIfAbsent(
-        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-        String.valueOf(TOPIC_ID_TIMEOUT.toMillis()));
-    properties.putIfAbsent(
-        AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(TOPIC_ID_TIMEOUT.toMillis()));
-    try (Admin admin = Admin.create(properties)) {
-      for (Map.Entry<String, org.apache.kafka.common.KafkaFuture<TopicDescription>> described :
-          admin
-              .describeTopics(
-                  topics,
-                  new org.apache.kafka.clients.admin.DescribeTopicsOptions()
-                      .timeoutMs((int) TOPIC_ID_TIMEOUT.toMillis()))
-              .topicNameValues()
-              .entrySet()) {
-        try {
-          org.apache.kafka.common.Uuid id = described.getValue().get().topicId();
-          if (id != null && !id.equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
-            ids.put(described.getKey(), id.toString());
-          }
-        } catch (java.util.concurrent.ExecutionException e) {
-          LOG.warn(
-              "Topic {} cannot be described, so this start does not record its id, and a topic"
-                  + " deleted and created again under its name is not told from the old one: {}",
-              described.getKey(),
-              e.getCause().toString());
-        }
-      }
-    } catch (org.apache.kafka.common.KafkaException e) {
-      LOG.warn(
-          "The topics of {} cannot be described, so this start does not record their ids: {}",
-          kafka.bootstrapServers(),
-          e.toString());
-    }
-    return ids;
   }
 
   /** The topics to read: the given ones, or those matching the pattern now. */

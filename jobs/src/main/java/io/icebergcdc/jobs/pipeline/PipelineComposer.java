@@ -53,7 +53,8 @@ public final class PipelineComposer {
               job.sinkOptions(),
               source.prefixesSinkUids(),
               source.readsInSourceOrder(),
-              commitListener);
+              commitListener,
+              source.topicIdsOfNewTables());
     } catch (Exception e) {
       preparation.rollback();
       throw e;

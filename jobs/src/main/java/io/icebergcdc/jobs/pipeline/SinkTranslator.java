@@ -104,7 +104,8 @@ final class SinkTranslator {
       Configuration sinkOptions,
       boolean severalTables,
       boolean inSourceOrder,
-      CommitListener commitListener) {
+      CommitListener commitListener,
+      NewTables.KafkaTopicIds newTopicIds) {
     Map<TableIdentifier, IcebergCdcSink> sinks = new LinkedHashMap<>();
     Set<String> following = new LinkedHashSet<>();
     Set<String> truncating = new LinkedHashSet<>();
@@ -147,7 +148,8 @@ final class SinkTranslator {
         severalTables,
         sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES),
         sinkOptions.get(SinkOptions.UID_PREFIX),
-        new NewTables(catalog, sinkOptions, commitListener, inSourceOrder));
+        new NewTables(catalog, sinkOptions, commitListener, inSourceOrder)
+            .withKafkaTopicIds(newTopicIds));
   }
 
   /**

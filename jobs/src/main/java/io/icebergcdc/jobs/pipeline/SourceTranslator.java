@@ -75,6 +75,14 @@ interface SourceTranslator {
     return false;
   }
 
+  /**
+   * The ids of the Kafka topics of the tables that appear while the job runs, which their
+   * committers record with their offsets; null for a source without topics that appear.
+   */
+  default io.icebergcdc.sink.NewTables.KafkaTopicIds topicIdsOfNewTables() {
+    return null;
+  }
+
   /** The Flink job's name. */
   String jobName(List<TableTarget> targets);
 }
