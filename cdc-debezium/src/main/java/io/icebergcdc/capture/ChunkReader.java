@@ -265,6 +265,11 @@ final class ChunkReader implements AutoCloseable {
       if (rowSchemaId != ChangeEvent.JOB_SCHEMA) {
         read = read.inSchema(rowSchemaId, null, row, ColumnMask.EMPTY, ColumnMask.EMPTY);
       }
+      String refusal = routes.refusalOf(route);
+      if (refusal != null) {
+        // A table of its name created again since this reader took the dropped one.
+        throw new io.icebergcdc.cdc.RefusedSourceException(chunk + ": " + refusal);
+      }
       return routes.appeared(route)
           ? CapturedChange.appeared(read.withTable(routes.mainOutputName(route)))
           : CapturedChange.of(route, read);

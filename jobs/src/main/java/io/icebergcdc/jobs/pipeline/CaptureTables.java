@@ -225,6 +225,17 @@ final class CaptureTables implements AppearingTables {
         return null;
       }
       org.apache.iceberg.Table table = connected.loadTable(identifier);
+      if (table.schema().identifierFieldIds().isEmpty()) {
+        // Changed since the job made it (by another engine): its key cannot be read back. A
+        // change of it is then one of no captured table.
+        LOG.warn(
+            "Table {} of {} no longer exists, and its Iceberg table {} has no identifier fields"
+                + " (its primary key) any more: not captured",
+            qualified,
+            source.origin(),
+            identifier);
+        return null;
+      }
       LOG.warn(
           "Table {} of {} no longer exists; its changes before the drop still go to {}",
           qualified,

@@ -85,6 +85,19 @@ class CaptureTablesTest {
     staging.updateProperties().set(TableProperties.WRITE_DISTRIBUTION_MODE, "none").commit();
     assertThat(dropped(tables, "staging").refusal()).as("the first way out").isNull();
     assertThat(dropped(tables, "gone")).as("no Iceberg table either").isNull();
+
+    // An Iceberg table that does not fit the job's options is refused at a change too, not at
+    // every start of the job that takes its route.
+    Configuration byPartition = new Configuration();
+    byPartition.setString("sink.distribution", "PARTITION");
+    iceberg.createTable(TableIdentifier.parse("cdc.inventory_flat"), schema);
+    assertThat(dropped(captureTables(byPartition), "flat").refusal())
+        .startsWith("a change of table inventory.flat of ")
+        .contains("which does not fit the job: sink.distribution = PARTITION needs a partitioned");
+    // One whose key another engine removed can no longer be read: not captured.
+    iceberg.createTable(
+        TableIdentifier.parse("cdc.inventory_keyless"), new Schema(schema.columns()));
+    assertThat(dropped(tables, "keyless")).isNull();
   }
 
   private static AppearingTables.Table dropped(CaptureTables tables, String name) {
@@ -97,6 +110,10 @@ class CaptureTablesTest {
   }
 
   private CaptureTables captureTables() {
+    return captureTables(new Configuration());
+  }
+
+  private CaptureTables captureTables(Configuration sinkOptions) {
     DatabaseSource source =
         new DatabaseSource(
             DatabaseSource.Kind.POSTGRES,
@@ -116,13 +133,13 @@ class CaptureTablesTest {
             source,
             catalog,
             new TableDefinition("cdc.{schema}_{table}", List.of(), null, null),
-            new Configuration(),
+            sinkOptions,
             DeadLetterOutput.NONE,
             new RuntimeDefinition(1, Duration.ofSeconds(1), null, null, null, 0));
     return new CaptureTables(
         job,
         source,
-        new NewTables(catalog.loader(), new Configuration(), null, true),
+        new NewTables(catalog.loader(), sinkOptions, null, true),
         List.of("cdc.inventory_customers"));
   }
 }
