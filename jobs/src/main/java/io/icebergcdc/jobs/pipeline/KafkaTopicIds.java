@@ -16,6 +16,7 @@ import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Uuid;
@@ -25,9 +26,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Kafka's ids of topics, which tell a topic deleted and created again under its name from the old
  * one: of the job's topics at its start ({@link #describe}), and of the topic of a table that
- * appeared while a pattern job runs, looked up when its committer takes it ({@link #of}). A topic
- * that cannot be described is left out, and its offsets are taken as before; nothing here holds a
- * job back for long, or logs the client's properties.
+ * appeared while a pattern job runs, looked up when its committer takes it ({@link #of}), also at
+ * each restore. A topic that cannot be described is left out, and its offsets are taken as before;
+ * nothing here holds a job back for long, or logs the client's properties.
  */
 final class KafkaTopicIds implements NewTables.KafkaTopicIds {
 
@@ -41,6 +42,21 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
   private final TableDefinition tables;
 
   /**
+   * The ids of the pattern's topics found by the last listing, by name; one listing serves the
+   * tables a restored committer takes back one after the other.
+   */
+  private transient Map<String, String> listed;
+
+  /**
+   * When the last listing failed, in nanoseconds; null if it did not. After a failure, the next
+   * listing waits {@link #RETRY}, so that the tables a restored committer takes back one after the
+   * other do not each wait for a cluster that does not answer.
+   */
+  private transient Long failedAt;
+
+  private static final Duration RETRY = Duration.ofSeconds(30);
+
+  /**
    * @param adminProperties the job's Kafka client properties, for an admin client
    * @param topicPattern the job's pattern of topics
    * @param tables how a topic's table is named
@@ -50,28 +66,63 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
       String bootstrapServers,
       String topicPattern,
       TableDefinition tables) {
-    this.adminProperties = withTimeouts(adminProperties);
+    this.adminProperties = withTimeouts(adminProperties, true);
     this.bootstrapServers = bootstrapServers;
     this.topicPattern = topicPattern;
     this.tables = tables;
   }
 
-  /** The ids of the topics matching the pattern now whose table is {@code table}, by name. */
+  /**
+   * The ids of the topics matching the pattern whose table is {@code table}, by name: from the last
+   * listing of the pattern's topics, or from a new one where that lacks the table's topic (unless a
+   * listing failed less than {@link #RETRY} ago). Each listing waits at most about {@link
+   * #TIMEOUT}.
+   */
   @Override
-  public Map<String, String> of(String table) {
+  public synchronized Map<String, String> of(String table) {
+    Map<String, String> ids = idsOf(table);
+    if (ids.isEmpty() && (failedAt == null || System.nanoTime() - failedAt > RETRY.toNanos())) {
+      Map<String, String> now = list(table);
+      failedAt = now == null ? Long.valueOf(System.nanoTime()) : null;
+      listed = now == null ? listed : now;
+      ids = idsOf(table);
+    }
+    return ids;
+  }
+
+  private Map<String, String> idsOf(String table) {
+    Map<String, String> ids = new LinkedHashMap<>();
+    if (listed != null) {
+      listed.forEach(
+          (topic, id) -> {
+            if (tables.nameOfTopic(topic).equals(table)) {
+              ids.put(topic, id);
+            }
+          });
+    }
+    return ids;
+  }
+
+  /** The ids of the topics that match the pattern now, by name; null if they cannot be listed. */
+  private Map<String, String> list(String table) {
     Pattern pattern = Pattern.compile(topicPattern);
-    List<String> topics = new ArrayList<>();
-    try (Admin admin = Admin.create(adminProperties)) {
+    Admin admin = null;
+    try {
+      admin = Admin.create(adminProperties);
+      List<String> topics = new ArrayList<>();
       for (String topic :
-          admin.listTopics().names().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-        if (pattern.matcher(topic).matches() && tables.nameOfTopic(topic).equals(table)) {
+          admin
+              .listTopics(new ListTopicsOptions().timeoutMs((int) TIMEOUT.toMillis()))
+              .names()
+              .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+        if (pattern.matcher(topic).matches()) {
           topics.add(topic);
         }
       }
       return describe(admin, topics, bootstrapServers);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return Map.of();
+      return null;
     } catch (ExecutionException | TimeoutException | org.apache.kafka.common.KafkaException e) {
       LOG.warn(
           "The topics of {} cannot be listed, so table {}, which appeared while the job runs,"
@@ -80,7 +131,11 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
           bootstrapServers,
           table,
           (e instanceof ExecutionException ? e.getCause() : e).toString());
-      return Map.of();
+      return null;
+    } finally {
+      if (admin != null) {
+        admin.close(Duration.ofSeconds(1));
+      }
     }
   }
 
@@ -88,7 +143,7 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
   static Map<String, String> describe(
       Properties adminProperties, Collection<String> topics, String bootstrapServers)
       throws InterruptedException {
-    try (Admin admin = Admin.create(withTimeouts(adminProperties))) {
+    try (Admin admin = Admin.create(withTimeouts(adminProperties, false))) {
       return describe(admin, topics, bootstrapServers);
     } catch (org.apache.kafka.common.KafkaException e) {
       LOG.warn(
@@ -127,14 +182,24 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
     return ids;
   }
 
-  /** Not a job held back by an unreachable cluster: the source tries again as it always did. */
-  private static Properties withTimeouts(Properties adminProperties) {
+  /**
+   * Not a job held back by an unreachable cluster: the source tries again as it always did. The
+   * job's start keeps timeouts the user set; the committer's lookups do not wait longer than {@link
+   * #TIMEOUT} whatever they are ({@code forced}).
+   */
+  private static Properties withTimeouts(Properties adminProperties, boolean forced) {
     Properties properties = new Properties();
     properties.putAll(adminProperties);
-    properties.putIfAbsent(
-        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(TIMEOUT.toMillis()));
-    properties.putIfAbsent(
-        AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(TIMEOUT.toMillis()));
+    for (String timeout :
+        List.of(
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+            AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG)) {
+      if (forced) {
+        properties.put(timeout, String.valueOf(TIMEOUT.toMillis()));
+      } else {
+        properties.putIfAbsent(timeout, String.valueOf(TIMEOUT.toMillis()));
+      }
+    }
     return properties;
   }
 }
