@@ -58,6 +58,7 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
 
   /**
    * @param adminProperties the job's Kafka client properties, for an admin client
+   * @param bootstrapServers the cluster, for messages
    * @param topicPattern the job's pattern of topics
    * @param tables how a topic's table is named
    */
