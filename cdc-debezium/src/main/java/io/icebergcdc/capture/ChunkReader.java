@@ -236,6 +236,11 @@ final class ChunkReader implements AutoCloseable {
         query();
       }
       batchRows++;
+      String refusal = routes.refusalOf(route);
+      if (refusal != null) {
+        // A table of its name created again since this reader took the dropped one.
+        throw new io.icebergcdc.cdc.RefusedSourceException(chunk + ": " + refusal);
+      }
       GenericRowData row;
       try {
         row = table.row(result);
@@ -264,11 +269,6 @@ final class ChunkReader implements AutoCloseable {
               routes.appeared(route) ? schema.schema().schemaId() : ChangeEvent.JOB_SCHEMA);
       if (rowSchemaId != ChangeEvent.JOB_SCHEMA) {
         read = read.inSchema(rowSchemaId, null, row, ColumnMask.EMPTY, ColumnMask.EMPTY);
-      }
-      String refusal = routes.refusalOf(route);
-      if (refusal != null) {
-        // A table of its name created again since this reader took the dropped one.
-        throw new io.icebergcdc.cdc.RefusedSourceException(chunk + ": " + refusal);
       }
       return routes.appeared(route)
           ? CapturedChange.appeared(read.withTable(routes.mainOutputName(route)))

@@ -230,22 +230,31 @@ final class CaptureTables implements AppearingTables {
         // change of it is then one of no captured table.
         LOG.warn(
             "Table {} of {} no longer exists, and its Iceberg table {} has no identifier fields"
-                + " (its primary key) any more: not captured",
+                + " (its primary key) any more: not captured, and its changes before the drop"
+                + " are not applied",
             qualified,
             source.origin(),
             identifier);
         return null;
       }
-      LOG.warn(
-          "Table {} of {} no longer exists; its changes before the drop still go to {}",
-          qualified,
-          source.origin(),
-          identifier);
       CapturedTable asItWas =
           new CapturedTable(namespace, name, table.schema(), keyInColumnOrder(table.schema()));
       AppearingTables.Table appearing =
           appearing(identifier, qualified, table, asItWas.chunkedSnapshotTable(topic));
       String refusal = refusalOfDropped(qualified, identifier);
+      if (refusal == null) {
+        LOG.warn(
+            "Table {} of {} no longer exists; its changes before the drop still go to {}",
+            qualified,
+            source.origin(),
+            identifier);
+      } else {
+        LOG.warn(
+            "Table {} of {} no longer exists; a change of it before the drop ends the job: {}",
+            qualified,
+            source.origin(),
+            refusal);
+      }
       return refusal == null
           ? appearing
           : new AppearingTables.Table(

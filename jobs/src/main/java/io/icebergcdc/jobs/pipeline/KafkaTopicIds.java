@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
@@ -47,12 +48,15 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
    */
   private transient Map<String, String> listed;
 
+  /** When the last listing was made or failed, in nanoseconds. */
+  private transient long listedAt;
+
   /**
-   * When the last listing failed, in nanoseconds; null if it did not. After a failure, the next
-   * listing waits {@link #RETRY}, so that the tables a restored committer takes back one after the
-   * other do not each wait for a cluster that does not answer.
+   * Whether the last listing failed. Within {@link #RETRY} of a listing, its ids serve (the tables
+   * a restored committer takes back one after the other), and after a failure no listing is tried,
+   * so that those tables do not each wait for a cluster that does not answer.
    */
-  private transient Long failedAt;
+  private transient boolean failed;
 
   private static final Duration RETRY = Duration.ofSeconds(30);
 
@@ -74,18 +78,20 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
   }
 
   /**
-   * The ids of the topics matching the pattern whose table is {@code table}, by name: from the last
-   * listing of the pattern's topics, or from a new one where that lacks the table's topic (unless a
-   * listing failed less than {@link #RETRY} ago). Each listing waits at most about {@link
-   * #TIMEOUT}.
+   * The ids of the topics matching the pattern whose table is {@code table}, by name: from a
+   * listing of the pattern's topics made less than {@link #RETRY} ago, or from a new one (unless
+   * the last failed less than that ago). A listing waits at most about twice {@link #TIMEOUT}: to
+   * list the topics, then to describe them.
    */
   @Override
   public synchronized Map<String, String> of(String table) {
-    Map<String, String> ids = idsOf(table);
-    if (ids.isEmpty() && (failedAt == null || System.nanoTime() - failedAt > RETRY.toNanos())) {
+    boolean recent = listed != null && System.nanoTime() - listedAt < RETRY.toNanos();
+    Map<String, String> ids = recent ? idsOf(table) : Map.of();
+    if (ids.isEmpty() && !(failed && System.nanoTime() - listedAt < RETRY.toNanos())) {
       Map<String, String> now = list(table);
-      failedAt = now == null ? Long.valueOf(System.nanoTime()) : null;
-      listed = now == null ? listed : now;
+      listedAt = System.nanoTime();
+      failed = now == null;
+      listed = now;
       ids = idsOf(table);
     }
     return ids;
@@ -96,12 +102,21 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
     if (listed != null) {
       listed.forEach(
           (topic, id) -> {
-            if (tables.nameOfTopic(topic).equals(table)) {
+            if (isTableOf(topic, table)) {
               ids.put(topic, id);
             }
           });
     }
     return ids;
+  }
+
+  /** Whether {@code topic}'s table is {@code table}, named as the router names it. */
+  private boolean isTableOf(String topic, String table) {
+    try {
+      return TableIdentifier.parse(tables.nameOfTopic(topic)).toString().equals(table);
+    } catch (IllegalArgumentException e) {
+      return false; // no table name: the router refuses the topic
+    }
   }
 
   /** The ids of the topics that match the pattern now, by name; null if they cannot be listed. */
