@@ -77,7 +77,7 @@ public final class NewTables implements Serializable {
    * whose changes are distributed by partition) ends the job, which is built again with it.
    */
   public boolean takesInFlight(String table) {
-    return sink(table).takenInFlight();
+    return sink(table, null, Map.of()).takenInFlight();
   }
 
   /**
@@ -105,7 +105,7 @@ public final class NewTables implements Serializable {
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   IcebergCdcSink writerSinkOf(String table, Integer jobSchemaId, boolean restored) {
-    IcebergCdcSink sink = sink(table, jobSchemaId);
+    IcebergCdcSink sink = sink(table, jobSchemaId, Map.of());
     if (!sink.takenInFlight()) {
       String why =
           "table "
@@ -123,14 +123,6 @@ public final class NewTables implements Serializable {
       throw new IllegalStateException(why);
     }
     return sink;
-  }
-
-  private IcebergCdcSink sink(String table) {
-    return sink(table, null, Map.of());
-  }
-
-  private IcebergCdcSink sink(String table, Integer jobSchemaId) {
-    return sink(table, jobSchemaId, Map.of());
   }
 
   private IcebergCdcSink sink(

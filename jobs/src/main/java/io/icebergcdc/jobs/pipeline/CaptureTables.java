@@ -200,7 +200,7 @@ final class CaptureTables implements AppearingTables {
         // Its own writer: the job is built again with it, as before tables were taken in flight.
         throw new NewSourceTableException(qualified, source.origin());
       }
-      return appearing(identifier, qualified, table, captured.chunkedSnapshotTable(topic));
+      return appearing(identifier, qualified, table, captured.chunkedSnapshotTable(topic), null);
     } finally {
       CatalogDefinition.close(connected);
     }
@@ -239,8 +239,6 @@ final class CaptureTables implements AppearingTables {
       }
       CapturedTable asItWas =
           new CapturedTable(namespace, name, table.schema(), keyInColumnOrder(table.schema()));
-      AppearingTables.Table appearing =
-          appearing(identifier, qualified, table, asItWas.chunkedSnapshotTable(topic));
       String refusal = refusalOfDropped(qualified, identifier);
       if (refusal == null) {
         LOG.warn(
@@ -255,15 +253,7 @@ final class CaptureTables implements AppearingTables {
             source.origin(),
             refusal);
       }
-      return refusal == null
-          ? appearing
-          : new AppearingTables.Table(
-              appearing.name(),
-              appearing.sourceName(),
-              appearing.schema(),
-              appearing.evolution(),
-              appearing.snapshot(),
-              refusal);
+      return appearing(identifier, qualified, table, asItWas.chunkedSnapshotTable(topic), refusal);
     } finally {
       CatalogDefinition.close(connected);
     }
@@ -300,18 +290,23 @@ final class CaptureTables implements AppearingTables {
         + " out of --tables (its changes from the checkpoint to the drop are then not applied)";
   }
 
-  /** A table the job takes in flight: its Iceberg {@code table}, and how its chunks are read. */
+  /**
+   * A table the job takes in flight: its Iceberg {@code table}, how its chunks are read, and why a
+   * change of it ends the job (null where the job writes it).
+   */
   private AppearingTables.Table appearing(
       TableIdentifier identifier,
       String qualified,
       org.apache.iceberg.Table table,
-      ChunkedSnapshot.Table chunks) {
+      ChunkedSnapshot.Table chunks,
+      String refusal) {
     return new AppearingTables.Table(
         identifier.toString(),
         qualified,
         new ChangeSchema(table.schema()),
         new CatalogSchemaEvolution(catalog.loader(), Map.of(qualified, identifier)),
-        chunks);
+        chunks,
+        refusal);
   }
 
   /**
