@@ -180,15 +180,6 @@ public final class IcebergCdcSink {
   }
 
   /**
-   * Whether the writer of several tables can take this sink's table while the job runs ({@link
-   * NewTables}): one it {@link #writesWithOthers writes with others} whose changes are distributed
-   * by primary key, since the job's stream was keyed before it knew the table's partitions.
-   */
-  public boolean takenInFlight() {
-    return writesWithOthers() && distribution == Distribution.PRIMARY_KEY;
-  }
-
-  /**
    * Whether this sink's writer takes the rows of the schemas its table is evolved to while the job
    * runs ({@link ChangeEvent#rowSchemaId()}): that of a changelog without an overwrite, the
    * key-indexed writer ({@code sink.delete-mode = position}) and the writer of equality deletes

@@ -73,11 +73,12 @@ public final class NewTables implements Serializable {
 
   /**
    * Whether the writer of the job's tables can take {@code table} while the job runs ({@link
-   * IcebergCdcSink#takenInFlight}): a table that it cannot (one that needs a writer of its own, or
-   * whose changes are distributed by partition) ends the job, which is built again with it.
+   * IcebergCdcSink#writesWithOthers}), its changes distributed by primary key or by partition: a
+   * table that it cannot (one that needs a writer of its own) ends the job, which is built again
+   * with it.
    */
   public boolean takesInFlight(String table) {
-    return sink(table, null, Map.of()).takenInFlight();
+    return sink(table, null, Map.of()).writesWithOthers();
   }
 
   /**
@@ -93,7 +94,7 @@ public final class NewTables implements Serializable {
   /**
    * The sink of {@code table} for the shared writer, built in the table's schema of {@code
    * jobSchemaId} if not null: one the writer of the job's tables takes while the job runs ({@link
-   * IcebergCdcSink#takenInFlight}).
+   * IcebergCdcSink#writesWithOthers}).
    *
    * @param restored whether the writer takes the table back from a restored state; else it takes it
    *     at its first change
@@ -106,19 +107,17 @@ public final class NewTables implements Serializable {
    */
   IcebergCdcSink writerSinkOf(String table, Integer jobSchemaId, boolean restored) {
     IcebergCdcSink sink = sink(table, jobSchemaId, Map.of());
-    if (!sink.takenInFlight()) {
+    if (!sink.writesWithOthers()) {
       String why =
           "table "
               + table
               + ", which appeared while the job ran, cannot be written with the job's other tables"
-              + " (it has no primary key, is distributed by partition, or is written with equality"
-              + " deletes)";
+              + " (it has no primary key, or is written with equality deletes)";
       if (restored) {
         throw new RefusedRestoreException(
             why
-                + ", while the restored state holds it written with them, its keys hashed by"
-                + " primary key: set its sink.distribution (or the table's write.distribution-mode)"
-                + " or sink.delete-mode back, or start the job without state");
+                + ", while the restored state holds it written with them: set its sink.delete-mode"
+                + " back, or start the job without state");
       }
       throw new IllegalStateException(why);
     }

@@ -90,12 +90,12 @@ class MultiTableSinkTest {
   }
 
   /**
-   * A table taken while the job ran, keyed by primary key by the shared writer, that would now be
-   * distributed by partition (its {@code write.distribution-mode} changed): taken back from a
-   * restored state, it ends the job with a line naming it, which Flink does not retry; met at its
-   * first change, it fails the writer as before, so that after Flink's restart the source's check
-   * builds the job again with it. Its committer takes it either way, and a table distributed by
-   * primary key is taken in flight.
+   * A table that appears while the job runs is taken in flight whether its changes are distributed
+   * by primary key or by partition. One the shared writer can no longer write (the job's deletes
+   * now equality deletes): taken back from a restored state, it ends the job with a line naming it,
+   * which Flink does not retry; met at its first change, it fails the writer as before, so that
+   * after Flink's restart the source's check builds the job again with it. Its committer takes it
+   * either way.
    */
   @org.junit.jupiter.api.Test
   void aTableTakenInFlightThatCanNoLongerBeWrittenWithTheOthersIsRefusedAtTheRestore() {
@@ -112,22 +112,81 @@ class MultiTableSinkTest {
             PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
             Map.of("format-version", "3", "write.distribution-mode", "hash"));
     NewTables byPartition = new NewTables(catalog, new Configuration(), null, true);
-    assertThat(byPartition.takesInFlight("db.p")).isFalse();
+    assertThat(byPartition.takesInFlight("db.p")).isTrue();
+    assertThat(byPartition.writerSinkOf("db.p", null, true).writesWithOthers()).isTrue();
+
+    Configuration equalityOptions = new Configuration();
+    equalityOptions.set(SinkOptions.DELETE_MODE, DeleteMode.EQUALITY);
+    NewTables equality = new NewTables(catalog, equalityOptions, null, true);
+    assertThat(equality.takesInFlight("db.p")).isFalse();
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> byPartition.writerSinkOf("db.p", null, true))
+            () -> equality.writerSinkOf("db.p", null, true))
         .isInstanceOf(RefusedRestoreException.class)
         .hasMessageStartingWith("table db.p, which appeared while the job ran,")
-        .hasMessageContaining("is distributed by partition")
-        .hasMessageContaining("write.distribution-mode");
+        .hasMessageContaining("equality deletes")
+        .hasMessageContaining("sink.delete-mode");
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> byPartition.writerSinkOf("db.p", null, false))
+            () -> equality.writerSinkOf("db.p", null, false))
         .isExactlyInstanceOf(IllegalStateException.class);
-    assertThat(byPartition.sinkOf("db.p").tableName()).isNotNull();
+    assertThat(equality.sinkOf("db.p").tableName()).isNotNull();
+  }
 
-    Configuration byKeyOptions = new Configuration();
-    byKeyOptions.set(SinkOptions.DISTRIBUTION, Distribution.PRIMARY_KEY);
-    NewTables byKey = new NewTables(catalog, byKeyOptions, null, true);
-    assertThat(byKey.takesInFlight("db.p")).isTrue();
-    assertThat(byKey.writerSinkOf("db.p", null, true).takenInFlight()).isTrue();
+  /**
+   * The shared writer's stream, keyed before a table appeared, hashes a table distributed by
+   * partition that appears by its partition, and one distributed by primary key by its key.
+   */
+  @org.junit.jupiter.api.Test
+  void theStreamHashesATableThatAppearsAsItsWriterDoes() throws Exception {
+    CatalogLoader catalog =
+        CatalogLoader.hadoop(
+            "test",
+            new org.apache.hadoop.conf.Configuration(),
+            Map.of("warehouse", warehouse.toUri().toString()));
+    org.apache.iceberg.catalog.Catalog tables = catalog.loadCatalog();
+    TableIdentifier own = TableIdentifier.of("db", "own");
+    tables.createTable(
+        own, TestChanges.SCHEMA, PartitionSpec.unpartitioned(), Map.of("format-version", "3"));
+    tables.createTable(
+        TableIdentifier.of("db", "p"),
+        TestChanges.SCHEMA,
+        PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
+        Map.of("format-version", "3", "write.distribution-mode", "hash"));
+    tables.createTable(
+        TableIdentifier.of("db", "k"),
+        TestChanges.SCHEMA,
+        PartitionSpec.unpartitioned(),
+        Map.of("format-version", "3"));
+    IcebergCdcSink sink =
+        IcebergCdcSink.builder()
+            .table(TableLoader.fromCatalog(catalog, own))
+            .options(new Configuration())
+            .build();
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.enableCheckpointing(1_000);
+    MultiTableSink.Written written =
+        MultiTableSink.writeTogether(
+            env.fromData(
+                ChangeEventTypeInfo.of(TestChanges.CHANGE_SCHEMA),
+                TestChanges.insert(1, "a", 1).withTable("db.own")),
+            Map.of("db.own", sink),
+            Map.of("db.own", own.toString()),
+            "tables-writer",
+            new NewTables(catalog, new Configuration(), null, true));
+    @SuppressWarnings("unchecked")
+    KeySelector<ChangeEvent, TableKey> keys =
+        (KeySelector<ChangeEvent, TableKey>)
+            ((OneInputTransformation<?, ?>) written.committables().getTransformation())
+                .getStateKeySelector();
+    Set<Integer> hashesOfP = new TreeSet<>();
+    for (long key = 1; key <= 30; key++) {
+      TableKey p = keys.getKey(TestChanges.insert(key, "p", key).withTable("db.p"));
+      assertThat(p.hashedApart()).isTrue();
+      hashesOfP.add(p.hash());
+      TableKey k = keys.getKey(TestChanges.insert(key, "k", key).withTable("db.k"));
+      assertThat(k.hashedApart()).isFalse();
+      assertThat(keys.getKey(TestChanges.insert(key, "o", key).withTable("db.own")).hashedApart())
+          .isFalse();
+    }
+    assertThat(hashesOfP).as("one hash per bucket").hasSize(3);
   }
 }

@@ -271,12 +271,16 @@ final class CaptureTables implements AppearingTables {
         return null;
       }
       why =
-          ", which the job cannot write with its other tables while it runs (it is distributed by"
-              + " partition), nor build again with a table the source no longer has; give "
-              + identifier
-              + " write.distribution-mode = none (where the job has no --distribution)";
+          ", which the job cannot write with its other tables while it runs (it writes equality"
+              + " deletes, each table by operators of its own), nor build again with a table the"
+              + " source no longer has; leave ";
     } catch (IllegalArgumentException e) {
-      why = ", which does not fit the job: " + e.getMessage() + "; change " + identifier;
+      why =
+          ", which does not fit the job: "
+              + e.getMessage()
+              + "; change "
+              + identifier
+              + " and resume the job with --restore-from latest, or leave ";
     }
     return "a change of table "
         + qualified
@@ -285,7 +289,6 @@ final class CaptureTables implements AppearingTables {
         + ", which was dropped while the job ran, is still to be applied to table "
         + identifier
         + why
-        + " and resume the job with --restore-from latest, or leave "
         + qualified
         + " out of --tables (its changes from the checkpoint to the drop are then not applied)";
   }

@@ -44,10 +44,11 @@ class CaptureTablesTest {
 
   /**
    * A table the job took while it ran and the source dropped since, whose changes before the drop
-   * reach a job built again without it: its Iceberg table is written with the others if it can be;
-   * if it cannot, the table is still taken (the job's state names it long after its last change)
-   * with the refusal that ends the job at a change of it, naming both tables and the ways out
-   * (before, its writer failed at every restart). The first way out works.
+   * reach a job built again without it: its Iceberg table is written with the others, distributed
+   * by key or by partition, if it can be; if it cannot (the job writes equality deletes, or the
+   * table does not fit its options), the table is still taken (the job's state names it long after
+   * its last change) with the refusal that ends the job at a change of it, naming both tables and
+   * the ways out (before, its writer failed at every restart).
    */
   @Test
   void aDroppedTableIsWrittenWithTheOthersOrRefusedAtItsFirstChangeNamingTheWayOut() {
@@ -60,30 +61,30 @@ class CaptureTablesTest {
     PartitionSpec byBucket = PartitionSpec.builderFor(schema).bucket("id", 4).build();
     Catalog iceberg = CatalogDefinition.hadoop(warehouse.toString()).connect();
     iceberg.createTable(TableIdentifier.parse("cdc.inventory_returns"), schema, byBucket);
-    org.apache.iceberg.Table staging =
-        iceberg.createTable(
-            TableIdentifier.parse("cdc.inventory_staging"),
-            schema,
-            byBucket,
-            java.util.Map.of(TableProperties.WRITE_DISTRIBUTION_MODE, "hash"));
+    iceberg.createTable(
+        TableIdentifier.parse("cdc.inventory_staging"),
+        schema,
+        byBucket,
+        java.util.Map.of(TableProperties.WRITE_DISTRIBUTION_MODE, "hash"));
     CaptureTables tables = captureTables();
 
     AppearingTables.Table returns = dropped(tables, "returns");
     assertThat(returns.name()).isEqualTo("cdc.inventory_returns");
     assertThat(returns.refusal()).as("distributed by key: written with the others").isNull();
+    AppearingTables.Table staging = dropped(tables, "staging");
+    assertThat(staging.name()).isEqualTo("cdc.inventory_staging");
+    assertThat(staging.refusal()).as("distributed by partition: written with the others").isNull();
 
-    AppearingTables.Table refused = dropped(tables, "staging");
+    Configuration equality = new Configuration();
+    equality.setString("sink.delete-mode", "EQUALITY");
+    AppearingTables.Table refused = dropped(captureTables(equality), "staging");
     assertThat(refused.name()).isEqualTo("cdc.inventory_staging");
     assertThat(refused.refusal())
         .startsWith("a change of table inventory.staging of ")
         .contains("which was dropped while the job ran")
         .contains("table cdc.inventory_staging, which the job cannot write")
-        .contains("give cdc.inventory_staging write.distribution-mode = none")
-        .contains("--restore-from latest")
+        .contains("equality deletes")
         .contains("leave inventory.staging out of --tables");
-
-    staging.updateProperties().set(TableProperties.WRITE_DISTRIBUTION_MODE, "none").commit();
-    assertThat(dropped(tables, "staging").refusal()).as("the first way out").isNull();
     assertThat(dropped(tables, "gone")).as("no Iceberg table either").isNull();
 
     // An Iceberg table that does not fit the job's options is refused at a change too, not at
@@ -93,7 +94,9 @@ class CaptureTablesTest {
     iceberg.createTable(TableIdentifier.parse("cdc.inventory_flat"), schema);
     assertThat(dropped(captureTables(byPartition), "flat").refusal())
         .startsWith("a change of table inventory.flat of ")
-        .contains("which does not fit the job: sink.distribution = PARTITION needs a partitioned");
+        .contains("which does not fit the job: sink.distribution = PARTITION needs a partitioned")
+        .contains("change cdc.inventory_flat and resume the job with --restore-from latest")
+        .contains("leave inventory.flat out of --tables");
     // One whose key another engine removed can no longer be read: not captured.
     iceberg.createTable(
         TableIdentifier.parse("cdc.inventory_keyless"), new Schema(schema.columns()));

@@ -139,8 +139,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
 
   /**
    * Builds the operator of one table for a table that appears while the job runs, by the name its
-   * changes carry, as {@link #ofTables} takes it: keyed by primary key and tagged for the committer
-   * of several tables.
+   * changes carry, as {@link #ofTables} takes it: keyed by primary key or by partition, tagged for
+   * the committer of several tables.
    */
   @FunctionalInterface
   public interface NewTables extends java.io.Serializable {
@@ -151,6 +151,15 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
      *     change): a table that can no longer be written with the others is then refused for good
      */
     PositionDeltaWriterOperator<?> writerOf(String table, Integer jobSchemaId, boolean restored);
+
+    /**
+     * How the stream hashes the keys of {@code table} ({@link TableKeySelector.Hashing}): as the
+     * writer {@link #writerOf} builds for it now does, by the partitions returned or by primary key
+     * if null.
+     */
+    default PartitionedKeySelector partitionerOf(String table) {
+      return writerOf(table, null, false).single().partitioner();
+    }
   }
 
   /**
@@ -201,27 +210,47 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   }
 
   /**
-   * The writer of {@code table}, which appeared while the job runs: keyed by primary key, as the
-   * stream was keyed before the table was known ({@link #streamKeys}).
+   * The writer of {@code table}, which appeared while the job runs: keyed as the stream keys the
+   * table's changes ({@link #streamKeys}, which looked it up on its own), by primary key or by the
+   * same partition spec. (A change that another task keying the stream hashed otherwise, the table
+   * changed between their looks, reaches a subtask that does not own its key group, where Flink
+   * fails the task as it sets the change's key: {@link #setKeyContextElement1}.)
+   *
+   * @throws IllegalStateException where they differ: the table's distribution or partition spec
+   *     changed between the two looks (after Flink's restart both look again)
    */
-  private static TableDeltaWriter<?> writerOfAppeared(
+  private TableDeltaWriter<?> writerOfAppeared(
       String table, PositionDeltaWriterOperator<?> operator) {
     TableDeltaWriter<?> writer = writerOfTable(table, operator);
-    if (!writer.keyedByPrimaryKey()) {
-      throw new IllegalStateException(
-          "table "
-              + table
-              + ", which appeared while the job runs, is distributed by partition: the job's"
-              + " stream was keyed before the table was known, so it is taken by building the job"
-              + " again");
+    if (getStateKeySelector1() instanceof TableKeySelector keys) {
+      Integer streamSpec = specIdOf(keys.partitionerOf(table));
+      if (!java.util.Objects.equals(streamSpec, writer.hashedBySpecId())) {
+        throw new IllegalStateException(
+            "table "
+                + table
+                + ", which appeared while the job runs, is hashed over the writers "
+                + hashing(streamSpec)
+                + " by the stream and "
+                + hashing(writer.hashedBySpecId())
+                + " by its writer: its distribution or partition spec changed as the job took it");
+      }
     }
     return writer;
   }
 
+  private static Integer specIdOf(PartitionedKeySelector partitions) {
+    return partitions == null ? null : partitions.specId();
+  }
+
+  private static String hashing(Integer specId) {
+    return specId == null ? "by primary key" : "by partition spec " + specId;
+  }
+
   /**
    * How the stream of an operator of several tables must be keyed: by (table, primary key), hashed
-   * as each table's writer keys its state (by partition for a table distributed so). Tables that
-   * appear while the job runs are keyed by primary key ({@link NewTables} builds only such).
+   * as each table's writer keys its state (by partition for a table distributed so). A table that
+   * appears while the job runs is hashed as the writer {@link NewTables} builds for it, looked up
+   * at its first change.
    */
   public TableKeySelector streamKeys() {
     if (byTable == null) {
@@ -234,7 +263,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
             byPartition.put(table, writer.partitioner());
           }
         });
-    return new TableKeySelector(byPartition);
+    return new TableKeySelector(
+        byPartition, byTable.keySet(), newTables == null ? null : newTables::partitionerOf);
   }
 
   private Collection<TableDeltaWriter<?>> writers() {
@@ -413,6 +443,35 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     JobClassLoaderRelease.registerFor(getRuntimeContext());
     for (TableDeltaWriter<?> writer : writers()) {
       writer.open();
+    }
+  }
+
+  /**
+   * Sets the key of a change, as Flink does, and names the table where Flink refuses the key as not
+   * of this subtask's key groups: a table that appeared while the job runs whose keys a task that
+   * keys the stream hashed otherwise (its partition spec or distribution changed between their
+   * looks). Flink's restart makes each look again.
+   */
+  @Override
+  @SuppressWarnings("rawtypes")
+  public void setKeyContextElement1(StreamRecord record) throws Exception {
+    try {
+      super.setKeyContextElement1(record);
+    } catch (RuntimeException e) {
+      if (byTable != null
+          && record.getValue() instanceof ChangeEvent change
+          && newTables != null
+          && (!byTable.containsKey(change.table())
+              || sourceOfAppeared.containsKey(change.table()))) {
+        throw new IllegalStateException(
+            "a change of table "
+                + change.table()
+                + ", which appeared while the job runs, reached a writer that does not own its key:"
+                + " the tasks that key the stream hash the table's keys by different partition"
+                + " specs or distributions, which changed as the job took the table",
+            e);
+      }
+      throw e;
     }
   }
 

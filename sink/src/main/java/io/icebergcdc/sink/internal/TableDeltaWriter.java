@@ -255,7 +255,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   }
 
   /** The id of the partition spec the keys are hashed by; null where by primary key. */
-  private Integer hashedBySpecId() {
+  Integer hashedBySpecId() {
     return partitioner() == null ? null : partitioner().specId();
   }
 

@@ -3,7 +3,10 @@ package io.icebergcdc.sink.internal;
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.TableKey;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import org.apache.flink.api.java.functions.KeySelector;
 
 /**
@@ -12,29 +15,88 @@ import org.apache.flink.api.java.functions.KeySelector;
  * changes are distributed by partition are hashed by their partition ({@link TableKey#hashedBy}),
  * as that table's writer of its own would hash them ({@link PartitionedKeySelector}); a truncate's
  * copies by their keys, as {@link io.icebergcdc.cdc.TruncateCopies#forTables} chose them.
+ *
+ * <p>A table the selector was not built with (one that appeared while the job runs) is hashed as
+ * {@link Hashing} says at its first change, once for the life of this instance: each of the job's
+ * tasks that keys the stream (the senders and the writer) asks on its own, so they agree as long as
+ * the table's partition spec and distribution do not change while they do (the writer checks that
+ * each change it gets is one of its keys, {@link PositionDeltaWriterOperator}).
  */
 public final class TableKeySelector implements KeySelector<ChangeEvent, TableKey> {
 
   private static final long serialVersionUID = 1L;
 
+  /** How a table that appeared while the job runs is hashed. */
+  @FunctionalInterface
+  public interface Hashing extends java.io.Serializable {
+    /**
+     * The partitions {@code table}'s keys are hashed by, or null where by primary key.
+     *
+     * @throws RuntimeException where the table cannot be read (the task fails and Flink restarts
+     *     it)
+     */
+    PartitionedKeySelector partitionerOf(String table);
+  }
+
   /** The partitions of the tables distributed by partition, by the name their changes carry. */
   private final Map<String, PartitionedKeySelector> byPartition;
+
+  /** The tables the selector was built with, hashed as {@link #byPartition} says. */
+  private final Set<String> known;
+
+  /** How the other tables are hashed; null where every table is hashed by primary key. */
+  private final Hashing appeared;
+
+  /** How each table that appeared is hashed: by its partitions, or by primary key if empty. */
+  private transient Map<String, Optional<PartitionedKeySelector>> ofAppeared;
 
   public TableKeySelector() {
     this(Map.of());
   }
 
   public TableKeySelector(Map<String, PartitionedKeySelector> byPartition) {
+    this(byPartition, Set.of(), null);
+  }
+
+  /**
+   * @param byPartition the partitions of the tables of {@code known} distributed by partition
+   * @param known the tables the job was built with
+   * @param appeared how a table not in {@code known} is hashed; null: by primary key
+   */
+  public TableKeySelector(
+      Map<String, PartitionedKeySelector> byPartition, Set<String> known, Hashing appeared) {
     this.byPartition = Map.copyOf(byPartition);
+    this.known = Set.copyOf(known);
+    this.appeared = appeared;
   }
 
   @Override
   public TableKey getKey(ChangeEvent change) {
-    PartitionedKeySelector partitions = byPartition.get(change.table());
-    if (partitions == null || change.operation() == Operation.TRUNCATE) {
+    if (change.operation() == Operation.TRUNCATE) {
+      return new TableKey(change.table(), change.key());
+    }
+    PartitionedKeySelector partitions = partitionerOf(change.table());
+    if (partitions == null) {
       return new TableKey(change.table(), change.key());
     }
     PartitionedKey key = partitions.getKey(change);
     return TableKey.hashedBy(change.table(), key.key(), key.partitionHash());
+  }
+
+  /** How {@code table}'s keys are hashed: by the partitions returned, or by primary key if null. */
+  public PartitionedKeySelector partitionerOf(String table) {
+    PartitionedKeySelector partitions = byPartition.get(table);
+    if (partitions != null || appeared == null || known.contains(table)) {
+      return partitions;
+    }
+    if (ofAppeared == null) {
+      ofAppeared = new HashMap<>();
+    }
+    Optional<PartitionedKeySelector> hashed = ofAppeared.get(table);
+    if (hashed == null) {
+      hashed = Optional.ofNullable(appeared.partitionerOf(table));
+      ofAppeared.put(table, hashed);
+    }
+    return hashed.orElse(null);
   }
 }

@@ -83,6 +83,12 @@ class WriterOfSeveralTablesTest {
   /** Whether the writer takes the tables that appear while the job runs. */
   private boolean takesNewTables;
 
+  /**
+   * Whether the stream hashes the tables that appear by primary key whatever their writers do (as a
+   * task that looked before the table's distribution changed would).
+   */
+  private boolean streamHashesNewTablesByKey;
+
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
       OperatorSubtaskState restore, int parallelism, int subtask) throws Exception {
     return harness(restore, parallelism, subtask, TABLES);
@@ -110,25 +116,46 @@ class WriterOfSeveralTablesTest {
     CatalogLoader catalog = catalog();
     boolean bootstrapping = bootstrap;
     long maxKeys = indexMaxKeys;
-    PositionDeltaWriterOperator.NewTables newTables =
+    PositionDeltaWriterOperator.NewTables builds =
         (table, jobSchemaId, restored) -> {
           // As the job builds it: from the table as the catalog has it, named as its identifier,
-          // in the schema a restored writer of it was built with.
+          // in the schema a restored writer of it was built with, hashed by partition where the
+          // table is partitioned.
           TableIdentifier id = TableIdentifier.parse(table);
           Table loaded = catalog.loadCatalog().loadTable(id);
-          PositionDeltaWriterOperator<?> writer =
-              writerOf(
+          io.icebergcdc.cdc.ChangeSchema built =
+              new io.icebergcdc.cdc.ChangeSchema(
+                  jobSchemaId == null ? loaded.schema() : loaded.schemas().get(jobSchemaId));
+          return loaded.spec().isUnpartitioned()
+              ? writerOf(catalog, id, bootstrapping, maxKeys, built, new RowKeySelector())
+              : writerOf(
                   catalog,
                   id,
                   bootstrapping,
                   maxKeys,
-                  new io.icebergcdc.cdc.ChangeSchema(
-                      jobSchemaId == null ? loaded.schema() : loaded.schemas().get(jobSchemaId)));
-          return writer;
+                  built,
+                  new PartitionedKeySelector(built, loaded.spec()));
         };
+    PositionDeltaWriterOperator.NewTables newTables =
+        streamHashesNewTablesByKey ? new HashedByKeyInTheStream(builds) : builds;
     PositionDeltaWriterOperator<TableKey> operator =
         PositionDeltaWriterOperator.ofTables(writers, takesNewTables ? newTables : null);
     return harnessOf(operator, restore, parallelism, subtask);
+  }
+
+  /** Tables that appear built as {@code builds} says, hashed by primary key by the stream. */
+  private record HashedByKeyInTheStream(PositionDeltaWriterOperator.NewTables builds)
+      implements PositionDeltaWriterOperator.NewTables {
+    @Override
+    public PositionDeltaWriterOperator<?> writerOf(
+        String table, Integer jobSchemaId, boolean restored) {
+      return builds.writerOf(table, jobSchemaId, restored);
+    }
+
+    @Override
+    public PartitionedKeySelector partitionerOf(String table) {
+      return null;
+    }
   }
 
   /**
@@ -174,15 +201,26 @@ class WriterOfSeveralTablesTest {
       boolean bootstrap,
       long indexMaxKeys,
       io.icebergcdc.cdc.ChangeSchema schema) {
+    return writerOf(catalog, id, bootstrap, indexMaxKeys, schema, new RowKeySelector());
+  }
+
+  /** The writer of table {@code id}, as above, keyed by {@code keys}. */
+  private static <K> PositionDeltaWriterOperator<K> writerOf(
+      CatalogLoader catalog,
+      TableIdentifier id,
+      boolean bootstrap,
+      long indexMaxKeys,
+      io.icebergcdc.cdc.ChangeSchema schema,
+      ChangeKeySelector<K> keys) {
     io.icebergcdc.cdc.ChangeSchema tableSchema =
         schema != null
             ? schema
             : new io.icebergcdc.cdc.ChangeSchema(catalog.loadCatalog().loadTable(id).schema());
-    PositionDeltaWriterOperator<?> writer =
+    PositionDeltaWriterOperator<K> writer =
         new PositionDeltaWriterOperator<>(
             TableLoader.fromCatalog(catalog, id),
             tableSchema,
-            new RowKeySelector(),
+            keys,
             bootstrap,
             Map.of(),
             Duration.ofDays(1),
@@ -1316,6 +1354,116 @@ class WriterOfSeveralTablesTest {
       assertThat(written.equalityFallbacks()).isZero();
       assertThat(written.deleteFiles()).isEmpty();
       assertThat(written.stats().updated()).isEqualTo(1);
+    }
+  }
+
+  /**
+   * A table distributed by partition that appears while the job runs is taken in flight: the
+   * stream, keyed before the table existed, hashes its keys by their partition as soon as it meets
+   * the table (looking it up as its writer is built), so that all keys of a partition reach one
+   * subtask, and the writer's index finds their rows across a restore at another parallelism.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "index max keys {0}")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {4_000_000, 0})
+  void aTableDistributedByPartitionThatAppearsIsHashedByItsPartitions(long maxKeys)
+      throws Exception {
+    indexMaxKeys = maxKeys;
+    takesNewTables = true;
+    tables();
+    TableIdentifier id = TableIdentifier.of("db", "p");
+    Table table = createBucketedTable(id);
+    Map<Long, Integer> subtaskOf = new TreeMap<>();
+    List<OperatorSubtaskState> states = new ArrayList<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      try (var harness = harness(null, 2, subtask)) {
+        TableKeySelector keys =
+            ((PositionDeltaWriterOperator<?>) harness.getOperator()).streamKeys();
+        Map<Integer, java.util.Set<Integer>> subtasksOfPartition = new TreeMap<>();
+        for (long key = 1; key <= 30; key++) {
+          TableKey stateKey = keys.getKey(of("db.p", insert(key, "p" + key, key)));
+          assertThat(stateKey.hashedApart()).as("hashed by its partition").isTrue();
+          subtaskOf.put(key, subtaskOf(stateKey));
+          subtasksOfPartition
+              .computeIfAbsent(stateKey.hash(), h -> new java.util.TreeSet<>())
+              .add(subtaskOf(stateKey));
+        }
+        assertThat(subtasksOfPartition).hasSize(3);
+        assertThat(subtasksOfPartition.values()).allSatisfy(s -> assertThat(s).hasSize(1));
+        List<ChangeEvent> inserts = new ArrayList<>();
+        for (Map.Entry<Long, Integer> key : subtaskOf.entrySet()) {
+          if (key.getValue() == subtask) {
+            inserts.add(of("db.p", insert(key.getKey(), "p" + key.getKey(), 10)));
+          }
+        }
+        ChangeCommittable first =
+            checkpoint(harness, 1, inserts.toArray(new ChangeEvent[0])).get("db.p");
+        assertThat(first.stats().inserted()).isEqualTo(inserts.size());
+        append(table, first);
+        harness.notifyOfCompletedCheckpoint(1);
+        states.add(harness.snapshot(2, 2));
+      }
+    }
+    assertThat(new java.util.TreeSet<>(subtaskOf.values())).as("both subtasks write").hasSize(2);
+    OperatorSubtaskState rescaled =
+        AbstractStreamOperatorTestHarness.repartitionOperatorState(
+            AbstractStreamOperatorTestHarness.repackageState(
+                states.toArray(new OperatorSubtaskState[0])),
+            MAX_PARALLELISM,
+            2,
+            1,
+            0);
+    try (var harness = harness(rescaled, 1, 0)) {
+      List<ChangeEvent> updates = new ArrayList<>();
+      for (long key = 1; key <= 30; key++) {
+        updates.add(of("db.p", update(key, "p'" + key, 11)));
+      }
+      ChangeCommittable second =
+          checkpoint(harness, 3, updates.toArray(new ChangeEvent[0])).get("db.p");
+      assertThat(positionsDeleted(second))
+          .as("rows found by position after the restore")
+          .isEqualTo(30);
+      assertThat(second.stats().updated()).isEqualTo(30);
+    }
+  }
+
+  /**
+   * A change of a table that appeared, hashed by partition, that reaches a subtask which does not
+   * own its key (a task that keys the stream hashed it otherwise) fails the task as Flink sets its
+   * key, rather than write a key's row on two subtasks; a writer whose table is hashed otherwise by
+   * the stream's selector than by the writer itself is refused at the table's first change.
+   */
+  @Test
+  void aChangeOfAnAppearedTableHashedByPartitionElsewhereFailsTheWriter() throws Exception {
+    takesNewTables = true;
+    tables();
+    createBucketedTable(TableIdentifier.of("db", "p"));
+    try (var harness = harness(null, 2, 0)) {
+      TableKeySelector keys = ((PositionDeltaWriterOperator<?>) harness.getOperator()).streamKeys();
+      long notOwned = 1;
+      while (subtaskOf(keys.getKey(of("db.p", insert(notOwned, "p", 1)))) == 0) {
+        notOwned++;
+      }
+      long owned = 1;
+      while (subtaskOf(keys.getKey(of("db.p", insert(owned, "p", 1)))) != 0) {
+        owned++;
+      }
+      harness.processElement(new StreamRecord<>(of("db.p", insert(owned, "p", 1))));
+      long key = notOwned;
+      assertThatThrownBy(
+              () -> harness.processElement(new StreamRecord<>(of("db.p", insert(key, "p", 1)))))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("table db.p")
+          .hasMessageContaining("does not own its key")
+          .hasStackTraceContaining("is not in KeyGroupRange");
+    }
+    streamHashesNewTablesByKey = true;
+    try (var harness = harness(null, 1, 0)) {
+      assertThatThrownBy(
+              () -> harness.processElement(new StreamRecord<>(of("db.p", insert(1, "p", 1)))))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("table db.p")
+          .hasMessageContaining(
+              "by primary key by the stream and by partition spec 0 by its writer");
     }
   }
 
