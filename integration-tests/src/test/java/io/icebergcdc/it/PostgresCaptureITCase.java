@@ -211,6 +211,45 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
+   * A table created while the job runs whose Iceberg table exists, partitioned by a bucket of its
+   * key and distributed by partition ({@code write.distribution-mode = hash}), is taken in flight
+   * too: the readers of its chunks and the log's reader, keyed before the table was known, hash its
+   * keys by partition from its first change on, as its writer does. Then the job built again has it
+   * among its own tables, distributed by partition, and takes its state back.
+   */
+  @Test
+  void picksUpATableDistributedByPartitionCreatedWhileTheJobRuns(
+      @InjectClusterClient ClusterClient<?> client) throws Exception {
+    JobDefinition job = lookingEverySecond();
+    TableIdentifier returns = TableIdentifier.of("cdc", "inventory_returns");
+    org.apache.iceberg.Schema schema =
+        new org.apache.iceberg.Schema(
+            List.of(
+                org.apache.iceberg.types.Types.NestedField.required(
+                    1, "id", org.apache.iceberg.types.Types.IntegerType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    2, "reason", org.apache.iceberg.types.Types.StringType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    3, "amount", org.apache.iceberg.types.Types.DecimalType.of(8, 2))),
+            java.util.Set.of(1));
+    catalog(job)
+        .createTable(
+            returns,
+            schema,
+            org.apache.iceberg.PartitionSpec.builderFor(schema).bucket("id", 4).build(),
+            java.util.Map.of("format-version", "2", "write.distribution-mode", "hash"));
+    picksUpATableCreatedWhileTheJobRuns(
+        job,
+        client,
+        "inventory.returns",
+        returns,
+        "CREATE TABLE inventory.returns (id int PRIMARY KEY, reason text, amount numeric(8,2))",
+        "INSERT INTO inventory.returns SELECT i, 'reason ' || i, i * 1.5"
+            + " FROM generate_series(1, 1000) i");
+    assertThat(catalog(job).loadTable(returns).spec().isPartitioned()).isTrue();
+  }
+
+  /**
    * A table created while the job runs that the job cannot capture (no primary key) ends it with a
    * message naming the table, and is never added to the publication (where it would make the
    * application's updates of it fail for want of a replica identity).
