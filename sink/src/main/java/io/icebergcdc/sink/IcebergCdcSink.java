@@ -477,6 +477,7 @@ public final class IcebergCdcSink {
     private boolean skipChangesBeforeTablePosition;
     private Map<String, String> kafkaTopicIds = Map.of();
     private Integer jobSchemaId;
+    private boolean followsKeyHashingPin;
     private SourceSequence tablePosition;
     private SourceSequence tableTruncatedAt;
     private Schema tableSchema;
@@ -573,6 +574,16 @@ public final class IcebergCdcSink {
       return this;
     }
 
+    /**
+     * For a table taken while the job runs ({@link NewTables}): its keys are hashed over the
+     * writers as the table's pin says ({@link KeyHashingPin}) where it has one, whatever its
+     * distribution and partition spec are now.
+     */
+    Builder followKeyHashingPin() {
+      this.followsKeyHashingPin = true;
+      return this;
+    }
+
     public IcebergCdcSink build() {
       Objects.requireNonNull(tableLoader, "table");
       try (TableLoader loader = tableLoader.clone()) {
@@ -589,14 +600,15 @@ public final class IcebergCdcSink {
                   + ", which its restored writer was built with");
         }
         rowType = FlinkSchemaUtil.convert(tableSchema);
-        spec = table.spec();
+        Distribution pinned = followsKeyHashingPin ? KeyHashingPin.distribution(table) : null;
+        spec = pinned == Distribution.PARTITION ? KeyHashingPin.spec(table) : table.spec();
         if (!tableSchema.identifierFieldIds().isEmpty()) {
           schema = new ChangeSchema(tableSchema);
           CdcTables.checkPartitionColumnsAreKeyColumns(tableSchema, spec);
         }
         Map<String, String> effective =
             WriteProperties.effective(table.name(), table.properties(), writeProperties);
-        distribution = distribution(effective);
+        distribution = pinned != null ? pinned : distribution(effective);
         maintenance = MaintenanceOptions.policy(options, table.properties());
         if (!options.get(DedupOptions.IGNORE_TABLE_POSITION)) {
           if (skipChangesBeforeTablePosition) {
@@ -634,6 +646,11 @@ public final class IcebergCdcSink {
       boolean hash = mode != null && DistributionMode.fromName(mode) == DistributionMode.HASH;
       return hash && !spec.isUnpartitioned() ? Distribution.PARTITION : Distribution.PRIMARY_KEY;
     }
+  }
+
+  /** How this sink hashes its keys over the writers, as {@link KeyHashingPin} records it. */
+  String keyHashing() {
+    return KeyHashingPin.of(distribution, spec);
   }
 
   /** How long the dedup's tombstones of this table live ({@link DedupOptions#TOMBSTONE_TTL}). */

@@ -82,6 +82,28 @@ public final class NewTables implements Serializable {
   }
 
   /**
+   * Records in {@code table}, which the writer of the job's tables takes while the job runs ({@link
+   * #takesInFlight}), how the job hashes its keys over the writers ({@link KeyHashingPin}), unless
+   * it holds that already (taken before, by this job or an earlier one): the stream and the writer
+   * built for the table hash its keys so from then on, whatever its distribution or partition spec
+   * become. The source calls it before it passes on any change of the table.
+   *
+   * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
+   */
+  public void pinKeyHashing(String table) {
+    try (TableLoader loader = TableLoader.fromCatalog(catalog, TableIdentifier.parse(table))) {
+      loader.open();
+      org.apache.iceberg.Table loaded = loader.loadTable();
+      if (!loaded.properties().containsKey(KeyHashingPin.PROPERTY)) {
+        String hashing = sink(table, null, Map.of()).keyHashing();
+        loaded.updateProperties().set(KeyHashingPin.PROPERTY, hashing).commit();
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
    * The sink of {@code table} for its committer: any table the shared committer may hold, however
    * its changes are written (the committer commits what the writers hand it).
    *
@@ -135,6 +157,7 @@ public final class NewTables implements Serializable {
         .skipChangesBeforeTablePosition(inSourceOrder)
         .jobSchemaId(jobSchemaId)
         .kafkaTopicIds(kafkaTopicIds)
+        .followKeyHashingPin()
         .build();
   }
 }

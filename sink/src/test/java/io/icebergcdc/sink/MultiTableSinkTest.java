@@ -132,6 +132,71 @@ class MultiTableSinkTest {
   }
 
   /**
+   * A table taken while the job runs keeps the hashing it was taken with, recorded in it: after its
+   * distribution mode and its partition spec changed, the writer built for it and the stream still
+   * hash its keys by the spec it had (so that a task that meets it later agrees with those that met
+   * it before), and taking it again leaves the record as it is. A table not taken that way, and the
+   * job's own tables, are hashed as they are now.
+   */
+  @org.junit.jupiter.api.Test
+  void aTableTakenInFlightKeepsTheHashingItWasTakenWith() throws Exception {
+    CatalogLoader catalog =
+        CatalogLoader.hadoop(
+            "test",
+            new org.apache.hadoop.conf.Configuration(),
+            Map.of("warehouse", warehouse.toUri().toString()));
+    org.apache.iceberg.catalog.Catalog tables = catalog.loadCatalog();
+    TableIdentifier id = TableIdentifier.of("db", "p");
+    org.apache.iceberg.Table table =
+        tables.createTable(
+            id,
+            TestChanges.SCHEMA,
+            PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
+            Map.of("format-version", "3", "write.distribution-mode", "hash"));
+    NewTables newTables = new NewTables(catalog, new Configuration(), null, true);
+    newTables.pinKeyHashing("db.p");
+    table.refresh();
+    assertThat(table.properties()).containsEntry(KeyHashingPin.PROPERTY, "partition-spec-0");
+
+    table
+        .updateSpec()
+        .removeField(org.apache.iceberg.expressions.Expressions.bucket("id", 3))
+        .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 5))
+        .commit();
+    table.updateProperties().set("write.distribution-mode", "none").commit();
+    newTables.pinKeyHashing("db.p");
+    table.refresh();
+    assertThat(table.properties()).containsEntry(KeyHashingPin.PROPERTY, "partition-spec-0");
+    assertThat(table.spec().specId()).isEqualTo(1);
+    assertThat(newTables.writerSinkOf("db.p", null, false).keyHashing())
+        .isEqualTo("partition-spec-0");
+
+    // The stream of a writer built before the table appeared hashes it so too.
+    TableIdentifier own = TableIdentifier.of("db", "own");
+    tables.createTable(
+        own, TestChanges.SCHEMA, PartitionSpec.unpartitioned(), Map.of("format-version", "3"));
+    KeySelector<ChangeEvent, TableKey> keys = streamKeys(catalog, own, newTables);
+    Set<Integer> hashes = new TreeSet<>();
+    for (long key = 1; key <= 30; key++) {
+      TableKey p = keys.getKey(TestChanges.insert(key, "p", key).withTable("db.p"));
+      assertThat(p.hashedApart()).isTrue();
+      hashes.add(p.hash());
+    }
+    assertThat(hashes).as("one hash per bucket of the pinned spec").hasSize(3);
+
+    // The job's own tables are hashed as they are when it is built.
+    IcebergCdcSink ownSink =
+        IcebergCdcSink.builder()
+            .table(TableLoader.fromCatalog(catalog, id))
+            .options(new Configuration())
+            .build();
+    assertThat(ownSink.keyHashing()).isEqualTo("primary-key");
+    // As is a table taken in flight without the record (by an earlier build).
+    table.updateProperties().remove(KeyHashingPin.PROPERTY).commit();
+    assertThat(newTables.writerSinkOf("db.p", null, false).keyHashing()).isEqualTo("primary-key");
+  }
+
+  /**
    * The shared writer's stream, keyed before a table appeared, hashes a table distributed by
    * partition that appears by its partition, and one distributed by primary key by its key.
    */
@@ -156,6 +221,28 @@ class MultiTableSinkTest {
         TestChanges.SCHEMA,
         PartitionSpec.unpartitioned(),
         Map.of("format-version", "3"));
+    KeySelector<ChangeEvent, TableKey> keys =
+        streamKeys(catalog, own, new NewTables(catalog, new Configuration(), null, true));
+    Set<Integer> hashesOfP = new TreeSet<>();
+    for (long key = 1; key <= 30; key++) {
+      TableKey p = keys.getKey(TestChanges.insert(key, "p", key).withTable("db.p"));
+      assertThat(p.hashedApart()).isTrue();
+      hashesOfP.add(p.hash());
+      TableKey k = keys.getKey(TestChanges.insert(key, "k", key).withTable("db.k"));
+      assertThat(k.hashedApart()).isFalse();
+      assertThat(keys.getKey(TestChanges.insert(key, "o", key).withTable("db.own")).hashedApart())
+          .isFalse();
+    }
+    assertThat(hashesOfP).as("one hash per bucket").hasSize(3);
+  }
+
+  /**
+   * The key selector of the stream of the shared writer of table {@code own}, which takes the
+   * tables that appear as {@code newTables} says, as Flink would ship it to a task: serialized and
+   * read back.
+   */
+  private static KeySelector<ChangeEvent, TableKey> streamKeys(
+      CatalogLoader catalog, TableIdentifier own, NewTables newTables) throws Exception {
     IcebergCdcSink sink =
         IcebergCdcSink.builder()
             .table(TableLoader.fromCatalog(catalog, own))
@@ -171,22 +258,13 @@ class MultiTableSinkTest {
             Map.of("db.own", sink),
             Map.of("db.own", own.toString()),
             "tables-writer",
-            new NewTables(catalog, new Configuration(), null, true));
+            newTables);
     @SuppressWarnings("unchecked")
     KeySelector<ChangeEvent, TableKey> keys =
         (KeySelector<ChangeEvent, TableKey>)
             ((OneInputTransformation<?, ?>) written.committables().getTransformation())
                 .getStateKeySelector();
-    Set<Integer> hashesOfP = new TreeSet<>();
-    for (long key = 1; key <= 30; key++) {
-      TableKey p = keys.getKey(TestChanges.insert(key, "p", key).withTable("db.p"));
-      assertThat(p.hashedApart()).isTrue();
-      hashesOfP.add(p.hash());
-      TableKey k = keys.getKey(TestChanges.insert(key, "k", key).withTable("db.k"));
-      assertThat(k.hashedApart()).isFalse();
-      assertThat(keys.getKey(TestChanges.insert(key, "o", key).withTable("db.own")).hashedApart())
-          .isFalse();
-    }
-    assertThat(hashesOfP).as("one hash per bucket").hasSize(3);
+    return org.apache.flink.util.InstantiationUtil.clone(
+        keys, MultiTableSinkTest.class.getClassLoader());
   }
 }

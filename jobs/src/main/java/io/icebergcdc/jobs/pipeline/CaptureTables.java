@@ -200,6 +200,7 @@ final class CaptureTables implements AppearingTables {
         // Its own writer: the job is built again with it, as before tables were taken in flight.
         throw new NewSourceTableException(qualified, source.origin());
       }
+      newTables.pinKeyHashing(identifier.toString());
       return appearing(identifier, qualified, table, captured.chunkedSnapshotTable(topic), null);
     } finally {
       CatalogDefinition.close(connected);
@@ -268,6 +269,7 @@ final class CaptureTables implements AppearingTables {
     String why;
     try {
       if (newTables.takesInFlight(identifier.toString())) {
+        newTables.pinKeyHashing(identifier.toString());
         return null;
       }
       why =

@@ -119,6 +119,7 @@ final class TopicTables implements KafkaRouter.NewTopics {
         // Its own writer: the job is built again with it, as before tables were taken in flight.
         throw new NewSourceTableException(topic, locator);
       }
+      newTables.pinKeyHashing(identifier.toString());
       // The parser names the table as its changes carry it: its identifier.
       return new KafkaRouter.NewTopic(
           identifier.toString(),

@@ -74,6 +74,11 @@ class CaptureTablesTest {
     AppearingTables.Table staging = dropped(tables, "staging");
     assertThat(staging.name()).isEqualTo("cdc.inventory_staging");
     assertThat(staging.refusal()).as("distributed by partition: written with the others").isNull();
+    // Each taken with the hashing of its keys recorded, which the job follows from then on.
+    assertThat(iceberg.loadTable(TableIdentifier.parse("cdc.inventory_returns")).properties())
+        .containsEntry("iceberg-cdc.keys-hashed-by", "primary-key");
+    assertThat(iceberg.loadTable(TableIdentifier.parse("cdc.inventory_staging")).properties())
+        .containsEntry("iceberg-cdc.keys-hashed-by", "partition-spec-0");
 
     Configuration equality = new Configuration();
     equality.setString("sink.delete-mode", "EQUALITY");

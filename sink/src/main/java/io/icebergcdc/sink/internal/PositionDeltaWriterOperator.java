@@ -232,7 +232,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
                 + hashing(streamSpec)
                 + " by the stream and "
                 + hashing(writer.hashedBySpecId())
-                + " by its writer: its distribution or partition spec changed as the job took it");
+                + " by its writer: its iceberg-cdc.keys-hashed-by property, or where it has none its"
+                + " distribution or partition spec, changed as the job took it");
       }
     }
     return writer;
@@ -458,7 +459,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     try {
       super.setKeyContextElement1(record);
     } catch (RuntimeException e) {
-      if (byTable != null
+      // Flink's refusal of a key group outside this subtask's range; not a failure of the key
+      // selector's own look at a table (a catalog's), which passes as it is.
+      if (org.apache.flink.util.ExceptionUtils.findThrowableWithMessage(e, "KeyGroupRange")
+              .isPresent()
+          && byTable != null
           && record.getValue() instanceof ChangeEvent change
           && newTables != null
           && (!byTable.containsKey(change.table())
@@ -467,8 +472,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
             "a change of table "
                 + change.table()
                 + ", which appeared while the job runs, reached a writer that does not own its key:"
-                + " the tasks that key the stream hash the table's keys by different partition"
-                + " specs or distributions, which changed as the job took the table",
+                + " the tasks that key the stream hash the table's keys differently (its "
+                + "iceberg-cdc.keys-hashed-by property, or where it has none its distribution or"
+                + " partition spec, changed as the job took it)",
             e);
       }
       throw e;

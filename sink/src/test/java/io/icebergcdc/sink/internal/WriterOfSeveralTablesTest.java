@@ -1455,6 +1455,16 @@ class WriterOfSeveralTablesTest {
           .hasMessageContaining("table db.p")
           .hasMessageContaining("does not own its key")
           .hasStackTraceContaining("is not in KeyGroupRange");
+      // One of a table the job was built with fails as Flink fails it.
+      long notOwnedOfA = 1;
+      while (subtaskOf(keys.getKey(of("src.a", insert(notOwnedOfA, "a", 1)))) == 0) {
+        notOwnedOfA++;
+      }
+      long keyOfA = notOwnedOfA;
+      assertThatThrownBy(
+              () -> harness.processElement(new StreamRecord<>(of("src.a", insert(keyOfA, "a", 1)))))
+          .isNotInstanceOf(IllegalStateException.class)
+          .hasStackTraceContaining("is not in KeyGroupRange");
     }
     streamHashesNewTablesByKey = true;
     try (var harness = harness(null, 1, 0)) {
