@@ -467,7 +467,13 @@ public final class SequencedChanges implements KeyedDedup {
       }
     }
     if (number != 0) {
-      pending.replace(number, missing.fillFromEarlier(event, pending.event(number)));
+      // The earlier pending change is read back (deserialized) only for the values this one misses:
+      // most replacements miss none.
+      pending.replace(
+          number,
+          event.missingColumns().isEmpty()
+              ? event
+              : missing.fillFromEarlier(event, pending.event(number)));
     } else {
       int added = pending.add(store.pendingKey(), store.priorToKeep(prior), event);
       store.markPending(added, event);
