@@ -34,6 +34,11 @@ class PostgresCaptureITCase extends CaptureScenario {
   private static final String DATABASE = "icebergcdc_it";
   private static final String SLOT = "icebergcdc_it";
 
+  @org.junit.jupiter.api.AfterAll
+  static void dropDatabase() throws SQLException {
+    PostgresDatabases.drop(DATABASE, SLOT);
+  }
+
   @BeforeEach
   void createDatabase() throws SQLException {
     PostgresDatabases.recreate(DATABASE, SLOT);

@@ -23,6 +23,11 @@ class PostgresChunkedSnapshotITCase extends ChunkedSnapshotScenario {
 
   private static final String SLOT = "icebergcdc_chunks";
 
+  @org.junit.jupiter.api.AfterAll
+  static void dropDatabase() throws Exception {
+    PostgresDatabases.drop(DATABASE, SLOT);
+  }
+
   @Override
   Connection createDatabase() throws Exception {
     PostgresDatabases.recreate(DATABASE, SLOT);

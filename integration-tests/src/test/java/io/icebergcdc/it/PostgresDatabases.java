@@ -17,6 +17,20 @@ final class PostgresDatabases {
    * ended, and the slot dropped once it is free.
    */
   static void recreate(String database, String slot) throws SQLException {
+    drop(database, slot);
+    try (Connection admin =
+            DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+        Statement statement = admin.createStatement()) {
+      statement.execute("CREATE DATABASE " + database);
+    }
+  }
+
+  /**
+   * Drops the replication slot and the database, as a test class ends: a slot left behind keeps the
+   * server's WAL from then on, however long the machine runs.
+   */
+  static void drop(String database, String slot) throws SQLException {
     try (Connection admin =
             DriverManager.getConnection(
                 "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
@@ -48,7 +62,6 @@ final class PostgresDatabases {
               + slot
               + "'");
       statement.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-      statement.execute("CREATE DATABASE " + database);
     }
   }
 }

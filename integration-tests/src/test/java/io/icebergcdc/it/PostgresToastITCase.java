@@ -65,6 +65,11 @@ class PostgresToastITCase {
   private Connection connection;
   private JobClient running;
 
+  @org.junit.jupiter.api.AfterAll
+  static void dropDatabase() throws Exception {
+    PostgresDatabases.drop(DATABASE, SLOT);
+  }
+
   @BeforeEach
   void createDatabase() throws Exception {
     PostgresDatabases.recreate(DATABASE, SLOT);
