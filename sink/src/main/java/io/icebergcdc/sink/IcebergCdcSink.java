@@ -600,15 +600,15 @@ public final class IcebergCdcSink {
                   + ", which its restored writer was built with");
         }
         rowType = FlinkSchemaUtil.convert(tableSchema);
-        Distribution pinned = followsKeyHashingPin ? KeyHashingPin.distribution(table) : null;
-        spec = pinned == Distribution.PARTITION ? KeyHashingPin.spec(table) : table.spec();
+        KeyHashingPin.Hashing pinned = followsKeyHashingPin ? KeyHashingPin.read(table) : null;
+        spec = pinned != null && pinned.spec() != null ? pinned.spec() : table.spec();
         if (!tableSchema.identifierFieldIds().isEmpty()) {
           schema = new ChangeSchema(tableSchema);
           CdcTables.checkPartitionColumnsAreKeyColumns(tableSchema, spec);
         }
         Map<String, String> effective =
             WriteProperties.effective(table.name(), table.properties(), writeProperties);
-        distribution = pinned != null ? pinned : distribution(effective);
+        distribution = pinned != null ? pinned.distribution() : distribution(effective);
         maintenance = MaintenanceOptions.policy(options, table.properties());
         if (!options.get(DedupOptions.IGNORE_TABLE_POSITION)) {
           if (skipChangesBeforeTablePosition) {

@@ -110,6 +110,11 @@ public final class MultiTableSink {
         parallelism = sink.parallelism(changes);
       }
     }
+    if (newTables != null) {
+      // Tables of the job taken in flight by an earlier one record how that one hashed them.
+      sinks.forEach(
+          (table, sink) -> newTables.repinOwnTable(committedAs.get(table), sink.keyHashing()));
+    }
     java.util.Set<String> tables = new java.util.TreeSet<>(sinks.keySet());
     PositionDeltaWriterOperator<TableKey> writer =
         PositionDeltaWriterOperator.ofTables(

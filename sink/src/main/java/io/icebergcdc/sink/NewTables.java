@@ -78,7 +78,7 @@ public final class NewTables implements Serializable {
    * with it.
    */
   public boolean takesInFlight(String table) {
-    return sink(table, null, Map.of()).writesWithOthers();
+    return sink(table, null, Map.of(), false).writesWithOthers();
   }
 
   /**
@@ -88,14 +88,36 @@ public final class NewTables implements Serializable {
    * built for the table hash its keys so from then on, whatever its distribution or partition spec
    * become. The source calls it before it passes on any change of the table.
    *
+   * @throws io.icebergcdc.cdc.RefusedSourceException if the table holds a record that cannot be
+   *     read
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   public void pinKeyHashing(String table) {
     try (TableLoader loader = TableLoader.fromCatalog(catalog, TableIdentifier.parse(table))) {
       loader.open();
       org.apache.iceberg.Table loaded = loader.loadTable();
-      if (!loaded.properties().containsKey(KeyHashingPin.PROPERTY)) {
-        String hashing = sink(table, null, Map.of()).keyHashing();
+      if (KeyHashingPin.read(loaded) == null) {
+        String hashing = sink(table, null, Map.of(), false).keyHashing();
+        loaded.updateProperties().set(KeyHashingPin.PROPERTY, hashing).commit();
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Records over a record of an earlier take that says otherwise how the job, as it is built,
+   * hashes the keys of {@code table}, one of its own tables ({@code hashing}, {@link
+   * IcebergCdcSink#keyHashing}): should the job take the table back in flight (its source dropped
+   * while changes of it are still to be applied), it hashes its keys as its restored state says. A
+   * table without a record is left without one.
+   */
+  void repinOwnTable(String table, String hashing) {
+    try (TableLoader loader = TableLoader.fromCatalog(catalog, TableIdentifier.parse(table))) {
+      loader.open();
+      org.apache.iceberg.Table loaded = loader.loadTable();
+      String pinned = loaded.properties().get(KeyHashingPin.PROPERTY);
+      if (pinned != null && !pinned.equals(hashing)) {
         loaded.updateProperties().set(KeyHashingPin.PROPERTY, hashing).commit();
       }
     } catch (java.io.IOException e) {
@@ -110,7 +132,7 @@ public final class NewTables implements Serializable {
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   IcebergCdcSink sinkOf(String table) {
-    return sink(table, null, kafkaTopicIds == null ? Map.of() : kafkaTopicIds.of(table));
+    return sink(table, null, kafkaTopicIds == null ? Map.of() : kafkaTopicIds.of(table), false);
   }
 
   /**
@@ -128,7 +150,7 @@ public final class NewTables implements Serializable {
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   IcebergCdcSink writerSinkOf(String table, Integer jobSchemaId, boolean restored) {
-    IcebergCdcSink sink = sink(table, jobSchemaId, Map.of());
+    IcebergCdcSink sink = sink(table, jobSchemaId, Map.of(), true);
     if (!sink.writesWithOthers()) {
       String why =
           "table "
@@ -146,18 +168,22 @@ public final class NewTables implements Serializable {
     return sink;
   }
 
+  /**
+   * @param followsPin whether its keys are hashed as the table's record of an earlier take says
+   *     ({@link KeyHashingPin}): for the writer and the stream, not for the committer
+   */
   private IcebergCdcSink sink(
-      String table, Integer jobSchemaId, Map<String, String> kafkaTopicIds) {
+      String table, Integer jobSchemaId, Map<String, String> kafkaTopicIds, boolean followsPin) {
     Configuration tableOptions = new Configuration(options);
     tableOptions.set(SinkOptions.UID_PREFIX, table);
-    return IcebergCdcSink.builder()
-        .table(TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)))
-        .options(tableOptions)
-        .commitListener(commitListener)
-        .skipChangesBeforeTablePosition(inSourceOrder)
-        .jobSchemaId(jobSchemaId)
-        .kafkaTopicIds(kafkaTopicIds)
-        .followKeyHashingPin()
-        .build();
+    IcebergCdcSink.Builder builder =
+        IcebergCdcSink.builder()
+            .table(TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)))
+            .options(tableOptions)
+            .commitListener(commitListener)
+            .skipChangesBeforeTablePosition(inSourceOrder)
+            .jobSchemaId(jobSchemaId)
+            .kafkaTopicIds(kafkaTopicIds);
+    return (followsPin ? builder.followKeyHashingPin() : builder).build();
   }
 }

@@ -156,7 +156,8 @@ class MultiTableSinkTest {
     NewTables newTables = new NewTables(catalog, new Configuration(), null, true);
     newTables.pinKeyHashing("db.p");
     table.refresh();
-    assertThat(table.properties()).containsEntry(KeyHashingPin.PROPERTY, "partition-spec-0");
+    String pin = table.properties().get(KeyHashingPin.PROPERTY);
+    assertThat(pin).startsWith("partition-spec:{\"spec-id\":0,").contains("bucket[3]");
 
     table
         .updateSpec()
@@ -166,10 +167,11 @@ class MultiTableSinkTest {
     table.updateProperties().set("write.distribution-mode", "none").commit();
     newTables.pinKeyHashing("db.p");
     table.refresh();
-    assertThat(table.properties()).containsEntry(KeyHashingPin.PROPERTY, "partition-spec-0");
+    assertThat(table.properties()).containsEntry(KeyHashingPin.PROPERTY, pin);
     assertThat(table.spec().specId()).isEqualTo(1);
-    assertThat(newTables.writerSinkOf("db.p", null, false).keyHashing())
-        .isEqualTo("partition-spec-0");
+    assertThat(newTables.writerSinkOf("db.p", null, false).keyHashing()).isEqualTo(pin);
+    // Its committer, and the check whether it is taken in flight, read the table as it is.
+    assertThat(newTables.sinkOf("db.p").keyHashing()).isEqualTo("primary-key");
 
     // The stream of a writer built before the table appeared hashes it so too.
     TableIdentifier own = TableIdentifier.of("db", "own");
@@ -191,7 +193,38 @@ class MultiTableSinkTest {
             .options(new Configuration())
             .build();
     assertThat(ownSink.keyHashing()).isEqualTo("primary-key");
-    // As is a table taken in flight without the record (by an earlier build).
+    // A job that takes tables in flight records its own tables' hashing over a record that says
+    // otherwise, for the day it takes one back in flight.
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.enableCheckpointing(1_000);
+    MultiTableSink.writeTogether(
+        env.fromData(
+            ChangeEventTypeInfo.of(TestChanges.CHANGE_SCHEMA),
+            TestChanges.insert(1, "a", 1).withTable("src.p")),
+        Map.of("src.p", ownSink),
+        Map.of("src.p", id.toString()),
+        "tables-writer",
+        newTables);
+    table.refresh();
+    assertThat(table.properties()).containsEntry(KeyHashingPin.PROPERTY, "primary-key");
+
+    // A record of a spec the table no longer has is read from its JSON.
+    table
+        .updateProperties()
+        .set(
+            KeyHashingPin.PROPERTY,
+            pin.replace("\"spec-id\":0", "\"spec-id\":7").replace("bucket[3]", "bucket[7]"))
+        .commit();
+    assertThat(newTables.writerSinkOf("db.p", null, false).keyHashing())
+        .contains("\"spec-id\":7")
+        .contains("bucket[7]");
+    // One that cannot be read ends the job where the source takes the table, naming it.
+    table.updateProperties().set(KeyHashingPin.PROPERTY, "primary_key").commit();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> newTables.pinKeyHashing("db.p"))
+        .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
+        .hasMessageContaining("table test.db.p has iceberg-cdc.keys-hashed-by = 'primary_key'")
+        .hasMessageContaining("remove the property");
+    // Without a record (a table taken by an earlier build), as the table is now.
     table.updateProperties().remove(KeyHashingPin.PROPERTY).commit();
     assertThat(newTables.writerSinkOf("db.p", null, false).keyHashing()).isEqualTo("primary-key");
   }

@@ -18,9 +18,10 @@ import org.apache.flink.api.java.functions.KeySelector;
  *
  * <p>A table the selector was not built with (one that appeared while the job runs) is hashed as
  * {@link Hashing} says at its first change, once for the life of this instance: each of the job's
- * tasks that keys the stream (the senders and the writer) asks on its own, so they agree as long as
- * the table's partition spec and distribution do not change while they do (the writer checks that
- * each change it gets is one of its keys, {@link PositionDeltaWriterOperator}).
+ * tasks that keys the stream (the senders and the writer) asks on its own, and they agree because
+ * the answer is the one the source recorded in the table as it took it ({@code
+ * io.icebergcdc.sink.KeyHashingPin}), not the table's settings of the moment; the writer checks
+ * that its own copy agrees ({@link PositionDeltaWriterOperator}).
  */
 public final class TableKeySelector implements KeySelector<ChangeEvent, TableKey> {
 
