@@ -4,6 +4,9 @@
 #                         [--parallelism N] [--checkpoint-interval 1s] [--out FILE]
 #                         [--snapshot-chunk-rows N (0: Debezium's own snapshot)] [--engine-only true]
 #                         [--truncate true (at the end: TRUNCATE the table, time until applied)]
+#                         [--fail-halfway true (end the chunk readers' connections mid-snapshot)]
+#                         [--count-reads true (rows PostgreSQL read for the snapshot; the default
+#                          with --fail-halfway)]
 #                         [--flink-cdc true (the peer: Flink CDC's postgres-cdc into Iceberg)]
 # It configures the local PostgreSQL for logical decoding first, as the integration tests do.
 # The peer is a Maven project of its own on Flink 1.20 (bench/peers/flink-cdc-postgres), built here

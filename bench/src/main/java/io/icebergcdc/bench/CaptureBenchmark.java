@@ -133,6 +133,8 @@ public final class CaptureBenchmark {
     boolean failHalfway = Boolean.parseBoolean(options.getOrDefault("fail-halfway", "false"));
     boolean engineOnly = Boolean.parseBoolean(options.getOrDefault("engine-only", "false"));
     boolean truncate = Boolean.parseBoolean(options.getOrDefault("truncate", "false"));
+    boolean countReads =
+        Boolean.parseBoolean(options.getOrDefault("count-reads", Boolean.toString(failHalfway)));
     if (engineOnly && truncate) {
       throw new IllegalArgumentException(
           "--engine-only reads into nothing: it has no table to truncate (--truncate)");
@@ -182,6 +184,7 @@ public final class CaptureBenchmark {
                 null,
                 failHalfway ? 5 : 0));
     Catalog catalog = job.catalog().loader().loadCatalog();
+    long readsBefore = countReads ? rowsReadFromTable() : 0;
     long submitted = System.currentTimeMillis();
     try (Running client = flinkCdc ? startFlinkCdc(work, parallelism, interval) : startJob(job);
         Connection connection = connect()) {
@@ -197,9 +200,9 @@ public final class CaptureBenchmark {
       double snapshotSeconds = (snapshotDone - submitted) / 1000.0;
       String failure = "";
       if (failHalfway) {
-        long readTwice = 0;
+        long appliedTwice = 0;
         for (Snapshot snapshot : tables.get().snapshots()) {
-          readTwice +=
+          appliedTwice +=
               Long.parseLong(
                   snapshot.summary().getOrDefault(SnapshotSummaryKeys.DUPLICATES_DROPPED, "0"));
         }
@@ -208,10 +211,26 @@ public final class CaptureBenchmark {
                 Locale.ROOT,
                 "A failure was injected during the snapshot, when the table held %,d rows: the"
                     + " connections of the chunk readers were ended, the job failed and resumed"
-                    + " from its last checkpoint. Rows read twice (the dedup's duplicates of the"
-                    + " snapshot): %,d.%n%n",
+                    + " from its last checkpoint. Rows the dedup dropped as already applied (read"
+                    + " again after they were committed): %,d.%n%n",
                 failedAt.get(),
-                readTwice);
+                appliedTwice);
+      }
+      if (countReads) {
+        // A connection reports what it read when its transaction ends, at most once a second,
+        // and an idle one within 10 s.
+        Thread.sleep(11_000);
+        long read = rowsReadFromTable() - readsBefore;
+        failure +=
+            String.format(
+                Locale.ROOT,
+                "PostgreSQL read %,d rows of bench.items from the job's submission until its"
+                    + " snapshot was committed (pg_stat_user_tables: seq_tup_read + idx_tup_fetch),"
+                    + " %,d beyond one read of each of its %,d rows: rows read again after the"
+                    + " failure, and what the chunks' boundaries cost.%n%n",
+                read,
+                read - rows,
+                rows);
       }
 
       List<Transaction> fullSpeed = write(connection, Long.MAX_VALUE);
@@ -457,6 +476,21 @@ public final class CaptureBenchmark {
       System.out.println(report);
     } finally {
       thread.shutdownNow();
+    }
+  }
+
+  /**
+   * The rows PostgreSQL has read from bench.items so far, by sequential and index scans, as its
+   * statistics have them.
+   */
+  private static long rowsReadFromTable() throws SQLException {
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement();
+        ResultSet read =
+            statement.executeQuery(
+                "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
+                    + " FROM pg_stat_user_tables WHERE schemaname = 'bench' AND relname = 'items'")) {
+      return read.next() ? read.getLong(1) : 0;
     }
   }
 
