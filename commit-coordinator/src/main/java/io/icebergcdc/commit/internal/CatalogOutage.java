@@ -24,6 +24,10 @@ import org.apache.iceberg.exceptions.ServiceUnavailableException;
  *
  * <p>The timeout should stay below Flink's checkpoint timeout (10 min by default): while the
  * committer waits, checkpoints cannot complete.
+ *
+ * <p>The tables a committer of several commits for one checkpoint share a {@link Round}: the time
+ * runs from the first failure of any of them, so that an outage ends the job after the timeout, not
+ * after the timeout once for each batch of tables the commit threads take in turn.
  */
 final class CatalogOutage {
 
@@ -31,12 +35,40 @@ final class CatalogOutage {
   private static final long LONGEST_PAUSE_MS = 15_000;
 
   private final long timeoutNanos;
+  private final Round round;
   private long deadline;
   private long pauseMs;
   private int failures;
 
   CatalogOutage(Duration timeout) {
+    this(timeout, null);
+  }
+
+  /**
+   * @param round the commits this one's outage is timed with, from the first failure of any of
+   *     them; null for its own time
+   */
+  CatalogOutage(Duration timeout, Round round) {
     this.timeoutNanos = timeout.toNanos();
+    this.round = round;
+  }
+
+  /**
+   * The commits of several tables for one checkpoint, on several threads: the catalog's outage
+   * counts from the first failure of any of them.
+   */
+  static final class Round {
+    private boolean failed;
+    private long firstFailure;
+
+    /** When an outage first met at {@code now} ends the commits of the round. */
+    synchronized long deadline(long now, long timeoutNanos) {
+      if (!failed) {
+        failed = true;
+        firstFailure = now;
+      }
+      return firstFailure + timeoutNanos;
+    }
   }
 
   /**
@@ -74,7 +106,7 @@ final class CatalogOutage {
     }
     long now = System.nanoTime();
     if (failures++ == 0) {
-      deadline = now + timeoutNanos;
+      deadline = round == null ? now + timeoutNanos : round.deadline(now, timeoutNanos);
       pauseMs = FIRST_PAUSE_MS;
     }
     if (now - deadline >= 0) {

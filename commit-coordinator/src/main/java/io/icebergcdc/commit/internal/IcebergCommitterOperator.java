@@ -586,6 +586,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    */
   private void commit(Map<String, TableCommitter> tables, Owed owed) throws Exception {
     Map<String, TableCommitter.Due> due = new java.util.concurrent.ConcurrentHashMap<>();
+    // An outage of the catalog ends the commits of all the tables after the retry timeout, not
+    // after it once for each batch of tables the threads take in turn.
+    CatalogOutage.Round round = new CatalogOutage.Round();
     commitThreads.forEach(
         tables.entrySet(),
         table -> {
@@ -594,7 +597,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
             return;
           }
           if (transactions == null) {
-            table.getValue().commit(owes);
+            table.getValue().commit(owes, round);
           } else {
             // A transaction names its tables: a committer of several, whose names are not null.
             due.put(table.getKey(), owes);

@@ -239,7 +239,20 @@ final class SnapshotCommitter implements AutoCloseable {
    */
   void commit(
       long checkpointId, ChangeCommittable committable, ChangeStats carried, String commitJobId) {
-    CatalogOutage outage = new CatalogOutage(catalogRetryTimeout);
+    commit(checkpointId, committable, carried, commitJobId, null);
+  }
+
+  /**
+   * Commits one checkpoint, as {@link #commit(long, ChangeCommittable, ChangeStats, String)}, its
+   * catalog's outage timed with the other commits of {@code round} (null: on its own).
+   */
+  void commit(
+      long checkpointId,
+      ChangeCommittable committable,
+      ChangeStats carried,
+      String commitJobId,
+      CatalogOutage.Round round) {
+    CatalogOutage outage = new CatalogOutage(catalogRetryTimeout, round);
     Attempt made;
     while (true) {
       boolean afterFailure = outage.failures() > 0;

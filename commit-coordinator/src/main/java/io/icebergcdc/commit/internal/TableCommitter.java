@@ -294,8 +294,17 @@ final class TableCommitter implements AutoCloseable {
 
   /** Makes the commits that are due, in order. */
   void commit(Due due) {
+    commit(due, null);
+  }
+
+  /**
+   * Makes the commits that are due, in order, a catalog's outage timed with the other tables'
+   * commits of {@code round} (null: on their own).
+   */
+  void commit(Due due, CatalogOutage.Round round) {
     for (Due.Commit commit : due.commits()) {
-      commits.commit(commit.checkpointId(), commit.committable(), commit.carried(), due.jobId());
+      commits.commit(
+          commit.checkpointId(), commit.committable(), commit.carried(), due.jobId(), round);
       due.made(commit);
     }
     due.finish();

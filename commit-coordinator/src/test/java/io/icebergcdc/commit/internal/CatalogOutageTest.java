@@ -48,6 +48,29 @@ class CatalogOutageTest {
         .isGreaterThanOrEqualTo(Duration.ofMillis(1_400).toNanos());
   }
 
+  /**
+   * The commits of several tables for one checkpoint share the time: a table whose commit first
+   * fails after the others have waited out the timeout gives up at once, rather than waiting it out
+   * again (the commit threads take the tables in batches).
+   */
+  @Test
+  void theTablesOfARoundShareTheTimeFromTheFirstFailure() throws Exception {
+    CatalogOutage.Round round = new CatalogOutage.Round();
+    RuntimeException down = new RESTException(new ConnectException("refused"), "down");
+    CatalogOutage first = new CatalogOutage(Duration.ofMillis(1_200), round);
+    first.pauseOrThrow(down); // 1 s
+    first.pauseOrThrow(down); // the rest of the 1.2 s
+    assertThatThrownBy(() -> first.pauseOrThrow(down)).isSameAs(down);
+    CatalogOutage later = new CatalogOutage(Duration.ofMillis(1_200), round);
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> later.pauseOrThrow(down)).isSameAs(down);
+    assertThat(System.nanoTime() - start).isLessThan(Duration.ofMillis(500).toNanos());
+    // A commit of its own waits out its own time.
+    CatalogOutage alone = new CatalogOutage(Duration.ofMillis(1_200));
+    alone.pauseOrThrow(down);
+    assertThat(alone.failures()).isEqualTo(1);
+  }
+
   @Test
   void rethrowsWhatIsNoOutageAtOnce() {
     CatalogOutage outage = new CatalogOutage(Duration.ofMinutes(5));
