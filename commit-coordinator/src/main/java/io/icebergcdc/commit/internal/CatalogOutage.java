@@ -69,6 +69,18 @@ final class CatalogOutage {
       }
       return firstFailure + timeoutNanos;
     }
+
+    /** A commit went through after failures: a later outage counts from its own first failure. */
+    synchronized void reached() {
+      failed = false;
+    }
+  }
+
+  /** Tells the round, if any, that the catalog answered after this outage's failures. */
+  void reached() {
+    if (round != null && failures > 0) {
+      round.reached();
+    }
   }
 
   /**

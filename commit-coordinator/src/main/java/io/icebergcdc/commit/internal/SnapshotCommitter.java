@@ -260,6 +260,7 @@ final class SnapshotCommitter implements AutoCloseable {
         // After a failure the attempt looks for the checkpoint in the table it builds on: null
         // if it is there.
         made = attempt(checkpointId, committable, carried, commitJobId, false, afterFailure);
+        outage.reached();
         break;
       } catch (RuntimeException e) {
         if (afterFailure

@@ -65,6 +65,15 @@ class CatalogOutageTest {
     long start = System.nanoTime();
     assertThatThrownBy(() -> later.pauseOrThrow(down)).isSameAs(down);
     assertThat(System.nanoTime() - start).isLessThan(Duration.ofMillis(500).toNanos());
+    // Once a commit of a round goes through after failures, a later outage counts anew.
+    CatalogOutage.Round second = new CatalogOutage.Round();
+    CatalogOutage blip = new CatalogOutage(Duration.ofMillis(1_200), second);
+    blip.pauseOrThrow(down); // 1 s, then the catalog answers
+    blip.reached();
+    Thread.sleep(300); // past the 1.2 s from the blip's failure
+    CatalogOutage next = new CatalogOutage(Duration.ofMillis(1_200), second);
+    next.pauseOrThrow(down); // paused, not thrown: its own time
+    assertThat(next.failures()).isEqualTo(1);
     // A commit of its own waits out its own time.
     CatalogOutage alone = new CatalogOutage(Duration.ofMillis(1_200));
     alone.pauseOrThrow(down);
