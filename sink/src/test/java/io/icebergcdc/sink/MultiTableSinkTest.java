@@ -37,11 +37,7 @@ class MultiTableSinkTest {
   @EnumSource(Distribution.class)
   void theSharedWritersStreamIsKeyedAsEachTablesDistributionSays(Distribution distribution)
       throws Exception {
-    CatalogLoader catalog =
-        CatalogLoader.hadoop(
-            "test",
-            new org.apache.hadoop.conf.Configuration(),
-            Map.of("warehouse", warehouse.toUri().toString()));
+    CatalogLoader catalog = catalog();
     TableIdentifier id = TableIdentifier.of("db", "p");
     catalog
         .loadCatalog()
@@ -99,11 +95,7 @@ class MultiTableSinkTest {
    */
   @org.junit.jupiter.api.Test
   void aTableTakenInFlightThatCanNoLongerBeWrittenWithTheOthersIsRefusedAtTheRestore() {
-    CatalogLoader catalog =
-        CatalogLoader.hadoop(
-            "test",
-            new org.apache.hadoop.conf.Configuration(),
-            Map.of("warehouse", warehouse.toUri().toString()));
+    CatalogLoader catalog = catalog();
     catalog
         .loadCatalog()
         .createTable(
@@ -140,11 +132,7 @@ class MultiTableSinkTest {
    */
   @org.junit.jupiter.api.Test
   void aTableTakenInFlightKeepsTheHashingItWasTakenWith() throws Exception {
-    CatalogLoader catalog =
-        CatalogLoader.hadoop(
-            "test",
-            new org.apache.hadoop.conf.Configuration(),
-            Map.of("warehouse", warehouse.toUri().toString()));
+    CatalogLoader catalog = catalog();
     org.apache.iceberg.catalog.Catalog tables = catalog.loadCatalog();
     TableIdentifier id = TableIdentifier.of("db", "p");
     org.apache.iceberg.Table table =
@@ -235,11 +223,7 @@ class MultiTableSinkTest {
    */
   @org.junit.jupiter.api.Test
   void theStreamHashesATableThatAppearsAsItsWriterDoes() throws Exception {
-    CatalogLoader catalog =
-        CatalogLoader.hadoop(
-            "test",
-            new org.apache.hadoop.conf.Configuration(),
-            Map.of("warehouse", warehouse.toUri().toString()));
+    CatalogLoader catalog = catalog();
     org.apache.iceberg.catalog.Catalog tables = catalog.loadCatalog();
     TableIdentifier own = TableIdentifier.of("db", "own");
     tables.createTable(
@@ -299,5 +283,13 @@ class MultiTableSinkTest {
                 .getStateKeySelector();
     return org.apache.flink.util.InstantiationUtil.clone(
         keys, MultiTableSinkTest.class.getClassLoader());
+  }
+
+  /** The Hadoop catalog of the test's warehouse. */
+  private CatalogLoader catalog() {
+    return CatalogLoader.hadoop(
+        "test",
+        new org.apache.hadoop.conf.Configuration(),
+        Map.of("warehouse", warehouse.toUri().toString()));
   }
 }
