@@ -91,6 +91,7 @@ public final class IcebergCdcSink {
 
   private final Schema tableSchema;
   private final String tableName;
+  private final String recordedKeyHashing;
 
   private IcebergCdcSink(Builder builder) {
     this.tableLoader = builder.tableLoader;
@@ -110,6 +111,7 @@ public final class IcebergCdcSink {
     this.kafkaTopicIds = builder.kafkaTopicIds;
     this.tableSchema = builder.tableSchema;
     this.tableName = builder.tableName;
+    this.recordedKeyHashing = builder.recordedKeyHashing;
   }
 
   public static Builder builder() {
@@ -478,6 +480,7 @@ public final class IcebergCdcSink {
     private Map<String, String> kafkaTopicIds = Map.of();
     private Integer jobSchemaId;
     private boolean followsKeyHashingPin;
+    private String recordedKeyHashing;
     private SourceSequence tablePosition;
     private SourceSequence tableTruncatedAt;
     private Schema tableSchema;
@@ -600,6 +603,7 @@ public final class IcebergCdcSink {
                   + ", which its restored writer was built with");
         }
         rowType = FlinkSchemaUtil.convert(tableSchema);
+        recordedKeyHashing = table.properties().get(KeyHashingPin.PROPERTY);
         KeyHashingPin.Hashing pinned = followsKeyHashingPin ? KeyHashingPin.read(table) : null;
         spec = pinned != null && pinned.spec() != null ? pinned.spec() : table.spec();
         if (!tableSchema.identifierFieldIds().isEmpty()) {
@@ -651,6 +655,11 @@ public final class IcebergCdcSink {
   /** How this sink hashes its keys over the writers, as {@link KeyHashingPin} records it. */
   String keyHashing() {
     return KeyHashingPin.of(distribution, spec);
+  }
+
+  /** What the table's {@link KeyHashingPin} said when this sink was built; null for nothing. */
+  String recordedKeyHashing() {
+    return recordedKeyHashing;
   }
 
   /** How long the dedup's tombstones of this table live ({@link DedupOptions#TOMBSTONE_TTL}). */

@@ -63,12 +63,22 @@ final class KeyHashingPin {
     }
     if (pin.startsWith(BY_PARTITION_SPEC)) {
       try {
+        String json = pin.substring(BY_PARTITION_SPEC.length());
+        // Bound to the spec's source columns alone: Iceberg keeps the names of its own specs'
+        // fields
+        // clear of the columns', not of a spec the table has dropped since.
+        java.util.Set<Integer> sources = new java.util.HashSet<>();
+        for (com.fasterxml.jackson.databind.JsonNode field :
+            org.apache.iceberg.util.JsonUtil.mapper().readTree(json).get("fields")) {
+          sources.add(field.get("source-id").asInt());
+        }
         PartitionSpec spec =
-            PartitionSpecParser.fromJson(table.schema(), pin.substring(BY_PARTITION_SPEC.length()));
+            PartitionSpecParser.fromJson(
+                org.apache.iceberg.types.TypeUtil.select(table.schema(), sources), json);
         if (spec.isPartitioned()) {
           return new Hashing(spec);
         }
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | java.io.IOException e) {
         // Refused below.
       }
     }

@@ -113,7 +113,12 @@ public final class MultiTableSink {
     if (newTables != null) {
       // Tables of the job taken in flight by an earlier one record how that one hashed them.
       sinks.forEach(
-          (table, sink) -> newTables.repinOwnTable(committedAs.get(table), sink.keyHashing()));
+          (table, sink) -> {
+            String recorded = sink.recordedKeyHashing();
+            if (recorded != null && !recorded.equals(sink.keyHashing())) {
+              newTables.repinOwnTable(committedAs.get(table), sink.keyHashing());
+            }
+          });
     }
     java.util.Set<String> tables = new java.util.TreeSet<>(sinks.keySet());
     PositionDeltaWriterOperator<TableKey> writer =

@@ -269,6 +269,7 @@ final class SnapshotCommitter implements AutoCloseable {
           // have landed since. If not, another writer's did: the job fails, and its restore looks
           // again.
           if (landed(checkpointId, commitJobId)) {
+            outage.reached();
             made = null;
             break;
           }
