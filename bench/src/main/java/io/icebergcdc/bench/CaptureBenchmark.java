@@ -115,7 +115,12 @@ public final class CaptureBenchmark {
     for (int i = 0; i + 1 < args.length; i += 2) {
       options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
     }
-    new CaptureBenchmark(options).run();
+    try {
+      new CaptureBenchmark(options).run();
+    } finally {
+      // A replication slot left behind keeps the server's WAL for as long as the machine runs.
+      dropSource();
+    }
   }
 
   private void run() throws Exception {
@@ -229,6 +234,9 @@ public final class CaptureBenchmark {
         // and an idle one within 10 s.
         Thread.sleep(11_000);
         long read = rowsReadFromTable() - readsBefore;
+        try (Statement statement = connection.createStatement()) {
+          statement.execute("ALTER TABLE bench.items RESET (autovacuum_enabled)");
+        }
         failure +=
             String.format(
                 Locale.ROOT,
@@ -509,11 +517,20 @@ public final class CaptureBenchmark {
         "jdbc:postgresql://127.0.0.1:5432/" + DATABASE, "postgres", "");
   }
 
-  private void createSourceTable() throws SQLException {
+  /** Drops the benchmark's replication slots and database, those of an earlier run too. */
+  private static void dropSource() throws SQLException {
     try (Connection admin =
             DriverManager.getConnection(
                 "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
         Statement statement = admin.createStatement()) {
+      statement.execute(
+          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
+              + " WHERE slot_name IN ('"
+              + SLOT
+              + "', '"
+              + FLINK_CDC_SLOT
+              + "') AND active_pid IS NOT NULL");
+      statement.execute("SELECT pg_sleep(0.5)");
       statement.execute(
           "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
               + " WHERE database = '"
@@ -524,6 +541,15 @@ public final class CaptureBenchmark {
               + FLINK_CDC_SLOT
               + "')");
       statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
+    }
+  }
+
+  private void createSourceTable() throws SQLException {
+    dropSource();
+    try (Connection admin =
+            DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+        Statement statement = admin.createStatement()) {
       statement.execute("CREATE DATABASE " + DATABASE);
     }
     try (Connection connection = connect();

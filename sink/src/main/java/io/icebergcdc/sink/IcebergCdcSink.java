@@ -343,7 +343,7 @@ public final class IcebergCdcSink {
    * {@link SinkOptions#DISTRIBUTION} says. Either way keyed state is per primary key and the
    * writers follow the dedup without a shuffle.
    */
-  private ChangeKeySelector<?> keySelector() {
+  ChangeKeySelector<?> keySelector() {
     return distribution == Distribution.PARTITION
         ? new PartitionedKeySelector(schema, spec)
         : new RowKeySelector();
@@ -606,6 +606,10 @@ public final class IcebergCdcSink {
         recordedKeyHashing = table.properties().get(KeyHashingPin.PROPERTY);
         KeyHashingPin.Hashing pinned = followsKeyHashingPin ? KeyHashingPin.read(table) : null;
         spec = pinned != null && pinned.spec() != null ? pinned.spec() : table.spec();
+        if (tableSchema != table.schema()) {
+          // A restored writer's schema: its key columns' partition values typed as it has them.
+          spec = KeyHashingPin.bind(tableSchema, spec);
+        }
         if (!tableSchema.identifierFieldIds().isEmpty()) {
           schema = new ChangeSchema(tableSchema);
           CdcTables.checkPartitionColumnsAreKeyColumns(tableSchema, spec);

@@ -63,18 +63,7 @@ final class KeyHashingPin {
     }
     if (pin.startsWith(BY_PARTITION_SPEC)) {
       try {
-        String json = pin.substring(BY_PARTITION_SPEC.length());
-        // Bound to the spec's source columns alone: Iceberg keeps the names of its own specs'
-        // fields
-        // clear of the columns', not of a spec the table has dropped since.
-        java.util.Set<Integer> sources = new java.util.HashSet<>();
-        for (com.fasterxml.jackson.databind.JsonNode field :
-            org.apache.iceberg.util.JsonUtil.mapper().readTree(json).get("fields")) {
-          sources.add(field.get("source-id").asInt());
-        }
-        PartitionSpec spec =
-            PartitionSpecParser.fromJson(
-                org.apache.iceberg.types.TypeUtil.select(table.schema(), sources), json);
+        PartitionSpec spec = bind(table.schema(), pin.substring(BY_PARTITION_SPEC.length()));
         if (spec.isPartitioned()) {
           return new Hashing(spec);
         }
@@ -97,5 +86,37 @@ final class KeyHashingPin {
             + "' and a partition spec of the table's columns in JSON; remove the property (the job"
             + " records it again as it takes the table) and resume the job with --restore-from"
             + " latest");
+  }
+
+  /**
+   * {@code spec} bound to {@code schema}'s columns: its partition values typed as that schema has
+   * its source columns (a restored writer's schema, whose key column may be an int the table has
+   * since widened to a long).
+   */
+  static PartitionSpec bind(org.apache.iceberg.Schema schema, PartitionSpec spec) {
+    if (spec.isUnpartitioned()) {
+      return spec;
+    }
+    try {
+      return bind(schema, PartitionSpecParser.toJson(spec));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The spec written in {@code json} bound to {@code schema}'s source columns of it alone: Iceberg
+   * keeps the names of the fields of the table's own specs clear of its columns', not those of a
+   * spec the table has dropped since.
+   */
+  private static PartitionSpec bind(org.apache.iceberg.Schema schema, String json)
+      throws java.io.IOException {
+    java.util.Set<Integer> sources = new java.util.HashSet<>();
+    for (com.fasterxml.jackson.databind.JsonNode field :
+        org.apache.iceberg.util.JsonUtil.mapper().readTree(json).get("fields")) {
+      sources.add(field.get("source-id").asInt());
+    }
+    return PartitionSpecParser.fromJson(
+        org.apache.iceberg.types.TypeUtil.select(schema, sources), json);
   }
 }

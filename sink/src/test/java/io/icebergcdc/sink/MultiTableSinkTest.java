@@ -218,6 +218,70 @@ class MultiTableSinkTest {
   }
 
   /**
+   * A table taken in flight, distributed by partition of an int key column that it widened to a
+   * long since, is taken back by a restored writer in the schema the writer was built with: its
+   * keys' partitions are read as that schema has them (ints), and hash as the stream's look at the
+   * table now (longs) hashes them.
+   */
+  @org.junit.jupiter.api.Test
+  void aRestoredWriterOfATableWhoseKeyWasWidenedHashesItsKeysAsTheStreamDoes() throws Exception {
+    CatalogLoader catalog = catalog();
+    org.apache.iceberg.Schema schema =
+        new org.apache.iceberg.Schema(
+            java.util.List.of(
+                org.apache.iceberg.types.Types.NestedField.required(
+                    1, "id", org.apache.iceberg.types.Types.IntegerType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(
+                    2, "name", org.apache.iceberg.types.Types.StringType.get())),
+            Set.of(1));
+    org.apache.iceberg.Table table =
+        catalog
+            .loadCatalog()
+            .createTable(
+                TableIdentifier.of("db", "w"),
+                schema,
+                PartitionSpec.builderFor(schema).identity("id").build(),
+                Map.of("format-version", "3", "write.distribution-mode", "hash"));
+    NewTables newTables = new NewTables(catalog, new Configuration(), null, true);
+    newTables.pinKeyHashing("db.w");
+    int built = table.schema().schemaId();
+    table.updateSchema().updateColumn("id", org.apache.iceberg.types.Types.LongType.get()).commit();
+    io.icebergcdc.sink.internal.ChangeKeySelector<?> restored =
+        newTables.writerSinkOf("db.w", built, true).keySelector();
+    io.icebergcdc.sink.internal.ChangeKeySelector<?> now =
+        newTables.writerSinkOf("db.w", null, false).keySelector();
+    table.refresh();
+    io.icebergcdc.cdc.ChangeSchema before =
+        new io.icebergcdc.cdc.ChangeSchema(table.schemas().get(built));
+    io.icebergcdc.cdc.ChangeSchema after = new io.icebergcdc.cdc.ChangeSchema(table.schema());
+    for (int key : new int[] {1, 7, 42, -5}) {
+      org.apache.flink.table.data.GenericRowData ofBefore =
+          org.apache.flink.table.data.GenericRowData.of(
+              key, org.apache.flink.table.data.StringData.fromString("n"));
+      org.apache.flink.table.data.GenericRowData ofAfter =
+          org.apache.flink.table.data.GenericRowData.of(
+              (long) key, org.apache.flink.table.data.StringData.fromString("n"));
+      Object restoredKey = restored.getKey(change(before, ofBefore));
+      Object nowKey = now.getKey(change(after, ofAfter));
+      assertThat(((io.icebergcdc.sink.internal.PartitionedKey) restoredKey).partitionHash())
+          .as("key %s", key)
+          .isEqualTo(((io.icebergcdc.sink.internal.PartitionedKey) nowKey).partitionHash());
+    }
+  }
+
+  private static ChangeEvent change(
+      io.icebergcdc.cdc.ChangeSchema schema, org.apache.flink.table.data.RowData row) {
+    return new ChangeEvent(
+        "db.w",
+        io.icebergcdc.cdc.Operation.INSERT,
+        schema.keyOf(row),
+        null,
+        row,
+        io.icebergcdc.cdc.SourceSequence.postgresLsn(1),
+        0L);
+  }
+
+  /**
    * The shared writer's stream, keyed before a table appeared, hashes a table distributed by
    * partition that appears by its partition, and one distributed by primary key by its key.
    */
