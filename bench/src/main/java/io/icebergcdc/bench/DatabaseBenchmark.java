@@ -167,6 +167,8 @@ public final class DatabaseBenchmark {
     Files.writeString(out, report, StandardCharsets.UTF_8);
     System.out.println(report);
     System.out.println("Written to " + out);
+    // A replication slot left behind keeps the server's WAL for as long as the machine runs.
+    dropSource();
     System.exit(0);
   }
 
@@ -334,6 +336,18 @@ public final class DatabaseBenchmark {
   }
 
   private static void createSource(Map<String, Long> rows) throws SQLException {
+    dropSource();
+    try (Connection admin =
+            DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+        Statement statement = admin.createStatement()) {
+      statement.execute("CREATE DATABASE " + DATABASE);
+    }
+    createTables(rows);
+  }
+
+  /** Drops the benchmark's replication slot and database, those of an earlier run too. */
+  private static void dropSource() throws SQLException {
     try (Connection admin =
             DriverManager.getConnection(
                 "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
@@ -353,8 +367,10 @@ public final class DatabaseBenchmark {
               + SLOT
               + "'");
       statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
-      statement.execute("CREATE DATABASE " + DATABASE);
     }
+  }
+
+  private static void createTables(Map<String, Long> rows) throws SQLException {
     try (Connection connection = connect();
         Statement statement = connection.createStatement()) {
       statement.execute("CREATE SCHEMA bench");
