@@ -48,8 +48,11 @@ public final class TableKeySelector implements KeySelector<ChangeEvent, TableKey
   /** How the other tables are hashed; null where every table is hashed by primary key. */
   private final Hashing appeared;
 
-  /** How each table that appeared is hashed: by its partitions, or by primary key if empty. */
-  private transient Map<String, Optional<PartitionedKeySelector>> ofAppeared;
+  /**
+   * How each table met so far is hashed, by its partitions or by primary key if empty: those the
+   * selector was built with, then those that appeared as they come. One lookup a change.
+   */
+  private transient Map<String, Optional<PartitionedKeySelector>> hashing;
 
   public TableKeySelector() {
     this(Map.of());
@@ -86,17 +89,15 @@ public final class TableKeySelector implements KeySelector<ChangeEvent, TableKey
 
   /** How {@code table}'s keys are hashed: by the partitions returned, or by primary key if null. */
   public PartitionedKeySelector partitionerOf(String table) {
-    PartitionedKeySelector partitions = byPartition.get(table);
-    if (partitions != null || appeared == null || known.contains(table)) {
-      return partitions;
+    if (hashing == null) {
+      hashing = new HashMap<>();
+      known.forEach(name -> hashing.put(name, Optional.empty()));
+      byPartition.forEach((name, partitions) -> hashing.put(name, Optional.of(partitions)));
     }
-    if (ofAppeared == null) {
-      ofAppeared = new HashMap<>();
-    }
-    Optional<PartitionedKeySelector> hashed = ofAppeared.get(table);
+    Optional<PartitionedKeySelector> hashed = hashing.get(table);
     if (hashed == null) {
-      hashed = Optional.ofNullable(appeared.partitionerOf(table));
-      ofAppeared.put(table, hashed);
+      hashed = Optional.ofNullable(appeared == null ? null : appeared.partitionerOf(table));
+      hashing.put(table, hashed);
     }
     return hashed.orElse(null);
   }
