@@ -93,16 +93,12 @@ public final class NewTables implements Serializable {
    * @throws org.apache.iceberg.exceptions.NoSuchTableException if the catalog has no such table
    */
   public void pinKeyHashing(String table) {
-    try (TableLoader loader = TableLoader.fromCatalog(catalog, TableIdentifier.parse(table))) {
-      loader.open();
-      org.apache.iceberg.Table loaded = loader.loadTable();
-      if (KeyHashingPin.read(loaded) == null) {
-        String hashing = sink(table, null, Map.of(), false).keyHashing();
-        loaded.updateProperties().set(KeyHashingPin.PROPERTY, hashing).commit();
-      }
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    recordKeyHashing(
+        table,
+        loaded ->
+            KeyHashingPin.read(loaded) == null
+                ? sink(table, null, Map.of(), false).keyHashing()
+                : null);
   }
 
   /**
@@ -113,11 +109,22 @@ public final class NewTables implements Serializable {
    * table without a record is left without one.
    */
   void repinOwnTable(String table, String hashing) {
+    recordKeyHashing(
+        table,
+        loaded -> {
+          String recorded = loaded.properties().get(KeyHashingPin.PROPERTY);
+          return recorded != null && !recorded.equals(hashing) ? hashing : null;
+        });
+  }
+
+  /** Sets {@code table}'s {@link KeyHashingPin} to what {@code toRecord} says, unless null. */
+  private void recordKeyHashing(
+      String table, java.util.function.Function<org.apache.iceberg.Table, String> toRecord) {
     try (TableLoader loader = TableLoader.fromCatalog(catalog, TableIdentifier.parse(table))) {
       loader.open();
       org.apache.iceberg.Table loaded = loader.loadTable();
-      String pinned = loaded.properties().get(KeyHashingPin.PROPERTY);
-      if (pinned != null && !pinned.equals(hashing)) {
+      String hashing = toRecord.apply(loaded);
+      if (hashing != null) {
         loaded.updateProperties().set(KeyHashingPin.PROPERTY, hashing).commit();
       }
     } catch (java.io.IOException e) {
