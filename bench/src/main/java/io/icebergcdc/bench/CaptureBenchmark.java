@@ -519,39 +519,11 @@ public final class CaptureBenchmark {
 
   /** Drops the benchmark's replication slots and database, those of an earlier run too. */
   private static void dropSource() throws SQLException {
-    try (Connection admin =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
-        Statement statement = admin.createStatement()) {
-      statement.execute(
-          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
-              + " WHERE slot_name IN ('"
-              + SLOT
-              + "', '"
-              + FLINK_CDC_SLOT
-              + "') AND active_pid IS NOT NULL");
-      statement.execute("SELECT pg_sleep(0.5)");
-      statement.execute(
-          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-              + " WHERE database = '"
-              + DATABASE
-              + "' OR slot_name IN ('"
-              + SLOT
-              + "', '"
-              + FLINK_CDC_SLOT
-              + "')");
-      statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
-    }
+    BenchPostgres.drop(DATABASE, SLOT, FLINK_CDC_SLOT);
   }
 
   private void createSourceTable() throws SQLException {
-    dropSource();
-    try (Connection admin =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
-        Statement statement = admin.createStatement()) {
-      statement.execute("CREATE DATABASE " + DATABASE);
-    }
+    BenchPostgres.recreate(DATABASE, SLOT, FLINK_CDC_SLOT);
     try (Connection connection = connect();
         Statement statement = connection.createStatement()) {
       statement.execute("CREATE SCHEMA bench");

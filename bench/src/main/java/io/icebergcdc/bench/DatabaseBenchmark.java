@@ -336,38 +336,13 @@ public final class DatabaseBenchmark {
   }
 
   private static void createSource(Map<String, Long> rows) throws SQLException {
-    dropSource();
-    try (Connection admin =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
-        Statement statement = admin.createStatement()) {
-      statement.execute("CREATE DATABASE " + DATABASE);
-    }
+    BenchPostgres.recreate(DATABASE, SLOT);
     createTables(rows);
   }
 
   /** Drops the benchmark's replication slot and database, those of an earlier run too. */
   private static void dropSource() throws SQLException {
-    try (Connection admin =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
-        Statement statement = admin.createStatement()) {
-      // The connection of a job cancelled just before may still hold the slot.
-      statement.execute(
-          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
-              + " WHERE slot_name = '"
-              + SLOT
-              + "' AND active_pid IS NOT NULL");
-      statement.execute("SELECT pg_sleep(0.5)");
-      statement.execute(
-          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-              + " WHERE database = '"
-              + DATABASE
-              + "' OR slot_name = '"
-              + SLOT
-              + "'");
-      statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
-    }
+    BenchPostgres.drop(DATABASE, SLOT);
   }
 
   private static void createTables(Map<String, Long> rows) throws SQLException {
