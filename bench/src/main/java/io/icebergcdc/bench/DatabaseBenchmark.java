@@ -92,6 +92,8 @@ public final class DatabaseBenchmark {
   /** How the tables' changes are spread over the writers: by primary key or by partition. */
   private final io.icebergcdc.sink.Distribution distribution;
 
+  private final io.icebergcdc.sink.DeleteMode deleteMode;
+
   /** The partition spec of the tables the job creates ({@code --partition-by}); null for none. */
   private final String partitionBy;
 
@@ -131,6 +133,9 @@ public final class DatabaseBenchmark {
         io.icebergcdc.sink.Distribution.valueOf(
             options.getOrDefault("distribution", "primary_key").toUpperCase(Locale.ROOT));
     partitionBy = options.get("partition-by");
+    deleteMode =
+        io.icebergcdc.sink.DeleteMode.valueOf(
+            options.getOrDefault("delete-mode", "position").toUpperCase(Locale.ROOT));
     if (atomicCommits && !rest) {
       throw new IllegalArgumentException("--atomic-commits true needs --catalog rest");
     }
@@ -225,6 +230,7 @@ public final class DatabaseBenchmark {
     Configuration sinkOptions = new Configuration();
     sinkOptions.set(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, atomicCommits);
     sinkOptions.set(SinkOptions.DISTRIBUTION, distribution);
+    sinkOptions.set(SinkOptions.DELETE_MODE, deleteMode);
     JobDefinition job =
         new JobDefinition(
             new DatabaseSource(
@@ -613,7 +619,8 @@ public final class DatabaseBenchmark {
         String.format(
             Locale.ROOT,
             "`bash bench/database.sh --tables %d --large %d --large-rows %d --small-rows %d"
-                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s%s`, %s.\n\n",
+                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s%s%s`,"
+                + " %s.\n\n",
             tables,
             large,
             largeRows,
@@ -628,6 +635,9 @@ public final class DatabaseBenchmark {
                 : " --distribution "
                     + distribution.name().toLowerCase(Locale.ROOT)
                     + (partitionBy == null ? "" : " --partition-by '" + partitionBy + "'"),
+            deleteMode == io.icebergcdc.sink.DeleteMode.POSITION
+                ? ""
+                : " --delete-mode " + deleteMode.name().toLowerCase(Locale.ROOT),
             LocalDate.now()));
     out.append(
         "| run | tables | rows | operators | job vertices | tasks | snapshot s | snapshot rows/s"

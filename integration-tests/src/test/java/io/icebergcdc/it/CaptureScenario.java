@@ -178,10 +178,10 @@ abstract class CaptureScenario {
    * has caught up, another column added to {@code order_lines}. The tables are written by one
    * writer, which follows each change while the job runs: the source evolves the Iceberg table at
    * the first event of a changed schema, and the writer writes that schema's rows from then on. The
-   * job is never ended, and every checkpoint is committed once. With equality deletes each table
-   * has a writer of its own, after a dedup that gives each checkpoint's changes the newest schema.
-   * Each schema change is made under load: another connection updates, inserts and deletes rows of
-   * both tables in short transactions before, while and after the {@code ALTER TABLE}s run.
+   * job is never ended, and every checkpoint is committed once. With equality deletes the same
+   * writer deletes each table's rows by key. Each schema change is made under load: another
+   * connection updates, inserts and deletes rows of both tables in short transactions before, while
+   * and after the {@code ALTER TABLE}s run.
    */
   @ParameterizedTest
   @ValueSource(strings = {"POSITION", "EQUALITY"})

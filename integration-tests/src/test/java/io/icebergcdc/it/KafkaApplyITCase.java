@@ -136,7 +136,7 @@ class KafkaApplyITCase {
         .singleElement()
         .asString()
         .startsWith(
-            "dedup by source sequence, write Parquet files and position deletes ("
+            "dedup by source sequence, write Parquet files and deletes ("
                 + pipeline.targets().size()
                 + " tables)");
     JobClients.cancelAndAwait(running);
@@ -215,16 +215,23 @@ class KafkaApplyITCase {
    * of their key and distributed by partition ({@code write.distribution-mode = hash}): the stream,
    * keyed before the new topic appeared, hashes its table's keys by their partition from its first
    * change on, in every task that keys it, and the job is not built again for it.
+   *
+   * <p>With {@code by-key}, Debezium JSON with equality deletes ({@code sink.delete-mode =
+   * EQUALITY}): the new table is written by key in the same writer, and both tables have equality
+   * delete files, which the other variants' tables have none of (before, such a table had operators
+   * of its own, and a topic that appeared ended the job, which was built again with it).
    */
   @ParameterizedTest
-  @ValueSource(strings = {KafkaTopics.DEBEZIUM_JSON, KafkaTopics.MAXWELL_JSON, "by-partition"})
+  @ValueSource(
+      strings = {KafkaTopics.DEBEZIUM_JSON, KafkaTopics.MAXWELL_JSON, "by-partition", "by-key"})
   void readsATopicCreatedWhileAPatternJobRuns(
       String variant, @InjectClusterClient ClusterClient<?> client) throws Exception {
     FailAfterFirstCommitToSecond.FAILED.set(false);
     boolean byPartition = variant.equals("by-partition");
-    String format = byPartition ? KafkaTopics.DEBEZIUM_JSON : variant;
+    boolean byKey = variant.equals("by-key");
+    String format = byPartition || byKey ? KafkaTopics.DEBEZIUM_JSON : variant;
     boolean maxwell = format.equals(KafkaTopics.MAXWELL_JSON);
-    String prefix = maxwell ? "mlate" : byPartition ? "plate" : "late";
+    String prefix = maxwell ? "mlate" : byPartition ? "plate" : byKey ? "klate" : "late";
     Changelog first = new ChangelogGenerator(2000, 200, 0.1, 0.05, 21).generate();
     Changelog late = new ChangelogGenerator(1500, 150, 0.1, 0.05, 22).generate();
     List<Map.Entry<String, String>> firstRecords = first.kafkaRecords();
@@ -244,6 +251,7 @@ class KafkaApplyITCase {
             .kafkaProperties(Map.of("partition.discovery.interval.ms", "500"))
             .tableTemplate("late.{table}")
             .deadLetterPath(dir.resolve("dead-letters").toString())
+            .sinkOption("sink.delete-mode", byKey ? "EQUALITY" : "POSITION")
             .restartAttempts(3)
             .build();
     if (maxwell || byPartition) {
@@ -293,6 +301,14 @@ class KafkaApplyITCase {
       awaitChangelogs(run, catalog, expected, deadline);
       assertThat(FailAfterFirstCommitToSecond.FAILED).as("the injected failure").isTrue();
       assertThat(catalog.loadTable(lateTable).spec().isPartitioned()).isEqualTo(byPartition);
+      for (TableIdentifier table : expected.keySet()) {
+        long equalityDeletes = 0;
+        for (org.apache.iceberg.Snapshot snapshot : Commits.snapshots(catalog.loadTable(table))) {
+          equalityDeletes +=
+              Long.parseLong(snapshot.summary().getOrDefault("added-equality-delete-files", "0"));
+        }
+        assertThat(equalityDeletes > 0).as("equality delete files in %s", table).isEqualTo(byKey);
+      }
       assertThat(catalog.loadTable(lateTable).properties().get("iceberg-cdc.keys-hashed-by"))
           .startsWith(byPartition ? "partition-spec:{\"spec-id\":0," : "primary-key");
       assertThat(awaitDeadLetters(2, deadline))
@@ -329,67 +345,6 @@ class KafkaApplyITCase {
         assertThat(TablePosition.kafkaTopicIds(catalog.loadTable(lateTable)))
             .containsExactly(Map.entry(lateTopic, id));
       }
-    }
-  }
-
-  /**
-   * A topic created while a {@code --topic-pattern} job runs whose tables have writers of their own
-   * (equality deletes) cannot be taken in flight: its first record ends the job ({@link
-   * io.icebergcdc.cdc.NewSourceTableException}), and {@link JobRunner#run()} creates the topic's
-   * table, builds the job again with it and resumes from the ended job's latest checkpoint. Both
-   * tables end equal to their changelogs; the first table's checkpoints are committed once each, by
-   * the job and the one built again, and the new table's by the latter; the new topic is read from
-   * its start.
-   */
-  @Test
-  void aTopicCreatedWhileAJobOfWritersOfTheirOwnRunsIsReadByTheJobBuiltAgain(
-      @InjectClusterClient ClusterClient<?> client) throws Exception {
-    Changelog first = new ChangelogGenerator(2000, 200, 0.1, 0.05, 31).generate();
-    Changelog late = new ChangelogGenerator(1500, 150, 0.1, 0.05, 32).generate();
-    List<Map.Entry<String, String>> firstRecords = first.kafkaRecords();
-    List<Map.Entry<String, String>> lateRecords = late.kafkaRecords();
-    KAFKA.createTopic("rebuild.public.first", 2);
-    KAFKA.produce("rebuild.public.first", firstRecords.subList(0, firstRecords.size() / 2));
-    JobDefinition job =
-        new KafkaJob()
-            .topicPattern("rebuild\\.public\\..*")
-            .groupId("iceberg-cdc-it-rebuild")
-            .kafkaProperties(Map.of("partition.discovery.interval.ms", "500"))
-            .tableTemplate("rebuild.{table}")
-            .sinkOption("sink.delete-mode", "EQUALITY")
-            .restartAttempts(3)
-            .build();
-    JobRunner runner = new JobRunner(job);
-    try (BackgroundRun run = BackgroundRun.start(runner, client)) {
-      Catalog catalog = job.catalog().loader().loadCatalog();
-      TableIdentifier firstTable = TableIdentifier.of("rebuild", "first");
-      TableIdentifier lateTable = TableIdentifier.of("rebuild", "second");
-      long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
-      awaitFirstCommit(run, catalog, firstTable, deadline);
-      KAFKA.createTopic("rebuild.public.second", 2);
-      KAFKA.produce("rebuild.public.second", lateRecords.subList(0, lateRecords.size() / 2));
-      // The rest of both topics once the job built again has committed to the new table, so that
-      // it commits to the first table too.
-      awaitFirstCommit(run, catalog, lateTable, deadline);
-      KAFKA.produce(
-          "rebuild.public.first",
-          firstRecords.subList(firstRecords.size() / 2, firstRecords.size()));
-      KAFKA.produce(
-          "rebuild.public.second", lateRecords.subList(lateRecords.size() / 2, lateRecords.size()));
-
-      Map<TableIdentifier, Changelog> expected = Map.of(firstTable, first, lateTable, late);
-      awaitChangelogs(run, catalog, expected, deadline);
-      assertThat(runner.targets())
-          .extracting(TableTarget::table)
-          .as("the job built again with the new topic's table")
-          .contains(lateTable);
-      java.util.Set<String> jobs =
-          Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(firstTable));
-      assertThat(jobs).as("the job and the one built again with the new topic").hasSize(2);
-      assertThat(Commits.jobsThatCommittedEachCheckpointOnce(catalog.loadTable(lateTable)))
-          .as("the job built again")
-          .hasSize(1)
-          .isSubsetOf(jobs);
     }
   }
 
@@ -467,8 +422,8 @@ class KafkaApplyITCase {
    * <p>Distributed by partition, the table is written by the one writer of the tables too, its keys
    * hashed by their partition; it is partitioned by a bucket of its key, which the change widens
    * from int to bigint as well, and keys beyond the int range come after it. With equality deletes
-   * ({@code EQUALITY}) the table has a writer of its own too, after a dedup that gives each
-   * checkpoint's changes the newest schema; its key is widened as well.
+   * ({@code EQUALITY}) the one writer deletes the table's rows by key; its key is widened as well,
+   * and keys beyond the int range deleted.
    */
   @ParameterizedTest
   @ValueSource(strings = {"PRIMARY_KEY", "PARTITION", "EQUALITY"})

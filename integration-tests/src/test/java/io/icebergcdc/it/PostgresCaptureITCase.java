@@ -102,59 +102,70 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
-   * The migration the README gives for state whose writers the job no longer has (the per-table
-   * writers of earlier builds): tables written by writers of their own (equality mode) are resumed,
-   * from the job's checkpoint, by the shared writer, which has no state for them. Flink refuses the
-   * restore unless state may be left unclaimed; allowed, the source resumes from its offsets, the
-   * shared writer loads each table's key index from the table, and the changes after the restore
-   * delete by position, none by equality, every table equal to its source.
+   * Tables written by key ({@code sink.delete-mode = EQUALITY}) share the writer of the tables
+   * deleting by position, so a job switched from one mode to the other resumes from its checkpoint
+   * as it is, no state left unclaimed: the source goes on from its offsets, and the keys the state
+   * knows without a row's location (all of them, written by key) are deleted by key once more,
+   * counted as fallbacks, until each is written again. Rows written since are deleted by position.
+   * Every table equals its source, each checkpoint committed once.
    */
   @Test
-  void resumesTablesOfWritersOfTheirOwnInTheSharedWriterWithUnclaimedStateAllowed()
-      throws Exception {
+  void resumesTablesWrittenByKeyWithPositionDeletesFromTheirState() throws Exception {
     sinkOptions.set(
         io.icebergcdc.sink.SinkOptions.DELETE_MODE, io.icebergcdc.sink.DeleteMode.EQUALITY);
-    JobDefinition own = job(null);
-    JobRunner pipeline = new JobRunner(own);
+    JobDefinition byKey = job(null);
+    JobRunner pipeline = new JobRunner(byKey);
     running = pipeline.start();
-    awaitEqual(own, pipeline, Duration.ofSeconds(90));
+    awaitEqual(byKey, pipeline, Duration.ofSeconds(90));
     execute("UPDATE inventory.customers SET visits = 5 WHERE id <= 20");
-    awaitEqual(own, pipeline, Duration.ofSeconds(60));
+    awaitEqual(byKey, pipeline, Duration.ofSeconds(60));
     JobClients.cancelAndAwait(running);
     running = null;
     execute("UPDATE inventory.customers SET visits = 6 WHERE id BETWEEN 21 AND 30");
     String checkpoint =
-        Checkpoints.latest(own.runtime().checkpointDirectory()).orElseThrow().toString();
+        Checkpoints.latest(byKey.runtime().checkpointDirectory()).orElseThrow().toString();
 
     sinkOptions.set(
         io.icebergcdc.sink.SinkOptions.DELETE_MODE, io.icebergcdc.sink.DeleteMode.POSITION);
-    assertThatThrownBy(() -> new JobRunner(job(checkpoint)).start().getJobExecutionResult().get())
-        .hasStackTraceContaining("allowNonRestoredState");
-    JobDefinition shared = allowingUnclaimedState(job(checkpoint));
-    running = new JobRunner(shared).start();
+    JobDefinition byPosition = job(checkpoint);
+    running = new JobRunner(byPosition).start();
     execute("UPDATE inventory.customers SET visits = 7 WHERE id BETWEEN 31 AND 40");
     execute("DELETE FROM inventory.order_lines WHERE order_id = 2");
-    awaitEqual(shared, pipeline, Duration.ofSeconds(90));
+    awaitEqual(byPosition, pipeline, Duration.ofSeconds(90));
+    Catalog catalog = catalog(byPosition);
+    Table customers = catalog.loadTable(TableIdentifier.parse("cdc.inventory_customers"));
+    long before = customers.currentSnapshot().snapshotId();
+    execute("UPDATE inventory.customers SET visits = 8 WHERE id BETWEEN 31 AND 40");
+    awaitEqual(byPosition, pipeline, Duration.ofSeconds(90));
 
-    Catalog catalog = catalog(shared);
     for (String name : List.of("cdc.inventory_customers", "cdc.inventory_order_lines")) {
-      Table table = catalog.loadTable(TableIdentifier.parse(name));
-      assertEachCheckpointCommittedOnce(table);
-      for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
-        java.util.Map<String, String> summary = snapshot.summary();
-        if (!lastJob(table).equals(summary.get(JOB_ID))) {
-          continue;
-        }
-        assertThat(summary.getOrDefault(DELETES_FELL_BACK, "0"))
-            .as("deletes by equality in %s after the restore", name)
-            .isEqualTo("0");
-      }
+      assertEachCheckpointCommittedOnce(catalog.loadTable(TableIdentifier.parse(name)));
     }
+    customers.refresh();
+    long fellBack = 0;
+    long fellBackAtTheLastUpdate = 0;
+    long equalityDeletesAtTheLastUpdate = 0;
+    boolean afterBefore = false;
+    for (org.apache.iceberg.Snapshot snapshot : Commits.snapshots(customers)) {
+      java.util.Map<String, String> summary = snapshot.summary();
+      long fell = Long.parseLong(summary.getOrDefault(DELETES_FELL_BACK, "0"));
+      if (afterBefore) {
+        fellBackAtTheLastUpdate += fell;
+        equalityDeletesAtTheLastUpdate +=
+            Long.parseLong(summary.getOrDefault("added-equality-delete-files", "0"));
+      } else if (lastJob(customers).equals(summary.get(JOB_ID))) {
+        fellBack += fell;
+      }
+      afterBefore |= snapshot.snapshotId() == before;
+    }
+    // Ids 21 to 40, whose rows the state knew by key only: deleted by key once each.
+    assertThat(fellBack).as("deletes by key after the switch").isEqualTo(20);
+    assertThat(fellBackAtTheLastUpdate).as("deletes by key of rows written since").isZero();
+    assertThat(equalityDeletesAtTheLastUpdate)
+        .as("equality deletes of rows written since")
+        .isZero();
     // Resumed from the checkpoint's offsets: only the rows changed since were written again.
-    assertThat(
-            rowsUpdatedByLastJob(
-                catalog.loadTable(TableIdentifier.parse("cdc.inventory_customers"))))
-        .isBetween(20L, 40L);
+    assertThat(rowsUpdatedByLastJob(customers)).isBetween(30L, 40L);
   }
 
   private static final String JOB_ID = io.icebergcdc.commit.SnapshotSummaryKeys.JOB_ID;
@@ -164,10 +175,6 @@ class PostgresCaptureITCase extends CaptureScenario {
   /** The id of the job that committed the table's current snapshot. */
   private static String lastJob(Table table) {
     return table.currentSnapshot().summary().get(JOB_ID);
-  }
-
-  private static JobDefinition allowingUnclaimedState(JobDefinition job) {
-    return job.withRuntime(job.runtime().allowingNonRestoredState());
   }
 
   @Test

@@ -173,12 +173,12 @@ public final class IcebergCdcSink {
 
   /**
    * Whether this sink's table can be written with others by one operator ({@link
-   * MultiTableSink#writeTogether}): a changelog, without an overwrite, whose updates and deletes
-   * are written as positions ({@code sink.delete-mode = position}), its changes distributed by
-   * primary key or by partition.
+   * MultiTableSink#writeTogether}): a changelog, without an overwrite, its updates and deletes
+   * written as positions or by key ({@code sink.delete-mode}), its changes distributed by primary
+   * key or by partition.
    */
   public boolean writesWithOthers() {
-    return followsSchemaChanges() && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION;
+    return followsSchemaChanges();
   }
 
   /**
@@ -395,8 +395,10 @@ public final class IcebergCdcSink {
   }
 
   /**
-   * The key-indexed writer of this table, tagged for a shared committer, keyed as its own operator
-   * would be: by primary key, or by partition ({@link SinkOptions#DISTRIBUTION}).
+   * The writer of this table in the operator of several tables, tagged for a shared committer,
+   * keyed as its own operator would be: by primary key, or by partition ({@link
+   * SinkOptions#DISTRIBUTION}); deleting rows by position or by key as {@link
+   * SinkOptions#DELETE_MODE} says.
    */
   PositionDeltaWriterOperator<?> indexedWriter(OperatorUids uids, String committedAs) {
     return indexedWriter(keySelector(), uids, committedAs);
@@ -419,6 +421,7 @@ public final class IcebergCdcSink {
     writer.setSmallFileSize(options.get(SinkOptions.COMPACTION_SMALL_FILE_SIZE).getBytes());
     writer.setTablePosition(tablePosition);
     writer.setTableTruncatedAt(tableTruncatedAt);
+    writer.setDeleteMode(options.get(SinkOptions.DELETE_MODE));
     writer.setSinkTag(OwnedFileNames.sinkTag(uids.committer()));
     writer.setCommittedAs(committedAs);
     return writer;

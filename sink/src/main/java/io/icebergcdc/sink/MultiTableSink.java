@@ -96,7 +96,7 @@ public final class MultiTableSink {
         throw new IllegalArgumentException(
             "table "
                 + sink.tableName()
-                + " cannot be written with others (an overwrite, or equality deletes): write it"
+                + " cannot be written with others (an overwrite, or no primary key): write it"
                 + " with write()");
       }
       OperatorUids uids = sink.uids();
@@ -132,7 +132,7 @@ public final class MultiTableSink {
         changes
             .keyBy(writer.streamKeys(), io.icebergcdc.cdc.typeutils.TableKeyTypeInfo.INSTANCE)
             .transform(
-                "dedup by source sequence, write Parquet files and position deletes ("
+                "dedup by source sequence, write Parquet files and deletes ("
                     + tables.size()
                     + (tables.size() == 1 ? " table)" : " tables)"),
                 IcebergCdcSink.COMMITTABLE_TYPE,

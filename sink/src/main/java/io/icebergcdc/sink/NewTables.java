@@ -163,11 +163,11 @@ public final class NewTables implements Serializable {
           "table "
               + table
               + ", which appeared while the job ran, cannot be written with the job's other tables"
-              + " (it has no primary key, or is written with equality deletes)";
+              + " (it has no primary key, Iceberg identifier fields)";
       if (restored) {
         throw new RefusedRestoreException(
             why
-                + ", while the restored state holds it written with them: set its sink.delete-mode"
+                + ", while the restored state holds it written with them: give it its primary key"
                 + " back, or start the job without state");
       }
       throw new IllegalStateException(why);

@@ -87,11 +87,11 @@ class MultiTableSinkTest {
 
   /**
    * A table that appears while the job runs is taken in flight whether its changes are distributed
-   * by primary key or by partition. One the shared writer can no longer write (the job's deletes
-   * now equality deletes): taken back from a restored state, it ends the job with a line naming it,
-   * which Flink does not retry; met at its first change, it fails the writer as before, so that
-   * after Flink's restart the source's check builds the job again with it. Its committer takes it
-   * either way.
+   * by primary key or by partition, and whether its rows are deleted by position or by key. One the
+   * shared writer can no longer write (its primary key dropped since): taken back from a restored
+   * state, it ends the job with a line naming it, which Flink does not retry; met at its first
+   * change, it fails the writer as before, so that after Flink's restart the source's check builds
+   * the job again with it. Its committer takes it either way.
    */
   @org.junit.jupiter.api.Test
   void aTableTakenInFlightThatCanNoLongerBeWrittenWithTheOthersIsRefusedAtTheRestore() {
@@ -106,21 +106,28 @@ class MultiTableSinkTest {
     NewTables byPartition = new NewTables(catalog, new Configuration(), null, true);
     assertThat(byPartition.takesInFlight("db.p")).isTrue();
     assertThat(byPartition.writerSinkOf("db.p", null, true).writesWithOthers()).isTrue();
-
     Configuration equalityOptions = new Configuration();
     equalityOptions.set(SinkOptions.DELETE_MODE, DeleteMode.EQUALITY);
     NewTables equality = new NewTables(catalog, equalityOptions, null, true);
-    assertThat(equality.takesInFlight("db.p")).isFalse();
+    assertThat(equality.takesInFlight("db.p")).as("deleting by key").isTrue();
+    assertThat(equality.writerSinkOf("db.p", null, true).writesWithOthers()).isTrue();
+
+    catalog
+        .loadCatalog()
+        .loadTable(TableIdentifier.of("db", "p"))
+        .updateSchema()
+        .setIdentifierFields(java.util.List.of())
+        .commit();
+    assertThat(byPartition.takesInFlight("db.p")).isFalse();
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> equality.writerSinkOf("db.p", null, true))
+            () -> byPartition.writerSinkOf("db.p", null, true))
         .isInstanceOf(RefusedRestoreException.class)
         .hasMessageStartingWith("table db.p, which appeared while the job ran,")
-        .hasMessageContaining("equality deletes")
-        .hasMessageContaining("sink.delete-mode");
+        .hasMessageContaining("no primary key");
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> equality.writerSinkOf("db.p", null, false))
+            () -> byPartition.writerSinkOf("db.p", null, false))
         .isExactlyInstanceOf(IllegalStateException.class);
-    assertThat(equality.sinkOf("db.p").tableName()).isNotNull();
+    assertThat(byPartition.sinkOf("db.p").tableName()).isNotNull();
   }
 
   /**

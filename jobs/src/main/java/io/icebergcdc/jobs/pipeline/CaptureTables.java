@@ -273,9 +273,9 @@ final class CaptureTables implements AppearingTables {
         return null;
       }
       why =
-          ", which the job cannot write with its other tables while it runs (it writes equality"
-              + " deletes, each table by operators of its own), nor build again with a table the"
-              + " source no longer has; leave ";
+          ", which the job cannot write with its other tables while it runs (it has no primary"
+              + " key, Iceberg identifier fields), nor build again with a table the source no"
+              + " longer has; leave ";
     } catch (IllegalArgumentException e) {
       why =
           ", which does not fit the job: "

@@ -24,10 +24,10 @@ import org.apache.iceberg.flink.TableLoader;
 /**
  * The second stage: the tables' changes through dedup and writers, then the commit. A job that
  * writes several tables (a capture or Kafka job) dedups and writes them with one operator, those
- * distributed by partition too, but for the tables it cannot take ({@link
- * IcebergCdcSink#writesWithOthers}: equality deletes), which keep an {@link IcebergCdcSink}'s dedup
- * and writers of their own, and commits them all with one committer. The one table of a file job
- * has its sink's own operators, committer included.
+ * distributed by partition and those written with equality deletes too, but for any table it cannot
+ * take ({@link IcebergCdcSink#writesWithOthers}), which keeps an {@link IcebergCdcSink}'s dedup and
+ * writers of its own, and commits them all with one committer. The one table of a file job has its
+ * sink's own operators, committer included.
  */
 final class SinkTranslator {
 
@@ -168,8 +168,7 @@ final class SinkTranslator {
 
   /**
    * The routes of the tables whose writer takes the changes of a schema the table took while the
-   * job runs ({@link IcebergCdcSink#followsSchemaChanges}): those written together, and those with
-   * writers of their own (with equality deletes).
+   * job runs ({@link IcebergCdcSink#followsSchemaChanges}): those written together.
    */
   Set<String> followingSchemaChanges() {
     return followingSchemaChanges;

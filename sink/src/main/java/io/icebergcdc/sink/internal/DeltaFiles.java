@@ -254,6 +254,16 @@ final class DeltaFiles {
 
   /** Deletes the row of the key of {@code keyRow}, whose position is not known, by key. */
   void deleteByKey(RowData keyRow) throws IOException {
+    deleteKey(keyRow);
+    fallbacks++;
+    equalityFallbacks.inc();
+  }
+
+  /**
+   * Deletes the row of the key of {@code keyRow}, wherever it is, by an equality delete on the key:
+   * how a writer in equality mode deletes every row, not counted as a fallback.
+   */
+  void deleteKey(RowData keyRow) throws IOException {
     partitionKey.partition(wrapper.wrap(keyRow));
     EqualityDeleteWriter<RowData> writer = equalityDeletes.get(partitionKey);
     if (writer == null) {
@@ -264,8 +274,6 @@ final class DeltaFiles {
       equalityDeletes.put(partition, writer);
     }
     writer.write(keyProjection.wrap(keyRow));
-    fallbacks++;
-    equalityFallbacks.inc();
   }
 
   /** Completes the open files and hands on all files written since the last time. */

@@ -29,7 +29,8 @@ import org.apache.iceberg.flink.TableLoader;
  * Parquet data files, the updates and deletes of existing rows as positions to delete, which the
  * committer turns into deletion vectors or position delete files: the dedup and the writer in one
  * operator, for one table or for several. What it does for each table is its {@link
- * TableDeltaWriter}'s.
+ * TableDeltaWriter}'s; in the operator of several, a table in equality mode deletes by key instead
+ * ({@link TableDeltaWriter#setDeleteMode}).
  *
  * <p><b>Place in the topology:</b> directly after the source (or parser), before the committer. The
  * operator of one table takes a stream keyed by the table's primary key; the operator of several
@@ -290,6 +291,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   @VisibleForTesting
   void setClock(java.util.function.LongSupplier clock) {
     single().setClock(clock);
+  }
+
+  /** See {@link TableDeltaWriter#setDeleteMode}. */
+  public void setDeleteMode(io.icebergcdc.sink.DeleteMode mode) {
+    single().setDeleteMode(mode);
   }
 
   /** See {@link TableDeltaWriter#setSinkTag}. */

@@ -14,6 +14,7 @@ import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.KeyedDedup;
 import io.icebergcdc.dedup.NetChanges;
 import io.icebergcdc.dedup.TableScope;
+import io.icebergcdc.sink.DeleteMode;
 import io.icebergcdc.sink.SinkOptions;
 import java.io.IOException;
 import java.time.Duration;
@@ -56,6 +57,13 @@ import org.slf4j.LoggerFactory;
  * equality delete on the key, counted as a fallback. The files themselves are {@link DeltaFiles}'.
  * They are completed in {@link #prepareSnapshotPreBarrier}, so the index in a checkpoint only
  * points into files handed to the committer for that checkpoint or earlier.
+ *
+ * <p><b>By key</b> ({@link #setDeleteMode}, {@link DeleteMode#EQUALITY}): the writer of a table in
+ * equality mode keeps no row's location. Its entries hold what the dedup needs, every update or
+ * delete of a key that may have a row deletes it by an equality delete on the key (not counted as a
+ * fallback), the index is never loaded from the table and nothing is compacted: compaction finds
+ * rows through their entries' locations, so it would take every row of such a file for one updated
+ * since. This is the writer of Iceberg's own upsert, with the dedup's order and net changes.
  *
  * <p><b>Compaction</b> ({@link WriterCompaction}): at a checkpoint, before its files are completed,
  * the writer moves the live rows out of files with many deleted rows, of small files and of files
@@ -162,6 +170,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   /** Orders each key's changes and hands this writer their net changes once per checkpoint. */
   private final KeyedDedup dedup;
 
+  /** Whether rows are deleted by key, without locations ({@link DeleteMode#EQUALITY}). */
+  private boolean deletesByKey;
+
   TableDeltaWriter(
       TableLoader tableLoader,
       ChangeSchema schema,
@@ -178,6 +189,20 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     this.keySelector = keySelector;
     this.bootstrap = bootstrap;
     this.writeProperties = new java.util.HashMap<>(writeProperties);
+  }
+
+  /**
+   * How updates and deletes find the rows they replace: by the location each key's entry keeps
+   * (position deletes), or by key ({@link DeleteMode#EQUALITY}: equality deletes, no locations, no
+   * bootstrap of the index and no compaction).
+   */
+  void setDeleteMode(DeleteMode mode) {
+    this.deletesByKey = mode == DeleteMode.EQUALITY;
+  }
+
+  /** Whether this writer deletes rows by key ({@link #setDeleteMode}). */
+  boolean deletesByKey() {
+    return deletesByKey;
   }
 
   /**
@@ -295,16 +320,16 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (current != schema) {
       dedup.useSchema(current, rowSchemas::fit);
     }
-    RecentRows recentRows =
-        new RecentRows(current.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
+    RecentRows recentRows = new RecentRows(current.rowType(), recentRowsBytes());
     fill = new MissingColumnsFill(current, recentRows);
     compaction =
         new WriterCompaction(
             new CompactionAccess(),
             current.schema(),
             recentRows,
-            compactionRatio,
-            smallFileSize,
+            // By key nothing is compacted: the entries know no rows to move.
+            deletesByKey ? 1 : compactionRatio,
+            deletesByKey ? 0 : smallFileSize,
             surveyInterval,
             parallelism,
             metrics,
@@ -319,10 +344,14 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
             context.getRestoredCheckpointId(),
             state,
             table.currentSnapshot() == null,
-            bootstrap,
+            bootstrap && !deletesByKey,
             subtask,
             parallelism);
-    start.ownFiles().forEach(compaction::restored);
+    if (!deletesByKey) {
+      // A writer by key forgets the files a restored position writer would compact: its updates
+      // since may have left their keys' entries without locations.
+      start.ownFiles().forEach(compaction::restored);
+    }
     if (restored) {
       forgetFilesNoLongerInTheTable();
     }
@@ -418,7 +447,8 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
             host.getRuntimeContext().getTaskInfo(),
             host.getRuntimeContext().getJobInfo().getJobId().toString(),
             sinkTag,
-            this::stored,
+            // By key no entry keeps a location: the dictionary would only grow.
+            deletesByKey ? location -> location : this::stored,
             new FilesListener(),
             metrics);
     files.setEpoch(fileEpoch);
@@ -528,10 +558,14 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       return;
     }
     files.useSchema(table, current);
-    RecentRows recentRows =
-        new RecentRows(current.rowType(), compactionRatio < 1 ? compactionCacheBytes : 0);
+    RecentRows recentRows = new RecentRows(current.rowType(), recentRowsBytes());
     fill.useSchema(current, recentRows, rowSchemas::fit);
     compaction.useSchema(current.schema(), recentRows);
+  }
+
+  /** Bytes of recent rows kept for compaction and fills: none where nothing is compacted. */
+  private long recentRowsBytes() {
+    return !deletesByKey && compactionRatio < 1 ? compactionCacheBytes : 0;
   }
 
   /** See {@link io.icebergcdc.dedup.DedupOptions#INDEX_MAX_KEYS}. */
@@ -558,6 +592,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (rowSchemas.current() != before) {
       tookNewSchema();
       writeCurrentSchema();
+    }
+    if (deletesByKey) {
+      return applyByKey(net, prior);
     }
     String location = prior == null || prior.file() == null ? null : absolute(prior.file());
     if (!net.missingColumns().isEmpty() && location == null) {
@@ -586,6 +623,26 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   }
 
   /**
+   * Applies a net change by key ({@link DeleteMode#EQUALITY}): an equality delete on the key where
+   * it may have a row, then the new row; no location is kept.
+   */
+  private Location applyByKey(ChangeEvent net, AppliedChange prior) throws IOException {
+    if (!net.missingColumns().isEmpty()) {
+      throw dedup.unfillable(
+          net,
+          "the table is written with equality deletes (sink.delete-mode = EQUALITY), which keep no"
+              + " key's row to take them from");
+    }
+    if (prior == null ? !indexComplete : !prior.deleted()) {
+      files.deleteKey(net.keyRow());
+    }
+    if (net.operation().isUpsert()) {
+      files.write(net.after());
+    }
+    return null;
+  }
+
+  /**
    * Writes the updates that waited for their keys' current rows to be read from data files, and
    * points their keys' entries at the rows written.
    */
@@ -611,12 +668,17 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
     @Override
     public void written(String stored, long position, RowData row) {
-      compaction.written(stored, position, row);
+      if (!deletesByKey) {
+        compaction.written(stored, position, row);
+      }
       rowsWritten++;
     }
 
     @Override
     public void completed(String stored, long rows) throws IOException {
+      if (deletesByKey) {
+        return;
+      }
       compaction.completed(
           new OwnDataFile(
               stored,

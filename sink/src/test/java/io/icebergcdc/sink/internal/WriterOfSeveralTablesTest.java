@@ -83,6 +83,9 @@ class WriterOfSeveralTablesTest {
   /** Whether the writer takes the tables that appear while the job runs. */
   private boolean takesNewTables;
 
+  /** The tables whose writers delete by key ({@code sink.delete-mode = EQUALITY}). */
+  private final java.util.Set<TableIdentifier> byKey = new java.util.HashSet<>();
+
   /**
    * Whether the stream hashes the tables that appear by primary key whatever their writers do (as a
    * task that looked before the table's distribution changed would).
@@ -112,7 +115,14 @@ class WriterOfSeveralTablesTest {
       io.icebergcdc.cdc.ChangeSchema schema)
       throws Exception {
     Map<String, PositionDeltaWriterOperator<?>> writers = new LinkedHashMap<>();
-    tables.forEach((name, id) -> writers.put(name, writerOfTable(catalog(), id, schema)));
+    tables.forEach(
+        (name, id) -> {
+          PositionDeltaWriterOperator<?> writer = writerOfTable(catalog(), id, schema);
+          if (byKey.contains(id)) {
+            writer.setDeleteMode(io.icebergcdc.sink.DeleteMode.EQUALITY);
+          }
+          writers.put(name, writer);
+        });
     CatalogLoader catalog = catalog();
     boolean bootstrapping = bootstrap;
     long maxKeys = indexMaxKeys;
@@ -382,6 +392,175 @@ class WriterOfSeveralTablesTest {
         assertThat(b.stats().deleted()).isZero();
       }
     }
+  }
+
+  /**
+   * A table in equality mode written by the operator of several tables beside one that deletes by
+   * position: its updates and deletes become equality deletes on the key (not counted as fallbacks)
+   * and never positions, a key new to a table the writer started empty needs no delete, and the
+   * table, committed as the committer commits it, reads as the reference model of its changes,
+   * delivered out of order, twice and late: from one subtask, after a restore rescaled to two, and
+   * after a start without state on the rows written (with the index's bootstrap asked for, which
+   * deleting by key ignores). With the entries in the in-memory index and in keyed state.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"index", "keyed state"})
+  void aTableInEqualityModeIsWrittenWithTheOthersByKey(String entries) throws Exception {
+    indexMaxKeys = entries.equals("index") ? 4_000_000 : 0;
+    byKey.add(TABLES.get("src.a"));
+    Map<String, Table> tables = tables();
+    Table a = tables.get("src.a");
+    java.util.Random random = new java.util.Random(11);
+    Map<Long, String> model = new TreeMap<>();
+    long[] sequence = {0};
+    List<ChangeEvent> inserts = new ArrayList<>();
+    for (long id = 1; id <= 30; id++) {
+      inserts.add(of("src.a", insert(id, "a" + id, ++sequence[0])));
+      model.put(id, "a" + id);
+    }
+    inserts.add(of("src.b", insert(1, "b1", 1)));
+    List<ChangeEvent> earlier;
+    OperatorSubtaskState state;
+    try (var harness = harness(null, 1, 0)) {
+      Map<String, ChangeCommittable> first =
+          checkpoint(harness, 1, delivered(inserts, List.of(), random));
+      assertThat(first.get("db.a").deleteFiles()).as("new keys, the table started empty").isEmpty();
+      commitByKey(a, first.get("db.a"));
+      append(tables.get("src.b"), first.get("db.b"));
+      harness.notifyOfCompletedCheckpoint(1);
+
+      earlier = changesOf("src.a", model, sequence, random, 60);
+      List<ChangeEvent> second = new ArrayList<>(earlier);
+      second.add(of("src.b", update(1, "b1'", 2)));
+      Map<String, ChangeCommittable> written =
+          checkpoint(harness, 2, delivered(second, inserts, random));
+      ChangeCommittable ofA = written.get("db.a");
+      assertThat(ofA.stats().staleDropped() + ofA.stats().duplicatesDropped()).isPositive();
+      assertByKey(ofA, a);
+      assertThat(written.get("db.b").positionDeletes().files())
+          .as("the other table deletes by position")
+          .hasSize(1);
+      assertThat(written.get("db.b").deleteFiles()).isEmpty();
+      commitByKey(a, ofA);
+      state = harness.snapshot(2, 2);
+    }
+    assertThat(rowsOf(a)).isEqualTo(model);
+
+    List<ChangeEvent> third = changesOf("src.a", model, sequence, random, 60);
+    List<ChangeCommittable> rescaled = new ArrayList<>();
+    for (int subtask = 0; subtask < 2; subtask++) {
+      OperatorSubtaskState part =
+          AbstractStreamOperatorTestHarness.repartitionOperatorState(
+              state, MAX_PARALLELISM, 1, 2, subtask);
+      try (var harness = harness(part, 2, subtask)) {
+        List<ChangeEvent> mine = new ArrayList<>();
+        for (ChangeEvent change : delivered(third, earlier, random)) {
+          if (owns(harness, change)) {
+            mine.add(change);
+          }
+        }
+        ChangeCommittable ofA =
+            checkpoint(harness, 3, mine.toArray(new ChangeEvent[0])).get("db.a");
+        assertByKey(ofA, a);
+        rescaled.add(ofA);
+      }
+    }
+    rescaled.forEach(written -> commitByKey(a, written));
+    assertThat(rowsOf(a)).isEqualTo(model);
+
+    bootstrap = true;
+    try (var harness = harness(null, 1, 0)) {
+      List<ChangeEvent> fourth = changesOf("src.a", model, sequence, random, 60);
+      for (long id = 41; id <= 45; id++) {
+        fourth.add(of("src.a", insert(id, "new" + id, ++sequence[0])));
+        model.put(id, "new" + id);
+      }
+      ChangeCommittable ofA =
+          checkpoint(harness, 4, delivered(fourth, List.of(), random)).get("db.a");
+      assertByKey(ofA, a);
+      commitByKey(a, ofA);
+    }
+    assertThat(rowsOf(a)).isEqualTo(model);
+  }
+
+  /**
+   * {@code count} changes of {@code table} with sequences after {@code sequence}, applied to {@code
+   * model} in their order: inserts, updates and deletes of keys 1 to 40.
+   */
+  private static List<ChangeEvent> changesOf(
+      String table, Map<Long, String> model, long[] sequence, java.util.Random random, int count) {
+    List<ChangeEvent> changes = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      long id = 1 + random.nextInt(40);
+      long at = ++sequence[0];
+      if (random.nextInt(4) == 0) {
+        changes.add(of(table, io.icebergcdc.cdc.TestChanges.delete(id, at)));
+        model.remove(id);
+      } else {
+        String name = table + id + "@" + at;
+        changes.add(of(table, model.containsKey(id) ? update(id, name, at) : insert(id, name, at)));
+        model.put(id, name);
+      }
+    }
+    return changes;
+  }
+
+  /** {@code changes} shuffled, a fifth of them twice, with a fifth of {@code late} among them. */
+  private static ChangeEvent[] delivered(
+      List<ChangeEvent> changes, List<ChangeEvent> late, java.util.Random random) {
+    List<ChangeEvent> delivered = new ArrayList<>(changes);
+    for (ChangeEvent change : changes) {
+      if (random.nextInt(5) == 0) {
+        delivered.add(change);
+      }
+    }
+    for (ChangeEvent change : late) {
+      if (random.nextInt(5) == 0) {
+        delivered.add(change);
+      }
+    }
+    java.util.Collections.shuffle(delivered, random);
+    return delivered.toArray(new ChangeEvent[0]);
+  }
+
+  /** The contribution of a writer by key: equality deletes, no position, no fallback. */
+  private static void assertByKey(ChangeCommittable written, Table table) {
+    assertThat(written.positionDeletes().isEmpty()).as("positions deleted").isTrue();
+    assertThat(written.equalityFallbacks()).as("counted as fallbacks").isZero();
+    assertThat(written.deleteFiles())
+        .isNotEmpty()
+        .allSatisfy(
+            file ->
+                assertThat(ContentFileCodec.decodeDeleteFile(file, table.specs()).content())
+                    .isEqualTo(org.apache.iceberg.FileContent.EQUALITY_DELETES));
+  }
+
+  /** Commits a writer's files by key as the committer does: one row delta. */
+  private static void commitByKey(Table table, ChangeCommittable written) {
+    table.refresh();
+    org.apache.iceberg.RowDelta delta = table.newRowDelta();
+    written
+        .dataFiles()
+        .forEach(f -> delta.addRows(ContentFileCodec.decodeDataFile(f, table.specs())));
+    written
+        .deleteFiles()
+        .forEach(f -> delta.addDeletes(ContentFileCodec.decodeDeleteFile(f, table.specs())));
+    delta.commit();
+  }
+
+  /** The table's rows as it reads now, names by id. */
+  private static Map<Long, String> rowsOf(Table table) throws java.io.IOException {
+    table.refresh();
+    Map<Long, String> rows = new TreeMap<>();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+        org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+      for (org.apache.iceberg.data.Record record : records) {
+        assertThat(rows.put((Long) record.getField("id"), (String) record.getField("name")))
+            .as("one row of key %s", record.getField("id"))
+            .isNull();
+      }
+    }
+    return rows;
   }
 
   @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
