@@ -33,6 +33,13 @@ public interface AppearingTables extends Serializable {
   String nameOf(String topic);
 
   /**
+   * Whether the writer of the tables that appear applies their truncates: the key-indexed writer,
+   * which knows every key of a table (not one that deletes by key). Otherwise a truncate of such a
+   * table is a bad record, as of the job's own tables.
+   */
+  boolean appliesTruncates();
+
+  /**
    * Makes the table of {@code topic} ready to be written: its Iceberg table created from the source
    * table's schema, or an existing one checked and evolved to it.
    *

@@ -301,7 +301,7 @@ public final class CaptureRoutes implements Serializable {
    * knows every key of the table, and so every row a truncate deletes.
    */
   boolean appliesTruncates(int index) {
-    return appeared(index) || truncating.contains(topics.get(index));
+    return appeared(index) ? appearing.appliesTruncates() : truncating.contains(topics.get(index));
   }
 
   /**

@@ -391,6 +391,14 @@ class StructChangeConverterTest {
     private final String clashingName;
     private final String refusal;
 
+    /** Whether the writer of the tables applies their truncates (the key-indexed writer). */
+    boolean appliesTruncates = true;
+
+    @Override
+    public boolean appliesTruncates() {
+      return appliesTruncates;
+    }
+
     Appearing(String clashingName) {
       this(clashingName, null);
     }
@@ -465,6 +473,40 @@ class StructChangeConverterTest {
         .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
         .hasMessage("db, topic " + TOPIC + ": " + why);
     assertThat(out).as("not a dead letter").isEmpty();
+  }
+
+  /**
+   * A truncate of a table that appeared goes on to the writer where it applies truncates (the
+   * key-indexed writer); where it deletes by key ({@code sink.delete-mode = EQUALITY}), it is a bad
+   * record, as of the job's own tables.
+   */
+  @Test
+  void aTruncateOfATableThatAppearedGoesOnOnlyWhereItsWriterAppliesIt() {
+    for (boolean applies : List.of(true, false)) {
+      Appearing appearing = new Appearing(null);
+      appearing.appliesTruncates = applies;
+      String other = "server.public.other";
+      CaptureRoutes routes =
+          new CaptureRoutes(
+                  Map.of(other, TABLE),
+                  Map.of(other, "public.other"),
+                  Map.of(other, "lake.other"),
+                  "db",
+                  BadRecordPolicy.DEAD_LETTER)
+              .takingTablesThatAppear(appearing);
+      RecordConversion conversion = new RecordConversion(routes);
+      assertThat(routes.take(TOPIC)).isEqualTo(1);
+      List<CapturedChange> out = new ArrayList<>();
+      conversion.convert(record(TOPIC, change("t", null, null, pgSource(42, null))), out::add);
+      assertThat(out).as("applied: %s", applies).hasSize(1);
+      if (applies) {
+        assertThat(out.get(0).route()).isEqualTo(CapturedChange.APPEARED);
+        assertThat(out.get(0).event().operation()).isEqualTo(io.icebergcdc.cdc.Operation.TRUNCATE);
+      } else {
+        assertThat(out.get(0).deadLetter().reason())
+            .contains("which the job applies only with the key-indexed writer");
+      }
+    }
   }
 
   @Test

@@ -35,6 +35,11 @@ class TableLookTest {
     private static final long serialVersionUID = 1L;
 
     @Override
+    public boolean appliesTruncates() {
+      return true;
+    }
+
+    @Override
     public boolean matches(String topic) {
       return topic.startsWith("db.public.");
     }

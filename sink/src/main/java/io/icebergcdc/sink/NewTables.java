@@ -82,6 +82,15 @@ public final class NewTables implements Serializable {
   }
 
   /**
+   * Whether the writer of the job's tables applies the truncates of the tables it takes while the
+   * job runs ({@link IcebergCdcSink#appliesTruncates}): the key-indexed writer, not one that
+   * deletes by key ({@code sink.delete-mode = EQUALITY}), which knows only the keys the job met.
+   */
+  public boolean appliesTruncates() {
+    return options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION;
+  }
+
+  /**
    * Records in {@code table}, which the writer of the job's tables takes while the job runs ({@link
    * #takesInFlight}), how the job hashes its keys over the writers ({@link KeyHashingPin}), unless
    * it holds that already (taken before, by this job or an earlier one): the stream and the writer

@@ -169,6 +169,13 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
      * @throws MalformedChangeException if the record cannot tell the table to create
      */
     NewTopic tableOf(String topic, KafkaRecord record, String locator);
+
+    /**
+     * Whether the writer of the new topics' tables applies their truncates: the key-indexed writer
+     * (not one that deletes by key); otherwise a truncate is a bad record, as of the job's own
+     * topics.
+     */
+    boolean appliesTruncates();
   }
 
   /**
@@ -343,7 +350,9 @@ public final class KafkaRouter extends ProcessFunction<KafkaRecord, ChangeEvent>
       List<ChangeEvent> events = parsers.get(record.topic).parse(record, locator);
       for (ChangeEvent event : events) {
         if (event.operation() == Operation.TRUNCATE
-            && !(appeared.containsKey(record.topic) || truncating.contains(record.topic))) {
+            && !(appeared.containsKey(record.topic)
+                ? newTopics.appliesTruncates()
+                : truncating.contains(record.topic))) {
           throw new MalformedChangeException(locator + ": " + Operation.TRUNCATE_NOT_APPLIED);
         }
       }

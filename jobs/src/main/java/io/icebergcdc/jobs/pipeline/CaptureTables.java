@@ -107,6 +107,11 @@ final class CaptureTables implements AppearingTables {
   }
 
   @Override
+  public boolean appliesTruncates() {
+    return newTables.appliesTruncates();
+  }
+
+  @Override
   public String nameOf(String topic) {
     String qualified = qualifiedOf(topic);
     int dot = qualified.indexOf('.');

@@ -68,6 +68,11 @@ final class TopicTables implements KafkaRouter.NewTopics {
   }
 
   @Override
+  public boolean appliesTruncates() {
+    return newTables.appliesTruncates();
+  }
+
+  @Override
   public KafkaRouter.NewTopic tableOf(String topic, KafkaRecord record, String locator) {
     TableIdentifier identifier = TableIdentifier.parse(tables.nameOfTopic(topic));
     Catalog connected = catalog.connect();

@@ -52,6 +52,22 @@ class KafkaRouterNewTopicsTest {
     private static final long serialVersionUID = 1L;
     static final Map<String, AtomicInteger> CALLS = new ConcurrentHashMap<>();
 
+    /** Whether the writer of the new topics' tables applies truncates (the key-indexed writer). */
+    private final boolean appliesTruncates;
+
+    Tables() {
+      this(true);
+    }
+
+    Tables(boolean appliesTruncates) {
+      this.appliesTruncates = appliesTruncates;
+    }
+
+    @Override
+    public boolean appliesTruncates() {
+      return appliesTruncates;
+    }
+
     @Override
     public KafkaRouter.NewTopic tableOf(String topic, KafkaRecord record, String locator) {
       CALLS.computeIfAbsent(topic, t -> new AtomicInteger()).incrementAndGet();
@@ -114,6 +130,7 @@ class KafkaRouterNewTopicsTest {
   /**
    * A truncate is applied (sent on as copies) only for the topics whose writer applies truncates
    * (the key-indexed writer); for another topic (a table with equality deletes) it is a bad record.
+   * So for a topic that appeared: as the writer of the new topics' tables does.
    */
   @Test
   void aTruncateIsSentOnOnlyForTheTopicsThatApplyThem() throws Exception {
@@ -134,6 +151,24 @@ class KafkaRouterNewTopicsTest {
           .isInstanceOf(MalformedChangeException.class)
           .hasMessageContaining(io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED);
       assertThat(harness.extractOutputValues()).isEmpty();
+    }
+    for (boolean applies : List.of(true, false)) {
+      try (OneInputStreamOperatorTestHarness<KafkaRecord, ChangeEvent> harness =
+          ProcessFunctionTestHarnesses.forProcessFunction(
+              router(BadRecordPolicy.FAIL)
+                  .applyingTruncates(java.util.Set.of(ORDERS))
+                  .takingNewTopics(new Tables(applies)))) {
+        if (applies) {
+          harness.processElement(truncate("shop.public.items"), 0);
+          assertThat(harness.extractOutputValues())
+              .isNotEmpty()
+              .allSatisfy(e -> assertThat(e.table()).isEqualTo("cdc.items"));
+        } else {
+          assertThatThrownBy(() -> harness.processElement(truncate("shop.public.items"), 0))
+              .isInstanceOf(MalformedChangeException.class)
+              .hasMessageContaining(io.icebergcdc.cdc.Operation.TRUNCATE_NOT_APPLIED);
+        }
+      }
     }
   }
 

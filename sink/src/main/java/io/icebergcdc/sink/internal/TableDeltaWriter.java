@@ -173,6 +173,14 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   /** Whether rows are deleted by key, without locations ({@link DeleteMode#EQUALITY}). */
   private boolean deletesByKey;
 
+  /**
+   * By key: where the rows written for checkpoints not yet known complete are, by their epoch and
+   * key. A change of such a key deletes its row by position instead: should that checkpoint be
+   * aborted after the writer handed its files on, the committer commits them in one snapshot with
+   * the next checkpoint's, and Iceberg applies an equality delete only to older snapshots' rows.
+   */
+  private transient java.util.TreeMap<Long, Map<RowKey, Location>> unconfirmedRows;
+
   TableDeltaWriter(
       TableLoader tableLoader,
       ChangeSchema schema,
@@ -360,6 +368,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     bootstrapDue = start.bootstrapDue();
     sharedUpTo = start.sharedUpTo();
     lastCompletedCheckpoint = start.lastCompletedCheckpoint();
+    unconfirmedRows = new java.util.TreeMap<>();
   }
 
   /** See {@link KeyedDedup#forgetKeys}. */
@@ -500,6 +509,8 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   void notifyCheckpointComplete(long checkpointId) {
     lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, checkpointId);
+    // Their files are in the committer's checkpoints: committed, each in a snapshot of its own.
+    unconfirmedRows.headMap(checkpointId, true).clear();
   }
 
   /** See {@link KeyedDedup#writeIndex}. */
@@ -633,13 +644,32 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
           "the table is written with equality deletes (sink.delete-mode = EQUALITY), which keep no"
               + " key's row to take them from");
     }
-    if (prior == null ? !indexComplete : !prior.deleted()) {
+    Location unconfirmed = unconfirmedRowOf(net.key());
+    if (unconfirmed != null) {
+      files.deletePosition(unconfirmed.file(), unconfirmed.position());
+    } else if (prior == null ? !indexComplete : !prior.deleted()) {
       files.deleteKey(net.keyRow());
     }
     if (net.operation().isUpsert()) {
-      files.write(net.after());
+      Location written = files.write(net.after());
+      unconfirmedRows.computeIfAbsent(fileEpoch, epoch -> new HashMap<>()).put(net.key(), written);
     }
     return null;
+  }
+
+  /**
+   * Removes and returns where the row of {@code key} is if it was written for a checkpoint not yet
+   * known complete; null otherwise.
+   */
+  private Location unconfirmedRowOf(RowKey key) {
+    Location found = null;
+    for (Map<RowKey, Location> rows : unconfirmedRows.values()) {
+      Location location = rows.remove(key);
+      if (location != null) {
+        found = location;
+      }
+    }
+    return found;
   }
 
   /**

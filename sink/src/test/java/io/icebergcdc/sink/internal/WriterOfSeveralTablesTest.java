@@ -399,9 +399,11 @@ class WriterOfSeveralTablesTest {
    * position: its updates and deletes become equality deletes on the key (not counted as fallbacks)
    * and never positions, a key new to a table the writer started empty needs no delete, and the
    * table, committed as the committer commits it, reads as the reference model of its changes,
-   * delivered out of order, twice and late: from one subtask, after a restore rescaled to two, and
-   * after a start without state on the rows written (with the index's bootstrap asked for, which
-   * deleting by key ignores). With the entries in the in-memory index and in keyed state.
+   * delivered out of order, twice and late: from one subtask, where a checkpoint is aborted and
+   * committed with the next (whose changes of its rows delete them by position), after a restore
+   * rescaled to two, and after a start without state on the rows written (with the index's
+   * bootstrap asked for, which deleting by key ignores). With the entries in the in-memory index
+   * and in keyed state.
    */
   @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
   @org.junit.jupiter.params.provider.ValueSource(strings = {"index", "keyed state"})
@@ -441,12 +443,27 @@ class WriterOfSeveralTablesTest {
           .as("the other table deletes by position")
           .hasSize(1);
       assertThat(written.get("db.b").deleteFiles()).isEmpty();
-      commitByKey(a, ofA);
-      state = harness.snapshot(2, 2);
+
+      // Checkpoint 2 aborted after the writer handed its files on: the committer commits them
+      // with checkpoint 3's in one snapshot, where an equality delete would not reach their rows.
+      // The keys written for it, not known complete, are deleted by position.
+      List<ChangeEvent> changes = changesOf("src.a", model, sequence, random, 60);
+      ChangeCommittable third =
+          checkpoint(harness, 3, delivered(changes, earlier, random)).get("db.a");
+      assertThat(third.equalityFallbacks()).isZero();
+      assertThat(third.positionDeletes().files())
+          .as("rows of the checkpoint not known complete")
+          .containsExactlyElementsOf(
+              ofA.dataFiles().stream()
+                  .map(f -> ContentFileCodec.decodeDataFile(f, a.specs()).location())
+                  .toList());
+      commitByKey(a, ofA, third);
+      harness.notifyOfCompletedCheckpoint(3);
+      state = harness.snapshot(3, 3);
     }
     assertThat(rowsOf(a)).isEqualTo(model);
 
-    List<ChangeEvent> third = changesOf("src.a", model, sequence, random, 60);
+    List<ChangeEvent> later = changesOf("src.a", model, sequence, random, 60);
     List<ChangeCommittable> rescaled = new ArrayList<>();
     for (int subtask = 0; subtask < 2; subtask++) {
       OperatorSubtaskState part =
@@ -454,18 +471,20 @@ class WriterOfSeveralTablesTest {
               state, MAX_PARALLELISM, 1, 2, subtask);
       try (var harness = harness(part, 2, subtask)) {
         List<ChangeEvent> mine = new ArrayList<>();
-        for (ChangeEvent change : delivered(third, earlier, random)) {
+        for (ChangeEvent change : delivered(later, earlier, random)) {
           if (owns(harness, change)) {
             mine.add(change);
           }
         }
         ChangeCommittable ofA =
-            checkpoint(harness, 3, mine.toArray(new ChangeEvent[0])).get("db.a");
+            checkpoint(harness, 4, mine.toArray(new ChangeEvent[0])).get("db.a");
         assertByKey(ofA, a);
         rescaled.add(ofA);
       }
     }
-    rescaled.forEach(written -> commitByKey(a, written));
+    for (ChangeCommittable written : rescaled) {
+      commitByKey(a, written);
+    }
     assertThat(rowsOf(a)).isEqualTo(model);
 
     bootstrap = true;
@@ -476,7 +495,7 @@ class WriterOfSeveralTablesTest {
         model.put(id, "new" + id);
       }
       ChangeCommittable ofA =
-          checkpoint(harness, 4, delivered(fourth, List.of(), random)).get("db.a");
+          checkpoint(harness, 5, delivered(fourth, List.of(), random)).get("db.a");
       assertByKey(ofA, a);
       commitByKey(a, ofA);
     }
@@ -535,16 +554,36 @@ class WriterOfSeveralTablesTest {
                     .isEqualTo(org.apache.iceberg.FileContent.EQUALITY_DELETES));
   }
 
-  /** Commits a writer's files by key as the committer does: one row delta. */
-  private static void commitByKey(Table table, ChangeCommittable written) {
+  /**
+   * Commits writers' contributions to an unpartitioned table in one row delta, as the committer
+   * does: their data files, equality deletes and positions (as deletion vectors).
+   */
+  private static void commitByKey(Table table, ChangeCommittable... contributions)
+      throws java.io.IOException {
     table.refresh();
     org.apache.iceberg.RowDelta delta = table.newRowDelta();
-    written
-        .dataFiles()
-        .forEach(f -> delta.addRows(ContentFileCodec.decodeDataFile(f, table.specs())));
-    written
-        .deleteFiles()
-        .forEach(f -> delta.addDeletes(ContentFileCodec.decodeDeleteFile(f, table.specs())));
+    org.apache.iceberg.deletes.BaseDVFileWriter dvs =
+        new org.apache.iceberg.deletes.BaseDVFileWriter(
+            org.apache.iceberg.io.OutputFileFactory.builderFor(table, 9, 9)
+                .format(org.apache.iceberg.FileFormat.PUFFIN)
+                .build(),
+            path -> null);
+    try (dvs) {
+      for (ChangeCommittable written : contributions) {
+        written
+            .dataFiles()
+            .forEach(f -> delta.addRows(ContentFileCodec.decodeDataFile(f, table.specs())));
+        written
+            .deleteFiles()
+            .forEach(f -> delta.addDeletes(ContentFileCodec.decodeDeleteFile(f, table.specs())));
+        for (String file : written.positionDeletes().files()) {
+          for (long position : written.positionDeletes().positions(file)) {
+            dvs.delete(file, position, table.spec(), null);
+          }
+        }
+      }
+    }
+    dvs.result().deleteFiles().forEach(delta::addDeletes);
     delta.commit();
   }
 
