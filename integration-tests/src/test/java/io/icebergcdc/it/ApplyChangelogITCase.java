@@ -161,7 +161,9 @@ class ApplyChangelogITCase {
    * In position mode no equality delete is left and every data file has at most one delete file
    * (its deletion vector in format version 3, its position delete file in version 2, merged with
    * the earlier one at every checkpoint that deletes more of its rows, so that they do not pile
-   * up); in equality mode every delete is an equality delete on the key.
+   * up); in equality mode every delete is an equality delete on the key, but for the rows of a
+   * checkpoint that the writer did not know complete when their keys changed again, deleted by
+   * position (at most one delete file a data file, as in position mode).
    */
   private static void assertDeleteFilesOf(Table table, DeleteMode mode) throws Exception {
     boolean v3 = TableUtil.formatVersion(table) >= 3;
@@ -169,7 +171,7 @@ class ApplyChangelogITCase {
       for (FileScanTask task : tasks) {
         int positional = 0;
         for (DeleteFile delete : task.deletes()) {
-          if (mode == DeleteMode.EQUALITY) {
+          if (mode == DeleteMode.EQUALITY && delete.content() != FileContent.POSITION_DELETES) {
             assertThat(delete.content()).isEqualTo(FileContent.EQUALITY_DELETES);
             assertThat(delete.equalityFieldIds()).containsExactly(1);
           } else {
@@ -523,8 +525,10 @@ class ApplyChangelogITCase {
    * <p>Distributed by partition, the table is partitioned by a bucket of its key, which the change
    * widens from int to bigint as well: the keys keep their partitions, and so their writer subtask,
    * and keys beyond the int range are written after it. With equality deletes ({@code EQUALITY},
-   * distributed by key) the key is widened too: the dedup gives the net changes of a checkpoint the
-   * newest schema, and the equality deletes of the wide keys delete the rows of the int ones.
+   * distributed by key) the key is widened too, and the writer deletes by key (or, rows of a
+   * checkpoint not known complete yet, by position); the file is read in so few checkpoints that it
+   * may need no delete by key at all: {@code KafkaApplyITCase#followsASchemaChangeWhileTheJobRuns}
+   * has equality deletes of wide keys delete rows of int ones.
    */
   @ParameterizedTest
   @ValueSource(strings = {"PRIMARY_KEY", "PARTITION", "EQUALITY"})
@@ -593,9 +597,6 @@ class ApplyChangelogITCase {
     if (equality) {
       assertThat(table.schema().findField("id").type()).isEqualTo(Types.LongType.get());
       assertDeleteFilesOf(table, DeleteMode.EQUALITY);
-      List<Snapshot> snapshots = new ArrayList<>();
-      table.snapshots().forEach(snapshots::add);
-      assertThat(sum(snapshots, "added-equality-delete-files")).isPositive();
     }
     if (byPartition) {
       assertThat(table.schema().findField("id").type()).isEqualTo(Types.LongType.get());

@@ -20,7 +20,6 @@ import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.DedupOptions;
 import io.icebergcdc.sink.internal.AppendWriterOperator;
 import io.icebergcdc.sink.internal.ChangeKeySelector;
-import io.icebergcdc.sink.internal.ChangeWriterOperator;
 import io.icebergcdc.sink.internal.CommittableOfStats;
 import io.icebergcdc.sink.internal.OperatorUids;
 import io.icebergcdc.sink.internal.PartitionOfRow;
@@ -28,7 +27,6 @@ import io.icebergcdc.sink.internal.PartitionedKeySelector;
 import io.icebergcdc.sink.internal.PartitionedKeyTypeInfo;
 import io.icebergcdc.sink.internal.PositionDeltaWriterOperator;
 import io.icebergcdc.sink.internal.RowKeySelector;
-import io.icebergcdc.sink.internal.TableSchemaFollower;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -222,31 +220,25 @@ public final class IcebergCdcSink {
     int parallelism = parallelism(changes);
 
     ChangeKeySelector<?> keys = keySelector();
-    if (overwrite == null && options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION) {
-      // The dedup and the key-indexed writer are one operator, with one state entry per key.
+    if (overwrite == null) {
+      // The dedup and the writer are one operator, with one state entry per key (in equality mode
+      // without the row's location).
       SingleOutputStreamOperator<ChangeCommittable> written =
           writeIndexed(changes, keys, uids, parallelism, committedAs);
       return new Contributions(written, written.getSideOutput(Dedup.DEAD_LETTERS));
     }
+    // An overwrite: the net changes' rows appended over what the overwrite leaves.
     SingleOutputStreamOperator<ChangeEvent> deduped = dedup(changes, keys, uids, parallelism);
     SingleOutputStreamOperator<ChangeCommittable> written =
-        overwrite == null
-            ? deduped
-                .transform(
-                    "write Parquet files and equality deletes",
-                    COMMITTABLE_TYPE,
-                    new ChangeWriterOperator(tableLoader, schema, writeProperties))
-                .uid(uids.writer())
-                .setParallelism(parallelism)
-            : appendWriter(
-                deduped
-                    .map(ChangeEvent::after)
-                    .returns(org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(rowType))
-                    .name("rows of the net changes")
-                    .setParallelism(parallelism),
-                uids,
-                parallelism,
-                false);
+        appendWriter(
+            deduped
+                .map(ChangeEvent::after)
+                .returns(org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(rowType))
+                .name("rows of the net changes")
+                .setParallelism(parallelism),
+            uids,
+            parallelism,
+            false);
     DataStream<ChangeCommittable> stats =
         deduped
             .getSideOutput(Dedup.STATS)
@@ -369,8 +361,8 @@ public final class IcebergCdcSink {
             options.get(DedupOptions.ON_AMBIGUOUS_CHANGE),
             options.get(DedupOptions.INDEX_MAX_KEYS),
             tablePosition,
-            // The writer of equality deletes writes each checkpoint's net changes in one schema.
-            overwrite == null ? new TableSchemaFollower(tableLoader, schema) : null);
+            // An overwrite's rows are of the job's schema.
+            null);
     return changes
         .keyBy(keys, keyType(keys))
         .transform("dedup by source sequence", ChangeEventTypeInfo.of(schema), dedup)
@@ -387,7 +379,10 @@ public final class IcebergCdcSink {
     return changes
         .keyBy(keys, keyType(keys))
         .transform(
-            "dedup by source sequence, write Parquet files and position deletes",
+            "dedup by source sequence, write Parquet files and "
+                + (options.get(SinkOptions.DELETE_MODE) == DeleteMode.POSITION
+                    ? "position deletes"
+                    : "equality deletes"),
             COMMITTABLE_TYPE,
             indexedWriter(keys, uids, committedAs))
         .uid(uids.indexedWriter())

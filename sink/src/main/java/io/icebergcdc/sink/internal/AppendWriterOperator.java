@@ -33,7 +33,7 @@ public final class AppendWriterOperator extends TaskWriterOperator<RowData> {
       RowType rowType,
       Map<String, String> writeProperties,
       boolean countsRows) {
-    super(tableLoader, rowType, null, writeProperties, false);
+    super(tableLoader, rowType, null, writeProperties);
     this.countsRows = countsRows;
   }
 

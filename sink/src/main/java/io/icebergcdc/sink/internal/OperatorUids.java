@@ -5,10 +5,11 @@ package io.icebergcdc.sink.internal;
  * savepoints, so these are part of the compatibility contract.
  *
  * <p>The keyed operators' uids name what their state depends on: the distribution (which decides
- * how keys are hashed to key groups) and the delete mode (position deletes use one operator, the
- * dedup and key-indexed writer, where equality deletes use a dedup and a writer without state). A
- * job restored with another distribution or delete mode so finds no state for them instead of state
- * it would misread; Flink then refuses the savepoint unless told to ignore the unmatched state.
+ * how keys are hashed to key groups). A job restored with another distribution so finds no state
+ * for them instead of state it would misread; Flink then refuses the savepoint unless told to
+ * ignore the unmatched state. The dedup and writer of a changelog are one operator in either delete
+ * mode (equality deletes had a dedup and a writer of their own, {@code -dedup} and {@code -writer},
+ * before 2026-12-06); an overwrite has a dedup before its append writer.
  */
 public final class OperatorUids {
 
@@ -24,12 +25,7 @@ public final class OperatorUids {
     return prefix + "-dedup" + keying;
   }
 
-  /** The writer of equality deletes, after the dedup. */
-  public String writer() {
-    return prefix + "-writer" + keying;
-  }
-
-  /** The dedup and key-indexed writer in one operator, for position deletes. */
+  /** The dedup and writer of a changelog in one operator, deleting by position or by key. */
   public String indexedWriter() {
     return prefix + "-indexed-writer" + keying;
   }

@@ -652,7 +652,12 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     }
     if (net.operation().isUpsert()) {
       Location written = files.write(net.after());
-      unconfirmedRows.computeIfAbsent(fileEpoch, epoch -> new HashMap<>()).put(net.key(), written);
+      if (host.getRuntimeContext().isCheckpointingEnabled()) {
+        // Without checkpoints (batch execution) everything is one commit at the end.
+        unconfirmedRows
+            .computeIfAbsent(fileEpoch, epoch -> new HashMap<>())
+            .put(net.key(), written);
+      }
     }
     return null;
   }

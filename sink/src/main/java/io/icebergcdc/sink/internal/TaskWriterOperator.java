@@ -29,9 +29,9 @@ import org.apache.iceberg.io.WriteResult;
 import org.apache.iceberg.util.PropertyUtil;
 
 /**
- * A writer on Iceberg's task writers: it writes Parquet files split by the table's partition spec
- * (and, with a primary key, equality deletes), with the table's write properties under the write's
- * own, and hands the files of each checkpoint to the committer.
+ * A writer on Iceberg's task writers: it writes Parquet files split by the table's partition spec,
+ * with the table's write properties under the write's own, and hands the files of each checkpoint
+ * to the committer.
  *
  * <p><b>State:</b> none. The open files are completed in {@link #prepareSnapshotPreBarrier}, before
  * the barrier (or at the end of the input), and sent downstream, so a checkpoint never holds
@@ -54,39 +54,30 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
   private final Schema schema;
 
   private final java.util.HashMap<String, String> writeProperties;
-  private final boolean upsert;
 
   private transient Table table;
   private transient RowDataTaskWriterFactory writerFactory;
   private transient TaskWriter<RowData> writer;
   private transient Counter dataFilesWritten;
-  private transient Counter deleteFilesWritten;
-
-  /** Rows handed to {@link #writer} since it was made. */
-  private transient long rowsInWriter;
 
   /**
    * @param rowType the type of the rows, which are in the order of the table's columns
    * @param schema the schema of the rows, one of the table's; null for the table's current schema
    *     when the writer opens
    * @param writeProperties this write's own write properties, over the table's
-   * @param upsert whether a row upserts its key (an equality delete on the table's primary key
-   *     before it) and a delete row deletes it; otherwise rows are only written
    */
   TaskWriterOperator(
       TableLoader tableLoader,
       RowType rowType,
       Schema schema,
-      Map<String, String> writeProperties,
-      boolean upsert) {
+      Map<String, String> writeProperties) {
     this.tableLoader = tableLoader;
     this.rowType = rowType;
     this.schema = schema;
     this.writeProperties = new java.util.HashMap<>(writeProperties);
-    this.upsert = upsert;
   }
 
-  /** The row to write for a record, with its kind set: insert, or delete where upserting. */
+  /** The row to write for a record, an insert. */
   abstract RowData rowOf(IN record);
 
   /** What the rows written since the last call count in the commit's summary. */
@@ -107,7 +98,6 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
     writerFactory = factory(schema == null ? table.schema() : schema, rowType);
     writer = writerFactory.create();
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");
-    deleteFilesWritten = getMetricGroup().counter("deleteFilesWritten");
   }
 
   /** A factory of writers of {@code schema}'s rows, of type {@code rowType}, in {@link #table}. */
@@ -124,8 +114,8 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
                 TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT),
             FileFormat.PARQUET,
             ParquetWriterProperties.of(properties),
-            upsert ? new ArrayList<>(schema.identifierFieldIds()) : List.of(),
-            upsert,
+            List.of(),
+            false,
             schema,
             table.spec());
     factory.initialize(
@@ -134,41 +124,9 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
     return factory;
   }
 
-  /**
-   * The table's schema of {@code id}, read again from its catalog where the writer's copy of the
-   * table lacks it (a schema the table took since).
-   *
-   * @throws IllegalStateException if the table has no such schema
-   */
-  Schema tableSchema(int id) {
-    if (!table.schemas().containsKey(id)) {
-      table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
-    }
-    return RowSchemas.schemaOf(table, id);
-  }
-
-  /**
-   * Writes the rows from now on in {@code schema}, one of the table's, whose rows have type {@code
-   * rowType}. The files of a checkpoint are of one schema: the writer must have taken no row since
-   * its last files were completed.
-   */
-  void writeRowsOf(Schema schema, RowType rowType) throws IOException {
-    if (rowsInWriter > 0) {
-      throw new IllegalStateException(
-          "the writer of table "
-              + table.name()
-              + " took rows of two schemas between two checkpoints, where the dedup before it"
-              + " gives the net changes of a checkpoint one schema");
-    }
-    writer.abort();
-    writerFactory = factory(schema, rowType);
-    writer = writerFactory.create();
-  }
-
   @Override
   public void processElement(StreamRecord<IN> element) throws Exception {
     writer.write(rowOf(element.getValue()));
-    rowsInWriter++;
   }
 
   @Override
@@ -185,7 +143,6 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
   private void flush() throws IOException {
     WriteResult result = writer.complete();
     writer = writerFactory.create();
-    rowsInWriter = 0;
     if (result.dataFiles().length == 0 && result.deleteFiles().length == 0) {
       return;
     }
@@ -194,7 +151,6 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
       referenced.add(path.toString());
     }
     dataFilesWritten.inc(result.dataFiles().length);
-    deleteFilesWritten.inc(result.deleteFiles().length);
     output.collect(
         new StreamRecord<>(
             new ChangeCommittable(

@@ -81,6 +81,9 @@ class PositionDeltaWriterOperatorTest {
   /** The surveys' interval; null for every checkpoint. */
   private java.time.Duration surveyInterval;
 
+  /** How the writer deletes rows; null for the default, by position. */
+  private io.icebergcdc.sink.DeleteMode deleteMode;
+
   /** The writers' clock, in nanoseconds, when a test sets it. */
   private final java.util.concurrent.atomic.AtomicLong now =
       new java.util.concurrent.atomic.AtomicLong(1);
@@ -128,6 +131,9 @@ class PositionDeltaWriterOperatorTest {
     }
     if (tableTruncatedAt != null) {
       operator.setTableTruncatedAt(tableTruncatedAt);
+    }
+    if (deleteMode != null) {
+      operator.setDeleteMode(deleteMode);
     }
     KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness;
     if (job == null) {
@@ -199,6 +205,52 @@ class PositionDeltaWriterOperatorTest {
         .dataFiles()
         .forEach(f -> append.appendFile(ContentFileCodec.decodeDataFile(f, table.specs())));
     append.commit();
+  }
+
+  /**
+   * In equality mode the operator of one table (the file job's and the SQL connector's) deletes by
+   * key: an update or delete of a key with a row writes an equality delete on the key, a key new to
+   * a table the writer started empty needs none, a key whose row was written for a checkpoint not
+   * yet known complete is deleted by position (the committer may commit that checkpoint with the
+   * next one, in one snapshot), and a writer that starts without state on a table with rows deletes
+   * every key it meets by key, without loading the index; none counted as a fallback.
+   */
+  @Test
+  void inEqualityModeUpdatesAndDeletesAreWrittenByKey() throws Exception {
+    deleteMode = io.icebergcdc.sink.DeleteMode.EQUALITY;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      ChangeCommittable first =
+          checkpoint(harness, 1, insert(1, "a", 1), insert(2, "b", 2), insert(3, "c", 3));
+      assertThat(first.deleteFiles()).as("new keys of a table started empty").isEmpty();
+      append(table, first);
+      harness.notifyOfCompletedCheckpoint(1);
+
+      ChangeCommittable second =
+          checkpoint(harness, 2, update(3, "c2", 4), delete(1, 5), insert(4, "d", 6));
+      assertThat(second.positionDeletes().isEmpty()).isTrue();
+      assertThat(second.equalityFallbacks()).isZero();
+      assertThat(second.deleteFiles()).hasSize(1);
+      org.apache.iceberg.DeleteFile byKey =
+          ContentFileCodec.decodeDeleteFile(second.deleteFiles().get(0), table.specs());
+      assertThat(byKey.content()).isEqualTo(org.apache.iceberg.FileContent.EQUALITY_DELETES);
+      assertThat(byKey.recordCount()).as("keys 3 and 1").isEqualTo(2);
+      String secondFile =
+          ContentFileCodec.decodeDataFile(second.dataFiles().get(0), table.specs()).location();
+
+      // Checkpoint 2 not known complete: key 4's row, written for it, is deleted by position.
+      ChangeCommittable third = checkpoint(harness, 3, update(4, "d2", 7), update(2, "b2", 8));
+      assertThat(third.positionDeletes().files()).containsExactly(secondFile);
+      assertThat(third.positionDeletes().count()).isEqualTo(1);
+      assertThat(third.deleteFiles()).as("key 2, of checkpoint 1").hasSize(1);
+      assertThat(third.equalityFallbacks()).isZero();
+    }
+    try (var withoutState = harness(true, null)) {
+      ChangeCommittable out = checkpoint(withoutState, 1, insert(9, "z", 20));
+      assertThat(out.deleteFiles()).as("a key that may have a row").hasSize(1);
+      assertThat(out.positionDeletes().isEmpty()).isTrue();
+      assertThat(out.equalityFallbacks()).isZero();
+    }
   }
 
   @Test
