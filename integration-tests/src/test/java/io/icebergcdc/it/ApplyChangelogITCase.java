@@ -526,9 +526,9 @@ class ApplyChangelogITCase {
    * widens from int to bigint as well: the keys keep their partitions, and so their writer subtask,
    * and keys beyond the int range are written after it. With equality deletes ({@code EQUALITY},
    * distributed by key) the key is widened too, and the writer deletes by key (or, rows of a
-   * checkpoint not known complete yet, by position); the file is read in so few checkpoints that it
-   * may need no delete by key at all: {@code KafkaApplyITCase#followsASchemaChangeWhileTheJobRuns}
-   * has equality deletes of wide keys delete rows of int ones.
+   * checkpoint not known complete yet, by position; the file is read in so few checkpoints that it
+   * may need no delete by key at all); then a job without state updates 200 keys of the rows
+   * written, each deleted by a wide key's equality delete.
    */
   @ParameterizedTest
   @ValueSource(strings = {"PRIMARY_KEY", "PARTITION", "EQUALITY"})
@@ -596,6 +596,28 @@ class ApplyChangelogITCase {
     EvolvingEvents.assertEvolvedByOneJob(table);
     if (equality) {
       assertThat(table.schema().findField("id").type()).isEqualTo(Types.LongType.get());
+      assertDeleteFilesOf(table, DeleteMode.EQUALITY);
+      // A job without state on the rows written: its writer knows none of the table's keys, so it
+      // deletes each by key, the wide keys' equality deletes reaching the rows the first job wrote.
+      long lastOfFirst = table.currentSnapshot().snapshotId();
+      List<String> again = new ArrayList<>();
+      for (long id = 1401; id <= 1600; id++) {
+        again.add(changelog.event(true, "u", id, "again " + id, id, "again"));
+      }
+      Files.write(dir.resolve("changes.jsonl"), again);
+      new JobRunner(job(null, 3, Map.of(), 3, options, Duration.ofMillis(100))).run();
+      table.refresh();
+      assertThat(EvolvingEvents.rows(table)).isEqualTo(changelog.model());
+      long equalityDeletes = 0;
+      boolean second = false;
+      for (Snapshot snapshot : Commits.snapshots(table)) {
+        if (second) {
+          equalityDeletes +=
+              Long.parseLong(snapshot.summary().getOrDefault("added-equality-deletes", "0"));
+        }
+        second |= snapshot.snapshotId() == lastOfFirst;
+      }
+      assertThat(equalityDeletes).as("keys deleted by key by the second job").isEqualTo(200);
       assertDeleteFilesOf(table, DeleteMode.EQUALITY);
     }
     if (byPartition) {

@@ -10,8 +10,10 @@ public enum DeleteMode {
    */
   POSITION,
   /**
-   * By key, as Iceberg's own upsert does: every upsert and delete writes an equality delete on the
-   * primary key. No index state, but every reader joins the deletes against the data.
+   * By key, as Iceberg's own upsert does: an upsert or delete of a key that may have a row writes
+   * an equality delete on the primary key (a row written for a checkpoint not yet known complete is
+   * deleted by position). No row locations in the state, but every reader joins the deletes against
+   * the data.
    */
   EQUALITY
 }

@@ -104,8 +104,8 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
               + element.getValue().table()
               + " was truncated in the source at "
               + element.getValue().sequence()
-              + ", which the dedup of equality deletes cannot apply (it knows only the keys the job"
-              + " met)");
+              + ", which the dedup before an overwrite's writer cannot apply (it knows only the keys"
+              + " the job met)");
     }
     ChangeEvent change = element.getValue();
     if (schemas != null) {
@@ -141,8 +141,8 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
     if (!net.missingColumns().isEmpty()) {
       throw dedup.unfillable(
           net,
-          "the key's current row is known only to the position-delete writer (the table is"
-              + " written with equality deletes)");
+          "the key's current row is known only to the position-delete writer (this is the dedup"
+              + " before an overwrite's writer)");
     }
     // A change kept in state since before the schema changed has that schema's rows.
     output.collect(new StreamRecord<>(schemas == null ? net : schemas.fit(net)));

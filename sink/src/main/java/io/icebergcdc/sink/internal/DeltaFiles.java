@@ -261,7 +261,8 @@ final class DeltaFiles {
 
   /**
    * Deletes the row of the key of {@code keyRow}, wherever it is, by an equality delete on the key:
-   * how a writer in equality mode deletes every row, not counted as a fallback.
+   * how a writer in equality mode deletes the rows of committed checkpoints, not counted as a
+   * fallback.
    */
   void deleteKey(RowData keyRow) throws IOException {
     partitionKey.partition(wrapper.wrap(keyRow));

@@ -29,8 +29,8 @@ import org.apache.iceberg.flink.TableLoader;
  * Parquet data files, the updates and deletes of existing rows as positions to delete, which the
  * committer turns into deletion vectors or position delete files: the dedup and the writer in one
  * operator, for one table or for several. What it does for each table is its {@link
- * TableDeltaWriter}'s; in the operator of several, a table in equality mode deletes by key instead
- * ({@link TableDeltaWriter#setDeleteMode}).
+ * TableDeltaWriter}'s; a table in equality mode deletes by key instead ({@link
+ * TableDeltaWriter#setDeleteMode}).
  *
  * <p><b>Place in the topology:</b> directly after the source (or parser), before the committer. The
  * operator of one table takes a stream keyed by the table's primary key; the operator of several

@@ -61,9 +61,11 @@ import org.slf4j.LoggerFactory;
  * <p><b>By key</b> ({@link #setDeleteMode}, {@link DeleteMode#EQUALITY}): the writer of a table in
  * equality mode keeps no row's location. Its entries hold what the dedup needs, every update or
  * delete of a key that may have a row deletes it by an equality delete on the key (not counted as a
- * fallback), the index is never loaded from the table and nothing is compacted: compaction finds
- * rows through their entries' locations, so it would take every row of such a file for one updated
- * since. This is the writer of Iceberg's own upsert, with the dedup's order and net changes.
+ * fallback), but for a row written for a checkpoint not yet known complete, which it deletes by
+ * position ({@link #unconfirmedRows}); the index is never loaded from the table and nothing is
+ * compacted: compaction finds rows through their entries' locations, so it would take every row of
+ * such a file for one updated since. This is the writer of Iceberg's own upsert, with the dedup's
+ * order and net changes, and no delete for a key new to a table the writer started empty.
  *
  * <p><b>Compaction</b> ({@link WriterCompaction}): at a checkpoint, before its files are completed,
  * the writer moves the live rows out of files with many deleted rows, of small files and of files
@@ -174,12 +176,16 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   private boolean deletesByKey;
 
   /**
-   * By key: where the rows written for checkpoints not yet known complete are, by their epoch and
-   * key. A change of such a key deletes its row by position instead: should that checkpoint be
-   * aborted after the writer handed its files on, the committer commits them in one snapshot with
-   * the next checkpoint's, and Iceberg applies an equality delete only to older snapshots' rows.
+   * By key: where the rows written for checkpoints not yet known complete are, by key, with the
+   * checkpoint each went with. A change of such a key deletes its row by position instead: should
+   * that checkpoint be aborted after the writer handed its files on, the committer commits them in
+   * one snapshot with the next checkpoint's, and Iceberg applies an equality delete only to older
+   * snapshots' rows. One entry a key, however many checkpoints fail meanwhile.
    */
-  private transient java.util.TreeMap<Long, Map<RowKey, Location>> unconfirmedRows;
+  private transient Map<RowKey, UnconfirmedRow> unconfirmedRows;
+
+  /** A row written for {@code checkpoint}, at {@code location}. */
+  private record UnconfirmedRow(long checkpoint, Location location) {}
 
   TableDeltaWriter(
       TableLoader tableLoader,
@@ -368,7 +374,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     bootstrapDue = start.bootstrapDue();
     sharedUpTo = start.sharedUpTo();
     lastCompletedCheckpoint = start.lastCompletedCheckpoint();
-    unconfirmedRows = new java.util.TreeMap<>();
+    unconfirmedRows = new HashMap<>();
   }
 
   /** See {@link KeyedDedup#forgetKeys}. */
@@ -510,7 +516,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   void notifyCheckpointComplete(long checkpointId) {
     lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, checkpointId);
     // Their files are in the committer's checkpoints: committed, each in a snapshot of its own.
-    unconfirmedRows.headMap(checkpointId, true).clear();
+    if (!unconfirmedRows.isEmpty()) {
+      unconfirmedRows.values().removeIf(row -> row.checkpoint() <= checkpointId);
+    }
   }
 
   /** See {@link KeyedDedup#writeIndex}. */
@@ -644,9 +652,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
           "the table is written with equality deletes (sink.delete-mode = EQUALITY), which keep no"
               + " key's row to take them from");
     }
-    Location unconfirmed = unconfirmedRowOf(net.key());
+    UnconfirmedRow unconfirmed = unconfirmedRows.remove(net.key());
     if (unconfirmed != null) {
-      files.deletePosition(unconfirmed.file(), unconfirmed.position());
+      files.deletePosition(unconfirmed.location().file(), unconfirmed.location().position());
     } else if (prior == null ? !indexComplete : !prior.deleted()) {
       files.deleteKey(net.keyRow());
     }
@@ -654,27 +662,10 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       Location written = files.write(net.after());
       if (host.getRuntimeContext().isCheckpointingEnabled()) {
         // Without checkpoints (batch execution) everything is one commit at the end.
-        unconfirmedRows
-            .computeIfAbsent(fileEpoch, epoch -> new HashMap<>())
-            .put(net.key(), written);
+        unconfirmedRows.put(net.key(), new UnconfirmedRow(fileEpoch, written));
       }
     }
     return null;
-  }
-
-  /**
-   * Removes and returns where the row of {@code key} is if it was written for a checkpoint not yet
-   * known complete; null otherwise.
-   */
-  private Location unconfirmedRowOf(RowKey key) {
-    Location found = null;
-    for (Map<RowKey, Location> rows : unconfirmedRows.values()) {
-      Location location = rows.remove(key);
-      if (location != null) {
-        found = location;
-      }
-    }
-    return found;
   }
 
   /**
