@@ -381,6 +381,39 @@ class ApplyChangelogITCase {
     assertThat(writersByPartition.values()).allSatisfy(writers -> assertThat(writers).hasSize(1));
   }
 
+  /**
+   * Equality mode into a partitioned table, its changes distributed by partition: each equality
+   * delete goes into the partition of its key, and the table equals the changelog's model.
+   */
+  @Test
+  void appliesItByKeyToAPartitionedTable() throws Exception {
+    ChangelogGenerator.Changelog changelog = changelog(40_000, 4_000, 3L);
+    Configuration options = options(DeleteMode.EQUALITY);
+    options.setString("sink.distribution", "PARTITION");
+
+    new JobRunner(job("bucket(4, id)", 2, Map.of(), 0, options), null).run();
+
+    Table table = table();
+    assertThat(changelog.model().differences(table, 20)).isEmpty();
+    Commits.assertOneCommitPerCheckpoint(Commits.snapshots(table));
+    assertDeleteFilesOf(table, DeleteMode.EQUALITY);
+    List<DeleteFile> byKey = new ArrayList<>();
+    for (Snapshot snapshot : Commits.snapshots(table)) {
+      for (DeleteFile delete : snapshot.addedDeleteFiles(table.io())) {
+        if (delete.content() == FileContent.EQUALITY_DELETES) {
+          byKey.add(delete);
+        }
+      }
+    }
+    assertThat(byKey)
+        .isNotEmpty()
+        .allSatisfy(
+            delete -> {
+              assertThat(delete.specId()).isEqualTo(table.spec().specId());
+              assertThat(delete.partition().get(0, Integer.class)).isBetween(0, 3);
+            });
+  }
+
   @ParameterizedTest(name = "{0} deletes, format version {1}")
   @CsvSource({"POSITION, 3", "POSITION, 2", "EQUALITY, 2"})
   void failuresInWritersAndAroundCommitsLoseNothingAndCommitNothingTwice(

@@ -270,6 +270,33 @@ class SqlBatchITCase {
         .doesNotContainKey("added-equality-delete-files");
   }
 
+  /**
+   * The same load in equality mode: the second load's writer does not know the table's keys, so it
+   * deletes both of its keys by key, the update's and the new key's (and counts both as inserts: it
+   * cannot tell a key it never met from a new one).
+   */
+  @Test
+  void aBatchLoadInEqualityModeDeletesByKey() throws Exception {
+    sql.executeSql(
+        "CREATE TABLE accounts (id BIGINT NOT NULL, balance BIGINT, seq BIGINT,"
+            + " PRIMARY KEY (id) NOT ENFORCED)"
+            + with(", 'sequence.field' = 'seq', 'sink.delete-mode' = 'EQUALITY'"));
+    run("INSERT INTO accounts VALUES (1, 100, 1), (2, 200, 1), (3, 300, 1)");
+    run("INSERT INTO accounts VALUES (1, 150, 3), (4, 400, 2), (1, 120, 2), (1, 150, 3)");
+
+    Table table = table("accounts");
+    assertThat(rows(table, "id", "balance", "seq"))
+        .containsExactly("1,150,3", "2,200,1", "3,300,1", "4,400,2");
+    assertThat(snapshots(table)).hasSize(2);
+    assertThat(snapshots(table).get(0).summary()).doesNotContainKey("added-equality-delete-files");
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "2")
+        .containsEntry(SnapshotSummaryKeys.ROWS_UPDATED, "0")
+        .containsEntry(SnapshotSummaryKeys.DELETES_FELL_BACK, "0")
+        .containsEntry("added-equality-deletes", "2")
+        .doesNotContainKey("added-position-deletes");
+  }
+
   @Test
   void aBoundedChangelogWithoutCheckpointsIsMergedAsOneSnapshot() throws Exception {
     // Batch execution reads insert-only sources only; a bounded changelog with deletes runs in

@@ -85,8 +85,10 @@ class SqlConnectorITCase {
         + ")";
   }
 
-  @Test
-  void ordersTheChangesOfEachKeyByTheSequenceField() throws Exception {
+  /** In either delete mode: by position (the default) and by key ({@code EQUALITY}). */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"POSITION", "EQUALITY"})
+  void ordersTheChangesOfEachKeyByTheSequenceField(String deleteMode) throws Exception {
     // Changes in source order, then delivered shuffled and partly twice; the model is the
     // source order's end state.
     Random random = new Random(3);
@@ -113,7 +115,9 @@ class SqlConnectorITCase {
     }
 
     StreamTableEnvironment tEnv = tableEnvironment(delivered, "changes");
-    tEnv.executeSql(connector("items", ", 'sequence.field' = 'seq'"));
+    tEnv.executeSql(
+        connector(
+            "items", ", 'sequence.field' = 'seq', 'sink.delete-mode' = '" + deleteMode + "'"));
     tEnv.executeSql("INSERT INTO items SELECT * FROM changes").await();
 
     Table table = table("items");
