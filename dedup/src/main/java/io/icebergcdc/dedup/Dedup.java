@@ -74,17 +74,14 @@ public final class Dedup {
    *     DedupOptions#INDEX_MAX_KEYS})
    * @param tablePosition the source position the table holds, for a job that starts without state;
    *     null for none
-   * @param schemas the schemas the table takes while the job runs, whose rows the net changes are
-   *     given; null for a table whose changes all have the job's
    */
   public static OneInputStreamOperator<ChangeEvent, ChangeEvent> operator(
       ChangeSchema schema,
       Duration tombstoneTtl,
       AmbiguousChangePolicy ambiguousChangePolicy,
       long indexMaxKeys,
-      SourceSequence tablePosition,
-      SchemaFollower schemas) {
-    DedupOperator dedup = new DedupOperator(schema, tombstoneTtl, ambiguousChangePolicy, schemas);
+      SourceSequence tablePosition) {
+    DedupOperator dedup = new DedupOperator(schema, tombstoneTtl, ambiguousChangePolicy);
     dedup.setIndexMaxKeys(indexMaxKeys);
     dedup.setTablePosition(tablePosition);
     return dedup;

@@ -360,9 +360,7 @@ public final class IcebergCdcSink {
             options.get(DedupOptions.TOMBSTONE_TTL),
             options.get(DedupOptions.ON_AMBIGUOUS_CHANGE),
             options.get(DedupOptions.INDEX_MAX_KEYS),
-            tablePosition,
-            // An overwrite's rows are of the job's schema.
-            null);
+            tablePosition);
     return changes
         .keyBy(keys, keyType(keys))
         .transform("dedup by source sequence", ChangeEventTypeInfo.of(schema), dedup)

@@ -7,7 +7,6 @@ import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.AppliedChange;
 import io.icebergcdc.dedup.Dedup;
 import io.icebergcdc.dedup.NetChanges;
-import io.icebergcdc.dedup.SchemaFollower;
 import java.time.Duration;
 import java.util.function.LongSupplier;
 import org.apache.flink.annotation.VisibleForTesting;
@@ -20,7 +19,8 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
  * Orders and deduplicates the changes of each key (see {@link SequencedChanges}) and emits, once
- * per checkpoint, the net change of every key that changed, for writers that keep no state.
+ * per checkpoint, the net change of every key that changed, for a writer that keeps no state: the
+ * append writer of an overwrite.
  *
  * <p><b>Place in the topology:</b> directly after the source (or parser), on a stream keyed by
  * primary key; its output goes to the writers, its {@link Dedup#STATS} side output to the committer
@@ -32,28 +32,10 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
   private static final long serialVersionUID = 1L;
 
   private final SequencedChanges dedup;
-  private final ChangeSchema schema;
-
-  /** The schemas the table takes while the job runs; null where its changes all have the job's. */
-  private final SchemaFollower schemas;
 
   public DedupOperator(
       ChangeSchema schema, Duration tombstoneTtl, AmbiguousChangePolicy ambiguousChangePolicy) {
-    this(schema, tombstoneTtl, ambiguousChangePolicy, null);
-  }
-
-  /**
-   * @param schemas the schemas the table takes while the job runs, whose rows the net changes are
-   *     given; null for a table whose changes all have the job's
-   */
-  public DedupOperator(
-      ChangeSchema schema,
-      Duration tombstoneTtl,
-      AmbiguousChangePolicy ambiguousChangePolicy,
-      SchemaFollower schemas) {
     this.dedup = new SequencedChanges(schema, tombstoneTtl, ambiguousChangePolicy);
-    this.schema = schema;
-    this.schemas = schemas;
   }
 
   /** See {@link io.icebergcdc.dedup.DedupOptions#INDEX_MAX_KEYS}. */
@@ -76,12 +58,6 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
     dedup.initializeState(context, this, output, this);
-    if (schemas != null) {
-      ChangeSchema current = schemas.open();
-      if (current != schema) {
-        dedup.useSchema(current, schemas::fit);
-      }
-    }
   }
 
   @Override
@@ -107,16 +83,7 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
               + ", which the dedup before an overwrite's writer cannot apply (it knows only the keys"
               + " the job met)");
     }
-    ChangeEvent change = element.getValue();
-    if (schemas != null) {
-      ChangeSchema before = schemas.current();
-      change = schemas.fit(change);
-      if (schemas.current() != before) {
-        // The changes held since the last checkpoint are given the new schema's rows too.
-        dedup.useSchema(schemas.current(), schemas::fit);
-      }
-    }
-    dedup.processElement(change);
+    dedup.processElement(element.getValue());
   }
 
   @Override
@@ -144,20 +111,8 @@ public final class DedupOperator extends AbstractStreamOperator<ChangeEvent>
           "the key's current row is known only to the position-delete writer (this is the dedup"
               + " before an overwrite's writer)");
     }
-    // A change kept in state since before the schema changed has that schema's rows.
-    output.collect(new StreamRecord<>(schemas == null ? net : schemas.fit(net)));
+    output.collect(new StreamRecord<>(net));
     return null;
-  }
-
-  @Override
-  public void close() throws Exception {
-    try {
-      if (schemas != null) {
-        schemas.close();
-      }
-    } finally {
-      super.close();
-    }
   }
 
   @Override
