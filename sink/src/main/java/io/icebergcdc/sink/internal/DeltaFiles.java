@@ -93,6 +93,23 @@ final class DeltaFiles {
   private PartitionSpec spec;
   private FlinkFileWriterFactory writerFactory;
   private PartitionKey partitionKey;
+
+  /**
+   * The spec of the equality deletes: the table's, or an unpartitioned one of the table's where it
+   * holds data files of another spec, which an equality delete of a partition does not reach
+   * (Iceberg applies one to data files of its own spec and partition, or everywhere if
+   * unpartitioned).
+   */
+  private PartitionSpec deleteSpec;
+
+  private PartitionKey deletePartitionKey;
+
+  /**
+   * The specs of data files the equality deletes do not reach, where the table holds data files of
+   * another spec and has no unpartitioned spec; null where they reach every row.
+   */
+  private List<Integer> unreachedSpecs;
+
   private RowDataWrapper wrapper;
   private RowDataProjection keyProjection;
   private final Map<String, String> properties;
@@ -193,8 +210,65 @@ final class DeltaFiles {
             .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
             .build();
     partitionKey = new PartitionKey(spec, tableSchema);
+    deleteSpec = spec;
+    unreachedSpecs = null;
+    List<Integer> otherSpecs = spec.isPartitioned() ? specsOfOtherData(current, spec) : List.of();
+    if (!otherSpecs.isEmpty()) {
+      PartitionSpec global =
+          current.specs().values().stream()
+              .filter(PartitionSpec::isUnpartitioned)
+              .findFirst()
+              .orElse(null);
+      if (global != null) {
+        deleteSpec = global;
+      } else {
+        unreachedSpecs = otherSpecs;
+      }
+    }
+    deletePartitionKey =
+        deleteSpec == spec ? partitionKey : new PartitionKey(deleteSpec, tableSchema);
     wrapper = new RowDataWrapper(rows.rowType(), tableSchema.asStruct());
     keyProjection = RowDataProjection.create(tableSchema, keySchema);
+  }
+
+  /** The ids of the specs other than {@code spec} that live data files of the table have. */
+  private static List<Integer> specsOfOtherData(Table current, PartitionSpec spec) {
+    if (current.currentSnapshot() == null) {
+      return List.of();
+    }
+    java.util.TreeSet<Integer> others = new java.util.TreeSet<>();
+    for (org.apache.iceberg.ManifestFile manifest :
+        current.currentSnapshot().dataManifests(current.io())) {
+      if (manifest.partitionSpecId() != spec.specId()
+          && (manifest.hasAddedFiles() || manifest.hasExistingFiles())) {
+        others.add(manifest.partitionSpecId());
+      }
+    }
+    return List.copyOf(others);
+  }
+
+  /**
+   * Fails where the equality deletes would not reach every row: the table holds data files of
+   * another partition spec than its current one, and has no unpartitioned spec to write deletes
+   * that reach them. For a writer that deletes every row by key.
+   */
+  void checkDeletesReachEveryRow() {
+    if (unreachedSpecs != null) {
+      Table current = table.get();
+      throw new IllegalStateException(
+          "table "
+              + current.name()
+              + " holds data files of partition spec "
+              + unreachedSpecs
+              + " besides its current spec "
+              + spec.specId()
+              + ": an equality delete of a partition of spec "
+              + spec.specId()
+              + " would not reach their rows, and the table has no unpartitioned spec for deletes"
+              + " that reach every file; rewrite those files into spec "
+              + spec.specId()
+              + " (rewrite_data_files) or write the table with sink.delete-mode = POSITION");
+    }
   }
 
   /** The schema of the rows written now. */
@@ -265,13 +339,13 @@ final class DeltaFiles {
    * fallback.
    */
   void deleteKey(RowData keyRow) throws IOException {
-    partitionKey.partition(wrapper.wrap(keyRow));
-    EqualityDeleteWriter<RowData> writer = equalityDeletes.get(partitionKey);
+    deletePartitionKey.partition(wrapper.wrap(keyRow));
+    EqualityDeleteWriter<RowData> writer = equalityDeletes.get(deletePartitionKey);
     if (writer == null) {
-      PartitionKey partition = partitionKey.copy();
+      PartitionKey partition = deletePartitionKey.copy();
       writer =
           writerFactory.newEqualityDeleteWriter(
-              outputFiles().newOutputFile(spec, partition), spec, partition);
+              outputFiles().newOutputFile(deleteSpec, partition), deleteSpec, partition);
       equalityDeletes.put(partition, writer);
     }
     writer.write(keyProjection.wrap(keyRow));

@@ -467,6 +467,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
             new FilesListener(),
             metrics);
     files.setEpoch(fileEpoch);
+    if (deletesByKey) {
+      files.checkDeletesReachEveryRow();
+    }
   }
 
   void snapshotState(StateSnapshotContext context) throws Exception {
@@ -577,6 +580,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       return;
     }
     files.useSchema(table, current);
+    if (deletesByKey) {
+      files.checkDeletesReachEveryRow();
+    }
     RecentRows recentRows = new RecentRows(current.rowType(), recentRowsBytes());
     fill.useSchema(current, recentRows, rowSchemas::fit);
     compaction.useSchema(current.schema(), recentRows);

@@ -253,6 +253,66 @@ class PositionDeltaWriterOperatorTest {
     }
   }
 
+  /**
+   * Equality deletes reach the rows of every partition spec: on a table partitioned since it got
+   * rows in its first, unpartitioned spec, they are written in that spec, which Iceberg applies to
+   * every data file; a table that holds data files of another partitioned spec and has no
+   * unpartitioned one is refused in equality mode, with a line naming both specs.
+   */
+  @Test
+  void equalityDeletesReachTheRowsOfAnEarlierSpec() throws Exception {
+    deleteMode = io.icebergcdc.sink.DeleteMode.EQUALITY;
+    Table table = table();
+    try (var first = harness(true, null)) {
+      append(table, checkpoint(first, 1, insert(1, "a", 1), insert(2, "b", 2)));
+    }
+    table
+        .updateSpec()
+        .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 4))
+        .commit();
+    try (var second = harness(true, null)) {
+      ChangeCommittable out = checkpoint(second, 1, update(1, "a2", 3), delete(2, 4));
+      assertThat(out.deleteFiles()).hasSize(1);
+      org.apache.iceberg.DeleteFile byKey =
+          ContentFileCodec.decodeDeleteFile(out.deleteFiles().get(0), table.specs());
+      assertThat(byKey.specId()).as("the unpartitioned spec").isZero();
+      table.refresh();
+      RowDelta delta = table.newRowDelta().addDeletes(byKey);
+      out.dataFiles()
+          .forEach(f -> delta.addRows(ContentFileCodec.decodeDataFile(f, table.specs())));
+      delta.commit();
+    }
+    List<String> rows = new java.util.ArrayList<>();
+    try (org.apache.iceberg.io.CloseableIterable<Record> records =
+        org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+      records.forEach(r -> rows.add(r.getField("id") + "=" + r.getField("name")));
+    }
+    assertThat(rows).containsExactly("1=a2");
+
+    catalog().loadCatalog().dropTable(ID);
+    Table bucketed =
+        catalog()
+            .loadCatalog()
+            .createTable(
+                ID,
+                TestChanges.SCHEMA,
+                org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
+                    .bucket("id", 2)
+                    .build(),
+                java.util.Map.of("format-version", "3"));
+    try (var first = harness(true, null)) {
+      append(bucketed, checkpoint(first, 1, insert(1, "a", 1), insert(2, "b", 2)));
+    }
+    bucketed
+        .updateSpec()
+        .removeField("id_bucket")
+        .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 4))
+        .commit();
+    assertThatThrownBy(() -> harness(true, null))
+        .hasMessageContaining("holds data files of partition spec [0] besides its current spec 1")
+        .hasMessageContaining("rewrite_data_files");
+  }
+
   @Test
   void updatesAndDeletesOfIndexedKeysBecomePositionsAndNewKeysNeedNoDelete() throws Exception {
     Table table = table();
