@@ -57,9 +57,14 @@ final class EqualityFallbackWriter {
             .format(FileFormat.PARQUET)
             .operationId(operationId)
             .build();
-    PartitionSpec spec = table.spec();
-    PartitionKey partitionKey = new PartitionKey(spec, schema);
-    Map<PartitionKey, EqualityDeleteWriter<Record>> writers = new HashMap<>();
+    // The rows another writer moved may be in files of any spec the table's data has.
+    List<PartitionSpec> specs =
+        io.icebergcdc.commit.EqualityDeleteSpecs.of(table, table.spec()).specs();
+    List<PartitionKey> partitionKeys = new ArrayList<>();
+    for (PartitionSpec spec : specs) {
+      partitionKeys.add(new PartitionKey(spec, schema));
+    }
+    Map<Map.Entry<Integer, PartitionKey>, EqualityDeleteWriter<Record>> writers = new HashMap<>();
     try {
       for (String location : deletes.files()) {
         long[] positions = deletes.positions(location);
@@ -81,16 +86,21 @@ final class EqualityFallbackWriter {
               full.setField(field.name(), value);
               key.setField(field.name(), value);
             }
-            partitionKey.partition(full);
-            EqualityDeleteWriter<Record> writer = writers.get(partitionKey);
-            if (writer == null) {
-              PartitionKey partition = partitionKey.copy();
-              writer =
-                  factory.newEqualityDeleteWriter(
-                      files.newOutputFile(spec, partition), spec, partition);
-              writers.put(partition, writer);
+            for (int i = 0; i < specs.size(); i++) {
+              PartitionSpec spec = specs.get(i);
+              PartitionKey partitionKey = partitionKeys.get(i);
+              partitionKey.partition(full);
+              EqualityDeleteWriter<Record> writer =
+                  writers.get(Map.entry(spec.specId(), partitionKey));
+              if (writer == null) {
+                PartitionKey partition = partitionKey.copy();
+                writer =
+                    factory.newEqualityDeleteWriter(
+                        files.newOutputFile(spec, partition), spec, partition);
+                writers.put(Map.entry(spec.specId(), partition), writer);
+              }
+              writer.write(key);
             }
-            writer.write(key);
           }
         } catch (org.apache.iceberg.exceptions.NotFoundException e) {
           throw new IOException(

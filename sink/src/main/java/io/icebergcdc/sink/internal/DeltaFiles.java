@@ -95,18 +95,20 @@ final class DeltaFiles {
   private PartitionKey partitionKey;
 
   /**
-   * The spec of the equality deletes: the table's, or an unpartitioned one of the table's where it
-   * holds data files of another spec, which an equality delete of a partition does not reach
-   * (Iceberg applies one to data files of its own spec and partition, or everywhere if
-   * unpartitioned).
+   * The partitions of the equality deletes, one for each spec whose data files they must reach: the
+   * table's, and each other spec of which it holds data files (partitioned since, or by another
+   * engine). Iceberg applies an equality delete only to the data files of its own spec and
+   * partition, or to all if its spec is unpartitioned, so a key's delete goes to its partition in
+   * each such spec (once, unpartitioned, where one of them is).
    */
-  private PartitionSpec deleteSpec;
+  private List<DeleteSpec> deletePartitions;
 
-  private PartitionKey deletePartitionKey;
+  /** A spec of the equality deletes, and the partition of the key at hand in it. */
+  private record DeleteSpec(PartitionSpec spec, PartitionKey partitionOfKey) {}
 
   /**
-   * The specs of data files the equality deletes do not reach, where the table holds data files of
-   * another spec and has no unpartitioned spec; null where they reach every row.
+   * The specs of data files the equality deletes do not reach: other specs of the table's data
+   * files whose partition does not follow from the key; empty where they reach every row.
    */
   private List<Integer> unreachedSpecs;
 
@@ -116,7 +118,14 @@ final class DeltaFiles {
 
   private final Map<PartitionKey, OpenDataFile> openFiles = new HashMap<>();
   private final List<DataFile> completedFiles = new ArrayList<>();
-  private final Map<PartitionKey, EqualityDeleteWriter<RowData>> equalityDeletes = new HashMap<>();
+
+  /** The open equality delete writers, by spec and partition. */
+  private final Map<DeletePartition, EqualityDeleteWriter<RowData>> equalityDeletes =
+      new HashMap<>();
+
+  /** An equality delete file's spec and partition. */
+  private record DeletePartition(int specId, PartitionKey partition) {}
+
   private final List<DeleteFile> completedDeletes = new ArrayList<>();
   private Map<String, Positions> positionDeletes = new HashMap<>();
   private long fallbacks;
@@ -210,41 +219,27 @@ final class DeltaFiles {
             .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
             .build();
     partitionKey = new PartitionKey(spec, tableSchema);
-    deleteSpec = spec;
-    unreachedSpecs = null;
-    List<Integer> otherSpecs = spec.isPartitioned() ? specsOfOtherData(current, spec) : List.of();
-    if (!otherSpecs.isEmpty()) {
-      PartitionSpec global =
-          current.specs().values().stream()
-              .filter(PartitionSpec::isUnpartitioned)
-              .findFirst()
-              .orElse(null);
-      if (global != null) {
-        deleteSpec = global;
-      } else {
-        unreachedSpecs = otherSpecs;
-      }
+    io.icebergcdc.commit.EqualityDeleteSpecs deleteSpecs =
+        io.icebergcdc.commit.EqualityDeleteSpecs.of(current, spec);
+    unreachedSpecs = deleteSpecs.unreached();
+    if (!unreachedSpecs.isEmpty()) {
+      LOG.warn(
+          "Table {} holds data files of partition spec {}, partitioned by columns outside the"
+              + " primary key: a delete by key (equality delete) cannot reach their rows; rewrite"
+              + " them into spec {}",
+          current.name(),
+          unreachedSpecs,
+          spec.specId());
     }
-    deletePartitionKey =
-        deleteSpec == spec ? partitionKey : new PartitionKey(deleteSpec, tableSchema);
+    deletePartitions = new ArrayList<>();
+    for (PartitionSpec deleteSpec : deleteSpecs.specs()) {
+      deletePartitions.add(
+          new DeleteSpec(
+              deleteSpec,
+              deleteSpec == spec ? partitionKey : new PartitionKey(deleteSpec, tableSchema)));
+    }
     wrapper = new RowDataWrapper(rows.rowType(), tableSchema.asStruct());
     keyProjection = RowDataProjection.create(tableSchema, keySchema);
-  }
-
-  /** The ids of the specs other than {@code spec} that live data files of the table have. */
-  private static List<Integer> specsOfOtherData(Table current, PartitionSpec spec) {
-    if (current.currentSnapshot() == null) {
-      return List.of();
-    }
-    java.util.TreeSet<Integer> others = new java.util.TreeSet<>();
-    for (org.apache.iceberg.ManifestFile manifest :
-        current.currentSnapshot().dataManifests(current.io())) {
-      if (manifest.partitionSpecId() != spec.specId()
-          && (manifest.hasAddedFiles() || manifest.hasExistingFiles())) {
-        others.add(manifest.partitionSpecId());
-      }
-    }
-    return List.copyOf(others);
   }
 
   /**
@@ -253,7 +248,7 @@ final class DeltaFiles {
    * that reach them. For a writer that deletes every row by key.
    */
   void checkDeletesReachEveryRow() {
-    if (unreachedSpecs != null) {
+    if (!unreachedSpecs.isEmpty()) {
       Table current = table.get();
       throw new IllegalStateException(
           "table "
@@ -262,10 +257,9 @@ final class DeltaFiles {
               + unreachedSpecs
               + " besides its current spec "
               + spec.specId()
-              + ": an equality delete of a partition of spec "
-              + spec.specId()
-              + " would not reach their rows, and the table has no unpartitioned spec for deletes"
-              + " that reach every file; rewrite those files into spec "
+              + ", partitioned by columns outside the primary key: an equality delete, which"
+              + " Iceberg applies only to the files of its own spec and partition, cannot be put"
+              + " in the partition of their rows; rewrite those files into spec "
               + spec.specId()
               + " (rewrite_data_files) or write the table with sink.delete-mode = POSITION");
     }
@@ -339,16 +333,21 @@ final class DeltaFiles {
    * fallback.
    */
   void deleteKey(RowData keyRow) throws IOException {
-    deletePartitionKey.partition(wrapper.wrap(keyRow));
-    EqualityDeleteWriter<RowData> writer = equalityDeletes.get(deletePartitionKey);
-    if (writer == null) {
-      PartitionKey partition = deletePartitionKey.copy();
-      writer =
-          writerFactory.newEqualityDeleteWriter(
-              outputFiles().newOutputFile(deleteSpec, partition), deleteSpec, partition);
-      equalityDeletes.put(partition, writer);
+    RowData key = keyProjection.wrap(keyRow);
+    for (DeleteSpec target : deletePartitions) {
+      PartitionKey partitionOfKey = target.partitionOfKey();
+      partitionOfKey.partition(wrapper.wrap(keyRow));
+      DeletePartition at = new DeletePartition(target.spec().specId(), partitionOfKey);
+      EqualityDeleteWriter<RowData> writer = equalityDeletes.get(at);
+      if (writer == null) {
+        PartitionKey partition = partitionOfKey.copy();
+        writer =
+            writerFactory.newEqualityDeleteWriter(
+                outputFiles().newOutputFile(target.spec(), partition), target.spec(), partition);
+        equalityDeletes.put(new DeletePartition(target.spec().specId(), partition), writer);
+      }
+      writer.write(key);
     }
-    writer.write(keyProjection.wrap(keyRow));
   }
 
   /** Completes the open files and hands on all files written since the last time. */

@@ -254,10 +254,11 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
-   * Equality deletes reach the rows of every partition spec: on a table partitioned since it got
-   * rows in its first, unpartitioned spec, they are written in that spec, which Iceberg applies to
-   * every data file; a table that holds data files of another partitioned spec and has no
-   * unpartitioned one is refused in equality mode, with a line naming both specs.
+   * Equality deletes reach the rows of every partition spec the table's data files have: on a table
+   * partitioned since it got rows in its first, unpartitioned spec, they are written in that spec,
+   * which Iceberg applies to every data file; on one partitioned by another spec of key columns
+   * before, in the key's partition of each spec; one whose earlier spec partitions by a column
+   * outside the key is refused in equality mode, with a line naming both specs.
    */
   @Test
   void equalityDeletesReachTheRowsOfAnEarlierSpec() throws Exception {
@@ -270,36 +271,14 @@ class PositionDeltaWriterOperatorTest {
         .updateSpec()
         .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 4))
         .commit();
-    try (var second = harness(true, null)) {
-      ChangeCommittable out = checkpoint(second, 1, update(1, "a2", 3), delete(2, 4));
-      assertThat(out.deleteFiles()).hasSize(1);
-      org.apache.iceberg.DeleteFile byKey =
-          ContentFileCodec.decodeDeleteFile(out.deleteFiles().get(0), table.specs());
-      assertThat(byKey.specId()).as("the unpartitioned spec").isZero();
-      table.refresh();
-      RowDelta delta = table.newRowDelta().addDeletes(byKey);
-      out.dataFiles()
-          .forEach(f -> delta.addRows(ContentFileCodec.decodeDataFile(f, table.specs())));
-      delta.commit();
-    }
-    List<String> rows = new java.util.ArrayList<>();
-    try (org.apache.iceberg.io.CloseableIterable<Record> records =
-        org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
-      records.forEach(r -> rows.add(r.getField("id") + "=" + r.getField("name")));
-    }
-    assertThat(rows).containsExactly("1=a2");
+    assertThat(updateByKey(table).keySet()).as("the unpartitioned spec").containsExactly(0);
+    assertThat(rowsOf(table)).containsExactly("1=a2");
 
-    catalog().loadCatalog().dropTable(ID);
     Table bucketed =
-        catalog()
-            .loadCatalog()
-            .createTable(
-                ID,
-                TestChanges.SCHEMA,
-                org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
-                    .bucket("id", 2)
-                    .build(),
-                java.util.Map.of("format-version", "3"));
+        recreate(
+            org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
+                .bucket("id", 2)
+                .build());
     try (var first = harness(true, null)) {
       append(bucketed, checkpoint(first, 1, insert(1, "a", 1), insert(2, "b", 2)));
     }
@@ -308,9 +287,92 @@ class PositionDeltaWriterOperatorTest {
         .removeField("id_bucket")
         .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 4))
         .commit();
+    assertThat(updateByKey(bucketed).keySet()).as("both specs").containsExactly(0, 1);
+    assertThat(rowsOf(bucketed)).containsExactly("1=a2");
+
+    Table byName =
+        recreate(
+            org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
+                .identity("name")
+                .build());
+    org.apache.iceberg.data.GenericRecord record =
+        org.apache.iceberg.data.GenericRecord.create(TestChanges.SCHEMA);
+    org.apache.iceberg.io.OutputFile out =
+        byName.io().newOutputFile(byName.locationProvider().newDataLocation("by-name.parquet"));
+    org.apache.iceberg.io.DataWriter<org.apache.iceberg.data.Record> writer =
+        org.apache.iceberg.parquet.Parquet.writeData(out)
+            .schema(TestChanges.SCHEMA)
+            .createWriterFunc(org.apache.iceberg.data.parquet.GenericParquetWriter::create)
+            .withSpec(byName.spec())
+            .withPartition(partitionOfName(byName, "a"))
+            .build();
+    try (writer) {
+      writer.write(record.copy(java.util.Map.of("id", 1L, "name", "a")));
+    }
+    byName.newAppend().appendFile(writer.toDataFile()).commit();
+    byName
+        .updateSpec()
+        .removeField("name")
+        .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 4))
+        .commit();
     assertThatThrownBy(() -> harness(true, null))
         .hasMessageContaining("holds data files of partition spec [0] besides its current spec 1")
         .hasMessageContaining("rewrite_data_files");
+  }
+
+  /** Drops the test table and creates it again, of the test schema, partitioned by {@code spec}. */
+  private Table recreate(org.apache.iceberg.PartitionSpec spec) {
+    catalog().loadCatalog().dropTable(ID);
+    return catalog()
+        .loadCatalog()
+        .createTable(ID, TestChanges.SCHEMA, spec, java.util.Map.of("format-version", "3"));
+  }
+
+  private static org.apache.iceberg.PartitionKey partitionOfName(Table table, String name) {
+    org.apache.iceberg.PartitionKey key =
+        new org.apache.iceberg.PartitionKey(table.spec(), table.schema());
+    org.apache.iceberg.data.GenericRecord record =
+        org.apache.iceberg.data.GenericRecord.create(table.schema());
+    key.partition(record.copy(java.util.Map.of("id", 0L, "name", name)));
+    return key;
+  }
+
+  /**
+   * Updates key 1 and deletes key 2 by a writer without state in equality mode, commits what it
+   * wrote, and returns its equality delete files by spec id.
+   */
+  private java.util.Map<Integer, List<org.apache.iceberg.DeleteFile>> updateByKey(Table table)
+      throws Exception {
+    try (var writer = harness(true, null)) {
+      ChangeCommittable out = checkpoint(writer, 1, update(1, "a2", 3), delete(2, 4));
+      table.refresh();
+      RowDelta delta = table.newRowDelta();
+      java.util.Map<Integer, List<org.apache.iceberg.DeleteFile>> bySpec =
+          new java.util.TreeMap<>();
+      for (String encoded : out.deleteFiles()) {
+        org.apache.iceberg.DeleteFile delete =
+            ContentFileCodec.decodeDeleteFile(encoded, table.specs());
+        assertThat(delete.content()).isEqualTo(org.apache.iceberg.FileContent.EQUALITY_DELETES);
+        bySpec.computeIfAbsent(delete.specId(), id -> new java.util.ArrayList<>()).add(delete);
+        delta.addDeletes(delete);
+      }
+      out.dataFiles()
+          .forEach(f -> delta.addRows(ContentFileCodec.decodeDataFile(f, table.specs())));
+      delta.commit();
+      return bySpec;
+    }
+  }
+
+  /** The table's rows as {@code id=name}. */
+  private static List<String> rowsOf(Table table) throws Exception {
+    table.refresh();
+    List<String> rows = new java.util.ArrayList<>();
+    try (org.apache.iceberg.io.CloseableIterable<Record> records =
+        org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+      records.forEach(r -> rows.add(r.getField("id") + "=" + r.getField("name")));
+    }
+    java.util.Collections.sort(rows);
+    return rows;
   }
 
   @Test
