@@ -59,7 +59,7 @@ final class EqualityFallbackWriter {
             .build();
     // The rows another writer moved may be in files of any spec the table's data has.
     List<PartitionSpec> specs =
-        io.icebergcdc.commit.EqualityDeleteSpecs.of(table, table.spec()).specs();
+        io.icebergcdc.commit.EqualityDeleteSpecs.of(table, table.spec(), keyIds).specs();
     List<PartitionKey> partitionKeys = new ArrayList<>();
     for (PartitionSpec spec : specs) {
       partitionKeys.add(new PartitionKey(spec, schema));

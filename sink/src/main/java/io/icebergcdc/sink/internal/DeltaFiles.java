@@ -220,7 +220,8 @@ final class DeltaFiles {
             .build();
     partitionKey = new PartitionKey(spec, tableSchema);
     io.icebergcdc.commit.EqualityDeleteSpecs deleteSpecs =
-        io.icebergcdc.commit.EqualityDeleteSpecs.of(current, spec);
+        io.icebergcdc.commit.EqualityDeleteSpecs.of(
+            current, spec, tableSchema.identifierFieldIds());
     unreachedSpecs = deleteSpecs.unreached();
     if (!unreachedSpecs.isEmpty()) {
       LOG.warn(
@@ -244,8 +245,9 @@ final class DeltaFiles {
 
   /**
    * Fails where the equality deletes would not reach every row: the table holds data files of
-   * another partition spec than its current one, and has no unpartitioned spec to write deletes
-   * that reach them. For a writer that deletes every row by key.
+   * another partition spec than its current one, by columns outside the primary key, and has no
+   * unpartitioned spec to write deletes that reach them. For a writer that deletes every row by
+   * key.
    */
   void checkDeletesReachEveryRow() {
     if (!unreachedSpecs.isEmpty()) {

@@ -258,7 +258,8 @@ class PositionDeltaWriterOperatorTest {
    * partitioned since it got rows in its first, unpartitioned spec, they are written in that spec,
    * which Iceberg applies to every data file; on one partitioned by another spec of key columns
    * before, in the key's partition of each spec; one whose earlier spec partitions by a column
-   * outside the key is refused in equality mode, with a line naming both specs.
+   * outside the key is refused in equality mode, with a line naming both specs, unless the table
+   * has an unpartitioned spec, where the deletes then go.
    */
   @Test
   void equalityDeletesReachTheRowsOfAnEarlierSpec() throws Exception {
@@ -295,21 +296,7 @@ class PositionDeltaWriterOperatorTest {
             org.apache.iceberg.PartitionSpec.builderFor(TestChanges.SCHEMA)
                 .identity("name")
                 .build());
-    org.apache.iceberg.data.GenericRecord record =
-        org.apache.iceberg.data.GenericRecord.create(TestChanges.SCHEMA);
-    org.apache.iceberg.io.OutputFile out =
-        byName.io().newOutputFile(byName.locationProvider().newDataLocation("by-name.parquet"));
-    org.apache.iceberg.io.DataWriter<org.apache.iceberg.data.Record> writer =
-        org.apache.iceberg.parquet.Parquet.writeData(out)
-            .schema(TestChanges.SCHEMA)
-            .createWriterFunc(org.apache.iceberg.data.parquet.GenericParquetWriter::create)
-            .withSpec(byName.spec())
-            .withPartition(partitionOfName(byName, "a"))
-            .build();
-    try (writer) {
-      writer.write(record.copy(java.util.Map.of("id", 1L, "name", "a")));
-    }
-    byName.newAppend().appendFile(writer.toDataFile()).commit();
+    appendRowOfName(byName, 1, "a");
     byName
         .updateSpec()
         .removeField("name")
@@ -318,6 +305,43 @@ class PositionDeltaWriterOperatorTest {
     assertThatThrownBy(() -> harness(true, null))
         .hasMessageContaining("holds data files of partition spec [0] besides its current spec 1")
         .hasMessageContaining("rewrite_data_files");
+
+    // With an unpartitioned spec among the table's (its first, without data left), the deletes go
+    // there and reach the files partitioned by name too.
+    Table wasUnpartitioned = recreate(org.apache.iceberg.PartitionSpec.unpartitioned());
+    wasUnpartitioned.updateSpec().addField("name").commit();
+    appendRowOfName(wasUnpartitioned, 1, "a");
+    appendRowOfName(wasUnpartitioned, 2, "b");
+    wasUnpartitioned
+        .updateSpec()
+        .removeField("name")
+        .addField(org.apache.iceberg.expressions.Expressions.bucket("id", 4))
+        .commit();
+    assertThat(updateByKey(wasUnpartitioned).keySet())
+        .as("the unpartitioned spec")
+        .containsExactly(0);
+    assertThat(rowsOf(wasUnpartitioned)).containsExactly("1=a2");
+  }
+
+  /**
+   * Appends a data file of one row to {@code table}, partitioned by its name in the current spec.
+   */
+  private static void appendRowOfName(Table table, long id, String name) throws Exception {
+    org.apache.iceberg.data.GenericRecord record =
+        org.apache.iceberg.data.GenericRecord.create(TestChanges.SCHEMA);
+    org.apache.iceberg.io.OutputFile out =
+        table.io().newOutputFile(table.locationProvider().newDataLocation(name + id + ".parquet"));
+    org.apache.iceberg.io.DataWriter<org.apache.iceberg.data.Record> writer =
+        org.apache.iceberg.parquet.Parquet.writeData(out)
+            .schema(TestChanges.SCHEMA)
+            .createWriterFunc(org.apache.iceberg.data.parquet.GenericParquetWriter::create)
+            .withSpec(table.spec())
+            .withPartition(partitionOfName(table, name))
+            .build();
+    try (writer) {
+      writer.write(record.copy(java.util.Map.of("id", id, "name", name)));
+    }
+    table.newAppend().appendFile(writer.toDataFile()).commit();
   }
 
   /** Drops the test table and creates it again, of the test schema, partitioned by {@code spec}. */
