@@ -1,26 +1,22 @@
 package io.icebergcdc.commit.internal;
 
+import io.icebergcdc.commit.EqualityDeleteFiles;
+import io.icebergcdc.commit.EqualityDeleteSpecs;
 import io.icebergcdc.commit.ParquetWriterProperties;
 import io.icebergcdc.commit.PositionDeletes;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.MetadataColumns;
-import org.apache.iceberg.PartitionKey;
-import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
-import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.parquet.Parquet;
@@ -58,13 +54,14 @@ final class EqualityFallbackWriter {
             .operationId(operationId)
             .build();
     // The rows another writer moved may be in files of any spec the table's data has.
-    List<PartitionSpec> specs =
-        io.icebergcdc.commit.EqualityDeleteSpecs.of(table, table.spec(), keyIds).specs();
-    List<PartitionKey> partitionKeys = new ArrayList<>();
-    for (PartitionSpec spec : specs) {
-      partitionKeys.add(new PartitionKey(spec, schema));
-    }
-    Map<Map.Entry<Integer, PartitionKey>, EqualityDeleteWriter<Record>> writers = new HashMap<>();
+    EqualityDeleteFiles<Record> deleteFiles =
+        new EqualityDeleteFiles<>(
+            EqualityDeleteSpecs.of(table, table.spec(), keyIds).specs(),
+            schema,
+            (spec, partition) ->
+                factory.newEqualityDeleteWriter(
+                    files.newOutputFile(spec, partition), spec, partition));
+    List<DeleteFile> written;
     try {
       for (String location : deletes.files()) {
         long[] positions = deletes.positions(location);
@@ -86,21 +83,7 @@ final class EqualityFallbackWriter {
               full.setField(field.name(), value);
               key.setField(field.name(), value);
             }
-            for (int i = 0; i < specs.size(); i++) {
-              PartitionSpec spec = specs.get(i);
-              PartitionKey partitionKey = partitionKeys.get(i);
-              partitionKey.partition(full);
-              EqualityDeleteWriter<Record> writer =
-                  writers.get(Map.entry(spec.specId(), partitionKey));
-              if (writer == null) {
-                PartitionKey partition = partitionKey.copy();
-                writer =
-                    factory.newEqualityDeleteWriter(
-                        files.newOutputFile(spec, partition), spec, partition);
-                writers.put(Map.entry(spec.specId(), partition), writer);
-              }
-              writer.write(key);
-            }
+            deleteFiles.delete(full, key);
           }
         } catch (org.apache.iceberg.exceptions.NotFoundException e) {
           throw new IOException(
@@ -112,14 +95,8 @@ final class EqualityFallbackWriter {
         }
       }
     } finally {
-      for (EqualityDeleteWriter<Record> writer : writers.values()) {
-        writer.close();
-      }
+      written = deleteFiles.close();
     }
-    List<DeleteFile> result = new ArrayList<>();
-    for (EqualityDeleteWriter<Record> writer : writers.values()) {
-      result.add(writer.toDeleteFile());
-    }
-    return result;
+    return written;
   }
 }

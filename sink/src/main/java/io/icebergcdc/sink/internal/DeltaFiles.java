@@ -25,7 +25,6 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.RowDataWrapper;
@@ -95,18 +94,6 @@ final class DeltaFiles {
   private PartitionKey partitionKey;
 
   /**
-   * The partitions of the equality deletes, one for each spec whose data files they must reach: the
-   * table's, and each other spec of which it holds data files (partitioned since, or by another
-   * engine). Iceberg applies an equality delete only to the data files of its own spec and
-   * partition, or to all if its spec is unpartitioned, so a key's delete goes to its partition in
-   * each such spec (once, unpartitioned, where one of them is).
-   */
-  private List<DeleteSpec> deletePartitions;
-
-  /** A spec of the equality deletes, and the partition of the key at hand in it. */
-  private record DeleteSpec(PartitionSpec spec, PartitionKey partitionOfKey) {}
-
-  /**
    * The specs of data files the equality deletes do not reach: other specs of the table's data
    * files whose partition does not follow from the key; empty where they reach every row.
    */
@@ -119,12 +106,12 @@ final class DeltaFiles {
   private final Map<PartitionKey, OpenDataFile> openFiles = new HashMap<>();
   private final List<DataFile> completedFiles = new ArrayList<>();
 
-  /** The open equality delete writers, by spec and partition. */
-  private final Map<DeletePartition, EqualityDeleteWriter<RowData>> equalityDeletes =
-      new HashMap<>();
-
-  /** An equality delete file's spec and partition. */
-  private record DeletePartition(int specId, PartitionKey partition) {}
+  /**
+   * The equality delete files written now: a key's delete goes to its partition in the table's spec
+   * and in each other spec of which it holds data files ({@link
+   * io.icebergcdc.commit.EqualityDeleteSpecs}).
+   */
+  private io.icebergcdc.commit.EqualityDeleteFiles<RowData> equalityDeletes;
 
   private final List<DeleteFile> completedDeletes = new ArrayList<>();
   private Map<String, Positions> positionDeletes = new HashMap<>();
@@ -232,13 +219,13 @@ final class DeltaFiles {
           unreachedSpecs,
           spec.specId());
     }
-    deletePartitions = new ArrayList<>();
-    for (PartitionSpec deleteSpec : deleteSpecs.specs()) {
-      deletePartitions.add(
-          new DeleteSpec(
-              deleteSpec,
-              deleteSpec == spec ? partitionKey : new PartitionKey(deleteSpec, tableSchema)));
-    }
+    equalityDeletes =
+        new io.icebergcdc.commit.EqualityDeleteFiles<>(
+            deleteSpecs.specs(),
+            tableSchema,
+            (deleteSpec, partition) ->
+                writerFactory.newEqualityDeleteWriter(
+                    outputFiles().newOutputFile(deleteSpec, partition), deleteSpec, partition));
     wrapper = new RowDataWrapper(rows.rowType(), tableSchema.asStruct());
     keyProjection = RowDataProjection.create(tableSchema, keySchema);
   }
@@ -281,11 +268,7 @@ final class DeltaFiles {
       complete(file);
     }
     openFiles.clear();
-    for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
-      writer.close();
-      completedDeletes.add(writer.toDeleteFile());
-    }
-    equalityDeletes.clear();
+    completedDeletes.addAll(equalityDeletes.close());
     layout(current, rows.schema(), rows);
   }
 
@@ -335,21 +318,7 @@ final class DeltaFiles {
    * fallback.
    */
   void deleteKey(RowData keyRow) throws IOException {
-    RowData key = keyProjection.wrap(keyRow);
-    for (DeleteSpec target : deletePartitions) {
-      PartitionKey partitionOfKey = target.partitionOfKey();
-      partitionOfKey.partition(wrapper.wrap(keyRow));
-      DeletePartition at = new DeletePartition(target.spec().specId(), partitionOfKey);
-      EqualityDeleteWriter<RowData> writer = equalityDeletes.get(at);
-      if (writer == null) {
-        PartitionKey partition = partitionOfKey.copy();
-        writer =
-            writerFactory.newEqualityDeleteWriter(
-                outputFiles().newOutputFile(target.spec(), partition), target.spec(), partition);
-        equalityDeletes.put(new DeletePartition(target.spec().specId(), partition), writer);
-      }
-      writer.write(key);
-    }
+    equalityDeletes.delete(wrapper.wrap(keyRow), keyProjection.wrap(keyRow));
   }
 
   /** Completes the open files and hands on all files written since the last time. */
@@ -360,11 +329,7 @@ final class DeltaFiles {
     openFiles.clear();
     List<DeleteFile> deletes = new ArrayList<>(completedDeletes);
     completedDeletes.clear();
-    for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
-      writer.close();
-      deletes.add(writer.toDeleteFile());
-    }
-    equalityDeletes.clear();
+    deletes.addAll(equalityDeletes.close());
     Taken taken = new Taken(List.copyOf(completedFiles), deletes, positionDeletes, fallbacks);
     dataFilesWritten.inc(completedFiles.size());
     completedFiles.clear();
@@ -384,10 +349,7 @@ final class DeltaFiles {
       }
     }
     openFiles.clear();
-    for (EqualityDeleteWriter<RowData> writer : equalityDeletes.values()) {
-      writer.close();
-    }
-    equalityDeletes.clear();
+    equalityDeletes.close();
   }
 
   private void complete(OpenDataFile file) throws IOException {
