@@ -214,11 +214,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     this.deletesByKey = mode == DeleteMode.EQUALITY;
   }
 
-  /** Whether this writer deletes rows by key ({@link #setDeleteMode}). */
-  boolean deletesByKey() {
-    return deletesByKey;
-  }
-
   /**
    * Bytes of the rows of its most recent data files a writer keeps in memory, so that compacting
    * them needs no read of the files; 0 keeps none.
