@@ -95,9 +95,13 @@ final class DeltaFiles {
 
   /**
    * The specs of data files the equality deletes do not reach: other specs of the table's data
-   * files whose partition does not follow from the key; empty where they reach every row.
+   * files whose partition does not follow from the key; empty where they reach every row. Null
+   * until {@link #equalityDeletes} is made.
    */
   private List<Integer> unreachedSpecs;
+
+  /** The schema of the rows written now, whose keys the equality deletes take. */
+  private Schema tableSchema;
 
   private RowDataWrapper wrapper;
   private RowDataProjection keyProjection;
@@ -109,7 +113,8 @@ final class DeltaFiles {
   /**
    * The equality delete files written now: a key's delete goes to its partition in the table's spec
    * and in each other spec of which it holds data files ({@link
-   * io.icebergcdc.commit.EqualityDeleteSpecs}).
+   * io.icebergcdc.commit.EqualityDeleteSpecs}). Made at the first delete by key (or check), which
+   * the position writer rarely needs: finding those specs reads the table's manifest list.
    */
   private io.icebergcdc.commit.EqualityDeleteFiles<RowData> equalityDeletes;
 
@@ -206,26 +211,9 @@ final class DeltaFiles {
             .writerProperties(io.icebergcdc.commit.ParquetWriterProperties.of(properties))
             .build();
     partitionKey = new PartitionKey(spec, tableSchema);
-    io.icebergcdc.commit.EqualityDeleteSpecs deleteSpecs =
-        io.icebergcdc.commit.EqualityDeleteSpecs.of(
-            current, spec, tableSchema.identifierFieldIds());
-    unreachedSpecs = deleteSpecs.unreached();
-    if (!unreachedSpecs.isEmpty()) {
-      LOG.warn(
-          "Table {} holds data files of partition spec {}, partitioned by columns outside the"
-              + " primary key: a delete by key (equality delete) cannot reach their rows; rewrite"
-              + " them into spec {}",
-          current.name(),
-          unreachedSpecs,
-          spec.specId());
-    }
-    equalityDeletes =
-        new io.icebergcdc.commit.EqualityDeleteFiles<>(
-            deleteSpecs.specs(),
-            tableSchema,
-            (deleteSpec, partition) ->
-                writerFactory.newEqualityDeleteWriter(
-                    outputFiles().newOutputFile(deleteSpec, partition), deleteSpec, partition));
+    this.tableSchema = tableSchema;
+    equalityDeletes = null;
+    unreachedSpecs = null;
     wrapper = new RowDataWrapper(rows.rowType(), tableSchema.asStruct());
     keyProjection = RowDataProjection.create(tableSchema, keySchema);
   }
@@ -237,6 +225,7 @@ final class DeltaFiles {
    * key.
    */
   void checkDeletesReachEveryRow() {
+    equalityDeletes();
     if (!unreachedSpecs.isEmpty()) {
       Table current = table.get();
       throw new IllegalStateException(
@@ -254,6 +243,34 @@ final class DeltaFiles {
     }
   }
 
+  /** The equality delete files written now, made at the first call after a layout. */
+  private io.icebergcdc.commit.EqualityDeleteFiles<RowData> equalityDeletes() {
+    if (equalityDeletes == null) {
+      Table current = table.get();
+      io.icebergcdc.commit.EqualityDeleteSpecs deleteSpecs =
+          io.icebergcdc.commit.EqualityDeleteSpecs.of(
+              current, spec, tableSchema.identifierFieldIds());
+      unreachedSpecs = deleteSpecs.unreached();
+      if (!unreachedSpecs.isEmpty()) {
+        LOG.warn(
+            "Table {} holds data files of partition spec {}, partitioned by columns outside the"
+                + " primary key: a delete by key (equality delete) cannot reach their rows; rewrite"
+                + " them into spec {}",
+            current.name(),
+            unreachedSpecs,
+            spec.specId());
+      }
+      equalityDeletes =
+          new io.icebergcdc.commit.EqualityDeleteFiles<>(
+              deleteSpecs.specs(),
+              tableSchema,
+              (deleteSpec, partition) ->
+                  writerFactory.newEqualityDeleteWriter(
+                      outputFiles().newOutputFile(deleteSpec, partition), deleteSpec, partition));
+    }
+    return equalityDeletes;
+  }
+
   /** The schema of the rows written now. */
   ChangeSchema schema() {
     return schema;
@@ -268,7 +285,9 @@ final class DeltaFiles {
       complete(file);
     }
     openFiles.clear();
-    completedDeletes.addAll(equalityDeletes.close());
+    if (equalityDeletes != null) {
+      completedDeletes.addAll(equalityDeletes.close());
+    }
     layout(current, rows.schema(), rows);
   }
 
@@ -318,7 +337,7 @@ final class DeltaFiles {
    * fallback.
    */
   void deleteKey(RowData keyRow) throws IOException {
-    equalityDeletes.delete(wrapper.wrap(keyRow), keyProjection.wrap(keyRow));
+    equalityDeletes().delete(wrapper.wrap(keyRow), keyProjection.wrap(keyRow));
   }
 
   /** Completes the open files and hands on all files written since the last time. */
@@ -329,7 +348,9 @@ final class DeltaFiles {
     openFiles.clear();
     List<DeleteFile> deletes = new ArrayList<>(completedDeletes);
     completedDeletes.clear();
-    deletes.addAll(equalityDeletes.close());
+    if (equalityDeletes != null) {
+      deletes.addAll(equalityDeletes.close());
+    }
     Taken taken = new Taken(List.copyOf(completedFiles), deletes, positionDeletes, fallbacks);
     dataFilesWritten.inc(completedFiles.size());
     completedFiles.clear();
@@ -349,7 +370,9 @@ final class DeltaFiles {
       }
     }
     openFiles.clear();
-    equalityDeletes.close();
+    if (equalityDeletes != null) {
+      equalityDeletes.close();
+    }
   }
 
   private void complete(OpenDataFile file) throws IOException {
