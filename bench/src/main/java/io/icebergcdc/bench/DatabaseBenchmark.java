@@ -458,6 +458,10 @@ public final class DatabaseBenchmark {
             }
           }
           it.remove();
+        } else {
+          // The next look starts at this table: one table loaded a second while the job works,
+          // not all of them (the times are the snapshots', whenever they are seen).
+          break;
         }
       }
       Thread.sleep(1000);
@@ -494,6 +498,8 @@ public final class DatabaseBenchmark {
         if (heldAt > 0) {
           last = Math.max(last, heldAt);
           it.remove();
+        } else {
+          break;
         }
       }
       Thread.sleep(1000);
