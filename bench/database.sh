@@ -5,7 +5,7 @@
 #                          [--checkpoint-interval 2s] [--only many|one] [--out FILE]
 #                          [--catalog hadoop|rest] [--atomic-commits true|false]
 #                          [--distribution primary_key|partition] [--partition-by 'bucket(4, id)']
-#                          [--delete-mode position|equality]
+#                          [--delete-mode position|equality] [--idle-seconds 0]
 # One capture job over a PostgreSQL schema of --tables tables, then over one table holding the same
 # rows and taking the same transactions. It configures the local PostgreSQL for logical decoding
 # first, as the integration tests do. With --catalog rest the tables live in Iceberg's REST catalog

@@ -112,7 +112,34 @@ public final class DatabaseBenchmark {
       int threadsPeak,
       long heapBytes,
       long checkpointBytes,
+      double idleCpuSeconds,
       String check) {}
+
+  /** The options the benchmark takes, without their {@code --}. */
+  private static final java.util.Set<String> OPTIONS =
+      java.util.Set.of(
+          "tables",
+          "large",
+          "large-rows",
+          "small-rows",
+          "rounds",
+          "batch",
+          "parallelism",
+          "checkpoint-interval",
+          "catalog",
+          "atomic-commits",
+          "distribution",
+          "partition-by",
+          "delete-mode",
+          "idle-seconds",
+          "only",
+          "out");
+
+  /**
+   * How long the job runs on without changes after its changes are applied, its process's CPU time
+   * measured meanwhile (what the job's tables cost while idle); 0: not at all.
+   */
+  private final int idleSeconds;
 
   private DatabaseBenchmark(Map<String, String> options) {
     tables = Integer.parseInt(options.getOrDefault("tables", "300"));
@@ -136,6 +163,7 @@ public final class DatabaseBenchmark {
     deleteMode =
         io.icebergcdc.sink.DeleteMode.valueOf(
             options.getOrDefault("delete-mode", "position").toUpperCase(Locale.ROOT));
+    idleSeconds = Integer.parseInt(options.getOrDefault("idle-seconds", "0"));
     if (atomicCommits && !rest) {
       throw new IllegalArgumentException("--atomic-commits true needs --catalog rest");
     }
@@ -147,8 +175,19 @@ public final class DatabaseBenchmark {
 
   public static void main(String[] args) throws Exception {
     Map<String, String> options = new LinkedHashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    for (int i = 0; i < args.length; i += 2) {
+      String name = args[i].replaceFirst("^--", "");
+      if (!args[i].startsWith("--") || !OPTIONS.contains(name) || i + 1 == args.length) {
+        System.err.println(
+            "error: DatabaseBenchmark: "
+                + (i + 1 == args.length && OPTIONS.contains(name)
+                    ? args[i] + " needs a value"
+                    : "unknown option " + args[i])
+                + "; options: --"
+                + String.join(", --", new java.util.TreeSet<>(OPTIONS)));
+        System.exit(2);
+      }
+      options.put(name, args[i + 1]);
     }
     Path out =
         Paths.get(
@@ -311,6 +350,15 @@ public final class DatabaseBenchmark {
       long held = awaitHeld(client, catalog, marks);
       double changesSeconds = (held - writeStart) / 1000.0;
 
+      double idleCpuSeconds = -1;
+      if (idleSeconds > 0) {
+        com.sun.management.OperatingSystemMXBean os =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long before = os.getProcessCpuTime();
+        Thread.sleep(idleSeconds * 1000L);
+        idleCpuSeconds = (os.getProcessCpuTime() - before) / 1e9;
+        System.out.printf(Locale.ROOT, "idle for %d s: %.1f CPU s%n", idleSeconds, idleCpuSeconds);
+      }
       long checkpointBytes = lastCheckpointBytes(work.resolve("checkpoints"));
       int threadsPeak = threads.getPeakThreadCount() - threadsBefore;
       System.gc();
@@ -330,6 +378,7 @@ public final class DatabaseBenchmark {
           threadsPeak,
           heap,
           checkpointBytes,
+          idleCpuSeconds,
           check);
     } finally {
       client.cancel().get();
@@ -625,7 +674,7 @@ public final class DatabaseBenchmark {
         String.format(
             Locale.ROOT,
             "`bash bench/database.sh --tables %d --large %d --large-rows %d --small-rows %d"
-                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s%s%s`,"
+                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s%s%s%s`,"
                 + " %s.\n\n",
             tables,
             large,
@@ -644,6 +693,7 @@ public final class DatabaseBenchmark {
             deleteMode == io.icebergcdc.sink.DeleteMode.POSITION
                 ? ""
                 : " --delete-mode " + deleteMode.name().toLowerCase(Locale.ROOT),
+            idleSeconds > 0 ? " --idle-seconds " + idleSeconds : "",
             LocalDate.now()));
     out.append(
         "| run | tables | rows | operators | job vertices | tasks | snapshot s | snapshot rows/s"
@@ -691,6 +741,22 @@ public final class DatabaseBenchmark {
               (many.checkpointBytes() - one.checkpointBytes()) >> 10,
               (many.heapBytes() - one.heapBytes()) / 1024.0 / many.tables(),
               (many.checkpointBytes() - one.checkpointBytes()) / 1024.0 / many.tables()));
+    }
+    for (Result r : results) {
+      if (r.idleCpuSeconds() >= 0) {
+        out.append(
+            String.format(
+                Locale.ROOT,
+                "Idle for %d s after its changes were applied, the %s run's process (the job and"
+                    + " the benchmark's sleeping thread) used %.1f CPU s, %.2f a minute.\n",
+                idleSeconds,
+                r.name(),
+                r.idleCpuSeconds(),
+                r.idleCpuSeconds() * 60 / idleSeconds));
+      }
+    }
+    if (idleSeconds > 0) {
+      out.append('\n');
     }
     for (Result r : results) {
       out.append("Checked at the end of the ").append(r.name()).append(" run: ");
