@@ -386,7 +386,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (dictionary.size() == 0) {
       return;
     }
-    LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
+    org.apache.iceberg.Snapshot current = table.currentSnapshot();
+    LiveFiles live = LiveFiles.of(table, current);
+    compaction.tableRead(live, current);
     int dropped =
         dictionary.retain(location -> live.dataFile(location) != null, compaction.ownFileNames());
     if (dropped > 0) {
@@ -447,6 +449,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         loadedWithoutState = new HashMap<>();
       }
       bootstrapIndex();
+      compaction.indexLoaded();
     }
     files =
         new DeltaFiles(

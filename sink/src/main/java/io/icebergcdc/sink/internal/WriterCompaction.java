@@ -37,7 +37,11 @@ import org.slf4j.LoggerFactory;
  * <p>A checkpoint moves about as many rows as it writes otherwise (at least {@value #MIN_ROWS});
  * the last file may pass that budget, so a file larger than it is compacted too, alone. The table
  * is read for it when an own file reached the compaction ratio, and otherwise at most once per
- * survey interval, to find small files and shared ones.
+ * survey interval, to find small files and shared ones: the first an interval after the start, and
+ * then only while the subtask writes the table (files it wrote within an interval before a survey
+ * were too young for it) or the last survey ran out of budget. A job of hundreds of tables, most of
+ * them idle at any time, reads only those it writes. What a deleted row's file tells (whether it
+ * left the table) is read again where the last read is older than an interval.
  *
  * <p><b>Threading:</b> the writer's task thread only.
  */
@@ -92,6 +96,28 @@ final class WriterCompaction {
   /** The table's live files as compaction last read them; null before the first read. */
   private LiveFiles lastLive;
 
+  /** The snapshot {@link #lastLive} is of; -1 for none. */
+  private long liveSnapshotId = -1;
+
+  /** When {@link #lastLive} was read (or a read of it failed), by the clock; 0: never. */
+  private long liveReadAt;
+
+  /**
+   * Whether the subtask wrote rows, deleted rows of its files, loaded the index or took back own
+   * files since the last checkpoint.
+   */
+  private boolean activeSinceCheckpoint;
+
+  /**
+   * When the subtask last completed a file of the table, or, by the clock at the checkpoint after,
+   * wrote rows, deleted rows of its files, loaded the index or took back own files; 0: not in this
+   * run.
+   */
+  private long lastActivity;
+
+  /** Whether the last survey left candidates for want of budget. */
+  private boolean surveyLeftWork;
+
   /** The rows of this subtask's most recent own files. */
   private RecentRows recentRows;
 
@@ -108,7 +134,10 @@ final class WriterCompaction {
   private final Counter rowsCompacted;
   private final Counter dataFilesCompactedFromMemory;
 
-  /** When the table was last surveyed, by the clock ({@link System#nanoTime()}); 0: never. */
+  /**
+   * When the table was last surveyed, or compaction first ran, by the clock ({@link
+   * System#nanoTime()}); 0: before that.
+   */
   private long lastSurvey;
 
   WriterCompaction(
@@ -146,6 +175,22 @@ final class WriterCompaction {
   /** Tracks an own file again after a restore. */
   void restored(OwnDataFile file) {
     ownFiles.put(file.file(), new OwnFile(file));
+    activeSinceCheckpoint = true;
+  }
+
+  /**
+   * The key index was loaded from the table's files: a survey looks for the rows of this subtask's
+   * keys in files shared with the other subtasks, as after a write.
+   */
+  void indexLoaded() {
+    activeSinceCheckpoint = true;
+  }
+
+  /** Takes {@code live}, the table's live files at {@code snapshot}, as read just now. */
+  void tableRead(LiveFiles live, org.apache.iceberg.Snapshot snapshot) {
+    lastLive = live;
+    liveSnapshotId = snapshot == null ? -1 : snapshot.snapshotId();
+    liveReadAt = Math.max(1, clock.getAsLong());
   }
 
   /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
@@ -154,12 +199,15 @@ final class WriterCompaction {
       // The oldest file that never reached the ratio is left to table maintenance.
       forget(ownFiles.keySet().iterator().next());
     }
-    ownFiles.put(file.file(), new OwnFile(file, Math.max(1, clock.getAsLong())));
+    long now = Math.max(1, clock.getAsLong());
+    ownFiles.put(file.file(), new OwnFile(file, now));
+    lastActivity = now;
   }
 
   /** Holds a row the subtask wrote at {@code position} of the file it names {@code file}. */
   void written(String file, long position, RowData row) {
     recentRows.add(file, position, row);
+    activeSinceCheckpoint = true;
   }
 
   /** Counts a row of the subtask's file {@code file} that it deleted; other files are ignored. */
@@ -167,6 +215,7 @@ final class WriterCompaction {
     OwnFile own = ownFiles.get(file);
     if (own != null) {
       own.deleted(position);
+      activeSinceCheckpoint = true;
     }
   }
 
@@ -175,10 +224,37 @@ final class WriterCompaction {
    * table when compaction last read it: another writer replaced or removed it. Its rows then live
    * elsewhere (a rewrite's copies), and the file itself may be gone by the commit (snapshot expiry
    * deletes it), so a change of one of its keys is deleted by key. Never one of this subtask's own
-   * files, whose commit may be pending; false before the first read.
+   * files, whose commit may be pending. The table is read for it where compaction has not read it
+   * for longer than a survey interval (a table this subtask left idle); false where it has never
+   * been read and cannot be now.
    */
   boolean leftTheTable(String file, String location) {
-    return lastLive != null && !ownFiles.containsKey(file) && lastLive.dataFile(location) == null;
+    if (ownFiles.containsKey(file)) {
+      return false;
+    }
+    long now = Math.max(1, clock.getAsLong());
+    if (liveReadAt == 0 || now - liveReadAt > surveyInterval.toNanos()) {
+      try {
+        read(writer.refreshedTable(), now);
+      } catch (RuntimeException e) {
+        // As for a survey: the catalog out of reach for a while. Tried again an interval later.
+        liveReadAt = now;
+        LOG.warn("The table cannot be refreshed, its files are as last read: {}", e.toString());
+      }
+    }
+    return lastLive != null && lastLive.dataFile(location) == null;
+  }
+
+  /** Reads the live files of {@code table} as it is now, unless they are of the last read's. */
+  private LiveFiles read(Table table, long now) {
+    org.apache.iceberg.Snapshot current = table.currentSnapshot();
+    long snapshotId = current == null ? -1 : current.snapshotId();
+    if (lastLive == null || snapshotId != liveSnapshotId) {
+      lastLive = LiveFiles.of(table, current);
+      liveSnapshotId = snapshotId;
+    }
+    liveReadAt = Math.max(1, now);
+    return lastLive;
   }
 
   /** The names of the own files, whose entries the key index's dictionary keeps. */
@@ -237,9 +313,20 @@ final class WriterCompaction {
       }
     }
     long now = clock.getAsLong();
+    if (activeSinceCheckpoint) {
+      lastActivity = Math.max(1, now);
+      activeSinceCheckpoint = false;
+    }
+    if (lastSurvey == 0) {
+      // Files written since the start are younger than an interval until then.
+      lastSurvey = Math.max(1, now);
+    }
+    long interval = surveyInterval.toNanos();
     boolean survey =
         (ratio < 1 || smallFileSize > 0)
-            && (lastSurvey == 0 || now - lastSurvey >= surveyInterval.toNanos());
+            && now - lastSurvey >= interval
+            // Idle since an interval before the last survey: it found all there is to find.
+            && (surveyLeftWork || (lastActivity != 0 && lastActivity >= lastSurvey - interval));
     if (!due && !survey) {
       return;
     }
@@ -257,9 +344,9 @@ final class WriterCompaction {
     if (survey) {
       // A refresh only for an own file at the ratio does not look for small and shared files.
       lastSurvey = now;
+      surveyLeftWork = false;
     }
-    LiveFiles live = LiveFiles.of(table, table.currentSnapshot());
-    lastLive = live;
+    LiveFiles live = read(table, now);
     for (OwnFile file : new ArrayList<>(ownFiles.values())) {
       String location = writer.locationOf(file.file());
       if ((location == null || live.dataFile(location) == null)
@@ -294,6 +381,7 @@ final class WriterCompaction {
     long fromMemory = dataFilesCompactedFromMemory.getCount();
     for (CompactionPlan.Candidate candidate : candidates) {
       if (moved >= budget) {
+        surveyLeftWork |= survey;
         break;
       }
       moved += candidate.rows();

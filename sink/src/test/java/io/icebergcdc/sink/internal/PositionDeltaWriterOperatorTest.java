@@ -1166,6 +1166,81 @@ class PositionDeltaWriterOperatorTest {
     }
   }
 
+  /**
+   * A table the subtask no longer writes is surveyed once more (its last files may have been too
+   * young for the survey before) and then left alone: a job of hundreds of tables reads only those
+   * it writes. Once written again, it is surveyed again, and finds what another engine did to it
+   * meanwhile.
+   */
+  @Test
+  void anIdleTableIsSurveyedAgainOnlyOnceWritten() throws Exception {
+    compactionRatio = 0.5;
+    smallFileSize = 0;
+    surveyInterval = java.time.Duration.ofMinutes(1);
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      now.set(1_000_000_000L);
+      String file = commitTenKeys(harness, table);
+      // Idle since: the survey a minute after the start is the last.
+      now.set(100_000_000_000L);
+      harness.prepareSnapshotPreBarrier(2);
+      harness.notifyOfCompletedCheckpoint(2);
+      // Another engine deletes six of the file's ten rows, past the compaction ratio.
+      deleteByAnotherEngine(table, file, 0, 1, 2, 3, 4, 5);
+      now.set(200_000_000_000L);
+      harness.getOutput().clear();
+      harness.prepareSnapshotPreBarrier(3);
+      assertThat(harness.extractOutputValues()).as("an idle table surveyed").isEmpty();
+      harness.notifyOfCompletedCheckpoint(3);
+
+      // Written again: surveyed at this checkpoint, its four live rows moved, the file removed.
+      now.set(210_000_000_000L);
+      ChangeCommittable written = checkpoint(harness, 4, insert(1000, "b", 1));
+      assertThat(written.compactedDataFiles()).containsExactly(file);
+    }
+  }
+
+  /**
+   * A row of another writer's file that another engine rewrote while this subtask left the table
+   * idle (no surveys read the table then) is deleted by key: the table's files are read again
+   * before the delete, the last read being older than a survey interval.
+   */
+  @Test
+  void aRowOfAFileRewrittenWhileTheTableWasIdleIsDeletedByKey() throws Exception {
+    smallFileSize = 0;
+    surveyInterval = java.time.Duration.ofMinutes(1);
+    Table table = table();
+    org.apache.iceberg.DataFile theirs;
+    try (var other = harness(true, null)) {
+      ChangeCommittable written = checkpoint(other, 1, inserts(1, 10, 0));
+      append(table, written);
+      theirs = ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs());
+    }
+    try (var harness = harness(true, null)) {
+      now.set(1_000_000_000L);
+      ChangeCommittable first = checkpoint(harness, 1, update(1, "x", 100));
+      assertThat(first.positionDeletes().files()).containsExactly(theirs.location());
+      now.set(100_000_000_000L);
+      harness.prepareSnapshotPreBarrier(2);
+      // Another engine rewrites the file while the table is idle.
+      table.refresh();
+      table
+          .newRewrite()
+          .deleteFile(theirs)
+          .addFile(
+              org.apache.iceberg.DataFiles.builder(table.spec())
+                  .copy(theirs)
+                  .withPath(theirs.location() + ".rewritten.parquet")
+                  .build())
+          .commit();
+
+      now.set(300_000_000_000L);
+      ChangeCommittable later = checkpoint(harness, 3, update(2, "y", 100));
+      assertThat(later.positionDeletes().files()).isEmpty();
+      assertThat(later.deleteFiles()).isNotEmpty();
+    }
+  }
+
   @Test
   void withoutASmallFileSizeNoFilesAreMerged() throws Exception {
     smallFileSize = 0;
