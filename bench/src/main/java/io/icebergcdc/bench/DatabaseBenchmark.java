@@ -177,12 +177,12 @@ public final class DatabaseBenchmark {
     Map<String, String> options = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i += 2) {
       String name = args[i].replaceFirst("^--", "");
-      if (!args[i].startsWith("--") || !OPTIONS.contains(name) || i + 1 == args.length) {
+      boolean known = args[i].startsWith("--") && OPTIONS.contains(name);
+      boolean valued = i + 1 < args.length && !args[i + 1].startsWith("--");
+      if (!known || !valued) {
         System.err.println(
             "error: DatabaseBenchmark: "
-                + (i + 1 == args.length && OPTIONS.contains(name)
-                    ? args[i] + " needs a value"
-                    : "unknown option " + args[i])
+                + (known ? args[i] + " needs a value" : "unknown option " + args[i])
                 + "; options: --"
                 + String.join(", --", new java.util.TreeSet<>(OPTIONS)));
         System.exit(2);
@@ -350,6 +350,11 @@ public final class DatabaseBenchmark {
       long held = awaitHeld(client, catalog, marks);
       double changesSeconds = (held - writeStart) / 1000.0;
 
+      long checkpointBytes = lastCheckpointBytes(work.resolve("checkpoints"));
+      int threadsPeak = threads.getPeakThreadCount() - threadsBefore;
+      System.gc();
+      long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+      // After the figures above, so that they compare with runs without an idle phase.
       double idleCpuSeconds = -1;
       if (idleSeconds > 0) {
         com.sun.management.OperatingSystemMXBean os =
@@ -359,10 +364,6 @@ public final class DatabaseBenchmark {
         idleCpuSeconds = (os.getProcessCpuTime() - before) / 1e9;
         System.out.printf(Locale.ROOT, "idle for %d s: %.1f CPU s%n", idleSeconds, idleCpuSeconds);
       }
-      long checkpointBytes = lastCheckpointBytes(work.resolve("checkpoints"));
-      int threadsPeak = threads.getPeakThreadCount() - threadsBefore;
-      System.gc();
-      long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
       String check = compare(connection, catalog, names);
       return new Result(
           oneTable ? "one table" : tables + " tables",

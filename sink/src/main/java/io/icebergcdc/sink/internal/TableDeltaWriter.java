@@ -363,6 +363,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     }
     if (restored) {
       forgetFilesNoLongerInTheTable();
+      compaction.surveyOnceAfterStart();
     }
     indexComplete = start.indexComplete();
     startedEmpty = start.startedEmpty();
@@ -449,7 +450,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         loadedWithoutState = new HashMap<>();
       }
       bootstrapIndex();
-      compaction.indexLoaded();
+      compaction.surveyOnceAfterStart();
     }
     files =
         new DeltaFiles(
@@ -623,7 +624,8 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (!net.missingColumns().isEmpty() && location == null) {
       throw dedup.unfillable(net, "the key index does not know where the key's row is");
     }
-    if (location != null && compaction.leftTheTable(prior.file(), location)) {
+    if (location != null
+        && compaction.leftTheTable(prior.file(), location, lastCompletedCheckpoint)) {
       // Another writer replaced the file: the row's copy is elsewhere, and the file may be gone by
       // the commit, which could then not read the key back from it.
       files.deleteByKey(net.keyRow());

@@ -99,21 +99,26 @@ final class WriterCompaction {
   /** The snapshot {@link #lastLive} is of; -1 for none. */
   private long liveSnapshotId = -1;
 
-  /** When {@link #lastLive} was read (or a read of it failed), by the clock; 0: never. */
+  /** When {@link #lastLive} was read, or a read of it failed, by the clock. */
   private long liveReadAt;
 
+  /** Whether {@link #liveReadAt} holds a time: the table was read, or a read of it failed. */
+  private boolean liveReadTried;
+
   /**
-   * Whether the subtask wrote rows, deleted rows of its files, loaded the index or took back own
-   * files since the last checkpoint.
+   * Whether the subtask wrote rows or deleted rows of its files since the last checkpoint, or
+   * started on rows it may share ({@link #surveyOnceAfterStart}).
    */
   private boolean activeSinceCheckpoint;
 
   /**
    * When the subtask last completed a file of the table, or, by the clock at the checkpoint after,
-   * wrote rows, deleted rows of its files, loaded the index or took back own files; 0: not in this
-   * run.
+   * did what {@link #activeSinceCheckpoint} tells; meaningful only if {@link #everActive}.
    */
   private long lastActivity;
+
+  /** Whether {@link #lastActivity} holds a time. */
+  private boolean everActive;
 
   /** Whether the last survey left candidates for want of budget. */
   private boolean surveyLeftWork;
@@ -136,9 +141,12 @@ final class WriterCompaction {
 
   /**
    * When the table was last surveyed, or compaction first ran, by the clock ({@link
-   * System#nanoTime()}); 0: before that.
+   * System#nanoTime()}, whose values may be negative); meaningful only if {@link #compactedBefore}.
    */
   private long lastSurvey;
+
+  /** Whether compaction ran before in this run, {@link #lastSurvey} holding a time. */
+  private boolean compactedBefore;
 
   WriterCompaction(
       Writer writer,
@@ -175,14 +183,14 @@ final class WriterCompaction {
   /** Tracks an own file again after a restore. */
   void restored(OwnDataFile file) {
     ownFiles.put(file.file(), new OwnFile(file));
-    activeSinceCheckpoint = true;
   }
 
   /**
-   * The key index was loaded from the table's files: a survey looks for the rows of this subtask's
-   * keys in files shared with the other subtasks, as after a write.
+   * Has the table surveyed an interval after the start whatever the subtask writes: the writer
+   * started on rows of the table it may share with the other subtasks (its index loaded from the
+   * table's files, or its state restored, after a rescaling too), or own files from before.
    */
-  void indexLoaded() {
+  void surveyOnceAfterStart() {
     activeSinceCheckpoint = true;
   }
 
@@ -190,7 +198,8 @@ final class WriterCompaction {
   void tableRead(LiveFiles live, org.apache.iceberg.Snapshot snapshot) {
     lastLive = live;
     liveSnapshotId = snapshot == null ? -1 : snapshot.snapshotId();
-    liveReadAt = Math.max(1, clock.getAsLong());
+    liveReadAt = clock.getAsLong();
+    liveReadTried = true;
   }
 
   /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
@@ -199,9 +208,10 @@ final class WriterCompaction {
       // The oldest file that never reached the ratio is left to table maintenance.
       forget(ownFiles.keySet().iterator().next());
     }
-    long now = Math.max(1, clock.getAsLong());
-    ownFiles.put(file.file(), new OwnFile(file, now));
+    long now = clock.getAsLong();
+    ownFiles.put(file.file(), new OwnFile(file, Math.max(1, now)));
     lastActivity = now;
+    everActive = true;
   }
 
   /** Holds a row the subtask wrote at {@code position} of the file it names {@code file}. */
@@ -223,26 +233,39 @@ final class WriterCompaction {
    * Whether the data file at {@code location}, which the key index names {@code file}, had left the
    * table when compaction last read it: another writer replaced or removed it. Its rows then live
    * elsewhere (a rewrite's copies), and the file itself may be gone by the commit (snapshot expiry
-   * deletes it), so a change of one of its keys is deleted by key. Never one of this subtask's own
-   * files, whose commit may be pending. The table is read for it where compaction has not read it
-   * for longer than a survey interval (a table this subtask left idle); false where it has never
-   * been read and cannot be now.
+   * deletes it), so a change of one of its keys is deleted by key. One of this subtask's own files
+   * only once its commit is known (two checkpoints before the last complete), as a survey finds it:
+   * the file is then no longer tracked as own. The table is read for it where compaction has not
+   * read it for longer than a survey interval (a table this subtask left idle); false where it has
+   * never been read and cannot be now.
+   *
+   * @param lastCompletedCheckpoint the latest checkpoint whose commit is known to be complete
    */
-  boolean leftTheTable(String file, String location) {
-    if (ownFiles.containsKey(file)) {
-      return false;
-    }
-    long now = Math.max(1, clock.getAsLong());
-    if (liveReadAt == 0 || now - liveReadAt > surveyInterval.toNanos()) {
+  boolean leftTheTable(String file, String location, long lastCompletedCheckpoint) {
+    long now = clock.getAsLong();
+    if (!liveReadTried || now - liveReadAt > surveyInterval.toNanos()) {
       try {
         read(writer.refreshedTable(), now);
       } catch (RuntimeException e) {
         // As for a survey: the catalog out of reach for a while. Tried again an interval later.
         liveReadAt = now;
+        liveReadTried = true;
         LOG.warn("The table cannot be refreshed, its files are as last read: {}", e.toString());
       }
     }
-    return lastLive != null && lastLive.dataFile(location) == null;
+    if (lastLive == null || lastLive.dataFile(location) != null) {
+      return false;
+    }
+    OwnFile own = ownFiles.get(file);
+    if (own == null) {
+      return true;
+    }
+    if (own.checkpoint() < lastCompletedCheckpoint - 2) {
+      // Not in the table: replaced by another writer (or its commit was lost), as a survey finds.
+      forget(file);
+      return true;
+    }
+    return false;
   }
 
   /** Reads the live files of {@code table} as it is now, unless they are of the last read's. */
@@ -253,7 +276,8 @@ final class WriterCompaction {
       lastLive = LiveFiles.of(table, current);
       liveSnapshotId = snapshotId;
     }
-    liveReadAt = Math.max(1, now);
+    liveReadAt = now;
+    liveReadTried = true;
     return lastLive;
   }
 
@@ -314,19 +338,21 @@ final class WriterCompaction {
     }
     long now = clock.getAsLong();
     if (activeSinceCheckpoint) {
-      lastActivity = Math.max(1, now);
+      lastActivity = now;
+      everActive = true;
       activeSinceCheckpoint = false;
     }
-    if (lastSurvey == 0) {
+    if (!compactedBefore) {
       // Files written since the start are younger than an interval until then.
-      lastSurvey = Math.max(1, now);
+      lastSurvey = now;
+      compactedBefore = true;
     }
     long interval = surveyInterval.toNanos();
     boolean survey =
         (ratio < 1 || smallFileSize > 0)
             && now - lastSurvey >= interval
             // Idle since an interval before the last survey: it found all there is to find.
-            && (surveyLeftWork || (lastActivity != 0 && lastActivity >= lastSurvey - interval));
+            && (surveyLeftWork || (everActive && lastActivity - lastSurvey >= -interval));
     if (!due && !survey) {
       return;
     }

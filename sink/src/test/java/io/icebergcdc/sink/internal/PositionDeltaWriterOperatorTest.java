@@ -123,7 +123,7 @@ class PositionDeltaWriterOperatorTest {
     if (smallFileSize >= 0) {
       operator.setSmallFileSize(smallFileSize);
     }
-    // Every checkpoint looks through the table, unless a test sets an interval.
+    // Every checkpoint after a write looks through the table, unless a test sets an interval.
     operator.setSurveyInterval(surveyInterval == null ? java.time.Duration.ZERO : surveyInterval);
     operator.setClock(now::get);
     if (tablePosition != null) {
@@ -1039,6 +1039,35 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
+   * After a rescaling, a writer that writes nothing more to the table still moves its rows out of
+   * the other writers' files once the table deletes enough of them: a restored table is looked
+   * through after the start as after a write.
+   */
+  @Test
+  void afterRescalingAnIdleWriterMovesItsRowsOutOfTheOtherWritersFiles() throws Exception {
+    compactionRatio = 0.5;
+    Table table = table();
+    java.util.Map<String, List<ChangeEvent>> keysOfFile = new java.util.HashMap<>();
+    OperatorSubtaskState rescaled =
+        twoWritersRescaledToOne(
+            table,
+            (owned, written) ->
+                keysOfFile.put(
+                    ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs())
+                        .location(),
+                    owned));
+    String file = keysOfFile.keySet().iterator().next();
+    try (var single = harness(true, rescaled, 1, 0)) {
+      long rows = keysOfFile.get(file).size();
+      deleteByAnotherEngine(
+          table, file, java.util.stream.LongStream.range(0, (rows + 1) / 2).toArray());
+      ChangeCommittable moved = checkpoint(single, 2);
+      assertThat(moved.positionDeletes().positions(file))
+          .containsExactly(java.util.stream.LongStream.range((rows + 1) / 2, rows).toArray());
+    }
+  }
+
+  /**
    * Each writer of a job that started without state on a table of another engine's files owns some
    * keys of every file: each moves its own rows out of a file once the table deletes enough of it,
    * so that the commit that deletes the last live row removes the file.
@@ -1202,12 +1231,12 @@ class PositionDeltaWriterOperatorTest {
 
   /**
    * A row of another writer's file that another engine rewrote while this subtask left the table
-   * idle (no surveys read the table then) is deleted by key: the table's files are read again
-   * before the delete, the last read being older than a survey interval.
+   * idle (its surveys skipped) is deleted by key: the table's files are read again before the
+   * delete, the last read being older than a survey interval.
    */
   @Test
   void aRowOfAFileRewrittenWhileTheTableWasIdleIsDeletedByKey() throws Exception {
-    smallFileSize = 0;
+    compactionRatio = 0.5;
     surveyInterval = java.time.Duration.ofMinutes(1);
     Table table = table();
     org.apache.iceberg.DataFile theirs;
@@ -1220,25 +1249,61 @@ class PositionDeltaWriterOperatorTest {
       now.set(1_000_000_000L);
       ChangeCommittable first = checkpoint(harness, 1, update(1, "x", 100));
       assertThat(first.positionDeletes().files()).containsExactly(theirs.location());
+      // The survey a minute after the start, the last while the table is idle.
       now.set(100_000_000_000L);
       harness.prepareSnapshotPreBarrier(2);
-      // Another engine rewrites the file while the table is idle.
-      table.refresh();
-      table
-          .newRewrite()
-          .deleteFile(theirs)
-          .addFile(
-              org.apache.iceberg.DataFiles.builder(table.spec())
-                  .copy(theirs)
-                  .withPath(theirs.location() + ".rewritten.parquet")
-                  .build())
-          .commit();
+      rewriteByAnotherEngine(table, theirs);
 
       now.set(300_000_000_000L);
       ChangeCommittable later = checkpoint(harness, 3, update(2, "y", 100));
       assertThat(later.positionDeletes().files()).isEmpty();
       assertThat(later.deleteFiles()).isNotEmpty();
     }
+  }
+
+  /**
+   * The same for a file the subtask wrote itself, once its commit is known: it is no longer tracked
+   * as its own, as a survey would have found.
+   */
+  @Test
+  void aRowOfAnOwnFileRewrittenWhileTheTableWasIdleIsDeletedByKey() throws Exception {
+    compactionRatio = 0.5;
+    surveyInterval = java.time.Duration.ofMinutes(1);
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      now.set(1_000_000_000L);
+      ChangeCommittable written = checkpoint(harness, 1, inserts(1, 10, 0));
+      append(table, written);
+      org.apache.iceberg.DataFile own =
+          ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs());
+      harness.notifyOfCompletedCheckpoint(1);
+      // Idle: the survey a minute after the start is the last; checkpoints 2 to 4 complete.
+      now.set(100_000_000_000L);
+      for (long checkpoint = 2; checkpoint <= 4; checkpoint++) {
+        harness.prepareSnapshotPreBarrier(checkpoint);
+        harness.notifyOfCompletedCheckpoint(checkpoint);
+      }
+      rewriteByAnotherEngine(table, own);
+
+      now.set(300_000_000_000L);
+      ChangeCommittable later = checkpoint(harness, 5, update(2, "y", 100));
+      assertThat(later.positionDeletes().files()).isEmpty();
+      assertThat(later.deleteFiles()).isNotEmpty();
+    }
+  }
+
+  /** Another engine's rewrite of {@code file}: the file replaced by a copy of its rows. */
+  private static void rewriteByAnotherEngine(Table table, org.apache.iceberg.DataFile file) {
+    table.refresh();
+    table
+        .newRewrite()
+        .deleteFile(file)
+        .addFile(
+            org.apache.iceberg.DataFiles.builder(table.spec())
+                .copy(file)
+                .withPath(file.location() + ".rewritten.parquet")
+                .build())
+        .commit();
   }
 
   @Test
