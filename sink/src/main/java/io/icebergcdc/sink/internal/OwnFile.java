@@ -13,23 +13,32 @@ final class OwnFile {
   private long deleted;
   private final BitSet deletedHere = new BitSet();
 
-  /** When the subtask wrote it, by {@link System#nanoTime()}; 0 if it was restored. */
+  /** When the subtask wrote it, by {@link System#nanoTime()}; meaningless if {@link #restored}. */
   private final long writtenAt;
+
+  /** Whether the file was restored from state, written a while ago. */
+  private final boolean restored;
 
   /** A file restored from state, written a while ago. */
   OwnFile(OwnDataFile recorded) {
-    this(recorded, 0);
+    this(recorded, 0, true);
   }
 
+  /** A file the subtask has just written, at {@code writtenAt} by {@link System#nanoTime()}. */
   OwnFile(OwnDataFile recorded, long writtenAt) {
+    this(recorded, writtenAt, false);
+  }
+
+  private OwnFile(OwnDataFile recorded, long writtenAt, boolean restored) {
     this.recorded = recorded;
     this.deleted = recorded.deleted();
     this.writtenAt = writtenAt;
+    this.restored = restored;
   }
 
   /** Whether the file was written at least {@code nanos} before {@code now} (or restored). */
   boolean writtenBefore(long now, long nanos) {
-    return writtenAt == 0 || now - writtenAt >= nanos;
+    return restored || now - writtenAt >= nanos;
   }
 
   String file() {

@@ -362,7 +362,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       start.ownFiles().forEach(compaction::restored);
     }
     if (restored) {
-      forgetFilesNoLongerInTheTable();
+      forgetFilesNoLongerInTheTable(start.lastCompletedCheckpoint());
       compaction.surveyOnceAfterStart();
     }
     indexComplete = start.indexComplete();
@@ -381,15 +381,16 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   /**
    * Drops the dictionary's entries of files that are neither in the table nor this subtask's own
    * (whose commit may be pending): keys still pointing into them are deleted by key when they
-   * change. This bounds the dictionary after bootstraps and rescalings.
+   * change. This bounds the dictionary after bootstraps and rescalings. The read is compaction's
+   * first, {@code completedCheckpoint} the latest checkpoint known complete.
    */
-  private void forgetFilesNoLongerInTheTable() throws IOException {
+  private void forgetFilesNoLongerInTheTable(long completedCheckpoint) throws IOException {
     if (dictionary.size() == 0) {
       return;
     }
     org.apache.iceberg.Snapshot current = table.currentSnapshot();
     LiveFiles live = LiveFiles.of(table, current);
-    compaction.tableRead(live, current);
+    compaction.tableRead(live, current, completedCheckpoint);
     int dropped =
         dictionary.retain(location -> live.dataFile(location) != null, compaction.ownFileNames());
     if (dropped > 0) {
@@ -624,6 +625,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (!net.missingColumns().isEmpty() && location == null) {
       throw dedup.unfillable(net, "the key index does not know where the key's row is");
     }
+    // Before the file's rows may be forgotten, as a file that left the table is.
+    ChangeEvent filled =
+        net.missingColumns().isEmpty() ? net : fill.fromMemory(net, prior.file(), prior.position());
     if (location != null
         && compaction.leftTheTable(prior.file(), location, lastCompletedCheckpoint)) {
       // Another writer replaced the file: the row's copy is elsewhere, and the file may be gone by
@@ -636,7 +640,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       files.deleteByKey(net.keyRow());
     }
     if (!net.missingColumns().isEmpty()) {
-      ChangeEvent filled = fill.fromMemory(net, prior.file(), prior.position());
       if (filled == null) {
         // Written once the file is read, before the checkpoint's files are completed.
         fill.defer(keySelector.keyOf(net.key(), net.after()), net, location, prior.position());

@@ -37,11 +37,12 @@ import org.slf4j.LoggerFactory;
  * <p>A checkpoint moves about as many rows as it writes otherwise (at least {@value #MIN_ROWS});
  * the last file may pass that budget, so a file larger than it is compacted too, alone. The table
  * is read for it when an own file reached the compaction ratio, and otherwise at most once per
- * survey interval, to find small files and shared ones: the first an interval after the start, and
- * then only while the subtask writes the table (files it wrote within an interval before a survey
- * were too young for it) or the last survey ran out of budget. A job of hundreds of tables, most of
- * them idle at any time, reads only those it writes. What a deleted row's file tells (whether it
- * left the table) is read again where the last read is older than an interval.
+ * survey interval, to find small files and shared ones: the first at the first checkpoint after the
+ * subtask wrote the table, restored it or loaded its index, and then only while the subtask writes
+ * it (files it wrote within an interval before a survey were too young for it) or the last survey
+ * ran out of budget. A job of hundreds of tables, most of them idle at any time, reads only those
+ * it writes. What a deleted row's file tells (whether it left the table) is read again where the
+ * last read is older than an interval.
  *
  * <p><b>Threading:</b> the writer's task thread only.
  */
@@ -106,6 +107,12 @@ final class WriterCompaction {
   private boolean liveReadTried;
 
   /**
+   * The latest checkpoint known complete when {@link #lastLive} was read: own files of checkpoints
+   * two or more before it were committed by then, and missing from it only if they left the table.
+   */
+  private long liveReadCompleted = -1;
+
+  /**
    * Whether the subtask wrote rows or deleted rows of its files since the last checkpoint, or
    * started on rows it may share ({@link #surveyOnceAfterStart}).
    */
@@ -140,13 +147,13 @@ final class WriterCompaction {
   private final Counter dataFilesCompactedFromMemory;
 
   /**
-   * When the table was last surveyed, or compaction first ran, by the clock ({@link
-   * System#nanoTime()}, whose values may be negative); meaningful only if {@link #compactedBefore}.
+   * When the table was last surveyed, by the clock ({@link System#nanoTime()}, whose values may be
+   * negative); meaningful only if {@link #surveyedBefore}.
    */
   private long lastSurvey;
 
-  /** Whether compaction ran before in this run, {@link #lastSurvey} holding a time. */
-  private boolean compactedBefore;
+  /** Whether the table was surveyed in this run, {@link #lastSurvey} holding a time. */
+  private boolean surveyedBefore;
 
   WriterCompaction(
       Writer writer,
@@ -186,17 +193,22 @@ final class WriterCompaction {
   }
 
   /**
-   * Has the table surveyed an interval after the start whatever the subtask writes: the writer
-   * started on rows of the table it may share with the other subtasks (its index loaded from the
-   * table's files, or its state restored, after a rescaling too), or own files from before.
+   * Has the table surveyed at the next checkpoint whatever the subtask writes: the writer started
+   * on rows of the table it may share with the other subtasks (its index loaded from the table's
+   * files, or its state restored, after a rescaling too), or own files from before.
    */
   void surveyOnceAfterStart() {
     activeSinceCheckpoint = true;
   }
 
-  /** Takes {@code live}, the table's live files at {@code snapshot}, as read just now. */
-  void tableRead(LiveFiles live, org.apache.iceberg.Snapshot snapshot) {
+  /**
+   * Takes {@code live}, the table's live files at {@code snapshot}, as read just now, checkpoint
+   * {@code lastCompletedCheckpoint} known complete.
+   */
+  void tableRead(
+      LiveFiles live, org.apache.iceberg.Snapshot snapshot, long lastCompletedCheckpoint) {
     lastLive = live;
+    liveReadCompleted = lastCompletedCheckpoint;
     liveSnapshotId = snapshot == null ? -1 : snapshot.snapshotId();
     liveReadAt = clock.getAsLong();
     liveReadTried = true;
@@ -209,7 +221,7 @@ final class WriterCompaction {
       forget(ownFiles.keySet().iterator().next());
     }
     long now = clock.getAsLong();
-    ownFiles.put(file.file(), new OwnFile(file, Math.max(1, now)));
+    ownFiles.put(file.file(), new OwnFile(file, now));
     lastActivity = now;
     everActive = true;
   }
@@ -234,10 +246,10 @@ final class WriterCompaction {
    * table when compaction last read it: another writer replaced or removed it. Its rows then live
    * elsewhere (a rewrite's copies), and the file itself may be gone by the commit (snapshot expiry
    * deletes it), so a change of one of its keys is deleted by key. One of this subtask's own files
-   * only once its commit is known (two checkpoints before the last complete), as a survey finds it:
-   * the file is then no longer tracked as own. The table is read for it where compaction has not
-   * read it for longer than a survey interval (a table this subtask left idle); false where it has
-   * never been read and cannot be now.
+   * only if it is missing from a read made when its commit was known (three checkpoints or more
+   * after its own had completed), as a survey finds it: the file is then no longer tracked as own.
+   * The table is read for it where compaction has not read it for longer than a survey interval (a
+   * table this subtask left idle); false where it has never been read and cannot be now.
    *
    * @param lastCompletedCheckpoint the latest checkpoint whose commit is known to be complete
    */
@@ -245,7 +257,7 @@ final class WriterCompaction {
     long now = clock.getAsLong();
     if (!liveReadTried || now - liveReadAt > surveyInterval.toNanos()) {
       try {
-        read(writer.refreshedTable(), now);
+        read(writer.refreshedTable(), now, lastCompletedCheckpoint);
       } catch (RuntimeException e) {
         // As for a survey: the catalog out of reach for a while. Tried again an interval later.
         liveReadAt = now;
@@ -260,8 +272,9 @@ final class WriterCompaction {
     if (own == null) {
       return true;
     }
-    if (own.checkpoint() < lastCompletedCheckpoint - 2) {
-      // Not in the table: replaced by another writer (or its commit was lost), as a survey finds.
+    if (own.checkpoint() < liveReadCompleted - 2) {
+      // Not in the table when it was read, though committed by then: replaced by another writer
+      // (or its commit was lost), as a survey finds.
       forget(file);
       return true;
     }
@@ -269,7 +282,7 @@ final class WriterCompaction {
   }
 
   /** Reads the live files of {@code table} as it is now, unless they are of the last read's. */
-  private LiveFiles read(Table table, long now) {
+  private LiveFiles read(Table table, long now, long lastCompletedCheckpoint) {
     org.apache.iceberg.Snapshot current = table.currentSnapshot();
     long snapshotId = current == null ? -1 : current.snapshotId();
     if (lastLive == null || snapshotId != liveSnapshotId) {
@@ -278,6 +291,7 @@ final class WriterCompaction {
     }
     liveReadAt = now;
     liveReadTried = true;
+    liveReadCompleted = lastCompletedCheckpoint;
     return lastLive;
   }
 
@@ -342,17 +356,14 @@ final class WriterCompaction {
       everActive = true;
       activeSinceCheckpoint = false;
     }
-    if (!compactedBefore) {
-      // Files written since the start are younger than an interval until then.
-      lastSurvey = now;
-      compactedBefore = true;
-    }
     long interval = surveyInterval.toNanos();
     boolean survey =
         (ratio < 1 || smallFileSize > 0)
-            && now - lastSurvey >= interval
-            // Idle since an interval before the last survey: it found all there is to find.
-            && (surveyLeftWork || (everActive && lastActivity - lastSurvey >= -interval));
+            && (!surveyedBefore
+                ? everActive
+                : now - lastSurvey >= interval
+                    // Idle since an interval before the last survey: it found all there is to find.
+                    && (surveyLeftWork || lastActivity - lastSurvey >= -interval));
     if (!due && !survey) {
       return;
     }
@@ -370,9 +381,10 @@ final class WriterCompaction {
     if (survey) {
       // A refresh only for an own file at the ratio does not look for small and shared files.
       lastSurvey = now;
+      surveyedBefore = true;
       surveyLeftWork = false;
     }
-    LiveFiles live = read(table, now);
+    LiveFiles live = read(table, now, lastCompletedCheckpoint);
     for (OwnFile file : new ArrayList<>(ownFiles.values())) {
       String location = writer.locationOf(file.file());
       if ((location == null || live.dataFile(location) == null)

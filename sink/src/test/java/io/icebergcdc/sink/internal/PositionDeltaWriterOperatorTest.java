@@ -1005,14 +1005,7 @@ class PositionDeltaWriterOperatorTest {
     compactionRatio = 0.5;
     Table table = table();
     java.util.Map<String, List<ChangeEvent>> keysOfFile = new java.util.HashMap<>();
-    OperatorSubtaskState rescaled =
-        twoWritersRescaledToOne(
-            table,
-            (owned, written) ->
-                keysOfFile.put(
-                    ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs())
-                        .location(),
-                    owned));
+    OperatorSubtaskState rescaled = twoWritersRescaledToOne(table, keysOfFile);
     String[] files = keysOfFile.keySet().toArray(new String[0]);
     try (var single = harness(true, rescaled, 1, 0)) {
       // Neither file is its own any more, and the table deletes none of their rows yet.
@@ -1039,23 +1032,31 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
+   * {@link #twoWritersRescaledToOne(Table, java.util.function.BiConsumer)}, filling {@code
+   * keysOfFile} with the changes each of the two writers' files holds, by the file's location.
+   */
+  private OperatorSubtaskState twoWritersRescaledToOne(
+      Table table, java.util.Map<String, List<ChangeEvent>> keysOfFile) throws Exception {
+    return twoWritersRescaledToOne(
+        table,
+        (owned, written) ->
+            keysOfFile.put(
+                ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs())
+                    .location(),
+                owned));
+  }
+
+  /**
    * After a rescaling, a writer that writes nothing more to the table still moves its rows out of
-   * the other writers' files once the table deletes enough of them: a restored table is looked
-   * through after the start as after a write.
+   * the other writers' files where the table deleted enough of them: a restored table is looked
+   * through at the first checkpoint, as after a write.
    */
   @Test
   void afterRescalingAnIdleWriterMovesItsRowsOutOfTheOtherWritersFiles() throws Exception {
     compactionRatio = 0.5;
     Table table = table();
     java.util.Map<String, List<ChangeEvent>> keysOfFile = new java.util.HashMap<>();
-    OperatorSubtaskState rescaled =
-        twoWritersRescaledToOne(
-            table,
-            (owned, written) ->
-                keysOfFile.put(
-                    ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs())
-                        .location(),
-                    owned));
+    OperatorSubtaskState rescaled = twoWritersRescaledToOne(table, keysOfFile);
     String file = keysOfFile.keySet().iterator().next();
     try (var single = harness(true, rescaled, 1, 0)) {
       long rows = keysOfFile.get(file).size();
@@ -1289,6 +1290,42 @@ class PositionDeltaWriterOperatorTest {
       ChangeCommittable later = checkpoint(harness, 5, update(2, "y", 100));
       assertThat(later.positionDeletes().files()).isEmpty();
       assertThat(later.deleteFiles()).isNotEmpty();
+    }
+  }
+
+  /**
+   * An update lacking a value, of a row of an own file that another engine rewrote and expiry
+   * deleted while the table was idle: the value is taken from the rows held in memory before the
+   * file is forgotten, and the old row deleted by key.
+   */
+  @Test
+  void anUpdateLackingAValueOfAnOwnFileRewrittenWhileIdleTakesItFromMemory() throws Exception {
+    compactionRatio = 0.99;
+    compactionCacheBytes = 1 << 20;
+    surveyInterval = java.time.Duration.ofMinutes(1);
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      now.set(1_000_000_000L);
+      String own = commitTenKeys(harness, table);
+      now.set(100_000_000_000L);
+      for (long checkpoint = 2; checkpoint <= 4; checkpoint++) {
+        harness.prepareSnapshotPreBarrier(checkpoint);
+        harness.notifyOfCompletedCheckpoint(checkpoint);
+      }
+      table.refresh();
+      DataFile ownFile = table.currentSnapshot().addedDataFiles(table.io()).iterator().next();
+      assertThat(ownFile.location()).isEqualTo(own);
+      rewriteByAnotherEngine(table, ownFile);
+      table.io().deleteFile(own);
+
+      now.set(300_000_000_000L);
+      ChangeCommittable later = checkpoint(harness, 5, updateWithoutName(2, 100));
+      assertThat(later.positionDeletes().files()).isEmpty();
+      assertThat(later.deleteFiles()).isNotEmpty();
+      assertThat(
+              rowsOf(
+                  table, ContentFileCodec.decodeDataFile(later.dataFiles().get(0), table.specs())))
+          .containsExactly("2:v2");
     }
   }
 
