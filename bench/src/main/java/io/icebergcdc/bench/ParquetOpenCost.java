@@ -20,6 +20,8 @@ import org.apache.iceberg.types.Types;
  * {@code HadoopFileIO} file, whose Hadoop configuration the writer copies, against the same file
  * handed over as any other IO's (as {@code S3FileIO}'s are), for which the writer builds a
  * configuration afresh from Hadoop's default resources. Each file holds one row; rounds alternate.
+ * Wall and CPU time of the writing thread per file; then the two ways of making the configuration
+ * alone.
  *
  * <pre>bash bench/java.sh ParquetOpenCost [files per round, default 2000] [rounds, default 5]</pre>
  */
@@ -44,12 +46,18 @@ public final class ParquetOpenCost {
     row.setField("id", 1L);
     row.setField("v", "a");
     row.setField("n", 2L);
-    System.out.println("| round | Hadoop file IO, ms a file | other file IO, ms a file | ratio |");
-    System.out.println("| ---: | ---: | ---: | ---: |");
+    java.lang.management.ThreadMXBean threads =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+    System.out.println(
+        "| round | Hadoop file IO, ms a file | other file IO, ms a file | ratio | Hadoop file IO, CPU"
+            + " ms a file | other file IO, CPU ms a file | CPU ratio |");
+    System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     int written = 0;
     for (int round = 0; round <= rounds; round++) {
       long hadoop = 0;
       long other = 0;
+      long hadoopCpu = 0;
+      long otherCpu = 0;
       for (int i = 0; i < files; i++) {
         OutputFile file =
             HadoopOutputFile.fromPath(
@@ -57,6 +65,7 @@ public final class ParquetOpenCost {
                 conf);
         boolean asHadoop = i % 2 == 0;
         long start = System.nanoTime();
+        long startCpu = threads.getCurrentThreadCpuTime();
         try (FileAppender<Record> writer =
             Parquet.write(asHadoop ? file : new OtherIoFile(file))
                 .schema(SCHEMA)
@@ -66,10 +75,13 @@ public final class ParquetOpenCost {
           writer.add(row);
         }
         long took = System.nanoTime() - start;
+        long cpu = threads.getCurrentThreadCpuTime() - startCpu;
         if (asHadoop) {
           hadoop += took;
+          hadoopCpu += cpu;
         } else {
           other += took;
+          otherCpu += cpu;
         }
       }
       // Round 0 warms the JIT up and is not reported.
@@ -77,16 +89,41 @@ public final class ParquetOpenCost {
         double half = files / 2.0;
         System.out.printf(
             Locale.ROOT,
-            "| %d | %.3f | %.3f | %.1fx |%n",
+            "| %d | %.3f | %.3f | %.1fx | %.3f | %.3f | %.1fx |%n",
             round,
             hadoop / 1e6 / half,
             other / 1e6 / half,
-            (double) other / hadoop);
+            (double) other / hadoop,
+            hadoopCpu / 1e6 / half,
+            otherCpu / 1e6 / half,
+            (double) otherCpu / hadoopCpu);
       }
       try (var listing = Files.list(dir)) {
         for (Path path : (Iterable<Path>) listing::iterator) {
           Files.delete(path);
         }
+      }
+    }
+    // The configuration alone, as the writer makes it for each kind (and then sets a property).
+    int calls = 2000;
+    for (int round = 0; round <= 2; round++) {
+      long startCpu = threads.getCurrentThreadCpuTime();
+      for (int i = 0; i < calls; i++) {
+        new Configuration(conf).set("parquet.bench", "1");
+      }
+      long copied = threads.getCurrentThreadCpuTime() - startCpu;
+      startCpu = threads.getCurrentThreadCpuTime();
+      for (int i = 0; i < calls / 10; i++) {
+        new Configuration().set("parquet.bench", "1");
+      }
+      long fresh = threads.getCurrentThreadCpuTime() - startCpu;
+      if (round > 0) {
+        System.out.printf(
+            Locale.ROOT,
+            "configuration alone, round %d: copied %.3f CPU ms, afresh %.3f CPU ms%n",
+            round,
+            copied / 1e6 / calls,
+            fresh / 1e6 / (calls / 10));
       }
     }
   }
