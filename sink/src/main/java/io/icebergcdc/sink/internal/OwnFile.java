@@ -19,6 +19,12 @@ final class OwnFile {
   /** Whether the file was restored from state, written a while ago. */
   private final boolean restored;
 
+  /**
+   * The first checkpoint known complete that carries the file (its own, or a later one where its
+   * own was aborted or subsumed); -1 while none is.
+   */
+  private long confirmed = -1;
+
   /** A file restored from state, written a while ago. */
   OwnFile(OwnDataFile recorded) {
     this(recorded, 0, true);
@@ -47,6 +53,22 @@ final class OwnFile {
 
   long rows() {
     return recorded.rows();
+  }
+
+  /** Records {@code checkpointId}, known complete, as the file's if none was before. */
+  void confirm(long checkpointId) {
+    if (confirmed < 0) {
+      confirmed = checkpointId;
+    }
+  }
+
+  /**
+   * Whether the file's commit was done by the time checkpoint {@code completed} was known complete:
+   * it was carried by a checkpoint three or more before (the committer commits a checkpoint as the
+   * writers hear of it), so a table read then that lacks it no longer has it.
+   */
+  boolean committedBy(long completed) {
+    return confirmed >= 0 && confirmed < completed - 2;
   }
 
   long checkpoint() {

@@ -359,7 +359,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (!deletesByKey) {
       // A writer by key forgets the files a restored position writer would compact: its updates
       // since may have left their keys' entries without locations.
-      start.ownFiles().forEach(compaction::restored);
+      start.ownFiles().forEach(file -> compaction.restored(file, start.lastCompletedCheckpoint()));
     }
     if (restored) {
       forgetFilesNoLongerInTheTable(start.lastCompletedCheckpoint());
@@ -518,6 +518,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   void notifyCheckpointComplete(long checkpointId) {
     lastCompletedCheckpoint = Math.max(lastCompletedCheckpoint, checkpointId);
+    compaction.checkpointComplete(checkpointId);
     // Their files are in the committer's checkpoints: committed, each in a snapshot of its own.
     if (!unconfirmedRows.isEmpty()) {
       unconfirmedRows.values().removeIf(row -> row.checkpoint() <= checkpointId);

@@ -94,6 +94,9 @@ final class WriterCompaction {
   /** This subtask's own data files, by location as the index stores it, in order of writing. */
   private final Map<String, OwnFile> ownFiles = new LinkedHashMap<>();
 
+  /** The own files written in this run whose checkpoint is not known complete, oldest first. */
+  private final java.util.ArrayDeque<OwnFile> unconfirmed = new java.util.ArrayDeque<>();
+
   /** The table's live files as compaction last read them; null before the first read. */
   private LiveFiles lastLive;
 
@@ -187,9 +190,21 @@ final class WriterCompaction {
     this.recentRows = rows;
   }
 
-  /** Tracks an own file again after a restore. */
-  void restored(OwnDataFile file) {
-    ownFiles.put(file.file(), new OwnFile(file));
+  /**
+   * Tracks an own file again after a restore from a state whose checkpoints up to {@code
+   * completedCheckpoint} are complete, the file's among them.
+   */
+  void restored(OwnDataFile file, long completedCheckpoint) {
+    OwnFile own = new OwnFile(file);
+    own.confirm(completedCheckpoint);
+    ownFiles.put(file.file(), own);
+  }
+
+  /** Checkpoint {@code checkpointId} is complete: the own files it carries are confirmed. */
+  void checkpointComplete(long checkpointId) {
+    while (!unconfirmed.isEmpty() && unconfirmed.peekFirst().checkpoint() <= checkpointId) {
+      unconfirmed.pollFirst().confirm(checkpointId);
+    }
   }
 
   /**
@@ -221,7 +236,9 @@ final class WriterCompaction {
       forget(ownFiles.keySet().iterator().next());
     }
     long now = clock.getAsLong();
-    ownFiles.put(file.file(), new OwnFile(file, now));
+    OwnFile own = new OwnFile(file, now);
+    ownFiles.put(file.file(), own);
+    unconfirmed.addLast(own);
     lastActivity = now;
     everActive = true;
   }
@@ -232,13 +249,16 @@ final class WriterCompaction {
     activeSinceCheckpoint = true;
   }
 
-  /** Counts a row of the subtask's file {@code file} that it deleted; other files are ignored. */
+  /**
+   * Counts a row of the subtask's file {@code file} that it deleted; a row of another file only
+   * makes the next survey due (it may take a shared file past the ratio).
+   */
   void deleted(String file, long position) {
     OwnFile own = ownFiles.get(file);
     if (own != null) {
       own.deleted(position);
-      activeSinceCheckpoint = true;
     }
+    activeSinceCheckpoint = true;
   }
 
   /**
@@ -272,10 +292,11 @@ final class WriterCompaction {
     if (own == null) {
       return true;
     }
-    if (own.checkpoint() < liveReadCompleted - 2) {
+    if (own.committedBy(liveReadCompleted)) {
       // Not in the table when it was read, though committed by then: replaced by another writer
-      // (or its commit was lost), as a survey finds.
-      forget(file);
+      // (or its commit was lost), as a survey finds. Its rows held in memory stay, for other
+      // changes of its keys that lack values, until they are evicted.
+      ownFiles.remove(file);
       return true;
     }
     return false;
@@ -388,7 +409,7 @@ final class WriterCompaction {
     for (OwnFile file : new ArrayList<>(ownFiles.values())) {
       String location = writer.locationOf(file.file());
       if ((location == null || live.dataFile(location) == null)
-          && file.checkpoint() < lastCompletedCheckpoint - 2) {
+          && file.committedBy(lastCompletedCheckpoint)) {
         // Not in the table: replaced by another writer (or its commit was lost).
         forget(file.file());
       } else if (location != null && live.hasEqualityDeletes(location)) {

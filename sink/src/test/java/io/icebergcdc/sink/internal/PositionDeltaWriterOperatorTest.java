@@ -1197,10 +1197,9 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
-   * A table the subtask no longer writes is surveyed once more (its last files may have been too
-   * young for the survey before) and then left alone: a job of hundreds of tables reads only those
-   * it writes. Once written again, it is surveyed again, and finds what another engine did to it
-   * meanwhile.
+   * A table the subtask no longer writes is left alone once a survey an interval after its last
+   * write has run: a job of hundreds of tables reads only those it writes. Once written again, it
+   * is surveyed again, and finds what another engine did to it meanwhile.
    */
   @Test
   void anIdleTableIsSurveyedAgainOnlyOnceWritten() throws Exception {
@@ -1294,9 +1293,9 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
-   * An update lacking a value, of a row of an own file that another engine rewrote and expiry
-   * deleted while the table was idle: the value is taken from the rows held in memory before the
-   * file is forgotten, and the old row deleted by key.
+   * Updates lacking a value, of rows of an own file that another engine rewrote and expiry deleted
+   * while the table was idle: the values are taken from the rows held in memory, which stay after
+   * the file is no longer tracked as own, and the old rows deleted by key.
    */
   @Test
   void anUpdateLackingAValueOfAnOwnFileRewrittenWhileIdleTakesItFromMemory() throws Exception {
@@ -1319,13 +1318,39 @@ class PositionDeltaWriterOperatorTest {
       table.io().deleteFile(own);
 
       now.set(300_000_000_000L);
-      ChangeCommittable later = checkpoint(harness, 5, updateWithoutName(2, 100));
+      ChangeCommittable later =
+          checkpoint(harness, 5, updateWithoutName(2, 100), updateWithoutName(5, 101));
       assertThat(later.positionDeletes().files()).isEmpty();
       assertThat(later.deleteFiles()).isNotEmpty();
       assertThat(
               rowsOf(
                   table, ContentFileCodec.decodeDataFile(later.dataFiles().get(0), table.specs())))
-          .containsExactly("2:v2");
+          .containsExactlyInAnyOrder("2:v2", "5:v5");
+    }
+  }
+
+  /**
+   * An own file whose checkpoint was aborted goes with a later one: a read of the table made as
+   * that later checkpoint is known complete, before the committer has committed it, does not make
+   * the file one that left the table.
+   */
+  @Test
+  void anOwnFileOfAnAbortedCheckpointIsNotTakenAsLeftBeforeItsCommit() throws Exception {
+    compactionRatio = 0.5;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      now.set(1_000_000_000L);
+      ChangeCommittable written = checkpoint(harness, 1, inserts(1, 10, 0));
+      String own =
+          ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
+      // Checkpoints 1 to 3 aborted; 4 completes, carrying the file, not committed yet.
+      for (long checkpoint = 2; checkpoint <= 4; checkpoint++) {
+        harness.prepareSnapshotPreBarrier(checkpoint);
+      }
+      harness.notifyOfCompletedCheckpoint(4);
+      now.set(2_000_000_000L);
+      ChangeCommittable later = checkpoint(harness, 5, update(2, "y", 100));
+      assertThat(later.positionDeletes().files()).containsExactly(own);
     }
   }
 
