@@ -626,7 +626,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (!net.missingColumns().isEmpty() && location == null) {
       throw dedup.unfillable(net, "the key index does not know where the key's row is");
     }
-    // Before the file's rows may be forgotten, as a file that left the table is.
+    // Before the file stops being tracked as own, as a file that left the table does.
     ChangeEvent filled =
         net.missingColumns().isEmpty() ? net : fill.fromMemory(net, prior.file(), prior.position());
     if (location != null

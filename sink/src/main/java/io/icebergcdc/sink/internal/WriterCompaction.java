@@ -39,10 +39,10 @@ import org.slf4j.LoggerFactory;
  * is read for it when an own file reached the compaction ratio, and otherwise at most once per
  * survey interval, to find small files and shared ones: the first at the first checkpoint after the
  * subtask wrote the table, restored it or loaded its index, and then only while the subtask writes
- * it (files it wrote within an interval before a survey were too young for it) or the last survey
- * ran out of budget. A job of hundreds of tables, most of them idle at any time, reads only those
- * it writes. What a deleted row's file tells (whether it left the table) is read again where the
- * last read is older than an interval.
+ * it or deletes its rows by position (files it wrote within an interval before a survey were too
+ * young for it) or the last survey ran out of budget. A job of hundreds of tables, most of them
+ * idle at any time, reads only those it writes. What a deleted row's file tells (whether it left
+ * the table) is read again where the last read is older than an interval.
  *
  * <p><b>Threading:</b> the writer's task thread only.
  */
@@ -110,13 +110,14 @@ final class WriterCompaction {
   private boolean liveReadTried;
 
   /**
-   * The latest checkpoint known complete when {@link #lastLive} was read: own files of checkpoints
-   * two or more before it were committed by then, and missing from it only if they left the table.
+   * The latest checkpoint known complete when {@link #lastLive} was read: own files confirmed three
+   * or more checkpoints before it ({@link OwnFile#committedBy}) were committed by then, and missing
+   * from it only if they left the table.
    */
   private long liveReadCompleted = -1;
 
   /**
-   * Whether the subtask wrote rows or deleted rows of its files since the last checkpoint, or
+   * Whether the subtask wrote rows or deleted rows by position since the last checkpoint, or
    * started on rows it may share ({@link #surveyOnceAfterStart}).
    */
   private boolean activeSinceCheckpoint;
@@ -231,6 +232,8 @@ final class WriterCompaction {
 
   /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
   void completed(OwnDataFile file) {
+    // (Files of the end of input, of no checkpoint, are never confirmed; a bounded job without
+    // checkpoints confirms none.)
     if (ownFiles.size() >= MAX_OWN_FILES) {
       // The oldest file that never reached the ratio is left to table maintenance.
       forget(ownFiles.keySet().iterator().next());
@@ -238,7 +241,13 @@ final class WriterCompaction {
     long now = clock.getAsLong();
     OwnFile own = new OwnFile(file, now);
     ownFiles.put(file.file(), own);
-    unconfirmed.addLast(own);
+    if (file.checkpoint() != Long.MAX_VALUE) {
+      if (unconfirmed.size() >= MAX_OWN_FILES) {
+        // Never confirmed, it is never taken as left: deleted by position, as before it was known.
+        unconfirmed.pollFirst();
+      }
+      unconfirmed.addLast(own);
+    }
     lastActivity = now;
     everActive = true;
   }
@@ -410,8 +419,9 @@ final class WriterCompaction {
       String location = writer.locationOf(file.file());
       if ((location == null || live.dataFile(location) == null)
           && file.committedBy(lastCompletedCheckpoint)) {
-        // Not in the table: replaced by another writer (or its commit was lost).
-        forget(file.file());
+        // Not in the table: replaced by another writer (or its commit was lost). Its rows held in
+        // memory stay, for changes of its keys that lack values, until they are evicted.
+        ownFiles.remove(file.file());
       } else if (location != null && live.hasEqualityDeletes(location)) {
         // Rows deleted by key, by another writer: left to table maintenance.
         forget(file.file());

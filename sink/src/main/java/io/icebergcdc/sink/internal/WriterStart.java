@@ -63,12 +63,16 @@ record WriterStart(
     List<OwnDataFile> own = new ArrayList<>();
     long latestFile = -1;
     for (OwnDataFile file : state.restoredOwnFiles()) {
-      latestFile = Math.max(latestFile, file.checkpoint());
+      // A file of the end of input is of no checkpoint (Long.MAX_VALUE): the restored one, whose
+      // state holds it (a savepoint that drained the input), carried it.
+      long checkpoint =
+          file.checkpoint() == Long.MAX_VALUE ? restoredCheckpoint.orElse(-1L) : file.checkpoint();
+      latestFile = Math.max(latestFile, checkpoint);
       if (file.subtask() == subtask && file.parallelism() == parallelism) {
         own.add(file);
         // Restored from a completed checkpoint: the commits of its files are complete, or are
         // made by the committer's restore before any later one.
-        lastCompleted = Math.max(lastCompleted, file.checkpoint());
+        lastCompleted = Math.max(lastCompleted, checkpoint);
       }
     }
     long sharedUpTo = Math.max(-1, state.restoredSharedUpTo());

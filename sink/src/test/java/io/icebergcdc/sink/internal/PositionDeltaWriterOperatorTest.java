@@ -1330,6 +1330,39 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
+   * The same where a survey, not a change, finds that the own file left the table: its rows held in
+   * memory stay for the update lacking a value that comes later.
+   */
+  @Test
+  void anUpdateLackingAValueOfAnOwnFileASurveyFoundRewrittenTakesItFromMemory() throws Exception {
+    compactionRatio = 0.99;
+    compactionCacheBytes = 1 << 20;
+    smallFileSize = 0;
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      String own = commitTenKeys(harness, table);
+      DataFile ownFile = table.currentSnapshot().addedDataFiles(table.io()).iterator().next();
+      assertThat(ownFile.location()).isEqualTo(own);
+      for (long checkpoint = 2; checkpoint <= 4; checkpoint++) {
+        append(table, checkpoint(harness, checkpoint, insert(100 + checkpoint, "n", 1)));
+        harness.notifyOfCompletedCheckpoint(checkpoint);
+      }
+      rewriteByAnotherEngine(table, ownFile);
+      table.io().deleteFile(own);
+      // The survey of this checkpoint finds the file gone.
+      append(table, checkpoint(harness, 5, insert(200, "n", 1)));
+      harness.notifyOfCompletedCheckpoint(5);
+
+      ChangeCommittable later = checkpoint(harness, 6, updateWithoutName(2, 100));
+      assertThat(later.positionDeletes().files()).isEmpty();
+      assertThat(
+              rowsOf(
+                  table, ContentFileCodec.decodeDataFile(later.dataFiles().get(0), table.specs())))
+          .containsExactly("2:v2");
+    }
+  }
+
+  /**
    * An own file whose checkpoint was aborted goes with a later one: a read of the table made as
    * that later checkpoint is known complete, before the committer has committed it, does not make
    * the file one that left the table.
