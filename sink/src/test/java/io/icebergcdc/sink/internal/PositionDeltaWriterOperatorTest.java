@@ -948,6 +948,48 @@ class PositionDeltaWriterOperatorTest {
     }
   }
 
+  /**
+   * A state taken after the end of the input (a savepoint that drained it) holds files of no
+   * checkpoint: restored, they count as of the restored checkpoint, and the files written since are
+   * not taken as committed by the restore's read of the table, which predates them.
+   */
+  @Test
+  void filesOfTheEndOfTheInputRestoreAsOfTheRestoredCheckpoint() throws Exception {
+    compactionRatio = 0.5;
+    surveyInterval = java.time.Duration.ofMinutes(1);
+    now.set(1_000_000_000L);
+    Table table = table();
+    var job = new org.apache.flink.api.common.JobID();
+    OperatorSubtaskState state;
+    try (var harness = harness(true, null, 1, 0, job)) {
+      append(table, checkpoint(harness, 1, inserts(1, 10, 0)));
+      harness.notifyOfCompletedCheckpoint(1);
+      harness.getOutput().clear();
+      harness.processElement(new StreamRecord<>(insert(20, "end", 1)));
+      harness.endInput();
+      for (ChangeCommittable last : harness.extractOutputValues()) {
+        append(table, last);
+      }
+      state = harness.snapshot(2, 2);
+    }
+    try (var restored = harness(true, state, 1, 0, job)) {
+      ChangeCommittable written = checkpoint(restored, 3, insert(30, "new", 1));
+      String file =
+          ContentFileCodec.decodeDataFile(written.dataFiles().get(0), table.specs()).location();
+      append(table, written);
+      for (long checkpoint = 3; checkpoint <= 6; checkpoint++) {
+        if (checkpoint > 3) {
+          restored.prepareSnapshotPreBarrier(checkpoint);
+        }
+        restored.notifyOfCompletedCheckpoint(checkpoint);
+      }
+      // Within the minute of the read made at checkpoint 3, before the file's commit.
+      now.set(2_000_000_000L);
+      ChangeCommittable later = checkpoint(restored, 7, update(30, "y", 100));
+      assertThat(later.positionDeletes().files()).containsExactly(file);
+    }
+  }
+
   @Test
   void theEndOfTheInputCompactsAheadOfItsEndOfData() throws Exception {
     compactionRatio = 0.3;
