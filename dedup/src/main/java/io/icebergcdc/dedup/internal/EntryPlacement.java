@@ -228,6 +228,7 @@ final class EntryPlacement implements KeyContext {
       return;
     }
     index.forgetUnusedFiles();
+    index.snapshotBegins();
     if (!scope.ownsRawKeyedState()) {
       return;
     }

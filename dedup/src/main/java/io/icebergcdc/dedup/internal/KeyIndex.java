@@ -34,6 +34,12 @@ import org.apache.flink.core.memory.DataOutputView;
  * <p>File names and sequence prefixes are stored as numbers into tables of their distinct values.
  * The file table only grows while the job runs; it is rebuilt from the entries on restore.
  *
+ * <p>An index that no change reached over a whole checkpoint interval keeps the bytes of its next
+ * snapshot and writes them again at each snapshot until it changes ({@link KeptSnapshot}): the
+ * index of a table that is idle is not serialized again at every checkpoint. Such bytes may hold
+ * tombstones that have expired since they were written; a restore reads them as expired, which they
+ * are.
+ *
  * <p>Not thread-safe: Flink's task thread only.
  */
 final class KeyIndex {
@@ -102,6 +108,27 @@ final class KeyIndex {
   private final NameTable prefixes = new NameTable();
 
   private final int entriesPerBatch;
+
+  /** How many times the entries changed: counts every put, removal and pending mark. */
+  private long changes;
+
+  /** {@link #changes} when the last snapshot began; -1 before the first. */
+  private long changesAtLastSnapshot = -1;
+
+  /** Whether the snapshot being written keeps its bytes: nothing changed since the one before. */
+  private boolean keepSnapshot;
+
+  /** The bytes of a snapshot written when {@link #changes} was as it is; or null. */
+  private KeptSnapshot kept;
+
+  /** How many calls of {@link #write} wrote {@link #kept} bytes. */
+  private long keptWrites;
+
+  /**
+   * The most entries of an index whose snapshot is kept in memory (about 45 bytes each): the bytes
+   * of a larger one are written afresh each time.
+   */
+  static final int MAX_KEPT_ENTRIES = 1 << 20;
 
   KeyIndex(long tombstoneTtlMillis) {
     this(tombstoneTtlMillis, ENTRIES_PER_BATCH);
@@ -230,6 +257,7 @@ final class KeyIndex {
     }
     int slot = -2 - found;
     size++;
+    changes++;
     setKey(slot, key);
     slots[slot * STRIDE + HASH] = hash;
     groups[slot] = (char) (keyGroup + 1);
@@ -319,6 +347,7 @@ final class KeyIndex {
    * every put of all pending keys.
    */
   void markPendingAt(int slot, int number) {
+    changes++;
     int base = slot * STRIDE;
     slots[base + FILE] = (slots[base + FILE] & 0xffffffffL) | ((long) number << 32);
     if (number > pendingSlots.length) {
@@ -379,6 +408,7 @@ final class KeyIndex {
    * change of the index since; a deleted value is a tombstone written at {@code now}.
    */
   void putAt(int slot, AppliedChange value, long now) {
+    changes++;
     int base = slot * STRIDE;
     int flags = value.deleted() ? DELETED : 0;
     long meta = 0;
@@ -497,6 +527,7 @@ final class KeyIndex {
    * Empties a slot and moves later entries of its probe run back, so that no look-up stops early.
    */
   private void removeSlot(int slot) {
+    changes++;
     int gap = slot;
     int next = (gap + 1) & mask;
     while (true) {
@@ -623,12 +654,43 @@ final class KeyIndex {
   /**
    * As {@link #write(int, int, long, KeyGroupStart, DataOutputView)}; with {@code othersLeft}, the
    * entries of key groups outside the range are left out (another call writes them), else they fail
-   * the write.
+   * the write. Where the index has not changed since a snapshot that kept its bytes, writes those.
    */
   void write(
       int first, int count, long now, KeyGroupStart start, DataOutputView out, boolean othersLeft)
       throws IOException {
-    new KeyIndexSnapshot(this, entriesPerBatch).write(first, count, now, start, out, othersLeft);
+    if (kept != null && kept.writes(changes, othersLeft, first, count)) {
+      kept.write(first, count, start, out);
+      keptWrites++;
+      return;
+    }
+    KeptSnapshot keeping = null;
+    if (keepSnapshot) {
+      if (kept == null || !kept.of(changes, othersLeft)) {
+        kept = new KeptSnapshot(changes, othersLeft);
+      }
+      keeping = kept;
+    }
+    new KeyIndexSnapshot(this, entriesPerBatch)
+        .write(first, count, now, start, out, othersLeft, keeping);
+  }
+
+  /**
+   * Begins a snapshot, before its calls of {@link #write}: they keep the bytes they write when the
+   * index has not changed since the last snapshot began (and holds at most {@link
+   * #MAX_KEPT_ENTRIES} entries), and drop bytes kept before a change.
+   */
+  void snapshotBegins() {
+    keepSnapshot = changes == changesAtLastSnapshot && size <= MAX_KEPT_ENTRIES;
+    changesAtLastSnapshot = changes;
+    if (kept != null && !kept.of(changes, kept.othersLeft)) {
+      kept = null;
+    }
+  }
+
+  /** How many calls of {@link #write} wrote bytes kept from an earlier snapshot; for tests. */
+  long keptWrites() {
+    return keptWrites;
   }
 
   /** Reads what {@link #write} wrote for {@code keyGroup} and adds it. */

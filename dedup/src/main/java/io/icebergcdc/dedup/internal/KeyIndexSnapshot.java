@@ -41,7 +41,8 @@ final class KeyIndexSnapshot {
   /**
    * Writes the entries of key groups {@code first} to {@code first + count - 1}, each after
    * starting it, without expired tombstones; with {@code othersLeft}, the entries of key groups
-   * outside the range are left out (another call writes them), else they fail the write.
+   * outside the range are left out (another call writes them), else they fail the write. With
+   * {@code keeping}, each key group's bytes are kept there as they are written.
    */
   void write(
       int first,
@@ -49,7 +50,8 @@ final class KeyIndexSnapshot {
       long now,
       KeyIndex.KeyGroupStart start,
       DataOutputView out,
-      boolean othersLeft)
+      boolean othersLeft,
+      KeptSnapshot keeping)
       throws IOException {
     char[] groups = index.slotGroups();
     int[] entries = new int[count];
@@ -116,17 +118,34 @@ final class KeyIndexSnapshot {
           continue;
         }
         start.start(first + from + g);
-        out.writeInt(FORMAT_1);
-        out.writeInt(used[g].cardinality());
-        for (int file = used[g].nextSetBit(0); file >= 0; file = used[g].nextSetBit(file + 1)) {
-          out.writeInt(file);
-          out.writeUTF(index.fileName(file));
+        if (keeping == null) {
+          writeGroup(out, used[g], written[g], buffers[g]);
+        } else {
+          DataOutputSerializer group = new DataOutputSerializer(buffers[g].length() + 64);
+          writeGroup(group, used[g], written[g], buffers[g]);
+          byte[] bytes = group.getCopyOfBuffer();
+          keeping.keep(first + from + g, bytes);
+          out.write(bytes);
         }
-        out.writeInt(written[g]);
-        out.write(buffers[g].getSharedBuffer(), 0, buffers[g].length());
         buffers[g] = null;
       }
     }
+    if (keeping != null) {
+      keeping.wrote(first, count);
+    }
+  }
+
+  /** Writes a key group: its format, the names of the files it uses, its entries. */
+  private void writeGroup(DataOutputView out, BitSet used, int entries, DataOutputSerializer buffer)
+      throws IOException {
+    out.writeInt(FORMAT_1);
+    out.writeInt(used.cardinality());
+    for (int file = used.nextSetBit(0); file >= 0; file = used.nextSetBit(file + 1)) {
+      out.writeInt(file);
+      out.writeUTF(index.fileName(file));
+    }
+    out.writeInt(entries);
+    out.write(buffer.getSharedBuffer(), 0, buffer.length());
   }
 
   /** Reads what {@link #write} wrote for {@code keyGroup} into {@code index}. */

@@ -333,6 +333,119 @@ class KeyIndexTest {
   }
 
   @Test
+  void anIndexUnchangedOverAnIntervalWritesTheBytesItKeptUntilItChanges() throws Exception {
+    Random random = new Random(11);
+    KeyIndex index = new KeyIndex(Long.MAX_VALUE, 700);
+    int keptBefore = 0;
+    for (int checkpoint = 0; checkpoint < 200; checkpoint++) {
+      // Idle intervals between random changes: puts, removals, and keys reserved and freed.
+      if (random.nextInt(3) == 0) {
+        for (int i = random.nextInt(40); i >= 0; i--) {
+          byte[] key = key(random.nextInt(3000));
+          long hash = KeyIndex.hash(key);
+          int group = 20 + (int) Long.remainderUnsigned(hash, 6);
+          switch (random.nextInt(5)) {
+            case 0 -> index.remove(key, hash);
+            case 1 -> {
+              int slot = index.slotOf(key, hash, 0);
+              if (slot < 0) {
+                index.removeReservedAt(index.reserve(key, hash, group, slot));
+              }
+            }
+            default -> index.put(key, hash, group, randomEntry(random), 0);
+          }
+        }
+      }
+      if (checkpoint == 0) {
+        for (long id = 0; id < 3000; id++) {
+          byte[] key = key(id);
+          long hash = KeyIndex.hash(key);
+          index.put(key, hash, 20 + (int) Long.remainderUnsigned(hash, 6), randomEntry(random), 0);
+        }
+      }
+      index.forgetUnusedFiles();
+      index.snapshotBegins();
+      // Leaving out key groups without entries, in runs that differ from one checkpoint to the
+      // next, as the writer of several tables writes them; or all at once.
+      boolean othersLeft = checkpoint < 100;
+      Map<Integer, byte[]> written;
+      if (othersLeft) {
+        int split = 20 + random.nextInt(7);
+        written = written(index, 20, split - 20, true, false);
+        written.putAll(written(index, split, 26 - split, true, false));
+      } else {
+        written = written(index, 20, 6, false, false);
+      }
+      Map<Integer, byte[]> fresh = written(index, 20, 6, othersLeft, true);
+      assertThat(written.keySet()).as("checkpoint %d", checkpoint).isEqualTo(fresh.keySet());
+      for (int group : fresh.keySet()) {
+        assertThat(written.get(group)).as("checkpoint %d", checkpoint).isEqualTo(fresh.get(group));
+      }
+      if (checkpoint == 99) {
+        keptBefore = (int) index.keptWrites();
+      }
+    }
+    // Some snapshots of each kind were written from kept bytes.
+    assertThat(keptBefore).isGreaterThan(20);
+    assertThat(index.keptWrites() - keptBefore).isGreaterThan(10);
+  }
+
+  @Test
+  void aTombstoneThatExpiredInKeptBytesIsReadAsExpired() throws Exception {
+    KeyIndex index = new KeyIndex(TTL);
+    byte[] deleted = key(1);
+    byte[] live = key(2);
+    index.put(
+        deleted,
+        KeyIndex.hash(deleted),
+        3,
+        new AppliedChange(SourceSequence.column(1), 0, true),
+        0);
+    index.put(live, KeyIndex.hash(live), 3, AppliedChange.loaded("f", 4), 0);
+    index.snapshotBegins();
+    write(index, 3, 1, 0);
+    index.snapshotBegins();
+    write(index, 3, 1, 0);
+    index.snapshotBegins();
+    byte[] late = write(index, 3, 1, 10 * TTL).get(3);
+    assertThat(index.keptWrites()).isEqualTo(1);
+
+    KeyIndex restored = new KeyIndex(TTL);
+    restored.read(3, new DataInputDeserializer(late), 10 * TTL);
+    assertThat(restored.get(deleted, KeyIndex.hash(deleted), 10 * TTL)).isNull();
+    assertThat(restored.get(live, KeyIndex.hash(live), 10 * TTL))
+        .isEqualTo(AppliedChange.loaded("f", 4));
+  }
+
+  /**
+   * The bytes of each key group written: through the index ({@link KeyIndex#write}, which may write
+   * kept bytes), or {@code fresh}, serialized from its entries.
+   */
+  private static Map<Integer, byte[]> written(
+      KeyIndex index, int first, int count, boolean othersLeft, boolean fresh) throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(64);
+    List<Integer> started = new ArrayList<>();
+    List<Integer> starts = new ArrayList<>();
+    KeyIndex.KeyGroupStart start =
+        group -> {
+          started.add(group);
+          starts.add(out.length());
+        };
+    if (fresh) {
+      new KeyIndexSnapshot(index, 700).write(first, count, 0, start, out, othersLeft, null);
+    } else {
+      index.write(first, count, 0, start, out, othersLeft);
+    }
+    byte[] all = out.getCopyOfBuffer();
+    Map<Integer, byte[]> groups = new java.util.TreeMap<>();
+    for (int i = 0; i < started.size(); i++) {
+      int end = i + 1 < starts.size() ? starts.get(i + 1) : all.length;
+      groups.put(started.get(i), java.util.Arrays.copyOfRange(all, starts.get(i), end));
+    }
+    return groups;
+  }
+
+  @Test
   void namesOfFilesNoEntryRefersToAreDropped() {
     KeyIndex index = new KeyIndex(Long.MAX_VALUE);
     for (int i = 0; i < 3000; i++) {

@@ -315,6 +315,71 @@ class WriterOfSeveralTablesTest {
   }
 
   /**
+   * A table idle over checkpoint intervals while another changes has its index written from the
+   * bytes it kept (not serialized again), and a restore from such a snapshot, at the same
+   * parallelism and rescaled to two, finds each of its keys where its row is and what sequence was
+   * applied to it: an update deletes by position, a stale one is dropped.
+   */
+  @Test
+  void anIdleTablesIndexWrittenFromTheBytesItKeptRestores() throws Exception {
+    Map<String, Table> tables = tables();
+    OperatorSubtaskState state = null;
+    String fileOfB;
+    try (var harness = harness(null, 1, 0)) {
+      List<ChangeEvent> first = new ArrayList<>();
+      for (long id = 1; id <= 20; id++) {
+        first.add(of("src.a", insert(id, "a" + id, 10)));
+        first.add(of("src.b", insert(id, "b" + id, 10)));
+      }
+      Map<String, ChangeCommittable> written =
+          checkpoint(harness, 1, first.toArray(new ChangeEvent[0]));
+      append(tables.get("src.a"), written.get("db.a"));
+      append(tables.get("src.b"), written.get("db.b"));
+      fileOfB = dataFile(written.get("db.b"), tables.get("src.b"));
+      harness.snapshot(1, 1);
+      harness.notifyOfCompletedCheckpoint(1);
+      // b is idle from here (its index kept at checkpoint 2, written from that at 3 and 4).
+      for (long c = 2; c <= 4; c++) {
+        Map<String, ChangeCommittable> next =
+            checkpoint(harness, c, of("src.a", update(c, "a'" + c, 10 + c)));
+        append(tables.get("src.a"), next.get("db.a"));
+        state = harness.snapshot(c, c);
+        harness.notifyOfCompletedCheckpoint(c);
+      }
+    }
+    for (int parallelism = 1; parallelism <= 2; parallelism++) {
+      long updated = 0;
+      for (int subtask = 0; subtask < parallelism; subtask++) {
+        OperatorSubtaskState restore =
+            parallelism == 1
+                ? state
+                : AbstractStreamOperatorTestHarness.repartitionOperatorState(
+                    state, MAX_PARALLELISM, 1, parallelism, subtask);
+        try (var harness = harness(restore, parallelism, subtask)) {
+          List<ChangeEvent> mine = new ArrayList<>();
+          int owned = 0;
+          for (long id = 1; id <= 20; id++) {
+            ChangeEvent change = of("src.b", update(id, "b'" + id, 20));
+            if (owns(harness, change)) {
+              mine.add(of("src.b", update(id, "stale" + id, 5)));
+              mine.add(change);
+              owned++;
+            }
+          }
+          ChangeCommittable b =
+              checkpoint(harness, 5, mine.toArray(new ChangeEvent[0])).get("db.b");
+          assertThat(b.stats().updated()).as("subtask %s", subtask).isEqualTo(owned);
+          assertThat(b.stats().staleDropped()).as("subtask %s", subtask).isEqualTo(owned);
+          assertThat(b.positionDeletes().positions(fileOfB)).hasSize(owned);
+          assertThat(b.equalityFallbacks()).isZero();
+          updated += owned;
+        }
+      }
+      assertThat(updated).as("parallelism %s", parallelism).isEqualTo(20);
+    }
+  }
+
+  /**
    * A truncate of one table, as its copies ({@link io.icebergcdc.cdc.TruncateCopies}) reach the two
    * subtasks of the writer: each subtask meets at least one copy and deletes the rows of its keys
    * of that table, drops the changes before the truncate that come after it and applies the table's
