@@ -18,14 +18,25 @@ final class BenchOptions {
   }
 
   static BenchOptions parse(String[] args, Set<String> known) {
+    return parse(args, known, Set.of());
+  }
+
+  /** As {@link #parse(String[], Set)}; each option of {@code valued} fails without a value. */
+  static BenchOptions parse(String[] args, Set<String> known, Set<String> valued) {
     Map<String, String> values = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String name = args[i].replaceFirst("^--", "");
-      if (!known.contains(name)) {
+      if (!args[i].startsWith("--") || !known.contains(name)) {
         throw new IllegalArgumentException(
-            "unknown argument " + args[i] + "; known: --" + String.join(", --", known));
+            "unknown argument "
+                + args[i]
+                + "; known: --"
+                + String.join(", --", new java.util.TreeSet<>(known)));
       }
       boolean flag = i + 1 == args.length || args[i + 1].startsWith("--");
+      if (flag && valued.contains(name)) {
+        throw new IllegalArgumentException(args[i] + " needs a value");
+      }
       values.put(name, flag ? "true" : args[++i]);
     }
     return new BenchOptions(values);
@@ -40,7 +51,16 @@ final class BenchOptions {
   }
 
   long getLong(String name, long orElse) {
-    return values.containsKey(name) ? Long.parseLong(values.get(name)) : orElse;
+    try {
+      return values.containsKey(name) ? Long.parseLong(values.get(name)) : orElse;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "--" + name + " takes a whole number, not " + values.get(name), e);
+    }
+  }
+
+  int getInt(String name, int orElse) {
+    return Math.toIntExact(getLong(name, orElse));
   }
 
   boolean has(String name) {

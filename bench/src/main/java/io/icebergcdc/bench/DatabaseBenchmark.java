@@ -141,29 +141,29 @@ public final class DatabaseBenchmark {
    */
   private final int idleSeconds;
 
-  private DatabaseBenchmark(Map<String, String> options) {
-    tables = Integer.parseInt(options.getOrDefault("tables", "300"));
-    large = Integer.parseInt(options.getOrDefault("large", "3"));
-    largeRows = Long.parseLong(options.getOrDefault("large-rows", "100000"));
-    smallRows = Long.parseLong(options.getOrDefault("small-rows", "100"));
-    rounds = Integer.parseInt(options.getOrDefault("rounds", "5"));
-    batch = Integer.parseInt(options.getOrDefault("batch", "100"));
-    parallelism = Integer.parseInt(options.getOrDefault("parallelism", "2"));
-    interval = TimeUtils.parseDuration(options.getOrDefault("checkpoint-interval", "2s"));
-    String catalogType = options.getOrDefault("catalog", "hadoop");
+  private DatabaseBenchmark(BenchOptions options) {
+    tables = options.getInt("tables", 300);
+    large = options.getInt("large", 3);
+    largeRows = options.getLong("large-rows", 100000);
+    smallRows = options.getLong("small-rows", 100);
+    rounds = options.getInt("rounds", 5);
+    batch = options.getInt("batch", 100);
+    parallelism = options.getInt("parallelism", 2);
+    interval = TimeUtils.parseDuration(options.get("checkpoint-interval", "2s"));
+    String catalogType = options.get("catalog", "hadoop");
     if (!catalogType.equals("hadoop") && !catalogType.equals("rest")) {
       throw new IllegalArgumentException("--catalog is hadoop or rest, not " + catalogType);
     }
     rest = catalogType.equals("rest");
-    atomicCommits = Boolean.parseBoolean(options.getOrDefault("atomic-commits", "false"));
+    atomicCommits = Boolean.parseBoolean(options.get("atomic-commits", "false"));
     distribution =
         io.icebergcdc.sink.Distribution.valueOf(
-            options.getOrDefault("distribution", "primary_key").toUpperCase(Locale.ROOT));
+            options.get("distribution", "primary_key").toUpperCase(Locale.ROOT));
     partitionBy = options.get("partition-by");
     deleteMode =
         io.icebergcdc.sink.DeleteMode.valueOf(
-            options.getOrDefault("delete-mode", "position").toUpperCase(Locale.ROOT));
-    idleSeconds = Integer.parseInt(options.getOrDefault("idle-seconds", "0"));
+            options.get("delete-mode", "position").toUpperCase(Locale.ROOT));
+    idleSeconds = options.getInt("idle-seconds", 0);
     if (atomicCommits && !rest) {
       throw new IllegalArgumentException("--atomic-commits true needs --catalog rest");
     }
@@ -174,27 +174,19 @@ public final class DatabaseBenchmark {
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> options = new LinkedHashMap<>();
-    for (int i = 0; i < args.length; i += 2) {
-      String name = args[i].replaceFirst("^--", "");
-      boolean known = args[i].startsWith("--") && OPTIONS.contains(name);
-      boolean valued = i + 1 < args.length && !args[i + 1].startsWith("--");
-      if (!known || !valued) {
-        System.err.println(
-            "error: DatabaseBenchmark: "
-                + (known ? args[i] + " needs a value" : "unknown option " + args[i])
-                + "; options: --"
-                + String.join(", --", new java.util.TreeSet<>(OPTIONS)));
-        System.exit(2);
-      }
-      options.put(name, args[i + 1]);
+    BenchOptions options;
+    DatabaseBenchmark benchmark;
+    try {
+      options = BenchOptions.parse(args, OPTIONS, OPTIONS);
+      benchmark = new DatabaseBenchmark(options);
+    } catch (IllegalArgumentException e) {
+      System.err.println("error: DatabaseBenchmark: " + e.getMessage());
+      System.exit(2);
+      return;
     }
     Path out =
-        Paths.get(
-            options.getOrDefault(
-                "out", "bench/results/database-postgres-" + LocalDate.now() + ".md"));
-    String only = options.getOrDefault("only", "both");
-    DatabaseBenchmark benchmark = new DatabaseBenchmark(options);
+        Paths.get(options.get("out", "bench/results/database-postgres-" + LocalDate.now() + ".md"));
+    String only = options.get("only", "both");
     // The one table first: the threads of a cancelled job take a while to end.
     List<Result> results = new ArrayList<>();
     if (!only.equals("one")) {
