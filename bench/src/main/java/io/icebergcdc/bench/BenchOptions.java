@@ -60,7 +60,11 @@ final class BenchOptions {
   }
 
   int getInt(String name, int orElse) {
-    return Math.toIntExact(getLong(name, orElse));
+    long value = getLong(name, orElse);
+    if (value != (int) value) {
+      throw new IllegalArgumentException("--" + name + " is out of range: " + value);
+    }
+    return (int) value;
   }
 
   boolean has(String name) {
