@@ -138,6 +138,12 @@ public interface KeyedDedup extends Serializable {
   long indexSize();
 
   /**
+   * The bytes of the in-memory index's last snapshot that it keeps to write again while it does not
+   * change (heap it holds besides its entries); 0 when none are kept.
+   */
+  long indexKeptBytes();
+
+  /**
    * For an operator that reads the raw keyed state of its tables, after this dedup's {@code
    * initializeState}: the entries of {@code keyGroup} as {@link #writeIndex} wrote them.
    */

@@ -195,6 +195,11 @@ final class EntryPlacement implements KeyContext {
     return index == null ? 0 : index.size();
   }
 
+  /** See {@link KeyIndex#keptBytes}. */
+  long indexKeptBytes() {
+    return index == null ? 0 : index.keptBytes();
+  }
+
   /** Writes the index's key groups {@code first} to {@code first + count - 1}, if it is used. */
   void writeIndex(int first, int count, KeyedDedup.KeyGroupStart start, DataOutputView out)
       throws Exception {

@@ -25,9 +25,16 @@ final class KeptSnapshot {
 
   private final Map<Integer, byte[]> bytes = new HashMap<>();
 
-  KeptSnapshot(long changes, boolean othersLeft) {
+  /** The most bytes kept; past them, none are. */
+  private final long maxBytes;
+
+  /** The bytes kept, or -1 once they passed {@link #maxBytes} and were dropped. */
+  private long size;
+
+  KeptSnapshot(long changes, boolean othersLeft, long maxBytes) {
     this.changes = changes;
     this.othersLeft = othersLeft;
+    this.maxBytes = maxBytes;
   }
 
   /** Whether these are the bytes of an index at {@code changes}, written so. */
@@ -37,17 +44,39 @@ final class KeptSnapshot {
 
   /** Whether these bytes are the snapshot of key groups {@code first} on, as they are now. */
   boolean writes(long changes, boolean othersLeft, int first, int count) {
-    return of(changes, othersLeft) && written.nextClearBit(first) >= first + count;
+    return of(changes, othersLeft) && size >= 0 && written.nextClearBit(first) >= first + count;
   }
 
-  /** Keeps the bytes of {@code keyGroup}, as written. */
+  /** Whether bytes are still kept: they have not passed the most kept. */
+  boolean keeping() {
+    return size >= 0;
+  }
+
+  /** The bytes kept. */
+  long size() {
+    return Math.max(0, size);
+  }
+
+  /** Keeps the bytes of {@code keyGroup}, as written, unless that passes the most kept. */
   void keep(int keyGroup, byte[] groupBytes) {
+    if (size < 0) {
+      return;
+    }
+    size += groupBytes.length;
+    if (size > maxBytes) {
+      bytes.clear();
+      written.clear();
+      size = -1;
+      return;
+    }
     bytes.put(keyGroup, groupBytes);
   }
 
   /** Records that key groups {@code first} on were written, those without kept bytes left out. */
   void wrote(int first, int count) {
-    written.set(first, first + count);
+    if (size >= 0) {
+      written.set(first, first + count);
+    }
   }
 
   /** Writes the kept bytes of key groups {@code first} on, each after starting it. */

@@ -35,10 +35,11 @@ import org.apache.flink.core.memory.DataOutputView;
  * The file table only grows while the job runs; it is rebuilt from the entries on restore.
  *
  * <p>An index that no change reached over a whole checkpoint interval keeps the bytes of its next
- * snapshot and writes them again at each snapshot until it changes ({@link KeptSnapshot}): the
- * index of a table that is idle is not serialized again at every checkpoint. Such bytes may hold
- * tombstones that have expired since they were written; a restore reads them as expired, which they
- * are.
+ * snapshot, up to {@link #MAX_KEPT_BYTES}, and writes them again at each snapshot until it changes
+ * ({@link KeptSnapshot}): the index of a table that is idle is not serialized again at every
+ * checkpoint. Such bytes may hold tombstones that have expired since they were written; a restore
+ * into an index reads them as expired, which they are (one into keyed state keeps them a time to
+ * live longer, as it does a tombstone that expires between a checkpoint and the restore).
  *
  * <p>Not thread-safe: Flink's task thread only.
  */
@@ -125,10 +126,14 @@ final class KeyIndex {
   private long keptWrites;
 
   /**
-   * The most entries of an index whose snapshot is kept in memory (about 45 bytes each): the bytes
-   * of a larger one are written afresh each time.
+   * The most bytes of an index's snapshot kept in memory (its part of the checkpoint; about 45
+   * bytes an entry for a key of one bigint): the snapshot of a larger index is written afresh each
+   * time.
    */
-  static final int MAX_KEPT_ENTRIES = 1 << 20;
+  static final long MAX_KEPT_BYTES = 32L << 20;
+
+  /** The most bytes of a snapshot kept: {@link #MAX_KEPT_BYTES} but in tests. */
+  private final long maxKeptBytes;
 
   KeyIndex(long tombstoneTtlMillis) {
     this(tombstoneTtlMillis, ENTRIES_PER_BATCH);
@@ -136,8 +141,14 @@ final class KeyIndex {
 
   /** With snapshots serialized {@code entriesPerBatch} entries at a time, for tests. */
   KeyIndex(long tombstoneTtlMillis, int entriesPerBatch) {
+    this(tombstoneTtlMillis, entriesPerBatch, MAX_KEPT_BYTES);
+  }
+
+  /** As above, keeping at most {@code maxKeptBytes} of a snapshot, for tests. */
+  KeyIndex(long tombstoneTtlMillis, int entriesPerBatch, long maxKeptBytes) {
     this.tombstoneTtlMillis = tombstoneTtlMillis;
     this.entriesPerBatch = entriesPerBatch;
+    this.maxKeptBytes = maxKeptBytes;
     allocate(1024);
   }
 
@@ -667,9 +678,9 @@ final class KeyIndex {
     KeptSnapshot keeping = null;
     if (keepSnapshot) {
       if (kept == null || !kept.of(changes, othersLeft)) {
-        kept = new KeptSnapshot(changes, othersLeft);
+        kept = new KeptSnapshot(changes, othersLeft, maxKeptBytes);
       }
-      keeping = kept;
+      keeping = kept.keeping() ? kept : null;
     }
     new KeyIndexSnapshot(this, entriesPerBatch)
         .write(first, count, now, start, out, othersLeft, keeping);
@@ -677,15 +688,21 @@ final class KeyIndex {
 
   /**
    * Begins a snapshot, before its calls of {@link #write}: they keep the bytes they write when the
-   * index has not changed since the last snapshot began (and holds at most {@link
-   * #MAX_KEPT_ENTRIES} entries), and drop bytes kept before a change.
+   * index has not changed since the last snapshot began (up to {@link #MAX_KEPT_BYTES}; past them,
+   * none), and drop bytes kept before a change.
    */
   void snapshotBegins() {
-    keepSnapshot = changes == changesAtLastSnapshot && size <= MAX_KEPT_ENTRIES;
+    // An entry takes 13 bytes at least (its key's length, its flags, its position).
+    keepSnapshot = changes == changesAtLastSnapshot && size <= maxKeptBytes / 13;
     changesAtLastSnapshot = changes;
     if (kept != null && !kept.of(changes, kept.othersLeft)) {
       kept = null;
     }
+  }
+
+  /** The bytes of a snapshot kept to be written again; heap the index holds besides its own. */
+  long keptBytes() {
+    return kept == null ? 0 : kept.size();
   }
 
   /** How many calls of {@link #write} wrote bytes kept from an earlier snapshot; for tests. */

@@ -282,6 +282,11 @@ public final class SequencedChanges implements KeyedDedup {
   }
 
   @Override
+  public long indexKeptBytes() {
+    return entries.indexKeptBytes();
+  }
+
+  @Override
   public void writeIndex(int first, int count, KeyGroupStart start, DataOutputView out)
       throws Exception {
     entries.writeIndex(first, count, start, out);
@@ -360,6 +365,7 @@ public final class SequencedChanges implements KeyedDedup {
     MetricGroup group = scope.metrics(operator.getMetricGroup());
     metrics = new DedupMetrics(group, () -> pending.size(), () -> pending.chunkBytes());
     group.gauge("changesAwaitingTheirRow", () -> missing.waiting());
+    group.gauge("keyIndexKeptBytes", this::indexKeptBytes);
   }
 
   @Override

@@ -390,6 +390,135 @@ class KeyIndexTest {
     assertThat(index.keptWrites() - keptBefore).isGreaterThan(10);
   }
 
+  /**
+   * With tombstones expiring, the hourly sweep, keys marked pending and then applied, and many file
+   * names dropped and renumbered: a restore from what the index wrote, kept or not, reads the same
+   * entries as one from a snapshot serialized afresh.
+   */
+  @Test
+  void whatAnIndexWroteFromKeptBytesRestoresAsAFreshSnapshot() throws Exception {
+    Random random = new Random(5);
+    long ttl = 2_000;
+    KeyIndex index = new KeyIndex(ttl, 500);
+    long now = 0;
+    int file = 0;
+    for (int checkpoint = 0; checkpoint < 300; checkpoint++) {
+      now += 100 + random.nextInt(400);
+      if (checkpoint % 60 == 59) {
+        // Past the sweep interval: the sweep removes what expired.
+        now += KeyIndex.TOMBSTONE_SWEEP_INTERVAL_MILLIS;
+      }
+      if (checkpoint == 0 || random.nextInt(3) == 0) {
+        int pending = 0;
+        List<Integer> marked = new ArrayList<>();
+        // Often a single change: one that the count of changes missed would show.
+        int changes = checkpoint == 0 ? 2000 : random.nextBoolean() ? 0 : random.nextInt(30);
+        for (int i = changes; i >= 0; i--) {
+          byte[] key = key(random.nextInt(2500));
+          long hash = KeyIndex.hash(key);
+          int group = 20 + (int) Long.remainderUnsigned(hash, 6);
+          switch (random.nextInt(5)) {
+            case 0 -> index.remove(key, hash);
+            case 1 ->
+                index.put(
+                    key, hash, group, new AppliedChange(SourceSequence.column(i), 0, true), now);
+            default ->
+                index.put(
+                    key,
+                    hash,
+                    group,
+                    AppliedChange.live(SourceSequence.column(i), i, "f" + file++, i),
+                    now);
+          }
+        }
+        // Keys marked pending, as the dedup marks them, then applied before the snapshot.
+        for (int i = random.nextInt(4) == 0 ? random.nextInt(10) : -1; i >= 0; i--) {
+          byte[] key = key(random.nextInt(2500));
+          long hash = KeyIndex.hash(key);
+          int slot = index.slotOf(key, hash, now);
+          if (slot < 0) {
+            slot = index.reserve(key, hash, 20 + (int) Long.remainderUnsigned(hash, 6), slot);
+          }
+          if (index.pendingAt(slot) == 0) {
+            index.markPendingAt(slot, ++pending);
+            marked.add(pending);
+          }
+        }
+        for (int number : marked) {
+          index.putAt(
+              index.slotOfPending(number),
+              AppliedChange.live(SourceSequence.column(number), number, "f" + file++, number),
+              now);
+        }
+      }
+      index.removeExpiredTombstones(now);
+      index.forgetUnusedFiles();
+      index.snapshotBegins();
+      Map<Integer, byte[]> written = written(index, 20, 6, true, false, now);
+      Map<Integer, byte[]> fresh = written(index, 20, 6, true, true, now);
+      assertThat(entries(written, now + 1))
+          .as("checkpoint %d", checkpoint)
+          .isEqualTo(entries(fresh, now + 1));
+    }
+    assertThat(index.keptWrites()).isGreaterThan(50);
+  }
+
+  /** The entries of an index restored from {@code groups}, as they read at {@code now}. */
+  private static Map<Long, AppliedChange> entries(Map<Integer, byte[]> groups, long now)
+      throws IOException {
+    KeyIndex restored = new KeyIndex(2_000);
+    for (Map.Entry<Integer, byte[]> group : groups.entrySet()) {
+      restored.read(group.getKey(), new DataInputDeserializer(group.getValue()), now);
+    }
+    Map<Long, AppliedChange> entries = new HashMap<>();
+    for (long id = 0; id < 2500; id++) {
+      byte[] key = key(id);
+      AppliedChange value = restored.get(key, KeyIndex.hash(key), now);
+      if (value != null) {
+        entries.put(id, value);
+      }
+    }
+    return entries;
+  }
+
+  @Test
+  void aSnapshotLargerThanTheMostKeptIsWrittenAfreshEachTime() throws Exception {
+    // Kept within 100,000 bytes; past 20,000 as they are written; not tried within 10,000.
+    for (long most : new long[] {100_000, 20_000, 10_000}) {
+      KeyIndex index = new KeyIndex(TTL, 500, most);
+      for (long id = 0; id < 1000; id++) {
+        byte[] key = key(id);
+        long hash = KeyIndex.hash(key);
+        index.put(
+            key,
+            hash,
+            20 + (int) Long.remainderUnsigned(hash, 6),
+            AppliedChange.loaded("f", id),
+            0);
+      }
+      Map<Integer, byte[]> first = null;
+      for (int checkpoint = 0; checkpoint < 4; checkpoint++) {
+        index.snapshotBegins();
+        Map<Integer, byte[]> groups = written(index, 20, 6, false, false);
+        if (first == null) {
+          first = groups;
+        }
+        assertThat(groups.keySet()).isEqualTo(first.keySet());
+        for (int group : first.keySet()) {
+          assertThat(groups.get(group)).isEqualTo(first.get(group));
+        }
+      }
+      // About 26 bytes an entry.
+      if (most == 100_000) {
+        assertThat(index.keptBytes()).isBetween(20_000L, most);
+        assertThat(index.keptWrites()).isEqualTo(2);
+      } else {
+        assertThat(index.keptBytes()).isZero();
+        assertThat(index.keptWrites()).isZero();
+      }
+    }
+  }
+
   @Test
   void aTombstoneThatExpiredInKeptBytesIsReadAsExpired() throws Exception {
     KeyIndex index = new KeyIndex(TTL);
@@ -423,6 +552,13 @@ class KeyIndexTest {
    */
   private static Map<Integer, byte[]> written(
       KeyIndex index, int first, int count, boolean othersLeft, boolean fresh) throws IOException {
+    return written(index, first, count, othersLeft, fresh, 0);
+  }
+
+  /** As above, at {@code now}: a fresh snapshot leaves out the tombstones expired by then. */
+  private static Map<Integer, byte[]> written(
+      KeyIndex index, int first, int count, boolean othersLeft, boolean fresh, long now)
+      throws IOException {
     DataOutputSerializer out = new DataOutputSerializer(64);
     List<Integer> started = new ArrayList<>();
     List<Integer> starts = new ArrayList<>();
@@ -432,9 +568,9 @@ class KeyIndexTest {
           starts.add(out.length());
         };
     if (fresh) {
-      new KeyIndexSnapshot(index, 700).write(first, count, 0, start, out, othersLeft, null);
+      new KeyIndexSnapshot(index, 700).write(first, count, now, start, out, othersLeft, null);
     } else {
-      index.write(first, count, 0, start, out, othersLeft);
+      index.write(first, count, now, start, out, othersLeft);
     }
     byte[] all = out.getCopyOfBuffer();
     Map<Integer, byte[]> groups = new java.util.TreeMap<>();

@@ -328,6 +328,13 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     return single().dataFilesCompactedFromMemory();
   }
 
+  /** See {@link io.icebergcdc.dedup.KeyedDedup#indexKeptBytes}; 0 for a table it does not write. */
+  @VisibleForTesting
+  long indexKeptBytes(String table) {
+    TableDeltaWriter<?> writer = only != null ? only : byTable == null ? null : byTable.get(table);
+    return writer == null ? 0 : writer.indexKeptBytes();
+  }
+
   /** The writer of the one table; settings are made on the operators of one table. */
   private TableDeltaWriter<K> single() {
     if (only == null) {

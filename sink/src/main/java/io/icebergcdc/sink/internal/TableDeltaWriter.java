@@ -540,6 +540,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     return dedup.indexSize();
   }
 
+  /** See {@link KeyedDedup#indexKeptBytes}. */
+  long indexKeptBytes() {
+    return dedup.indexKeptBytes();
+  }
+
   /** See {@link KeyedDedup#readIndex}. */
   void readIndex(int keyGroup, org.apache.flink.core.memory.DataInputView in) throws Exception {
     dedup.readIndex(keyGroup, in);
