@@ -143,6 +143,9 @@ public interface KeyedDedup extends Serializable {
    */
   long indexKeptBytes();
 
+  /** How many snapshots of the in-memory index wrote the bytes it kept, not its entries. */
+  long indexKeptWrites();
+
   /**
    * For an operator that reads the raw keyed state of its tables, after this dedup's {@code
    * initializeState}: the entries of {@code keyGroup} as {@link #writeIndex} wrote them.

@@ -197,7 +197,14 @@ final class EntryPlacement implements KeyContext {
 
   /** See {@link KeyIndex#keptBytes}. */
   long indexKeptBytes() {
-    return index == null ? 0 : index.keptBytes();
+    // Read by a metrics reporter while the task thread may move the index into keyed state.
+    KeyIndex entries = index;
+    return entries == null ? 0 : entries.keptBytes();
+  }
+
+  /** See {@link KeyIndex#keptWrites}. */
+  long indexKeptWrites() {
+    return index == null ? 0 : index.keptWrites();
   }
 
   /** Writes the index's key groups {@code first} to {@code first + count - 1}, if it is used. */

@@ -62,7 +62,9 @@ final class KeptSnapshot {
     if (size < 0) {
       return;
     }
-    size += groupBytes.length;
+    byte[] before = bytes.get(keyGroup);
+    // (Kept again where a write that failed midway kept it before.)
+    size += groupBytes.length - (before == null ? 0 : before.length);
     if (size > maxBytes) {
       bytes.clear();
       written.clear();

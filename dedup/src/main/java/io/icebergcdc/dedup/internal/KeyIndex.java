@@ -41,7 +41,8 @@ import org.apache.flink.core.memory.DataOutputView;
  * into an index reads them as expired, which they are (one into keyed state keeps them a time to
  * live longer, as it does a tombstone that expires between a checkpoint and the restore).
  *
- * <p>Not thread-safe: Flink's task thread only.
+ * <p>Not thread-safe: Flink's task thread only, but for {@link #keptBytes}, which a metrics
+ * reporter reads.
  */
 final class KeyIndex {
 
@@ -124,6 +125,12 @@ final class KeyIndex {
 
   /** How many calls of {@link #write} wrote {@link #kept} bytes. */
   private long keptWrites;
+
+  /**
+   * The entries of the index when the bytes of its snapshot last passed the most kept; -1 if they
+   * have not: bytes are kept again only once it holds fewer.
+   */
+  private int entriesWhenTooLarge = -1;
 
   /**
    * The most bytes of an index's snapshot kept in memory (its part of the checkpoint; about 45
@@ -684,6 +691,9 @@ final class KeyIndex {
     }
     new KeyIndexSnapshot(this, entriesPerBatch)
         .write(first, count, now, start, out, othersLeft, keeping);
+    if (keeping != null && !keeping.keeping()) {
+      entriesWhenTooLarge = size;
+    }
   }
 
   /**
@@ -693,7 +703,10 @@ final class KeyIndex {
    */
   void snapshotBegins() {
     // An entry takes 13 bytes at least (its key's length, its flags, its position).
-    keepSnapshot = changes == changesAtLastSnapshot && size <= maxKeptBytes / 13;
+    keepSnapshot =
+        changes == changesAtLastSnapshot
+            && size <= maxKeptBytes / 13
+            && (entriesWhenTooLarge < 0 || size < entriesWhenTooLarge);
     changesAtLastSnapshot = changes;
     if (kept != null && !kept.of(changes, kept.othersLeft)) {
       kept = null;
@@ -702,7 +715,8 @@ final class KeyIndex {
 
   /** The bytes of a snapshot kept to be written again; heap the index holds besides its own. */
   long keptBytes() {
-    return kept == null ? 0 : kept.size();
+    KeptSnapshot bytes = kept;
+    return bytes == null ? 0 : bytes.size();
   }
 
   /** How many calls of {@link #write} wrote bytes kept from an earlier snapshot; for tests. */

@@ -118,7 +118,7 @@ final class KeyIndexSnapshot {
           continue;
         }
         start.start(first + from + g);
-        if (keeping == null) {
+        if (keeping == null || !keeping.keeping()) {
           writeGroup(out, used[g], written[g], buffers[g]);
         } else {
           DataOutputSerializer group = new DataOutputSerializer(buffers[g].length() + 64);

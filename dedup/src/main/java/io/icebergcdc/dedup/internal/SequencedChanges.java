@@ -287,6 +287,11 @@ public final class SequencedChanges implements KeyedDedup {
   }
 
   @Override
+  public long indexKeptWrites() {
+    return entries.indexKeptWrites();
+  }
+
+  @Override
   public void writeIndex(int first, int count, KeyGroupStart start, DataOutputView out)
       throws Exception {
     entries.writeIndex(first, count, start, out);

@@ -483,7 +483,7 @@ class KeyIndexTest {
 
   @Test
   void aSnapshotLargerThanTheMostKeptIsWrittenAfreshEachTime() throws Exception {
-    // Kept within 100,000 bytes; past 20,000 as they are written; not tried within 10,000.
+    // Kept within 100,000 bytes; not within 20,000 (passed as they are written) nor 10,000.
     for (long most : new long[] {100_000, 20_000, 10_000}) {
       KeyIndex index = new KeyIndex(TTL, 500, most);
       for (long id = 0; id < 1000; id++) {

@@ -331,8 +331,21 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /** See {@link io.icebergcdc.dedup.KeyedDedup#indexKeptBytes}; 0 for a table it does not write. */
   @VisibleForTesting
   long indexKeptBytes(String table) {
-    TableDeltaWriter<?> writer = only != null ? only : byTable == null ? null : byTable.get(table);
+    TableDeltaWriter<?> writer = writerOf(table);
     return writer == null ? 0 : writer.indexKeptBytes();
+  }
+
+  /**
+   * See {@link io.icebergcdc.dedup.KeyedDedup#indexKeptWrites}; 0 for a table it does not write.
+   */
+  @VisibleForTesting
+  long indexKeptWrites(String table) {
+    TableDeltaWriter<?> writer = writerOf(table);
+    return writer == null ? 0 : writer.indexKeptWrites();
+  }
+
+  private TableDeltaWriter<?> writerOf(String table) {
+    return only != null ? only : byTable == null ? null : byTable.get(table);
   }
 
   /** The writer of the one table; settings are made on the operators of one table. */

@@ -545,6 +545,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     return dedup.indexKeptBytes();
   }
 
+  /** See {@link KeyedDedup#indexKeptWrites}. */
+  long indexKeptWrites() {
+    return dedup.indexKeptWrites();
+  }
+
   /** See {@link KeyedDedup#readIndex}. */
   void readIndex(int keyGroup, org.apache.flink.core.memory.DataInputView in) throws Exception {
     dedup.readIndex(keyGroup, in);

@@ -345,11 +345,13 @@ class WriterOfSeveralTablesTest {
         append(tables.get("src.a"), next.get("db.a"));
         state = harness.snapshot(c, c);
         harness.notifyOfCompletedCheckpoint(c);
-        // Kept from checkpoint 2 on (then written again unchanged); a changing index keeps none.
+        // Kept at checkpoint 2, written from them at 3 and 4; a changing index keeps none.
         PositionDeltaWriterOperator<?> writer =
             (PositionDeltaWriterOperator<?>) harness.getOperator();
         assertThat(writer.indexKeptBytes("src.b")).as("checkpoint %s", c).isPositive();
+        assertThat(writer.indexKeptWrites("src.b")).as("checkpoint %s", c).isEqualTo(c - 2);
         assertThat(writer.indexKeptBytes("src.a")).as("checkpoint %s", c).isZero();
+        assertThat(writer.indexKeptWrites("src.a")).as("checkpoint %s", c).isZero();
       }
     }
     for (int parallelism = 1; parallelism <= 2; parallelism++) {
