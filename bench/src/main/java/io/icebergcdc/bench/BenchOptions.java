@@ -59,6 +59,32 @@ final class BenchOptions {
     }
   }
 
+  /** The value of {@code name}, one of {@code values} (in any case), else {@code orElse}. */
+  String oneOf(String name, String orElse, String... values) {
+    String value = get(name, orElse);
+    for (String known : values) {
+      if (known.equalsIgnoreCase(value)) {
+        return known;
+      }
+    }
+    throw new IllegalArgumentException(
+        "--" + name + " is one of " + String.join(", ", values) + ", not " + value);
+  }
+
+  boolean getBoolean(String name, boolean orElse) {
+    return Boolean.parseBoolean(oneOf(name, Boolean.toString(orElse), "true", "false"));
+  }
+
+  java.time.Duration duration(String name, String orElse) {
+    String value = get(name, orElse);
+    try {
+      return TimeUtils.parseDuration(value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "--" + name + " takes a duration such as 2s, not " + value, e);
+    }
+  }
+
   int getInt(String name, int orElse) {
     long value = getLong(name, orElse);
     if (value != (int) value) {

@@ -141,6 +141,9 @@ public final class DatabaseBenchmark {
    */
   private final int idleSeconds;
 
+  /** Which runs: {@code many}, {@code one} or {@code both}. */
+  private final String only;
+
   private DatabaseBenchmark(BenchOptions options) {
     tables = options.getInt("tables", 300);
     large = options.getInt("large", 3);
@@ -149,27 +152,37 @@ public final class DatabaseBenchmark {
     rounds = options.getInt("rounds", 5);
     batch = options.getInt("batch", 100);
     parallelism = options.getInt("parallelism", 2);
-    interval = TimeUtils.parseDuration(options.get("checkpoint-interval", "2s"));
-    String catalogType = options.get("catalog", "hadoop");
-    if (!catalogType.equals("hadoop") && !catalogType.equals("rest")) {
-      throw new IllegalArgumentException("--catalog is hadoop or rest, not " + catalogType);
-    }
-    rest = catalogType.equals("rest");
-    atomicCommits = Boolean.parseBoolean(options.get("atomic-commits", "false"));
+    interval = options.duration("checkpoint-interval", "2s");
+    rest = options.oneOf("catalog", "hadoop", "hadoop", "rest").equals("rest");
+    atomicCommits = options.getBoolean("atomic-commits", false);
     distribution =
         io.icebergcdc.sink.Distribution.valueOf(
-            options.get("distribution", "primary_key").toUpperCase(Locale.ROOT));
+            options
+                .oneOf("distribution", "primary_key", "primary_key", "partition")
+                .toUpperCase(Locale.ROOT));
     partitionBy = options.get("partition-by");
     deleteMode =
         io.icebergcdc.sink.DeleteMode.valueOf(
-            options.get("delete-mode", "position").toUpperCase(Locale.ROOT));
+            options
+                .oneOf("delete-mode", "position", "position", "equality")
+                .toUpperCase(Locale.ROOT));
     idleSeconds = options.getInt("idle-seconds", 0);
+    only = options.oneOf("only", "both", "both", "many", "one");
     if (atomicCommits && !rest) {
       throw new IllegalArgumentException("--atomic-commits true needs --catalog rest");
     }
-    if (tables < 1 || large < 0 || large > tables || rounds < 1 || batch < 1) {
+    if (tables < 1
+        || large < 0
+        || large > tables
+        || rounds < 1
+        || batch < 1
+        || parallelism < 1
+        || largeRows < 0
+        || smallRows < 0
+        || idleSeconds < 0) {
       throw new IllegalArgumentException(
-          "need --tables >= 1, 0 <= --large <= --tables, --rounds >= 1 and --batch >= 1");
+          "need --tables >= 1, 0 <= --large <= --tables, --rounds >= 1, --batch >= 1,"
+              + " --parallelism >= 1, and --large-rows, --small-rows and --idle-seconds >= 0");
     }
   }
 
@@ -186,7 +199,7 @@ public final class DatabaseBenchmark {
     }
     Path out =
         Paths.get(options.get("out", "bench/results/database-postgres-" + LocalDate.now() + ".md"));
-    String only = options.get("only", "both");
+    String only = benchmark.only;
     // The one table first: the threads of a cancelled job take a while to end.
     List<Result> results = new ArrayList<>();
     if (!only.equals("one")) {
