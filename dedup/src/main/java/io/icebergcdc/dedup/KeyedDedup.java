@@ -143,7 +143,10 @@ public interface KeyedDedup extends Serializable {
    */
   long indexKeptBytes();
 
-  /** How many snapshots of the in-memory index wrote the bytes it kept, not its entries. */
+  /**
+   * How many writes of the in-memory index's key groups (one or more a checkpoint) wrote the bytes
+   * it kept, not its entries.
+   */
   long indexKeptWrites();
 
   /**

@@ -204,7 +204,8 @@ final class EntryPlacement implements KeyContext {
 
   /** See {@link KeyIndex#keptWrites}. */
   long indexKeptWrites() {
-    return index == null ? 0 : index.keptWrites();
+    KeyIndex entries = index;
+    return entries == null ? 0 : entries.keptWrites();
   }
 
   /** Writes the index's key groups {@code first} to {@code first + count - 1}, if it is used. */

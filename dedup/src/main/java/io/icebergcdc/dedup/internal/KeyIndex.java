@@ -128,7 +128,8 @@ final class KeyIndex {
 
   /**
    * The entries of the index when the bytes of its snapshot last passed the most kept; -1 if they
-   * have not: bytes are kept again only once it holds fewer.
+   * have not, or it has held half as many since, or a snapshot was kept since: bytes are kept again
+   * only once it holds fewer.
    */
   private int entriesWhenTooLarge = -1;
 
@@ -691,8 +692,8 @@ final class KeyIndex {
     }
     new KeyIndexSnapshot(this, entriesPerBatch)
         .write(first, count, now, start, out, othersLeft, keeping);
-    if (keeping != null && !keeping.keeping()) {
-      entriesWhenTooLarge = size;
+    if (keeping != null) {
+      entriesWhenTooLarge = keeping.keeping() ? -1 : size;
     }
   }
 
@@ -703,6 +704,10 @@ final class KeyIndex {
    */
   void snapshotBegins() {
     // An entry takes 13 bytes at least (its key's length, its flags, its position).
+    if (entriesWhenTooLarge >= 0 && size <= entriesWhenTooLarge / 2) {
+      // Its entries largely other ones since: they may be smaller.
+      entriesWhenTooLarge = -1;
+    }
     keepSnapshot =
         changes == changesAtLastSnapshot
             && size <= maxKeptBytes / 13
@@ -717,6 +722,11 @@ final class KeyIndex {
   long keptBytes() {
     KeptSnapshot bytes = kept;
     return bytes == null ? 0 : bytes.size();
+  }
+
+  /** Whether the writes of the snapshot begun last keep its bytes; for tests. */
+  boolean keepsSnapshot() {
+    return keepSnapshot;
   }
 
   /** How many calls of {@link #write} wrote bytes kept from an earlier snapshot; for tests. */

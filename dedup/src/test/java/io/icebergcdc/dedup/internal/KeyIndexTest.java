@@ -519,6 +519,64 @@ class KeyIndexTest {
     }
   }
 
+  /**
+   * An index whose snapshot passed the most kept is not tried again at its next idle spell while it
+   * holds as many entries; it is once it holds fewer, or half as many after growing again.
+   */
+  @Test
+  void aSnapshotThatPassedTheMostKeptIsTriedAgainOnlyOnceTheIndexShrank() throws Exception {
+    KeyIndex index = new KeyIndex(Long.MAX_VALUE, 500, 20_000);
+    for (long id = 0; id < 1000; id++) {
+      put(index, id);
+    }
+    index.snapshotBegins();
+    index.snapshotBegins();
+    assertThat(index.keepsSnapshot()).isTrue();
+    written(index, 20, 6, false, false);
+    assertThat(index.keptBytes()).isZero();
+    // Another idle spell after a change at the same size: not tried.
+    put(index, 0);
+    index.snapshotBegins();
+    index.snapshotBegins();
+    assertThat(index.keepsSnapshot()).isFalse();
+    // Fewer entries: tried, and kept.
+    for (long id = 0; id < 300; id++) {
+      byte[] key = key(id);
+      index.remove(key, KeyIndex.hash(key));
+    }
+    index.snapshotBegins();
+    index.snapshotBegins();
+    assertThat(index.keepsSnapshot()).isTrue();
+    written(index, 20, 6, false, false);
+    assertThat(index.keptBytes()).isPositive();
+    // Past the most again; then half as many, grown back with other keys: tried again.
+    for (long id = 0; id < 300; id++) {
+      put(index, id);
+    }
+    index.snapshotBegins();
+    index.snapshotBegins();
+    written(index, 20, 6, false, false);
+    assertThat(index.keptBytes()).isZero();
+    for (long id = 0; id < 600; id++) {
+      byte[] key = key(id);
+      index.remove(key, KeyIndex.hash(key));
+    }
+    index.snapshotBegins();
+    for (long id = 0; id < 600; id++) {
+      put(index, 10_000 + id);
+    }
+    index.snapshotBegins();
+    index.snapshotBegins();
+    assertThat(index.keepsSnapshot()).isTrue();
+  }
+
+  private static void put(KeyIndex index, long id) {
+    byte[] key = key(id);
+    long hash = KeyIndex.hash(key);
+    index.put(
+        key, hash, 20 + (int) Long.remainderUnsigned(hash, 6), AppliedChange.loaded("f", id), 0);
+  }
+
   @Test
   void aTombstoneThatExpiredInKeptBytesIsReadAsExpired() throws Exception {
     KeyIndex index = new KeyIndex(TTL);
