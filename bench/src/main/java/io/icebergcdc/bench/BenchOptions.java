@@ -79,7 +79,7 @@ final class BenchOptions {
     String value = get(name, orElse);
     try {
       return TimeUtils.parseDuration(value);
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | ArithmeticException e) {
       throw new IllegalArgumentException(
           "--" + name + " takes a duration such as 2s, not " + value, e);
     }

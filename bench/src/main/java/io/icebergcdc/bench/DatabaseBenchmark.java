@@ -153,6 +153,11 @@ public final class DatabaseBenchmark {
     batch = options.getInt("batch", 100);
     parallelism = options.getInt("parallelism", 2);
     interval = options.duration("checkpoint-interval", "2s");
+    if (interval.toMillis() < 10) {
+      // Flink's least checkpoint interval.
+      throw new IllegalArgumentException(
+          "--checkpoint-interval is 10ms at least, not " + options.get("checkpoint-interval"));
+    }
     rest = options.oneOf("catalog", "hadoop", "hadoop", "rest").equals("rest");
     atomicCommits = options.getBoolean("atomic-commits", false);
     distribution =
@@ -189,16 +194,19 @@ public final class DatabaseBenchmark {
   public static void main(String[] args) throws Exception {
     BenchOptions options;
     DatabaseBenchmark benchmark;
+    Path out;
     try {
       options = BenchOptions.parse(args, OPTIONS, OPTIONS);
       benchmark = new DatabaseBenchmark(options);
+      out =
+          Paths.get(
+              options.get("out", "bench/results/database-postgres-" + LocalDate.now() + ".md"));
     } catch (IllegalArgumentException e) {
+      // (An invalid --out path too: InvalidPathException is one.)
       System.err.println("error: DatabaseBenchmark: " + e.getMessage());
       System.exit(2);
       return;
     }
-    Path out =
-        Paths.get(options.get("out", "bench/results/database-postgres-" + LocalDate.now() + ".md"));
     String only = benchmark.only;
     // The one table first: the threads of a cancelled job take a while to end.
     List<Result> results = new ArrayList<>();
