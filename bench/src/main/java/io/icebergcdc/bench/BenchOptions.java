@@ -78,7 +78,10 @@ final class BenchOptions {
   java.time.Duration duration(String name, String orElse) {
     String value = get(name, orElse);
     try {
-      return TimeUtils.parseDuration(value);
+      java.time.Duration duration = TimeUtils.parseDuration(value);
+      // In milliseconds, as Flink takes it.
+      duration.toMillis();
+      return duration;
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new IllegalArgumentException(
           "--" + name + " takes a duration such as 2s, not " + value, e);

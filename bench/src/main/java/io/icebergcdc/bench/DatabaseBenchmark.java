@@ -141,6 +141,18 @@ public final class DatabaseBenchmark {
    */
   private final int idleSeconds;
 
+  /** The columns of the Iceberg tables the job would create, for those made beforehand. */
+  private static final org.apache.iceberg.Schema TABLE_SCHEMA =
+      new org.apache.iceberg.Schema(
+          List.of(
+              org.apache.iceberg.types.Types.NestedField.required(
+                  1, "id", org.apache.iceberg.types.Types.LongType.get()),
+              org.apache.iceberg.types.Types.NestedField.optional(
+                  2, "v", org.apache.iceberg.types.Types.StringType.get()),
+              org.apache.iceberg.types.Types.NestedField.optional(
+                  3, "n", org.apache.iceberg.types.Types.LongType.get())),
+          java.util.Set.of(1));
+
   /** Which runs: {@code many}, {@code one} or {@code both}. */
   private final String only;
 
@@ -166,6 +178,13 @@ public final class DatabaseBenchmark {
                 .oneOf("distribution", "primary_key", "primary_key", "partition")
                 .toUpperCase(Locale.ROOT));
     partitionBy = options.get("partition-by");
+    if (partitionBy != null) {
+      try {
+        io.icebergcdc.sink.CdcTables.parsePartitionSpec(TABLE_SCHEMA, partitionBy);
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("--partition-by: " + e.getMessage(), e);
+      }
+    }
     deleteMode =
         io.icebergcdc.sink.DeleteMode.valueOf(
             options
@@ -309,19 +328,9 @@ public final class DatabaseBenchmark {
     if (partitionBy != null) {
       // A capture job creates its tables unpartitioned: partitioned tables are made beforehand, as
       // another engine would, with the columns the job would give them.
-      org.apache.iceberg.Schema schema =
-          new org.apache.iceberg.Schema(
-              List.of(
-                  org.apache.iceberg.types.Types.NestedField.required(
-                      1, "id", org.apache.iceberg.types.Types.LongType.get()),
-                  org.apache.iceberg.types.Types.NestedField.optional(
-                      2, "v", org.apache.iceberg.types.Types.StringType.get()),
-                  org.apache.iceberg.types.Types.NestedField.optional(
-                      3, "n", org.apache.iceberg.types.Types.LongType.get())),
-              java.util.Set.of(1));
       for (String name : names) {
         io.icebergcdc.sink.CdcTables.createOrLoad(
-            catalog, TableIdentifier.of("cdc", name), schema, partitionBy, 3, List.of("id"));
+            catalog, TableIdentifier.of("cdc", name), TABLE_SCHEMA, partitionBy, 3, List.of("id"));
       }
     }
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();

@@ -128,8 +128,8 @@ final class KeyIndex {
 
   /**
    * The entries of the index when the bytes of its snapshot last passed the most kept; -1 if they
-   * have not, or it has held half as many since, or a snapshot was kept since: bytes are kept again
-   * only once it holds fewer.
+   * have not, or it held half as many when a snapshot began since, or a snapshot was kept since:
+   * bytes are kept again only once it holds fewer.
    */
   private int entriesWhenTooLarge = -1;
 

@@ -555,6 +555,8 @@ class KeyIndexTest {
     }
     index.snapshotBegins();
     index.snapshotBegins();
+    // Tried at the size that passed before: the snapshot kept since cleared that mark.
+    assertThat(index.keepsSnapshot()).isTrue();
     written(index, 20, 6, false, false);
     assertThat(index.keptBytes()).isZero();
     for (long id = 0; id < 600; id++) {
