@@ -388,9 +388,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (dictionary.size() == 0) {
       return;
     }
-    org.apache.iceberg.Snapshot current = table.currentSnapshot();
-    LiveFiles live = LiveFiles.of(table, current);
-    compaction.tableRead(live, current, completedCheckpoint);
+    LiveFiles live = compaction.read(table, completedCheckpoint);
     int dropped =
         dictionary.retain(location -> live.dataFile(location) != null, compaction.ownFileNames());
     if (dropped > 0) {

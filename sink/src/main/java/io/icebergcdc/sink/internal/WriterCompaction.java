@@ -217,19 +217,6 @@ final class WriterCompaction {
     activeSinceCheckpoint = true;
   }
 
-  /**
-   * Takes {@code live}, the table's live files at {@code snapshot}, as read just now, checkpoint
-   * {@code lastCompletedCheckpoint} known complete.
-   */
-  void tableRead(
-      LiveFiles live, org.apache.iceberg.Snapshot snapshot, long lastCompletedCheckpoint) {
-    lastLive = live;
-    liveReadCompleted = lastCompletedCheckpoint;
-    liveSnapshotId = snapshot == null ? -1 : snapshot.snapshotId();
-    liveReadAt = clock.getAsLong();
-    liveReadTried = true;
-  }
-
   /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
   void completed(OwnDataFile file) {
     // (Files of the end of input, of no checkpoint, are never confirmed; a bounded job without
@@ -286,7 +273,7 @@ final class WriterCompaction {
     long now = clock.getAsLong();
     if (!liveReadTried || now - liveReadAt > surveyInterval.toNanos()) {
       try {
-        read(writer.refreshedTable(), now, lastCompletedCheckpoint);
+        read(writer.refreshedTable(), lastCompletedCheckpoint);
       } catch (RuntimeException e) {
         // As for a survey: the catalog out of reach for a while. Tried again an interval later.
         liveReadAt = now;
@@ -311,15 +298,18 @@ final class WriterCompaction {
     return false;
   }
 
-  /** Reads the live files of {@code table} as it is now, unless they are of the last read's. */
-  private LiveFiles read(Table table, long now, long lastCompletedCheckpoint) {
+  /**
+   * Reads the live files of {@code table} as it is now, unless they are of the last read's, with
+   * checkpoint {@code lastCompletedCheckpoint} known complete.
+   */
+  LiveFiles read(Table table, long lastCompletedCheckpoint) {
     org.apache.iceberg.Snapshot current = table.currentSnapshot();
     long snapshotId = current == null ? -1 : current.snapshotId();
     if (lastLive == null || snapshotId != liveSnapshotId) {
       lastLive = LiveFiles.of(table, current);
       liveSnapshotId = snapshotId;
     }
-    liveReadAt = now;
+    liveReadAt = clock.getAsLong();
     liveReadTried = true;
     liveReadCompleted = lastCompletedCheckpoint;
     return lastLive;
@@ -414,7 +404,7 @@ final class WriterCompaction {
       surveyedBefore = true;
       surveyLeftWork = false;
     }
-    LiveFiles live = read(table, now, lastCompletedCheckpoint);
+    LiveFiles live = read(table, lastCompletedCheckpoint);
     for (OwnFile file : new ArrayList<>(ownFiles.values())) {
       String location = writer.locationOf(file.file());
       if ((location == null || live.dataFile(location) == null)
