@@ -18,7 +18,7 @@ final class KeptSnapshot {
   private final long changes;
 
   /** Whether key groups without entries were left out. */
-  final boolean othersLeft;
+  private final boolean othersLeft;
 
   /** The key groups written, with bytes or (left out) without. */
   private final BitSet written = new BitSet();
@@ -37,9 +37,14 @@ final class KeptSnapshot {
     this.maxBytes = maxBytes;
   }
 
+  /** Whether these are the bytes of an index at {@code changes}. */
+  boolean of(long changes) {
+    return this.changes == changes;
+  }
+
   /** Whether these are the bytes of an index at {@code changes}, written so. */
   boolean of(long changes, boolean othersLeft) {
-    return this.changes == changes && this.othersLeft == othersLeft;
+    return of(changes) && this.othersLeft == othersLeft;
   }
 
   /** Whether these bytes are the snapshot of key groups {@code first} on, as they are now. */

@@ -713,7 +713,7 @@ final class KeyIndex {
             && size <= maxKeptBytes / 13
             && (entriesWhenTooLarge < 0 || size < entriesWhenTooLarge);
     changesAtLastSnapshot = changes;
-    if (kept != null && !kept.of(changes, kept.othersLeft)) {
+    if (kept != null && !kept.of(changes)) {
       kept = null;
     }
   }

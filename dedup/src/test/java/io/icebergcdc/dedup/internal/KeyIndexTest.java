@@ -343,7 +343,7 @@ class KeyIndexTest {
         for (int i = random.nextInt(40); i >= 0; i--) {
           byte[] key = key(random.nextInt(3000));
           long hash = KeyIndex.hash(key);
-          int group = 20 + (int) Long.remainderUnsigned(hash, 6);
+          int group = groupOf(hash);
           switch (random.nextInt(5)) {
             case 0 -> index.remove(key, hash);
             case 1 -> {
@@ -360,7 +360,7 @@ class KeyIndexTest {
         for (long id = 0; id < 3000; id++) {
           byte[] key = key(id);
           long hash = KeyIndex.hash(key);
-          index.put(key, hash, 20 + (int) Long.remainderUnsigned(hash, 6), randomEntry(random), 0);
+          index.put(key, hash, groupOf(hash), randomEntry(random), 0);
         }
       }
       index.forgetUnusedFiles();
@@ -416,7 +416,7 @@ class KeyIndexTest {
         for (int i = changes; i >= 0; i--) {
           byte[] key = key(random.nextInt(2500));
           long hash = KeyIndex.hash(key);
-          int group = 20 + (int) Long.remainderUnsigned(hash, 6);
+          int group = groupOf(hash);
           switch (random.nextInt(5)) {
             case 0 -> index.remove(key, hash);
             case 1 ->
@@ -437,7 +437,7 @@ class KeyIndexTest {
           long hash = KeyIndex.hash(key);
           int slot = index.slotOf(key, hash, now);
           if (slot < 0) {
-            slot = index.reserve(key, hash, 20 + (int) Long.remainderUnsigned(hash, 6), slot);
+            slot = index.reserve(key, hash, groupOf(hash), slot);
           }
           if (index.pendingAt(slot) == 0) {
             index.markPendingAt(slot, ++pending);
@@ -489,12 +489,7 @@ class KeyIndexTest {
       for (long id = 0; id < 1000; id++) {
         byte[] key = key(id);
         long hash = KeyIndex.hash(key);
-        index.put(
-            key,
-            hash,
-            20 + (int) Long.remainderUnsigned(hash, 6),
-            AppliedChange.loaded("f", id),
-            0);
+        index.put(key, hash, groupOf(hash), AppliedChange.loaded("f", id), 0);
       }
       Map<Integer, byte[]> first = null;
       for (int checkpoint = 0; checkpoint < 4; checkpoint++) {
@@ -541,8 +536,7 @@ class KeyIndexTest {
     assertThat(index.keepsSnapshot()).isFalse();
     // Fewer entries: tried, and kept.
     for (long id = 0; id < 300; id++) {
-      byte[] key = key(id);
-      index.remove(key, KeyIndex.hash(key));
+      remove(index, id);
     }
     index.snapshotBegins();
     index.snapshotBegins();
@@ -560,8 +554,7 @@ class KeyIndexTest {
     written(index, 20, 6, false, false);
     assertThat(index.keptBytes()).isZero();
     for (long id = 0; id < 600; id++) {
-      byte[] key = key(id);
-      index.remove(key, KeyIndex.hash(key));
+      remove(index, id);
     }
     index.snapshotBegins();
     for (long id = 0; id < 600; id++) {
@@ -572,11 +565,20 @@ class KeyIndexTest {
     assertThat(index.keepsSnapshot()).isTrue();
   }
 
+  /** The key group of a key by its hash, one of the six (20 to 25) the snapshots here write. */
+  private static int groupOf(long hash) {
+    return 20 + (int) Long.remainderUnsigned(hash, 6);
+  }
+
+  private static void remove(KeyIndex index, long id) {
+    byte[] key = key(id);
+    index.remove(key, KeyIndex.hash(key));
+  }
+
   private static void put(KeyIndex index, long id) {
     byte[] key = key(id);
     long hash = KeyIndex.hash(key);
-    index.put(
-        key, hash, 20 + (int) Long.remainderUnsigned(hash, 6), AppliedChange.loaded("f", id), 0);
+    index.put(key, hash, groupOf(hash), AppliedChange.loaded("f", id), 0);
   }
 
   @Test
