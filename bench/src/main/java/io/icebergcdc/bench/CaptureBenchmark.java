@@ -26,18 +26,16 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.util.TimeUtils;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -79,10 +77,35 @@ public final class CaptureBenchmark {
   private static final String SLOT = "icebergcdc_bench";
   private static final String FLINK_CDC_SLOT = "flinkcdc_bench";
 
-  private final Map<String, String> options;
+  /** The benchmark's options; each is described in {@code bench/capture.sh}. */
+  static final Set<String> OPTIONS =
+      Set.of(
+          "rows",
+          "batch",
+          "seconds",
+          "rate",
+          "parallelism",
+          "checkpoint-interval",
+          "out",
+          "snapshot-chunk-rows",
+          "engine-only",
+          "truncate",
+          "fail-halfway",
+          "count-reads",
+          "flink-cdc");
+
   private final long rows;
   private final int batch;
   private final Duration phase;
+  private final int parallelism;
+  private final Duration interval;
+  private final long rate;
+  private final Path out;
+  private final boolean failHalfway;
+  private final boolean engineOnly;
+  private final boolean truncate;
+  private final boolean countReads;
+  private final int snapshotChunkRows;
 
   /**
    * One write transaction: where its last change is at least, how many rows the table had taken in
@@ -102,44 +125,38 @@ public final class CaptureBenchmark {
   /** Rows inserted before the job and updated since, over every phase so far. */
   private long rowsWritten;
 
-  private CaptureBenchmark(Map<String, String> options) {
-    this.options = options;
-    this.rows = Long.parseLong(options.getOrDefault("rows", "200000"));
-    this.batch = Integer.parseInt(options.getOrDefault("batch", "1000"));
-    this.phase = TimeUtils.parseDuration(options.getOrDefault("seconds", "60s"));
-    this.flinkCdc = Boolean.parseBoolean(options.getOrDefault("flink-cdc", "false"));
-  }
-
-  public static void main(String[] args) throws Exception {
-    Map<String, String> options = new LinkedHashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
-    try {
-      new CaptureBenchmark(options).run();
-    } finally {
-      // A replication slot left behind keeps the server's WAL for as long as the machine runs.
-      dropSource();
-    }
-  }
-
-  private void run() throws Exception {
-    int parallelism = Integer.parseInt(options.getOrDefault("parallelism", "2"));
-    Duration interval = TimeUtils.parseDuration(options.getOrDefault("checkpoint-interval", "1s"));
-    long rate = Long.parseLong(options.getOrDefault("rate", "10000"));
-    Path out =
+  /** Reads and checks every option before the benchmark touches the database. */
+  private CaptureBenchmark(BenchOptions options) {
+    rows = options.getLong("rows", 200000);
+    batch = options.getInt("batch", 1000);
+    phase = options.duration("seconds", "60s");
+    flinkCdc = options.getBoolean("flink-cdc", false);
+    parallelism = options.getInt("parallelism", 2);
+    interval = options.duration("checkpoint-interval", "1s");
+    rate = options.getLong("rate", 10000);
+    out =
         Paths.get(
-            options.getOrDefault(
+            options.get(
                 "out",
                 "bench/results/capture-"
                     + (flinkCdc ? "postgres-flink-cdc-" : "postgres-")
                     + LocalDate.now()
                     + ".md"));
-    boolean failHalfway = Boolean.parseBoolean(options.getOrDefault("fail-halfway", "false"));
-    boolean engineOnly = Boolean.parseBoolean(options.getOrDefault("engine-only", "false"));
-    boolean truncate = Boolean.parseBoolean(options.getOrDefault("truncate", "false"));
-    boolean countReads =
-        Boolean.parseBoolean(options.getOrDefault("count-reads", Boolean.toString(failHalfway)));
+    failHalfway = options.getBoolean("fail-halfway", false);
+    engineOnly = options.getBoolean("engine-only", false);
+    truncate = options.getBoolean("truncate", false);
+    countReads = options.getBoolean("count-reads", failHalfway);
+    snapshotChunkRows =
+        options.getInt("snapshot-chunk-rows", DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS);
+    if (rows < 1 || batch < 1 || parallelism < 1 || rate < 1 || snapshotChunkRows < 0) {
+      throw new IllegalArgumentException(
+          "need --rows, --batch, --parallelism and --rate >= 1, and --snapshot-chunk-rows >= 0");
+    }
+    if (interval.toMillis() < 10 || phase.toMillis() < 1) {
+      // Flink's least checkpoint interval.
+      throw new IllegalArgumentException(
+          "need --checkpoint-interval of 10ms at least and --seconds above 0");
+    }
     if (engineOnly && truncate) {
       throw new IllegalArgumentException(
           "--engine-only reads into nothing: it has no table to truncate (--truncate)");
@@ -149,6 +166,27 @@ public final class CaptureBenchmark {
           "--flink-cdc runs the peer instead of the capture job: it takes neither --fail-halfway"
               + " nor --engine-only nor --truncate (Flink CDC's source skips truncates)");
     }
+  }
+
+  public static void main(String[] args) throws Exception {
+    CaptureBenchmark benchmark;
+    try {
+      benchmark = new CaptureBenchmark(BenchOptions.parse(args, OPTIONS, OPTIONS));
+    } catch (IllegalArgumentException e) {
+      // (An invalid --out path too: InvalidPathException is one.)
+      System.err.println("error: CaptureBenchmark: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    try {
+      benchmark.run();
+    } finally {
+      // A replication slot left behind keeps the server's WAL for as long as the machine runs.
+      dropSource();
+    }
+  }
+
+  private void run() throws Exception {
     Path work = Files.createTempDirectory("iceberg-cdc-capture-bench");
     createSourceTable();
 
@@ -165,11 +203,7 @@ public final class CaptureBenchmark {
                 SLOT,
                 0,
                 "bench")
-            .withSnapshotChunkRows(
-                Integer.parseInt(
-                    options.getOrDefault(
-                        "snapshot-chunk-rows",
-                        Integer.toString(DatabaseSource.DEFAULT_SNAPSHOT_CHUNK_ROWS))));
+            .withSnapshotChunkRows(snapshotChunkRows);
     if (engineOnly) {
       runEngineOnly(source, out);
       return;
