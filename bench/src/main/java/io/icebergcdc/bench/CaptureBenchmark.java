@@ -157,9 +157,14 @@ public final class CaptureBenchmark {
       throw new IllegalArgumentException(
           "need --checkpoint-interval of 10ms at least and --seconds above 0");
     }
-    if (engineOnly && truncate) {
+    if (batch > rows) {
       throw new IllegalArgumentException(
-          "--engine-only reads into nothing: it has no table to truncate (--truncate)");
+          "--batch (" + batch + ") updates rows of the table: at most --rows (" + rows + ")");
+    }
+    if (engineOnly && (truncate || failHalfway || options.has("count-reads"))) {
+      throw new IllegalArgumentException(
+          "--engine-only reads into nothing: it has no table to truncate (--truncate), no chunk"
+              + " readers to fail (--fail-halfway) and no snapshot reads to count (--count-reads)");
     }
     if (flinkCdc && (failHalfway || engineOnly || truncate)) {
       throw new IllegalArgumentException(
