@@ -328,6 +328,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     return single().dataFilesCompactedFromMemory();
   }
 
+  @VisibleForTesting
+  long tableSurveys() {
+    return single().tableSurveys();
+  }
+
   /** See {@link io.icebergcdc.dedup.KeyedDedup#indexKeptBytes}; 0 for a table it does not write. */
   @VisibleForTesting
   long indexKeptBytes(String table) {

@@ -265,6 +265,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     return compaction.dataFilesCompactedFromMemory();
   }
 
+  /** See {@link WriterCompaction#tableSurveys}. */
+  long tableSurveys() {
+    return compaction.tableSurveys();
+  }
+
   /**
    * The part of the operator's keys, state and metrics that is this table's, in an operator of
    * several tables; before the state is initialized.
@@ -364,6 +369,8 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (restored) {
       forgetFilesNoLongerInTheTable(start.lastCompletedCheckpoint());
       compaction.surveyOnceAfterStart();
+    } else if (table.currentSnapshot() == null) {
+      compaction.startsOnAnEmptyTable();
     }
     indexComplete = start.indexComplete();
     startedEmpty = start.startedEmpty();

@@ -38,11 +38,12 @@ import org.slf4j.LoggerFactory;
  * the last file may pass that budget, so a file larger than it is compacted too, alone. The table
  * is read for it when an own file reached the compaction ratio, and otherwise at most once per
  * survey interval, to find small files and shared ones: the first at the first checkpoint after the
- * subtask wrote the table, restored it or loaded its index, and then only while the subtask writes
- * it or deletes its rows by position (files it wrote within an interval before a survey were too
- * young for it) or the last survey ran out of budget. A job of hundreds of tables, most of them
- * idle at any time, reads only those it writes. What a deleted row's file tells (whether it left
- * the table) is read again where the last read is older than an interval.
+ * subtask wrote the table, restored it or loaded its index (an interval after its start where the
+ * table had no rows then, {@link #startsOnAnEmptyTable}), and then only while the subtask writes it
+ * or deletes its rows by position (files it wrote within an interval before a survey were too young
+ * for it) or the last survey ran out of budget. A job of hundreds of tables, most of them idle at
+ * any time, reads only those it writes. What a deleted row's file tells (whether it left the table)
+ * is read again where the last read is older than an interval.
  *
  * <p><b>Threading:</b> the writer's task thread only.
  */
@@ -149,6 +150,7 @@ final class WriterCompaction {
   private final Counter dataFilesCompacted;
   private final Counter rowsCompacted;
   private final Counter dataFilesCompactedFromMemory;
+  private final Counter tableSurveys;
 
   /**
    * When the table was last surveyed, by the clock ({@link System#nanoTime()}, whose values may be
@@ -180,6 +182,7 @@ final class WriterCompaction {
     this.dataFilesCompacted = metrics.counter("dataFilesCompacted");
     this.rowsCompacted = metrics.counter("rowsCompacted");
     this.dataFilesCompactedFromMemory = metrics.counter("dataFilesCompactedFromMemory");
+    this.tableSurveys = metrics.counter("tableSurveys");
   }
 
   /**
@@ -215,6 +218,18 @@ final class WriterCompaction {
    */
   void surveyOnceAfterStart() {
     activeSinceCheckpoint = true;
+  }
+
+  /**
+   * The table had no rows when the writer started without state of it: there is nothing in it to
+   * survey, and the files written from now on are too young for a survey until an interval has
+   * passed. So the first survey waits an interval, as after a survey at the start; a job that
+   * creates its tables (hundreds in a whole database) then does not read each of them at the first
+   * checkpoint after its first write.
+   */
+  void startsOnAnEmptyTable() {
+    lastSurvey = clock.getAsLong();
+    surveyedBefore = true;
   }
 
   /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
@@ -334,6 +349,11 @@ final class WriterCompaction {
     return dataFilesCompactedFromMemory.getCount();
   }
 
+  /** How many times the table was read for small and shared files. */
+  long tableSurveys() {
+    return tableSurveys.getCount();
+  }
+
   /** Whether this checkpoint compacted any own file. */
   boolean compactedAny() {
     return !compacted.isEmpty();
@@ -403,6 +423,7 @@ final class WriterCompaction {
       lastSurvey = now;
       surveyedBefore = true;
       surveyLeftWork = false;
+      tableSurveys.inc();
     }
     LiveFiles live = read(table, lastCompletedCheckpoint);
     for (OwnFile file : new ArrayList<>(ownFiles.values())) {

@@ -1239,6 +1239,43 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
+   * A table that had no rows when the writer started (as a job creates its tables) is not read for
+   * small and shared files at the first checkpoint after its first write, where it holds only files
+   * too young for a survey: the first comes an interval after the start. A table with rows at the
+   * start is read at the first checkpoint after its first write.
+   */
+  @Test
+  void aTableStartedEmptyIsFirstSurveyedAnIntervalAfterTheStart() throws Exception {
+    compactionRatio = 0.5;
+    surveyInterval = java.time.Duration.ofMinutes(1);
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      now.set(1_000_000_000L);
+      append(table, checkpoint(harness, 1, inserts(1, 10, 0)));
+      harness.notifyOfCompletedCheckpoint(1);
+      now.set(30_000_000_000L);
+      append(table, checkpoint(harness, 2, inserts(11, 20, 0)));
+      harness.notifyOfCompletedCheckpoint(2);
+      assertThat(surveys(harness)).isZero();
+
+      now.set(62_000_000_000L);
+      checkpoint(harness, 3, insert(100, "b", 1));
+      assertThat(surveys(harness)).isEqualTo(1);
+    }
+    now.set(100_000_000_000L);
+    try (var harness = harness(true, null)) {
+      now.set(101_000_000_000L);
+      checkpoint(harness, 1, insert(200, "c", 1));
+      assertThat(surveys(harness)).isEqualTo(1);
+    }
+  }
+
+  private static long surveys(
+      KeyedOneInputStreamOperatorTestHarness<RowKey, ChangeEvent, ChangeCommittable> harness) {
+    return ((PositionDeltaWriterOperator<?>) harness.getOperator()).tableSurveys();
+  }
+
+  /**
    * A table the subtask no longer writes is left alone once a survey an interval after its last
    * write has run: a job of hundreds of tables reads only those it writes. Once written again, it
    * is surveyed again, and finds what another engine did to it meanwhile.
