@@ -38,12 +38,12 @@ import org.slf4j.LoggerFactory;
  * the last file may pass that budget, so a file larger than it is compacted too, alone. The table
  * is read for it when an own file reached the compaction ratio, and otherwise at most once per
  * survey interval, to find small files and shared ones: the first at the first checkpoint after the
- * subtask wrote the table, restored it or loaded its index (an interval after its start where the
- * table had no rows then, {@link #startsOnAnEmptyTable}), and then only while the subtask writes it
- * or deletes its rows by position (files it wrote within an interval before a survey were too young
- * for it) or the last survey ran out of budget. A job of hundreds of tables, most of them idle at
- * any time, reads only those it writes. What a deleted row's file tells (whether it left the table)
- * is read again where the last read is older than an interval.
+ * subtask wrote the table, restored it or loaded its index (an interval after that checkpoint where
+ * the table had no rows at the start, {@link #startsOnAnEmptyTable}), and then only while the
+ * subtask writes it or deletes its rows by position (files it wrote within an interval before a
+ * survey were too young for it) or the last survey ran out of budget. A job of hundreds of tables,
+ * most of them idle at any time, reads only those it writes. What a deleted row's file tells
+ * (whether it left the table) is read again where the last read is older than an interval.
  *
  * <p><b>Threading:</b> the writer's task thread only.
  */
@@ -161,6 +161,9 @@ final class WriterCompaction {
   /** Whether the table was surveyed in this run, {@link #lastSurvey} holding a time. */
   private boolean surveyedBefore;
 
+  /** Whether the table had no rows when the writer started ({@link #startsOnAnEmptyTable}). */
+  private boolean startedEmpty;
+
   WriterCompaction(
       Writer writer,
       Schema rowSchema,
@@ -221,15 +224,14 @@ final class WriterCompaction {
   }
 
   /**
-   * The table had no rows when the writer started without state of it: there is nothing in it to
-   * survey, and the files written from now on are too young for a survey until an interval has
-   * passed. So the first survey waits an interval, as after a survey at the start; a job that
-   * creates its tables (hundreds in a whole database) then does not read each of them at the first
-   * checkpoint after its first write.
+   * The table had no rows when the writer started without state of it: at the first checkpoint
+   * after the subtask's first write it holds only files too young for a survey. So the first survey
+   * comes an interval after that checkpoint, as if one had run then; a job that creates its tables
+   * (hundreds in a whole database) then does not read each of them at the first checkpoint after
+   * its first write, and its surveys stay spread as its first writes were.
    */
   void startsOnAnEmptyTable() {
-    lastSurvey = clock.getAsLong();
-    surveyedBefore = true;
+    startedEmpty = true;
   }
 
   /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
@@ -395,6 +397,11 @@ final class WriterCompaction {
       lastActivity = now;
       everActive = true;
       activeSinceCheckpoint = false;
+    }
+    if (startedEmpty && !surveyedBefore && everActive) {
+      // The first checkpoint after the first write to a table that started without rows.
+      lastSurvey = now;
+      surveyedBefore = true;
     }
     long interval = surveyInterval.toNanos();
     boolean survey =

@@ -1240,31 +1240,32 @@ class PositionDeltaWriterOperatorTest {
 
   /**
    * A table that had no rows when the writer started (as a job creates its tables) is not read for
-   * small and shared files at the first checkpoint after its first write, where it holds only files
-   * too young for a survey: the first comes an interval after the start. A table with rows at the
-   * start is read at the first checkpoint after its first write.
+   * small and shared files at the first checkpoint after the writer's first write, where it holds
+   * only files too young for a survey: the first comes an interval after that checkpoint. A table
+   * with rows at the start is read at the first checkpoint after the first write.
    */
   @Test
-  void aTableStartedEmptyIsFirstSurveyedAnIntervalAfterTheStart() throws Exception {
+  void aTableStartedEmptyIsFirstSurveyedAnIntervalAfterItsFirstWrite() throws Exception {
     compactionRatio = 0.5;
     surveyInterval = java.time.Duration.ofMinutes(1);
     Table table = table();
     try (var harness = harness(true, null)) {
-      now.set(1_000_000_000L);
+      // Idle for a while after the start, then written.
+      now.set(50_000_000_000L);
       append(table, checkpoint(harness, 1, inserts(1, 10, 0)));
       harness.notifyOfCompletedCheckpoint(1);
-      now.set(30_000_000_000L);
+      now.set(80_000_000_000L);
       append(table, checkpoint(harness, 2, inserts(11, 20, 0)));
       harness.notifyOfCompletedCheckpoint(2);
       assertThat(surveys(harness)).isZero();
 
-      now.set(62_000_000_000L);
+      now.set(111_000_000_000L);
       checkpoint(harness, 3, insert(100, "b", 1));
       assertThat(surveys(harness)).isEqualTo(1);
     }
-    now.set(100_000_000_000L);
+    now.set(200_000_000_000L);
     try (var harness = harness(true, null)) {
-      now.set(101_000_000_000L);
+      now.set(201_000_000_000L);
       checkpoint(harness, 1, insert(200, "c", 1));
       assertThat(surveys(harness)).isEqualTo(1);
     }
