@@ -333,6 +333,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     return single().tableSurveys();
   }
 
+  @VisibleForTesting
+  long compactionRefreshes() {
+    return single().compactionRefreshes();
+  }
+
   /** See {@link io.icebergcdc.dedup.KeyedDedup#indexKeptBytes}; 0 for a table it does not write. */
   @VisibleForTesting
   long indexKeptBytes(String table) {

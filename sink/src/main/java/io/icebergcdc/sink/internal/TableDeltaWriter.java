@@ -270,6 +270,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     return compaction.tableSurveys();
   }
 
+  /** See {@link WriterCompaction#refreshes}. */
+  long compactionRefreshes() {
+    return compaction.refreshes();
+  }
+
   /**
    * The part of the operator's keys, state and metrics that is this table's, in an operator of
    * several tables; before the state is initialized.
@@ -370,7 +375,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       forgetFilesNoLongerInTheTable(start.lastCompletedCheckpoint());
       compaction.surveyOnceAfterStart();
     } else if (table.currentSnapshot() == null) {
-      compaction.startsOnAnEmptyTable();
+      compaction.startsOnAnEmptyTable(table);
     }
     indexComplete = start.indexComplete();
     startedEmpty = start.startedEmpty();

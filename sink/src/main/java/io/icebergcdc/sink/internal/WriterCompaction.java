@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * is read for it when an own file reached the compaction ratio, and otherwise at most once per
  * survey interval, to find small files and shared ones: the first at the first checkpoint after the
  * subtask wrote the table, restored it or loaded its index (an interval after that checkpoint where
- * the table had no rows at the start, {@link #startsOnAnEmptyTable}), and then only while the
+ * the table had no snapshot at the start, {@link #startsOnAnEmptyTable}), and then only while the
  * subtask writes it or deletes its rows by position (files it wrote within an interval before a
  * survey were too young for it) or the last survey ran out of budget. A job of hundreds of tables,
  * most of them idle at any time, reads only those it writes. What a deleted row's file tells
@@ -158,11 +158,17 @@ final class WriterCompaction {
    */
   private long lastSurvey;
 
-  /** Whether the table was surveyed in this run, {@link #lastSurvey} holding a time. */
+  /**
+   * Whether the table was surveyed in this run, or its first survey was found needless ({@link
+   * #startsOnAnEmptyTable}): {@link #lastSurvey} holds a time.
+   */
   private boolean surveyedBefore;
 
-  /** Whether the table had no rows when the writer started ({@link #startsOnAnEmptyTable}). */
+  /** Whether the table had no snapshot when the writer started ({@link #startsOnAnEmptyTable}). */
   private boolean startedEmpty;
+
+  /** See {@link #refreshes}. */
+  private long refreshes;
 
   WriterCompaction(
       Writer writer,
@@ -224,14 +230,17 @@ final class WriterCompaction {
   }
 
   /**
-   * The table had no rows when the writer started without state of it: at the first checkpoint
-   * after the subtask's first write it holds only files too young for a survey. So the first survey
-   * comes an interval after that checkpoint, as if one had run then; a job that creates its tables
-   * (hundreds in a whole database) then does not read each of them at the first checkpoint after
-   * its first write, and its surveys stay spread as its first writes were.
+   * {@code table} had no snapshot when the writer started without state of it (as a job creates its
+   * tables). Nothing a survey finds at the first checkpoint after the subtask's first write is a
+   * file it could move rows out of: its key index points only into its own files, none of which is
+   * known to be committed yet. So the first survey comes an interval after that checkpoint, as if
+   * one had run then, and the surveys of a job's new tables stay spread as their first writes were.
+   * The table as it is now, without files, is compaction's first read of it, which {@link
+   * #leftTheTable} answers from for an interval, as it would from a survey's.
    */
-  void startsOnAnEmptyTable() {
+  void startsOnAnEmptyTable(Table table) {
     startedEmpty = true;
+    read(table, -1);
   }
 
   /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
@@ -290,7 +299,7 @@ final class WriterCompaction {
     long now = clock.getAsLong();
     if (!liveReadTried || now - liveReadAt > surveyInterval.toNanos()) {
       try {
-        read(writer.refreshedTable(), lastCompletedCheckpoint);
+        read(refreshedTable(), lastCompletedCheckpoint);
       } catch (RuntimeException e) {
         // As for a survey: the catalog out of reach for a while. Tried again an interval later.
         liveReadAt = now;
@@ -349,6 +358,17 @@ final class WriterCompaction {
   /** How many data files compaction copied from the rows held in memory. */
   long dataFilesCompactedFromMemory() {
     return dataFilesCompactedFromMemory.getCount();
+  }
+
+  /** The table as it is now, from the catalog: the writer's, counted. */
+  private Table refreshedTable() {
+    refreshes++;
+    return writer.refreshedTable();
+  }
+
+  /** How many times compaction refreshed the table from the catalog, for tests. */
+  long refreshes() {
+    return refreshes;
   }
 
   /** How many times the table was read for small and shared files. */
@@ -418,7 +438,7 @@ final class WriterCompaction {
     // anyone (another engine too) has deleted from them.
     Table table;
     try {
-      table = writer.refreshedTable();
+      table = refreshedTable();
     } catch (RuntimeException e) {
       // A catalog out of reach for a while: the committer waits for it; compaction, which can
       // always wait, tries again at a later checkpoint.

@@ -1239,10 +1239,11 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
-   * A table that had no rows when the writer started (as a job creates its tables) is not read for
-   * small and shared files at the first checkpoint after the writer's first write, where it holds
-   * only files too young for a survey: the first comes an interval after that checkpoint. A table
-   * with rows at the start is read at the first checkpoint after the first write.
+   * A table without a snapshot when the writer started (as a job creates its tables) is not read
+   * for small and shared files at the first checkpoint after the writer's first write, where the
+   * writer could move no row out of any file: the first survey comes an interval after that
+   * checkpoint. A table with rows at the start is read at the first checkpoint after the first
+   * write.
    */
   @Test
   void aTableStartedEmptyIsFirstSurveyedAnIntervalAfterItsFirstWrite() throws Exception {
@@ -1264,10 +1265,39 @@ class PositionDeltaWriterOperatorTest {
       assertThat(surveys(harness)).isEqualTo(1);
     }
     now.set(200_000_000_000L);
-    try (var harness = harness(true, null)) {
+    try (var harness = harness(false, null)) {
       now.set(201_000_000_000L);
       checkpoint(harness, 1, insert(200, "c", 1));
       assertThat(surveys(harness)).isEqualTo(1);
+    }
+  }
+
+  /**
+   * Nor is such a table read for an update of a row in one of the writer's committed files within
+   * that interval: the table as it was at the start, without files, stands for the read a survey
+   * would have made.
+   */
+  @Test
+  void aTableStartedEmptyIsNotReadForAnUpdateInItsFirstInterval() throws Exception {
+    compactionRatio = 0.5;
+    surveyInterval = java.time.Duration.ofMinutes(1);
+    Table table = table();
+    try (var harness = harness(true, null)) {
+      now.set(1_000_000_000L);
+      append(table, checkpoint(harness, 1, inserts(1, 10, 0)));
+      for (long checkpoint = 1; checkpoint <= 4; checkpoint++) {
+        if (checkpoint > 1) {
+          harness.prepareSnapshotPreBarrier(checkpoint);
+        }
+        harness.notifyOfCompletedCheckpoint(checkpoint);
+      }
+      now.set(20_000_000_000L);
+      ChangeCommittable updated = checkpoint(harness, 5, update(2, "y", 100));
+      assertThat(updated.positionDeletes().files()).hasSize(1);
+      PositionDeltaWriterOperator<?> writer =
+          (PositionDeltaWriterOperator<?>) harness.getOperator();
+      assertThat(writer.compactionRefreshes()).isZero();
+      assertThat(writer.tableSurveys()).isZero();
     }
   }
 
