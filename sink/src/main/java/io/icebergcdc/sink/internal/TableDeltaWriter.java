@@ -375,7 +375,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
       forgetFilesNoLongerInTheTable(start.lastCompletedCheckpoint());
       compaction.surveyOnceAfterStart();
     } else if (table.currentSnapshot() == null) {
-      compaction.startsOnAnEmptyTable(table);
+      compaction.startsOnAnEmptyTable(table, start.lastCompletedCheckpoint());
     }
     indexComplete = start.indexComplete();
     startedEmpty = start.startedEmpty();

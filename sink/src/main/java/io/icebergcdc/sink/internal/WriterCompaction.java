@@ -236,11 +236,14 @@ final class WriterCompaction {
    * known to be committed yet. So the first survey comes an interval after that checkpoint, as if
    * one had run then, and the surveys of a job's new tables stay spread as their first writes were.
    * The table as it is now, without files, is compaction's first read of it, which {@link
-   * #leftTheTable} answers from for an interval, as it would from a survey's.
+   * #leftTheTable} answers from for an interval from the writer's start, as it would from a
+   * survey's.
+   *
+   * @param lastCompletedCheckpoint the latest checkpoint known complete
    */
-  void startsOnAnEmptyTable(Table table) {
+  void startsOnAnEmptyTable(Table table, long lastCompletedCheckpoint) {
     startedEmpty = true;
-    read(table, -1);
+    read(table, lastCompletedCheckpoint);
   }
 
   /** Tracks a file the subtask has just written, whose rows went through {@link #written}. */
@@ -366,7 +369,7 @@ final class WriterCompaction {
     return writer.refreshedTable();
   }
 
-  /** How many times compaction refreshed the table from the catalog, for tests. */
+  /** How many times compaction tried to refresh the table from the catalog, for tests. */
   long refreshes() {
     return refreshes;
   }

@@ -1274,8 +1274,8 @@ class PositionDeltaWriterOperatorTest {
 
   /**
    * Nor is such a table read for an update of a row in one of the writer's committed files within
-   * that interval: the table as it was at the start, without files, stands for the read a survey
-   * would have made.
+   * an interval from the writer's start: the table as it was at the start, without files, stands
+   * for the read a survey would have made. Past that interval the update reads it.
    */
   @Test
   void aTableStartedEmptyIsNotReadForAnUpdateInItsFirstInterval() throws Exception {
@@ -1298,6 +1298,12 @@ class PositionDeltaWriterOperatorTest {
           (PositionDeltaWriterOperator<?>) harness.getOperator();
       assertThat(writer.compactionRefreshes()).isZero();
       assertThat(writer.tableSurveys()).isZero();
+
+      // Past the interval: the update reads the table, and the checkpoint runs the first survey.
+      now.set(70_000_000_000L);
+      checkpoint(harness, 6, update(3, "z", 100));
+      assertThat(writer.tableSurveys()).isEqualTo(1);
+      assertThat(writer.compactionRefreshes()).isEqualTo(2);
     }
   }
 
