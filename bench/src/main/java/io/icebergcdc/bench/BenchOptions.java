@@ -88,6 +88,16 @@ final class BenchOptions {
     }
   }
 
+  /** {@code --checkpoint-interval}, as {@link #duration}, at least Flink's least, 10 ms. */
+  java.time.Duration checkpointInterval(String orElse) {
+    java.time.Duration interval = duration("checkpoint-interval", orElse);
+    if (interval.toMillis() < 10) {
+      throw new IllegalArgumentException(
+          "--checkpoint-interval is 10ms at least, not " + get("checkpoint-interval"));
+    }
+    return interval;
+  }
+
   int getInt(String name, int orElse) {
     long value = getLong(name, orElse);
     if (value != (int) value) {

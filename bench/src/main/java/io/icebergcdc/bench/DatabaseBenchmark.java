@@ -164,12 +164,7 @@ public final class DatabaseBenchmark {
     rounds = options.getInt("rounds", 5);
     batch = options.getInt("batch", 100);
     parallelism = options.getInt("parallelism", 2);
-    interval = options.duration("checkpoint-interval", "2s");
-    if (interval.toMillis() < 10) {
-      // Flink's least checkpoint interval.
-      throw new IllegalArgumentException(
-          "--checkpoint-interval is 10ms at least, not " + options.get("checkpoint-interval"));
-    }
+    interval = options.checkpointInterval("2s");
     rest = options.oneOf("catalog", "hadoop", "hadoop", "rest").equals("rest");
     atomicCommits = options.getBoolean("atomic-commits", false);
     distribution =
