@@ -129,6 +129,39 @@ final class BenchJobs implements AutoCloseable {
 
   private static final String SINK_OPTION_PREFIX = "bench.sink.";
 
+  /** The sink options given as system properties (see below), as {@code -D} flags; "" for none. */
+  static String sinkOptionsGiven() {
+    StringBuilder given = new StringBuilder();
+    System.getProperties().stringPropertyNames().stream()
+        .filter(property -> property.startsWith(SINK_OPTION_PREFIX))
+        .sorted()
+        .forEach(
+            property ->
+                given
+                    .append(given.length() == 0 ? "" : " ")
+                    .append("-D")
+                    .append(property)
+                    .append('=')
+                    .append(System.getProperty(property)));
+    return given.toString();
+  }
+
+  /**
+   * For experiments: sets in {@code options} each sink option given as a system property {@code
+   * bench.sink.<option>=<value>} ({@code BENCH_JAVA_OPTS}); they override the benchmark's own.
+   */
+  static void sinkOptionsOfSystemProperties(Configuration options) {
+    System.getProperties()
+        .stringPropertyNames()
+        .forEach(
+            property -> {
+              if (property.startsWith(SINK_OPTION_PREFIX)) {
+                options.setString(
+                    property.substring(SINK_OPTION_PREFIX.length()), System.getProperty(property));
+              }
+            });
+  }
+
   private BenchTable ours(
       StreamExecutionEnvironment env, Input input, String name, DeleteMode mode, int version) {
     Table table = create(name, input, version);
@@ -139,16 +172,7 @@ final class BenchJobs implements AutoCloseable {
             : GeneratedChanges.events(env, input, schema);
     Configuration options = new Configuration();
     options.setString("sink.delete-mode", mode.name());
-    // For experiments: -Dbench.sink.<option>=<value> (BENCH_JAVA_OPTS) sets any sink option.
-    System.getProperties()
-        .stringPropertyNames()
-        .forEach(
-            property -> {
-              if (property.startsWith(SINK_OPTION_PREFIX)) {
-                options.setString(
-                    property.substring(SINK_OPTION_PREFIX.length()), System.getProperty(property));
-              }
-            });
+    sinkOptionsOfSystemProperties(options);
     IcebergCdcSink.builder().table(loader(name)).options(options).build().apply(changes);
     return new IcebergBenchTable(table);
   }

@@ -9,6 +9,7 @@ import io.icebergcdc.jobs.definition.RuntimeDefinition;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.pipeline.PipelineComposer;
 import io.icebergcdc.locallake.LocalRestCatalog;
+import io.icebergcdc.locallake.LocalS3Store;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.SinkOptions;
 import java.io.IOException;
@@ -83,8 +84,17 @@ public final class DatabaseBenchmark {
   private final int parallelism;
   private final Duration interval;
 
-  /** Whether the tables live in a REST catalog (Iceberg's REST server over a local warehouse). */
+  /**
+   * Whether the tables live in a REST catalog: Iceberg's REST server, over a local warehouse or
+   * (with {@link #s3}) over S3Proxy through {@code S3FileIO}.
+   */
   private final boolean rest;
+
+  /** Whether the REST catalog's warehouse is on S3 (S3Proxy, a process of its own). */
+  private final boolean s3;
+
+  /** What S3Proxy adds to each request it answers, as a network would ({@code --s3-latency}). */
+  private final Duration s3Latency;
 
   /** Whether the tables of a checkpoint are committed in one transaction of the REST catalog. */
   private final boolean atomicCommits;
@@ -127,6 +137,7 @@ public final class DatabaseBenchmark {
           "parallelism",
           "checkpoint-interval",
           "catalog",
+          "s3-latency",
           "atomic-commits",
           "distribution",
           "partition-by",
@@ -165,7 +176,21 @@ public final class DatabaseBenchmark {
     batch = options.getInt("batch", 100);
     parallelism = options.getInt("parallelism", 2);
     interval = options.checkpointInterval("2s");
-    rest = options.oneOf("catalog", "hadoop", "hadoop", "rest").equals("rest");
+    String catalog = options.oneOf("catalog", "hadoop", "hadoop", "rest", "rest-s3");
+    rest = !catalog.equals("hadoop");
+    s3 = catalog.equals("rest-s3");
+    s3Latency = options.duration("s3-latency", "0ms");
+    if (options.has("s3-latency") && !s3) {
+      throw new IllegalArgumentException("--s3-latency needs --catalog rest-s3");
+    }
+    if (s3Latency.toNanos() % 1_000_000 != 0) {
+      throw new IllegalArgumentException(
+          "--s3-latency must be whole milliseconds (S3Proxy's unit): " + s3Latency);
+    }
+    // The sink options given as system properties, checked before anything starts.
+    Configuration given = new Configuration();
+    BenchJobs.sinkOptionsOfSystemProperties(given);
+    SinkOptions.validate(given);
     atomicCommits = options.getBoolean("atomic-commits", false);
     distribution =
         io.icebergcdc.sink.Distribution.valueOf(
@@ -188,7 +213,7 @@ public final class DatabaseBenchmark {
     idleSeconds = options.getInt("idle-seconds", 0);
     only = options.oneOf("only", "both", "both", "many", "one");
     if (atomicCommits && !rest) {
-      throw new IllegalArgumentException("--atomic-commits true needs --catalog rest");
+      throw new IllegalArgumentException("--atomic-commits true needs --catalog rest or rest-s3");
     }
     if (tables < 1
         || large < 0
@@ -224,14 +249,20 @@ public final class DatabaseBenchmark {
     String only = benchmark.only;
     // The one table first: the threads of a cancelled job take a while to end.
     List<Result> results = new ArrayList<>();
-    if (!only.equals("one")) {
-      results.add(null);
-    }
-    if (!only.equals("many")) {
-      results.add(benchmark.run(true));
-    }
-    if (!only.equals("one")) {
-      results.set(0, benchmark.run(false));
+    try {
+      if (!only.equals("one")) {
+        results.add(null);
+      }
+      if (!only.equals("many")) {
+        results.add(benchmark.run(true));
+      }
+      if (!only.equals("one")) {
+        results.set(0, benchmark.run(false));
+      }
+    } catch (Exception e) {
+      // A replication slot left behind keeps the server's WAL for as long as the machine runs.
+      dropSource();
+      throw e;
     }
     String report = benchmark.report(results);
     Files.createDirectories(out.toAbsolutePath().getParent());
@@ -275,13 +306,24 @@ public final class DatabaseBenchmark {
     }
     createSource(rows);
 
-    LocalRestCatalog restServer =
-        rest ? LocalRestCatalog.start(work.resolve("warehouse").toString(), Map.of()) : null;
+    LocalS3Store s3Store = s3 ? LocalS3Store.start(s3Latency) : null;
+    LocalRestCatalog restServer = null;
     try {
-      return run(oneTable, work, names, rows, restServer);
+      Map<String, String> fileIo = Map.of();
+      String warehouse = work.resolve("warehouse").toString();
+      if (s3Store != null) {
+        s3Store.createBucket("bench-db");
+        fileIo = s3Store.icebergProperties();
+        warehouse = "s3://bench-db/warehouse";
+      }
+      restServer = rest ? LocalRestCatalog.start(warehouse, fileIo) : null;
+      return run(oneTable, work, names, rows, restServer, fileIo);
     } finally {
       if (restServer != null) {
         restServer.close();
+      }
+      if (s3Store != null) {
+        s3Store.close();
       }
     }
   }
@@ -291,12 +333,14 @@ public final class DatabaseBenchmark {
       Path work,
       List<String> names,
       Map<String, Long> rows,
-      LocalRestCatalog restServer)
+      LocalRestCatalog restServer,
+      Map<String, String> fileIo)
       throws Exception {
     Configuration sinkOptions = new Configuration();
     sinkOptions.set(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, atomicCommits);
     sinkOptions.set(SinkOptions.DISTRIBUTION, distribution);
     sinkOptions.set(SinkOptions.DELETE_MODE, deleteMode);
+    BenchJobs.sinkOptionsOfSystemProperties(sinkOptions);
     JobDefinition job =
         new JobDefinition(
             new DatabaseSource(
@@ -313,7 +357,11 @@ public final class DatabaseBenchmark {
                 "bench"),
             restServer == null
                 ? CatalogDefinition.hadoop(work.resolve("warehouse").toString())
-                : CatalogDefinition.builder().type("rest").uri(restServer.uri()).build(),
+                : CatalogDefinition.builder()
+                    .type("rest")
+                    .uri(restServer.uri())
+                    .properties(fileIo)
+                    .build(),
             new TableDefinition("cdc.{table}", List.of(), null, 3),
             sinkOptions,
             DeadLetterOutput.NONE,
@@ -366,6 +414,7 @@ public final class DatabaseBenchmark {
       System.out.printf(Locale.ROOT, "%,d changes written in %.1f s%n", changes, writeSeconds);
       long held = awaitHeld(client, catalog, marks);
       double changesSeconds = (held - writeStart) / 1000.0;
+      System.out.printf(Locale.ROOT, "changes held after %.1f s%n", changesSeconds);
 
       long checkpointBytes = lastCheckpointBytes(work.resolve("checkpoints"));
       int threadsPeak = threads.getPeakThreadCount() - threadsBefore;
@@ -400,6 +449,9 @@ public final class DatabaseBenchmark {
           check);
     } finally {
       client.cancel().get();
+      if (catalog instanceof java.io.Closeable closeable) {
+        closeable.close();
+      }
     }
   }
 
@@ -692,7 +744,7 @@ public final class DatabaseBenchmark {
         String.format(
             Locale.ROOT,
             "`bash bench/database.sh --tables %d --large %d --large-rows %d --small-rows %d"
-                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s%s%s%s`,"
+                + " --rounds %d --batch %d --parallelism %d --checkpoint-interval %s%s%s%s%s%s`,"
                 + " %s.\n\n",
             tables,
             large,
@@ -702,17 +754,28 @@ public final class DatabaseBenchmark {
             batch,
             parallelism,
             TimeUtils.formatWithHighestUnit(interval).replace(" ", ""),
-            rest ? " --catalog rest --atomic-commits " + atomicCommits : "",
+            rest
+                ? " --catalog "
+                    + (s3 ? "rest-s3 --s3-latency " + s3Latency.toMillis() + "ms" : "rest")
+                    + " --atomic-commits "
+                    + atomicCommits
+                : "",
             distribution == io.icebergcdc.sink.Distribution.PRIMARY_KEY
                 ? ""
-                : " --distribution "
-                    + distribution.name().toLowerCase(Locale.ROOT)
-                    + (partitionBy == null ? "" : " --partition-by '" + partitionBy + "'"),
-            deleteMode == io.icebergcdc.sink.DeleteMode.POSITION
-                ? ""
-                : " --delete-mode " + deleteMode.name().toLowerCase(Locale.ROOT),
+                : " --distribution " + distribution.name().toLowerCase(Locale.ROOT),
+            (partitionBy == null ? "" : " --partition-by '" + partitionBy + "'")
+                + (deleteMode == io.icebergcdc.sink.DeleteMode.POSITION
+                    ? ""
+                    : " --delete-mode " + deleteMode.name().toLowerCase(Locale.ROOT)),
             idleSeconds > 0 ? " --idle-seconds " + idleSeconds : "",
+            only.equals("both") ? "" : " --only " + only,
             LocalDate.now()));
+    if (!BenchJobs.sinkOptionsGiven().isEmpty()) {
+      out.append(
+          "With sink options set as system properties: `BENCH_JAVA_OPTS='"
+              + BenchJobs.sinkOptionsGiven()
+              + "'`.\n\n");
+    }
     out.append(
         "| run | tables | rows | operators | job vertices | tasks | snapshot s | snapshot rows/s"
             + " | changes | written in s | applied in s | changes/s | threads (peak, added) | heap after"

@@ -5,6 +5,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,17 +64,35 @@ public final class LocalS3Store implements AutoCloseable {
   private final int port;
   private final ServerProcess server;
 
-  private LocalS3Store(Path directory, int port) {
+  /** Added to every request S3Proxy answers; zero for none. */
+  private final Duration latency;
+
+  private LocalS3Store(Path directory, int port, Duration latency) {
     this.directory = directory;
     this.data = directory.resolve("data");
     this.port = port;
+    this.latency = latency;
     this.server = new ServerProcess("S3Proxy", directory.resolve("s3proxy.log"));
   }
 
   /** Starts S3Proxy over a new temporary directory and returns once it answers HTTP. */
   public static LocalS3Store start() throws Exception {
+    return start(Duration.ZERO);
+  }
+
+  /**
+   * Starts S3Proxy as {@link #start()} does, each request it answers delayed by {@code latency}
+   * (S3Proxy's latency middleware, {@code s3proxy.latency-blobstore.*.latency}, in whole
+   * milliseconds), as an object store across a network would be: for benchmarks of what waits on
+   * each request.
+   */
+  public static LocalS3Store start(Duration latency) throws Exception {
+    if (latency.isNegative() || latency.toNanos() % 1_000_000 != 0) {
+      throw new IllegalArgumentException(
+          "S3Proxy's latency is whole milliseconds, not negative: " + latency);
+    }
     LocalS3Store store =
-        new LocalS3Store(Files.createTempDirectory("local-s3"), ServerProcess.freePort());
+        new LocalS3Store(Files.createTempDirectory("local-s3"), ServerProcess.freePort(), latency);
     store.startProcess();
     return store;
   }
@@ -94,7 +113,9 @@ public final class LocalS3Store implements AutoCloseable {
             "jclouds.identity=" + ACCESS_KEY,
             "jclouds.credential=" + SECRET_KEY,
             "jclouds.filesystem.basedir=" + data,
-            ""),
+            latency.isZero()
+                ? ""
+                : "s3proxy.latency-blobstore.*.latency=" + latency.toMillis() + "\n"),
         StandardCharsets.UTF_8);
     server.start(
         ServerProcess.javaCommand(
