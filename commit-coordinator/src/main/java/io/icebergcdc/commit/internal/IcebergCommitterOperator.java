@@ -8,6 +8,7 @@ import io.icebergcdc.commit.MaintenancePolicy;
 import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.commit.TableThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -70,7 +71,7 @@ import org.apache.iceberg.flink.TableLoader;
  * committer its input, its checkpoints and their completion, and keeps its state.
  *
  * <p><b>Threading:</b> Flink's task thread; a committer of several tables commits them on threads
- * of its own ({@link CommitThreads}, {@link #COMMIT_THREADS} of them), several tables at once, each
+ * of its own ({@link TableThreads}, {@link #COMMIT_THREADS} of them), several tables at once, each
  * table on one thread at a time, and the task thread waits until all are done.
  */
 public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
@@ -128,7 +129,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private final String runId = java.util.UUID.randomUUID().toString();
 
   /** Where the work of each table is done. */
-  private transient CommitThreads commitThreads;
+  private transient TableThreads commitThreads;
 
   /** The catalog's transactions, where the tables of a checkpoint are committed in one. */
   private transient TransactionCommitter transactions;
@@ -347,10 +348,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
                     "iceberg-cdc-committer-state", BytePrimitiveArraySerializer.INSTANCE));
     commitThreads =
         committers.size() > 1
-            ? CommitThreads.of(
+            ? TableThreads.of(
                 Math.min(committers.size(), COMMIT_THREADS),
                 "iceberg-cdc-commit-" + getOperatorID())
-            : CommitThreads.none();
+            : TableThreads.none();
     if (inOneTransaction) {
       transactions =
           new TransactionCommitter(
@@ -476,7 +477,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     }
     if (transactions != null) {
       try {
-        transactions.checkNames(Map.of(table, committer), CommitThreads.none());
+        transactions.checkNames(Map.of(table, committer), TableThreads.none());
       } catch (Exception e) {
         committer.close();
         throw e;
@@ -491,7 +492,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
       // makes them a few times only.
       commitThreads.close();
       commitThreads =
-          CommitThreads.of(
+          TableThreads.of(
               Math.min(COMMIT_THREADS, Math.max(committers.size(), 2 * threads)),
               "iceberg-cdc-commit-" + getOperatorID());
     }

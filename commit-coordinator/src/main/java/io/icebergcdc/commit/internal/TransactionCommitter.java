@@ -1,6 +1,7 @@
 package io.icebergcdc.commit.internal;
 
 import io.icebergcdc.commit.CommitException;
+import io.icebergcdc.commit.TableThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,7 +80,7 @@ final class TransactionCommitter implements AutoCloseable {
    * Checks that each table's name, parsed as an identifier, names the table in the catalog: a
    * transaction names its tables so. A namespace or table name with a dot in it would not.
    */
-  void checkNames(Map<String, TableCommitter> tables, CommitThreads threads) throws Exception {
+  void checkNames(Map<String, TableCommitter> tables, TableThreads threads) throws Exception {
     threads.forEach(
         tables.entrySet(),
         table -> {
@@ -109,7 +110,7 @@ final class TransactionCommitter implements AutoCloseable {
    *
    * @param due what each table owes, by the name that is its identifier in the catalog
    */
-  void commit(Map<String, TableCommitter.Due> due, CommitThreads threads) throws Exception {
+  void commit(Map<String, TableCommitter.Due> due, TableThreads threads) throws Exception {
     NavigableMap<Long, Map<String, TableCommitter.Due.Commit>> byCheckpoint = new TreeMap<>();
     due.forEach(
         (table, owed) -> {
@@ -135,7 +136,7 @@ final class TransactionCommitter implements AutoCloseable {
       long checkpointId,
       Map<String, TableCommitter.Due.Commit> commits,
       Map<String, TableCommitter.Due> due,
-      CommitThreads threads)
+      TableThreads threads)
       throws Exception {
     CatalogOutage outage = new CatalogOutage(catalogRetryTimeout);
     Map<String, TableCommitter.Due.Commit> left = new TreeMap<>(commits);
@@ -289,7 +290,7 @@ final class TransactionCommitter implements AutoCloseable {
       long checkpointId,
       Map<String, TableCommitter.Due.Commit> commits,
       Map<String, TableCommitter.Due> due,
-      CommitThreads threads)
+      TableThreads threads)
       throws Exception {
     Map<String, SnapshotCommitter.Attempt> staged = new ConcurrentHashMap<>();
     try {
@@ -318,7 +319,7 @@ final class TransactionCommitter implements AutoCloseable {
   private static void landed(
       Map<String, SnapshotCommitter.Attempt> sent,
       Map<String, TableCommitter.Due> due,
-      CommitThreads threads,
+      TableThreads threads,
       Map<String, Map.Entry<SnapshotCommitter.Attempt, org.apache.iceberg.Snapshot>> landed)
       throws Exception {
     threads.forEach(

@@ -1,4 +1,4 @@
-package io.icebergcdc.commit.internal;
+package io.icebergcdc.commit;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -14,20 +14,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Where a committer of several tables does the work of each table (commit, restore, staging): on
- * threads of its own, several tables at once, each table on one thread at a time, while the task
- * thread waits until all are done. A committer of one table works on the task thread.
+ * Where an operator of several tables does the work of each table that mostly waits on the catalog
+ * and the file system (the committer's commits, restores and staging; the writers' reads of their
+ * tables for compaction): on threads of its own, several tables at once, each table on one thread
+ * at a time, while the task thread waits until all are done. An operator of one table works on the
+ * task thread.
  *
- * <p>A commit mostly waits on the catalog and the file system; a job of hundreds of tables
- * committed one after the other took longer than its checkpoint interval.
+ * <p>A job of hundreds of tables committed one after the other took longer than its checkpoint
+ * interval; on object storage its writers' reads of their tables, one after the other, held their
+ * task threads for most of the time.
  */
-final class CommitThreads implements AutoCloseable {
+public final class TableThreads implements AutoCloseable {
 
-  private static final Logger LOG = LoggerFactory.getLogger(CommitThreads.class);
+  private static final Logger LOG = LoggerFactory.getLogger(TableThreads.class);
 
   /** What is done for each table. */
   @FunctionalInterface
-  interface Action<T> {
+  public interface Action<T> {
     void run(T table) throws Exception;
   }
 
@@ -36,24 +39,24 @@ final class CommitThreads implements AutoCloseable {
 
   private final int count;
 
-  private CommitThreads(ExecutorService threads, int count) {
+  private TableThreads(ExecutorService threads, int count) {
     this.threads = threads;
     this.count = count;
   }
 
   /** Work on the caller's thread, one table after the other. */
-  static CommitThreads none() {
-    return new CommitThreads(null, 1);
+  public static TableThreads none() {
+    return new TableThreads(null, 1);
   }
 
   /** How many tables' work runs at once: 1 on the caller's thread. */
-  int threads() {
+  public int threads() {
     return count;
   }
 
   /** Up to {@code count} threads, named after {@code name}. */
-  static CommitThreads of(int count, String name) {
-    return new CommitThreads(
+  public static TableThreads of(int count, String name) {
+    return new TableThreads(
         Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)), count);
   }
 
@@ -61,7 +64,7 @@ final class CommitThreads implements AutoCloseable {
    * Runs {@code action} for each of {@code tables}, all done before this returns. The first failure
    * is thrown once all are done, with the others suppressed.
    */
-  <T> void forEach(Collection<T> tables, Action<T> action) throws Exception {
+  public <T> void forEach(Collection<T> tables, Action<T> action) throws Exception {
     if (threads == null) {
       for (T table : tables) {
         action.run(table);
@@ -83,7 +86,7 @@ final class CommitThreads implements AutoCloseable {
         table.get();
       } catch (InterruptedException e) {
         // The task is cancelled. No commit of this attempt may land after it ends, when the next
-        // attempt reads the snapshot logs: the commits in flight end before it does.
+        // attempt reads the snapshot logs: the work in flight ends before it does.
         close();
         Thread.currentThread().interrupt();
         throw e;
@@ -115,7 +118,7 @@ final class CommitThreads implements AutoCloseable {
         if (threads.awaitTermination(1, TimeUnit.SECONDS)) {
           break;
         }
-        LOG.info("Waiting for the commits in flight to end");
+        LOG.info("Waiting for the work of the tables in flight to end");
       } catch (InterruptedException e) {
         interrupted = true;
       }
