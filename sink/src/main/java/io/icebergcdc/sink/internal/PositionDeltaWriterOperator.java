@@ -5,6 +5,7 @@ import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.TableKey;
 import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.JobClassLoaderRelease;
+import io.icebergcdc.commit.TableThreads;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.TableScope;
 import java.time.Duration;
@@ -45,7 +46,12 @@ import org.apache.iceberg.flink.TableLoader;
  * warning, but for an operator that takes the tables that appear while the job runs ({@link
  * NewTables}), which takes back every table its restored state holds and the catalog still has.
  *
- * <p><b>Threading:</b> Flink's task thread only.
+ * <p><b>Checkpoints:</b> each table's net changes of the interval are written, then the table's
+ * files completed and handed on; but the tables whose compaction reads them at the checkpoint wait
+ * with their files open until a batch of them is read together ({@link #finishReading}).
+ *
+ * <p><b>Threading:</b> Flink's task thread, but for the reads of tables ahead, on threads of the
+ * operator's while the task thread waits for them.
  */
 public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator<ChangeCommittable>
     implements OneInputStreamOperator<ChangeEvent, ChangeCommittable>, BoundedOneInput {
@@ -91,6 +97,18 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
 
   /** The latest checkpoint this operator knows complete; -1 for none. */
   private transient long completedCheckpoint;
+
+  /** The threads that read tables ahead ({@link #finishReading}); null until needed. */
+  private transient TableThreads tableReads;
+
+  /** How many tables are read ahead at once. */
+  static final int TABLE_READ_THREADS = 8;
+
+  /**
+   * How many tables whose compaction reads them at a checkpoint are read together, their files open
+   * meanwhile (each open data file holds a page buffer): the others are finished at once.
+   */
+  static final int TABLES_READ_AT_ONCE = 2 * TABLE_READ_THREADS;
 
   /** The writer of one table. */
   public PositionDeltaWriterOperator(
@@ -338,6 +356,15 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     return single().compactionRefreshes();
   }
 
+  /** How many times {@code table}'s compaction was surveyed, refreshed it and used a read ahead. */
+  @VisibleForTesting
+  long[] surveysRefreshesAndReadsAhead(String table) {
+    TableDeltaWriter<?> writer = writerOf(table);
+    return new long[] {
+      writer.tableSurveys(), writer.compactionRefreshes(), writer.readsAheadUsed()
+    };
+  }
+
   /** See {@link io.icebergcdc.dedup.KeyedDedup#indexKeptBytes}; 0 for a table it does not write. */
   @VisibleForTesting
   long indexKeptBytes(String table) {
@@ -568,9 +595,45 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     super.prepareSnapshotPreBarrier(checkpointId);
     preparedCheckpoint = Math.max(preparedCheckpoint, checkpointId);
+    // Each table's changes are written; a table whose compaction reads it now waits, its files
+    // open, until a batch of such tables is read together (finishReading), the others go on.
+    List<TableDeltaWriter<?>> reading = new ArrayList<>();
     for (TableDeltaWriter<?> writer : writers()) {
       writer.prepareSnapshotPreBarrier(checkpointId);
+      if (only == null && writer.readsTableAtCheckpoint()) {
+        reading.add(writer);
+        if (reading.size() == TABLES_READ_AT_ONCE) {
+          finishReading(reading, checkpointId);
+        }
+      } else {
+        writer.finishCheckpoint();
+      }
     }
+    finishReading(reading, checkpointId);
+  }
+
+  /**
+   * Reads ahead, several at once, the tables of {@code reading} (a refresh from the catalog and,
+   * for a new snapshot, its manifests), whose compaction reads them at this checkpoint, then
+   * finishes their checkpoint, which uses those reads. Each read mostly waits on the catalog and
+   * the file system, and one after the other they held the writers' task threads for most of their
+   * busy time on object storage. The task thread waits until all are read.
+   */
+  private void finishReading(List<TableDeltaWriter<?>> reading, long checkpointId)
+      throws Exception {
+    if (reading.size() > 1) {
+      if (tableReads == null) {
+        tableReads =
+            TableThreads.of(
+                Math.min(TABLE_READ_THREADS, writers().size()),
+                "iceberg-cdc-table-reads-" + getOperatorID());
+      }
+      tableReads.forEach(reading, writer -> writer.readTableAhead(checkpointId));
+    }
+    for (TableDeltaWriter<?> writer : reading) {
+      writer.finishCheckpoint();
+    }
+    reading.clear();
   }
 
   @Override
@@ -613,6 +676,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   @Override
   public void close() throws Exception {
     Exception failure = null;
+    if (tableReads != null) {
+      tableReads.close();
+    }
     for (TableDeltaWriter<?> writer : new ArrayList<>(writers())) {
       try {
         writer.close();

@@ -42,8 +42,9 @@ import org.slf4j.LoggerFactory;
  * deletion vectors or position delete files. The dedup and the writer are one, so that one keyed
  * state entry per key holds both what the dedup needs (sequence, fingerprint, tombstone) and the
  * key index (the data file and position of the key's live row). The operator calls each method from
- * its own of the same name; the keys it sets are the primary keys as its {@link TableScope} maps
- * them.
+ * its own of the same name, and at a checkpoint {@link #finishCheckpoint} after {@link
+ * #prepareSnapshotPreBarrier} (with {@link #readTableAhead} between, where it reads tables ahead);
+ * the keys it sets are the primary keys as its {@link TableScope} maps them.
  *
  * <p><b>State:</b> the keyed state of the dedup ({@link KeyedDedup}), whose live entries carry the
  * row's location. And operator state ({@link WriterState}), among it whether the index is complete:
@@ -55,8 +56,8 @@ import org.slf4j.LoggerFactory;
  * position is not known (the index is not complete and the key has no entry, or the entry was
  * written without a location by a job in equality mode), the row may exist: it is deleted by an
  * equality delete on the key, counted as a fallback. The files themselves are {@link DeltaFiles}'.
- * They are completed in {@link #prepareSnapshotPreBarrier}, so the index in a checkpoint only
- * points into files handed to the committer for that checkpoint or earlier.
+ * They are completed in {@link #finishCheckpoint}, before the checkpoint's barrier, so the index in
+ * a checkpoint only points into files handed to the committer for that checkpoint or earlier.
  *
  * <p><b>By key</b> ({@link #setDeleteMode}, {@link DeleteMode#EQUALITY}): the writer of a table in
  * equality mode keeps no row's location. Its entries hold what the dedup needs, every update or
@@ -78,7 +79,8 @@ import org.slf4j.LoggerFactory;
  * that it compacts nothing: the job ends with the first checkpoint that completes then, and a later
  * one, taken meanwhile, is never committed, so copies compacted into it would be left as orphans.
  *
- * <p><b>Threading:</b> Flink's task thread only.
+ * <p><b>Threading:</b> Flink's task thread, but for {@link #readTableAhead}, on another thread
+ * while the task thread waits for it (it refreshes {@link #table}).
  */
 final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
@@ -148,6 +150,13 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
    * itself): the last files the job commits for sure.
    */
   private transient boolean checkpointedAfterEnd;
+
+  /**
+   * The statistics of the net changes the dedup flushed for the checkpoint being prepared (empty
+   * where there were none), until {@link #finishCheckpoint} hands them on with its files; null
+   * outside of a checkpoint's preparation.
+   */
+  private transient ChangeStats flushed;
 
   private transient long lastCompletedCheckpoint;
   private transient long rowsWritten;
@@ -268,6 +277,11 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   /** See {@link WriterCompaction#tableSurveys}. */
   long tableSurveys() {
     return compaction.tableSurveys();
+  }
+
+  /** See {@link WriterCompaction#readsAheadUsed}. */
+  long readsAheadUsed() {
+    return compaction.readsAheadUsed();
   }
 
   /** See {@link WriterCompaction#refreshes}. */
@@ -494,13 +508,36 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         hashedBySpecId());
   }
 
+  /**
+   * Writes the net changes of the checkpoint interval, for checkpoint {@code checkpointId}; {@link
+   * #finishCheckpoint} then completes the checkpoint's files.
+   */
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     this.checkpointId = checkpointId;
     writeCurrentSchema();
     // The files written now go with this checkpoint; what follows its barrier with a later one.
     setFileEpoch(checkpointId);
     dedup.prepareSnapshotPreBarrier(checkpointId);
-    setFileEpoch(checkpointId + 1);
+  }
+
+  /**
+   * Whether the compaction of the checkpoint being prepared, its net changes written ({@link
+   * #prepareSnapshotPreBarrier}), will read the table: the operator then has it read ahead ({@link
+   * #readTableAhead}) with its other tables' before it finishes the checkpoint.
+   */
+  boolean readsTableAtCheckpoint() {
+    return flushed != null && compacts() && compaction.readsTableNow(lastCompletedCheckpoint);
+  }
+
+  /** Whether this writer compacts at the checkpoint it prepares. */
+  private boolean compacts() {
+    // A bounded job without checkpoints keeps no index to move.
+    return host.getRuntimeContext().isCheckpointingEnabled() && !checkpointedAfterEnd;
+  }
+
+  /** See {@link WriterCompaction#readAhead}: for the checkpoint {@code checkpointId} prepares. */
+  void readTableAhead(long checkpointId) {
+    compaction.readAhead(checkpointId, lastCompletedCheckpoint);
   }
 
   /**
@@ -524,6 +561,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     inputEnded = true;
     writeCurrentSchema();
     dedup.endInput();
+    handOnFlushed();
   }
 
   void notifyCheckpointComplete(long checkpointId) {
@@ -761,14 +799,40 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         && owner.checkpointId() > sharedUpTo;
   }
 
+  /**
+   * The net changes of the checkpoint are written: the rest ({@link #finishCheckpoint}) waits until
+   * the operator's other tables are written too, and the tables their compaction reads read ahead.
+   */
   @Override
   public void checkpointed(ChangeStats stats) throws Exception {
     if (!fill.isEmpty()) {
       // Before compaction, which may move the rows out of the files read here.
       writeDeferredUpdates();
     }
-    if (host.getRuntimeContext().isCheckpointingEnabled() && !checkpointedAfterEnd) {
-      // A bounded job without checkpoints keeps no index to move.
+    flushed = stats;
+  }
+
+  /**
+   * Finishes the checkpoint being prepared after its net changes were written ({@link
+   * #prepareSnapshotPreBarrier}): compacts, completes the checkpoint's files and hands them on,
+   * with the statistics of the net changes. The files written from now on go with the next
+   * checkpoint.
+   */
+  void finishCheckpoint() throws Exception {
+    handOnFlushed();
+    setFileEpoch(checkpointId + 1);
+  }
+
+  /**
+   * See {@link #finishCheckpoint}: all but the next checkpoint's epoch (at the input's end too).
+   */
+  private void handOnFlushed() throws Exception {
+    ChangeStats stats = flushed;
+    flushed = null;
+    if (stats == null) {
+      return;
+    }
+    if (compacts()) {
       compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);
     }
     checkpointedAfterEnd = inputEnded;

@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * most of them idle at any time, reads only those it writes. What a deleted row's file tells
  * (whether it left the table) is read again where the last read is older than an interval.
  *
- * <p><b>Threading:</b> the writer's task thread only.
+ * <p><b>Threading:</b> the writer's task thread, but for {@link #readAhead}, on another thread
+ * while the task thread waits for it.
  */
 final class WriterCompaction {
 
@@ -169,6 +170,12 @@ final class WriterCompaction {
 
   /** See {@link #refreshes}. */
   private long refreshes;
+
+  /** The read made ahead for a checkpoint ({@link #readAhead}); null for none. */
+  private ReadAhead readAhead;
+
+  /** See {@link #readsAheadUsed}. */
+  private long readsAheadUsed;
 
   WriterCompaction(
       Writer writer,
@@ -374,6 +381,11 @@ final class WriterCompaction {
     return refreshes;
   }
 
+  /** How many times compaction used a read made ahead, for tests. */
+  long readsAheadUsed() {
+    return readsAheadUsed;
+  }
+
   /** How many times the table was read for small and shared files. */
   long tableSurveys() {
     return tableSurveys.getCount();
@@ -406,16 +418,12 @@ final class WriterCompaction {
    * @param rowsWritten the rows the checkpoint wrote otherwise, the budget
    */
   void compact(long checkpointId, long lastCompletedCheckpoint, long rowsWritten) throws Exception {
-    boolean due = false;
-    if (ratio < 1) {
-      for (OwnFile file : ownFiles.values()) {
-        if (file.checkpoint() <= lastCompletedCheckpoint && file.deleted() >= ratio * file.rows()) {
-          due = true;
-          break;
-        }
-      }
-    }
+    ReadAhead ahead =
+        readAhead != null && readAhead.checkpointId() == checkpointId ? readAhead : null;
+    readAhead = null;
+    boolean due = ownFileAtRatio(lastCompletedCheckpoint);
     long now = clock.getAsLong();
+    boolean survey = surveyDue(now);
     if (activeSinceCheckpoint) {
       lastActivity = now;
       everActive = true;
@@ -426,22 +434,19 @@ final class WriterCompaction {
       lastSurvey = now;
       surveyedBefore = true;
     }
-    long interval = surveyInterval.toNanos();
-    boolean survey =
-        (ratio < 1 || smallFileSize > 0)
-            && (!surveyedBefore
-                ? everActive
-                : now - lastSurvey >= interval
-                    // Idle since an interval before the last survey: it found all there is to find.
-                    && (surveyLeftWork || lastActivity - lastSurvey >= -interval));
     if (!due && !survey) {
       return;
     }
     // Compaction copies what the table holds now: only files still in it, without the rows that
-    // anyone (another engine too) has deleted from them.
+    // anyone (another engine too) has deleted from them. A read ahead was made for this
+    // checkpoint once the operator's tables' changes were written, after the last completed
+    // checkpoint was known: as good a read (what changes meanwhile, the commit checks again).
     Table table;
     try {
-      table = refreshedTable();
+      if (ahead != null && ahead.refreshFailure() != null) {
+        throw ahead.refreshFailure();
+      }
+      table = ahead != null ? ahead.table() : refreshedTable();
     } catch (RuntimeException e) {
       // A catalog out of reach for a while: the committer waits for it; compaction, which can
       // always wait, tries again at a later checkpoint.
@@ -455,7 +460,10 @@ final class WriterCompaction {
       surveyLeftWork = false;
       tableSurveys.inc();
     }
-    LiveFiles live = read(table, lastCompletedCheckpoint);
+    LiveFiles live = ahead != null ? ahead.live() : read(table, lastCompletedCheckpoint);
+    if (ahead != null) {
+      readsAheadUsed++;
+    }
     for (OwnFile file : new ArrayList<>(ownFiles.values())) {
       String location = writer.locationOf(file.file());
       if ((location == null || live.dataFile(location) == null)
@@ -515,6 +523,78 @@ final class WriterCompaction {
           (clock.getAsLong() - now) / 1_000_000L);
     }
   }
+
+  /** Whether an own file known committed has reached the compaction ratio. */
+  private boolean ownFileAtRatio(long lastCompletedCheckpoint) {
+    if (ratio < 1) {
+      for (OwnFile file : ownFiles.values()) {
+        if (file.checkpoint() <= lastCompletedCheckpoint && file.deleted() >= ratio * file.rows()) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether a survey is due at a checkpoint at {@code now}: the activity since the last checkpoint
+   * counted, as {@link #compact} then records it (the first checkpoint after the first write to a
+   * table that started without rows standing for a survey).
+   */
+  private boolean surveyDue(long now) {
+    boolean active = everActive || activeSinceCheckpoint;
+    long activity = activeSinceCheckpoint ? now : lastActivity;
+    boolean standsForOne = startedEmpty && !surveyedBefore && active;
+    boolean surveyed = surveyedBefore || standsForOne;
+    long last = standsForOne ? now : lastSurvey;
+    long interval = surveyInterval.toNanos();
+    return (ratio < 1 || smallFileSize > 0)
+        && (!surveyed
+            ? active
+            : now - last >= interval
+                // Idle since an interval before the last survey: it found all there is to find.
+                && (surveyLeftWork || activity - last >= -interval));
+  }
+
+  /**
+   * Whether {@link #compact} would read the table if called now, the checkpoint's net changes
+   * written: an own file reached the ratio, or a survey is due. {@link #compact} decides again when
+   * it runs: a read ahead it no longer needs is left unused (it does not happen: the time only
+   * makes a survey more due), and a read it needs but was not made ahead it makes itself (a survey
+   * that fell due meanwhile).
+   */
+  boolean readsTableNow(long lastCompletedCheckpoint) {
+    return ownFileAtRatio(lastCompletedCheckpoint) || surveyDue(clock.getAsLong());
+  }
+
+  /**
+   * Refreshes the table and reads its live files now, for {@link #compact} at checkpoint {@code
+   * checkpointId}: on a thread of the operator's for reads (several tables read at once) while the
+   * task thread waits for all of them, so nothing else touches this compaction meanwhile. A refresh
+   * that fails makes compaction wait, as one of its own would; where the read of the manifests
+   * fails, {@link #compact} refreshes and reads the table itself.
+   */
+  void readAhead(long checkpointId, long lastCompletedCheckpoint) {
+    Table table;
+    try {
+      table = refreshedTable();
+    } catch (RuntimeException e) {
+      readAhead = new ReadAhead(checkpointId, null, null, e);
+      return;
+    }
+    try {
+      readAhead = new ReadAhead(checkpointId, table, read(table, lastCompletedCheckpoint), null);
+    } catch (RuntimeException e) {
+      LOG.info("Reading the table ahead failed; compaction reads it itself: {}", e.toString());
+    }
+  }
+
+  /**
+   * What {@link #readAhead} read for a checkpoint: the table refreshed and its live files, or the
+   * refresh's failure.
+   */
+  private record ReadAhead(
+      long checkpointId, Table table, LiveFiles live, RuntimeException refreshFailure) {}
 
   /**
    * Writes the live rows of {@code own} again and, if all were the subtask's, hands the file to the

@@ -1,5 +1,6 @@
 package io.icebergcdc.sink.internal;
 
+import static io.icebergcdc.cdc.TestChanges.delete;
 import static io.icebergcdc.cdc.TestChanges.insert;
 import static io.icebergcdc.cdc.TestChanges.update;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -199,9 +200,13 @@ class WriterOfSeveralTablesTest {
     return harness;
   }
 
+  /** The compaction ratio of the writers of the tables the job starts with; 1 compacts none. */
+  private double compactionRatio = 1.0;
+
   private PositionDeltaWriterOperator<?> writerOfTable(
       CatalogLoader catalog, TableIdentifier id, io.icebergcdc.cdc.ChangeSchema schema) {
-    return writerOf(catalog, id, bootstrap, indexMaxKeys, schema);
+    return writerOf(
+        catalog, id, bootstrap, indexMaxKeys, schema, new RowKeySelector(), compactionRatio);
   }
 
   /** The writer of table {@code id}, built with {@code schema}, or the table's own if null. */
@@ -222,6 +227,18 @@ class WriterOfSeveralTablesTest {
       long indexMaxKeys,
       io.icebergcdc.cdc.ChangeSchema schema,
       ChangeKeySelector<K> keys) {
+    return writerOf(catalog, id, bootstrap, indexMaxKeys, schema, keys, 1.0);
+  }
+
+  /** The writer of table {@code id}, as above, compacting at {@code compactionRatio}. */
+  private static <K> PositionDeltaWriterOperator<K> writerOf(
+      CatalogLoader catalog,
+      TableIdentifier id,
+      boolean bootstrap,
+      long indexMaxKeys,
+      io.icebergcdc.cdc.ChangeSchema schema,
+      ChangeKeySelector<K> keys,
+      double compactionRatio) {
     io.icebergcdc.cdc.ChangeSchema tableSchema =
         schema != null
             ? schema
@@ -235,7 +252,7 @@ class WriterOfSeveralTablesTest {
             Map.of(),
             Duration.ofDays(1),
             io.icebergcdc.dedup.AmbiguousChangePolicy.FAIL,
-            1.0);
+            compactionRatio);
     writer.setCommittedAs(id.toString());
     writer.setIndexMaxKeys(indexMaxKeys);
     return writer;
@@ -739,6 +756,83 @@ class WriterOfSeveralTablesTest {
       assertThat(b.stats().staleDropped()).isEqualTo(20);
       assertThat(b.dataFiles()).isEmpty();
       assertThat(b.positionDeletes().isEmpty()).isTrue();
+    }
+  }
+
+  /**
+   * At a checkpoint where compaction reads several tables (here their first surveys, at the first
+   * checkpoint after the writer's first write of each), the operator reads them ahead, together, on
+   * threads of its own, and each table's compaction uses that read instead of refreshing the table
+   * again; where it reads one table only, that table is read on the task thread, as by a writer of
+   * one table.
+   */
+  @Test
+  void theTablesCompactionReadsAtACheckpointAreReadAheadTogether() throws Exception {
+    Map<String, Table> tables = tables();
+    // Rows committed before the writers below start without state: they survey each table at the
+    // first checkpoint after their first write of it, as a table that had no snapshot is not.
+    try (var harness = harness(null, 1, 0)) {
+      Map<String, ChangeCommittable> first =
+          checkpoint(harness, 1, of("src.a", insert(1, "a1", 10)), of("src.b", insert(1, "b1", 5)));
+      append(tables.get("src.a"), first.get("db.a"));
+      append(tables.get("src.b"), first.get("db.b"));
+    }
+    try (var harness = harness(null, 1, 0)) {
+      PositionDeltaWriterOperator<?> writer =
+          (PositionDeltaWriterOperator<?>) harness.getOperator();
+      Map<String, ChangeCommittable> written =
+          checkpoint(harness, 1, of("src.a", insert(2, "a2", 10)), of("src.b", insert(2, "b2", 5)));
+      assertThat(written).containsOnlyKeys("db.a", "db.b");
+      // Surveyed once, refreshed once (the read ahead), and that read used.
+      assertThat(writer.surveysRefreshesAndReadsAhead("src.a")).containsExactly(1, 1, 1);
+      assertThat(writer.surveysRefreshesAndReadsAhead("src.b")).containsExactly(1, 1, 1);
+    }
+    try (var harness = harness(null, 1, 0)) {
+      PositionDeltaWriterOperator<?> writer =
+          (PositionDeltaWriterOperator<?>) harness.getOperator();
+      checkpoint(harness, 1, of("src.a", insert(3, "a3", 10)));
+      assertThat(writer.surveysRefreshesAndReadsAhead("src.a")).containsExactly(1, 1, 0);
+      assertThat(writer.surveysRefreshesAndReadsAhead("src.b")).containsExactly(0, 0, 0);
+    }
+  }
+
+  /**
+   * So are the tables whose compaction the checkpoint's own changes make due: here deletes that
+   * take a committed file of each table past the compaction ratio, known only once the checkpoint's
+   * changes are written.
+   */
+  @Test
+  void theTablesACheckpointsChangesMakeDueForCompactionAreReadAheadTogether() throws Exception {
+    compactionRatio = 0.5;
+    Map<String, Table> tables = tables();
+    try (var harness = harness(null, 1, 0)) {
+      PositionDeltaWriterOperator<?> writer =
+          (PositionDeltaWriterOperator<?>) harness.getOperator();
+      List<ChangeEvent> inserts = new ArrayList<>();
+      for (int key = 1; key <= 4; key++) {
+        inserts.add(of("src.a", insert(key, "a", key)));
+        inserts.add(of("src.b", insert(key, "b", key)));
+      }
+      Map<String, ChangeCommittable> first =
+          checkpoint(harness, 1, inserts.toArray(ChangeEvent[]::new));
+      append(tables.get("src.a"), first.get("db.a"));
+      append(tables.get("src.b"), first.get("db.b"));
+      harness.notifyOfCompletedCheckpoint(1);
+      // The tables started without a snapshot: nothing read at their first checkpoint.
+      assertThat(writer.surveysRefreshesAndReadsAhead("src.a")).containsExactly(0, 0, 0);
+      assertThat(writer.surveysRefreshesAndReadsAhead("src.b")).containsExactly(0, 0, 0);
+
+      List<ChangeEvent> deletes = new ArrayList<>();
+      for (int key = 1; key <= 3; key++) {
+        deletes.add(of("src.a", delete(key, 10 + key)));
+        deletes.add(of("src.b", delete(key, 10 + key)));
+      }
+      Map<String, ChangeCommittable> second =
+          checkpoint(harness, 2, deletes.toArray(ChangeEvent[]::new));
+      assertThat(second.get("db.a").compactedDataFiles()).hasSize(1);
+      assertThat(second.get("db.b").compactedDataFiles()).hasSize(1);
+      assertThat(writer.surveysRefreshesAndReadsAhead("src.a")).containsExactly(0, 1, 1);
+      assertThat(writer.surveysRefreshesAndReadsAhead("src.b")).containsExactly(0, 1, 1);
     }
   }
 
