@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * task thread.
  *
  * <p>A job of hundreds of tables committed one after the other took longer than its checkpoint
- * interval; on object storage its writers' reads of their tables, one after the other, held their
- * task threads for most of the time.
+ * interval; on object storage its writers' reads of their tables, one after the other, took most of
+ * their task threads' busy time.
  */
 public final class TableThreads implements AutoCloseable {
 
