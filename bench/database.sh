@@ -11,7 +11,7 @@
 # rows and taking the same transactions. It configures the local PostgreSQL for logical decoding
 # first, as the integration tests do. With --catalog rest the tables live in Iceberg's REST catalog
 # server (a process of its own over a local warehouse), with --catalog rest-s3 over S3Proxy (another
-# process) through S3FileIO, each of whose requests --s3-latency delays, as a network would; and
+# process) through S3FileIO, each of whose store operations --s3-latency delays, as a network would; and
 # --atomic-commits true commits the tables of each checkpoint in one transaction of the catalog.
 set -euo pipefail
 here=$(dirname "$0")

@@ -8,7 +8,8 @@
 # the counts to OUT.counts. A writer task thread is one whose name starts with "dedup by source
 # sequence, write Parquet files and deletes"; its sample counts as the first of these that its
 # stack holds:
-#   idle                       waiting for input (TaskMailboxImpl.take)
+#   idle                       waiting in the task's mailbox (TaskMailboxImpl.take): no input, or
+#                              no room for output (back-pressure), or a barrier's alignment
 #   waiting for reads ahead    the tables of a checkpoint read on other threads (TableThreads)
 #   compaction reading         compaction reading its table itself (WriterCompaction.compact,
 #                              then TableRefresh.refresh or LiveFiles.of)
@@ -36,7 +37,7 @@ until grep -q -- "$from" "$out.log"; do
 done
 until grep -q -- "$to" "$out.log"; do
   kill -0 "$pid" 2>/dev/null || break
-  jstack "$pid" 2>/dev/null | awk '
+  { jstack "$pid" 2>/dev/null || true; } | awk '
     function report() { if (writer) print (category == "" ? "other work" : category); writer = 0 }
     /^"/ { report(); writer = index($0, "\"dedup by source sequence, write Parquet files and deletes") == 1; category = ""; reads = 0; next }
     !writer || category != "" { next }

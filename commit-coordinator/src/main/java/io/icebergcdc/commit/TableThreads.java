@@ -39,14 +39,18 @@ public final class TableThreads implements AutoCloseable {
 
   private final int count;
 
-  private TableThreads(ExecutorService threads, int count) {
+  /** Whether {@link #close} waits for the work in flight to end. */
+  private final boolean waitsOnClose;
+
+  private TableThreads(ExecutorService threads, int count, boolean waitsOnClose) {
     this.threads = threads;
     this.count = count;
+    this.waitsOnClose = waitsOnClose;
   }
 
   /** Work on the caller's thread, one table after the other. */
   public static TableThreads none() {
-    return new TableThreads(null, 1);
+    return new TableThreads(null, 1, true);
   }
 
   /** How many tables' work runs at once: 1 on the caller's thread. */
@@ -57,7 +61,17 @@ public final class TableThreads implements AutoCloseable {
   /** Up to {@code count} threads, named after {@code name}. */
   public static TableThreads of(int count, String name) {
     return new TableThreads(
-        Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)), count);
+        Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)), count, true);
+  }
+
+  /**
+   * Up to {@code count} threads for work that changes nothing outside the task (reads): {@link
+   * #close} interrupts it without waiting for it to end, so that a read blocked on the network does
+   * not hold up the task's cancellation.
+   */
+  public static TableThreads forReads(int count, String name) {
+    return new TableThreads(
+        Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)), count, false);
   }
 
   /**
@@ -104,7 +118,8 @@ public final class TableThreads implements AutoCloseable {
   /**
    * Interrupts the threads and waits until they have ended, whatever interrupts this thread
    * meanwhile (Flink's cancellation watchdog ends a task that never does): a commit of this attempt
-   * that landed after the task ended could be committed again by the next attempt.
+   * that landed after the task ended could be committed again by the next attempt. Threads {@link
+   * #forReads} are interrupted only.
    */
   @Override
   public void close() {
@@ -112,6 +127,9 @@ public final class TableThreads implements AutoCloseable {
       return;
     }
     threads.shutdownNow();
+    if (!waitsOnClose) {
+      return;
+    }
     boolean interrupted = false;
     while (true) {
       try {

@@ -81,10 +81,10 @@ public final class LocalS3Store implements AutoCloseable {
   }
 
   /**
-   * Starts S3Proxy as {@link #start()} does, each request it answers delayed by {@code latency}
-   * (S3Proxy's latency middleware, {@code s3proxy.latency-blobstore.*.latency}, in whole
-   * milliseconds), as an object store across a network would be: for benchmarks of what waits on
-   * each request.
+   * Starts S3Proxy as {@link #start()} does, each operation of its store (about one a request)
+   * delayed by {@code latency} (S3Proxy's latency middleware, {@code
+   * s3proxy.latency-blobstore.*.latency}, in whole milliseconds), as an object store across a
+   * network would be: for benchmarks of what waits on each request.
    */
   public static LocalS3Store start(Duration latency) throws Exception {
     if (latency.isNegative() || latency.toNanos() % 1_000_000 != 0) {

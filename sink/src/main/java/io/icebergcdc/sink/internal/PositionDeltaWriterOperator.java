@@ -615,18 +615,18 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /**
    * Reads ahead, several at once, the tables of {@code reading} (a refresh from the catalog and,
    * for a new snapshot, its manifests), whose compaction reads them at this checkpoint, then
-   * finishes their checkpoint, which uses those reads. Each read mostly waits on the catalog and
-   * the file system, and one after the other they held the writers' task threads for most of their
-   * busy time on object storage. The task thread waits until all are read.
+   * finishes their checkpoint, which uses those reads (a batch of one is read by its compaction
+   * itself). Each read mostly waits on the catalog and the file system, and one after the other
+   * they held the writers' task threads for most of their busy time on object storage. The task
+   * thread waits until all are read.
    */
   private void finishReading(List<TableDeltaWriter<?>> reading, long checkpointId)
       throws Exception {
     if (reading.size() > 1) {
       if (tableReads == null) {
+        // (A fixed pool starts its threads only as reads come, up to this many.)
         tableReads =
-            TableThreads.of(
-                Math.min(TABLE_READ_THREADS, writers().size()),
-                "iceberg-cdc-table-reads-" + getOperatorID());
+            TableThreads.forReads(TABLE_READ_THREADS, "iceberg-cdc-table-reads-" + getOperatorID());
       }
       tableReads.forEach(reading, writer -> writer.readTableAhead(checkpointId));
     }

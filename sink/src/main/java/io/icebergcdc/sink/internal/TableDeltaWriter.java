@@ -800,8 +800,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   }
 
   /**
-   * The net changes of the checkpoint are written: the rest ({@link #finishCheckpoint}) waits until
-   * the operator's other tables are written too, and the tables their compaction reads read ahead.
+   * The net changes of the checkpoint are written: the rest ({@link #finishCheckpoint}, or {@link
+   * #handOnFlushed} at the input's end) follows when the operator calls for it, at once or, where
+   * compaction reads the table at this checkpoint, once a batch of such tables was read ahead.
    */
   @Override
   public void checkpointed(ChangeStats stats) throws Exception {

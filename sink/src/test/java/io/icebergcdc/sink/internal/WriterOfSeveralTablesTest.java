@@ -138,14 +138,15 @@ class WriterOfSeveralTablesTest {
               new io.icebergcdc.cdc.ChangeSchema(
                   jobSchemaId == null ? loaded.schema() : loaded.schemas().get(jobSchemaId));
           return loaded.spec().isUnpartitioned()
-              ? writerOf(catalog, id, bootstrapping, maxKeys, built, new RowKeySelector())
+              ? writerOf(catalog, id, bootstrapping, maxKeys, built, new RowKeySelector(), 1.0)
               : writerOf(
                   catalog,
                   id,
                   bootstrapping,
                   maxKeys,
                   built,
-                  new PartitionedKeySelector(built, loaded.spec()));
+                  new PartitionedKeySelector(built, loaded.spec()),
+                  1.0);
         };
     PositionDeltaWriterOperator.NewTables newTables =
         streamHashesNewTablesByKey ? new HashedByKeyInTheStream(builds) : builds;
@@ -209,28 +210,10 @@ class WriterOfSeveralTablesTest {
         catalog, id, bootstrap, indexMaxKeys, schema, new RowKeySelector(), compactionRatio);
   }
 
-  /** The writer of table {@code id}, built with {@code schema}, or the table's own if null. */
-  private static PositionDeltaWriterOperator<?> writerOf(
-      CatalogLoader catalog,
-      TableIdentifier id,
-      boolean bootstrap,
-      long indexMaxKeys,
-      io.icebergcdc.cdc.ChangeSchema schema) {
-    return writerOf(catalog, id, bootstrap, indexMaxKeys, schema, new RowKeySelector());
-  }
-
-  /** The writer of table {@code id}, as above, keyed by {@code keys}. */
-  private static <K> PositionDeltaWriterOperator<K> writerOf(
-      CatalogLoader catalog,
-      TableIdentifier id,
-      boolean bootstrap,
-      long indexMaxKeys,
-      io.icebergcdc.cdc.ChangeSchema schema,
-      ChangeKeySelector<K> keys) {
-    return writerOf(catalog, id, bootstrap, indexMaxKeys, schema, keys, 1.0);
-  }
-
-  /** The writer of table {@code id}, as above, compacting at {@code compactionRatio}. */
+  /**
+   * The writer of table {@code id}, built with {@code schema} (or the table's own if null), keyed
+   * by {@code keys}, compacting at {@code compactionRatio}.
+   */
   private static <K> PositionDeltaWriterOperator<K> writerOf(
       CatalogLoader catalog,
       TableIdentifier id,
