@@ -780,6 +780,49 @@ class WriterOfSeveralTablesTest {
   }
 
   /**
+   * Past {@link PositionDeltaWriterOperator#TABLES_READ_AT_ONCE} such tables, the rest waits for
+   * the next batch: here one more than a batch, whose last table (in the order of their names) is a
+   * batch of one, read by its compaction itself. Each table is refreshed and surveyed once, and
+   * hands on its files once.
+   */
+  @Test
+  void theTablesPastABatchAreReadInTheNext() throws Exception {
+    int count = PositionDeltaWriterOperator.TABLES_READ_AT_ONCE + 1;
+    Map<String, TableIdentifier> many = new TreeMap<>();
+    for (int i = 0; i < count; i++) {
+      many.put(String.format("src.t%02d", i), TableIdentifier.of("db", String.format("t%02d", i)));
+    }
+    Map<String, Table> tables = new TreeMap<>();
+    many.forEach((name, id) -> tables.put(name, createTable(id)));
+    List<ChangeEvent> first = new ArrayList<>();
+    List<ChangeEvent> second = new ArrayList<>();
+    many.keySet()
+        .forEach(
+            name -> {
+              first.add(of(name, insert(1, "a", 1)));
+              second.add(of(name, insert(2, "b", 2)));
+            });
+    // Rows committed before the writer below starts without state: see the test above.
+    try (var harness = harness(null, 1, 0, many)) {
+      checkpoint(harness, 1, first.toArray(ChangeEvent[]::new))
+          .forEach(
+              (committedAs, committable) ->
+                  append(tables.get("src." + committedAs.substring(3)), committable));
+    }
+    try (var harness = harness(null, 1, 0, many)) {
+      PositionDeltaWriterOperator<?> writer =
+          (PositionDeltaWriterOperator<?>) harness.getOperator();
+      assertThat(checkpoint(harness, 1, second.toArray(ChangeEvent[]::new))).hasSize(count);
+      for (String name : many.keySet()) {
+        long[] counts = writer.surveysRefreshesAndReadsAhead(name);
+        assertThat(counts)
+            .as(name)
+            .containsExactly(1, 1, name.equals(String.format("src.t%02d", count - 1)) ? 0 : 1);
+      }
+    }
+  }
+
+  /**
    * So are the tables whose compaction the checkpoint's own changes make due: here deletes that
    * take a committed file of each table past the compaction ratio, known only once the checkpoint's
    * changes are written.
