@@ -129,37 +129,34 @@ final class BenchJobs implements AutoCloseable {
 
   private static final String SINK_OPTION_PREFIX = "bench.sink.";
 
-  /** The sink options given as system properties (see below), as {@code -D} flags; "" for none. */
-  static String sinkOptionsGiven() {
-    StringBuilder given = new StringBuilder();
-    System.getProperties().stringPropertyNames().stream()
-        .filter(property -> property.startsWith(SINK_OPTION_PREFIX))
-        .sorted()
-        .forEach(
-            property ->
-                given
-                    .append(given.length() == 0 ? "" : " ")
-                    .append("-D")
-                    .append(property)
-                    .append('=')
-                    .append(System.getProperty(property)));
-    return given.toString();
+  /**
+   * For experiments: the sink options given as system properties {@code
+   * bench.sink.<option>=<value>} ({@code BENCH_JAVA_OPTS}), by option; they override the
+   * benchmark's own.
+   */
+  static java.util.SortedMap<String, String> sinkOptionsOfSystemProperties() {
+    java.util.SortedMap<String, String> given = new java.util.TreeMap<>();
+    for (String property : System.getProperties().stringPropertyNames()) {
+      if (property.startsWith(SINK_OPTION_PREFIX)) {
+        given.put(property.substring(SINK_OPTION_PREFIX.length()), System.getProperty(property));
+      }
+    }
+    return given;
   }
 
-  /**
-   * For experiments: sets in {@code options} each sink option given as a system property {@code
-   * bench.sink.<option>=<value>} ({@code BENCH_JAVA_OPTS}); they override the benchmark's own.
-   */
-  static void sinkOptionsOfSystemProperties(Configuration options) {
-    System.getProperties()
-        .stringPropertyNames()
-        .forEach(
-            property -> {
-              if (property.startsWith(SINK_OPTION_PREFIX)) {
-                options.setString(
-                    property.substring(SINK_OPTION_PREFIX.length()), System.getProperty(property));
-              }
-            });
+  /** {@code options} as the {@code -D} flags that give them; "" for none. */
+  static String asSystemProperties(java.util.Map<String, String> options) {
+    StringBuilder flags = new StringBuilder();
+    options.forEach(
+        (option, value) ->
+            flags
+                .append(flags.length() == 0 ? "" : " ")
+                .append("-D")
+                .append(SINK_OPTION_PREFIX)
+                .append(option)
+                .append('=')
+                .append(value));
+    return flags.toString();
   }
 
   private BenchTable ours(
@@ -172,7 +169,7 @@ final class BenchJobs implements AutoCloseable {
             : GeneratedChanges.events(env, input, schema);
     Configuration options = new Configuration();
     options.setString("sink.delete-mode", mode.name());
-    sinkOptionsOfSystemProperties(options);
+    sinkOptionsOfSystemProperties().forEach(options::setString);
     IcebergCdcSink.builder().table(loader(name)).options(options).build().apply(changes);
     return new IcebergBenchTable(table);
   }

@@ -96,6 +96,9 @@ public final class DatabaseBenchmark {
   /** What S3Proxy adds to each request it answers, as a network would ({@code --s3-latency}). */
   private final Duration s3Latency;
 
+  /** The sink options given as system properties, by option ({@code -Dbench.sink.*}). */
+  private final java.util.SortedMap<String, String> givenSinkOptions;
+
   /** Whether the tables of a checkpoint are committed in one transaction of the REST catalog. */
   private final boolean atomicCommits;
 
@@ -188,9 +191,8 @@ public final class DatabaseBenchmark {
           "--s3-latency must be whole milliseconds (S3Proxy's unit): " + s3Latency);
     }
     // The sink options given as system properties, checked before anything starts.
-    Configuration given = new Configuration();
-    BenchJobs.sinkOptionsOfSystemProperties(given);
-    SinkOptions.validate(given);
+    givenSinkOptions = BenchJobs.sinkOptionsOfSystemProperties();
+    SinkOptions.validate(Configuration.fromMap(givenSinkOptions));
     atomicCommits = options.getBoolean("atomic-commits", false);
     distribution =
         io.icebergcdc.sink.Distribution.valueOf(
@@ -340,7 +342,7 @@ public final class DatabaseBenchmark {
     sinkOptions.set(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES, atomicCommits);
     sinkOptions.set(SinkOptions.DISTRIBUTION, distribution);
     sinkOptions.set(SinkOptions.DELETE_MODE, deleteMode);
-    BenchJobs.sinkOptionsOfSystemProperties(sinkOptions);
+    givenSinkOptions.forEach(sinkOptions::setString);
     JobDefinition job =
         new JobDefinition(
             new DatabaseSource(
@@ -770,10 +772,10 @@ public final class DatabaseBenchmark {
             idleSeconds > 0 ? " --idle-seconds " + idleSeconds : "",
             only.equals("both") ? "" : " --only " + only,
             LocalDate.now()));
-    if (!BenchJobs.sinkOptionsGiven().isEmpty()) {
+    if (!givenSinkOptions.isEmpty()) {
       out.append(
           "With sink options set as system properties: `BENCH_JAVA_OPTS='"
-              + BenchJobs.sinkOptionsGiven()
+              + BenchJobs.asSystemProperties(givenSinkOptions)
               + "'`.\n\n");
     }
     out.append(

@@ -64,7 +64,7 @@ public final class LocalS3Store implements AutoCloseable {
   private final int port;
   private final ServerProcess server;
 
-  /** Added to every request S3Proxy answers; zero for none. */
+  /** Added to each operation of S3Proxy's store (about one a request); zero for none. */
   private final Duration latency;
 
   private LocalS3Store(Path directory, int port, Duration latency) {
