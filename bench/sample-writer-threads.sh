@@ -11,11 +11,17 @@
 #   idle                       waiting in the task's mailbox (TaskMailboxImpl.take): no input, or
 #                              no room for output (back-pressure), or a barrier's alignment
 #   waiting for reads ahead    the tables of a checkpoint read on other threads (TableThreads)
+#   waiting for files closed   the data and delete files of a checkpoint's tables closed (on object
+#                              storage, uploaded) on other threads, all threads busy or the
+#                              checkpoint's last tables (TableThreads$InFlight)
 #   compaction reading         compaction reading its table itself (WriterCompaction.compact,
 #                              then TableRefresh.refresh or LiveFiles.of)
 #   delete reading             a deleted row's file looked up in the table as read now
 #                              (WriterCompaction.leftTheTable, then a refresh or LiveFiles.of)
 #   other table reading        any other TableRefresh.refresh or LiveFiles.of
+#   opening files              a data file opened (the file writer factory's newDataWriter)
+#   closing files              a data file closed on the task thread (DeltaFiles' complete or
+#                              take; on object storage, its upload)
 #   other work                 anything else
 # For example, the changes of bench/database.sh:
 #   bash bench/sample-writer-threads.sh target/writers 'changes written' 'changes held' \
@@ -42,8 +48,11 @@ until grep -q -- "$to" "$out.log"; do
     /^"/ { report(); writer = index($0, "\"dedup by source sequence, write Parquet files and deletes") == 1; category = ""; reads = 0; next }
     !writer || category != "" { next }
     /TaskMailboxImpl\.take/ { category = "idle"; next }
-    /TableRefresh\.refresh|LiveFiles\.of/ { reads = 1; next }
+    /TableThreads\$InFlight\./ { category = "waiting for files closed"; next }
     /TableThreads\.forEach/ { category = "waiting for reads ahead"; next }
+    /TableRefresh\.refresh|LiveFiles\.of/ { reads = 1; next }
+    !reads && /FileWriterFactory\.newDataWriter/ { category = "opening files"; next }
+    !reads && /DeltaFiles\.(complete|take)\(/ { category = "closing files"; next }
     reads && /WriterCompaction\.compact\(/ { category = "compaction reading"; next }
     reads && /WriterCompaction\.leftTheTable/ { category = "delete reading"; next }
     /^$/ { if (reads) category = "other table reading"; report() }

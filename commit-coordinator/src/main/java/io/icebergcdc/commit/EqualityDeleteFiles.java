@@ -16,7 +16,7 @@ import org.apache.iceberg.deletes.EqualityDeleteWriter;
  * The equality delete files of one write, opened as keys come: one for each spec and partition a
  * key's delete goes to ({@link EqualityDeleteSpecs}).
  *
- * <p><b>Threading:</b> one thread.
+ * <p><b>Threading:</b> one thread at a time.
  *
  * @param <T> the rows of the keys written
  */
@@ -62,6 +62,11 @@ public final class EqualityDeleteFiles<T> {
       }
       writer.write(key);
     }
+  }
+
+  /** Whether files are open, which {@link #close} closes. */
+  public boolean hasOpenFiles() {
+    return !writers.isEmpty();
   }
 
   /** Closes the open files and returns them; a later delete opens new ones. */

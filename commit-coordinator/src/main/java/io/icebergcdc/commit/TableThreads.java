@@ -1,8 +1,10 @@
 package io.icebergcdc.commit;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -16,13 +18,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Where an operator of several tables does the work of each table that mostly waits on the catalog
  * and the file system (the committer's commits, restores and staging; the writers' reads of their
- * tables for compaction): on threads of its own, several tables at once, each table on one thread
- * at a time, while the task thread waits until all are done. An operator of one table works on the
- * task thread.
+ * tables for compaction and the closing of their files at a checkpoint, which on object storage
+ * uploads them): on threads of its own, several tables at once, each table on one thread at a time,
+ * while the task thread waits until all are done. An operator of one table works on the task
+ * thread.
  *
  * <p>A job of hundreds of tables committed one after the other took longer than its checkpoint
- * interval; on object storage its writers' reads of their tables, one after the other, took most of
- * their task threads' busy time.
+ * interval; on object storage its writers' reads of their tables, and then the uploads of their
+ * files, one after the other, took most of their task threads' busy time.
  */
 public final class TableThreads implements AutoCloseable {
 
@@ -87,31 +90,96 @@ public final class TableThreads implements AutoCloseable {
     }
     List<Future<?>> running = new ArrayList<>(tables.size());
     for (T table : tables) {
-      running.add(
-          threads.submit(
-              () -> {
-                action.run(table);
-                return null;
-              }));
+      running.add(submit(table, action));
     }
     Exception failure = null;
     for (Future<?> table : running) {
       try {
-        table.get();
+        await(table);
       } catch (InterruptedException e) {
-        // The task is cancelled. No commit of this attempt may land after it ends, when the next
-        // attempt reads the snapshot logs: the work in flight ends before it does.
-        close();
-        Thread.currentThread().interrupt();
         throw e;
-      } catch (ExecutionException e) {
-        Exception cause =
-            e.getCause() instanceof Exception ? (Exception) e.getCause() : new Exception(e);
-        failure = ExceptionUtils.firstOrSuppressed(cause, failure);
+      } catch (Exception e) {
+        failure = ExceptionUtils.firstOrSuppressed(e, failure);
       }
     }
     if (failure != null) {
       throw failure;
+    }
+  }
+
+  /**
+   * Work for tables started one at a time ({@link InFlight#start}) and run on these threads, at
+   * most {@link #threads()} at once, while the caller goes on; once a table's {@code work} is done,
+   * its {@code then} runs on the caller's thread, in the order the tables were started, when the
+   * caller next starts one with all threads busy, or at {@link InFlight#finishAll}. Without threads
+   * ({@link #none}) both run at the start.
+   */
+  public <T> InFlight<T> inFlight(Action<T> work, Action<T> then) {
+    return new InFlight<>(work, then);
+  }
+
+  /** See {@link #inFlight}. Not thread-safe: the caller's thread only. */
+  public final class InFlight<T> {
+    private final Action<T> work;
+    private final Action<T> then;
+    private final ArrayDeque<Map.Entry<T, Future<?>>> running = new ArrayDeque<>();
+
+    private InFlight(Action<T> work, Action<T> then) {
+      this.work = work;
+      this.then = then;
+    }
+
+    /**
+     * Starts the work for {@code table}, first finishing the oldest table's where all threads are
+     * busy. A failure of the oldest is thrown here, the others' work going on: {@link
+     * TableThreads#close} ends it.
+     */
+    public void start(T table) throws Exception {
+      if (threads == null) {
+        work.run(table);
+        then.run(table);
+        return;
+      }
+      if (running.size() >= count) {
+        finishOldest();
+      }
+      running.add(Map.entry(table, submit(table, work)));
+    }
+
+    /** Finishes every table started, in the order started; a failure is thrown as it comes. */
+    public void finishAll() throws Exception {
+      while (!running.isEmpty()) {
+        finishOldest();
+      }
+    }
+
+    private void finishOldest() throws Exception {
+      Map.Entry<T, Future<?>> oldest = running.poll();
+      await(oldest.getValue());
+      then.run(oldest.getKey());
+    }
+  }
+
+  private <T> Future<?> submit(T table, Action<T> action) {
+    return threads.submit(
+        () -> {
+          action.run(table);
+          return null;
+        });
+  }
+
+  /** Waits for {@code running}: its failure is thrown; an interrupt ends the work in flight. */
+  private void await(Future<?> running) throws Exception {
+    try {
+      running.get();
+    } catch (InterruptedException e) {
+      // The task is cancelled. No commit of this attempt may land after it ends, when the next
+      // attempt reads the snapshot logs: the work in flight ends before it does.
+      close();
+      Thread.currentThread().interrupt();
+      throw e;
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof Exception ? (Exception) e.getCause() : new Exception(e);
     }
   }
 

@@ -5,7 +5,6 @@ import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.dedup.NetChanges.Location;
 import io.icebergcdc.sink.CdcTables;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -48,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * OwnedFileNames} where the sink has a tag: the job, the sink and the first checkpoint that can
  * hand the file on ({@link #setEpoch}).
  *
- * <p><b>Threading:</b> Flink's task thread only.
+ * <p><b>Threading:</b> Flink's task thread, but for {@link #closeOpenFiles}.
  */
 final class DeltaFiles {
 
@@ -109,6 +108,9 @@ final class DeltaFiles {
 
   private final Map<PartitionKey, OpenDataFile> openFiles = new HashMap<>();
   private final List<DataFile> completedFiles = new ArrayList<>();
+
+  /** Whether {@link #closeOpenFiles} failed, or is under way. */
+  private boolean closeFailed;
 
   /**
    * The equality delete files written now: a key's delete goes to its partition in the table's spec
@@ -340,8 +342,35 @@ final class DeltaFiles {
     equalityDeletes().delete(wrapper.wrap(keyRow), keyProjection.wrap(keyRow));
   }
 
+  /** Whether data or equality delete files are open, which {@link #take} completes. */
+  boolean hasOpenFiles() {
+    return !openFiles.isEmpty() || (equalityDeletes != null && equalityDeletes.hasOpenFiles());
+  }
+
+  /**
+   * Closes the open data and equality delete files, whose completion {@link #take} then only
+   * records: on object storage a file is uploaded as it closes, so an operator of several tables
+   * closes theirs on threads of its own while its task thread goes on with other tables. On any one
+   * thread, while the task thread touches nothing of these files. After a failure here {@link
+   * #take} refuses to hand on anything (a data file's writer closed again would not say it failed).
+   */
+  void closeOpenFiles() throws IOException {
+    closeFailed = true;
+    for (OpenDataFile file : openFiles.values()) {
+      file.writer.close();
+    }
+    if (equalityDeletes != null) {
+      completedDeletes.addAll(equalityDeletes.close());
+    }
+    closeFailed = false;
+  }
+
   /** Completes the open files and hands on all files written since the last time. */
   Taken take() throws IOException {
+    if (closeFailed) {
+      throw new IllegalStateException(
+          "the files of table " + table.get().name() + " failed to close: none is handed on");
+    }
     for (OpenDataFile file : openFiles.values()) {
       complete(file);
     }
@@ -359,19 +388,43 @@ final class DeltaFiles {
     return taken;
   }
 
-  /** Closes the open files and removes the data files, which belong to no checkpoint. */
-  void abort() throws IOException {
+  /**
+   * Closes the open files and removes every file not handed on ({@link #take}), which belongs to no
+   * checkpoint: the open data files, those completed since, and the equality deletes.
+   */
+  void abort() {
     for (OpenDataFile file : openFiles.values()) {
       try {
         file.writer.close();
-        table.get().io().deleteFile(file.location);
-      } catch (IOException | UncheckedIOException e) {
-        LOG.warn("Cannot remove the unfinished data file {}", file.location, e);
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("Cannot close the unfinished data file {}", file.location, e);
       }
+      remove(file.location);
     }
     openFiles.clear();
+    for (DataFile file : completedFiles) {
+      remove(file.location());
+    }
+    completedFiles.clear();
+    List<DeleteFile> deletes = new ArrayList<>(completedDeletes);
+    completedDeletes.clear();
     if (equalityDeletes != null) {
-      equalityDeletes.close();
+      try {
+        deletes.addAll(equalityDeletes.close());
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("Cannot close the unfinished equality delete files", e);
+      }
+    }
+    for (DeleteFile file : deletes) {
+      remove(file.location());
+    }
+  }
+
+  private void remove(String location) {
+    try {
+      table.get().io().deleteFile(location);
+    } catch (RuntimeException e) {
+      LOG.warn("Cannot remove the file {}, which no checkpoint holds", location, e);
     }
   }
 

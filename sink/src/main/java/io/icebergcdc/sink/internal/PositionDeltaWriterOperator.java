@@ -48,10 +48,13 @@ import org.apache.iceberg.flink.TableLoader;
  *
  * <p><b>Checkpoints:</b> each table's net changes of the interval are written, then the table's
  * files completed and handed on; but the tables whose compaction reads them at the checkpoint wait
- * with their files open until a batch of them is read together ({@link #finishReading}).
+ * with their files open until a batch of them is read together ({@link #finishReading}), and in the
+ * operator of several the files of up to {@link #TABLE_THREADS} tables are closed on other threads
+ * while the task thread goes on ({@link #finish}).
  *
- * <p><b>Threading:</b> Flink's task thread, but for the reads of tables ahead, on threads of the
- * operator's while the task thread waits for them.
+ * <p><b>Threading:</b> Flink's task thread, but for the reads of tables ahead and the closing of
+ * their files at a checkpoint, on threads of the operator's; the task thread waits for the reads,
+ * and goes on with other tables while files are closed.
  */
 public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator<ChangeCommittable>
     implements OneInputStreamOperator<ChangeEvent, ChangeCommittable>, BoundedOneInput {
@@ -101,14 +104,17 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /** The threads that read tables ahead ({@link #finishReading}); null until needed. */
   private transient TableThreads tableReads;
 
-  /** How many tables are read ahead at once. */
-  static final int TABLE_READ_THREADS = 8;
+  /** The threads that close tables' files at a checkpoint ({@link #finish}); null until needed. */
+  private transient TableThreads fileClosing;
+
+  /** How many tables are read ahead, or have their files closed, at once. */
+  static final int TABLE_THREADS = 8;
 
   /**
    * How many tables whose compaction reads them at a checkpoint are read together, their files open
-   * meanwhile (each open data file holds a page buffer): the others are finished at once.
+   * meanwhile (each open data file holds a page buffer): the others are finished as they come.
    */
-  static final int TABLES_READ_AT_ONCE = 2 * TABLE_READ_THREADS;
+  static final int TABLES_READ_AT_ONCE = 2 * TABLE_THREADS;
 
   /** The writer of one table. */
   public PositionDeltaWriterOperator(
@@ -595,45 +601,79 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     super.prepareSnapshotPreBarrier(checkpointId);
     preparedCheckpoint = Math.max(preparedCheckpoint, checkpointId);
+    if (only != null) {
+      only.prepareSnapshotPreBarrier(checkpointId);
+      only.finishCheckpoint();
+      return;
+    }
+    if (fileClosing == null) {
+      // (A fixed pool starts its threads only as work comes, up to this many.) Waited for at close,
+      // before the writers remove the files they did not hand on.
+      fileClosing = TableThreads.of(TABLE_THREADS, "iceberg-cdc-file-closing-" + getOperatorID());
+    }
+    TableThreads.InFlight<TableDeltaWriter<?>> closing =
+        fileClosing.inFlight(
+            TableDeltaWriter::closeCheckpointFiles, TableDeltaWriter::finishCheckpoint);
     // Each table's changes are written; a table whose compaction reads it now waits, its files
     // open, until a batch of such tables is read together (finishReading), the others go on.
     List<TableDeltaWriter<?>> reading = new ArrayList<>();
     for (TableDeltaWriter<?> writer : writers()) {
       writer.prepareSnapshotPreBarrier(checkpointId);
-      if (only == null && writer.readsTableAtCheckpoint()) {
+      if (writer.readsTableAtCheckpoint()) {
         reading.add(writer);
         if (reading.size() == TABLES_READ_AT_ONCE) {
-          finishReading(reading, checkpointId);
+          finishReading(reading, checkpointId, closing);
         }
       } else {
-        writer.finishCheckpoint();
+        finish(writer, closing);
       }
     }
-    finishReading(reading, checkpointId);
+    finishReading(reading, checkpointId, closing);
+    closing.finishAll();
   }
 
   /**
    * Reads ahead, several at once, the tables of {@code reading} (a refresh from the catalog and,
    * for a new snapshot, its manifests), whose compaction reads them at this checkpoint, then
-   * finishes their checkpoint, which uses those reads (a batch of one is read by its compaction
-   * itself). Each read mostly waits on the catalog and the file system, and one after the other
-   * they held the writers' task threads for most of their busy time on object storage. The task
-   * thread waits until all are read.
+   * finishes their checkpoint ({@link #finish}), which uses those reads (a batch of one is read by
+   * its compaction itself). Each read mostly waits on the catalog and the file system, and one
+   * after the other they held the writers' task threads for most of their busy time on object
+   * storage. The task thread waits until all are read.
    */
-  private void finishReading(List<TableDeltaWriter<?>> reading, long checkpointId)
+  private void finishReading(
+      List<TableDeltaWriter<?>> reading,
+      long checkpointId,
+      TableThreads.InFlight<TableDeltaWriter<?>> closing)
       throws Exception {
     if (reading.size() > 1) {
       if (tableReads == null) {
-        // (A fixed pool starts its threads only as reads come, up to this many.)
         tableReads =
-            TableThreads.forReads(TABLE_READ_THREADS, "iceberg-cdc-table-reads-" + getOperatorID());
+            TableThreads.forReads(TABLE_THREADS, "iceberg-cdc-table-reads-" + getOperatorID());
       }
       tableReads.forEach(reading, writer -> writer.readTableAhead(checkpointId));
     }
     for (TableDeltaWriter<?> writer : reading) {
-      writer.finishCheckpoint();
+      finish(writer, closing);
     }
     reading.clear();
+  }
+
+  /**
+   * Finishes the checkpoint of one table of several, its changes written: compacts it on the task
+   * thread, then closes its files (on object storage, uploads them) on the threads of {@code
+   * closing} while the task thread goes on with the next tables, and hands them on once closed, on
+   * the task thread. One table after the other, the uploads held the writers' task threads for most
+   * of their busy time on object storage.
+   */
+  private static void finish(
+      TableDeltaWriter<?> writer, TableThreads.InFlight<TableDeltaWriter<?>> closing)
+      throws Exception {
+    writer.compactAtCheckpoint();
+    if (writer.hasCheckpointFilesOpen()) {
+      closing.start(writer);
+    } else {
+      writer.finishCheckpoint();
+    }
   }
 
   @Override
@@ -678,6 +718,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     Exception failure = null;
     if (tableReads != null) {
       tableReads.close();
+    }
+    if (fileClosing != null) {
+      fileClosing.close();
     }
     for (TableDeltaWriter<?> writer : new ArrayList<>(writers())) {
       try {

@@ -43,8 +43,9 @@ import org.slf4j.LoggerFactory;
  * state entry per key holds both what the dedup needs (sequence, fingerprint, tombstone) and the
  * key index (the data file and position of the key's live row). The operator calls each method from
  * its own of the same name, and at a checkpoint {@link #finishCheckpoint} after {@link
- * #prepareSnapshotPreBarrier} (with {@link #readTableAhead} between, where it reads tables ahead);
- * the keys it sets are the primary keys as its {@link TableScope} maps them.
+ * #prepareSnapshotPreBarrier} (with {@link #readTableAhead}, {@link #compactAtCheckpoint} and
+ * {@link #closeCheckpointFiles} between, where it finishes several tables together); the keys it
+ * sets are the primary keys as its {@link TableScope} maps them.
  *
  * <p><b>State:</b> the keyed state of the dedup ({@link KeyedDedup}), whose live entries carry the
  * row's location. And operator state ({@link WriterState}), among it whether the index is complete:
@@ -80,7 +81,8 @@ import org.slf4j.LoggerFactory;
  * one, taken meanwhile, is never committed, so copies compacted into it would be left as orphans.
  *
  * <p><b>Threading:</b> Flink's task thread, but for {@link #readTableAhead}, on another thread
- * while the task thread waits for it (it refreshes {@link #table}).
+ * while the task thread waits for it (it refreshes {@link #table}), and {@link
+ * #closeCheckpointFiles}, on another thread while the task thread touches nothing of this table.
  */
 final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
@@ -157,6 +159,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
    * outside of a checkpoint's preparation.
    */
   private transient ChangeStats flushed;
+
+  /** Whether {@link #compactAtCheckpoint} ran for the checkpoint being prepared. */
+  private transient boolean compactedAtCheckpoint;
 
   private transient long lastCompletedCheckpoint;
   private transient long rowsWritten;
@@ -514,6 +519,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
    */
   void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     this.checkpointId = checkpointId;
+    compactedAtCheckpoint = false;
     writeCurrentSchema();
     // The files written now go with this checkpoint; what follows its barrier with a later one.
     setFileEpoch(checkpointId);
@@ -801,8 +807,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   /**
    * The net changes of the checkpoint are written: the rest ({@link #finishCheckpoint}, or {@link
-   * #handOnFlushed} at the input's end) follows when the operator calls for it, at once or, where
-   * compaction reads the table at this checkpoint, once a batch of such tables was read ahead.
+   * #handOnFlushed} at the input's end) follows when the operator calls for it: at once, or where
+   * compaction reads the table at this checkpoint once a batch of such tables was read ahead, and
+   * in the operator of several in steps, its files closed on another thread.
    */
   @Override
   public void checkpointed(ChangeStats stats) throws Exception {
@@ -825,16 +832,46 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   }
 
   /**
+   * The first step of {@link #finishCheckpoint}, where the operator takes its steps one by one for
+   * several tables: compacts, at most once a checkpoint, which writes into the open files.
+   */
+  void compactAtCheckpoint() throws Exception {
+    if (flushed != null && !compactedAtCheckpoint) {
+      compactedAtCheckpoint = true;
+      if (compacts()) {
+        compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);
+      }
+    }
+  }
+
+  /**
+   * Whether the checkpoint being finished has data files open to complete, after {@link
+   * #compactAtCheckpoint}: the operator may close them on another thread ({@link
+   * #closeCheckpointFiles}).
+   */
+  boolean hasCheckpointFilesOpen() {
+    return flushed != null && files.hasOpenFiles();
+  }
+
+  /**
+   * Closes the checkpoint's open data and equality delete files (on object storage, uploads them),
+   * after {@link #compactAtCheckpoint} and before {@link #finishCheckpoint}, which then records
+   * them: on any one thread, while the task thread touches nothing of this table.
+   */
+  void closeCheckpointFiles() throws IOException {
+    files.closeOpenFiles();
+  }
+
+  /**
    * See {@link #finishCheckpoint}: all but the next checkpoint's epoch (at the input's end too).
    */
   private void handOnFlushed() throws Exception {
+    compactAtCheckpoint();
     ChangeStats stats = flushed;
     flushed = null;
+    compactedAtCheckpoint = false;
     if (stats == null) {
       return;
-    }
-    if (compacts()) {
-      compaction.compact(checkpointId, lastCompletedCheckpoint, rowsWritten);
     }
     checkpointedAfterEnd = inputEnded;
     DeltaFiles.Taken taken = files.take();

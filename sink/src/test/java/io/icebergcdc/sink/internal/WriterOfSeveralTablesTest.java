@@ -49,9 +49,16 @@ class WriterOfSeveralTablesTest {
 
   @TempDir Path warehouse;
 
+  /** The catalog's {@code io-impl}, or null for its default. */
+  private String fileIo;
+
   private CatalogLoader catalog() {
-    return CatalogLoader.hadoop(
-        "test", new Configuration(), Map.of("warehouse", warehouse.toUri().toString()));
+    Map<String, String> properties = new java.util.HashMap<>();
+    properties.put("warehouse", warehouse.toUri().toString());
+    if (fileIo != null) {
+      properties.put("io-impl", fileIo);
+    }
+    return CatalogLoader.hadoop("test", new Configuration(), properties);
   }
 
   private Map<String, Table> tables() {
@@ -859,6 +866,92 @@ class WriterOfSeveralTablesTest {
       assertThat(second.get("db.b").compactedDataFiles()).hasSize(1);
       assertThat(writer.surveysRefreshesAndReadsAhead("src.a")).containsExactly(0, 1, 1);
       assertThat(writer.surveysRefreshesAndReadsAhead("src.b")).containsExactly(0, 1, 1);
+    }
+  }
+
+  /**
+   * At a checkpoint the data files of several tables, and the equality deletes of a table that
+   * deletes by key, are closed on threads of the operator's, several at once (on object storage,
+   * each is uploaded as it closes), then handed on complete.
+   */
+  @Test
+  void theTablesFilesAreClosedOnThreadsOfTheOperatorSeveralAtOnce() throws Exception {
+    fileIo = ClosingThreadsFileIO.class.getName();
+    ClosingThreadsFileIO.reset();
+    byKey.add(TABLES.get("src.b"));
+    Map<String, Table> tables = tables();
+    Table a = tables.get("src.a");
+    Table b = tables.get("src.b");
+    String closingThreads = "iceberg-cdc-file-closing-";
+    try (var harness = harness(null, 1, 0)) {
+      // The closings of a's and b's data files wait for each other: they run at once.
+      ClosingThreadsFileIO.meetOnClose(2);
+      Map<String, ChangeCommittable> first =
+          checkpoint(
+              harness,
+              1,
+              of("src.a", insert(1, "a1", 10)),
+              of("src.a", insert(2, "a2", 11)),
+              of("src.b", insert(1, "b1", 5)));
+      ClosingThreadsFileIO.meetOnClose(0);
+      assertThat(first).containsOnlyKeys("db.a", "db.b");
+      assertThat(ClosingThreadsFileIO.closedBy(dataFile(first.get("db.a"), a)))
+          .startsWith(closingThreads);
+      assertThat(ClosingThreadsFileIO.closedBy(dataFile(first.get("db.b"), b)))
+          .startsWith(closingThreads);
+      commitByKey(a, first.get("db.a"));
+      commitByKey(b, first.get("db.b"));
+      harness.notifyOfCompletedCheckpoint(1);
+
+      Map<String, ChangeCommittable> second =
+          checkpoint(
+              harness, 2, of("src.a", update(1, "a1'", 13)), of("src.b", update(1, "b1'", 6)));
+      assertThat(second.get("db.b").deleteFiles()).hasSize(1);
+      String delete =
+          ContentFileCodec.decodeDeleteFile(second.get("db.b").deleteFiles().get(0), b.specs())
+              .location();
+      assertThat(ClosingThreadsFileIO.closedBy(delete)).startsWith(closingThreads);
+      assertThat(ClosingThreadsFileIO.closedBy(dataFile(second.get("db.b"), b)))
+          .startsWith(closingThreads);
+      commitByKey(a, second.get("db.a"));
+      commitByKey(b, second.get("db.b"));
+    } finally {
+      ClosingThreadsFileIO.reset();
+    }
+    assertThat(rowsOf(a)).isEqualTo(Map.of(1L, "a1'", 2L, "a2"));
+    assertThat(rowsOf(b)).isEqualTo(Map.of(1L, "b1'"));
+  }
+
+  /**
+   * A file whose closing fails on one of those threads fails the checkpoint: nothing of its table
+   * is handed on, and its files are removed as the task ends. (A table finished before it, here a,
+   * has handed its files on, as a table finished before any failure of a checkpoint does: the
+   * committer's, which never commits a checkpoint that did not complete.)
+   */
+  @Test
+  void aFileThatFailsToCloseFailsTheCheckpointAndItsTablesFilesAreRemoved() throws Exception {
+    fileIo = ClosingThreadsFileIO.class.getName();
+    ClosingThreadsFileIO.reset();
+    tables();
+    ClosingThreadsFileIO.failClosing("/db/b/data/");
+    try (var harness = harness(null, 1, 0)) {
+      harness.processElement(new StreamRecord<>(of("src.a", insert(1, "a1", 10))));
+      harness.processElement(new StreamRecord<>(of("src.b", insert(1, "b1", 5))));
+      harness.processElement(new StreamRecord<>(of("src.b", insert(2, "b2", 6))));
+      assertThatThrownBy(() -> harness.prepareSnapshotPreBarrier(1))
+          .hasMessageContaining("injected failure closing")
+          .hasMessageContaining("/db/b/data/");
+      assertThat(harness.extractOutputValues())
+          .extracting(ChangeCommittable::table)
+          .doesNotContain("db.b");
+    } finally {
+      ClosingThreadsFileIO.reset();
+    }
+    Path data = warehouse.resolve("db").resolve("b").resolve("data");
+    try (var files = java.nio.file.Files.walk(data)) {
+      assertThat(files.filter(java.nio.file.Files::isRegularFile).toList())
+          .as("the data files of table b")
+          .isEmpty();
     }
   }
 

@@ -1,0 +1,86 @@
+package io.icebergcdc.commit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The work of tables started one at a time and finished on the caller's thread. */
+class TableThreadsTest {
+
+  /**
+   * Work runs on the threads, as many tables at once as there are threads; each table's finish runs
+   * on the caller's thread in the order started, a table waiting for the oldest when all are busy.
+   */
+  @Test
+  void tablesInFlightRunAtOnceUpToTheThreadsAndFinishInOrderOnTheCaller() throws Exception {
+    String caller = Thread.currentThread().getName();
+    AtomicInteger running = new AtomicInteger();
+    AtomicInteger most = new AtomicInteger();
+    CountDownLatch firstTwo = new CountDownLatch(2);
+    List<String> finished = new ArrayList<>();
+    try (TableThreads threads = TableThreads.of(2, "test-tables")) {
+      TableThreads.InFlight<String> inFlight =
+          threads.inFlight(
+              table -> {
+                most.accumulateAndGet(running.incrementAndGet(), Math::max);
+                firstTwo.countDown();
+                // The first two wait for each other: they run at once.
+                assertThat(firstTwo.await(10, TimeUnit.SECONDS)).isTrue();
+                Thread.sleep(20);
+                running.decrementAndGet();
+              },
+              table -> {
+                assertThat(Thread.currentThread().getName()).isEqualTo(caller);
+                finished.add(table);
+              });
+      for (String table : List.of("a", "b", "c", "d", "e")) {
+        inFlight.start(table);
+      }
+      assertThat(finished).as("finished as the threads were needed").containsExactly("a", "b", "c");
+      inFlight.finishAll();
+    }
+    assertThat(finished).containsExactly("a", "b", "c", "d", "e");
+    assertThat(most.get()).isEqualTo(2);
+  }
+
+  /** A table's failure is thrown when it is finished, after the tables started before it. */
+  @Test
+  void aFailureIsThrownAsItsTableIsFinished() throws Exception {
+    List<String> finished = new ArrayList<>();
+    try (TableThreads threads = TableThreads.of(4, "test-tables")) {
+      TableThreads.InFlight<String> inFlight =
+          threads.inFlight(
+              table -> {
+                if (table.equals("b")) {
+                  throw new IllegalStateException("b failed");
+                }
+              },
+              finished::add);
+      inFlight.start("a");
+      inFlight.start("b");
+      inFlight.start("c");
+      assertThatThrownBy(inFlight::finishAll).hasMessage("b failed");
+    }
+    assertThat(finished).containsExactly("a");
+  }
+
+  /** Without threads, each table's work and finish run as it is started. */
+  @Test
+  void withoutThreadsEachTableRunsAsItStarts() throws Exception {
+    List<String> done = new ArrayList<>();
+    TableThreads.InFlight<String> inFlight =
+        TableThreads.none()
+            .inFlight(table -> done.add("work " + table), t -> done.add("then " + t));
+    inFlight.start("a");
+    assertThat(done).containsExactly("work a", "then a");
+    inFlight.start("b");
+    inFlight.finishAll();
+    assertThat(done).containsExactly("work a", "then a", "work b", "then b");
+  }
+}
