@@ -72,14 +72,33 @@ public final class EqualityDeleteFiles<T> {
   /** Closes the open files and returns them; a later delete opens new ones. */
   public List<DeleteFile> close() throws IOException {
     List<DeleteFile> files = new ArrayList<>();
-    try {
-      for (EqualityDeleteWriter<T> writer : writers.values()) {
-        writer.close();
-        files.add(writer.toDeleteFile());
-      }
-    } finally {
-      writers.clear();
-    }
+    close(files);
     return files;
+  }
+
+  /**
+   * Closes the open files, adding each to {@code closed} as it closes (so that a caller can remove
+   * them when another fails); a later delete opens new ones. Every file is closed, or tried: the
+   * first failure is thrown after, with the others suppressed.
+   */
+  public void close(List<DeleteFile> closed) throws IOException {
+    IOException failure = null;
+    for (EqualityDeleteWriter<T> writer : writers.values()) {
+      try {
+        writer.close();
+        closed.add(writer.toDeleteFile());
+      } catch (IOException | RuntimeException e) {
+        IOException cause = e instanceof IOException io ? io : new IOException(e);
+        if (failure == null) {
+          failure = cause;
+        } else {
+          failure.addSuppressed(cause);
+        }
+      }
+    }
+    writers.clear();
+    if (failure != null) {
+      throw failure;
+    }
   }
 }

@@ -20,8 +20,9 @@ import org.slf4j.LoggerFactory;
  * and the file system (the committer's commits, restores and staging; the writers' reads of their
  * tables for compaction and the closing of their files at a checkpoint, which on object storage
  * uploads them): on threads of its own, several tables at once, each table on one thread at a time,
- * while the task thread waits until all are done. An operator of one table works on the task
- * thread.
+ * while the task thread waits until all are done ({@link #forEach}) or goes on with other tables
+ * ({@link #inFlight}). An operator of one table works on the task thread, but for the closing of
+ * its files of several partitions.
  *
  * <p>A job of hundreds of tables committed one after the other took longer than its checkpoint
  * interval; on object storage its writers' reads of their tables, and then the uploads of their
@@ -109,10 +110,10 @@ public final class TableThreads implements AutoCloseable {
 
   /**
    * Work for tables started one at a time ({@link InFlight#start}) and run on these threads, at
-   * most {@link #threads()} at once, while the caller goes on; once a table's {@code work} is done,
-   * its {@code then} runs on the caller's thread, in the order the tables were started, when the
-   * caller next starts one with all threads busy, or at {@link InFlight#finishAll}. Without threads
-   * ({@link #none}) both run at the start.
+   * most {@link #threads()} tables started and not finished at once, while the caller goes on; once
+   * a table's {@code work} is done, its {@code then} runs on the caller's thread, in the order the
+   * tables were started: when the caller starts one more than that many, or at {@link
+   * InFlight#finishAll}. Without threads ({@link #none}) both run at the start.
    */
   public <T> InFlight<T> inFlight(Action<T> work, Action<T> then) {
     return new InFlight<>(work, then);
@@ -153,6 +154,24 @@ public final class TableThreads implements AutoCloseable {
       }
     }
 
+    /**
+     * After {@code failure} of the caller: waits for the work of every table started and not
+     * finished, without finishing it, so that nothing of it runs once the caller goes on; its
+     * failures are added to {@code failure}'s suppressed.
+     */
+    public void abandon(Exception failure) {
+      while (!running.isEmpty()) {
+        try {
+          await(running.poll().getValue());
+        } catch (InterruptedException e) {
+          failure.addSuppressed(e);
+          return;
+        } catch (Exception e) {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+
     private void finishOldest() throws Exception {
       Map.Entry<T, Future<?>> oldest = running.poll();
       await(oldest.getValue());
@@ -174,7 +193,8 @@ public final class TableThreads implements AutoCloseable {
       running.get();
     } catch (InterruptedException e) {
       // The task is cancelled. No commit of this attempt may land after it ends, when the next
-      // attempt reads the snapshot logs: the work in flight ends before it does.
+      // attempt reads the snapshot logs, and no file may be closed after the task removes those it
+      // did not hand on: the work in flight ends before it does.
       close();
       Thread.currentThread().interrupt();
       throw e;
@@ -206,7 +226,9 @@ public final class TableThreads implements AutoCloseable {
         }
         LOG.info("Waiting for the work of the tables in flight to end");
       } catch (InterruptedException e) {
+        // Passed on: work that took the first interrupt for a retry's may heed another.
         interrupted = true;
+        threads.shutdownNow();
       }
     }
     if (interrupted) {

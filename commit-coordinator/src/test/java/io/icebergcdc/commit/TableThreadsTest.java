@@ -2,6 +2,7 @@ package io.icebergcdc.commit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchException;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -68,6 +69,35 @@ class TableThreadsTest {
       assertThatThrownBy(inFlight::finishAll).hasMessage("b failed");
     }
     assertThat(finished).containsExactly("a");
+  }
+
+  /**
+   * With all threads' tables unfinished, a start finishes the oldest first and throws its failure;
+   * after a failure, abandoning the tables in flight waits for their work without finishing them.
+   */
+  @Test
+  void aStartThrowsTheOldestsFailureAndTheRestIsAbandoned() throws Exception {
+    List<String> finished = new ArrayList<>();
+    AtomicInteger worked = new AtomicInteger();
+    try (TableThreads threads = TableThreads.of(1, "test-tables")) {
+      TableThreads.InFlight<String> inFlight =
+          threads.inFlight(
+              table -> {
+                worked.incrementAndGet();
+                if (table.equals("a")) {
+                  throw new IllegalStateException("a failed");
+                }
+                Thread.sleep(50);
+              },
+              finished::add);
+      inFlight.start("a");
+      Exception failure = catchException(() -> inFlight.start("b"));
+      assertThat(failure).hasMessage("a failed");
+      inFlight.start("c");
+      inFlight.abandon(failure);
+      assertThat(worked.get()).isEqualTo(2);
+    }
+    assertThat(finished).isEmpty();
   }
 
   /** Without threads, each table's work and finish run as it is started. */

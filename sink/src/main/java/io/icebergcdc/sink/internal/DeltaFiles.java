@@ -2,6 +2,7 @@ package io.icebergcdc.sink.internal;
 
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.commit.OwnedFileNames;
+import io.icebergcdc.commit.TableThreads;
 import io.icebergcdc.dedup.NetChanges.Location;
 import io.icebergcdc.sink.CdcTables;
 import java.io.IOException;
@@ -288,7 +289,7 @@ final class DeltaFiles {
     }
     openFiles.clear();
     if (equalityDeletes != null) {
-      completedDeletes.addAll(equalityDeletes.close());
+      equalityDeletes.close(completedDeletes);
     }
     layout(current, rows.schema(), rows);
   }
@@ -347,20 +348,25 @@ final class DeltaFiles {
     return !openFiles.isEmpty() || (equalityDeletes != null && equalityDeletes.hasOpenFiles());
   }
 
+  /** How many data files are open: one for each partition written since the last {@link #take}. */
+  int openDataFiles() {
+    return openFiles.size();
+  }
+
   /**
    * Closes the open data and equality delete files, whose completion {@link #take} then only
    * records: on object storage a file is uploaded as it closes, so an operator of several tables
-   * closes theirs on threads of its own while its task thread goes on with other tables. On any one
-   * thread, while the task thread touches nothing of these files. After a failure here {@link
-   * #take} refuses to hand on anything (a data file's writer closed again would not say it failed).
+   * closes theirs on threads of its own while its task thread goes on with other tables, and the
+   * operator of one table closes its data files of several partitions on {@code threads}, several
+   * at once. On any one thread, while the task thread touches nothing of these files. After a
+   * failure here {@link #take} refuses to hand on anything (a data file's writer closed again would
+   * not say it failed).
    */
-  void closeOpenFiles() throws IOException {
+  void closeOpenFiles(TableThreads threads) throws Exception {
     closeFailed = true;
-    for (OpenDataFile file : openFiles.values()) {
-      file.writer.close();
-    }
+    threads.forEach(openFiles.values(), file -> file.writer.close());
     if (equalityDeletes != null) {
-      completedDeletes.addAll(equalityDeletes.close());
+      equalityDeletes.close(completedDeletes);
     }
     closeFailed = false;
   }
@@ -375,11 +381,11 @@ final class DeltaFiles {
       complete(file);
     }
     openFiles.clear();
+    if (equalityDeletes != null) {
+      equalityDeletes.close(completedDeletes);
+    }
     List<DeleteFile> deletes = new ArrayList<>(completedDeletes);
     completedDeletes.clear();
-    if (equalityDeletes != null) {
-      deletes.addAll(equalityDeletes.close());
-    }
     Taken taken = new Taken(List.copyOf(completedFiles), deletes, positionDeletes, fallbacks);
     dataFilesWritten.inc(completedFiles.size());
     completedFiles.clear();
@@ -410,7 +416,7 @@ final class DeltaFiles {
     completedDeletes.clear();
     if (equalityDeletes != null) {
       try {
-        deletes.addAll(equalityDeletes.close());
+        equalityDeletes.close(deletes);
       } catch (IOException | RuntimeException e) {
         LOG.warn("Cannot close the unfinished equality delete files", e);
       }

@@ -48,13 +48,14 @@ import org.apache.iceberg.flink.TableLoader;
  *
  * <p><b>Checkpoints:</b> each table's net changes of the interval are written, then the table's
  * files completed and handed on; but the tables whose compaction reads them at the checkpoint wait
- * with their files open until a batch of them is read together ({@link #finishReading}), and in the
- * operator of several the files of up to {@link #TABLE_THREADS} tables are closed on other threads
- * while the task thread goes on ({@link #finish}).
+ * with their files open until a batch of them is read together ({@link #finishReading}). The files
+ * are closed (on object storage, uploaded) on other threads: in the operator of several, the files
+ * of up to {@link #TABLE_THREADS} tables while the task thread goes on ({@link #finish}); in the
+ * operator of one, its files of several partitions, several at once.
  *
  * <p><b>Threading:</b> Flink's task thread, but for the reads of tables ahead and the closing of
- * their files at a checkpoint, on threads of the operator's; the task thread waits for the reads,
- * and goes on with other tables while files are closed.
+ * files at a checkpoint, on threads of the operator's; the task thread waits for the reads, and for
+ * the closing of one table's files, but goes on with other tables while theirs are closed.
  */
 public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator<ChangeCommittable>
     implements OneInputStreamOperator<ChangeEvent, ChangeCommittable>, BoundedOneInput {
@@ -104,15 +105,16 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /** The threads that read tables ahead ({@link #finishReading}); null until needed. */
   private transient TableThreads tableReads;
 
-  /** The threads that close tables' files at a checkpoint ({@link #finish}); null until needed. */
+  /** The threads that close files at a checkpoint ({@link #fileClosing()}); null until needed. */
   private transient TableThreads fileClosing;
 
-  /** How many tables are read ahead, or have their files closed, at once. */
+  /** How many tables are read ahead, or tables or partitions have their files closed, at once. */
   static final int TABLE_THREADS = 8;
 
   /**
    * How many tables whose compaction reads them at a checkpoint are read together, their files open
-   * meanwhile (each open data file holds a page buffer): the others are finished as they come.
+   * meanwhile (each open data file holds its row group's buffers until it closes): the others are
+   * finished as they come, up to {@link #TABLE_THREADS} of them closing their files meanwhile.
    */
   static final int TABLES_READ_AT_ONCE = 2 * TABLE_THREADS;
 
@@ -603,33 +605,51 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     preparedCheckpoint = Math.max(preparedCheckpoint, checkpointId);
     if (only != null) {
       only.prepareSnapshotPreBarrier(checkpointId);
+      only.compactAtCheckpoint();
+      if (only.checkpointDataFilesOpen() > 1) {
+        // Files of several partitions: closed (on object storage, uploaded) several at once.
+        only.closeCheckpointFiles(fileClosing());
+      }
       only.finishCheckpoint();
       return;
     }
+    TableThreads.InFlight<TableDeltaWriter<?>> closing =
+        fileClosing()
+            .inFlight(
+                writer -> writer.closeCheckpointFiles(TableThreads.none()),
+                TableDeltaWriter::finishCheckpoint);
+    // Each table's changes are written; a table whose compaction reads it now waits, its files
+    // open, until a batch of such tables is read together (finishReading), the others go on.
+    try {
+      List<TableDeltaWriter<?>> reading = new ArrayList<>();
+      for (TableDeltaWriter<?> writer : writers()) {
+        writer.prepareSnapshotPreBarrier(checkpointId);
+        if (writer.readsTableAtCheckpoint()) {
+          reading.add(writer);
+          if (reading.size() == TABLES_READ_AT_ONCE) {
+            finishReading(reading, checkpointId, closing);
+          }
+        } else {
+          finish(writer, closing);
+        }
+      }
+      finishReading(reading, checkpointId, closing);
+      closing.finishAll();
+    } catch (Exception e) {
+      // Nothing of the tables in flight may run once this fails (Flink then fails the task).
+      closing.abandon(e);
+      throw e;
+    }
+  }
+
+  /** The threads that close files at a checkpoint, started as work comes. */
+  private TableThreads fileClosing() {
     if (fileClosing == null) {
       // (A fixed pool starts its threads only as work comes, up to this many.) Waited for at close,
       // before the writers remove the files they did not hand on.
       fileClosing = TableThreads.of(TABLE_THREADS, "iceberg-cdc-file-closing-" + getOperatorID());
     }
-    TableThreads.InFlight<TableDeltaWriter<?>> closing =
-        fileClosing.inFlight(
-            TableDeltaWriter::closeCheckpointFiles, TableDeltaWriter::finishCheckpoint);
-    // Each table's changes are written; a table whose compaction reads it now waits, its files
-    // open, until a batch of such tables is read together (finishReading), the others go on.
-    List<TableDeltaWriter<?>> reading = new ArrayList<>();
-    for (TableDeltaWriter<?> writer : writers()) {
-      writer.prepareSnapshotPreBarrier(checkpointId);
-      if (writer.readsTableAtCheckpoint()) {
-        reading.add(writer);
-        if (reading.size() == TABLES_READ_AT_ONCE) {
-          finishReading(reading, checkpointId, closing);
-        }
-      } else {
-        finish(writer, closing);
-      }
-    }
-    finishReading(reading, checkpointId, closing);
-    closing.finishAll();
+    return fileClosing;
   }
 
   /**

@@ -8,6 +8,7 @@ import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.LiveFiles;
 import io.icebergcdc.commit.OwnedFileNames;
+import io.icebergcdc.commit.TableThreads;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.AppliedChange;
 import io.icebergcdc.dedup.Dedup;
@@ -845,21 +846,40 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   }
 
   /**
-   * Whether the checkpoint being finished has data files open to complete, after {@link
-   * #compactAtCheckpoint}: the operator may close them on another thread ({@link
+   * Whether the checkpoint being finished has data or equality delete files open to complete, after
+   * {@link #compactAtCheckpoint}: the operator may close them on another thread ({@link
    * #closeCheckpointFiles}).
    */
   boolean hasCheckpointFilesOpen() {
     return flushed != null && files.hasOpenFiles();
   }
 
+  /** How many data files the checkpoint being finished has open: one for each partition written. */
+  int checkpointDataFilesOpen() {
+    return flushed == null ? 0 : files.openDataFiles();
+  }
+
   /**
    * Closes the checkpoint's open data and equality delete files (on object storage, uploads them),
-   * after {@link #compactAtCheckpoint} and before {@link #finishCheckpoint}, which then records
-   * them: on any one thread, while the task thread touches nothing of this table.
+   * the data files on {@code threads}, after {@link #compactAtCheckpoint} and before {@link
+   * #finishCheckpoint}, which then records them: on any one thread, while the task thread touches
+   * nothing of this table.
    */
-  void closeCheckpointFiles() throws IOException {
-    files.closeOpenFiles();
+  void closeCheckpointFiles(TableThreads threads) throws Exception {
+    try {
+      files.closeOpenFiles(threads);
+    } catch (InterruptedException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IOException(
+          "cannot close the files of table "
+              + table.name()
+              + " for checkpoint "
+              + checkpointId
+              + ": "
+              + e.getMessage(),
+          e);
+    }
   }
 
   /**

@@ -21,6 +21,9 @@ public class ClosingThreadsFileIO extends HadoopFileIO {
 
   private static final Map<String, String> CLOSED_BY = new ConcurrentHashMap<>();
   private static volatile String failClosing;
+  private static volatile int failNth;
+  private static final java.util.concurrent.atomic.AtomicInteger CLOSINGS =
+      new java.util.concurrent.atomic.AtomicInteger();
   private static volatile CyclicBarrier meetOnClose;
 
   /** Forgets the files closed, fails no closing, and has no closing wait. */
@@ -40,6 +43,16 @@ public class ClosingThreadsFileIO extends HadoopFileIO {
 
   /** Fails the closing of every data file whose location holds {@code part}. */
   static void failClosing(String part) {
+    failClosing(part, 0);
+  }
+
+  /**
+   * Fails the {@code nth} closing from now on of a file whose location holds {@code part}, and no
+   * other; every one for 0.
+   */
+  static void failClosing(String part, int nth) {
+    CLOSINGS.set(0);
+    failNth = nth;
     failClosing = part;
   }
 
@@ -124,7 +137,9 @@ public class ClosingThreadsFileIO extends HadoopFileIO {
       }
       out.close();
       String failing = failClosing;
-      if (failing != null && location.contains(failing)) {
+      if (failing != null
+          && location.contains(failing)
+          && (failNth == 0 || CLOSINGS.incrementAndGet() == failNth)) {
         throw new IOException("injected failure closing " + location);
       }
     }

@@ -50,9 +50,16 @@ class PositionDeltaWriterOperatorTest {
 
   @TempDir Path warehouse;
 
+  /** The catalog's {@code io-impl}, or null for its default. */
+  private String fileIo;
+
   private CatalogLoader catalog() {
-    return CatalogLoader.hadoop(
-        "test", new Configuration(), Map.of("warehouse", warehouse.toUri().toString()));
+    Map<String, String> properties = new java.util.HashMap<>();
+    properties.put("warehouse", warehouse.toUri().toString());
+    if (fileIo != null) {
+      properties.put("io-impl", fileIo);
+    }
+    return CatalogLoader.hadoop("test", new Configuration(), properties);
   }
 
   private Table table() {
@@ -205,6 +212,43 @@ class PositionDeltaWriterOperatorTest {
         .dataFiles()
         .forEach(f -> append.appendFile(ContentFileCodec.decodeDataFile(f, table.specs())));
     append.commit();
+  }
+
+  /**
+   * The writer of one table closes its data files of several partitions at a checkpoint on threads
+   * of its own, several at once (on object storage, each is uploaded as it closes), then hands them
+   * on complete; a single file it closes on its task thread.
+   */
+  @Test
+  void theFilesOfSeveralPartitionsAreClosedAtOnce() throws Exception {
+    fileIo = ClosingThreadsFileIO.class.getName();
+    ClosingThreadsFileIO.reset();
+    Table table =
+        CdcTables.createOrLoad(
+            catalog().loadCatalog(), ID, TestChanges.SCHEMA, "bucket(2, id)", 3, List.of("id"));
+    try (var harness = harness(false, null)) {
+      // The closings of the two partitions' files wait for each other: they run at once.
+      ClosingThreadsFileIO.meetOnClose(2);
+      ChangeCommittable first = checkpoint(harness, 1, inserts(1, 8, 0));
+      ClosingThreadsFileIO.meetOnClose(0);
+      assertThat(first.dataFiles()).hasSize(2);
+      for (String file : first.dataFiles()) {
+        String location = ContentFileCodec.decodeDataFile(file, table.specs()).location();
+        assertThat(ClosingThreadsFileIO.closedBy(location)).startsWith("iceberg-cdc-file-closing-");
+      }
+      append(table, first);
+      harness.notifyOfCompletedCheckpoint(1);
+
+      ChangeCommittable second = checkpoint(harness, 2, insert(9, "i", 9));
+      String location =
+          ContentFileCodec.decodeDataFile(second.dataFiles().get(0), table.specs()).location();
+      assertThat(ClosingThreadsFileIO.closedBy(location))
+          .isEqualTo(Thread.currentThread().getName());
+      append(table, second);
+    } finally {
+      ClosingThreadsFileIO.reset();
+    }
+    assertThat(rowsOf(table)).hasSize(9);
   }
 
   /**

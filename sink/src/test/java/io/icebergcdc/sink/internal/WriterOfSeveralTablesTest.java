@@ -924,34 +924,66 @@ class WriterOfSeveralTablesTest {
 
   /**
    * A file whose closing fails on one of those threads fails the checkpoint: nothing of its table
-   * is handed on, and its files are removed as the task ends. (A table finished before it, here a,
-   * has handed its files on, as a table finished before any failure of a checkpoint does: the
-   * committer's, which never commits a checkpoint that did not complete.)
+   * is handed on, and as the task ends its files not handed on are removed, here a data file
+   * completed at the table's target size before the checkpoint's last, the one that failed, and an
+   * equality delete. A table finished before it, here a, has handed its files on, as a table
+   * finished before any failure of a checkpoint does: the committer's, which never commits a
+   * checkpoint that did not complete.
    */
   @Test
   void aFileThatFailsToCloseFailsTheCheckpointAndItsTablesFilesAreRemoved() throws Exception {
     fileIo = ClosingThreadsFileIO.class.getName();
     ClosingThreadsFileIO.reset();
-    tables();
-    ClosingThreadsFileIO.failClosing("/db/b/data/");
+    byKey.add(TABLES.get("src.b"));
+    Map<String, Table> tables = tables();
+    Table a = tables.get("src.a");
+    Table b = tables.get("src.b");
+    b.updateProperties().set("write.target-file-size-bytes", "1").commit();
+    Path dataOfB = warehouse.resolve("db").resolve("b").resolve("data");
+    List<Path> committedOfB;
+    String handedOnOfA;
     try (var harness = harness(null, 1, 0)) {
-      harness.processElement(new StreamRecord<>(of("src.a", insert(1, "a1", 10))));
-      harness.processElement(new StreamRecord<>(of("src.b", insert(1, "b1", 5))));
-      harness.processElement(new StreamRecord<>(of("src.b", insert(2, "b2", 6))));
-      assertThatThrownBy(() -> harness.prepareSnapshotPreBarrier(1))
+      Map<String, ChangeCommittable> first =
+          checkpoint(harness, 1, of("src.a", insert(1, "a1", 10)), of("src.b", insert(1, "b1", 5)));
+      commitByKey(a, first.get("db.a"));
+      commitByKey(b, first.get("db.b"));
+      harness.notifyOfCompletedCheckpoint(1);
+      committedOfB = regularFiles(dataOfB);
+
+      // b's second data file, after the first completed at 1,000 rows, fails to close.
+      ClosingThreadsFileIO.failClosing("/db/b/data/", 2);
+      harness.getOutput().clear();
+      harness.processElement(new StreamRecord<>(of("src.a", insert(2, "a2", 11))));
+      harness.processElement(new StreamRecord<>(of("src.b", update(1, "b1'", 6))));
+      for (long id = 2; id <= 1500; id++) {
+        harness.processElement(new StreamRecord<>(of("src.b", insert(id, "b", 5 + id))));
+      }
+      assertThatThrownBy(() -> harness.prepareSnapshotPreBarrier(2))
+          .hasMessageContaining("cannot close the files of table")
           .hasMessageContaining("injected failure closing")
           .hasMessageContaining("/db/b/data/");
-      assertThat(harness.extractOutputValues())
-          .extracting(ChangeCommittable::table)
-          .doesNotContain("db.b");
+      List<ChangeCommittable> handedOn = harness.extractOutputValues();
+      assertThat(handedOn).extracting(ChangeCommittable::table).containsExactly("db.a");
+      handedOnOfA = dataFile(handedOn.get(0), a);
+      // Its two data files; Parquet writes a file of one row group, as the equality delete's, at
+      // its close, which comes as the task ends.
+      assertThat(regularFiles(dataOfB))
+          .as("b's files written for checkpoint 2 before the task ends")
+          .hasSize(committedOfB.size() + 2);
     } finally {
       ClosingThreadsFileIO.reset();
     }
-    Path data = warehouse.resolve("db").resolve("b").resolve("data");
-    try (var files = java.nio.file.Files.walk(data)) {
-      assertThat(files.filter(java.nio.file.Files::isRegularFile).toList())
-          .as("the data files of table b")
-          .isEmpty();
+    assertThat(regularFiles(dataOfB)).as("b's files").isEqualTo(committedOfB);
+    assertThat(Path.of(java.net.URI.create(handedOnOfA))).as("a's file handed on").exists();
+  }
+
+  private static List<Path> regularFiles(Path directory) throws java.io.IOException {
+    try (var files = java.nio.file.Files.walk(directory)) {
+      return files
+          .filter(java.nio.file.Files::isRegularFile)
+          .filter(file -> !file.getFileName().toString().endsWith(".crc"))
+          .sorted()
+          .toList();
     }
   }
 
