@@ -6,22 +6,23 @@
 # to the first matching TO takes a jstack dump of it every half second (each dump takes a few
 # tenths of a second more), writing one line per writer task thread per dump to OUT.samples and
 # the counts to OUT.counts. A writer task thread is one whose name starts with "dedup by source
-# sequence, write Parquet files and deletes"; its sample counts as the first of these that its
-# stack holds:
+# sequence, write Parquet files and" (of several tables or of one); its sample counts as the first
+# of these that its stack holds:
 #   idle                       waiting in the task's mailbox (TaskMailboxImpl.take): no input, or
 #                              no room for output (back-pressure), or a barrier's alignment
-#   waiting for reads ahead    the tables of a checkpoint read on other threads (TableThreads)
-#   waiting for files closed   the data and delete files of a checkpoint's tables closed (on object
-#                              storage, uploaded) on other threads, all threads busy or the
-#                              checkpoint's last tables (TableThreads$InFlight)
+#   waiting for reads ahead    the tables of a checkpoint read on other threads (TableThreads,
+#                              from finishReading)
+#   waiting for files closed   the data and delete files of a checkpoint's tables, or of one
+#                              table's partitions, closed (on object storage, uploaded) on other
+#                              threads (TableThreads, from InFlight or DeltaFiles.closeOpenFiles)
 #   compaction reading         compaction reading its table itself (WriterCompaction.compact,
 #                              then TableRefresh.refresh or LiveFiles.of)
 #   delete reading             a deleted row's file looked up in the table as read now
 #                              (WriterCompaction.leftTheTable, then a refresh or LiveFiles.of)
 #   other table reading        any other TableRefresh.refresh or LiveFiles.of
 #   opening files              a data file opened (the file writer factory's newDataWriter)
-#   closing files              a data file closed on the task thread (DeltaFiles' complete or
-#                              take; on object storage, its upload)
+#   closing files              a data file closed on the task thread (Iceberg's DataWriter.close;
+#                              on object storage, its upload)
 #   other work                 anything else
 # For example, the changes of bench/database.sh:
 #   bash bench/sample-writer-threads.sh target/writers 'changes written' 'changes held' \
@@ -45,14 +46,15 @@ until grep -q -- "$to" "$out.log"; do
   kill -0 "$pid" 2>/dev/null || break
   { jstack "$pid" 2>/dev/null || true; } | awk '
     function report() { if (writer) print (category == "" ? "other work" : category); writer = 0 }
-    /^"/ { report(); writer = index($0, "\"dedup by source sequence, write Parquet files and deletes") == 1; category = ""; reads = 0; next }
+    /^"/ { report(); writer = index($0, "\"dedup by source sequence, write Parquet files and") == 1; category = ""; reads = 0; waits = 0; next }
     !writer || category != "" { next }
     /TaskMailboxImpl\.take/ { category = "idle"; next }
-    /TableThreads\$InFlight\./ { category = "waiting for files closed"; next }
-    /TableThreads\.forEach/ { category = "waiting for reads ahead"; next }
+    waits && /TableThreads\$InFlight\.|DeltaFiles\.closeOpenFiles/ { category = "waiting for files closed"; next }
+    waits && /finishReading/ { category = "waiting for reads ahead"; next }
+    /TableThreads\.(await|forEach)\(/ { waits = 1; next }
     /TableRefresh\.refresh|LiveFiles\.of/ { reads = 1; next }
     !reads && /FileWriterFactory\.newDataWriter/ { category = "opening files"; next }
-    !reads && /DeltaFiles\.(complete|take)\(/ { category = "closing files"; next }
+    !reads && /iceberg\.io\.DataWriter\.close/ { category = "closing files"; next }
     reads && /WriterCompaction\.compact\(/ { category = "compaction reading"; next }
     reads && /WriterCompaction\.leftTheTable/ { category = "delete reading"; next }
     /^$/ { if (reads) category = "other table reading"; report() }

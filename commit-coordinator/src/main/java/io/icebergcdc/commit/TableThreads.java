@@ -7,8 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.flink.util.concurrent.ExecutorThreadFactory;
@@ -64,8 +65,7 @@ public final class TableThreads implements AutoCloseable {
 
   /** Up to {@code count} threads, named after {@code name}. */
   public static TableThreads of(int count, String name) {
-    return new TableThreads(
-        Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)), count, true);
+    return new TableThreads(pool(count, name), count, true);
   }
 
   /**
@@ -74,8 +74,21 @@ public final class TableThreads implements AutoCloseable {
    * not hold up the task's cancellation.
    */
   public static TableThreads forReads(int count, String name) {
-    return new TableThreads(
-        Executors.newFixedThreadPool(count, new ExecutorThreadFactory(name)), count, false);
+    return new TableThreads(pool(count, name), count, false);
+  }
+
+  /** Up to {@code count} threads, started as work comes and ended after a minute without any. */
+  private static ExecutorService pool(int count, String name) {
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            count,
+            count,
+            1,
+            TimeUnit.MINUTES,
+            new LinkedBlockingQueue<>(),
+            new ExecutorThreadFactory(name));
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 
   /**
@@ -131,9 +144,9 @@ public final class TableThreads implements AutoCloseable {
     }
 
     /**
-     * Starts the work for {@code table}, first finishing the oldest table's where all threads are
-     * busy. A failure of the oldest is thrown here, the others' work going on: {@link
-     * TableThreads#close} ends it.
+     * Starts the work for {@code table}, first finishing the oldest table's where as many tables as
+     * threads are started and not finished. A failure of the oldest is thrown here, the others'
+     * work going on: {@link #abandon} waits for it.
      */
     public void start(T table) throws Exception {
       if (threads == null) {

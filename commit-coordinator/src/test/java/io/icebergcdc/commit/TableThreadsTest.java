@@ -78,16 +78,17 @@ class TableThreadsTest {
   @Test
   void aStartThrowsTheOldestsFailureAndTheRestIsAbandoned() throws Exception {
     List<String> finished = new ArrayList<>();
-    AtomicInteger worked = new AtomicInteger();
+    List<String> worked = java.util.Collections.synchronizedList(new ArrayList<>());
     try (TableThreads threads = TableThreads.of(1, "test-tables")) {
       TableThreads.InFlight<String> inFlight =
           threads.inFlight(
               table -> {
-                worked.incrementAndGet();
                 if (table.equals("a")) {
                   throw new IllegalStateException("a failed");
                 }
                 Thread.sleep(50);
+                worked.add(table);
+                throw new IllegalStateException(table + " failed too");
               },
               finished::add);
       inFlight.start("a");
@@ -95,7 +96,11 @@ class TableThreadsTest {
       assertThat(failure).hasMessage("a failed");
       inFlight.start("c");
       inFlight.abandon(failure);
-      assertThat(worked.get()).isEqualTo(2);
+      // abandon returned once c's work was done, and its failure is the first's suppressed.
+      assertThat(worked).containsExactly("c");
+      assertThat(failure.getSuppressed())
+          .extracting(Throwable::getMessage)
+          .containsExactly("c failed too");
     }
     assertThat(finished).isEmpty();
   }

@@ -126,7 +126,9 @@ class SessionClusterITCase {
             "StatisticsDataReferenceCleaner",
             "iceberg-worker-pool",
             "iceberg-lock-manager",
-            "idle-connection-reaper")) {
+            "idle-connection-reaper",
+            "iceberg-cdc-file-closing",
+            "iceberg-cdc-table-reads")) {
       if (threads.contains(name)) {
         leftovers.add(name);
       }

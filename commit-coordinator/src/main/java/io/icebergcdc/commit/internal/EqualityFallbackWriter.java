@@ -5,6 +5,7 @@ import io.icebergcdc.commit.EqualityDeleteSpecs;
 import io.icebergcdc.commit.ParquetWriterProperties;
 import io.icebergcdc.commit.PositionDeletes;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -17,6 +18,7 @@ import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.parquet.Parquet;
@@ -53,15 +55,18 @@ final class EqualityFallbackWriter {
             .format(FileFormat.PARQUET)
             .operationId(operationId)
             .build();
+    List<String> opened = new ArrayList<>();
     // The rows another writer moved may be in files of any spec the table's data has.
     EqualityDeleteFiles<Record> deleteFiles =
         new EqualityDeleteFiles<>(
             EqualityDeleteSpecs.of(table, table.spec(), keyIds).specs(),
             schema,
-            (spec, partition) ->
-                factory.newEqualityDeleteWriter(
-                    files.newOutputFile(spec, partition), spec, partition));
-    List<DeleteFile> written;
+            (spec, partition) -> {
+              EncryptedOutputFile output = files.newOutputFile(spec, partition);
+              opened.add(output.encryptingOutputFile().location());
+              return factory.newEqualityDeleteWriter(output, spec, partition);
+            });
+    List<DeleteFile> written = new ArrayList<>();
     try {
       for (String location : deletes.files()) {
         long[] positions = deletes.positions(location);
@@ -94,8 +99,22 @@ final class EqualityFallbackWriter {
               e);
         }
       }
-    } finally {
-      written = deleteFiles.close();
+      deleteFiles.close(written);
+    } catch (IOException | RuntimeException e) {
+      // None of them was handed on: every file opened goes, whether it closed or not.
+      try {
+        deleteFiles.close(written);
+      } catch (IOException | RuntimeException closing) {
+        e.addSuppressed(closing);
+      }
+      for (String location : opened) {
+        try {
+          table.io().deleteFile(location);
+        } catch (RuntimeException removing) {
+          e.addSuppressed(removing);
+        }
+      }
+      throw e;
     }
     return written;
   }

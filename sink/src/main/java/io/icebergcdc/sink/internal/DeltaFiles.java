@@ -114,6 +114,12 @@ final class DeltaFiles {
   private boolean closeFailed;
 
   /**
+   * The locations of the equality delete files opened since the last {@link #take}, closed or not,
+   * which {@link #abort} removes: a file whose close failed is known by its location only.
+   */
+  private final List<String> deletesNotHandedOn = new ArrayList<>();
+
+  /**
    * The equality delete files written now: a key's delete goes to its partition in the table's spec
    * and in each other spec of which it holds data files ({@link
    * io.icebergcdc.commit.EqualityDeleteSpecs}). Made at the first delete by key (or check), which
@@ -267,9 +273,11 @@ final class DeltaFiles {
           new io.icebergcdc.commit.EqualityDeleteFiles<>(
               deleteSpecs.specs(),
               tableSchema,
-              (deleteSpec, partition) ->
-                  writerFactory.newEqualityDeleteWriter(
-                      outputFiles().newOutputFile(deleteSpec, partition), deleteSpec, partition));
+              (deleteSpec, partition) -> {
+                EncryptedOutputFile output = outputFiles().newOutputFile(deleteSpec, partition);
+                deletesNotHandedOn.add(output.encryptingOutputFile().location());
+                return writerFactory.newEqualityDeleteWriter(output, deleteSpec, partition);
+              });
     }
     return equalityDeletes;
   }
@@ -386,6 +394,7 @@ final class DeltaFiles {
     }
     List<DeleteFile> deletes = new ArrayList<>(completedDeletes);
     completedDeletes.clear();
+    deletesNotHandedOn.clear();
     Taken taken = new Taken(List.copyOf(completedFiles), deletes, positionDeletes, fallbacks);
     dataFilesWritten.inc(completedFiles.size());
     completedFiles.clear();
@@ -412,18 +421,18 @@ final class DeltaFiles {
       remove(file.location());
     }
     completedFiles.clear();
-    List<DeleteFile> deletes = new ArrayList<>(completedDeletes);
     completedDeletes.clear();
     if (equalityDeletes != null) {
       try {
-        equalityDeletes.close(deletes);
+        equalityDeletes.close(new ArrayList<>());
       } catch (IOException | RuntimeException e) {
         LOG.warn("Cannot close the unfinished equality delete files", e);
       }
     }
-    for (DeleteFile file : deletes) {
-      remove(file.location());
+    for (String location : deletesNotHandedOn) {
+      remove(location);
     }
+    deletesNotHandedOn.clear();
   }
 
   private void remove(String location) {

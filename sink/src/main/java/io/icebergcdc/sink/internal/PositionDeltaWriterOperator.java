@@ -645,8 +645,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /** The threads that close files at a checkpoint, started as work comes. */
   private TableThreads fileClosing() {
     if (fileClosing == null) {
-      // (A fixed pool starts its threads only as work comes, up to this many.) Waited for at close,
-      // before the writers remove the files they did not hand on.
+      // Its threads start as work comes, up to this many, and end after a minute without any.
+      // Waited for at close, before the writers remove the files they did not hand on.
       fileClosing = TableThreads.of(TABLE_THREADS, "iceberg-cdc-file-closing-" + getOperatorID());
     }
     return fileClosing;

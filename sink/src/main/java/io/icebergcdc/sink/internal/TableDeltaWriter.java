@@ -83,7 +83,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Threading:</b> Flink's task thread, but for {@link #readTableAhead}, on another thread
  * while the task thread waits for it (it refreshes {@link #table}), and {@link
- * #closeCheckpointFiles}, on another thread while the task thread touches nothing of this table.
+ * #closeCheckpointFiles}, on another thread while the task thread touches nothing of this table (or
+ * on the task thread, spreading the data files' closing over other threads).
  */
 final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 

@@ -30,6 +30,8 @@ public class ClosingThreadsFileIO extends HadoopFileIO {
   static void reset() {
     CLOSED_BY.clear();
     failClosing = null;
+    failNth = 0;
+    CLOSINGS.set(0);
     meetOnClose = null;
   }
 
@@ -47,8 +49,8 @@ public class ClosingThreadsFileIO extends HadoopFileIO {
   }
 
   /**
-   * Fails the {@code nth} closing from now on of a file whose location holds {@code part}, and no
-   * other; every one for 0.
+   * Fails the closings of the files whose location holds {@code part}, from the {@code nth} from
+   * now on (after the file is written); every one for 0.
    */
   static void failClosing(String part, int nth) {
     CLOSINGS.set(0);
@@ -139,7 +141,7 @@ public class ClosingThreadsFileIO extends HadoopFileIO {
       String failing = failClosing;
       if (failing != null
           && location.contains(failing)
-          && (failNth == 0 || CLOSINGS.incrementAndGet() == failNth)) {
+          && (failNth == 0 || CLOSINGS.incrementAndGet() >= failNth)) {
         throw new IOException("injected failure closing " + location);
       }
     }

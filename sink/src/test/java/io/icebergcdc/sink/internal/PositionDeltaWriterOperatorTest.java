@@ -252,6 +252,39 @@ class PositionDeltaWriterOperatorTest {
   }
 
   /**
+   * A partition's file that fails to close fails the checkpoint, naming the table: nothing is
+   * handed on, and as the task ends the files of both partitions are removed.
+   */
+  @Test
+  void aPartitionsFileThatFailsToCloseLeavesNoFile() throws Exception {
+    fileIo = ClosingThreadsFileIO.class.getName();
+    ClosingThreadsFileIO.reset();
+    CdcTables.createOrLoad(
+        catalog().loadCatalog(), ID, TestChanges.SCHEMA, "bucket(2, id)", 3, List.of("id"));
+    ClosingThreadsFileIO.failClosing("/data/id_bucket=1/");
+    try (var harness = harness(false, null)) {
+      for (ChangeEvent insert : inserts(1, 8, 0)) {
+        harness.processElement(new StreamRecord<>(insert));
+      }
+      assertThatThrownBy(() -> harness.prepareSnapshotPreBarrier(1))
+          .hasMessageContaining("cannot close the files of table")
+          .hasMessageContaining("injected failure closing");
+      assertThat(harness.extractOutputValues()).isEmpty();
+    } finally {
+      ClosingThreadsFileIO.reset();
+    }
+    try (var files = java.nio.file.Files.walk(warehouse.resolve("db").resolve("items"))) {
+      assertThat(
+              files
+                  .filter(java.nio.file.Files::isRegularFile)
+                  .filter(file -> file.toString().contains("/data/"))
+                  .filter(file -> !file.getFileName().toString().endsWith(".crc"))
+                  .toList())
+          .isEmpty();
+    }
+  }
+
+  /**
    * In equality mode the operator of one table (the file job's and the SQL connector's) deletes by
    * key: an update or delete of a key with a row writes an equality delete on the key, a key new to
    * a table the writer started empty needs none, a key whose row was written for a checkpoint not

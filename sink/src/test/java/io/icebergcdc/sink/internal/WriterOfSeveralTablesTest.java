@@ -926,9 +926,9 @@ class WriterOfSeveralTablesTest {
    * A file whose closing fails on one of those threads fails the checkpoint: nothing of its table
    * is handed on, and as the task ends its files not handed on are removed, here a data file
    * completed at the table's target size before the checkpoint's last, the one that failed, and an
-   * equality delete. A table finished before it, here a, has handed its files on, as a table
-   * finished before any failure of a checkpoint does: the committer's, which never commits a
-   * checkpoint that did not complete.
+   * equality delete, which fails to close too. A table finished before it, here a, has handed its
+   * files on, as a table finished before any failure of a checkpoint does: the committer's, which
+   * never commits a checkpoint that did not complete.
    */
   @Test
   void aFileThatFailsToCloseFailsTheCheckpointAndItsTablesFilesAreRemoved() throws Exception {
@@ -950,7 +950,8 @@ class WriterOfSeveralTablesTest {
       harness.notifyOfCompletedCheckpoint(1);
       committedOfB = regularFiles(dataOfB);
 
-      // b's second data file, after the first completed at 1,000 rows, fails to close.
+      // b's second data file, after the first completed at 1,000 rows, fails to close, and so
+      // does its equality delete, closed as the task ends.
       ClosingThreadsFileIO.failClosing("/db/b/data/", 2);
       harness.getOutput().clear();
       harness.processElement(new StreamRecord<>(of("src.a", insert(2, "a2", 11))));
