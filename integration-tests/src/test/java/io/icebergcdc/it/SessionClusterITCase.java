@@ -127,6 +127,7 @@ class SessionClusterITCase {
             "iceberg-worker-pool",
             "iceberg-lock-manager",
             "idle-connection-reaper",
+            "iceberg-cdc-table-closing",
             "iceberg-cdc-file-closing",
             "iceberg-cdc-table-reads")) {
       if (threads.contains(name)) {

@@ -372,7 +372,13 @@ final class DeltaFiles {
    */
   void closeOpenFiles(TableThreads threads) throws Exception {
     closeFailed = true;
-    threads.forEach(openFiles.values(), file -> file.writer.close());
+    if (openFiles.size() > 1) {
+      threads.forEach(openFiles.values(), file -> file.writer.close());
+    } else {
+      for (OpenDataFile file : openFiles.values()) {
+        file.writer.close();
+      }
+    }
     if (equalityDeletes != null) {
       equalityDeletes.close(completedDeletes);
     }

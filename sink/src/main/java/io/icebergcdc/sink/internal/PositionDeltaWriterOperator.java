@@ -50,8 +50,8 @@ import org.apache.iceberg.flink.TableLoader;
  * files completed and handed on; but the tables whose compaction reads them at the checkpoint wait
  * with their files open until a batch of them is read together ({@link #finishReading}). The files
  * are closed (on object storage, uploaded) on other threads: in the operator of several, the files
- * of up to {@link #TABLE_THREADS} tables while the task thread goes on ({@link #finish}); in the
- * operator of one, its files of several partitions, several at once.
+ * of up to {@link #TABLE_THREADS} tables while the task thread goes on ({@link #finish}); and a
+ * table's data files of several partitions several at once, in either operator.
  *
  * <p><b>Threading:</b> Flink's task thread, but for the reads of tables ahead and the closing of
  * files at a checkpoint, on threads of the operator's; the task thread waits for the reads, and for
@@ -105,10 +105,22 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   /** The threads that read tables ahead ({@link #finishReading}); null until needed. */
   private transient TableThreads tableReads;
 
-  /** The threads that close files at a checkpoint ({@link #fileClosing()}); null until needed. */
+  /**
+   * The threads that close tables' files at a checkpoint, a table at a time each ({@link #finish});
+   * null until needed.
+   */
+  private transient TableThreads tableClosing;
+
+  /**
+   * The threads that close a table's data files of several partitions at a checkpoint, a file at a
+   * time each ({@link #fileClosing()}); null until needed.
+   */
   private transient TableThreads fileClosing;
 
-  /** How many tables are read ahead, or tables or partitions have their files closed, at once. */
+  /**
+   * How many tables are read ahead, have their files closed, or files of partitions closed, at
+   * once.
+   */
   static final int TABLE_THREADS = 8;
 
   /**
@@ -613,11 +625,14 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       only.finishCheckpoint();
       return;
     }
+    if (tableClosing == null) {
+      tableClosing = TableThreads.of(TABLE_THREADS, "iceberg-cdc-table-closing-" + getOperatorID());
+    }
+    // Made here, on the task thread, for the tables' threads to share.
+    TableThreads files = fileClosing();
     TableThreads.InFlight<TableDeltaWriter<?>> closing =
-        fileClosing()
-            .inFlight(
-                writer -> writer.closeCheckpointFiles(TableThreads.none()),
-                TableDeltaWriter::finishCheckpoint);
+        tableClosing.inFlight(
+            writer -> writer.closeCheckpointFiles(files), TableDeltaWriter::finishCheckpoint);
     // Each table's changes are written; a table whose compaction reads it now waits, its files
     // open, until a batch of such tables is read together (finishReading), the others go on.
     try {
@@ -642,11 +657,12 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     }
   }
 
-  /** The threads that close files at a checkpoint, started as work comes. */
+  /** The threads that close a table's files of several partitions; the task thread's only. */
   private TableThreads fileClosing() {
     if (fileClosing == null) {
-      // Its threads start as work comes, up to this many, and end after a minute without any.
-      // Waited for at close, before the writers remove the files they did not hand on.
+      // Their threads start as work comes, up to this many, and end after a minute without any.
+      // Waited for at close (as the tables' are), before the writers remove the files they did not
+      // hand on.
       fileClosing = TableThreads.of(TABLE_THREADS, "iceberg-cdc-file-closing-" + getOperatorID());
     }
     return fileClosing;
@@ -738,6 +754,10 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     Exception failure = null;
     if (tableReads != null) {
       tableReads.close();
+    }
+    if (tableClosing != null) {
+      // First: their work waits for the files' threads.
+      tableClosing.close();
     }
     if (fileClosing != null) {
       fileClosing.close();

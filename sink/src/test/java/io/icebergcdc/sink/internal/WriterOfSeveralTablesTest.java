@@ -882,7 +882,7 @@ class WriterOfSeveralTablesTest {
     Map<String, Table> tables = tables();
     Table a = tables.get("src.a");
     Table b = tables.get("src.b");
-    String closingThreads = "iceberg-cdc-file-closing-";
+    String closingThreads = "iceberg-cdc-table-closing-";
     try (var harness = harness(null, 1, 0)) {
       // The closings of a's and b's data files wait for each other: they run at once.
       ClosingThreadsFileIO.meetOnClose(2);
@@ -920,6 +920,42 @@ class WriterOfSeveralTablesTest {
     }
     assertThat(rowsOf(a)).isEqualTo(Map.of(1L, "a1'", 2L, "a2"));
     assertThat(rowsOf(b)).isEqualTo(Map.of(1L, "b1'"));
+  }
+
+  /**
+   * In the operator of several too, a table's data files of several partitions are closed several
+   * at once, on threads of their own.
+   */
+  @Test
+  void aTablesFilesOfSeveralPartitionsAreClosedAtOnce() throws Exception {
+    fileIo = ClosingThreadsFileIO.class.getName();
+    ClosingThreadsFileIO.reset();
+    Table a =
+        CdcTables.createOrLoad(
+            catalog().loadCatalog(),
+            TABLES.get("src.a"),
+            TestChanges.SCHEMA,
+            "bucket(2, id)",
+            3,
+            List.of("id"));
+    createTable(TABLES.get("src.b"));
+    try (var harness = harness(null, 1, 0)) {
+      // Keys 1 and 3 are in buckets 0 and 1: two files, whose closings wait for each other.
+      ClosingThreadsFileIO.meetOnClose(2);
+      ChangeCommittable written =
+          checkpoint(harness, 1, of("src.a", insert(1, "a1", 10)), of("src.a", insert(3, "a3", 11)))
+              .get("db.a");
+      ClosingThreadsFileIO.meetOnClose(0);
+      assertThat(written.dataFiles()).hasSize(2);
+      for (String file : written.dataFiles()) {
+        String location = ContentFileCodec.decodeDataFile(file, a.specs()).location();
+        assertThat(ClosingThreadsFileIO.closedBy(location)).startsWith("iceberg-cdc-file-closing-");
+      }
+      append(a, written);
+    } finally {
+      ClosingThreadsFileIO.reset();
+    }
+    assertThat(rowsOf(a)).isEqualTo(Map.of(1L, "a1", 3L, "a3"));
   }
 
   /**
