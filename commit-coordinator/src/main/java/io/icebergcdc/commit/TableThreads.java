@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * uploads them): on threads of its own, several tables at once, each table on one thread at a time,
  * while the task thread waits until all are done ({@link #forEach}) or goes on with other tables
  * ({@link #inFlight}). An operator of one table works on the task thread, but for the closing of
- * its files of several partitions.
+ * its files of several partitions, where each file is the work of a thread: any work that mostly
+ * waits and touches nothing of the others'.
  *
  * <p>A job of hundreds of tables committed one after the other took longer than its checkpoint
  * interval; on object storage its writers' reads of their tables, and then the uploads of their

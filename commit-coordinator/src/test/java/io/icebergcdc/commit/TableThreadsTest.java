@@ -105,6 +105,61 @@ class TableThreadsTest {
     assertThat(finished).isEmpty();
   }
 
+  /**
+   * A caller interrupted while it waits (a task cancelled) interrupts the work in flight and waits
+   * until it ends, even work that takes the interrupt for a retry's, then throws with its interrupt
+   * flag set again; nothing is finished.
+   */
+  @Test
+  void anInterruptedCallerWaitsForTheWorkInFlightToEnd() throws Exception {
+    AtomicInteger interrupts = new AtomicInteger();
+    java.util.concurrent.atomic.AtomicBoolean ended =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    CountDownLatch started = new CountDownLatch(1);
+    List<String> finished = new ArrayList<>();
+    TableThreads threads = TableThreads.of(2, "test-tables");
+    TableThreads.InFlight<String> inFlight =
+        threads.inFlight(
+            table -> {
+              started.countDown();
+              long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+              while (System.nanoTime() < until) {
+                try {
+                  Thread.sleep(10);
+                } catch (InterruptedException e) {
+                  interrupts.incrementAndGet();
+                }
+              }
+              ended.set(true);
+            },
+            finished::add);
+    inFlight.start("a");
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread caller = Thread.currentThread();
+    Thread interrupter =
+        new Thread(
+            () -> {
+              try {
+                Thread.sleep(50);
+              } catch (InterruptedException e) {
+                return;
+              }
+              caller.interrupt();
+            });
+    interrupter.start();
+    try {
+      assertThatThrownBy(inFlight::finishAll).isInstanceOf(InterruptedException.class);
+      assertThat(ended).as("the work ended before the caller went on").isTrue();
+      assertThat(interrupts.get()).as("the work was interrupted").isPositive();
+      assertThat(Thread.interrupted()).as("the caller's interrupt flag, set again").isTrue();
+      assertThat(finished).isEmpty();
+    } finally {
+      interrupter.join();
+      Thread.interrupted();
+      threads.close();
+    }
+  }
+
   /** Without threads, each table's work and finish run as it is started. */
   @Test
   void withoutThreadsEachTableRunsAsItStarts() throws Exception {

@@ -110,8 +110,8 @@ final class DeltaFiles {
   private final Map<PartitionKey, OpenDataFile> openFiles = new HashMap<>();
   private final List<DataFile> completedFiles = new ArrayList<>();
 
-  /** Whether {@link #closeOpenFiles} failed, or is under way. */
-  private boolean closeFailed;
+  /** Whether {@link #closeOpenFiles} is under way or failed: {@link #take} then refuses. */
+  private boolean closingIncomplete;
 
   /**
    * The locations of the equality delete files opened since the last {@link #take}, closed or not,
@@ -364,14 +364,14 @@ final class DeltaFiles {
   /**
    * Closes the open data and equality delete files, whose completion {@link #take} then only
    * records: on object storage a file is uploaded as it closes, so an operator of several tables
-   * closes theirs on threads of its own while its task thread goes on with other tables, and the
-   * operator of one table closes its data files of several partitions on {@code threads}, several
-   * at once. On any one thread, while the task thread touches nothing of these files. After a
-   * failure here {@link #take} refuses to hand on anything (a data file's writer closed again would
-   * not say it failed).
+   * closes each table's on threads of its own while its task thread goes on with other tables, and
+   * either operator closes a table's data files of several partitions on {@code threads}, several
+   * at once (its equality deletes one after the other). On any one thread, while the task thread
+   * touches nothing of these files. After a failure here {@link #take} refuses to hand on anything
+   * (a data file's writer closed again would not say it failed).
    */
   void closeOpenFiles(TableThreads threads) throws Exception {
-    closeFailed = true;
+    closingIncomplete = true;
     if (openFiles.size() > 1) {
       threads.forEach(openFiles.values(), file -> file.writer.close());
     } else {
@@ -382,12 +382,12 @@ final class DeltaFiles {
     if (equalityDeletes != null) {
       equalityDeletes.close(completedDeletes);
     }
-    closeFailed = false;
+    closingIncomplete = false;
   }
 
   /** Completes the open files and hands on all files written since the last time. */
   Taken take() throws IOException {
-    if (closeFailed) {
+    if (closingIncomplete) {
       throw new IllegalStateException(
           "the files of table " + table.get().name() + " failed to close: none is handed on");
     }

@@ -626,7 +626,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       return;
     }
     if (tableClosing == null) {
-      tableClosing = TableThreads.of(TABLE_THREADS, "iceberg-cdc-table-closing-" + getOperatorID());
+      tableClosing =
+          TableThreads.of(TABLE_THREADS, "iceberg-cdc-table-closing-" + threadNameSuffix());
     }
     // Made here, on the task thread, for the tables' threads to share.
     TableThreads files = fileClosing();
@@ -657,13 +658,19 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     }
   }
 
+  /** The operator and subtask, in the names of the operator's threads. */
+  private String threadNameSuffix() {
+    return getOperatorID() + "-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+  }
+
   /** The threads that close a table's files of several partitions; the task thread's only. */
   private TableThreads fileClosing() {
     if (fileClosing == null) {
       // Their threads start as work comes, up to this many, and end after a minute without any.
       // Waited for at close (as the tables' are), before the writers remove the files they did not
       // hand on.
-      fileClosing = TableThreads.of(TABLE_THREADS, "iceberg-cdc-file-closing-" + getOperatorID());
+      fileClosing =
+          TableThreads.of(TABLE_THREADS, "iceberg-cdc-file-closing-" + threadNameSuffix());
     }
     return fileClosing;
   }
@@ -684,7 +691,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     if (reading.size() > 1) {
       if (tableReads == null) {
         tableReads =
-            TableThreads.forReads(TABLE_THREADS, "iceberg-cdc-table-reads-" + getOperatorID());
+            TableThreads.forReads(TABLE_THREADS, "iceberg-cdc-table-reads-" + threadNameSuffix());
       }
       tableReads.forEach(reading, writer -> writer.readTableAhead(checkpointId));
     }

@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  * key index (the data file and position of the key's live row). The operator calls each method from
  * its own of the same name, and at a checkpoint {@link #finishCheckpoint} after {@link
  * #prepareSnapshotPreBarrier} (with {@link #readTableAhead}, {@link #compactAtCheckpoint} and
- * {@link #closeCheckpointFiles} between, where it finishes several tables together); the keys it
- * sets are the primary keys as its {@link TableScope} maps them.
+ * {@link #closeCheckpointFiles} between, where it closes files on other threads); the keys it sets
+ * are the primary keys as its {@link TableScope} maps them.
  *
  * <p><b>State:</b> the keyed state of the dedup ({@link KeyedDedup}), whose live entries carry the
  * row's location. And operator state ({@link WriterState}), among it whether the index is complete:

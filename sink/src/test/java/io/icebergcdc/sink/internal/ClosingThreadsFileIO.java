@@ -13,9 +13,10 @@ import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.io.PositionOutputStream;
 
 /**
- * A file IO that records which thread closed each data file it created, and fails the closing of
- * the data files of one table when asked, after the file is written (as an upload would fail).
- * Test-only; configured as the catalog's {@code io-impl}.
+ * A file IO that records which thread closed each file it created under a {@code data/} directory
+ * (data and delete files), and fails the closing of some of them when asked, after the file is
+ * written (as an upload would fail). Test-only; configured as the catalog's {@code io-impl}. Its
+ * state is static: the tests that use it run one at a time, as this build's Surefire runs them.
  */
 public class ClosingThreadsFileIO extends HadoopFileIO {
 
