@@ -356,11 +356,6 @@ final class DeltaFiles {
     return !openFiles.isEmpty() || (equalityDeletes != null && equalityDeletes.hasOpenFiles());
   }
 
-  /** How many data files are open: one for each partition written since the last {@link #take}. */
-  int openDataFiles() {
-    return openFiles.size();
-  }
-
   /**
    * Closes the open data and equality delete files, whose completion {@link #take} then only
    * records: on object storage a file is uploaded as it closes, so an operator of several tables
@@ -372,13 +367,8 @@ final class DeltaFiles {
    */
   void closeOpenFiles(TableThreads threads) throws Exception {
     closingIncomplete = true;
-    if (openFiles.size() > 1) {
-      threads.forEach(openFiles.values(), file -> file.writer.close());
-    } else {
-      for (OpenDataFile file : openFiles.values()) {
-        file.writer.close();
-      }
-    }
+    (openFiles.size() > 1 ? threads : TableThreads.none())
+        .forEach(openFiles.values(), file -> file.writer.close());
     if (equalityDeletes != null) {
       equalityDeletes.close(completedDeletes);
     }

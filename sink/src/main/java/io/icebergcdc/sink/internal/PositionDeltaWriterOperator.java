@@ -618,8 +618,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     if (only != null) {
       only.prepareSnapshotPreBarrier(checkpointId);
       only.compactAtCheckpoint();
-      if (only.checkpointDataFilesOpen() > 1) {
-        // Files of several partitions: closed (on object storage, uploaded) several at once.
+      if (only.hasCheckpointFilesOpen()) {
+        // Files of several partitions are closed (on object storage, uploaded) several at once.
         only.closeCheckpointFiles(fileClosing());
       }
       only.finishCheckpoint();

@@ -855,11 +855,6 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     return flushed != null && files.hasOpenFiles();
   }
 
-  /** How many data files the checkpoint being finished has open: one for each partition written. */
-  int checkpointDataFilesOpen() {
-    return flushed == null ? 0 : files.openDataFiles();
-  }
-
   /**
    * Closes the checkpoint's open data and equality delete files (on object storage, uploads them),
    * the data files on {@code threads}, after {@link #compactAtCheckpoint} and before {@link
