@@ -126,6 +126,7 @@ public final class DatabaseBenchmark {
       long heapBytes,
       long checkpointBytes,
       double idleCpuSeconds,
+      long idleHeapBytes,
       String check) {}
 
   /** The options the benchmark takes, without their {@code --}. */
@@ -424,6 +425,7 @@ public final class DatabaseBenchmark {
       long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
       // After the figures above, so that they compare with runs without an idle phase.
       double idleCpuSeconds = -1;
+      long idleHeap = -1;
       if (idleSeconds > 0) {
         com.sun.management.OperatingSystemMXBean os =
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
@@ -431,6 +433,9 @@ public final class DatabaseBenchmark {
         Thread.sleep(idleSeconds * 1000L);
         idleCpuSeconds = (os.getProcessCpuTime() - before) / 1e9;
         System.out.printf(Locale.ROOT, "idle for %d s: %.1f CPU s%n", idleSeconds, idleCpuSeconds);
+        // The heap of the quiet job: what it keeps for its tables, without the changes in flight.
+        System.gc();
+        idleHeap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
       }
       String check = compare(connection, catalog, names);
       return new Result(
@@ -448,6 +453,7 @@ public final class DatabaseBenchmark {
           heap,
           checkpointBytes,
           idleCpuSeconds,
+          idleHeap,
           check);
     } finally {
       client.cancel().get();
@@ -831,11 +837,13 @@ public final class DatabaseBenchmark {
             String.format(
                 Locale.ROOT,
                 "Idle for %d s after its changes were applied, the %s run's process (the job and"
-                    + " the benchmark's sleeping thread) used %.1f CPU s, %.2f a minute.\n",
+                    + " the benchmark's sleeping thread) used %.1f CPU s, %.2f a minute; its heap"
+                    + " after GC at the end, %,d MB.\n",
                 idleSeconds,
                 r.name(),
                 r.idleCpuSeconds(),
-                r.idleCpuSeconds() * 60 / idleSeconds));
+                r.idleCpuSeconds() * 60 / idleSeconds,
+                r.idleHeapBytes() >> 20));
       }
     }
     if (idleSeconds > 0) {

@@ -20,7 +20,7 @@ public final class NewTables implements Serializable {
 
   private static final long serialVersionUID = 1L;
 
-  private final CatalogLoader catalog;
+  private final SharedCatalog catalog;
   private final Configuration options;
   private final CommitListener commitListener;
   private final boolean inSourceOrder;
@@ -48,6 +48,19 @@ public final class NewTables implements Serializable {
    */
   public NewTables(
       CatalogLoader catalog,
+      Configuration options,
+      CommitListener commitListener,
+      boolean inSourceOrder) {
+    this(new SharedCatalog(catalog), options, commitListener, inSourceOrder);
+  }
+
+  /**
+   * As above, the tables loaded from {@code catalog}, which the job's own tables share ({@link
+   * SharedCatalog}): serialized with them, a writer or committer loads new tables from the catalog
+   * it loads its own from.
+   */
+  public NewTables(
+      SharedCatalog catalog,
       Configuration options,
       CommitListener commitListener,
       boolean inSourceOrder) {
@@ -129,7 +142,7 @@ public final class NewTables implements Serializable {
   /** Sets {@code table}'s {@link KeyHashingPin} to what {@code toRecord} says, unless null. */
   private void recordKeyHashing(
       String table, java.util.function.Function<org.apache.iceberg.Table, String> toRecord) {
-    try (TableLoader loader = TableLoader.fromCatalog(catalog, TableIdentifier.parse(table))) {
+    try (TableLoader loader = catalog.tableLoader(TableIdentifier.parse(table))) {
       loader.open();
       org.apache.iceberg.Table loaded = loader.loadTable();
       String hashing = toRecord.apply(loaded);
@@ -194,7 +207,7 @@ public final class NewTables implements Serializable {
     tableOptions.set(SinkOptions.UID_PREFIX, table);
     IcebergCdcSink.Builder builder =
         IcebergCdcSink.builder()
-            .table(TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)))
+            .table(catalog.tableLoader(TableIdentifier.parse(table)))
             .options(tableOptions)
             .commitListener(commitListener)
             .skipChangesBeforeTablePosition(inSourceOrder)

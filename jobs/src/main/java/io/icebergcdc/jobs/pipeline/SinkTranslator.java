@@ -6,6 +6,7 @@ import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.sink.IcebergCdcSink;
 import io.icebergcdc.sink.MultiTableSink;
 import io.icebergcdc.sink.NewTables;
+import io.icebergcdc.sink.SharedCatalog;
 import io.icebergcdc.sink.SinkOptions;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,7 +20,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
-import org.apache.iceberg.flink.TableLoader;
 
 /**
  * The second stage: the tables' changes through dedup and writers, then the commit. A job that
@@ -113,32 +113,39 @@ final class SinkTranslator {
     Map<String, TableIdentifier> tableOf = new LinkedHashMap<>();
     targets.forEach(target -> tableOf.put(target.route(), target.table()));
     refuseSourcesSharingATable(tableOf);
-    for (TableTarget target : targets) {
-      Configuration options = new Configuration(sinkOptions);
-      if (severalTables) {
-        options.set(SinkOptions.UID_PREFIX, target.table().toString());
+    // One catalog for the tables of each writer and committer, and for the tables they take in
+    // flight (each subtask deserializes one); kept open here while the sinks read their tables.
+    SharedCatalog shared = new SharedCatalog(catalog);
+    try (java.io.Closeable open = shared.open()) {
+      for (TableTarget target : targets) {
+        Configuration options = new Configuration(sinkOptions);
+        if (severalTables) {
+          options.set(SinkOptions.UID_PREFIX, target.table().toString());
+        }
+        IcebergCdcSink sink =
+            IcebergCdcSink.builder()
+                .table(shared.tableLoader(target.table()))
+                .options(options)
+                .commitListener(commitListener)
+                .skipChangesBeforeTablePosition(inSourceOrder)
+                .kafkaTopicIds(
+                    target.kafkaTopicId() == null
+                        ? Map.of()
+                        : Map.of(target.route(), target.kafkaTopicId()))
+                .build();
+        sinks.put(target.table(), sink);
+        if (sink.followsSchemaChanges()) {
+          following.add(target.route());
+        }
+        if (sink.appliesTruncates()) {
+          truncating.add(target.route());
+        }
+        if (sink.writesWithOthers()) {
+          writable.add(target.route());
+        }
       }
-      IcebergCdcSink sink =
-          IcebergCdcSink.builder()
-              .table(TableLoader.fromCatalog(catalog, target.table()))
-              .options(options)
-              .commitListener(commitListener)
-              .skipChangesBeforeTablePosition(inSourceOrder)
-              .kafkaTopicIds(
-                  target.kafkaTopicId() == null
-                      ? Map.of()
-                      : Map.of(target.route(), target.kafkaTopicId()))
-              .build();
-      sinks.put(target.table(), sink);
-      if (sink.followsSchemaChanges()) {
-        following.add(target.route());
-      }
-      if (sink.appliesTruncates()) {
-        truncating.add(target.route());
-      }
-      if (sink.writesWithOthers()) {
-        writable.add(target.route());
-      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("closing the tables' catalog", e);
     }
     return new SinkTranslator(
         sinks,
@@ -148,7 +155,7 @@ final class SinkTranslator {
         severalTables,
         sinkOptions.get(SinkOptions.COMMIT_ATOMIC_ACROSS_TABLES),
         sinkOptions.get(SinkOptions.UID_PREFIX),
-        new NewTables(catalog, sinkOptions, commitListener, inSourceOrder)
+        new NewTables(shared, sinkOptions, commitListener, inSourceOrder)
             .withKafkaTopicIds(newTopicIds));
   }
 
