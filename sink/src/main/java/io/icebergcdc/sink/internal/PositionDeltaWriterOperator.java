@@ -486,16 +486,31 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     // Boxed on both branches: a job that completed no checkpoint, and was not restored, has none.
     Long startCheckpoint =
         completedCheckpoint < 0 ? restoredCheckpoint : Long.valueOf(completedCheckpoint);
-    writer.initializeState(
-        new org.apache.flink.runtime.state.StateInitializationContextImpl(
-            startCheckpoint, getOperatorStateBackend(), getKeyedStateStore(), List.of(), List.of()),
-        this,
-        output);
-    if (startCheckpoint != null) {
-      writer.indexRestored();
+    try {
+      writer.initializeState(
+          new org.apache.flink.runtime.state.StateInitializationContextImpl(
+              startCheckpoint,
+              getOperatorStateBackend(),
+              getKeyedStateStore(),
+              List.of(),
+              List.of()),
+          this,
+          output);
+      if (startCheckpoint != null) {
+        writer.indexRestored();
+      }
+      writer.open();
+      writer.startsAfter(preparedCheckpoint);
+    } catch (Exception | Error e) {
+      // Not in byTable, so close() would not close it: its table loader holds the catalog that
+      // the operator's tables share.
+      try {
+        writer.close();
+      } catch (Exception closing) {
+        e.addSuppressed(closing);
+      }
+      throw e;
     }
-    writer.open();
-    writer.startsAfter(preparedCheckpoint);
     byTable.put(table, writer);
     sourceOfAppeared.put(table, null);
     setCurrentKey(key);
