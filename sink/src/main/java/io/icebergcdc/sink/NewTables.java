@@ -5,7 +5,6 @@ import java.io.Serializable;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 
 /**
@@ -40,24 +39,13 @@ public final class NewTables implements Serializable {
   }
 
   /**
-   * @param catalog the tables' catalog
+   * @param catalog the tables' catalog: that of the job's own tables ({@link SharedCatalog}), so
+   *     that a writer or committer, deserialized with both, loads the new tables from the catalog
+   *     it loads its own from
    * @param options the job's sink and dedup options
    * @param commitListener told of each table's commits (tests); null for none
    * @param inSourceOrder whether the changes come in their sources' order ({@link
    *     IcebergCdcSink.Builder#skipChangesBeforeTablePosition})
-   */
-  public NewTables(
-      CatalogLoader catalog,
-      Configuration options,
-      CommitListener commitListener,
-      boolean inSourceOrder) {
-    this(new SharedCatalog(catalog), options, commitListener, inSourceOrder);
-  }
-
-  /**
-   * As above, the tables loaded from {@code catalog}, which the job's own tables share ({@link
-   * SharedCatalog}): serialized with them, a writer or committer loads new tables from the catalog
-   * it loads its own from.
    */
   public NewTables(
       SharedCatalog catalog,

@@ -103,12 +103,13 @@ class MultiTableSinkTest {
             TestChanges.SCHEMA,
             PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
             Map.of("format-version", "3", "write.distribution-mode", "hash"));
-    NewTables byPartition = new NewTables(catalog, new Configuration(), null, true);
+    NewTables byPartition =
+        new NewTables(new SharedCatalog(catalog), new Configuration(), null, true);
     assertThat(byPartition.takesInFlight("db.p")).isTrue();
     assertThat(byPartition.writerSinkOf("db.p", null, true).writesWithOthers()).isTrue();
     Configuration equalityOptions = new Configuration();
     equalityOptions.set(SinkOptions.DELETE_MODE, DeleteMode.EQUALITY);
-    NewTables equality = new NewTables(catalog, equalityOptions, null, true);
+    NewTables equality = new NewTables(new SharedCatalog(catalog), equalityOptions, null, true);
     assertThat(equality.takesInFlight("db.p")).as("deleting by key").isTrue();
     assertThat(equality.writerSinkOf("db.p", null, true).writesWithOthers()).isTrue();
 
@@ -148,7 +149,8 @@ class MultiTableSinkTest {
             TestChanges.SCHEMA,
             PartitionSpec.builderFor(TestChanges.SCHEMA).bucket("id", 3).build(),
             Map.of("format-version", "3", "write.distribution-mode", "hash"));
-    NewTables newTables = new NewTables(catalog, new Configuration(), null, true);
+    NewTables newTables =
+        new NewTables(new SharedCatalog(catalog), new Configuration(), null, true);
     newTables.pinKeyHashing("db.p");
     table.refresh();
     String pin = table.properties().get(KeyHashingPin.PROPERTY);
@@ -249,7 +251,8 @@ class MultiTableSinkTest {
                 schema,
                 PartitionSpec.builderFor(schema).identity("id").build(),
                 Map.of("format-version", "3", "write.distribution-mode", "hash"));
-    NewTables newTables = new NewTables(catalog, new Configuration(), null, true);
+    NewTables newTables =
+        new NewTables(new SharedCatalog(catalog), new Configuration(), null, true);
     newTables.pinKeyHashing("db.w");
     int built = table.schema().schemaId();
     table.updateSchema().updateColumn("id", org.apache.iceberg.types.Types.LongType.get()).commit();
@@ -310,7 +313,10 @@ class MultiTableSinkTest {
         PartitionSpec.unpartitioned(),
         Map.of("format-version", "3"));
     KeySelector<ChangeEvent, TableKey> keys =
-        streamKeys(catalog, own, new NewTables(catalog, new Configuration(), null, true));
+        streamKeys(
+            catalog,
+            own,
+            new NewTables(new SharedCatalog(catalog), new Configuration(), null, true));
     Set<Integer> hashesOfP = new TreeSet<>();
     for (long key = 1; key <= 30; key++) {
       TableKey p = keys.getKey(TestChanges.insert(key, "p", key).withTable("db.p"));

@@ -16,6 +16,7 @@ import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.sink.CdcTables;
 import io.icebergcdc.sink.NewTables;
+import io.icebergcdc.sink.SharedCatalog;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -126,7 +127,11 @@ final class DatabaseSourceTranslator implements SourceTranslator {
           new CaptureTables(
               job,
               source,
-              new NewTables(job.catalog().loader(), job.sinkOptions(), null, readsInSourceOrder()),
+              new NewTables(
+                  new SharedCatalog(job.catalog().loader()),
+                  job.sinkOptions(),
+                  null,
+                  readsInSourceOrder()),
               targets.stream().map(target -> target.table().toString()).toList()));
     }
     List<ChunkedSnapshot.Table> tables = new ArrayList<>();

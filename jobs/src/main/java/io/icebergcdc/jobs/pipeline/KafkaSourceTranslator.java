@@ -251,7 +251,10 @@ final class KafkaSourceTranslator implements SourceTranslator {
               job,
               kafka,
               new io.icebergcdc.sink.NewTables(
-                  job.catalog().loader(), job.sinkOptions(), null, readsInSourceOrder())));
+                  new io.icebergcdc.sink.SharedCatalog(job.catalog().loader()),
+                  job.sinkOptions(),
+                  null,
+                  readsInSourceOrder())));
     }
     SingleOutputStreamOperator<ChangeEvent> routed =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topics)

@@ -10,6 +10,7 @@ import io.icebergcdc.jobs.definition.RuntimeDefinition;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.NewTables;
+import io.icebergcdc.sink.SharedCatalog;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -144,7 +145,7 @@ class CaptureTablesTest {
     return new CaptureTables(
         job,
         source,
-        new NewTables(catalog.loader(), sinkOptions, null, true),
+        new NewTables(new SharedCatalog(catalog.loader()), sinkOptions, null, true),
         List.of("cdc.inventory_customers"));
   }
 }

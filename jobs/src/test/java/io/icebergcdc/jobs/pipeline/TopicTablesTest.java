@@ -10,6 +10,7 @@ import io.icebergcdc.jobs.kafka.KafkaRecord;
 import io.icebergcdc.jobs.kafka.KafkaRouter;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.NewTables;
+import io.icebergcdc.sink.SharedCatalog;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,7 +34,7 @@ class TopicTablesTest {
         new TableDefinition("late.{table}", List.of(), null, null),
         new Configuration(),
         KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", format),
-        new NewTables(catalog.loader(), new Configuration(), null, false));
+        new NewTables(new SharedCatalog(catalog.loader()), new Configuration(), null, false));
   }
 
   @Test
@@ -120,7 +121,7 @@ class TopicTablesTest {
             new TableDefinition("late.{table}", List.of("name"), null, null),
             new Configuration(),
             KafkaTopics.ofTopic("127.0.0.1:1", "unused", "group", KafkaTopics.MAXWELL_JSON),
-            new NewTables(catalog.loader(), new Configuration(), null, false));
+            new NewTables(new SharedCatalog(catalog.loader()), new Configuration(), null, false));
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () ->
                 tables.tableOf(
@@ -153,7 +154,7 @@ class TopicTablesTest {
                 KafkaTopics.MAXWELL_JSON,
                 java.util.Map.of(),
                 "version"),
-            new NewTables(catalog.loader(), new Configuration(), null, false));
+            new NewTables(new SharedCatalog(catalog.loader()), new Configuration(), null, false));
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () -> tables.tableOf("shop.items", maxwellInsert("{\"id\":1}"), "topic shop.items/0@7"))
         .isInstanceOf(io.icebergcdc.cdc.RefusedSourceException.class)
