@@ -39,9 +39,9 @@ public final class NewTables implements Serializable {
   }
 
   /**
-   * @param catalog the tables' catalog: that of the job's own tables ({@link SharedCatalog}), so
-   *     that a writer or committer, deserialized with both, loads the new tables from the catalog
-   *     it loads its own from
+   * @param catalog the tables' catalog: for a writer's or committer's, the {@link SharedCatalog} of
+   *     the job's own tables, so that the operator, deserialized with both, loads the new tables
+   *     from the catalog it loads its own from; a source's may have one of its own
    * @param options the job's sink and dedup options
    * @param commitListener told of each table's commits (tests); null for none
    * @param inSourceOrder whether the changes come in their sources' order ({@link

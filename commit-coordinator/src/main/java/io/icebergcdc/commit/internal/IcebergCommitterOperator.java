@@ -611,16 +611,21 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
 
   @Override
   public void close() throws Exception {
-    super.close();
+    Exception failure = null;
+    try {
+      super.close();
+    } catch (Exception e) {
+      // The committers below still close: their table loaders hold the catalog they share.
+      failure = e;
+    }
     if (commitThreads != null) {
       commitThreads.close();
     }
-    Exception failure = null;
     if (transactions != null) {
       try {
         transactions.close();
       } catch (Exception e) {
-        failure = e;
+        failure = ExceptionUtils.firstOrSuppressed(e, failure);
       }
     }
     if (committers != null) {

@@ -506,7 +506,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       // the operator's tables share.
       try {
         writer.close();
-      } catch (Exception closing) {
+      } catch (Throwable closing) {
         e.addSuppressed(closing);
       }
       throw e;
