@@ -71,6 +71,12 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private final TreeMap<String, TableDeltaWriter<?>> byTable;
 
   /**
+   * The bytes of recent rows that the writers of an operator of several tables hold together
+   * ({@code sink.compaction.cache-size}, the largest of theirs); null for an operator of one.
+   */
+  private transient RecentRows.Budget recentRows;
+
+  /**
    * Builds the writer of a table that appears while the job runs, for an operator of several that
    * may take such tables; else null.
    */
@@ -311,6 +317,16 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     return only != null ? List.of(only) : byTable.values();
   }
 
+  /** Bytes of the recent rows its writers hold for compaction and fills, for tests. */
+  @org.apache.flink.annotation.VisibleForTesting
+  long recentRowsHeld() {
+    long bytes = 0;
+    for (TableDeltaWriter<?> writer : writers()) {
+      bytes += writer.recentRowsHeld();
+    }
+    return bytes;
+  }
+
   /** See {@link TableDeltaWriter#setCompactionCacheBytes}. */
   public void setCompactionCacheBytes(long bytes) {
     single().setCompactionCacheBytes(bytes);
@@ -424,6 +440,13 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     sourceOfAppeared = new java.util.HashMap<>();
     preparedCheckpoint = restoredCheckpoint == null ? -1 : restoredCheckpoint;
     completedCheckpoint = preparedCheckpoint;
+    if (byTable != null) {
+      long bytes = 0;
+      for (TableDeltaWriter<?> writer : byTable.values()) {
+        bytes = Math.max(bytes, writer.recentRowsBytes());
+      }
+      recentRows = new RecentRows.Budget(bytes);
+    }
     if (byTable != null && newTables != null) {
       builtWithState = context.getOperatorStateStore().getUnionListState(BUILT_WITH);
       boolean sameBuild = false;
@@ -435,6 +458,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       }
     }
     for (TableDeltaWriter<?> writer : writers()) {
+      if (recentRows != null) {
+        writer.shareRecentRows(recentRows);
+      }
       writer.initializeState(context, this, output);
     }
     if (byTable != null && context.isRestored()) {
@@ -486,6 +512,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     // Boxed on both branches: a job that completed no checkpoint, and was not restored, has none.
     Long startCheckpoint =
         completedCheckpoint < 0 ? restoredCheckpoint : Long.valueOf(completedCheckpoint);
+    writer.shareRecentRows(recentRows);
     try {
       writer.initializeState(
           new org.apache.flink.runtime.state.StateInitializationContextImpl(

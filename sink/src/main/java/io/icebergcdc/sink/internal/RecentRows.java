@@ -26,11 +26,15 @@ import org.apache.flink.table.types.logical.RowType;
  * here are exactly those written, position by position; a file is either held whole or not at all.
  * When the bytes pass the limit, the files written first are forgotten first.
  *
- * <p>Not thread-safe: Flink's task thread only.
+ * <p>The bytes are bounded by a {@link Budget}, which the tables of a writer of several share: the
+ * files written first, of whichever table, are forgotten first, so that the writer holds {@code
+ * sink.compaction.cache-size} in all, not that much for each of its tables.
+ *
+ * <p>Not thread-safe: Flink's task thread only, with every other holder of its budget.
  */
 final class RecentRows {
 
-  private final long maxBytes;
+  private final Budget budget;
   private final int arity;
   private final RowDataSerializer serializer;
 
@@ -39,10 +43,62 @@ final class RecentRows {
 
   private long bytes;
 
+  /** Rows held within a budget of their own of {@code maxBytes}; none for 0. */
   RecentRows(RowType rowType, long maxBytes) {
-    this.maxBytes = maxBytes;
+    this(rowType, new Budget(maxBytes));
+  }
+
+  /** Rows held within {@code budget}, which other holders may share. */
+  RecentRows(RowType rowType, Budget budget) {
+    this.budget = budget;
     this.arity = rowType.getFieldCount();
     this.serializer = new RowDataSerializer(rowType);
+  }
+
+  /**
+   * The bytes that the recent rows of one writer hold together, of one table or of several: when
+   * they pass it, the files first held, of whichever holder, are forgotten first. Not thread-safe:
+   * Flink's task thread only.
+   */
+  static final class Budget {
+
+    private final long maxBytes;
+    private long bytes;
+
+    /** Every file held, in the order it was first held, with its holder. */
+    private final LinkedHashMap<FileRows, RecentRows> held = new LinkedHashMap<>();
+
+    Budget(long maxBytes) {
+      this.maxBytes = maxBytes;
+    }
+
+    /** Whether rows are held at all. */
+    boolean holds() {
+      return maxBytes > 0;
+    }
+
+    /** Bytes held by all holders, for tests. */
+    long bytes() {
+      return bytes;
+    }
+
+    private void holding(FileRows rows, RecentRows holder) {
+      held.put(rows, holder);
+    }
+
+    private void took(long taken) {
+      bytes += taken;
+      while (bytes > maxBytes && !held.isEmpty()) {
+        Map.Entry<FileRows, RecentRows> first = held.entrySet().iterator().next();
+        first.getValue().forget(first.getKey().file);
+      }
+    }
+
+    private void released(FileRows rows) {
+      if (held.remove(rows) != null) {
+        bytes -= rows.bytes;
+      }
+    }
   }
 
   /**
@@ -50,7 +106,7 @@ final class RecentRows {
    * row of the file is held.
    */
   void add(String file, long position, RowData row) {
-    if (maxBytes <= 0) {
+    if (!budget.holds()) {
       return;
     }
     FileRows rows = files.get(file);
@@ -59,16 +115,18 @@ final class RecentRows {
         // Its first rows were forgotten, or written before this writer started.
         return;
       }
-      rows = new FileRows(arity);
+      rows = new FileRows(file, arity);
       files.put(file, rows);
+      budget.holding(rows, this);
     }
     if (rows.count != position) {
       forget(file);
       return;
     }
-    bytes += rows.add(row instanceof BinaryRowData b ? b : serializer.toBinaryRow(row));
-    while (bytes > maxBytes && !files.isEmpty()) {
-      forget(files.keySet().iterator().next());
+    long taken = rows.add(row instanceof BinaryRowData b ? b : serializer.toBinaryRow(row));
+    if (taken > 0) {
+      bytes += taken;
+      budget.took(taken);
     }
   }
 
@@ -89,6 +147,17 @@ final class RecentRows {
     FileRows rows = files.remove(file);
     if (rows != null) {
       bytes -= rows.bytes;
+      budget.released(rows);
+    }
+  }
+
+  /**
+   * Forgets the rows of every file: this holder is replaced (the schema changed) or closed, and its
+   * budget's other holders may use what it held.
+   */
+  void forgetAll() {
+    for (String file : new ArrayList<>(files.keySet())) {
+      forget(file);
     }
   }
 
@@ -99,6 +168,7 @@ final class RecentRows {
 
   /** The rows of one file: their bytes in chunks, and where each row starts and ends. */
   private static final class FileRows implements Iterable<RowData> {
+    private final String file;
     private final int arity;
     private final List<MemorySegment> chunks = new ArrayList<>();
     private MemorySegment chunk;
@@ -111,7 +181,8 @@ final class RecentRows {
     private int count;
     private long bytes;
 
-    FileRows(int arity) {
+    FileRows(String file, int arity) {
+      this.file = file;
       this.arity = arity;
     }
 

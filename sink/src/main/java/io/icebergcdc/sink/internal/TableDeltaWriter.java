@@ -103,6 +103,16 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   private Duration surveyInterval = SURVEY_INTERVAL;
   private transient java.util.function.LongSupplier clock;
   private long compactionCacheBytes = SinkOptions.COMPACTION_CACHE_SIZE.defaultValue().getBytes();
+
+  /** The rows held for compaction and fills, of the current schema; null before {@link #open}. */
+  private transient RecentRows recentRows;
+
+  /**
+   * The bytes they may take: the operator's, shared with its other tables ({@link
+   * #shareRecentRows}), or the writer's own.
+   */
+  private transient RecentRows.Budget recentRowsBudget;
+
   private String sinkTag;
 
   /** The table the contributions are tagged with, for a committer of several tables; or null. */
@@ -360,7 +370,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (current != schema) {
       dedup.useSchema(current, rowSchemas::fit);
     }
-    RecentRows recentRows = new RecentRows(current.rowType(), recentRowsBytes());
+    RecentRows recentRows = newRecentRows(current);
     fill = new MissingColumnsFill(current, recentRows);
     compaction =
         new WriterCompaction(
@@ -650,13 +660,43 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     if (deletesByKey) {
       files.checkDeletesReachEveryRow();
     }
-    RecentRows recentRows = new RecentRows(current.rowType(), recentRowsBytes());
+    RecentRows recentRows = newRecentRows(current);
     fill.useSchema(current, recentRows, rowSchemas::fit);
     compaction.useSchema(current.schema(), recentRows);
   }
 
+  /**
+   * Holds the rows of {@code current} written from now on, within the writer's budget, in place of
+   * those it held (of the schema before), which it forgets.
+   */
+  private RecentRows newRecentRows(ChangeSchema current) {
+    if (recentRows != null) {
+      recentRows.forgetAll();
+    }
+    if (recentRowsBudget == null) {
+      recentRowsBudget = new RecentRows.Budget(recentRowsBytes());
+    }
+    recentRows = new RecentRows(current.rowType(), recentRowsBudget);
+    return recentRows;
+  }
+
+  /**
+   * Holds its recent rows within {@code budget}, which the other tables of its operator share (the
+   * files held first, of whichever table, forgotten first), if it holds any: before {@link #open}.
+   */
+  void shareRecentRows(RecentRows.Budget budget) {
+    if (recentRowsBytes() > 0) {
+      recentRowsBudget = budget;
+    }
+  }
+
+  /** Bytes of the recent rows it holds, for tests. */
+  long recentRowsHeld() {
+    return recentRows == null ? 0 : recentRows.bytes();
+  }
+
   /** Bytes of recent rows kept for compaction and fills: none where nothing is compacted. */
-  private long recentRowsBytes() {
+  long recentRowsBytes() {
     return !deletesByKey && compactionRatio < 1 ? compactionCacheBytes : 0;
   }
 
@@ -913,6 +953,10 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   void close() throws Exception {
     try {
+      if (recentRows != null) {
+        // Its rows leave the budget its operator's other tables share.
+        recentRows.forgetAll();
+      }
       if (files != null) {
         files.abort();
       }

@@ -95,8 +95,8 @@ class RecentRowsTest {
 
   @Test
   void theFilesWrittenFirstAreForgottenFirstWhenTheLimitIsPassed() {
-    // 64 KiB, the first chunk of one file, plus a little.
-    RecentRows recent = new RecentRows(TYPE, (64 << 10) + 100);
+    // The first chunk of one file, plus a little.
+    RecentRows recent = new RecentRows(TYPE, io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + 100);
     recent.add("first", 0, row(1, "a"));
     recent.add("second", 0, row(2, "b"));
     assertThat(recent.rowsOf("first", 1)).isNull();
@@ -131,6 +131,41 @@ class RecentRowsTest {
     assertThat(count).isEqualTo(1000);
     assertThat(last).isEqualTo(999);
     assertThat(recent.rowsOf("f", 1000)).isNull();
+  }
+
+  @Test
+  void holdersSharingABudgetForgetTheFilesHeldFirstWhicheverHolderHeldThem() {
+    int chunk = io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST;
+    // Room for two files' first chunks, not three.
+    RecentRows.Budget budget = new RecentRows.Budget(2L * chunk + 100);
+    RecentRows a = new RecentRows(TYPE, budget);
+    RecentRows b = new RecentRows(TYPE, budget);
+
+    a.add("a1", 0, row(1, "a"));
+    b.add("b1", 0, row(2, "b"));
+    assertThat(budget.bytes()).isEqualTo(a.bytes() + b.bytes()).isEqualTo(2L * chunk);
+    b.add("b2", 0, row(3, "c"));
+    assertThat(a.rowsOf("a1", 1)).as("the file held first, of the other holder").isNull();
+    assertThat(read(b.rowsOf("b1", 1))).containsExactly("2:b");
+    assertThat(read(b.rowsOf("b2", 1))).containsExactly("3:c");
+    assertThat(a.bytes()).isZero();
+    assertThat(budget.bytes()).isEqualTo(b.bytes()).isEqualTo(2L * chunk);
+
+    a.add("a2", 0, row(4, "d"));
+    assertThat(b.rowsOf("b1", 1)).as("now the oldest").isNull();
+    assertThat(read(b.rowsOf("b2", 1))).containsExactly("3:c");
+    assertThat(read(a.rowsOf("a2", 1))).containsExactly("4:d");
+
+    // A holder replaced or closed gives its room back; a file forgotten leaves the budget too.
+    b.forgetAll();
+    assertThat(b.rowsOf("b2", 1)).isNull();
+    assertThat(budget.bytes()).isEqualTo(a.bytes());
+    a.forget("a2");
+    assertThat(budget.bytes()).isZero();
+    a.add("a3", 0, row(5, "e"));
+    b.add("b3", 0, row(6, "f"));
+    assertThat(read(a.rowsOf("a3", 1))).containsExactly("5:e");
+    assertThat(read(b.rowsOf("b3", 1))).containsExactly("6:f");
   }
 
   @Test

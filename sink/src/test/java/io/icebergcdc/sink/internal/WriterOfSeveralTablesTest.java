@@ -129,6 +129,9 @@ class WriterOfSeveralTablesTest {
           if (byKey.contains(id)) {
             writer.setDeleteMode(io.icebergcdc.sink.DeleteMode.EQUALITY);
           }
+          if (compactionCacheBytes >= 0) {
+            writer.setCompactionCacheBytes(compactionCacheBytes);
+          }
           writers.put(name, writer);
         });
     CatalogLoader catalog = catalog();
@@ -210,6 +213,11 @@ class WriterOfSeveralTablesTest {
 
   /** The compaction ratio of the writers of the tables the job starts with; 1 compacts none. */
   private double compactionRatio = 1.0;
+
+  /**
+   * The compaction cache size of the writers of the tables the job starts with; -1: the default.
+   */
+  private long compactionCacheBytes = -1;
 
   private PositionDeltaWriterOperator<?> writerOfTable(
       CatalogLoader catalog, TableIdentifier id, io.icebergcdc.cdc.ChangeSchema schema) {
@@ -874,6 +882,24 @@ class WriterOfSeveralTablesTest {
    * deletes by key, are closed on threads of the operator's, several at once (on object storage,
    * each is uploaded as it closes), then handed on complete.
    */
+  @Test
+  void theTablesHoldTheirRecentRowsWithinOneCacheSizeTogether() throws Exception {
+    tables();
+    compactionRatio = 0.5;
+    // Room for the first chunk of one file's rows: each table alone could hold its own.
+    compactionCacheBytes = io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + 100;
+    try (var harness = harness(null, 1, 0)) {
+      PositionDeltaWriterOperator<?> operator =
+          (PositionDeltaWriterOperator<?>) harness.getOneInputOperator();
+      checkpoint(harness, 1, of("src.a", insert(1, "a1", 10)));
+      assertThat(operator.recentRowsHeld()).isEqualTo(io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST);
+      checkpoint(harness, 2, of("src.b", insert(1, "b1", 5)));
+      assertThat(operator.recentRowsHeld())
+          .as("a's file forgotten for b's: one cache for both tables")
+          .isEqualTo(io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST);
+    }
+  }
+
   @Test
   void theTablesFilesAreClosedOnThreadsOfTheOperatorSeveralAtOnce() throws Exception {
     fileIo = ClosingThreadsFileIO.class.getName();
