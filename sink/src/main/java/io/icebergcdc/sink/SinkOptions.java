@@ -65,10 +65,11 @@ public final class SinkOptions {
           .defaultValue(MemorySize.parse("64mb"))
           .withDescription(
               "In position mode, how much of the rows of its most recent data files each writer"
-                  + " keeps in memory (Flink's binary row format, on the heap), so that compacting"
-                  + " such a file copies its live rows from memory instead of decoding the whole"
-                  + " file from Parquet again. The files written first are forgotten first; a"
-                  + " file not held is read. 0 keeps none.");
+                  + " subtask keeps in memory (Flink's binary row format, on the heap), for all of"
+                  + " its tables together, so that compacting such a file copies its live rows"
+                  + " from memory instead of decoding the whole file from Parquet again. The files"
+                  + " written first, of whichever table, are forgotten first; a file not held is"
+                  + " read. 0 keeps none.");
 
   public static final ConfigOption<MemorySize> COMPACTION_SMALL_FILE_SIZE =
       ConfigOptions.key("sink.compaction.small-file-size")

@@ -72,7 +72,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
 
   /**
    * The bytes of recent rows that the writers of an operator of several tables hold together
-   * ({@code sink.compaction.cache-size}, the largest of theirs); null for an operator of one.
+   * ({@code sink.compaction.cache-size}, the largest of theirs, those of tables taken later too);
+   * null for an operator of one.
    */
   private transient RecentRows.Budget recentRows;
 
@@ -441,11 +442,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     preparedCheckpoint = restoredCheckpoint == null ? -1 : restoredCheckpoint;
     completedCheckpoint = preparedCheckpoint;
     if (byTable != null) {
-      long bytes = 0;
-      for (TableDeltaWriter<?> writer : byTable.values()) {
-        bytes = Math.max(bytes, writer.recentRowsBytes());
-      }
-      recentRows = new RecentRows.Budget(bytes);
+      // As large as the largest of its tables' (shareRecentRows), those taken later too.
+      recentRows = new RecentRows.Budget(0);
     }
     if (byTable != null && newTables != null) {
       builtWithState = context.getOperatorStateStore().getUnionListState(BUILT_WITH);

@@ -62,7 +62,7 @@ final class RecentRows {
    */
   static final class Budget {
 
-    private final long maxBytes;
+    private long maxBytes;
     private long bytes;
 
     /** Every file held, in the order it was first held, with its holder. */
@@ -70,6 +70,11 @@ final class RecentRows {
 
     Budget(long maxBytes) {
       this.maxBytes = maxBytes;
+    }
+
+    /** Grows the budget to {@code maxBytes} if it is smaller: the largest its holders ask. */
+    void atLeast(long maxBytes) {
+      this.maxBytes = Math.max(this.maxBytes, maxBytes);
     }
 
     /** Whether rows are held at all. */
@@ -86,8 +91,12 @@ final class RecentRows {
       held.put(rows, holder);
     }
 
-    private void took(long taken) {
+    private void took(long taken, FileRows growing) {
       bytes += taken;
+      if (growing.bytes > maxBytes) {
+        // A file that outgrows the budget alone goes first, not every other holder's files.
+        held.get(growing).forget(growing.file);
+      }
       while (bytes > maxBytes && !held.isEmpty()) {
         Map.Entry<FileRows, RecentRows> first = held.entrySet().iterator().next();
         first.getValue().forget(first.getKey().file);
@@ -126,7 +135,7 @@ final class RecentRows {
     long taken = rows.add(row instanceof BinaryRowData b ? b : serializer.toBinaryRow(row));
     if (taken > 0) {
       bytes += taken;
-      budget.took(taken);
+      budget.took(taken, rows);
     }
   }
 
@@ -166,6 +175,12 @@ final class RecentRows {
     return bytes;
   }
 
+  /**
+   * The memory a file held takes besides its rows' chunks: its first position arrays (64 longs and
+   * 64 ints) and its objects and map entries, about a fifth of its first chunk.
+   */
+  static final int FILE_BYTES = 1024;
+
   /** The rows of one file: their bytes in chunks, and where each row starts and ends. */
   private static final class FileRows implements Iterable<RowData> {
     private final String file;
@@ -186,17 +201,20 @@ final class RecentRows {
       this.arity = arity;
     }
 
-    /** Copies {@code row} in; returns the memory that took: a new chunk, larger position arrays. */
+    /**
+     * Copies {@code row} in; returns the memory that took: a new chunk, larger position arrays, and
+     * for the first row the file's own ({@link #FILE_BYTES}).
+     */
     long add(BinaryRowData row) {
       int size = row.getSizeInBytes();
-      long taken = 0;
+      long taken = count == 0 ? FILE_BYTES : 0;
       if (chunk == null || used + size > chunk.size()) {
         // Small files take little memory, large ones few chunks, which G1 does not copy.
         int chunkBytes = ChunkSizes.next(chunk == null ? 0 : chunk.size(), size);
         chunk = MemorySegmentFactory.wrap(new byte[chunkBytes]);
         chunks.add(chunk);
         used = 0;
-        taken = chunkBytes;
+        taken += chunkBytes;
       }
       if (count == starts.length) {
         starts = Arrays.copyOf(starts, count * 2);

@@ -83,8 +83,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Threading:</b> Flink's task thread, but for {@link #readTableAhead}, on another thread
  * while the task thread waits for it (it refreshes {@link #table}), and {@link
- * #closeCheckpointFiles}, on another thread while the task thread touches nothing of this table (or
- * on the task thread, spreading the data files' closing over other threads).
+ * #closeCheckpointFiles}, on another thread while the task thread touches nothing of this table but
+ * its recent rows (which another table's writing may forget; the closing does not touch them), or
+ * on the task thread, spreading the data files' closing over other threads.
  */
 final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
@@ -104,7 +105,10 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   private transient java.util.function.LongSupplier clock;
   private long compactionCacheBytes = SinkOptions.COMPACTION_CACHE_SIZE.defaultValue().getBytes();
 
-  /** The rows held for compaction and fills, of the current schema; null before {@link #open}. */
+  /**
+   * The rows held for compaction and fills, of the current schema; null before {@link
+   * #initializeState}.
+   */
   private transient RecentRows recentRows;
 
   /**
@@ -242,7 +246,8 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   /**
    * Bytes of the rows of its most recent data files a writer keeps in memory, so that compacting
-   * them needs no read of the files; 0 keeps none.
+   * them needs no read of the files; 0 keeps none. A writer of several tables keeps the largest of
+   * its tables' for all of them together ({@link #shareRecentRows}).
    */
   void setCompactionCacheBytes(long bytes) {
     this.compactionCacheBytes = SinkOptions.checkCompactionCacheBytes(bytes);
@@ -682,10 +687,12 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
   /**
    * Holds its recent rows within {@code budget}, which the other tables of its operator share (the
-   * files held first, of whichever table, forgotten first), if it holds any: before {@link #open}.
+   * files held first, of whichever table, forgotten first), if it holds any, growing the budget to
+   * its own size if that is larger: before {@link #initializeState}.
    */
   void shareRecentRows(RecentRows.Budget budget) {
     if (recentRowsBytes() > 0) {
+      budget.atLeast(recentRowsBytes());
       recentRowsBudget = budget;
     }
   }

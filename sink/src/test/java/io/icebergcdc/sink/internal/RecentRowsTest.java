@@ -95,8 +95,10 @@ class RecentRowsTest {
 
   @Test
   void theFilesWrittenFirstAreForgottenFirstWhenTheLimitIsPassed() {
-    // The first chunk of one file, plus a little.
-    RecentRows recent = new RecentRows(TYPE, io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + 100);
+    // The first chunk of one file and its own bytes, plus a little.
+    RecentRows recent =
+        new RecentRows(
+            TYPE, io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + RecentRows.FILE_BYTES + 100);
     recent.add("first", 0, row(1, "a"));
     recent.add("second", 0, row(2, "b"));
     assertThat(recent.rowsOf("first", 1)).isNull();
@@ -135,7 +137,7 @@ class RecentRowsTest {
 
   @Test
   void holdersSharingABudgetForgetTheFilesHeldFirstWhicheverHolderHeldThem() {
-    int chunk = io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST;
+    int chunk = io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + RecentRows.FILE_BYTES;
     // Room for two files' first chunks, not three.
     RecentRows.Budget budget = new RecentRows.Budget(2L * chunk + 100);
     RecentRows a = new RecentRows(TYPE, budget);
@@ -166,6 +168,38 @@ class RecentRowsTest {
     b.add("b3", 0, row(6, "f"));
     assertThat(read(a.rowsOf("a3", 1))).containsExactly("5:e");
     assertThat(read(b.rowsOf("b3", 1))).containsExactly("6:f");
+  }
+
+  @Test
+  void aFileThatOutgrowsTheBudgetAloneLeavesTheOtherHoldersFiles() {
+    int file = io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + RecentRows.FILE_BYTES;
+    RecentRows.Budget budget = new RecentRows.Budget(3L * file);
+    RecentRows a = new RecentRows(TYPE, budget);
+    RecentRows b = new RecentRows(TYPE, budget);
+    a.add("a1", 0, row(1, "a"));
+    String value = "v".repeat(1000);
+    for (int position = 0; position < 100; position++) {
+      b.add("big", position, row(position, value));
+    }
+    assertThat(b.rowsOf("big", 100)).isNull();
+    assertThat(read(a.rowsOf("a1", 1))).containsExactly("1:a");
+    assertThat(budget.bytes()).isEqualTo(a.bytes()).isEqualTo(file);
+  }
+
+  @Test
+  void aSharedBudgetIsAsLargeAsItsLargestHolderAsks() {
+    int file = io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + RecentRows.FILE_BYTES;
+    RecentRows.Budget budget = new RecentRows.Budget(0);
+    RecentRows nothing = new RecentRows(TYPE, budget);
+    nothing.add("f", 0, row(1, "a"));
+    assertThat(nothing.rowsOf("f", 1)).as("a budget of 0 holds nothing").isNull();
+    budget.atLeast(2L * file);
+    budget.atLeast(file);
+    RecentRows a = new RecentRows(TYPE, budget);
+    a.add("a1", 0, row(1, "a"));
+    a.add("a2", 0, row(2, "b"));
+    assertThat(read(a.rowsOf("a1", 1))).containsExactly("1:a");
+    assertThat(read(a.rowsOf("a2", 1))).containsExactly("2:b");
   }
 
   @Test

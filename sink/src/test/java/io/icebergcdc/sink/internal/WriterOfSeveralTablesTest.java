@@ -877,29 +877,30 @@ class WriterOfSeveralTablesTest {
     }
   }
 
-  /**
-   * At a checkpoint the data files of several tables, and the equality deletes of a table that
-   * deletes by key, are closed on threads of the operator's, several at once (on object storage,
-   * each is uploaded as it closes), then handed on complete.
-   */
   @Test
   void theTablesHoldTheirRecentRowsWithinOneCacheSizeTogether() throws Exception {
     tables();
     compactionRatio = 0.5;
     // Room for the first chunk of one file's rows: each table alone could hold its own.
-    compactionCacheBytes = io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + 100;
+    int file = io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST + RecentRows.FILE_BYTES;
+    compactionCacheBytes = file + 100;
     try (var harness = harness(null, 1, 0)) {
       PositionDeltaWriterOperator<?> operator =
           (PositionDeltaWriterOperator<?>) harness.getOneInputOperator();
       checkpoint(harness, 1, of("src.a", insert(1, "a1", 10)));
-      assertThat(operator.recentRowsHeld()).isEqualTo(io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST);
+      assertThat(operator.recentRowsHeld()).isEqualTo(file);
       checkpoint(harness, 2, of("src.b", insert(1, "b1", 5)));
       assertThat(operator.recentRowsHeld())
           .as("a's file forgotten for b's: one cache for both tables")
-          .isEqualTo(io.icebergcdc.cdc.typeutils.ChunkSizes.FIRST);
+          .isEqualTo(file);
     }
   }
 
+  /**
+   * At a checkpoint the data files of several tables, and the equality deletes of a table that
+   * deletes by key, are closed on threads of the operator's, several at once (on object storage,
+   * each is uploaded as it closes), then handed on complete.
+   */
   @Test
   void theTablesFilesAreClosedOnThreadsOfTheOperatorSeveralAtOnce() throws Exception {
     fileIo = ClosingThreadsFileIO.class.getName();
