@@ -75,7 +75,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    * ({@code sink.compaction.cache-size}, the largest of theirs, those of tables taken later too);
    * null for an operator of one.
    */
-  private transient RecentRows.Budget recentRows;
+  private transient RecentRows.Budget recentRowsBudget;
 
   /**
    * Builds the writer of a table that appears while the job runs, for an operator of several that
@@ -443,7 +443,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     completedCheckpoint = preparedCheckpoint;
     if (byTable != null) {
       // As large as the largest of its tables' (shareRecentRows), those taken later too.
-      recentRows = new RecentRows.Budget(0);
+      recentRowsBudget = new RecentRows.Budget(0);
     }
     if (byTable != null && newTables != null) {
       builtWithState = context.getOperatorStateStore().getUnionListState(BUILT_WITH);
@@ -456,8 +456,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       }
     }
     for (TableDeltaWriter<?> writer : writers()) {
-      if (recentRows != null) {
-        writer.shareRecentRows(recentRows);
+      if (recentRowsBudget != null) {
+        writer.shareRecentRows(recentRowsBudget);
       }
       writer.initializeState(context, this, output);
     }
@@ -510,7 +510,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     // Boxed on both branches: a job that completed no checkpoint, and was not restored, has none.
     Long startCheckpoint =
         completedCheckpoint < 0 ? restoredCheckpoint : Long.valueOf(completedCheckpoint);
-    writer.shareRecentRows(recentRows);
+    writer.shareRecentRows(recentRowsBudget);
     try {
       writer.initializeState(
           new org.apache.flink.runtime.state.StateInitializationContextImpl(
