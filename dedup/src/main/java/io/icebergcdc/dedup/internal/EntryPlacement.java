@@ -47,7 +47,7 @@ final class EntryPlacement implements KeyContext {
   private final ValueState<AppliedChange> live;
   private final ValueState<AppliedChange> tombstone;
   private final TypeSerializer<Object> keySerializer;
-  private final DataOutputSerializer buffer = new DataOutputSerializer(4096);
+  private final DataOutputSerializer buffer = new DataOutputSerializer(64);
   private final LongSupplier clock;
   private long maxIndexKeys;
 

@@ -93,8 +93,19 @@ final class KeyIndex {
   /** Sequences of more than three components, which few sources have: null until there is one. */
   private SourceSequence[] longSequences;
 
+  /**
+   * The slots a table starts with: an index is kept for each table of each writer subtask, most of
+   * them small in a job of a whole database (80 bytes a slot).
+   */
+  static final int INITIAL_CAPACITY = 16;
+
   /** The slot of each pending number, less one; moved with its entry. */
-  private int[] pendingSlots = new int[1024];
+  private int[] pendingSlots = new int[INITIAL_CAPACITY];
+
+  /** The highest pending number given since numbers began again from 1, and in the round before. */
+  private int highestPending;
+
+  private int highestPendingBefore;
 
   private int mask;
   private int size;
@@ -157,7 +168,7 @@ final class KeyIndex {
     this.tombstoneTtlMillis = tombstoneTtlMillis;
     this.entriesPerBatch = entriesPerBatch;
     this.maxKeptBytes = maxKeptBytes;
-    allocate(1024);
+    allocate(INITIAL_CAPACITY);
   }
 
   private void allocate(int capacity) {
@@ -369,6 +380,16 @@ final class KeyIndex {
     changes++;
     int base = slot * STRIDE;
     slots[base + FILE] = (slots[base + FILE] & 0xffffffffL) | ((long) number << 32);
+    if (number == 1) {
+      // A new round: the numbers of a burst are not held on to through the quiet rounds after it.
+      highestPendingBefore = Math.max(highestPending, highestPendingBefore / 2);
+      highestPending = 0;
+      int enough = Math.max(INITIAL_CAPACITY, 2 * highestPendingBefore);
+      if (pendingSlots.length > 4 * enough) {
+        pendingSlots = new int[enough];
+      }
+    }
+    highestPending = Math.max(highestPending, number);
     if (number > pendingSlots.length) {
       pendingSlots = Arrays.copyOf(pendingSlots, Math.max(number, 2 * pendingSlots.length));
     }
@@ -740,6 +761,16 @@ final class KeyIndex {
   }
 
   /** Per slot, its key group plus one, 0 for a free slot: the table itself, not a copy. */
+  /** The slots of the table, for tests. */
+  int capacity() {
+    return mask + 1;
+  }
+
+  /** The pending numbers there is room for without growing, for tests. */
+  int pendingRoom() {
+    return pendingSlots.length;
+  }
+
   char[] slotGroups() {
     return groups;
   }

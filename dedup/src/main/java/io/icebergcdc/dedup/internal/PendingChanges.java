@@ -49,15 +49,24 @@ final class PendingChanges {
 
   private int used;
 
+  /**
+   * The keys a table's pending changes start with room for: there are one for each table of each
+   * dedup subtask, most of them small in a job of a whole database.
+   */
+  static final int INITIAL_KEYS = 16;
+
   /** Per key, by number minus one: its latest record, as chunk (high 32 bits) and offset. */
-  private long[] records = new long[1024];
+  private long[] records = new long[INITIAL_KEYS];
 
   /** Per key, objects the caller asked to keep with it (null where it keeps none). */
-  private Object[] keys = new Object[1024];
+  private Object[] keys = new Object[INITIAL_KEYS];
 
-  private AppliedChange[] priors = new AppliedChange[1024];
+  private AppliedChange[] priors = new AppliedChange[INITIAL_KEYS];
 
   private int size;
+
+  /** The keys of recent intervals: the last one's, or half the one's before if that was more. */
+  private int recentKeys;
 
   PendingChanges(TypeSerializer<ChangeEvent> serializer) {
     this.serializer = serializer;
@@ -127,17 +136,32 @@ final class PendingChanges {
 
   /**
    * Forgets every pending change. Chunks the interval used are kept for the next one; those it did
-   * not use (after a burst) are released.
+   * not use (after a burst) are released, and the room for keys of a burst is given back once the
+   * intervals after it held a small part of them.
    */
   void clear() {
     while (chunks.size() > chunk + 1) {
       chunkBytes -= chunks.remove(chunks.size() - 1).length;
     }
-    Arrays.fill(keys, 0, size, null);
-    Arrays.fill(priors, 0, size, null);
+    recentKeys = Math.max(size, recentKeys / 2);
+    int enough = Math.max(INITIAL_KEYS, 2 * recentKeys);
+    if (records.length > 4 * enough) {
+      // A burst's room is given back over the quieter intervals after it.
+      records = new long[enough];
+      keys = new Object[enough];
+      priors = new AppliedChange[enough];
+    } else {
+      Arrays.fill(keys, 0, size, null);
+      Arrays.fill(priors, 0, size, null);
+    }
     size = 0;
     chunk = 0;
     used = 0;
+  }
+
+  /** The keys there is room for without growing, for tests. */
+  int room() {
+    return records.length;
   }
 
   /** Bytes of the chunks held, used or kept for the next interval. */

@@ -192,6 +192,45 @@ class KeyIndexTest {
   }
 
   @Test
+  void anIndexStartsSmallAndGivesBackTheRoomOfABurstsPendingNumbers() {
+    KeyIndex index = new KeyIndex(TTL);
+    assertThat(index.capacity()).isEqualTo(KeyIndex.INITIAL_CAPACITY);
+    assertThat(index.pendingRoom()).isEqualTo(KeyIndex.INITIAL_CAPACITY);
+    int burst = 50_000;
+    pendAndPut(index, 0, burst, 1);
+    int afterBurst = index.pendingRoom();
+    assertThat(afterBurst).isGreaterThanOrEqualTo(burst);
+
+    // Rounds of a few keys: new ones among them, so the table grows while numbers are pending.
+    long next = burst;
+    for (int round = 0; round < 20; round++) {
+      pendAndPut(index, round * 3, 3, round + 2);
+      pendAndPut(index, next, 5, round + 2);
+      next += 5;
+    }
+    assertThat(index.pendingRoom()).isLessThanOrEqualTo(4 * 2 * 8);
+    for (long i = 0; i < next; i++) {
+      byte[] key = key(i);
+      assertThat(index.get(key, KeyIndex.hash(key), 0)).isNotNull();
+    }
+  }
+
+  /** Marks keys {@code from} on pending, numbered from 1, then puts each through its number. */
+  private static void pendAndPut(KeyIndex index, long from, int count, long file) {
+    for (int n = 1; n <= count; n++) {
+      byte[] key = key(from + n - 1);
+      long hash = KeyIndex.hash(key);
+      int slot = index.slotOf(key, hash, 0);
+      index.markPendingAt(slot >= 0 ? slot : index.reserve(key, hash, 0, slot), n);
+    }
+    for (int n = 1; n <= count; n++) {
+      int slot = index.slotOfPending(n);
+      assertThat(index.pendingAt(slot)).isEqualTo(n);
+      index.putAt(slot, AppliedChange.loaded("f" + file, from + n - 1), 0);
+    }
+  }
+
+  @Test
   void aTombstoneExpiresItsTimeToLiveAfterItWasWritten() {
     KeyIndex index = new KeyIndex(TTL);
     byte[] key = key(1);

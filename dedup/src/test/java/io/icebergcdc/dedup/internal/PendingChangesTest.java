@@ -96,6 +96,37 @@ class PendingChangesTest {
   }
 
   @Test
+  void theRoomForABurstsKeysIsGivenBackOverTheQuietIntervalsAfterIt() {
+    assertThat(pending.room()).isEqualTo(PendingChanges.INITIAL_KEYS);
+    for (int i = 0; i < 100_000; i++) {
+      pending.add("key-" + i, null, insert(i, "name-" + i, i + 1));
+    }
+    pending.clear();
+    int afterBurst = pending.room();
+    assertThat(afterBurst).isGreaterThanOrEqualTo(100_000);
+
+    // The interval right after a burst keeps its room: bursts often come in a row.
+    pending.add("a", null, insert(1, "a", 1));
+    pending.clear();
+    assertThat(pending.room()).isEqualTo(afterBurst);
+    for (int interval = 0; interval < 20; interval++) {
+      for (int i = 0; i < 10; i++) {
+        pending.add("k" + i, null, insert(i, "n" + i, interval * 10 + i));
+      }
+      for (int i = 0; i < 10; i++) {
+        assertThat(pending.key(i + 1)).isEqualTo("k" + i);
+        assertSameChange(pending.event(i + 1), insert(i, "n" + i, interval * 10 + i));
+      }
+      pending.clear();
+    }
+    assertThat(pending.room()).isLessThanOrEqualTo(4 * 2 * 10);
+    // What a cleared interval kept is gone, whether its room was given back or not.
+    pending.add(null, null, insert(1, "a", 1));
+    assertThat(pending.key(1)).isNull();
+    assertThat(pending.prior(1)).isNull();
+  }
+
+  @Test
   void aChangeLargerThanTheChunkItWouldReuseGetsALargerOne() {
     for (int i = 0; i < 10_000; i++) {
       pending.add(null, null, insert(i, "name-" + i, i + 1));
