@@ -356,7 +356,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     }
     dedup.initializeState(context, host, output, this);
     tableLoader.open();
-    table = tableLoader.loadTable();
+    table = WriterTable.load(tableLoader);
     if (restored) {
       state.checkKeysHashedAsRestored(table.name(), hashedBySpecId());
     }
@@ -367,7 +367,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
         new RowSchemas(
             schema,
             () -> {
-              table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
+              table = WriterTable.refresh(table, tableLoader);
               return table;
             });
     rowSchemas.startAt(table);
@@ -987,7 +987,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
 
     @Override
     public Table refreshedTable() {
-      table = io.icebergcdc.commit.TableRefresh.refresh(table, tableLoader);
+      table = WriterTable.refresh(table, tableLoader);
       return table;
     }
 

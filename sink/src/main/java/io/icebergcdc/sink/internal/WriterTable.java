@@ -1,0 +1,138 @@
+package io.icebergcdc.sink.internal;
+
+import io.icebergcdc.commit.TableRefresh;
+import org.apache.iceberg.BaseMetastoreTableOperations;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.hadoop.HadoopTableOperations;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
+
+/**
+ * A writer's copy of a table: the table as its catalog loaded it, without the snapshots that no
+ * branch or tag points to (Iceberg's historical snapshots), which a writer never reads.
+ *
+ * <p>A table's metadata holds every snapshot the table keeps, each with its summary: about 2.4 KB
+ * of heap a snapshot, some 0.9 MB for the 360 snapshots an hour of commits every 10 s leaves. Each
+ * writer subtask keeps a copy of each of its tables, refreshed as it compacts, beside the
+ * committer's; in a job of hundreds of tables those copies come to more heap than anything else the
+ * tables hold. The copy is read-only (the committer commits): it reads the current snapshot,
+ * schemas, specs and properties, writes files through the table's file IO, encryption and location
+ * provider, and is refreshed by loading the table again, which reads what a refresh reads.
+ *
+ * <p>Only a table whose file IO is its catalog's is copied so: one of a Hadoop catalog or of a
+ * metastore's (JDBC, Hive, Glue, ...). Others are kept as loaded and refreshed as such: a REST
+ * catalog can give a table a file IO of its own (with credentials it vends), which Iceberg closes
+ * once the table's operations are gone, and catalogs of their own kinds may do likewise.
+ */
+final class WriterTable {
+
+  private WriterTable() {}
+
+  /** The table of {@code loader}, as a writer keeps it. */
+  static Table load(TableLoader loader) {
+    return withoutHistory(loader.loadTable());
+  }
+
+  /** {@code table} as it is now in the catalog, as a writer keeps it. */
+  static Table refresh(Table table, TableLoader loader) {
+    if (table instanceof HasTableOperations
+        && ((HasTableOperations) table).operations() instanceof CurrentOperations) {
+      return load(loader);
+    }
+    return TableRefresh.refresh(table, loader);
+  }
+
+  /** {@code loaded} without its historical snapshots, if its file IO is its catalog's. */
+  static Table withoutHistory(Table loaded) {
+    if (loaded.getClass() != BaseTable.class) {
+      return loaded;
+    }
+    BaseTable table = (BaseTable) loaded;
+    TableOperations ops = table.operations();
+    if (!(ops instanceof HadoopTableOperations || ops instanceof BaseMetastoreTableOperations)) {
+      return loaded;
+    }
+    TableMetadata full = ops.current();
+    TableMetadata current =
+        TableMetadata.buildFrom(full)
+            .suppressHistoricalSnapshots()
+            .discardChanges()
+            .withMetadataLocation(full.metadataFileLocation())
+            .build();
+    return new BaseTable(
+        new CurrentOperations(
+            table.name(), current, ops.io(), ops.encryption(), ops.locationProvider()),
+        table.name(),
+        table.reporter());
+  }
+
+  /**
+   * The operations of a writer's copy: its metadata and what writing files needs, captured from the
+   * catalog's operations so that those, and the full metadata they hold, can go.
+   */
+  private static final class CurrentOperations implements TableOperations {
+
+    private final String name;
+    private final TableMetadata metadata;
+    private final FileIO io;
+    private final EncryptionManager encryption;
+    private final LocationProvider locations;
+
+    CurrentOperations(
+        String name,
+        TableMetadata metadata,
+        FileIO io,
+        EncryptionManager encryption,
+        LocationProvider locations) {
+      this.name = name;
+      this.metadata = metadata;
+      this.io = io;
+      this.encryption = encryption;
+      this.locations = locations;
+    }
+
+    @Override
+    public TableMetadata current() {
+      return metadata;
+    }
+
+    @Override
+    public TableMetadata refresh() {
+      throw new UnsupportedOperationException(
+          "a writer's copy of table " + name + " is refreshed by loading it again");
+    }
+
+    @Override
+    public void commit(TableMetadata base, TableMetadata updated) {
+      throw new UnsupportedOperationException(
+          "a writer's copy of table " + name + " is read-only: the committer commits");
+    }
+
+    @Override
+    public FileIO io() {
+      return io;
+    }
+
+    @Override
+    public EncryptionManager encryption() {
+      return encryption;
+    }
+
+    @Override
+    public String metadataFileLocation(String fileName) {
+      throw new UnsupportedOperationException(
+          "a writer's copy of table " + name + " writes no metadata");
+    }
+
+    @Override
+    public LocationProvider locationProvider() {
+      return locations;
+    }
+  }
+}
