@@ -89,7 +89,9 @@ final class IndexEntryStore implements EntryStore {
   }
 
   @Override
-  public void pendingCleared() {}
+  public void pendingCleared() {
+    index.pendingCleared();
+  }
 
   @Override
   public void put(AppliedChange value) throws Exception {

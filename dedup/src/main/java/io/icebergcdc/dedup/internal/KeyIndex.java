@@ -380,20 +380,24 @@ final class KeyIndex {
     changes++;
     int base = slot * STRIDE;
     slots[base + FILE] = (slots[base + FILE] & 0xffffffffL) | ((long) number << 32);
-    if (number == 1) {
-      // A new round: the numbers of a burst are not held on to through the quiet rounds after it.
-      highestPendingBefore = Math.max(highestPending, highestPendingBefore / 2);
-      highestPending = 0;
-      int enough = Math.max(INITIAL_CAPACITY, 2 * highestPendingBefore);
-      if (pendingSlots.length > 4 * enough) {
-        pendingSlots = new int[enough];
-      }
-    }
     highestPending = Math.max(highestPending, number);
     if (number > pendingSlots.length) {
       pendingSlots = Arrays.copyOf(pendingSlots, Math.max(number, 2 * pendingSlots.length));
     }
     pendingSlots[number - 1] = slot;
+  }
+
+  /**
+   * After every pending key was put or released: numbers begin from 1 again. The room for the
+   * numbers of a burst is given back over the quieter rounds after it, idle ones included.
+   */
+  void pendingCleared() {
+    highestPendingBefore = Math.max(highestPending, highestPendingBefore / 2);
+    highestPending = 0;
+    int enough = Math.max(INITIAL_CAPACITY, 2 * highestPendingBefore);
+    if (pendingSlots.length > 4 * enough) {
+      pendingSlots = new int[enough];
+    }
   }
 
   /** The slot of the key that {@code number} was given to and has had no put since. */
@@ -760,7 +764,6 @@ final class KeyIndex {
     KeyIndexSnapshot.read(this, keyGroup, in, now);
   }
 
-  /** Per slot, its key group plus one, 0 for a free slot: the table itself, not a copy. */
   /** The slots of the table, for tests. */
   int capacity() {
     return mask + 1;
@@ -771,6 +774,7 @@ final class KeyIndex {
     return pendingSlots.length;
   }
 
+  /** Per slot, its key group plus one, 0 for a free slot: the table itself, not a copy. */
   char[] slotGroups() {
     return groups;
   }

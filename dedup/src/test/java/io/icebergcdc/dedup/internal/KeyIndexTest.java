@@ -197,26 +197,45 @@ class KeyIndexTest {
     assertThat(index.capacity()).isEqualTo(KeyIndex.INITIAL_CAPACITY);
     assertThat(index.pendingRoom()).isEqualTo(KeyIndex.INITIAL_CAPACITY);
     int burst = 50_000;
-    pendAndPut(index, 0, burst, 1);
+    pendAndPut(index, 0, burst, 1, false);
     int afterBurst = index.pendingRoom();
     assertThat(afterBurst).isGreaterThanOrEqualTo(burst);
 
-    // Rounds of a few keys: new ones among them, so the table grows while numbers are pending.
+    // Quiet rounds of a few keys, some of them new; then idle ones.
     long next = burst;
-    for (int round = 0; round < 20; round++) {
-      pendAndPut(index, round * 3, 3, round + 2);
-      pendAndPut(index, next, 5, round + 2);
+    for (int round = 0; round < 10; round++) {
+      pendAndPut(index, round * 3, 3, round + 2, false);
+      pendAndPut(index, next, 5, round + 2, false);
       next += 5;
     }
+    for (int round = 0; round < 10; round++) {
+      index.pendingCleared();
+    }
     assertThat(index.pendingRoom()).isLessThanOrEqualTo(4 * 2 * 8);
-    for (long i = 0; i < next; i++) {
+
+    // With the room given back: numbers past it, new keys that grow the table while their
+    // numbers are pending, and reserved keys released.
+    int capacity = index.capacity();
+    int many = capacity;
+    pendAndPut(index, next, many, 99, true);
+    assertThat(index.capacity()).isGreaterThan(capacity);
+    for (long i = 0; i < next + many; i++) {
       byte[] key = key(i);
-      assertThat(index.get(key, KeyIndex.hash(key), 0)).isNotNull();
+      AppliedChange entry = index.get(key, KeyIndex.hash(key), 0);
+      if (i >= next && (i - next) % 7 == 0) {
+        assertThat(entry).as("released key %s", i).isNull();
+      } else {
+        assertThat(entry).as("key %s", i).isNotNull();
+      }
     }
   }
 
-  /** Marks keys {@code from} on pending, numbered from 1, then puts each through its number. */
-  private static void pendAndPut(KeyIndex index, long from, int count, long file) {
+  /**
+   * Marks keys {@code from} on pending, numbered from 1, then puts each through its number (with
+   * {@code releasing}, every seventh new key is released instead), as a flush does.
+   */
+  private static void pendAndPut(
+      KeyIndex index, long from, int count, long file, boolean releasing) {
     for (int n = 1; n <= count; n++) {
       byte[] key = key(from + n - 1);
       long hash = KeyIndex.hash(key);
@@ -226,8 +245,13 @@ class KeyIndexTest {
     for (int n = 1; n <= count; n++) {
       int slot = index.slotOfPending(n);
       assertThat(index.pendingAt(slot)).isEqualTo(n);
-      index.putAt(slot, AppliedChange.loaded("f" + file, from + n - 1), 0);
+      if (releasing && (n - 1) % 7 == 0) {
+        index.removeReservedAt(slot);
+      } else {
+        index.putAt(slot, AppliedChange.loaded("f" + file, from + n - 1), 0);
+      }
     }
+    index.pendingCleared();
   }
 
   @Test

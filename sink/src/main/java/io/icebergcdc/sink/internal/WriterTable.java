@@ -1,13 +1,14 @@
 package io.icebergcdc.sink.internal;
 
 import io.icebergcdc.commit.TableRefresh;
-import org.apache.iceberg.BaseMetastoreTableOperations;
+import java.util.Set;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.hadoop.HadoopTableOperations;
 import org.apache.iceberg.io.FileIO;
@@ -17,18 +18,20 @@ import org.apache.iceberg.io.LocationProvider;
  * A writer's copy of a table: the table as its catalog loaded it, without the snapshots that no
  * branch or tag points to (Iceberg's historical snapshots), which a writer never reads.
  *
- * <p>A table's metadata holds every snapshot the table keeps, each with its summary: about 2.4 KB
+ * <p>A table's metadata holds every snapshot the table keeps, each with its summary: about 2.5 KB
  * of heap a snapshot, some 0.9 MB for the 360 snapshots an hour of commits every 10 s leaves. Each
  * writer subtask keeps a copy of each of its tables, refreshed as it compacts, beside the
  * committer's; in a job of hundreds of tables those copies come to more heap than anything else the
  * tables hold. The copy is read-only (the committer commits): it reads the current snapshot,
  * schemas, specs and properties, writes files through the table's file IO, encryption and location
- * provider, and is refreshed by loading the table again, which reads what a refresh reads.
+ * provider, and is refreshed by loading the table again: that reads the table's metadata file even
+ * where it has not changed, which a refresh skips, and refuses a table that was dropped and created
+ * again, as a refresh does.
  *
- * <p>Only a table whose file IO is its catalog's is copied so: one of a Hadoop catalog or of a
- * metastore's (JDBC, Hive, Glue, ...). Others are kept as loaded and refreshed as such: a REST
- * catalog can give a table a file IO of its own (with credentials it vends), which Iceberg closes
- * once the table's operations are gone, and catalogs of their own kinds may do likewise.
+ * <p>Only a table whose file IO is its catalog's is copied so: one of a Hadoop, JDBC or Hive
+ * catalog. Others are kept as loaded and refreshed as such: a REST or Glue catalog can give a table
+ * a file IO of its own, which Iceberg closes once the table's operations are gone, and catalogs of
+ * other kinds may do likewise.
  */
 final class WriterTable {
 
@@ -39,11 +42,28 @@ final class WriterTable {
     return withoutHistory(loader.loadTable());
   }
 
+  /**
+   * The operations whose file IO is their catalog's, by class name (Hive's are not on the class
+   * path here): a subclass of Iceberg's metastore operations may hold one of its own, as Glue's do.
+   */
+  private static final Set<String> CATALOG_IO_OPERATIONS =
+      Set.of(
+          HadoopTableOperations.class.getName(),
+          "org.apache.iceberg.jdbc.JdbcTableOperations",
+          "org.apache.iceberg.hive.HiveTableOperations");
+
   /** {@code table} as it is now in the catalog, as a writer keeps it. */
   static Table refresh(Table table, TableLoader loader) {
     if (table instanceof HasTableOperations
         && ((HasTableOperations) table).operations() instanceof CurrentOperations) {
-      return load(loader);
+      Table loaded = load(loader);
+      if (!loaded.uuid().equals(table.uuid())) {
+        throw new ValidationException(
+            "Table UUID does not match: current=%s != refreshed=%s (table %s was dropped and"
+                + " created again)",
+            table.uuid(), loaded.uuid(), table.name());
+      }
+      return loaded;
     }
     return TableRefresh.refresh(table, loader);
   }
@@ -55,7 +75,7 @@ final class WriterTable {
     }
     BaseTable table = (BaseTable) loaded;
     TableOperations ops = table.operations();
-    if (!(ops instanceof HadoopTableOperations || ops instanceof BaseMetastoreTableOperations)) {
+    if (!CATALOG_IO_OPERATIONS.contains(ops.getClass().getName())) {
       return loaded;
     }
     TableMetadata full = ops.current();

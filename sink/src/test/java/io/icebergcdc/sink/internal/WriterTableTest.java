@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.BaseMetastoreTableOperations;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
@@ -19,11 +20,14 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.hadoop.HadoopCatalog;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -128,15 +132,57 @@ class WriterTableTest {
     Table committed = catalog().createTable(ID, schema(), spec, Map.of("format-version", "3"));
     append(committed, 0);
     append(committed, 1);
+    TableMetadata metadata = ((HasTableOperations) committed).operations().current();
     // As a REST catalog's table: operations of another kind, whose file IO may be the table's own.
-    Table loaded =
-        new BaseTable(
-            new StaticTableOperations(
-                ((HasTableOperations) committed).operations().current(), committed.io()),
-            committed.name());
+    Table rest =
+        new BaseTable(new StaticTableOperations(metadata, committed.io()), committed.name());
+    // As a Glue catalog's: metastore operations holding a file IO of their own.
+    Table glue = new BaseTable(new OwnIoMetastoreOperations(metadata), committed.name());
 
-    assertThat(WriterTable.withoutHistory(loaded)).isSameAs(loaded);
-    assertThat(loaded.snapshots()).hasSize(2);
+    assertThat(WriterTable.withoutHistory(rest)).isSameAs(rest);
+    assertThat(WriterTable.withoutHistory(glue)).isSameAs(glue);
+    assertThat(glue.snapshots()).hasSize(2);
+  }
+
+  /** Metastore operations of a kind the writer does not know, as Glue's. */
+  private static final class OwnIoMetastoreOperations extends BaseMetastoreTableOperations {
+    private final TableMetadata metadata;
+    private final FileIO io = new org.apache.iceberg.hadoop.HadoopFileIO(new Configuration());
+
+    OwnIoMetastoreOperations(TableMetadata metadata) {
+      this.metadata = metadata;
+    }
+
+    @Override
+    public TableMetadata current() {
+      return metadata;
+    }
+
+    @Override
+    public FileIO io() {
+      return io;
+    }
+
+    @Override
+    protected String tableName() {
+      return "db.t";
+    }
+  }
+
+  @Test
+  void aTableDroppedAndCreatedAgainIsRefusedAsARefreshRefusesIt() throws Exception {
+    HadoopCatalog catalog = catalog();
+    append(catalog.createTable(ID, schema(), spec, Map.of("format-version", "3")), 0);
+    try (TableLoader loader = loader()) {
+      Table copy = WriterTable.load(loader);
+      catalog.dropTable(ID, true);
+      append(catalog.createTable(ID, schema(), spec, Map.of("format-version", "3")), 1);
+
+      assertThatThrownBy(() -> WriterTable.refresh(copy, loader))
+          .isInstanceOf(ValidationException.class)
+          .hasMessageContaining("Table UUID does not match")
+          .hasMessageContaining("dropped and created again");
+    }
   }
 
   @Test
