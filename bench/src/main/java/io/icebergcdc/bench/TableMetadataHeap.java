@@ -15,6 +15,7 @@ import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -27,8 +28,9 @@ import org.apache.iceberg.types.Types;
  * loaded 200 times, the copies held, and the heap after a full collection compared with before;
  * beside it, the same metadata without the snapshots no branch or tag points to (as a writer of
  * this project keeps each of its tables, through the same call of Iceberg's). A snapshot's heap is
- * the difference of the two over the snapshots. The appends' summaries are smaller than those of a
- * capture job's row deltas (no delete files counted), so the figures are a lower bound.
+ * the difference of the two over the snapshots the second lacks. The appends' summaries are smaller
+ * than those of a capture job's row deltas (no delete files counted), so the figures are a lower
+ * bound.
  *
  * <pre>bash bench/java.sh TableMetadataHeap [counts of snapshots, default 10 100 360 1000]</pre>
  */
@@ -80,12 +82,17 @@ public final class TableMetadataHeap {
       double current =
           heapPerCopy(
               () -> {
-                TableMetadata metadata = ((BaseTable) catalog.loadTable(id)).operations().current();
-                return TableMetadata.buildFrom(metadata)
-                    .suppressHistoricalSnapshots()
-                    .discardChanges()
-                    .withMetadataLocation(metadata.metadataFileLocation())
-                    .build();
+                BaseTable loadedTable = (BaseTable) catalog.loadTable(id);
+                TableMetadata metadata = loadedTable.operations().current();
+                return new BaseTable(
+                    new StaticTableOperations(
+                        TableMetadata.buildFrom(metadata)
+                            .suppressHistoricalSnapshots()
+                            .discardChanges()
+                            .withMetadataLocation(metadata.metadataFileLocation())
+                            .build(),
+                        loadedTable.io()),
+                    loadedTable.name());
               });
       System.out.printf(
           Locale.ROOT,
@@ -93,7 +100,7 @@ public final class TableMetadataHeap {
           count,
           fileBytes / 1024.0,
           full / 1024,
-          (full - current) / 1024 / count,
+          (full - current) / 1024 / Math.max(1, count - 1),
           current / 1024);
     }
   }

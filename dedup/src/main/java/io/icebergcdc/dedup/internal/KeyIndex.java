@@ -374,7 +374,7 @@ final class KeyIndex {
    * Gives the key of {@code slot} (from {@link #slotOf} or {@link #reserve}, with no change of the
    * index since) a number above 0, by which the caller finds its pending changes and {@link
    * #slotOfPending} its slot, until the next put of the key. Numbers are given from 1 up after
-   * every put of all pending keys.
+   * {@link #pendingCleared}, when every pending key was put or released.
    */
   void markPendingAt(int slot, int number) {
     changes++;

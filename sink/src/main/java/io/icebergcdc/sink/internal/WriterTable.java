@@ -8,7 +8,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.encryption.EncryptionManager;
-import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.hadoop.HadoopTableOperations;
 import org.apache.iceberg.io.FileIO;
@@ -43,10 +42,11 @@ final class WriterTable {
   }
 
   /**
-   * The operations whose file IO is their catalog's, by class name (Hive's are not on the class
-   * path here): a subclass of Iceberg's metastore operations may hold one of its own, as Glue's do.
+   * The operations whose file IO is their catalog's, by class name (JDBC's are package-private,
+   * Hive's not on the sink's compile class path): a subclass of Iceberg's metastore operations may
+   * hold one of its own, as Glue's do. {@code WriterTableTest} checks that the names are classes.
    */
-  private static final Set<String> CATALOG_IO_OPERATIONS =
+  static final Set<String> CATALOG_IO_OPERATIONS =
       Set.of(
           HadoopTableOperations.class.getName(),
           "org.apache.iceberg.jdbc.JdbcTableOperations",
@@ -57,11 +57,14 @@ final class WriterTable {
     if (table instanceof HasTableOperations
         && ((HasTableOperations) table).operations() instanceof CurrentOperations) {
       Table loaded = load(loader);
-      if (!loaded.uuid().equals(table.uuid())) {
-        throw new ValidationException(
-            "Table UUID does not match: current=%s != refreshed=%s (table %s was dropped and"
-                + " created again)",
-            table.uuid(), loaded.uuid(), table.name());
+      String uuid = ((HasTableOperations) table).operations().current().uuid();
+      String loadedUuid = ((HasTableOperations) loaded).operations().current().uuid();
+      if (uuid != null && loadedUuid != null && !uuid.equals(loadedUuid)) {
+        throw new IllegalStateException(
+            String.format(
+                "Table UUID does not match: current=%s != refreshed=%s (table %s was dropped and"
+                    + " created again)",
+                uuid, loadedUuid, table.name()));
       }
       return loaded;
     }

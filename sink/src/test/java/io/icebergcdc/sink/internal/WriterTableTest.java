@@ -22,7 +22,6 @@ import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.hadoop.HadoopCatalog;
@@ -144,6 +143,17 @@ class WriterTableTest {
     assertThat(glue.snapshots()).hasSize(2);
   }
 
+  @Test
+  void theOperationsCopiedAreClassesOfIcebergsCatalogs() throws Exception {
+    for (String name : WriterTable.CATALOG_IO_OPERATIONS) {
+      // Loaded without linking: Hive's operations name classes of a metastore client not here.
+      Class<?> operations = Class.forName(name, false, WriterTableTest.class.getClassLoader());
+      assertThat(org.apache.iceberg.TableOperations.class.isAssignableFrom(operations))
+          .as(name)
+          .isTrue();
+    }
+  }
+
   /** Metastore operations of a kind the writer does not know, as Glue's. */
   private static final class OwnIoMetastoreOperations extends BaseMetastoreTableOperations {
     private final TableMetadata metadata;
@@ -179,7 +189,7 @@ class WriterTableTest {
       append(catalog.createTable(ID, schema(), spec, Map.of("format-version", "3")), 1);
 
       assertThatThrownBy(() -> WriterTable.refresh(copy, loader))
-          .isInstanceOf(ValidationException.class)
+          .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("Table UUID does not match")
           .hasMessageContaining("dropped and created again");
     }
