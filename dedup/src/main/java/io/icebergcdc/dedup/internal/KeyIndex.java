@@ -102,10 +102,10 @@ final class KeyIndex {
   /** The slot of each pending number, less one; moved with its entry. */
   private int[] pendingSlots = new int[INITIAL_CAPACITY];
 
-  /** The highest pending number given since numbers began again from 1, and in the round before. */
+  /** The highest pending number given since numbers began again from 1. */
   private int highestPending;
 
-  private int highestPendingBefore;
+  private final BurstRoom pendingNumbersRoom = new BurstRoom(INITIAL_CAPACITY);
 
   private int mask;
   private int size;
@@ -392,11 +392,10 @@ final class KeyIndex {
    * numbers of a burst is given back over the quieter rounds after it, idle ones included.
    */
   void pendingCleared() {
-    highestPendingBefore = Math.max(highestPending, highestPendingBefore / 2);
+    int room = pendingNumbersRoom.after(highestPending, pendingSlots.length);
     highestPending = 0;
-    int enough = Math.max(INITIAL_CAPACITY, 2 * highestPendingBefore);
-    if (pendingSlots.length > 4 * enough) {
-      pendingSlots = new int[enough];
+    if (room != pendingSlots.length) {
+      pendingSlots = new int[room];
     }
   }
 

@@ -65,8 +65,7 @@ final class PendingChanges {
 
   private int size;
 
-  /** The keys of recent intervals: the last one's, or half the one's before if that was more. */
-  private int recentKeys;
+  private final BurstRoom keysRoom = new BurstRoom(INITIAL_KEYS);
 
   PendingChanges(TypeSerializer<ChangeEvent> serializer) {
     this.serializer = serializer;
@@ -143,13 +142,11 @@ final class PendingChanges {
     while (chunks.size() > chunk + 1) {
       chunkBytes -= chunks.remove(chunks.size() - 1).length;
     }
-    recentKeys = Math.max(size, recentKeys / 2);
-    int enough = Math.max(INITIAL_KEYS, 2 * recentKeys);
-    if (records.length > 4 * enough) {
-      // A burst's room is given back over the quieter intervals after it.
-      records = new long[enough];
-      keys = new Object[enough];
-      priors = new AppliedChange[enough];
+    int room = keysRoom.after(size, records.length);
+    if (room != records.length) {
+      records = new long[room];
+      keys = new Object[room];
+      priors = new AppliedChange[room];
     } else {
       Arrays.fill(keys, 0, size, null);
       Arrays.fill(priors, 0, size, null);
