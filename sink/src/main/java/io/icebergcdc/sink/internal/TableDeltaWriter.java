@@ -703,7 +703,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   }
 
   /** Bytes of recent rows kept for compaction and fills: none where nothing is compacted. */
-  long recentRowsBytes() {
+  private long recentRowsBytes() {
     return !deletesByKey && compactionRatio < 1 ? compactionCacheBytes : 0;
   }
 
