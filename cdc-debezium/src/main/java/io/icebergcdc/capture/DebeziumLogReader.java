@@ -236,7 +236,7 @@ final class DebeziumLogReader implements AutoCloseable {
       uncommitted.put(checkpointId, lastEmitted);
       lastEmitted = null;
     }
-    split = split.at(offsets, StateSchemaHistory.records(historyId));
+    split = split.at(offsets, StateSchemaHistory.recordsFor(historyId, offsets));
     return split;
   }
 

@@ -1,6 +1,9 @@
 package io.icebergcdc.capture;
 
 import io.debezium.config.Configuration;
+import io.debezium.document.Array;
+import io.debezium.document.ArrayReader;
+import io.debezium.document.Document;
 import io.debezium.document.DocumentReader;
 import io.debezium.document.DocumentWriter;
 import io.debezium.relational.history.AbstractSchemaHistory;
@@ -14,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Debezium's schema history (the DDL that MySQL and MariaDB connectors replay to read the binlog)
@@ -27,21 +32,86 @@ public final class StateSchemaHistory extends AbstractSchemaHistory {
   /** Engine property: the id under which the reader registered the history records. */
   public static final String ID = "schema.history.internal.iceberg-cdc.id";
 
-  private static final Map<String, List<String>> REGISTRY = new ConcurrentHashMap<>();
+  /** A history this short is not compacted. */
+  static final int COMPACTION_FLOOR = 64;
 
-  private List<String> records;
+  private static final Logger LOG = LoggerFactory.getLogger(StateSchemaHistory.class);
+
+  private static final Map<String, Registered> REGISTRY = new ConcurrentHashMap<>();
+
+  /**
+   * A reader's history: its records, and once the connector has configured its history, the
+   * connector's order of positions, which compaction needs.
+   */
+  private static final class Registered {
+    final List<String> records;
+    SchemaHistoryCompaction compaction;
+
+    /** How many of the first records were at or before the position last compacted at. */
+    int settled;
+
+    /** The offsets last compacted at: nothing more folds until they move. */
+    Map<String, String> compactedAt = Map.of();
+
+    Registered(List<String> records) {
+      this.records = new ArrayList<>(records);
+    }
+  }
+
+  private Registered registered;
 
   static void register(String id, List<String> records) {
-    REGISTRY.put(id, new ArrayList<>(records));
+    REGISTRY.put(id, new Registered(records));
   }
 
   static List<String> records(String id) {
-    List<String> records = REGISTRY.get(id);
-    if (records == null) {
+    Registered history = REGISTRY.get(id);
+    if (history == null) {
       return List.of();
     }
-    synchronized (records) {
-      return List.copyOf(records);
+    synchronized (history) {
+      return List.copyOf(history.records);
+    }
+  }
+
+  /**
+   * The records for a checkpoint whose connector restores at {@code offsets} (the engine's offsets
+   * as JSON, key and value), compacted first ({@link SchemaHistoryCompaction}) when the records
+   * since the last compaction outnumber those before it: the connector's history grows with every
+   * DDL of the database, and each checkpoint holds all of it.
+   */
+  static List<String> recordsFor(String id, Map<String, String> offsets) {
+    Registered history = REGISTRY.get(id);
+    if (history == null) {
+      return List.of();
+    }
+    synchronized (history) {
+      int size = history.records.size();
+      if (history.compaction != null
+          && offsets.size() == 1
+          && size - history.settled > Math.max(COMPACTION_FLOOR, history.settled)
+          && !offsets.equals(history.compactedAt)) {
+        Map.Entry<String, String> offset = offsets.entrySet().iterator().next();
+        history.compactedAt = Map.copyOf(offsets);
+        try {
+          Array key = ArrayReader.defaultReader().readArray(offset.getKey());
+          Document position = DocumentReader.defaultReader().read(offset.getValue());
+          SchemaHistoryCompaction.Compacted compacted =
+              history.compaction.compact(history.records, key.get(1).asDocument(), position);
+          history.records.clear();
+          history.records.addAll(compacted.records());
+          history.settled = compacted.settled();
+          LOG.info(
+              "Compacted the connector's schema history from {} to {} records",
+              size,
+              compacted.records().size());
+        } catch (IOException | RuntimeException e) {
+          // Kept whole: the history is right, only larger. Tried again once it has doubled.
+          history.settled = size;
+          LOG.warn("Could not compact the connector's schema history; kept whole", e);
+        }
+      }
+      return List.copyOf(history.records);
     }
   }
 
@@ -57,10 +127,17 @@ public final class StateSchemaHistory extends AbstractSchemaHistory {
       boolean useCatalogBeforeSchema) {
     super.configure(config, comparator, listener, useCatalogBeforeSchema);
     String id = config.getString(ID);
-    records = id == null ? null : REGISTRY.get(id);
-    if (records == null) {
+    registered = id == null ? null : REGISTRY.get(id);
+    if (registered == null) {
       throw new SchemaHistoryException(
           "no schema history registered under '" + id + "'; this history is for DebeziumSource");
+    }
+    synchronized (registered) {
+      // A history recovered from DDL rather than from table changes is not compacted.
+      registered.compaction =
+          comparator == null || config.getBoolean(INTERNAL_PREFER_DDL)
+              ? null
+              : new SchemaHistoryCompaction(comparator, useCatalogBeforeSchema);
     }
   }
 
@@ -68,8 +145,8 @@ public final class StateSchemaHistory extends AbstractSchemaHistory {
   protected void storeRecord(HistoryRecord record) throws SchemaHistoryException {
     try {
       String json = DocumentWriter.defaultWriter().write(record.document());
-      synchronized (records) {
-        records.add(json);
+      synchronized (registered) {
+        registered.records.add(json);
       }
     } catch (IOException e) {
       throw new SchemaHistoryException("cannot write schema history record " + record, e);
@@ -88,15 +165,15 @@ public final class StateSchemaHistory extends AbstractSchemaHistory {
   }
 
   private List<String> copy() {
-    synchronized (records) {
-      return new ArrayList<>(records);
+    synchronized (registered) {
+      return new ArrayList<>(registered.records);
     }
   }
 
   @Override
   public boolean exists() {
-    synchronized (records) {
-      return !records.isEmpty();
+    synchronized (registered) {
+      return !registered.records.isEmpty();
     }
   }
 

@@ -3,10 +3,12 @@ package io.icebergcdc.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.jobs.Checkpoints;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.jobs.pipeline.JobRunner;
 import io.icebergcdc.jobs.pipeline.TableTarget;
+import java.nio.file.Path;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -145,6 +147,82 @@ class MariaDbCaptureITCase extends CaptureScenario {
     execute("UPDATE customers SET visits = 6 WHERE id <= 2");
     awaitEqual(job, pipeline, Duration.ofSeconds(60));
     assertThat(running.getJobStatus().get()).isEqualTo(JobStatus.RUNNING);
+  }
+
+  /**
+   * Debezium's schema history records every DDL of the database, and each checkpoint holds it: a
+   * job through a long life of schema changes (here 100 on a table outside the job's tables, as an
+   * ETL job adds and drops its columns, and a column added to one of the job's) keeps each table's
+   * last state instead of every statement. The checkpoint holds none of the folded statements, and
+   * the job resumed from it reads the binlog on, through another schema change made while it was
+   * down.
+   */
+  @Test
+  void aLongHistoryOfSchemaChangesIsCompactedAndRestores() throws Exception {
+    JobDefinition job =
+        job(
+            source(List.of(DATABASE + "\\.customers", DATABASE + "\\.order_lines")),
+            "mariadb.{table}",
+            null);
+    JobRunner pipeline = new JobRunner(job);
+    running = pipeline.start();
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+    execute("CREATE TABLE scratch (id int PRIMARY KEY)");
+    for (int i = 0; i < 60; i++) {
+      execute("ALTER TABLE scratch ADD COLUMN c" + i + " int");
+    }
+    for (int i = 0; i < 60; i += 2) {
+      execute("ALTER TABLE scratch DROP COLUMN c" + i);
+    }
+    execute(
+        "ALTER TABLE customers ADD COLUMN tier varchar(10)",
+        "UPDATE customers SET tier = 'gold' WHERE id <= 10");
+    for (int i = 60; i < 120; i++) {
+      execute("ALTER TABLE scratch ADD COLUMN c" + i + " int");
+    }
+    execute("UPDATE customers SET visits = 7 WHERE id <= 5");
+    awaitEqual(job, pipeline, Duration.ofSeconds(90));
+    JobClients.cancelAndAwait(running);
+    running = null;
+    Path checkpoint =
+        Path.of(Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow());
+    String state = checkpointText(checkpoint);
+    // 150 statements on scratch; the history's floor is 64 records since the last compaction.
+    assertThat(count(state, "\"ddl\":\"ALTER TABLE scratch")).isBetween(0, 64);
+    assertThat(state).contains("scratch").contains("c119");
+
+    execute(
+        "ALTER TABLE customers ADD COLUMN rank int",
+        "UPDATE customers SET rank = id, tier = 'silver' WHERE id BETWEEN 5 AND 20",
+        "ALTER TABLE scratch ADD COLUMN while_down int",
+        "INSERT INTO scratch (id, c1, c119) VALUES (1, 1, 1)");
+    JobDefinition resumed = job(checkpoint.toString());
+    JobRunner resumedPipeline = new JobRunner(resumed);
+    running = resumedPipeline.start();
+    execute("UPDATE customers SET visits = 8 WHERE id <= 30");
+    awaitEqual(resumed, resumedPipeline, Duration.ofSeconds(90));
+  }
+
+  private static int count(String text, String part) {
+    int count = 0;
+    for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) {
+      count++;
+    }
+    return count;
+  }
+
+  /** The bytes of a checkpoint's files, as text: the source's state holds the history as JSON. */
+  private static String checkpointText(Path checkpoint) throws java.io.IOException {
+    StringBuilder text = new StringBuilder();
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(checkpoint)) {
+      for (Path file : files.filter(java.nio.file.Files::isRegularFile).toList()) {
+        text.append(
+            new String(
+                java.nio.file.Files.readAllBytes(file),
+                java.nio.charset.StandardCharsets.ISO_8859_1));
+      }
+    }
+    return text.toString();
   }
 
   @Override
