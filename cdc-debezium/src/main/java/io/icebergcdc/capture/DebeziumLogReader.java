@@ -236,7 +236,7 @@ final class DebeziumLogReader implements AutoCloseable {
       uncommitted.put(checkpointId, lastEmitted);
       lastEmitted = null;
     }
-    split = split.at(offsets, StateSchemaHistory.recordsFor(historyId, offsets));
+    split = split.at(offsets, StateSchemaHistory.recordsForCheckpoint(historyId));
     return split;
   }
 

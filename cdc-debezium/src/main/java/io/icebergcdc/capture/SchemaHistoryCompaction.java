@@ -27,10 +27,12 @@ import java.util.Map;
  * <p>Debezium recovers a record that carries table changes by putting each changed table in place
  * (or removing it), without its DDL parser: a run of them leaves each table it names as the last of
  * them left it and every other table untouched, which is what the one record does. A record without
- * table changes (a statement Debezium replays through its DDL parser, such as the {@code CREATE
- * TABLE} statements recorded where the log starts, or a database's DDL) is kept as it is, where it
- * is, and ends a run. Records past the position are kept too: a restore at that position skips
- * them, and the connector records their DDL again when it reads it.
+ * table changes (a statement Debezium replays through its DDL parser: a database's DDL, or the
+ * {@code CREATE TABLE} statements that {@code MySqlLogStart} records where the log starts; the
+ * connector's own records of table DDL carry their changes) is kept as it is, where it is, and ends
+ * a run. Records past the position are kept too: a restore at that position skips them, and the
+ * connector records their DDL again when it reads it. A table dropped keeps a drop in the record,
+ * as a statement kept before it may have created a table of that name.
  */
 final class SchemaHistoryCompaction {
 
@@ -66,15 +68,27 @@ final class SchemaHistoryCompaction {
    * position} folded into one record.
    */
   Compacted compact(List<String> records, Document source, Document position) {
-    HistoryRecord stop = new HistoryRecord(Document.create(SOURCE, source, POSITION, position));
+    // A record folds only if it is at or before both the offsets as the store holds them and the
+    // position Debezium's offset loader gives back from them, without the server's id and the
+    // event's time, which its recovery compares with: Debezium 3.5 takes every record of a log
+    // without GTIDs for one at or before the latter (the comparator reads a timestamp the position
+    // lacks), the former compares binlog files and positions.
+    Document restored = position.clone();
+    restored.remove("server_id");
+    restored.remove("ts_sec");
+    List<HistoryRecord> stops =
+        List.of(
+            new HistoryRecord(Document.create(SOURCE, source, POSITION, position)),
+            new HistoryRecord(Document.create(SOURCE, source, POSITION, restored)));
     List<String> compacted = new ArrayList<>(records.size());
     List<Document> run = new ArrayList<>();
-    int later = 0;
+    int afterStop = 0;
     for (String json : records) {
       Document record = read(json);
       boolean atOrBefore =
           source.equals(record.getDocument(SOURCE))
-              && comparator.isAtOrBefore(new HistoryRecord(record), stop);
+              && stops.stream()
+                  .allMatch(stop -> comparator.isAtOrBefore(new HistoryRecord(record), stop));
       Array changes = record.getArray(TABLE_CHANGES);
       if (atOrBefore && changes != null && !changes.isEmpty()) {
         run.add(record);
@@ -82,10 +96,10 @@ final class SchemaHistoryCompaction {
         fold(run, compacted);
       }
       compacted.add(json);
-      later = atOrBefore ? 0 : later + 1;
+      afterStop = atOrBefore ? 0 : afterStop + 1;
     }
     fold(run, compacted);
-    return new Compacted(compacted, compacted.size() - later);
+    return new Compacted(compacted, compacted.size() - afterStop);
   }
 
   /** Replaces the run's records, the last of {@code compacted}, with one, if there are several. */
@@ -104,13 +118,16 @@ final class SchemaHistoryCompaction {
     for (Document record : run) {
       for (TableChange change :
           serializer.deserialize(record.getArray(TABLE_CHANGES), useCatalogBeforeSchema)) {
+        // Each name moved to the end, so that the record applies the names in the order of their
+        // last changes: where the connector's tables ignore case, two spellings of a name are one
+        // table, and the later change must come last.
         if (change.getType() == TableChangeType.DROP) {
-          last.put(change.getId(), null);
+          putLast(last, change.getId(), null);
         } else {
           if (change.getPreviousId() != null) {
-            last.put(change.getPreviousId(), null);
+            putLast(last, change.getPreviousId(), null);
           }
-          last.put(change.getId(), change);
+          putLast(last, change.getId(), change);
         }
       }
     }
@@ -129,6 +146,11 @@ final class SchemaHistoryCompaction {
     record.remove(DDL);
     record.setArray(TABLE_CHANGES, serializer.serialize(folded));
     return record;
+  }
+
+  private static void putLast(Map<TableId, TableChange> last, TableId id, TableChange change) {
+    last.remove(id);
+    last.put(id, change);
   }
 
   private static Document read(String json) {

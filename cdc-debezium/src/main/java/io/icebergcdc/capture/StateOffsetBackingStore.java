@@ -32,6 +32,42 @@ public final class StateOffsetBackingStore extends MemoryOffsetBackingStore {
         data.put(bytes(entry.getKey()), bytes(entry.getValue()));
       }
     }
+    Object history = config.originals().get(StateSchemaHistory.ID);
+    if (history != null) {
+      StateSchemaHistory.offsetsFrom(history.toString(), this::stored);
+    }
+  }
+
+  /**
+   * The offsets the store holds now (offset key to value, as JSON), read on the store's own thread;
+   * none once the store has stopped.
+   */
+  Map<String, String> stored() {
+    java.util.concurrent.ExecutorService running = executor;
+    if (running == null || running.isShutdown()) {
+      return Map.of();
+    }
+    try {
+      return running
+          .submit(
+              () -> {
+                Map<String, String> copy = new java.util.HashMap<>();
+                data.forEach((key, value) -> copy.put(text(key), text(value)));
+                return copy;
+              })
+          .get(10, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException
+        | java.util.concurrent.ExecutionException
+        | java.util.concurrent.TimeoutException e) {
+      return Map.of();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Map.of();
+    }
+  }
+
+  private static String text(ByteBuffer bytes) {
+    return StandardCharsets.UTF_8.decode(bytes.duplicate()).toString();
   }
 
   @Override

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,12 +41,16 @@ public final class StateSchemaHistory extends AbstractSchemaHistory {
   private static final Map<String, Registered> REGISTRY = new ConcurrentHashMap<>();
 
   /**
-   * A reader's history: its records, and once the connector has configured its history, the
-   * connector's order of positions, which compaction needs.
+   * A reader's history: its records; once the connector has configured its history, the connector's
+   * order of positions; once the engine has configured its offset store, the offsets it holds.
+   * Compaction needs both.
    */
   private static final class Registered {
     final List<String> records;
     SchemaHistoryCompaction compaction;
+
+    /** The offsets the engine's store holds (offset key to value, as JSON). */
+    Supplier<Map<String, String>> storedOffsets = Map::of;
 
     /** How many of the first records were at or before the position last compacted at. */
     int settled;
@@ -64,6 +69,16 @@ public final class StateSchemaHistory extends AbstractSchemaHistory {
     REGISTRY.put(id, new Registered(records));
   }
 
+  /** Where the engine's offset store ({@link StateOffsetBackingStore}) tells what it holds. */
+  static void offsetsFrom(String id, Supplier<Map<String, String>> storedOffsets) {
+    Registered history = REGISTRY.get(id);
+    if (history != null) {
+      synchronized (history) {
+        history.storedOffsets = storedOffsets;
+      }
+    }
+  }
+
   static List<String> records(String id) {
     Registered history = REGISTRY.get(id);
     if (history == null) {
@@ -75,42 +90,62 @@ public final class StateSchemaHistory extends AbstractSchemaHistory {
   }
 
   /**
-   * The records for a checkpoint whose connector restores at {@code offsets} (the engine's offsets
-   * as JSON, key and value), compacted first ({@link SchemaHistoryCompaction}) when the records
-   * since the last compaction outnumber those before it: the connector's history grows with every
-   * DDL of the database, and each checkpoint holds all of it.
+   * The records for a checkpoint, compacted first ({@link SchemaHistoryCompaction}) when the
+   * records since the last compaction outnumber both the floor and those before it: the connector's
+   * history grows with every DDL of the database, and each checkpoint holds all of it.
+   *
+   * <p>Compacted at the offsets the engine's offset store holds, not at the checkpoint's: those are
+   * the offsets of the last completed checkpoint (or the restored ones), from which the connector
+   * recovers this same history when Debezium restarts it within the engine (a retriable error, such
+   * as a lost connection), and which every later checkpoint's offsets follow.
    */
-  static List<String> recordsFor(String id, Map<String, String> offsets) {
+  static List<String> recordsForCheckpoint(String id) {
     Registered history = REGISTRY.get(id);
     if (history == null) {
       return List.of();
     }
+    SchemaHistoryCompaction compaction;
+    List<String> records;
+    Map<String, String> stored;
     synchronized (history) {
-      int size = history.records.size();
-      if (history.compaction != null
-          && offsets.size() == 1
-          && size - history.settled > Math.max(COMPACTION_FLOOR, history.settled)
-          && !offsets.equals(history.compactedAt)) {
-        Map.Entry<String, String> offset = offsets.entrySet().iterator().next();
-        history.compactedAt = Map.copyOf(offsets);
-        try {
-          Array key = ArrayReader.defaultReader().readArray(offset.getKey());
-          Document position = DocumentReader.defaultReader().read(offset.getValue());
-          SchemaHistoryCompaction.Compacted compacted =
-              history.compaction.compact(history.records, key.get(1).asDocument(), position);
-          history.records.clear();
-          history.records.addAll(compacted.records());
-          history.settled = compacted.settled();
-          LOG.info(
-              "Compacted the connector's schema history from {} to {} records",
-              size,
-              compacted.records().size());
-        } catch (IOException | RuntimeException e) {
-          // Kept whole: the history is right, only larger. Tried again once it has doubled.
-          history.settled = size;
-          LOG.warn("Could not compact the connector's schema history; kept whole", e);
-        }
+      records = List.copyOf(history.records);
+      int since = records.size() - history.settled;
+      if (history.compaction == null || since <= Math.max(COMPACTION_FLOOR, history.settled)) {
+        return records;
       }
+      compaction = history.compaction;
+      stored = history.storedOffsets.get();
+      if (stored.size() != 1 || stored.equals(history.compactedAt)) {
+        return records;
+      }
+      history.compactedAt = stored;
+    }
+    // Outside the lock: the engine's thread appends records meanwhile, after these.
+    SchemaHistoryCompaction.Compacted compacted;
+    try {
+      Map.Entry<String, String> offset = stored.entrySet().iterator().next();
+      Array key = ArrayReader.defaultReader().readArray(offset.getKey());
+      Document position = DocumentReader.defaultReader().read(offset.getValue());
+      compacted = compaction.compact(records, key.get(1).asDocument(), position);
+    } catch (IOException | RuntimeException e) {
+      synchronized (history) {
+        // Kept whole: the history is right, only larger. Tried again once it has doubled.
+        history.settled = records.size();
+      }
+      LOG.warn("Could not compact the connector's schema history; kept whole", e);
+      return records;
+    }
+    synchronized (history) {
+      List<String> appended =
+          new ArrayList<>(history.records.subList(records.size(), history.records.size()));
+      history.records.clear();
+      history.records.addAll(compacted.records());
+      history.records.addAll(appended);
+      history.settled = compacted.settled();
+      LOG.info(
+          "Compacted the connector's schema history from {} to {} records",
+          records.size() + appended.size(),
+          history.records.size());
       return List.copyOf(history.records);
     }
   }
