@@ -19,6 +19,7 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.rest.RESTCatalogProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -194,6 +195,17 @@ public final class CatalogDefinition implements Serializable {
     return hadoop;
   }
 
+  /**
+   * {@code properties} with every snapshot of a table loaded, over the catalog server's defaults:
+   * the committer commits, which loads every snapshot of the table anyway (Iceberg builds a
+   * commit's metadata from all of them, apache/iceberg#18073), and checks a table's history.
+   */
+  private static Map<String, String> withEverySnapshot(Map<String, String> properties) {
+    Map<String, String> all = new java.util.HashMap<>(properties);
+    all.put(RESTCatalogProperties.SNAPSHOT_LOADING_MODE, "all");
+    return all;
+  }
+
   /** A loader of the catalog, for the job's operators. */
   public CatalogLoader loader() {
     org.apache.hadoop.conf.Configuration hadoop = hadoopConfiguration();
@@ -204,7 +216,7 @@ public final class CatalogDefinition implements Serializable {
       case HADOOP:
         return CatalogLoader.hadoop(name, hadoop, properties);
       case REST:
-        return CatalogLoader.rest(name, hadoop, properties);
+        return CatalogLoader.rest(name, hadoop, withEverySnapshot(properties));
       case JDBC:
         return CatalogLoader.custom(
             name, properties, hadoop, "org.apache.iceberg.jdbc.JdbcCatalog");
@@ -223,6 +235,44 @@ public final class CatalogDefinition implements Serializable {
       default:
         throw new IllegalStateException("unknown catalog type " + type);
     }
+  }
+
+  /**
+   * A loader of the catalog for the writers, or null where they load tables as the others do. The
+   * writers read a table's current snapshot, schemas, specs and properties, never its history, and
+   * keep their tables for the life of their task: a REST catalog loads their tables with only the
+   * snapshots that a branch or tag points to ({@code snapshot-loading-mode=refs}, the REST
+   * protocol's {@code snapshots=refs}), unless its properties set that mode to {@code all}. The
+   * others ({@link #loader()}) load every snapshot.
+   */
+  public CatalogLoader writersLoader() {
+    if (impl != null
+        || type != Type.REST
+        || "all".equals(snapshotLoadingMode(properties.get(SNAPSHOT_LOADING_MODE)))) {
+      return null;
+    }
+    Map<String, String> refs = new java.util.HashMap<>(properties);
+    refs.put(SNAPSHOT_LOADING_MODE, "refs");
+    return CatalogLoader.rest(name, hadoopConfiguration(), refs);
+  }
+
+  private static final String SNAPSHOT_LOADING_MODE = RESTCatalogProperties.SNAPSHOT_LOADING_MODE;
+
+  /** {@code snapshot-loading-mode} as Iceberg reads it, or null if not given. */
+  private static String snapshotLoadingMode(String value) {
+    if (value == null) {
+      return null;
+    }
+    String mode = value.trim().toLowerCase(Locale.ROOT);
+    if (!mode.equals("all") && !mode.equals("refs")) {
+      throw new IllegalArgumentException(
+          "catalog property "
+              + SNAPSHOT_LOADING_MODE
+              + " must be all or refs, not '"
+              + value
+              + "'");
+    }
+    return mode;
   }
 
   /**
@@ -378,6 +428,7 @@ public final class CatalogDefinition implements Serializable {
 
     /** The definition; an {@link IllegalArgumentException} names what is missing or wrong. */
     public CatalogDefinition build() {
+      snapshotLoadingMode(properties.get(SNAPSHOT_LOADING_MODE));
       if (impl != null && type != null) {
         throw new IllegalArgumentException(
             "give catalog-type or catalog-impl, not both (catalog-type "

@@ -67,6 +67,10 @@ public final class IcebergCdcSink {
       new SimpleVersionedTypeInfo<>(ChangeCommittable.class, ChangeCommittableSerializer::new);
 
   private final TableLoader tableLoader;
+
+  /** The table for its writers (see {@link Builder#writerTable}). */
+  private final TableLoader writerTableLoader;
+
   private final ChangeSchema schema;
   private final PartitionSpec spec;
   private final Configuration options;
@@ -93,6 +97,8 @@ public final class IcebergCdcSink {
 
   private IcebergCdcSink(Builder builder) {
     this.tableLoader = builder.tableLoader;
+    this.writerTableLoader =
+        builder.writerTableLoader == null ? builder.tableLoader : builder.writerTableLoader;
     this.schema = builder.schema;
     this.spec = builder.spec;
     this.options = builder.options;
@@ -302,7 +308,7 @@ public final class IcebergCdcSink {
     return rows.transform(
             "write Parquet files",
             COMMITTABLE_TYPE,
-            new AppendWriterOperator(tableLoader, rowType, writeProperties, countsRows))
+            new AppendWriterOperator(writerTableLoader, rowType, writeProperties, countsRows))
         .uid(uids.appendWriter())
         .setParallelism(parallelism);
   }
@@ -401,7 +407,7 @@ public final class IcebergCdcSink {
       ChangeKeySelector<K> keys, OperatorUids uids, String committedAs) {
     PositionDeltaWriterOperator<K> writer =
         new PositionDeltaWriterOperator<>(
-            tableLoader,
+            writerTableLoader,
             schema,
             keys,
             options.get(SinkOptions.BOOTSTRAP_INDEX),
@@ -462,6 +468,7 @@ public final class IcebergCdcSink {
   /** Builds an {@link IcebergCdcSink}. */
   public static final class Builder {
     private TableLoader tableLoader;
+    private TableLoader writerTableLoader;
     private ChangeSchema schema;
     private PartitionSpec spec;
     private Configuration options = new Configuration();
@@ -487,6 +494,15 @@ public final class IcebergCdcSink {
     /** The table to write; its schema, primary key and partition spec are taken from it. */
     public Builder table(TableLoader loader) {
       this.tableLoader = loader;
+      return this;
+    }
+
+    /**
+     * The same table, loaded for its writers, which read its current snapshot and never its history
+     * ({@link SharedCatalog#writerTableLoader}); the {@link #table} loader if not given.
+     */
+    public Builder writerTable(TableLoader loader) {
+      this.writerTableLoader = loader;
       return this;
     }
 

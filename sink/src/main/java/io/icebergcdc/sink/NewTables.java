@@ -196,6 +196,7 @@ public final class NewTables implements Serializable {
     IcebergCdcSink.Builder builder =
         IcebergCdcSink.builder()
             .table(catalog.tableLoader(TableIdentifier.parse(table)))
+            .writerTable(catalog.writerTableLoader(TableIdentifier.parse(table)))
             .options(tableOptions)
             .commitListener(commitListener)
             .skipChangesBeforeTablePosition(inSourceOrder)

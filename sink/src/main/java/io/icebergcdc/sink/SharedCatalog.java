@@ -34,6 +34,15 @@ public final class SharedCatalog implements Serializable {
 
   private final CatalogLoader loader;
 
+  /**
+   * Where the writers load their tables: this catalog, or the same catalog loaded for them ({@link
+   * CatalogDefinition#writersLoader}).
+   */
+  private final SharedCatalog writers;
+
+  /** Whether this is a writers' catalog, whose tables hold only referenced snapshots. */
+  private final boolean referencedSnapshotsOnly;
+
   /** The catalog while a loader is open; guarded by this. */
   private transient Catalog catalog;
 
@@ -41,12 +50,50 @@ public final class SharedCatalog implements Serializable {
   private transient int opened;
 
   public SharedCatalog(CatalogLoader loader) {
+    this(loader, null);
+  }
+
+  /**
+   * @param writersLoader the catalog loaded for the writers, or null where they load their tables
+   *     as the others do
+   */
+  public SharedCatalog(CatalogLoader loader, CatalogLoader writersLoader) {
+    this(loader, writersLoader, false);
+  }
+
+  private SharedCatalog(
+      CatalogLoader loader, CatalogLoader writersLoader, boolean referencedSnapshotsOnly) {
     this.loader = java.util.Objects.requireNonNull(loader, "catalog loader");
+    this.referencedSnapshotsOnly = referencedSnapshotsOnly;
+    this.writers = writersLoader == null ? this : new SharedCatalog(writersLoader, null, true);
+  }
+
+  /**
+   * Whether the tables of {@code loader} hold only the snapshots a branch or tag points to: loaded
+   * from a writers' catalog of a {@link CatalogDefinition#writersLoader}, they are loaded again
+   * rather than refreshed.
+   */
+  public static boolean loadsReferencedSnapshotsOnly(TableLoader loader) {
+    return loader instanceof SharedCatalogTableLoader table && table.shared.referencedSnapshotsOnly;
+  }
+
+  /** The catalog of {@code catalog}, with its writers' own where it has one. */
+  public static SharedCatalog of(CatalogDefinition catalog) {
+    return new SharedCatalog(catalog.loader(), catalog.writersLoader());
   }
 
   /** A loader of {@code table} from this catalog. */
   public TableLoader tableLoader(TableIdentifier table) {
     return new SharedCatalogTableLoader(this, table.toString());
+  }
+
+  /**
+   * A loader of {@code table} for its writers, which read its current snapshot and never its
+   * history: from the writers' catalog where there is one.
+   */
+  public TableLoader writerTableLoader(TableIdentifier table) {
+    // A copy of an earlier build's, deserialized, has none.
+    return writers == null ? tableLoader(table) : writers.tableLoader(table);
   }
 
   /**

@@ -106,6 +106,37 @@ class SharedCatalogTest {
   }
 
   @Test
+  void theWritersLoadersLoadTheirTablesFromTheWritersCatalog() throws Exception {
+    CountingLoader committers = new CountingLoader("committer's");
+    CountingLoader writers = new CountingLoader("writers'");
+    SharedCatalog shared = new SharedCatalog(committers, writers);
+    // As an operator's loaders, deserialized in its task.
+    byte[] bytes =
+        InstantiationUtil.serializeObject(
+            new ArrayList<>(List.of(shared.writerTableLoader(A), shared.tableLoader(B))));
+    List<TableLoader> loaders =
+        InstantiationUtil.deserializeObject(bytes, getClass().getClassLoader());
+
+    TableLoader writer = loaders.get(0);
+    writer.open();
+    writer.loadTable();
+    assertThat(writers.loads()).isEqualTo(1);
+    assertThat(committers.loads()).isZero();
+    assertThat(SharedCatalog.loadsReferencedSnapshotsOnly(writer)).isTrue();
+    TableLoader other = loaders.get(1);
+    other.open();
+    other.loadTable();
+    assertThat(committers.loads()).isEqualTo(1);
+    assertThat(SharedCatalog.loadsReferencedSnapshotsOnly(other)).isFalse();
+    writer.close();
+    other.close();
+
+    // Without a writers' catalog, the writers load from the one catalog.
+    SharedCatalog one = new SharedCatalog(new CountingLoader("one"));
+    assertThat(SharedCatalog.loadsReferencedSnapshotsOnly(one.writerTableLoader(A))).isFalse();
+  }
+
+  @Test
   void aLoaderNotOpenRefusesToLoadAndNamesItsTable() {
     TableLoader loader = new SharedCatalog(new CountingLoader("closed")).tableLoader(A);
     assertThat(loader.isOpen()).isFalse();

@@ -4,11 +4,11 @@ import io.icebergcdc.cdc.DeadLetter;
 import io.icebergcdc.commit.CommitListener;
 import io.icebergcdc.jobs.definition.JobDefinition;
 import io.icebergcdc.sink.CatalogDefinition;
+import io.icebergcdc.sink.SharedCatalog;
 import java.util.List;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.flink.CatalogLoader;
 
 /**
  * Builds the Flink job of a {@link JobDefinition}, stage by stage: the tables made ready in the
@@ -37,7 +37,6 @@ public final class PipelineComposer {
   public static ComposedJob compose(JobDefinition job, CommitListener commitListener)
       throws Exception {
     SourceTranslator source = SourceTranslator.of(job);
-    CatalogLoader catalogLoader = job.catalog().loader();
     List<TableTarget> targets;
     Catalog catalog = job.catalog().connect();
     TablePreparation preparation = new TablePreparation(catalog, job.catalog());
@@ -49,7 +48,7 @@ public final class PipelineComposer {
       sinks =
           SinkTranslator.of(
               targets,
-              catalogLoader,
+              SharedCatalog.of(job.catalog()),
               job.sinkOptions(),
               source.prefixesSinkUids(),
               source.readsInSourceOrder(),
@@ -71,7 +70,11 @@ public final class PipelineComposer {
             sinks.followingSchemaChanges(),
             sinks.applyingTruncates());
     DataStream<DeadLetter> deadLetters =
-        sinks.apply(routed, targets, catalogLoader, source.takesNewTables(sinks.writtenTogether()));
+        sinks.apply(
+            routed,
+            targets,
+            job.catalog().loader(),
+            source.takesNewTables(sinks.writtenTogether()));
     DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());
     return new ComposedJob(env, source.jobName(targets), targets);
   }

@@ -100,7 +100,7 @@ final class SinkTranslator {
 
   static SinkTranslator of(
       List<TableTarget> targets,
-      CatalogLoader catalog,
+      SharedCatalog shared,
       Configuration sinkOptions,
       boolean severalTables,
       boolean inSourceOrder,
@@ -115,7 +115,6 @@ final class SinkTranslator {
     refuseSourcesSharingATable(tableOf);
     // One catalog for the tables of each writer and committer, and for the tables they take in
     // flight (each subtask deserializes one); kept open here while the sinks read their tables.
-    SharedCatalog shared = new SharedCatalog(catalog);
     try (java.io.Closeable open = shared.open()) {
       for (TableTarget target : targets) {
         Configuration options = new Configuration(sinkOptions);
@@ -125,6 +124,7 @@ final class SinkTranslator {
         IcebergCdcSink sink =
             IcebergCdcSink.builder()
                 .table(shared.tableLoader(target.table()))
+                .writerTable(shared.writerTableLoader(target.table()))
                 .options(options)
                 .commitListener(commitListener)
                 .skipChangesBeforeTablePosition(inSourceOrder)

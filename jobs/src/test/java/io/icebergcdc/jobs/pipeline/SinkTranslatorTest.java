@@ -51,7 +51,7 @@ class SinkTranslatorTest {
     SinkTranslator translator =
         SinkTranslator.of(
             targets,
-            new CountingLoader(catalog.loader()),
+            new io.icebergcdc.sink.SharedCatalog(new CountingLoader(catalog.loader())),
             new Configuration(),
             true,
             false,

@@ -209,7 +209,13 @@ class TopicTablesTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () ->
                 SinkTranslator.of(
-                    targets, catalog.loader(), new Configuration(), true, false, null, null))
+                    targets,
+                    new io.icebergcdc.sink.SharedCatalog(catalog.loader()),
+                    new Configuration(),
+                    true,
+                    false,
+                    null,
+                    null))
         .hasMessageContaining("db1.public.orders")
         .hasMessageContaining("db2.public.orders")
         .hasMessageContaining("cdc.orders");

@@ -94,7 +94,7 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
     super.open();
     JobClassLoaderRelease.registerFor(getRuntimeContext());
     tableLoader.open();
-    table = tableLoader.loadTable();
+    table = WriterTable.load(tableLoader);
     writerFactory = factory(schema == null ? table.schema() : schema, rowType);
     writer = writerFactory.create();
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");

@@ -1,6 +1,7 @@
 package io.icebergcdc.sink.internal;
 
 import io.icebergcdc.commit.TableRefresh;
+import io.icebergcdc.sink.SharedCatalog;
 import java.util.Set;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.HasTableOperations;
@@ -30,7 +31,9 @@ import org.apache.iceberg.io.LocationProvider;
  * <p>Only a table whose file IO is its catalog's is copied so: one of a Hadoop, JDBC or Hive
  * catalog. Others are kept as loaded and refreshed as such: a REST or Glue catalog can give a table
  * a file IO of its own, which Iceberg closes once the table's operations are gone, and catalogs of
- * other kinds may do likewise.
+ * other kinds may do likewise. A REST catalog loads the writers' tables without their historical
+ * snapshots itself ({@code CatalogDefinition#writersLoader}); they are kept read-only too, writing
+ * through the file IO of their first load (see {@link #writingThrough}).
  */
 final class WriterTable {
 
@@ -38,7 +41,12 @@ final class WriterTable {
 
   /** The table of {@code loader}, as a writer keeps it. */
   static Table load(TableLoader loader) {
-    return withoutHistory(loader.loadTable());
+    Table loaded = loader.loadTable();
+    if (SharedCatalog.loadsReferencedSnapshotsOnly(loader)
+        && loaded instanceof HasTableOperations) {
+      return writingThrough(loaded, ((HasTableOperations) loaded).operations());
+    }
+    return withoutHistory(loaded);
   }
 
   /**
@@ -55,9 +63,9 @@ final class WriterTable {
   /** {@code table} as it is now in the catalog, as a writer keeps it. */
   static Table refresh(Table table, TableLoader loader) {
     if (table instanceof HasTableOperations
-        && ((HasTableOperations) table).operations() instanceof CurrentOperations) {
-      Table loaded = load(loader);
-      String uuid = ((HasTableOperations) table).operations().current().uuid();
+        && ((HasTableOperations) table).operations() instanceof CurrentOperations copy) {
+      Table loaded = loader.loadTable();
+      String uuid = copy.current().uuid();
       String loadedUuid = ((HasTableOperations) loaded).operations().current().uuid();
       if (uuid != null && loadedUuid != null && !uuid.equals(loadedUuid)) {
         throw new IllegalStateException(
@@ -66,9 +74,31 @@ final class WriterTable {
                     + " created again)",
                 uuid, loadedUuid, table.name()));
       }
-      return loaded;
+      return copy.origin == null ? withoutHistory(loaded) : writingThrough(loaded, copy.origin);
     }
     return TableRefresh.refresh(table, loader);
+  }
+
+  /**
+   * {@code loaded}, a table of a catalog that loads only the snapshots a branch or tag points to,
+   * kept read-only with the file IO of {@code origin}, the operations of its first load, which the
+   * copy holds: a REST catalog gives a table it loads a file IO of its own where it vends
+   * credentials or storage settings, which Iceberg closes once the table's operations are gone, and
+   * a writer that kept each load's would open a storage client for each. Iceberg's REST client
+   * refreshes a table with every snapshot, so such a table is loaded again instead.
+   */
+  private static Table writingThrough(Table loaded, TableOperations origin) {
+    TableOperations ops = ((HasTableOperations) loaded).operations();
+    return new BaseTable(
+        new CurrentOperations(
+            loaded.name(),
+            ops.current(),
+            origin.io(),
+            origin.encryption(),
+            ops.locationProvider(),
+            origin),
+        loaded.name(),
+        loaded instanceof BaseTable base ? base.reporter() : null);
   }
 
   /** {@code loaded} without its historical snapshots, if its file IO is its catalog's. */
@@ -90,7 +120,7 @@ final class WriterTable {
             .build();
     return new BaseTable(
         new CurrentOperations(
-            table.name(), current, ops.io(), ops.encryption(), ops.locationProvider()),
+            table.name(), current, ops.io(), ops.encryption(), ops.locationProvider(), null),
         table.name(),
         table.reporter());
   }
@@ -107,17 +137,25 @@ final class WriterTable {
     private final EncryptionManager encryption;
     private final LocationProvider locations;
 
+    /**
+     * The operations whose file IO and encryption the copy writes through, held so that Iceberg
+     * does not close that IO; null where they are the catalog's own.
+     */
+    final TableOperations origin;
+
     CurrentOperations(
         String name,
         TableMetadata metadata,
         FileIO io,
         EncryptionManager encryption,
-        LocationProvider locations) {
+        LocationProvider locations,
+        TableOperations origin) {
       this.name = name;
       this.metadata = metadata;
       this.io = io;
       this.encryption = encryption;
       this.locations = locations;
+      this.origin = origin;
     }
 
     @Override
