@@ -1,6 +1,8 @@
 package io.icebergcdc.bench;
 
 import io.icebergcdc.commit.SnapshotSummaryKeys;
+import io.icebergcdc.locallake.LocalRestCatalog;
+import io.icebergcdc.sink.CatalogDefinition;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,6 +20,9 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.hadoop.HadoopCatalog;
 import org.apache.iceberg.types.Types;
@@ -32,7 +37,13 @@ import org.apache.iceberg.types.Types;
  * than those of a capture job's row deltas (no delete files counted), so the figures are a lower
  * bound.
  *
- * <pre>bash bench/java.sh TableMetadataHeap [counts of snapshots, default 10 100 360 1000]</pre>
+ * <p>With {@code --rest}, the table lives in Iceberg's REST catalog server (a process of its own
+ * over a local warehouse), and the copies are loaded through the job's two catalogs of it: the
+ * committer's, which loads every snapshot, and the writers' ({@code snapshot-loading-mode=refs}),
+ * which loads only those a branch or tag points to.
+ *
+ * <pre>bash bench/java.sh TableMetadataHeap [--rest] [counts of snapshots, default 10 100 360 1000]
+ * </pre>
  */
 public final class TableMetadataHeap {
 
@@ -41,11 +52,20 @@ public final class TableMetadataHeap {
   private TableMetadataHeap() {}
 
   public static void main(String[] args) throws Exception {
-    int[] counts = args.length == 0 ? new int[] {10, 100, 360, 1000} : new int[args.length];
-    for (int i = 0; i < args.length; i++) {
-      counts[i] = Integer.parseInt(args[i]);
-    }
+    boolean rest = args.length > 0 && args[0].equals("--rest");
+    List<String> countArgs = List.of(args).subList(rest ? 1 : 0, args.length);
+    int[] counts =
+        countArgs.isEmpty()
+            ? new int[] {10, 100, 360, 1000}
+            : countArgs.stream().mapToInt(Integer::parseInt).toArray();
     Path warehouse = Files.createTempDirectory("table-metadata-heap");
+    if (rest) {
+      try (LocalRestCatalog server =
+          LocalRestCatalog.start(warehouse.resolve("warehouse").toString(), Map.of())) {
+        rest(server, counts);
+      }
+      return;
+    }
     HadoopCatalog catalog = new HadoopCatalog(new Configuration(), warehouse.toString());
     TableIdentifier id = TableIdentifier.of("db", "t");
     Table table =
@@ -103,6 +123,56 @@ public final class TableMetadataHeap {
           (full - current) / 1024 / Math.max(1, count - 1),
           current / 1024);
     }
+  }
+
+  /** The copies through the job's two catalogs of a REST catalog server. */
+  private static void rest(LocalRestCatalog server, int[] counts) throws Exception {
+    CatalogDefinition definition =
+        CatalogDefinition.builder().type("rest").uri(server.uri()).build();
+    Catalog committers = definition.loader().loadCatalog();
+    Catalog writers = definition.writersLoader().loadCatalog();
+    TableIdentifier id = TableIdentifier.of("db", "t");
+    ((SupportsNamespaces) committers).createNamespace(Namespace.of("db"));
+    Table table =
+        committers.createTable(
+            id,
+            new Schema(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.optional(2, "v", Types.StringType.get())),
+            PartitionSpec.unpartitioned(),
+            Map.of("format-version", "3"));
+    System.out.println(
+        "| snapshots | heap a committer's copy, KB | a snapshot, KB | heap a writer's copy, KB |");
+    System.out.println("| ---: | ---: | ---: | ---: |");
+    int committed = 0;
+    for (int count : counts) {
+      for (; committed < count; committed++) {
+        commit(table, committed);
+      }
+      double full =
+          heapPerCopy(
+              () -> {
+                Table copy = committers.loadTable(id);
+                copy.currentSnapshot();
+                return copy;
+              });
+      double current =
+          heapPerCopy(
+              () -> {
+                Table copy = writers.loadTable(id);
+                copy.currentSnapshot();
+                return copy;
+              });
+      System.out.printf(
+          Locale.ROOT,
+          "| %,d | %,.1f | %.2f | %,.1f |%n",
+          count,
+          full / 1024,
+          (full - current) / 1024 / Math.max(1, count - 1),
+          current / 1024);
+    }
+    CatalogDefinition.close(writers);
+    CatalogDefinition.close(committers);
   }
 
   /** Appends one file with a capture job's summary keys. */
