@@ -20,9 +20,10 @@ import java.util.Map;
 
 /**
  * Keeps a MySQL or MariaDB connector's schema history from growing with every DDL of the database:
- * each run of consecutive records that carry table changes, at or before the position a checkpoint
- * restores, becomes one record holding each table's last state in the run, at the run's last
- * position.
+ * each run of consecutive records that carry table changes, at or before a position every restore
+ * starts at or after (the offsets of the last completed checkpoint, {@link
+ * StateSchemaHistory#recordsForCheckpoint}), becomes one record holding each table's last state in
+ * the run, at the run's last position.
  *
  * <p>Debezium recovers a record that carries table changes by putting each changed table in place
  * (or removing it), without its DDL parser: a run of them leaves each table it names as the last of

@@ -5,8 +5,14 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.connect.runtime.WorkerConfig;
 import org.apache.kafka.connect.storage.MemoryOffsetBackingStore;
 
@@ -43,7 +49,7 @@ public final class StateOffsetBackingStore extends MemoryOffsetBackingStore {
    * none once the store has stopped.
    */
   Map<String, String> stored() {
-    java.util.concurrent.ExecutorService running = executor;
+    ExecutorService running = executor;
     if (running == null || running.isShutdown()) {
       return Map.of();
     }
@@ -51,14 +57,12 @@ public final class StateOffsetBackingStore extends MemoryOffsetBackingStore {
       return running
           .submit(
               () -> {
-                Map<String, String> copy = new java.util.HashMap<>();
+                Map<String, String> copy = new HashMap<>();
                 data.forEach((key, value) -> copy.put(text(key), text(value)));
                 return copy;
               })
-          .get(10, java.util.concurrent.TimeUnit.SECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException
-        | java.util.concurrent.ExecutionException
-        | java.util.concurrent.TimeoutException e) {
+          .get(10, TimeUnit.SECONDS);
+    } catch (RejectedExecutionException | ExecutionException | TimeoutException e) {
       return Map.of();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -33,7 +33,7 @@ public final class StateSchemaHistory extends AbstractSchemaHistory {
   /** Engine property: the id under which the reader registered the history records. */
   public static final String ID = "schema.history.internal.iceberg-cdc.id";
 
-  /** A history this short is not compacted. */
+  /** A checkpoint compacts the history only once more records than this came since the last. */
   static final int COMPACTION_FLOOR = 64;
 
   private static final Logger LOG = LoggerFactory.getLogger(StateSchemaHistory.class);

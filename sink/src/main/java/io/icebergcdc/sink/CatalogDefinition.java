@@ -263,7 +263,8 @@ public final class CatalogDefinition implements Serializable {
     if (value == null) {
       return null;
     }
-    String mode = value.trim().toLowerCase(Locale.ROOT);
+    // As Iceberg reads it: upper-cased, not trimmed.
+    String mode = value.toLowerCase(Locale.ROOT);
     if (!mode.equals("all") && !mode.equals("refs")) {
       throw new IllegalArgumentException(
           "catalog property "

@@ -42,9 +42,10 @@ final class WriterTable {
   /** The table of {@code loader}, as a writer keeps it. */
   static Table load(TableLoader loader) {
     Table loaded = loader.loadTable();
+    // A REST table the server plans scans for is of a class of its own: kept as loaded.
     if (SharedCatalog.loadsReferencedSnapshotsOnly(loader)
-        && loaded instanceof HasTableOperations) {
-      return writingThrough(loaded, ((HasTableOperations) loaded).operations());
+        && loaded.getClass() == BaseTable.class) {
+      return writingThrough((BaseTable) loaded, ((BaseTable) loaded).operations());
     }
     return withoutHistory(loaded);
   }
@@ -74,7 +75,12 @@ final class WriterTable {
                     + " created again)",
                 uuid, loadedUuid, table.name()));
       }
-      return copy.origin == null ? withoutHistory(loaded) : writingThrough(loaded, copy.origin);
+      if (copy.origin == null) {
+        return withoutHistory(loaded);
+      }
+      return loaded.getClass() == BaseTable.class
+          ? writingThrough((BaseTable) loaded, copy.origin)
+          : loaded;
     }
     return TableRefresh.refresh(table, loader);
   }
@@ -84,21 +90,23 @@ final class WriterTable {
    * kept read-only with the file IO of {@code origin}, the operations of its first load, which the
    * copy holds: a REST catalog gives a table it loads a file IO of its own where it vends
    * credentials or storage settings, which Iceberg closes once the table's operations are gone, and
-   * a writer that kept each load's would open a storage client for each. Iceberg's REST client
-   * refreshes a table with every snapshot, so such a table is loaded again instead.
+   * a writer that kept each load's would open a storage client for each. (So a writer writes
+   * through its first load's credentials for the life of its task, as it did when it refreshed the
+   * table in place.) Iceberg's REST client refreshes a table with every snapshot, so such a table
+   * is loaded again instead.
    */
-  private static Table writingThrough(Table loaded, TableOperations origin) {
-    TableOperations ops = ((HasTableOperations) loaded).operations();
+  private static Table writingThrough(BaseTable loaded, TableOperations origin) {
+    TableOperations ops = loaded.operations();
     return new BaseTable(
         new CurrentOperations(
             loaded.name(),
             ops.current(),
             origin.io(),
-            origin.encryption(),
+            ops.encryption(),
             ops.locationProvider(),
             origin),
         loaded.name(),
-        loaded instanceof BaseTable base ? base.reporter() : null);
+        loaded.reporter());
   }
 
   /** {@code loaded} without its historical snapshots, if its file IO is its catalog's. */
