@@ -200,10 +200,11 @@ public final class CatalogDefinition implements Serializable {
    * the committer commits, which loads every snapshot of the table anyway (Iceberg builds a
    * commit's metadata from all of them, apache/iceberg#18073), and checks a table's history.
    */
-  private static Map<String, String> withEverySnapshot(Map<String, String> properties) {
-    Map<String, String> all = new java.util.HashMap<>(properties);
-    all.put(RESTCatalogProperties.SNAPSHOT_LOADING_MODE, "all");
-    return all;
+  private static Map<String, String> withSnapshotLoadingMode(
+      Map<String, String> properties, String mode) {
+    Map<String, String> withMode = new java.util.HashMap<>(properties);
+    withMode.put(SNAPSHOT_LOADING_MODE, mode);
+    return withMode;
   }
 
   /** A loader of the catalog, for the job's operators. */
@@ -216,7 +217,7 @@ public final class CatalogDefinition implements Serializable {
       case HADOOP:
         return CatalogLoader.hadoop(name, hadoop, properties);
       case REST:
-        return CatalogLoader.rest(name, hadoop, withEverySnapshot(properties));
+        return CatalogLoader.rest(name, hadoop, withSnapshotLoadingMode(properties, "all"));
       case JDBC:
         return CatalogLoader.custom(
             name, properties, hadoop, "org.apache.iceberg.jdbc.JdbcCatalog");
@@ -251,9 +252,8 @@ public final class CatalogDefinition implements Serializable {
         || "all".equals(snapshotLoadingMode(properties.get(SNAPSHOT_LOADING_MODE)))) {
       return null;
     }
-    Map<String, String> refs = new java.util.HashMap<>(properties);
-    refs.put(SNAPSHOT_LOADING_MODE, "refs");
-    return CatalogLoader.rest(name, hadoopConfiguration(), refs);
+    return CatalogLoader.rest(
+        name, hadoopConfiguration(), withSnapshotLoadingMode(properties, "refs"));
   }
 
   private static final String SNAPSHOT_LOADING_MODE = RESTCatalogProperties.SNAPSHOT_LOADING_MODE;

@@ -77,11 +77,6 @@ public final class SharedCatalog implements Serializable {
     return loader instanceof SharedCatalogTableLoader table && table.shared.referencedSnapshotsOnly;
   }
 
-  /** The catalog of {@code catalog}, with its writers' own where it has one. */
-  public static SharedCatalog of(CatalogDefinition catalog) {
-    return new SharedCatalog(catalog.loader(), catalog.writersLoader());
-  }
-
   /** A loader of {@code table} from this catalog. */
   public TableLoader tableLoader(TableIdentifier table) {
     return new SharedCatalogTableLoader(this, table.toString());

@@ -68,6 +68,11 @@ class WriterTableRestITCase {
     return CatalogDefinition.builder().type("rest").uri(rest.uri()).properties(properties).build();
   }
 
+  /** The job's catalog of {@code definition}, as its composer builds it. */
+  private static SharedCatalog shared(CatalogDefinition definition) {
+    return new SharedCatalog(definition.loader(), definition.writersLoader());
+  }
+
   /** The snapshots the table's metadata holds now, without loading the others. */
   private static int snapshotsHeld(Table table) throws Exception {
     TableMetadata metadata = ((HasTableOperations) table).operations().current();
@@ -117,7 +122,7 @@ class WriterTableRestITCase {
     Table committed = committers.createTable(TABLE, SCHEMA);
     appendFiles(committed, 20);
 
-    SharedCatalog shared = SharedCatalog.of(definition);
+    SharedCatalog shared = shared(definition);
     try (TableLoader loader = shared.writerTableLoader(TABLE)) {
       loader.open();
       assertThat(loader.loadTable().io())
@@ -155,8 +160,7 @@ class WriterTableRestITCase {
     }
     // With the mode set to all, the writers load every snapshot too.
     try (TableLoader loader =
-        SharedCatalog.of(catalog(Map.of("snapshot-loading-mode", "all")))
-            .writerTableLoader(TABLE)) {
+        shared(catalog(Map.of("snapshot-loading-mode", "all"))).writerTableLoader(TABLE)) {
       loader.open();
       assertThat(snapshotsHeld(WriterTable.load(loader))).isEqualTo(26);
     }

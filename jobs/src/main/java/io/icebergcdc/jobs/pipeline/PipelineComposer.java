@@ -9,6 +9,7 @@ import java.util.List;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.flink.CatalogLoader;
 
 /**
  * Builds the Flink job of a {@link JobDefinition}, stage by stage: the tables made ready in the
@@ -37,6 +38,7 @@ public final class PipelineComposer {
   public static ComposedJob compose(JobDefinition job, CommitListener commitListener)
       throws Exception {
     SourceTranslator source = SourceTranslator.of(job);
+    CatalogLoader catalogLoader = job.catalog().loader();
     List<TableTarget> targets;
     Catalog catalog = job.catalog().connect();
     TablePreparation preparation = new TablePreparation(catalog, job.catalog());
@@ -48,7 +50,7 @@ public final class PipelineComposer {
       sinks =
           SinkTranslator.of(
               targets,
-              SharedCatalog.of(job.catalog()),
+              new SharedCatalog(catalogLoader, job.catalog().writersLoader()),
               job.sinkOptions(),
               source.prefixesSinkUids(),
               source.readsInSourceOrder(),
@@ -70,11 +72,7 @@ public final class PipelineComposer {
             sinks.followingSchemaChanges(),
             sinks.applyingTruncates());
     DataStream<DeadLetter> deadLetters =
-        sinks.apply(
-            routed,
-            targets,
-            job.catalog().loader(),
-            source.takesNewTables(sinks.writtenTogether()));
+        sinks.apply(routed, targets, catalogLoader, source.takesNewTables(sinks.writtenTogether()));
     DeadLetterTranslator.write(deadLetters, job.deadLetters(), job.source());
     return new ComposedJob(env, source.jobName(targets), targets);
   }

@@ -42,10 +42,23 @@ final class WriterTable {
   /** The table of {@code loader}, as a writer keeps it. */
   static Table load(TableLoader loader) {
     Table loaded = loader.loadTable();
-    // A REST table the server plans scans for is of a class of its own: kept as loaded.
-    if (SharedCatalog.loadsReferencedSnapshotsOnly(loader)
-        && loaded.getClass() == BaseTable.class) {
-      return writingThrough((BaseTable) loaded, ((BaseTable) loaded).operations());
+    return kept(
+        loaded,
+        SharedCatalog.loadsReferencedSnapshotsOnly(loader)
+                && loaded instanceof HasTableOperations first
+            ? first.operations()
+            : null);
+  }
+
+  /**
+   * {@code loaded} as a writer keeps it: written through the file IO of {@code origin} where given
+   * (a table of a writers' catalog, {@link #writingThrough}), else without its historical snapshots
+   * where its file IO is its catalog's ({@link #withoutHistory}). A REST table the server plans
+   * scans for is of a class of its own, kept as loaded.
+   */
+  private static Table kept(Table loaded, TableOperations origin) {
+    if (origin != null && loaded.getClass() == BaseTable.class) {
+      return writingThrough((BaseTable) loaded, origin);
     }
     return withoutHistory(loaded);
   }
@@ -75,12 +88,7 @@ final class WriterTable {
                     + " created again)",
                 uuid, loadedUuid, table.name()));
       }
-      if (copy.origin == null) {
-        return withoutHistory(loaded);
-      }
-      return loaded.getClass() == BaseTable.class
-          ? writingThrough((BaseTable) loaded, copy.origin)
-          : loaded;
+      return kept(loaded, copy.origin);
     }
     return TableRefresh.refresh(table, loader);
   }
