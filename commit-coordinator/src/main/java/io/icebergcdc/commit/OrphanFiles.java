@@ -224,7 +224,14 @@ public final class OrphanFiles {
             || name.endsWith(".metadata.json"));
   }
 
-  /** A location's path without scheme and authority, without repeated or trailing slashes. */
+  /**
+   * A location's path without scheme and authority, without repeated or trailing slashes, and
+   * without {@code .} and {@code ..} segments: Hadoop's file systems name a table's files with its
+   * location resolved so, where a table's own location, as its catalog was given it (a relative
+   * {@code --warehouse} made absolute), may keep them, and a listing under it names them as it
+   * does. On an object store, where such a segment is part of a key, two keys that resolve alike
+   * count as one: a listed file then counts as referenced, never the other way round.
+   */
   public static String normalize(String location) {
     String path = location;
     int colon = path.indexOf(':');
@@ -237,6 +244,24 @@ public final class OrphanFiles {
       }
     }
     path = path.replaceAll("/{2,}", "/");
+    if (path.contains("/.") || path.startsWith(".")) {
+      path = withoutDotSegments(path);
+    }
     return path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+  }
+
+  private static String withoutDotSegments(String path) {
+    java.util.ArrayDeque<String> kept = new java.util.ArrayDeque<>();
+    for (String segment : path.split("/", -1)) {
+      if (segment.equals("..")) {
+        if (!kept.isEmpty() && !kept.peekLast().isEmpty()) {
+          kept.removeLast();
+        }
+      } else if (!segment.equals(".")) {
+        kept.addLast(segment);
+      }
+    }
+    String resolved = String.join("/", kept);
+    return path.startsWith("/") && !resolved.startsWith("/") ? "/" + resolved : resolved;
   }
 }

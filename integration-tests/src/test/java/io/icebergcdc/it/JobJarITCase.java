@@ -30,9 +30,14 @@ class JobJarITCase {
 
   /** Runs {@code apply --source file} on {@code file} into the warehouse {@code wh}. */
   private JobJar.Result apply(Path file, String... more) throws Exception {
+    return applyInto("wh", file, more);
+  }
+
+  private JobJar.Result applyInto(String warehouse, Path file, String... more) throws Exception {
     List<String> args =
         new ArrayList<>(
-            List.of("apply", "--source", "file", "--path", file.toString(), "--warehouse", "wh"));
+            List.of(
+                "apply", "--source", "file", "--path", file.toString(), "--warehouse", warehouse));
     args.addAll(List.of(more));
     return run(args.toArray(new String[0]));
   }
@@ -79,8 +84,11 @@ class JobJarITCase {
   @Test
   void applyThenInspectShowsWhatEachCommitDid() throws Exception {
     Path file = changes(false);
+    // As the README's examples give it: relative, with "./" (whose committed files the orphan
+    // removal after the first commit once took for orphans).
     JobJar.Result apply =
-        apply(
+        applyInto(
+            "./wh",
             file,
             "--table",
             "inventory.items",

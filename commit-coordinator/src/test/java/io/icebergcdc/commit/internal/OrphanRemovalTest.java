@@ -12,12 +12,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.io.OutputFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -110,6 +113,53 @@ class OrphanRemovalTest {
     }
     assertThat(Path.of(table.currentSnapshot().manifestListLocation().replaceFirst("^file:", "")))
         .exists();
+  }
+
+  @Test
+  void aWarehouseGivenWithDotSegmentsKeepsItsCommittedFiles() throws Exception {
+    // As the command line gave a relative --warehouse: absolute, with its "./" kept, where Hadoop
+    // names the table's files without it.
+    Path dotted = warehouse.resolve("nested").resolve("..").resolve(".").resolve("wh");
+    Files.createDirectories(warehouse.resolve("nested"));
+    Files.createDirectories(dotted);
+    HadoopCatalog catalog = new HadoopCatalog(new Configuration(), dotted.toString());
+    Table table =
+        catalog.createTable(
+            TestTables.ID,
+            TestTables.SCHEMA,
+            PartitionSpec.unpartitioned(),
+            Map.of(TableProperties.FORMAT_VERSION, "2"));
+    assertThat(table.location()).contains("/../", "/./");
+    OutputFile written =
+        table.io().newOutputFile(table.locationProvider().newDataLocation(owned(JOB, SINK, 3, 1)));
+    try (var out = written.create()) {
+      out.write(new byte[] {1, 2, 3});
+    }
+    table
+        .newAppend()
+        .appendFile(
+            DataFiles.builder(PartitionSpec.unpartitioned())
+                .withPath(written.location())
+                .withFileSizeInBytes(3)
+                .withRecordCount(1)
+                .withFormat(FileFormat.PARQUET)
+                .build())
+        .commit();
+    Path orphan = touch(Path.of(written.location()).getParent(), owned(JOB, SINK, 3, 2));
+
+    OrphanRemoval.Result result =
+        OrphanRemoval.run(
+            table,
+            new OrphanRemoval.HandedFiles(4, Map.of(JOB, Long.MAX_VALUE), SINK, Set::of),
+            Duration.ZERO,
+            System.currentTimeMillis());
+
+    assertThat(Path.of(written.location())).exists();
+    assertThat(orphan).doesNotExist();
+    assertThat(result.unreferenced()).isEqualTo(1);
+    assertThat(OrphanFiles.unreferenced(catalog.loadTable(TestTables.ID))).isEmpty();
+    assertThat(OrphanFiles.normalize("/tmp/./a/b/../c/.")).isEqualTo("/tmp/a/c");
+    assertThat(OrphanFiles.normalize("file:/tmp/../../a")).isEqualTo("/a");
   }
 
   @Test

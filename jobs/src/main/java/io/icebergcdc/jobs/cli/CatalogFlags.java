@@ -112,9 +112,13 @@ final class CatalogFlags {
     }
   }
 
-  /** A warehouse directory on this machine, absolute; refused when it is a file. */
+  /**
+   * A warehouse directory on this machine, absolute and without {@code .} or {@code ..} segments
+   * (the tables' locations keep the warehouse as given, where Hadoop names their files without
+   * them); refused when it is a file.
+   */
   private static String localDirectory(String command, String warehouse) {
-    Path path = Paths.get(warehouse).toAbsolutePath();
+    Path path = Paths.get(warehouse).toAbsolutePath().normalize();
     if (Files.exists(path) && !Files.isDirectory(path)) {
       throw new Arguments.UsageException(
           command + ": --warehouse " + warehouse + " is a file, not a directory");

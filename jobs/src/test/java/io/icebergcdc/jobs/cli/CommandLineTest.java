@@ -383,6 +383,20 @@ class CommandLineTest {
   }
 
   @Test
+  void aLocalWarehouseIsTakenAbsoluteWithoutDotSegments() {
+    String given = "./w/../w2/.";
+    String warehouse =
+        CatalogFlags.definition(
+                Arguments.parse(
+                    "inspect", new String[] {"--warehouse", given}, 0, CatalogFlags.FLAGS),
+                null)
+            .warehouse();
+    assertThat(warehouse)
+        .isEqualTo(Path.of("").toAbsolutePath().resolve("w2").toString())
+        .doesNotContain("/.");
+  }
+
+  @Test
   void takesDemoOptionsWithoutTheDemoCommand() {
     assertThat(run("--changes", "x"))
         .isEqualTo("2: error: demo: --changes must be a whole number, not 'x'");
