@@ -1,6 +1,7 @@
 package io.icebergcdc.commit;
 
 import org.apache.iceberg.Table;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.TableLoader;
 import org.slf4j.Logger;
@@ -15,6 +16,9 @@ import org.slf4j.LoggerFactory;
  * its last refresh, with {@code write.metadata.delete-after-commit.enabled} (which tables this
  * project creates have), that file is gone and every later refresh fails with "Metadata file for
  * version N is missing". A table loaded from the catalog again starts from the version hint.
+ *
+ * <p>A table the catalog no longer has (dropped while the job runs) fails with a {@link
+ * ReplacedTableException}, which ends the job with its name and the ways out.
  */
 public final class TableRefresh {
 
@@ -27,6 +31,8 @@ public final class TableRefresh {
     try {
       table.refresh();
       return table;
+    } catch (NoSuchTableException e) {
+      throw ReplacedTableException.dropped(table.name(), e);
     } catch (ValidationException e) {
       if (e.getMessage() == null || !e.getMessage().startsWith("Metadata file for version")) {
         throw e;
@@ -35,7 +41,11 @@ public final class TableRefresh {
           "Table {} fell more commits behind than it keeps metadata files ({}); loading it again",
           table.name(),
           e.getMessage());
-      return loader.loadTable();
+      try {
+        return loader.loadTable();
+      } catch (NoSuchTableException dropped) {
+        throw ReplacedTableException.dropped(table.name(), dropped);
+      }
     }
   }
 }

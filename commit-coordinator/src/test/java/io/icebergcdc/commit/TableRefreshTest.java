@@ -40,4 +40,24 @@ class TableRefreshTest {
       assertThat(TableRefresh.refresh(refreshed, loader)).isSameAs(refreshed);
     }
   }
+
+  @Test
+  void aTableDroppedFromTheCatalogEndsTheJobNamingItAndTheWaysOut() throws Exception {
+    TestTables.create(warehouse);
+    try (TableLoader loader = TestTables.loader(warehouse)) {
+      loader.open();
+      Table kept = loader.loadTable();
+      TestTables.catalog(warehouse).loadCatalog().dropTable(TestTables.ID, true);
+
+      assertThatThrownBy(() -> TableRefresh.refresh(kept, loader))
+          .isInstanceOf(ReplacedTableException.class)
+          .hasMessageContaining("table test.db.t of the job is no longer in the catalog")
+          .hasMessageContaining("left out of the job's tables")
+          .hasMessageContaining("without state");
+    }
+    assertThat(
+            org.apache.flink.runtime.throwable.ThrowableClassifier.getThrowableType(
+                ReplacedTableException.dropped("t", null)))
+        .isEqualTo(org.apache.flink.runtime.throwable.ThrowableType.NonRecoverableError);
+  }
 }

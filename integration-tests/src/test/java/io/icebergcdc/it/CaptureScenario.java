@@ -817,7 +817,7 @@ abstract class CaptureScenario {
     }
   }
 
-  private static TableIdentifier target(JobRunner pipeline, String table) {
+  static TableIdentifier target(JobRunner pipeline, String table) {
     return pipeline.targets().stream()
         .filter(t -> t.source().endsWith("." + table))
         .findFirst()

@@ -351,6 +351,74 @@ class PostgresCaptureITCase extends CaptureScenario {
   }
 
   /**
+   * An Iceberg table of the job dropped from the catalog while the job runs ends the job with one
+   * line naming it and the ways out; resumed with the table still among its tables, which creates
+   * it anew, the job ends naming the table its state belongs to. The way out the lines name (the
+   * table dropped, the job resumed once without it, then once with it) reads that table whole again
+   * from the source, while the other table goes on from its state, not read again.
+   */
+  @Test
+  void aTableDroppedFromTheCatalogIsReadAgainByTheWayOutTheJobNames() throws Exception {
+    JobDefinition job = job(null);
+    JobRunner first = new JobRunner(job);
+    running = first.start();
+    awaitEqual(job, first, Duration.ofSeconds(90));
+    Catalog catalog = catalog(job);
+    TableIdentifier lines = target(first, "order_lines");
+    TableIdentifier customers = target(first, "customers");
+
+    catalog.dropTable(lines, true);
+    execute("UPDATE inventory.order_lines SET note = 'changed' WHERE order_id <= 5");
+    insertCustomer(9001);
+    assertThatThrownBy(this::awaitTheJobsEnd)
+        .hasStackTraceContaining(lines + " of the job is no longer in the catalog")
+        .hasStackTraceContaining("left out of the job's tables");
+
+    running = new JobRunner(withRuntime(job, latestCheckpoint(job), 0)).start();
+    assertThatThrownBy(this::awaitTheJobsEnd)
+        .hasStackTraceContaining(lines + " belongs to another table")
+        .hasStackTraceContaining("drop it from the catalog if it was created again");
+
+    catalog.dropTable(lines, true);
+    JobDefinition without =
+        withRuntime(
+            job(source(List.of("inventory\\.customers")), "cdc.{schema}_{table}", null),
+            latestCheckpoint(job),
+            0);
+    JobRunner second = new JobRunner(without);
+    running = second.start();
+    insertCustomer(9002);
+    awaitEqual(without, second, Duration.ofSeconds(90));
+    JobClients.cancelAndAwait(running);
+    running = null;
+
+    JobDefinition back = withRuntime(job, latestCheckpoint(job), 0);
+    JobRunner third = new JobRunner(back);
+    running = third.start();
+    String thirdJob = running.getJobID().toString();
+    awaitEqual(back, third, Duration.ofSeconds(90));
+    assertThat(rowsInsertedBy(catalog.loadTable(lines), thirdJob)).isEqualTo(60);
+    assertThat(rowsInsertedBy(catalog.loadTable(customers), thirdJob)).isZero();
+  }
+
+  private static String latestCheckpoint(JobDefinition job) throws Exception {
+    return Checkpoints.latest(job.runtime().checkpointDirectory()).orElseThrow().toString();
+  }
+
+  private static long rowsInsertedBy(Table table, String jobId) {
+    long inserted = 0;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      java.util.Map<String, String> summary = snapshot.summary();
+      if (jobId.equals(summary.get(io.icebergcdc.commit.SnapshotSummaryKeys.JOB_ID))) {
+        inserted +=
+            Long.parseLong(
+                summary.getOrDefault(io.icebergcdc.commit.SnapshotSummaryKeys.ROWS_INSERTED, "0"));
+      }
+    }
+    return inserted;
+  }
+
+  /**
    * A captured table dropped and created again under its name while the job runs: PostgreSQL drops
    * it from the publication with it, and the job's next look for new tables publishes it again, so
    * that its changes from then on are applied (those before are lost, and the job warns).

@@ -339,19 +339,11 @@ final class TableCommitter implements AutoCloseable {
     if (restored.tableUuid() != null
         && tableUuid != null
         && !restored.tableUuid().equals(tableUuid)) {
-      throw new IllegalStateException(
-          "The restored state of the committer of table "
-              + table.name()
-              + " belongs to another table (UUID "
-              + restored.tableUuid()
-              + "; this one is "
-              + tableUuid
-              + "): the table was dropped and created again, or the job now names another table."
-              + " The job's state (pending checkpoints "
-              + restored.pending().keySet()
-              + ", the applied sequence and row location of every key) describes that table;"
-              + " start the job without that checkpoint or savepoint, or point it at the table"
-              + " it wrote.");
+      throw io.icebergcdc.commit.ReplacedTableException.replaced(
+          table.name(),
+          restored.tableUuid(),
+          tableUuid,
+          String.valueOf(restored.pending().keySet()));
     }
     long maxCommitted = CommitHistory.maxCommittedCheckpointId(table, restored.jobId(), operatorId);
     if (maxCommitted == CommitHistory.NONE

@@ -179,5 +179,6 @@ public final class CommandLine {
           MalformedChangeException.class,
           AmbiguousChangeException.class,
           CommitException.class,
+          io.icebergcdc.commit.ReplacedTableException.class,
           IllegalArgumentException.class);
 }
