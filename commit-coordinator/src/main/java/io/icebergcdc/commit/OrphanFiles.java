@@ -80,6 +80,11 @@ public final class OrphanFiles {
     for (String root : roots(table)) {
       String prefix = root.endsWith("/") ? root : root + "/";
       String normalizedRoot = normalize(prefix) + "/";
+      if (!normalizedRoot.startsWith("/") || normalizedRoot.equals("//")) {
+        // A relative location (a listing names files by absolute paths, so none would match),
+        // or one that resolves to the root, under which every file would.
+        continue;
+      }
       for (FileInfo file : isLocal(table, root) ? listLocally(root) : io.listPrefix(prefix)) {
         String path = normalize(file.location());
         if (path.startsWith(normalizedRoot) && isTableFile(path) && seen.add(path)) {

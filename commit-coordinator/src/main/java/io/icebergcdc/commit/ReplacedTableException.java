@@ -1,7 +1,9 @@
 package io.icebergcdc.commit;
 
+import java.util.function.Supplier;
 import org.apache.flink.runtime.throwable.ThrowableAnnotation;
 import org.apache.flink.runtime.throwable.ThrowableType;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 
 /**
  * A table of the job that the catalog no longer has, or has as another table (dropped and created
@@ -20,25 +22,56 @@ public final class ReplacedTableException extends RuntimeException {
    * created again since.
    */
   static final String WAYS_OUT =
-      " To write it anew and keep the other tables' state: drop it from the catalog if it was"
-          + " created again, resume the job once with it left out of the job's tables"
+      " A database capture job that reads its own snapshot (--snapshot-chunk-rows above 0) can"
+          + " write it anew and keep its other tables' state: drop the table from the catalog if"
+          + " it was created again, resume the job once with --tables not matching it"
           + " (--restore-from latest; that run drops the job's state of it), then once more with"
-          + " it back in: a database capture reads it whole again from the source then. Or start"
-          + " the job without state.";
+          + " it matched again, which reads it whole again from the source. Other jobs start"
+          + " without state.";
 
   private ReplacedTableException(String message, Throwable cause) {
     super(message, cause);
   }
 
-  /** {@code table}, which the job writes, was dropped from the catalog (or renamed) meanwhile. */
-  public static ReplacedTableException dropped(String table, Throwable cause) {
+  /**
+   * {@code table}, which the job writes, was dropped from the catalog (or renamed) meanwhile, as
+   * {@code cause} says; {@code table} may be null where only the cause names it.
+   */
+  public static ReplacedTableException dropped(String table, NoSuchTableException cause) {
+    return new ReplacedTableException(
+        (table != null
+                ? "table " + table + " of the job"
+                : "a table of the job (" + cause.getMessage() + ")")
+            + " is no longer in the catalog (dropped or renamed while the job ran): its"
+            + " changes cannot be committed."
+            + WAYS_OUT,
+        cause);
+  }
+
+  /** {@code table}, which the job writes, was dropped and created again while it ran. */
+  public static ReplacedTableException recreated(String table, String uuid, String newUuid) {
     return new ReplacedTableException(
         "table "
             + table
-            + " of the job is no longer in the catalog (dropped or renamed while the job ran):"
-            + " its changes cannot be committed."
+            + " of the job was dropped and created again while the job ran (UUID "
+            + uuid
+            + ", now "
+            + newUuid
+            + "): the job's state describes the table it wrote."
             + WAYS_OUT,
-        cause);
+        null);
+  }
+
+  /**
+   * What {@code load} loads, a table the job writes; where the catalog no longer has it, a {@link
+   * #dropped} naming {@code table} (null: as the catalog's exception names it).
+   */
+  public static <T> T unlessDropped(String table, Supplier<T> load) {
+    try {
+      return load.get();
+    } catch (NoSuchTableException e) {
+      throw dropped(table, e);
+    }
   }
 
   /**

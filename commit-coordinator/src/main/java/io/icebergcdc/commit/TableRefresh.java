@@ -28,11 +28,18 @@ public final class TableRefresh {
 
   /** {@code table}, refreshed, or the table loaded again from {@code loader}. */
   public static Table refresh(Table table, TableLoader loader) {
+    String uuid = uuid(table);
     try {
       table.refresh();
       return table;
     } catch (NoSuchTableException e) {
       throw ReplacedTableException.dropped(table.name(), e);
+    } catch (IllegalStateException e) {
+      // Iceberg's refresh of a table whose catalog now holds another under its name.
+      if (e.getMessage() != null && e.getMessage().startsWith("Table UUID does not match")) {
+        throw ReplacedTableException.recreated(table.name(), uuid, "another");
+      }
+      throw e;
     } catch (ValidationException e) {
       if (e.getMessage() == null || !e.getMessage().startsWith("Metadata file for version")) {
         throw e;
@@ -41,11 +48,18 @@ public final class TableRefresh {
           "Table {} fell more commits behind than it keeps metadata files ({}); loading it again",
           table.name(),
           e.getMessage());
-      try {
-        return loader.loadTable();
-      } catch (NoSuchTableException dropped) {
-        throw ReplacedTableException.dropped(table.name(), dropped);
+      Table loaded = ReplacedTableException.unlessDropped(table.name(), loader::loadTable);
+      // A table dropped and created again with fewer metadata versions fails the same way.
+      String loadedUuid = uuid(loaded);
+      if (uuid != null && loadedUuid != null && !uuid.equals(loadedUuid)) {
+        throw ReplacedTableException.recreated(table.name(), uuid, loadedUuid);
       }
+      return loaded;
     }
+  }
+
+  private static String uuid(Table table) {
+    java.util.UUID uuid = table.uuid();
+    return uuid == null ? null : uuid.toString();
   }
 }

@@ -52,12 +52,41 @@ class TableRefreshTest {
       assertThatThrownBy(() -> TableRefresh.refresh(kept, loader))
           .isInstanceOf(ReplacedTableException.class)
           .hasMessageContaining("table test.db.t of the job is no longer in the catalog")
-          .hasMessageContaining("left out of the job's tables")
+          .hasMessageContaining("--tables not matching it")
           .hasMessageContaining("without state");
     }
     assertThat(
             org.apache.flink.runtime.throwable.ThrowableClassifier.getThrowableType(
                 ReplacedTableException.dropped("t", null)))
         .isEqualTo(org.apache.flink.runtime.throwable.ThrowableType.NonRecoverableError);
+  }
+
+  /**
+   * A Hadoop table kept past its deleted metadata files, dropped and created again with fewer
+   * versions: the refresh fails as for a table far behind, and the table loaded again is another.
+   */
+  @Test
+  void aTableCreatedAgainBehindItsMissingMetadataFileIsRefusedNotTaken() throws Exception {
+    Table writer = TestTables.create(warehouse);
+    writer
+        .updateProperties()
+        .set(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
+        .set(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "2")
+        .commit();
+    try (TableLoader loader = TestTables.loader(warehouse)) {
+      loader.open();
+      for (int i = 0; i < 3; i++) {
+        writer.newAppend().appendFile(TestTables.dataFile("f" + i)).commit();
+      }
+      Table kept = loader.loadTable();
+      TestTables.catalog(warehouse).loadCatalog().dropTable(TestTables.ID, true);
+      TestTables.create(warehouse);
+
+      assertThatThrownBy(() -> TableRefresh.refresh(kept, loader))
+          .isInstanceOf(ReplacedTableException.class)
+          .hasMessageContaining(
+              "test.db.t of the job was dropped and created again while the job ran (UUID "
+                  + kept.uuid());
+    }
   }
 }

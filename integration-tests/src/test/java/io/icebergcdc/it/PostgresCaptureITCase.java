@@ -372,12 +372,12 @@ class PostgresCaptureITCase extends CaptureScenario {
     insertCustomer(9001);
     assertThatThrownBy(this::awaitTheJobsEnd)
         .hasStackTraceContaining(lines + " of the job is no longer in the catalog")
-        .hasStackTraceContaining("left out of the job's tables");
+        .hasStackTraceContaining("--tables not matching it");
 
     running = new JobRunner(withRuntime(job, latestCheckpoint(job), 0)).start();
     assertThatThrownBy(this::awaitTheJobsEnd)
         .hasStackTraceContaining(lines + " belongs to another table")
-        .hasStackTraceContaining("drop it from the catalog if it was created again");
+        .hasStackTraceContaining("drop the table from the catalog if it was created again");
 
     catalog.dropTable(lines, true);
     JobDefinition without =

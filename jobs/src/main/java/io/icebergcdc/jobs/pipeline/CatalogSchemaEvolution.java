@@ -49,7 +49,10 @@ final class CatalogSchemaEvolution implements SchemaEvolution {
     Catalog loaded = catalog.loadCatalog();
     try {
       return new ChangeSchema(
-          loaded.loadTable(TableIdentifier.parse(identifierOf(table))).schema());
+          io.icebergcdc.commit.ReplacedTableException.unlessDropped(
+                  identifierOf(table),
+                  () -> loaded.loadTable(TableIdentifier.parse(identifierOf(table))))
+              .schema());
     } finally {
       CatalogDefinition.close(loaded);
     }
@@ -60,7 +63,11 @@ final class CatalogSchemaEvolution implements SchemaEvolution {
     Catalog loaded = catalog.loadCatalog();
     try {
       org.apache.iceberg.Schema schema =
-          loaded.loadTable(TableIdentifier.parse(identifierOf(table))).schemas().get(schemaId);
+          io.icebergcdc.commit.ReplacedTableException.unlessDropped(
+                  identifierOf(table),
+                  () -> loaded.loadTable(TableIdentifier.parse(identifierOf(table))))
+              .schemas()
+              .get(schemaId);
       return schema == null ? null : new ChangeSchema(schema);
     } finally {
       CatalogDefinition.close(loaded);
@@ -80,7 +87,9 @@ final class CatalogSchemaEvolution implements SchemaEvolution {
     String identifier = identifierOf(table);
     Catalog loaded = catalog.loadCatalog();
     try {
-      Table iceberg = loaded.loadTable(TableIdentifier.parse(identifier));
+      Table iceberg =
+          io.icebergcdc.commit.ReplacedTableException.unlessDropped(
+              identifier, () -> loaded.loadTable(TableIdentifier.parse(identifier)));
       for (int attempt = 1; ; attempt++) {
         try {
           List<String> done = CdcTables.evolve(iceberg, sourceSchema, false);

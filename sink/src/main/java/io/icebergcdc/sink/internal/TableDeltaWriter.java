@@ -356,7 +356,9 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
     }
     dedup.initializeState(context, host, output, this);
     tableLoader.open();
-    table = WriterTable.load(tableLoader);
+    table =
+        io.icebergcdc.commit.ReplacedTableException.unlessDropped(
+            null, () -> WriterTable.load(tableLoader));
     if (restored) {
       state.checkKeysHashedAsRestored(table.name(), hashedBySpecId());
     }

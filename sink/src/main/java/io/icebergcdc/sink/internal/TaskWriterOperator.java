@@ -94,7 +94,9 @@ abstract class TaskWriterOperator<IN> extends AbstractStreamOperator<ChangeCommi
     super.open();
     JobClassLoaderRelease.registerFor(getRuntimeContext());
     tableLoader.open();
-    table = WriterTable.load(tableLoader);
+    table =
+        io.icebergcdc.commit.ReplacedTableException.unlessDropped(
+            null, () -> WriterTable.load(tableLoader));
     writerFactory = factory(schema == null ? table.schema() : schema, rowType);
     writer = writerFactory.create();
     dataFilesWritten = getMetricGroup().counter("dataFilesWritten");

@@ -1,5 +1,6 @@
 package io.icebergcdc.sink.internal;
 
+import io.icebergcdc.commit.ReplacedTableException;
 import io.icebergcdc.commit.TableRefresh;
 import io.icebergcdc.sink.SharedCatalog;
 import java.util.Set;
@@ -78,15 +79,11 @@ final class WriterTable {
   static Table refresh(Table table, TableLoader loader) {
     if (table instanceof HasTableOperations
         && ((HasTableOperations) table).operations() instanceof CurrentOperations copy) {
-      Table loaded = loader.loadTable();
+      Table loaded = ReplacedTableException.unlessDropped(table.name(), loader::loadTable);
       String uuid = copy.current().uuid();
       String loadedUuid = ((HasTableOperations) loaded).operations().current().uuid();
       if (uuid != null && loadedUuid != null && !uuid.equals(loadedUuid)) {
-        throw new IllegalStateException(
-            String.format(
-                "Table UUID does not match: current=%s != refreshed=%s (table %s was dropped and"
-                    + " created again)",
-                uuid, loadedUuid, table.name()));
+        throw ReplacedTableException.recreated(table.name(), uuid, loadedUuid);
       }
       return kept(loaded, copy.origin);
     }

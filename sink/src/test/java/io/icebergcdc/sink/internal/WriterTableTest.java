@@ -189,9 +189,14 @@ class WriterTableTest {
       append(catalog.createTable(ID, schema(), spec, Map.of("format-version", "3")), 1);
 
       assertThatThrownBy(() -> WriterTable.refresh(copy, loader))
-          .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("Table UUID does not match")
-          .hasMessageContaining("dropped and created again");
+          .isInstanceOf(io.icebergcdc.commit.ReplacedTableException.class)
+          .hasMessageContaining("db.t of the job was dropped and created again")
+          .hasMessageContaining("--tables not matching it");
+
+      catalog.dropTable(ID, true);
+      assertThatThrownBy(() -> WriterTable.refresh(copy, loader))
+          .isInstanceOf(io.icebergcdc.commit.ReplacedTableException.class)
+          .hasMessageContaining("db.t of the job is no longer in the catalog");
     }
   }
 
