@@ -34,7 +34,9 @@ final class ParquetFileListing {
    * @throws IllegalArgumentException when the file IO cannot list a directory
    */
   static List<ListedFile> list(FileIO io, String location) {
-    String root = withoutTrailingSlash(location);
+    // Without "." and "..": a Hadoop listing names the files under it so, and a file whose path
+    // below it is not found is not checked for hidden directories.
+    String root = withoutTrailingSlash(withoutDotSegments(location));
     List<ListedFile> files = new ArrayList<>();
     if (io instanceof SupportsPrefixOperations lister) {
       String prefix = normalized(root) + "/";
@@ -95,6 +97,39 @@ final class ParquetFileListing {
       return "s3://" + location.substring("s3a://".length());
     }
     return location;
+  }
+
+  /** {@code location} with the {@code .} and {@code ..} segments of its path resolved. */
+  static String withoutDotSegments(String location) {
+    int scheme = location.indexOf("://");
+    int pathStart;
+    if (scheme > 0 && location.indexOf('/') == scheme + 1) {
+      int slash = location.indexOf('/', scheme + 3);
+      pathStart = slash < 0 ? location.length() : slash;
+    } else if (location.startsWith("file:")) {
+      pathStart = "file:".length();
+    } else {
+      pathStart = 0;
+    }
+    String path = location.substring(pathStart);
+    if (!path.contains("/.")) {
+      return location;
+    }
+    java.util.ArrayDeque<String> kept = new java.util.ArrayDeque<>();
+    String[] segments = path.split("/", -1);
+    // The first segment, empty for an absolute path, stays as it is.
+    kept.addLast(segments[0]);
+    for (int i = 1; i < segments.length; i++) {
+      String segment = segments[i];
+      if (segment.equals("..")) {
+        if (kept.size() > 1) {
+          kept.removeLast();
+        }
+      } else if (!segment.equals(".")) {
+        kept.addLast(segment);
+      }
+    }
+    return location.substring(0, pathStart) + String.join("/", kept);
   }
 
   private static String withoutTrailingSlash(String location) {

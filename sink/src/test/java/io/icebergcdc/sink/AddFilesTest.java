@@ -200,6 +200,23 @@ class AddFilesTest {
   }
 
   @Test
+  void aLocationWithDotSegmentsLeavesOutItsHiddenFilesAndRecordsPlainPaths() throws IOException {
+    Table table = table(PartitionSpec.unpartitioned());
+    Path incoming = dir.resolve("incoming");
+    Path a = writeWithIds(incoming.resolve("a.parquet"), row(1, "a", NOV_30));
+    writeWithIds(incoming.resolve("_temporary/0/left-over.parquet"), row(99, "x", null));
+    Files.createDirectories(incoming.resolve("sub"));
+
+    AddFiles.Result result = AddFiles.adopt(table, incoming + "/sub/.././");
+
+    assertThat(result.files()).isEqualTo(1);
+    assertThat(dataFiles(table).keySet()).containsExactly(a.toString());
+    assertThat(ParquetFileListing.withoutDotSegments("s3://b/x/./y/../z")).isEqualTo("s3://b/x/z");
+    assertThat(ParquetFileListing.withoutDotSegments("file:///x/../../y")).isEqualTo("file:///y");
+    assertThat(ParquetFileListing.withoutDotSegments("/x/./y")).isEqualTo("/x/y");
+  }
+
+  @Test
   void aFileWithoutFieldIdsIsMatchedByNameWhateverItsColumnOrder() throws IOException {
     Table table = table(PartitionSpec.unpartitioned());
     Path file =
