@@ -22,12 +22,12 @@ public final class ReplacedTableException extends RuntimeException {
    * created again since.
    */
   static final String WAYS_OUT =
-      " A database capture job that reads its own snapshot (--snapshot-chunk-rows above 0) can"
-          + " write it anew and keep its other tables' state: drop the table from the catalog if"
-          + " it was created again, resume the job once with --tables not matching it"
-          + " (--restore-from latest; that run drops the job's state of it), then once more with"
-          + " it matched again, which reads it whole again from the source. Other jobs start"
-          + " without state.";
+      " A database capture job of several tables whose state its own chunked snapshot wrote"
+          + " (--snapshot-chunk-rows above 0 from its first start) can write it anew and keep the"
+          + " other tables' state: drop the table from the catalog if it was created again, resume"
+          + " the job with --tables not matching it (--restore-from latest) until it completes a"
+          + " checkpoint, which drops the job's state of the table, then once more with it matched"
+          + " again, which reads it whole again from the source. Other jobs start without state.";
 
   private ReplacedTableException(String message, Throwable cause) {
     super(message, cause);
@@ -48,8 +48,12 @@ public final class ReplacedTableException extends RuntimeException {
         cause);
   }
 
-  /** {@code table}, which the job writes, was dropped and created again while it ran. */
-  public static ReplacedTableException recreated(String table, String uuid, String newUuid) {
+  /**
+   * {@code table}, which the job writes, was dropped and created again while it ran, as {@code
+   * cause} (may be null) says.
+   */
+  public static ReplacedTableException recreated(
+      String table, String uuid, String newUuid, Throwable cause) {
     return new ReplacedTableException(
         "table "
             + table
@@ -59,7 +63,7 @@ public final class ReplacedTableException extends RuntimeException {
             + newUuid
             + "): the job's state describes the table it wrote."
             + WAYS_OUT,
-        null);
+        cause);
   }
 
   /**

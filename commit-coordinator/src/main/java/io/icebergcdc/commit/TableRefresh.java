@@ -1,5 +1,6 @@
 package io.icebergcdc.commit;
 
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
@@ -31,13 +32,19 @@ public final class TableRefresh {
     String uuid = uuid(table);
     try {
       table.refresh();
+      if (table instanceof HasTableOperations operations
+          && operations.operations().current() == null) {
+        // A metastore catalog's operations that a refresh found no table for once, and that
+        // disabled their refreshes since (JDBC's): the table is gone.
+        throw new NoSuchTableException("Table does not exist: %s", table.name());
+      }
       return table;
     } catch (NoSuchTableException e) {
       throw ReplacedTableException.dropped(table.name(), e);
     } catch (IllegalStateException e) {
       // Iceberg's refresh of a table whose catalog now holds another under its name.
       if (e.getMessage() != null && e.getMessage().startsWith("Table UUID does not match")) {
-        throw ReplacedTableException.recreated(table.name(), uuid, "another");
+        throw ReplacedTableException.recreated(table.name(), uuid, "another", e);
       }
       throw e;
     } catch (ValidationException e) {
@@ -52,14 +59,23 @@ public final class TableRefresh {
       // A table dropped and created again with fewer metadata versions fails the same way.
       String loadedUuid = uuid(loaded);
       if (uuid != null && loadedUuid != null && !uuid.equals(loadedUuid)) {
-        throw ReplacedTableException.recreated(table.name(), uuid, loadedUuid);
+        throw ReplacedTableException.recreated(table.name(), uuid, loadedUuid, null);
       }
       return loaded;
     }
   }
 
+  /**
+   * The table's UUID, null where it has none or it cannot be read: a table whose operations must
+   * refresh before they answer (a refresh failed before) refreshes here, and where that fails, the
+   * refresh that follows fails the same way.
+   */
   private static String uuid(Table table) {
-    java.util.UUID uuid = table.uuid();
-    return uuid == null ? null : uuid.toString();
+    try {
+      java.util.UUID uuid = table.uuid();
+      return uuid == null ? null : uuid.toString();
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 }

@@ -153,8 +153,23 @@ final class SnapshotCommitter implements AutoCloseable {
   /** The snapshot id {@link #latestSeen} gave last. */
   private long lastSeen = CommitterState.NO_SNAPSHOT;
 
+  /**
+   * The table's drop (or its replacement), once a reload met it: a reload whose failure is let pass
+   * (for a checkpoint's state, after a commit) leaves the table's operations unsure of it, and
+   * every later reload must fail the same way.
+   */
+  private io.icebergcdc.commit.ReplacedTableException replaced;
+
   private void reload() {
-    table = TableRefresh.refresh(table, tableLoader);
+    if (replaced != null) {
+      throw replaced;
+    }
+    try {
+      table = TableRefresh.refresh(table, tableLoader);
+    } catch (io.icebergcdc.commit.ReplacedTableException e) {
+      replaced = e;
+      throw e;
+    }
     loadedAt = System.nanoTime();
   }
 

@@ -233,6 +233,9 @@ final class TransactionCommitter implements AutoCloseable {
                 + e.getMessage(),
             e,
             true);
+      } catch (io.icebergcdc.commit.ReplacedTableException e) {
+        // Its message names the table and the way out.
+        throw e;
       } catch (RuntimeException e) {
         if (!CatalogOutage.isOutage(e)) {
           throw new CommitException(

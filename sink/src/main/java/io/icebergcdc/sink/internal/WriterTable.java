@@ -83,7 +83,7 @@ final class WriterTable {
       String uuid = copy.current().uuid();
       String loadedUuid = ((HasTableOperations) loaded).operations().current().uuid();
       if (uuid != null && loadedUuid != null && !uuid.equals(loadedUuid)) {
-        throw ReplacedTableException.recreated(table.name(), uuid, loadedUuid);
+        throw ReplacedTableException.recreated(table.name(), uuid, loadedUuid, null);
       }
       return kept(loaded, copy.origin);
     }

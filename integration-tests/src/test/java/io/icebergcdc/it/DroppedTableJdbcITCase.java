@@ -1,0 +1,60 @@
+package io.icebergcdc.it;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.icebergcdc.commit.ReplacedTableException;
+import io.icebergcdc.commit.TableRefresh;
+import io.icebergcdc.sink.CatalogDefinition;
+import java.nio.file.Path;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A table of a JDBC catalog dropped under a job that keeps it: Iceberg's metastore operations
+ * forget the table at the first refresh that misses it and disable their refreshes after, so a
+ * later refresh "succeeds" with no metadata at all. Each refresh the job makes ends it naming the
+ * table, the first and every later one.
+ */
+class DroppedTableJdbcITCase {
+
+  private static final TableIdentifier ID = TableIdentifier.of("db", "t");
+
+  @TempDir Path dir;
+
+  @Test
+  void everyRefreshOfADroppedJdbcTableEndsTheJobNamingIt() throws Exception {
+    CatalogDefinition definition =
+        JdbcCatalogs.fresh("icebergcdc_dropped_table", dir.resolve("wh").toString());
+    Catalog catalog = definition.loader().loadCatalog();
+    ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
+    catalog.createTable(
+        ID,
+        new Schema(Types.NestedField.required(1, "id", Types.LongType.get())),
+        PartitionSpec.unpartitioned());
+    try (TableLoader loader = TableLoader.fromCatalog(definition.loader(), ID)) {
+      loader.open();
+      Table kept = loader.loadTable();
+      catalog.dropTable(ID, false);
+
+      // The job's check of a checkpoint may meet the drop first, and let it pass.
+      assertThatThrownBy(kept::refresh).isInstanceOf(NoSuchTableException.class);
+      for (int refresh = 0; refresh < 2; refresh++) {
+        assertThatThrownBy(() -> TableRefresh.refresh(kept, loader))
+            .isInstanceOf(ReplacedTableException.class)
+            .hasMessageContaining("db.t of the job is no longer in the catalog");
+      }
+    } finally {
+      CatalogDefinition.close(catalog);
+    }
+  }
+}
