@@ -255,7 +255,12 @@ public final class OrphanFiles {
     return path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
   }
 
-  private static String withoutDotSegments(String path) {
+  /**
+   * {@code path}, the path of a location without its scheme and authority, with its {@code .}
+   * segments left out and each {@code ..} taking the segment before it (none above the root), as
+   * Hadoop's {@code Path} resolves them.
+   */
+  public static String withoutDotSegments(String path) {
     java.util.ArrayDeque<String> kept = new java.util.ArrayDeque<>();
     for (String segment : path.split("/", -1)) {
       if (segment.equals("..")) {

@@ -58,7 +58,7 @@ public final class ReplacedTableException extends RuntimeException {
         "table "
             + table
             + " of the job was dropped and created again while the job ran (UUID "
-            + uuid
+            + (uuid == null ? "unknown" : uuid)
             + ", now "
             + newUuid
             + "): the job's state describes the table it wrote."

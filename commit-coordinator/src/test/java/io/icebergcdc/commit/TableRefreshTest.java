@@ -17,12 +17,7 @@ class TableRefreshTest {
 
   @Test
   void aHadoopTableFarBehindItsDeletedMetadataFilesIsLoadedAgain() throws Exception {
-    Table writer = TestTables.create(warehouse);
-    writer
-        .updateProperties()
-        .set(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
-        .set(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "2")
-        .commit();
+    Table writer = tableKeepingTwoMetadataFiles();
     try (TableLoader loader = TestTables.loader(warehouse)) {
       loader.open();
       Table behind = loader.loadTable();
@@ -67,12 +62,7 @@ class TableRefreshTest {
    */
   @Test
   void aTableCreatedAgainBehindItsMissingMetadataFileIsRefusedNotTaken() throws Exception {
-    Table writer = TestTables.create(warehouse);
-    writer
-        .updateProperties()
-        .set(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
-        .set(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "2")
-        .commit();
+    Table writer = tableKeepingTwoMetadataFiles();
     try (TableLoader loader = TestTables.loader(warehouse)) {
       loader.open();
       for (int i = 0; i < 3; i++) {
@@ -88,5 +78,16 @@ class TableRefreshTest {
               "test.db.t of the job was dropped and created again while the job ran (UUID "
                   + kept.uuid());
     }
+  }
+
+  /** A table that deletes its metadata files past the two before the current one. */
+  private Table tableKeepingTwoMetadataFiles() {
+    Table table = TestTables.create(warehouse);
+    table
+        .updateProperties()
+        .set(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
+        .set(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "2")
+        .commit();
+    return table;
   }
 }

@@ -1,5 +1,6 @@
 package io.icebergcdc.sink;
 
+import io.icebergcdc.commit.OrphanFiles;
 import java.io.FileNotFoundException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -112,24 +113,9 @@ final class ParquetFileListing {
       pathStart = 0;
     }
     String path = location.substring(pathStart);
-    if (!path.contains("/.")) {
-      return location;
-    }
-    java.util.ArrayDeque<String> kept = new java.util.ArrayDeque<>();
-    String[] segments = path.split("/", -1);
-    // The first segment, empty for an absolute path, stays as it is.
-    kept.addLast(segments[0]);
-    for (int i = 1; i < segments.length; i++) {
-      String segment = segments[i];
-      if (segment.equals("..")) {
-        if (kept.size() > 1) {
-          kept.removeLast();
-        }
-      } else if (!segment.equals(".")) {
-        kept.addLast(segment);
-      }
-    }
-    return location.substring(0, pathStart) + String.join("/", kept);
+    return path.contains("/.")
+        ? location.substring(0, pathStart) + OrphanFiles.withoutDotSegments(path)
+        : location;
   }
 
   private static String withoutTrailingSlash(String location) {

@@ -48,11 +48,7 @@ final class CatalogSchemaEvolution implements SchemaEvolution {
   public ChangeSchema current(String table) {
     Catalog loaded = catalog.loadCatalog();
     try {
-      return new ChangeSchema(
-          io.icebergcdc.commit.ReplacedTableException.unlessDropped(
-                  identifierOf(table),
-                  () -> loaded.loadTable(TableIdentifier.parse(identifierOf(table))))
-              .schema());
+      return new ChangeSchema(load(loaded, identifierOf(table)).schema());
     } finally {
       CatalogDefinition.close(loaded);
     }
@@ -62,16 +58,17 @@ final class CatalogSchemaEvolution implements SchemaEvolution {
   public ChangeSchema schema(String table, int schemaId) {
     Catalog loaded = catalog.loadCatalog();
     try {
-      org.apache.iceberg.Schema schema =
-          io.icebergcdc.commit.ReplacedTableException.unlessDropped(
-                  identifierOf(table),
-                  () -> loaded.loadTable(TableIdentifier.parse(identifierOf(table))))
-              .schemas()
-              .get(schemaId);
+      org.apache.iceberg.Schema schema = load(loaded, identifierOf(table)).schemas().get(schemaId);
       return schema == null ? null : new ChangeSchema(schema);
     } finally {
       CatalogDefinition.close(loaded);
     }
+  }
+
+  /** The job's table {@code identifier}; one the catalog no longer has ends the job. */
+  private static Table load(Catalog loaded, String identifier) {
+    return io.icebergcdc.commit.ReplacedTableException.unlessDropped(
+        identifier, () -> loaded.loadTable(TableIdentifier.parse(identifier)));
   }
 
   private String identifierOf(String table) {
@@ -87,9 +84,7 @@ final class CatalogSchemaEvolution implements SchemaEvolution {
     String identifier = identifierOf(table);
     Catalog loaded = catalog.loadCatalog();
     try {
-      Table iceberg =
-          io.icebergcdc.commit.ReplacedTableException.unlessDropped(
-              identifier, () -> loaded.loadTable(TableIdentifier.parse(identifier)));
+      Table iceberg = load(loaded, identifier);
       for (int attempt = 1; ; attempt++) {
         try {
           List<String> done = CdcTables.evolve(iceberg, sourceSchema, false);
