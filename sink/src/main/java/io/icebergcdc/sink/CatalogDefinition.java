@@ -428,6 +428,13 @@ public final class CatalogDefinition implements Serializable {
     }
 
     /** The definition; an {@link IllegalArgumentException} names what is missing or wrong. */
+    /** A path on this machine, without a scheme: relative, or holding dot segments. */
+    private static boolean isLocalPath(String location) {
+      return !location.isBlank()
+          && !location.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")
+          && (!location.startsWith("/") || location.contains("/."));
+    }
+
     public CatalogDefinition build() {
       snapshotLoadingMode(properties.get(SNAPSHOT_LOADING_MODE));
       if (impl != null && type != null) {
@@ -455,6 +462,15 @@ public final class CatalogDefinition implements Serializable {
             "catalog-type hadoop is not safe on an object store ("
                 + warehouse
                 + "); use a rest, jdbc or hive catalog for tables there");
+      }
+      if (warehouse != null && parsed != null && parsed != Type.REST && isLocalPath(warehouse)) {
+        // Where it was given: Iceberg keeps a relative warehouse as it is, so that tables created
+        // in it record their files by paths relative to the working directory of whichever
+        // process writes or reads them; and Hadoop names the files of a location with "." or
+        // ".." segments without them, which a listing under the location does not.
+        properties.put(
+            CatalogProperties.WAREHOUSE_LOCATION,
+            java.nio.file.Paths.get(warehouse).toAbsolutePath().normalize().toString());
       }
       if (name == null || name.isBlank()) {
         throw new IllegalArgumentException("the catalog name must not be empty");

@@ -14,6 +14,37 @@ class CatalogDefinitionTest {
 
   @TempDir Path dir;
 
+  /**
+   * A local warehouse given relative, or with dot segments (a SQL catalog's {@code 'warehouse' =
+   * './wh'}), is taken where it was given: Iceberg would record the files of its tables by relative
+   * paths. A REST catalog's warehouse is a name, and a URI stays as it is.
+   */
+  @Test
+  void aLocalWarehouseIsTakenAbsoluteWhereItWasGiven() {
+    Path here = Path.of("").toAbsolutePath();
+    assertThat(CatalogDefinition.hadoop("./wh").warehouse())
+        .isEqualTo(here.resolve("wh").toString());
+    assertThat(CatalogDefinition.hadoop("/x/./y/../wh").warehouse()).isEqualTo("/x/wh");
+    assertThat(CatalogDefinition.hadoop("/x/wh").warehouse()).isEqualTo("/x/wh");
+    assertThat(CatalogDefinition.hadoop("file:///x/wh").warehouse()).isEqualTo("file:///x/wh");
+    assertThat(
+            CatalogDefinition.builder()
+                .type("jdbc")
+                .uri("jdbc:x")
+                .warehouse("w")
+                .build()
+                .warehouse())
+        .isEqualTo(here.resolve("w").toString());
+    assertThat(
+            CatalogDefinition.builder()
+                .type("rest")
+                .uri("http://x")
+                .warehouse("w")
+                .build()
+                .warehouse())
+        .isEqualTo("w");
+  }
+
   @Test
   void eachTypeChecksWhatItNeeds() {
     assertThat(CatalogDefinition.hadoop("/w").type()).isEqualTo(CatalogDefinition.Type.HADOOP);
