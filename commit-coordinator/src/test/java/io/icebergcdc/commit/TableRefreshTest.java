@@ -80,6 +80,40 @@ class TableRefreshTest {
     }
   }
 
+  /**
+   * A table missing at one refresh and back within the seconds the drop is confirmed over (a REST
+   * catalog's 404 from an ingress in a rollout) is taken as it is again, not as dropped.
+   */
+  @Test
+  void aTableMissingOnlyForAMomentIsNotTakenForDropped() throws Exception {
+    Table table = TestTables.create(warehouse);
+    java.nio.file.Path location = Path.of(table.location().replaceFirst("^file:", ""));
+    java.nio.file.Path aside = warehouse.resolve("aside");
+    try (TableLoader loader = TestTables.loader(warehouse)) {
+      loader.open();
+      Table kept = loader.loadTable();
+      table.newAppend().appendFile(TestTables.dataFile("f")).commit();
+      java.nio.file.Files.move(location, aside);
+      Thread back =
+          new Thread(
+              () -> {
+                try {
+                  Thread.sleep(300);
+                  java.nio.file.Files.move(aside, location);
+                } catch (Exception e) {
+                  throw new RuntimeException(e);
+                }
+              });
+      back.start();
+
+      Table refreshed = TableRefresh.refresh(kept, loader);
+
+      back.join();
+      assertThat(refreshed.currentSnapshot().snapshotId())
+          .isEqualTo(table.currentSnapshot().snapshotId());
+    }
+  }
+
   /** A table that deletes its metadata files past the two before the current one. */
   private Table tableKeepingTwoMetadataFiles() {
     Table table = TestTables.create(warehouse);

@@ -57,4 +57,33 @@ class DroppedTableJdbcITCase {
       CatalogDefinition.close(catalog);
     }
   }
+
+  /**
+   * A refresh that missed the table and was let pass (as the committer's read for a checkpoint's
+   * state does) makes Iceberg's operations forget it; the table created again meanwhile is then
+   * loaded by the next refresh without Iceberg's check, and the job's own check refuses it.
+   */
+  @Test
+  void aJdbcTableCreatedAgainAfterARefreshMissedItIsRefusedNotTaken() throws Exception {
+    CatalogDefinition definition =
+        JdbcCatalogs.fresh("icebergcdc_recreated_table", dir.resolve("wh").toString());
+    Catalog catalog = definition.loader().loadCatalog();
+    ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
+    Schema schema = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
+    String first = catalog.createTable(ID, schema, PartitionSpec.unpartitioned()).uuid().toString();
+    try (TableLoader loader = TableLoader.fromCatalog(definition.loader(), ID)) {
+      loader.open();
+      Table kept = loader.loadTable();
+      catalog.dropTable(ID, false);
+      assertThatThrownBy(kept::refresh).isInstanceOf(NoSuchTableException.class);
+      catalog.createTable(ID, schema, PartitionSpec.unpartitioned());
+
+      assertThatThrownBy(() -> TableRefresh.refresh(kept, loader, first))
+          .isInstanceOf(ReplacedTableException.class)
+          .hasMessageContaining("db.t of the job was dropped and created again while the job ran")
+          .hasMessageContaining(first);
+    } finally {
+      CatalogDefinition.close(catalog);
+    }
+  }
 }

@@ -427,14 +427,21 @@ public final class CatalogDefinition implements Serializable {
       return this;
     }
 
-    /** The definition; an {@link IllegalArgumentException} names what is missing or wrong. */
-    /** A path on this machine, without a scheme: relative, or holding dot segments. */
+    /**
+     * A path without a scheme that is relative or holds dot segments, on a default file system that
+     * is this machine's (with {@code fs.defaultFS} on HDFS, a relative path is under the user's
+     * home there, the same for every process).
+     */
     private static boolean isLocalPath(String location) {
       return !location.isBlank()
           && !location.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")
-          && (!location.startsWith("/") || location.contains("/."));
+          && (!location.startsWith("/") || location.contains("/."))
+          && "file"
+              .equals(
+                  org.apache.hadoop.fs.FileSystem.getDefaultUri(hadoopConfiguration()).getScheme());
     }
 
+    /** The definition; an {@link IllegalArgumentException} names what is missing or wrong. */
     public CatalogDefinition build() {
       snapshotLoadingMode(properties.get(SNAPSHOT_LOADING_MODE));
       if (impl != null && type != null) {

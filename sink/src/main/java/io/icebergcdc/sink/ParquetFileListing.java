@@ -100,23 +100,37 @@ final class ParquetFileListing {
     return location;
   }
 
-  /** {@code location} with the {@code .} and {@code ..} segments of its path resolved. */
+  /**
+   * {@code location} with its path's repeated slashes and {@code .} and {@code ..} segments
+   * resolved, as Hadoop's file systems name the files under it; a location of an object store
+   * (where such a segment is part of a key) as it is.
+   */
   static String withoutDotSegments(String location) {
-    int scheme = location.indexOf("://");
-    int pathStart;
-    if (scheme > 0 && location.indexOf('/') == scheme + 1) {
-      int slash = location.indexOf('/', scheme + 3);
-      pathStart = slash < 0 ? location.length() : slash;
-    } else if (location.startsWith("file:")) {
-      pathStart = "file:".length();
-    } else {
-      pathStart = 0;
+    java.util.regex.Matcher scheme = SCHEME.matcher(location);
+    int pathStart = 0;
+    if (scheme.find()) {
+      if (!FILE_SYSTEMS.contains(scheme.group(1).toLowerCase(Locale.ROOT))) {
+        return location;
+      }
+      pathStart = scheme.end();
+      if (location.startsWith("//", pathStart)) {
+        int slash = location.indexOf('/', pathStart + 2);
+        pathStart = slash < 0 ? location.length() : slash;
+      }
     }
-    String path = location.substring(pathStart);
-    return path.contains("/.")
-        ? location.substring(0, pathStart) + OrphanFiles.withoutDotSegments(path)
-        : location;
+    String path = location.substring(pathStart).replaceAll("/{2,}", "/");
+    if (path.contains("/.")) {
+      path = OrphanFiles.withoutDotSegments(path);
+    }
+    return location.substring(0, pathStart) + path;
   }
+
+  private static final java.util.regex.Pattern SCHEME =
+      java.util.regex.Pattern.compile("^([A-Za-z][A-Za-z0-9+.-]*):");
+
+  /** The schemes of file systems whose paths resolve {@code .} and {@code ..}. */
+  private static final java.util.Set<String> FILE_SYSTEMS =
+      java.util.Set.of("file", "hdfs", "viewfs");
 
   private static String withoutTrailingSlash(String location) {
     String root = location;

@@ -153,23 +153,11 @@ final class SnapshotCommitter implements AutoCloseable {
   /** The snapshot id {@link #latestSeen} gave last. */
   private long lastSeen = CommitterState.NO_SNAPSHOT;
 
-  /**
-   * The table's drop (or its replacement), once a reload met it: a reload whose failure is let pass
-   * (for a checkpoint's state, after a commit) leaves the table's operations unsure of it, and
-   * every later reload must fail the same way.
-   */
-  private io.icebergcdc.commit.ReplacedTableException replaced;
-
   private void reload() {
-    if (replaced != null) {
-      throw replaced;
-    }
-    try {
-      table = TableRefresh.refresh(table, tableLoader);
-    } catch (io.icebergcdc.commit.ReplacedTableException e) {
-      replaced = e;
-      throw e;
-    }
+    // Against the table first loaded: one dropped and created again is not taken for it, even
+    // where a refresh let pass (for a checkpoint's state, a maintenance run) made the operations
+    // forget the old one.
+    table = TableRefresh.refresh(table, tableLoader, tableUuid);
     loadedAt = System.nanoTime();
   }
 

@@ -62,7 +62,7 @@ final class CatalogFlags {
       }
       warehouse = fallbackWarehouse;
     }
-    if (hadoop && !warehouse.contains("://")) {
+    if (hadoop && !warehouse.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")) {
       warehouse = localDirectory(command, warehouse);
     }
     CatalogDefinition.Builder catalog =
