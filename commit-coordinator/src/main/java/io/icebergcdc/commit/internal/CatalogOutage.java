@@ -93,6 +93,9 @@ final class CatalogOutage {
           || t instanceof NoRouteToHostException
           || t instanceof UnknownHostException
           || t instanceof SocketTimeoutException
+          // A connection reset or broken mid-request (a pooled connection the server closed):
+          // whether a commit landed is then unknown, as after CommitStateUnknownException.
+          || t instanceof java.net.SocketException
           || t instanceof InterruptedIOException
           || t instanceof ServiceUnavailableException
           || t instanceof ServiceFailureException

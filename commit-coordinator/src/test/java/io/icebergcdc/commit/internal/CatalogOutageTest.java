@@ -23,6 +23,12 @@ class CatalogOutageTest {
     assertThat(CatalogOutage.isOutage(new ServiceUnavailableException("503"))).isTrue();
     assertThat(
             CatalogOutage.isOutage(
+                new RESTException(
+                    new java.net.SocketException("Connection reset"),
+                    "Error occurred while processing POST request")))
+        .isTrue();
+    assertThat(
+            CatalogOutage.isOutage(
                 new IllegalStateException(
                     "commit", new CommitStateUnknownException(new RuntimeException("reset")))))
         .isTrue();
