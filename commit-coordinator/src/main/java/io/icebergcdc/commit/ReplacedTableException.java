@@ -67,15 +67,40 @@ public final class ReplacedTableException extends RuntimeException {
   }
 
   /**
-   * What {@code load} loads, a table the job writes; where the catalog no longer has it, a {@link
-   * #dropped} naming {@code table} (null: as the catalog's exception names it).
+   * What {@code load} loads, a table the job writes; where the catalog does not have it, tried
+   * again over some 3.5 s ({@link #CONFIRMATION_PAUSES_MS}: a REST catalog answers any 404 so, an
+   * ingress's in a rollout too), then a {@link #dropped} naming {@code table} (null: as the
+   * catalog's exception names it).
    */
   public static <T> T unlessDropped(String table, Supplier<T> load) {
-    try {
-      return load.get();
-    } catch (NoSuchTableException e) {
-      throw dropped(table, e);
+    return unlessDropped(table, load, CONFIRMATION_PAUSES_MS);
+  }
+
+  /** Pauses before each load of a table the catalog did not have, the first at once. */
+  static final long[] CONFIRMATION_PAUSES_MS = {0, 500, 1_000, 2_000};
+
+  /** One load, for callers that let a failure pass and try again later. */
+  static final long[] AT_ONCE = {0};
+
+  static <T> T unlessDropped(String table, Supplier<T> load, long[] pauses) {
+    NoSuchTableException last = null;
+    for (long pause : pauses) {
+      if (pause > 0) {
+        try {
+          Thread.sleep(pause);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          // A task cancelled meanwhile: no drop was confirmed.
+          throw new IllegalStateException("interrupted while loading table " + table, e);
+        }
+      }
+      try {
+        return load.get();
+      } catch (NoSuchTableException e) {
+        last = e;
+      }
     }
+    throw dropped(table, last);
   }
 
   /**

@@ -29,16 +29,23 @@ public final class TableRefresh {
 
   /** {@code table}, refreshed, or the table loaded again from {@code loader}. */
   public static Table refresh(Table table, TableLoader loader) {
-    return refresh(table, loader, uuid(table));
+    return refresh(table, loader, uuid(table), true);
   }
 
   /**
    * {@code table}, refreshed, or the table loaded again from {@code loader}; a {@link
-   * ReplacedTableException} where the catalog no longer has it (asked again a few times over some
-   * seconds first: a REST catalog answers any 404 so, an ingress's in a rollout too) or has another
-   * table than the one of {@code uuid} (null: not known) under its name.
+   * ReplacedTableException} where the catalog no longer has it or has another table than the one of
+   * {@code uuid} (null: not known) under its name.
+   *
+   * @param confirmDrop whether a table the refresh misses is loaded again over some seconds before
+   *     it counts as dropped ({@link ReplacedTableException#unlessDropped}); a caller that lets the
+   *     failure pass, and refreshes again later, tries once
    */
-  public static Table refresh(Table table, TableLoader loader, String uuid) {
+  public static Table refresh(Table table, TableLoader loader, String uuid, boolean confirmDrop) {
+    long[] pauses =
+        confirmDrop
+            ? ReplacedTableException.CONFIRMATION_PAUSES_MS
+            : ReplacedTableException.AT_ONCE;
     Table refreshed;
     try {
       table.refresh();
@@ -50,7 +57,7 @@ public final class TableRefresh {
       }
       refreshed = table;
     } catch (NoSuchTableException e) {
-      refreshed = loadedAgainUnlessDropped(table.name(), loader, e);
+      refreshed = ReplacedTableException.unlessDropped(table.name(), loader::loadTable, pauses);
     } catch (IllegalStateException e) {
       // Iceberg's refresh of a table whose catalog now holds another under its name.
       if (e.getMessage() != null && e.getMessage().startsWith("Table UUID does not match")) {
@@ -65,7 +72,7 @@ public final class TableRefresh {
           "Table {} fell more commits behind than it keeps metadata files ({}); loading it again",
           table.name(),
           e.getMessage());
-      refreshed = loadedAgainUnlessDropped(table.name(), loader, null);
+      refreshed = ReplacedTableException.unlessDropped(table.name(), loader::loadTable, pauses);
     }
     // A table dropped and created again can refresh without Iceberg's own check: loaded again
     // above, or by metastore operations that forgot the old one at a refresh that missed it.
@@ -74,40 +81,6 @@ public final class TableRefresh {
       throw ReplacedTableException.recreated(table.name(), uuid, refreshedUuid, null);
     }
     return refreshed;
-  }
-
-  /** Pauses before each load of a table that a refresh missed: the drop is confirmed over them. */
-  private static final long[] DROP_CONFIRMATION_PAUSES_MS = {0, 500, 1_000, 2_000};
-
-  /**
-   * The table loaded again from {@code loader}, where a refresh missed it ({@code missed}, or null
-   * where the refresh could not catch up): a {@link ReplacedTableException} once no load over
-   * {@link #DROP_CONFIRMATION_PAUSES_MS} finds it.
-   */
-  private static Table loadedAgainUnlessDropped(
-      String name, TableLoader loader, NoSuchTableException missed) {
-    NoSuchTableException last = missed;
-    for (long pause : DROP_CONFIRMATION_PAUSES_MS) {
-      try {
-        Thread.sleep(pause);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw ReplacedTableException.dropped(name, last);
-      }
-      try {
-        Table loaded = loader.loadTable();
-        if (last != null) {
-          LOG.warn(
-              "Table {} was not in the catalog at a refresh ({}), and is again",
-              name,
-              last.getMessage());
-        }
-        return loaded;
-      } catch (NoSuchTableException again) {
-        last = again;
-      }
-    }
-    throw ReplacedTableException.dropped(name, last);
   }
 
   /**

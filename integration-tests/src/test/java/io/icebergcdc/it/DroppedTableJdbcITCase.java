@@ -78,7 +78,7 @@ class DroppedTableJdbcITCase {
       assertThatThrownBy(kept::refresh).isInstanceOf(NoSuchTableException.class);
       catalog.createTable(ID, schema, PartitionSpec.unpartitioned());
 
-      assertThatThrownBy(() -> TableRefresh.refresh(kept, loader, first))
+      assertThatThrownBy(() -> TableRefresh.refresh(kept, loader, first, true))
           .isInstanceOf(ReplacedTableException.class)
           .hasMessageContaining("db.t of the job was dropped and created again while the job ran")
           .hasMessageContaining(first);

@@ -187,6 +187,16 @@ public final class CatalogDefinition implements Serializable {
    * {@code core-site.xml}, with local files written by {@link LocalFileSystemWithoutChmod} unless
    * that names another implementation for {@code file:}.
    */
+  /**
+   * Whether Hadoop's default file system ({@code fs.defaultFS} of the class path's {@code
+   * core-site.xml}) is this machine's, where a path without a scheme is a local one.
+   */
+  public static boolean localDefaultFileSystem() {
+    return "file"
+        .equalsIgnoreCase(
+            org.apache.hadoop.fs.FileSystem.getDefaultUri(hadoopConfiguration()).getScheme());
+  }
+
   static org.apache.hadoop.conf.Configuration hadoopConfiguration() {
     org.apache.hadoop.conf.Configuration hadoop = new org.apache.hadoop.conf.Configuration();
     if (hadoop.get("fs.file.impl") == null) {
@@ -436,9 +446,7 @@ public final class CatalogDefinition implements Serializable {
       return !location.isBlank()
           && !location.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")
           && (!location.startsWith("/") || location.contains("/."))
-          && "file"
-              .equals(
-                  org.apache.hadoop.fs.FileSystem.getDefaultUri(hadoopConfiguration()).getScheme());
+          && localDefaultFileSystem();
     }
 
     /** The definition; an {@link IllegalArgumentException} names what is missing or wrong. */

@@ -37,7 +37,9 @@ final class ParquetFileListing {
   static List<ListedFile> list(FileIO io, String location) {
     // Without "." and "..": a Hadoop listing names the files under it so, and a file whose path
     // below it is not found is not checked for hidden directories.
-    String root = withoutTrailingSlash(withoutDotSegments(location));
+    String root =
+        withoutTrailingSlash(
+            withoutDotSegments(location, io instanceof org.apache.iceberg.hadoop.HadoopFileIO));
     List<ListedFile> files = new ArrayList<>();
     if (io instanceof SupportsPrefixOperations lister) {
       String prefix = normalized(root) + "/";
@@ -102,14 +104,15 @@ final class ParquetFileListing {
 
   /**
    * {@code location} with its path's repeated slashes and {@code .} and {@code ..} segments
-   * resolved, as Hadoop's file systems name the files under it; a location of an object store
-   * (where such a segment is part of a key) as it is.
+   * resolved, as Hadoop's file systems name the files under it ({@code throughHadoop}: read through
+   * Hadoop, which resolves them in any scheme's paths); a location of an object store read through
+   * its own file IO (where such a segment is part of a key) as it is.
    */
-  static String withoutDotSegments(String location) {
+  static String withoutDotSegments(String location, boolean throughHadoop) {
     java.util.regex.Matcher scheme = SCHEME.matcher(location);
     int pathStart = 0;
     if (scheme.find()) {
-      if (!FILE_SYSTEMS.contains(scheme.group(1).toLowerCase(Locale.ROOT))) {
+      if (!throughHadoop && !FILE_SYSTEMS.contains(scheme.group(1).toLowerCase(Locale.ROOT))) {
         return location;
       }
       pathStart = scheme.end();

@@ -212,14 +212,18 @@ class AddFilesTest {
     assertThat(result.files()).isEqualTo(1);
     assertThat(dataFiles(table).keySet()).containsExactly(a.toString());
     // An object store's keys may hold such segments: left as they are.
-    assertThat(ParquetFileListing.withoutDotSegments("s3://b/x/./y/../z"))
+    assertThat(ParquetFileListing.withoutDotSegments("s3://b/x/./y/../z", false))
         .isEqualTo("s3://b/x/./y/../z");
-    assertThat(ParquetFileListing.withoutDotSegments("hdfs:/x/../../y")).isEqualTo("hdfs:/y");
-    assertThat(ParquetFileListing.withoutDotSegments("hdfs://nn:8020/a/../b"))
+    assertThat(ParquetFileListing.withoutDotSegments("s3a://b/x/./y/../z", true))
+        .isEqualTo("s3a://b/x/z");
+    assertThat(ParquetFileListing.withoutDotSegments("hdfs:/x/../../y", false))
+        .isEqualTo("hdfs:/y");
+    assertThat(ParquetFileListing.withoutDotSegments("hdfs://nn:8020/a/../b", false))
         .isEqualTo("hdfs://nn:8020/b");
-    assertThat(ParquetFileListing.withoutDotSegments("/data//in/../x")).isEqualTo("/data/x");
-    assertThat(ParquetFileListing.withoutDotSegments("file:///x/../../y")).isEqualTo("file:///y");
-    assertThat(ParquetFileListing.withoutDotSegments("/x/./y")).isEqualTo("/x/y");
+    assertThat(ParquetFileListing.withoutDotSegments("/data//in/../x", false)).isEqualTo("/data/x");
+    assertThat(ParquetFileListing.withoutDotSegments("file:///x/../../y", false))
+        .isEqualTo("file:///y");
+    assertThat(ParquetFileListing.withoutDotSegments("/x/./y", false)).isEqualTo("/x/y");
   }
 
   @Test

@@ -321,28 +321,28 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     JobClassLoaderRelease.registerFor(getRuntimeContext());
     committers = new LinkedHashMap<>();
     for (Map.Entry<String, TableCommitter.Settings> table : tables.entrySet()) {
-      TableCommitter committer;
-      try {
-        committer =
-            new TableCommitter(
-                table.getValue(),
-                getRuntimeContext().getJobInfo().getJobId().toString(),
-                runId,
-                getOperatorID().toString(),
-                getRuntimeContext().isCheckpointingEnabled(),
-                table.getKey() == null
-                    ? getMetricGroup()
-                    : getMetricGroup().addGroup("table", table.getKey()),
-                // Several tables are committed at once on the commit threads, each of which reads
-                // and writes its commit's manifests itself: Iceberg's worker pool has a thread per
-                // core for the whole JVM, and waits for its tasks by polling every 10 ms.
-                tables.size() > 1
-                    ? org.apache.flink.util.concurrent.Executors.newDirectExecutorService()
-                    : null);
-      } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
-        // One of the job's own tables, which the job created or found at its start.
-        throw io.icebergcdc.commit.ReplacedTableException.dropped(table.getKey(), e);
-      }
+      // One of the job's own tables, which the job created or found at its start.
+      TableCommitter committer =
+          io.icebergcdc.commit.ReplacedTableException.unlessDropped(
+              table.getKey(),
+              () ->
+                  new TableCommitter(
+                      table.getValue(),
+                      getRuntimeContext().getJobInfo().getJobId().toString(),
+                      runId,
+                      getOperatorID().toString(),
+                      getRuntimeContext().isCheckpointingEnabled(),
+                      table.getKey() == null
+                          ? getMetricGroup()
+                          : getMetricGroup().addGroup("table", table.getKey()),
+                      // Several tables are committed at once on the commit threads, each of which
+                      // reads
+                      // and writes its commit's manifests itself: Iceberg's worker pool has a
+                      // thread per
+                      // core for the whole JVM, and waits for its tasks by polling every 10 ms.
+                      tables.size() > 1
+                          ? org.apache.flink.util.concurrent.Executors.newDirectExecutorService()
+                          : null));
       committers.put(table.getKey(), committer);
     }
     stateSerializer = new CommitterStateSerializer();

@@ -154,10 +154,17 @@ final class SnapshotCommitter implements AutoCloseable {
   private long lastSeen = CommitterState.NO_SNAPSHOT;
 
   private void reload() {
-    // Against the table first loaded: one dropped and created again is not taken for it, even
-    // where a refresh let pass (for a checkpoint's state, a maintenance run) made the operations
-    // forget the old one.
-    table = TableRefresh.refresh(table, tableLoader, tableUuid);
+    reload(true);
+  }
+
+  /**
+   * Loads the table again, against the one first loaded: one dropped and created again is not taken
+   * for it, even where a refresh let pass (for a checkpoint's state, a maintenance run) made the
+   * operations forget the old one. {@code confirmDrop}: a table missing is asked for again over
+   * some seconds before it counts as dropped, which a caller that lets the failure pass skips.
+   */
+  private void reload(boolean confirmDrop) {
+    table = TableRefresh.refresh(table, tableLoader, tableUuid, confirmDrop);
     loadedAt = System.nanoTime();
   }
 
@@ -173,7 +180,7 @@ final class SnapshotCommitter implements AutoCloseable {
   long latestSeen(boolean fresh) {
     try {
       if (fresh && System.nanoTime() - loadedAt > seenFreshFor.toNanos()) {
-        reload();
+        reload(false);
       }
       Snapshot current = table.currentSnapshot();
       lastSeen = current == null ? CommitterState.NO_SNAPSHOT : current.snapshotId();
@@ -338,7 +345,7 @@ final class SnapshotCommitter implements AutoCloseable {
     Snapshot snapshot =
         ((BaseTransaction) staged.transaction()).currentMetadata().currentSnapshot();
     try {
-      reload();
+      reload(false);
     } catch (RuntimeException e) {
       LOG.warn(
           "Table {} could not be read after checkpoint {} was committed; its maintenance waits"

@@ -62,7 +62,9 @@ final class CatalogFlags {
       }
       warehouse = fallbackWarehouse;
     }
-    if (hadoop && !warehouse.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")) {
+    if (hadoop
+        && !warehouse.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")
+        && CatalogDefinition.localDefaultFileSystem()) {
       warehouse = localDirectory(command, warehouse);
     }
     CatalogDefinition.Builder catalog =
