@@ -67,6 +67,16 @@ public final class ReplacedTableException extends RuntimeException {
   }
 
   /**
+   * Nothing where {@code table} has the UUID it had when the job first loaded it, or either is not
+   * known (null); otherwise a {@link #recreated}: a table dropped and created again under its name.
+   */
+  public static void requireSameTable(String table, String uuid, String uuidNow) {
+    if (uuid != null && uuidNow != null && !uuid.equals(uuidNow)) {
+      throw recreated(table, uuid, uuidNow, null);
+    }
+  }
+
+  /**
    * What {@code load} loads, a table the job writes; where the catalog does not have it, tried
    * again over some 3.5 s ({@link #CONFIRMATION_PAUSES_MS}: a REST catalog answers any 404 so, an
    * ingress's in a rollout too), then a {@link #dropped} naming {@code table} (null: as the

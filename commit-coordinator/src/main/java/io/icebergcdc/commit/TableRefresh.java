@@ -76,10 +76,7 @@ public final class TableRefresh {
     }
     // A table dropped and created again can refresh without Iceberg's own check: loaded again
     // above, or by metastore operations that forgot the old one at a refresh that missed it.
-    String refreshedUuid = uuid(refreshed);
-    if (uuid != null && refreshedUuid != null && !uuid.equals(refreshedUuid)) {
-      throw ReplacedTableException.recreated(table.name(), uuid, refreshedUuid, null);
-    }
+    ReplacedTableException.requireSameTable(table.name(), uuid, uuid(refreshed));
     return refreshed;
   }
 

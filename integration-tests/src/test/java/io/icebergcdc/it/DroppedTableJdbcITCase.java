@@ -16,6 +16,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,18 +30,32 @@ class DroppedTableJdbcITCase {
 
   private static final TableIdentifier ID = TableIdentifier.of("db", "t");
 
+  private static final Schema SCHEMA =
+      new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
+
   @TempDir Path dir;
+
+  private CatalogDefinition definition;
+  private Catalog catalog;
+
+  /** A JDBC catalog of its own in {@code database}, holding the table {@link #ID}; its UUID. */
+  private String catalogWithTable(String database) throws Exception {
+    definition = JdbcCatalogs.fresh(database, dir.resolve("wh").toString());
+    catalog = definition.loader().loadCatalog();
+    ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
+    return catalog.createTable(ID, SCHEMA, PartitionSpec.unpartitioned()).uuid().toString();
+  }
+
+  @AfterEach
+  void closeCatalog() throws Exception {
+    if (catalog != null) {
+      CatalogDefinition.close(catalog);
+    }
+  }
 
   @Test
   void everyRefreshOfADroppedJdbcTableEndsTheJobNamingIt() throws Exception {
-    CatalogDefinition definition =
-        JdbcCatalogs.fresh("icebergcdc_dropped_table", dir.resolve("wh").toString());
-    Catalog catalog = definition.loader().loadCatalog();
-    ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
-    catalog.createTable(
-        ID,
-        new Schema(Types.NestedField.required(1, "id", Types.LongType.get())),
-        PartitionSpec.unpartitioned());
+    catalogWithTable("icebergcdc_dropped_table");
     try (TableLoader loader = TableLoader.fromCatalog(definition.loader(), ID)) {
       loader.open();
       Table kept = loader.loadTable();
@@ -53,8 +68,6 @@ class DroppedTableJdbcITCase {
             .isInstanceOf(ReplacedTableException.class)
             .hasMessageContaining("db.t of the job is no longer in the catalog");
       }
-    } finally {
-      CatalogDefinition.close(catalog);
     }
   }
 
@@ -65,25 +78,18 @@ class DroppedTableJdbcITCase {
    */
   @Test
   void aJdbcTableCreatedAgainAfterARefreshMissedItIsRefusedNotTaken() throws Exception {
-    CatalogDefinition definition =
-        JdbcCatalogs.fresh("icebergcdc_recreated_table", dir.resolve("wh").toString());
-    Catalog catalog = definition.loader().loadCatalog();
-    ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
-    Schema schema = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
-    String first = catalog.createTable(ID, schema, PartitionSpec.unpartitioned()).uuid().toString();
+    String first = catalogWithTable("icebergcdc_recreated_table");
     try (TableLoader loader = TableLoader.fromCatalog(definition.loader(), ID)) {
       loader.open();
       Table kept = loader.loadTable();
       catalog.dropTable(ID, false);
       assertThatThrownBy(kept::refresh).isInstanceOf(NoSuchTableException.class);
-      catalog.createTable(ID, schema, PartitionSpec.unpartitioned());
+      catalog.createTable(ID, SCHEMA, PartitionSpec.unpartitioned());
 
       assertThatThrownBy(() -> TableRefresh.refresh(kept, loader, first, true))
           .isInstanceOf(ReplacedTableException.class)
           .hasMessageContaining("db.t of the job was dropped and created again while the job ran")
           .hasMessageContaining(first);
-    } finally {
-      CatalogDefinition.close(catalog);
     }
   }
 }

@@ -9,7 +9,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
@@ -60,9 +59,6 @@ import org.apache.parquet.schema.MessageType;
  */
 public final class AddFiles {
 
-  /** A path or a URI with a scheme ({@code file:}, {@code s3://}, {@code hdfs://}). */
-  private static final Pattern ABSOLUTE = Pattern.compile("^(/|[A-Za-z][A-Za-z0-9+.-]*:).*");
-
   private final Table table;
   private final FileIO io;
   private final NameMapping mapping;
@@ -111,7 +107,7 @@ public final class AddFiles {
           "give the location of the Parquet files to add to table " + table.name());
     }
     String given = location.trim();
-    if (!ABSOLUTE.matcher(given).matches()) {
+    if (!given.startsWith("/") && CatalogDefinition.schemeOf(given) == null) {
       throw new IllegalArgumentException(
           "the location "
               + given

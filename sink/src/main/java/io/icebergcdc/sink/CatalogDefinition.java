@@ -13,6 +13,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.iceberg.CatalogProperties;
@@ -187,6 +189,17 @@ public final class CatalogDefinition implements Serializable {
    * {@code core-site.xml}, with local files written by {@link LocalFileSystemWithoutChmod} unless
    * that names another implementation for {@code file:}.
    */
+  private static final Pattern SCHEME = Pattern.compile("^([A-Za-z][A-Za-z0-9+.-]*):");
+
+  /**
+   * The scheme of a location, as RFC 3986 spells one ({@code file}, {@code s3}, {@code hdfs}), or
+   * null for a path without one ({@code /data}, {@code ./warehouse}).
+   */
+  public static String schemeOf(String location) {
+    Matcher scheme = SCHEME.matcher(location);
+    return scheme.find() ? scheme.group(1) : null;
+  }
+
   /**
    * Whether Hadoop's default file system ({@code fs.defaultFS} of the class path's {@code
    * core-site.xml}) is this machine's, where a path without a scheme is a local one.
@@ -444,7 +457,7 @@ public final class CatalogDefinition implements Serializable {
      */
     private static boolean isLocalPath(String location) {
       return !location.isBlank()
-          && !location.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")
+          && schemeOf(location) == null
           && (!location.startsWith("/") || location.contains("/."))
           && localDefaultFileSystem();
     }

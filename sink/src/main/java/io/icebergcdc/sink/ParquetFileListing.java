@@ -109,13 +109,13 @@ final class ParquetFileListing {
    * its own file IO (where such a segment is part of a key) as it is.
    */
   static String withoutDotSegments(String location, boolean throughHadoop) {
-    java.util.regex.Matcher scheme = SCHEME.matcher(location);
+    String scheme = CatalogDefinition.schemeOf(location);
     int pathStart = 0;
-    if (scheme.find()) {
-      if (!throughHadoop && !FILE_SYSTEMS.contains(scheme.group(1).toLowerCase(Locale.ROOT))) {
+    if (scheme != null) {
+      if (!throughHadoop && !FILE_SYSTEMS.contains(scheme.toLowerCase(Locale.ROOT))) {
         return location;
       }
-      pathStart = scheme.end();
+      pathStart = scheme.length() + 1;
       if (location.startsWith("//", pathStart)) {
         int slash = location.indexOf('/', pathStart + 2);
         pathStart = slash < 0 ? location.length() : slash;
@@ -127,9 +127,6 @@ final class ParquetFileListing {
     }
     return location.substring(0, pathStart) + path;
   }
-
-  private static final java.util.regex.Pattern SCHEME =
-      java.util.regex.Pattern.compile("^([A-Za-z][A-Za-z0-9+.-]*):");
 
   /** The schemes of file systems whose paths resolve {@code .} and {@code ..}. */
   private static final java.util.Set<String> FILE_SYSTEMS =

@@ -63,7 +63,7 @@ final class CatalogFlags {
       warehouse = fallbackWarehouse;
     }
     if (hadoop
-        && !warehouse.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")
+        && CatalogDefinition.schemeOf(warehouse) == null
         && CatalogDefinition.localDefaultFileSystem()) {
       warehouse = localDirectory(command, warehouse);
     }

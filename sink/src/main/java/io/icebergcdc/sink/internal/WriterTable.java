@@ -80,11 +80,10 @@ final class WriterTable {
     if (table instanceof HasTableOperations
         && ((HasTableOperations) table).operations() instanceof CurrentOperations copy) {
       Table loaded = ReplacedTableException.unlessDropped(table.name(), loader::loadTable);
-      String uuid = copy.current().uuid();
-      String loadedUuid = ((HasTableOperations) loaded).operations().current().uuid();
-      if (uuid != null && loadedUuid != null && !uuid.equals(loadedUuid)) {
-        throw ReplacedTableException.recreated(table.name(), uuid, loadedUuid, null);
-      }
+      ReplacedTableException.requireSameTable(
+          table.name(),
+          copy.current().uuid(),
+          ((HasTableOperations) loaded).operations().current().uuid());
       return kept(loaded, copy.origin);
     }
     return TableRefresh.refresh(table, loader);
