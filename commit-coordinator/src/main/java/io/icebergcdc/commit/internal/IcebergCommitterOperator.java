@@ -9,6 +9,7 @@ import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.commit.OwnedFileNames;
 import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TableThreads;
+import io.icebergcdc.commit.TablesBuiltWith;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -121,6 +122,15 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private final NewTables newTables;
 
   /**
+   * The tables this committer was built with ({@link TablesBuiltWith}): a committer that takes the
+   * tables that appear takes back the appeared tables of a restored state only from a state of its
+   * own build; otherwise they are tables taken out of the job.
+   */
+  private final long builtWith;
+
+  private transient ListState<Long> builtWithState;
+
+  /**
    * This run of the job, drawn when the job is built: a job without checkpoints commits the end of
    * its input once per run, which a task run again after a failure tells by it, while a new run
    * under the same job id commits its own ({@link
@@ -173,6 +183,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     this.formerTables = null;
     this.inOneTransaction = false;
     this.newTables = null;
+    this.builtWith = 0;
     tables.put(
         null,
         new TableCommitter.Settings(
@@ -197,6 +208,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     this.formerTables = formerTables;
     this.inOneTransaction = inOneTransaction;
     this.newTables = newTables;
+    this.builtWith = TablesBuiltWith.of(tables.keySet());
   }
 
   /**
@@ -367,6 +379,13 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               tables.values().iterator().next().catalogRetryTimeout());
       transactions.checkNames(committers, commitThreads);
     }
+    boolean sameBuild = false;
+    if (newTables != null) {
+      builtWithState = context.getOperatorStateStore().getUnionListState(TablesBuiltWith.STATE);
+      for (Long restored : builtWithState.get()) {
+        sameBuild |= restored == builtWith;
+      }
+    }
     if (context.isRestored()) {
       long restoredCheckpointId = context.getRestoredCheckpointId().orElse(Long.MAX_VALUE);
       Map<TableCommitter, CommitterState> restored = new LinkedHashMap<>();
@@ -376,8 +395,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           CommitterState state =
               SimpleVersionedSerialization.readVersionAndDeSerialize(stateSerializer, bytes);
           TableCommitter committer = committers.get(state.table());
-          if (committer == null && newTables != null && state.table() != null) {
-            // A table that appeared while the job ran, before a restart rebuilt it without it.
+          if (committer == null && sameBuild && state.table() != null) {
+            // A table that appeared while the job ran, before Flink's restart rebuilt the job as
+            // it was built, without it.
             committer = startCommitting(state.table());
           }
           if (committer == null) {
@@ -426,7 +446,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
    * The committer of a table that a restored state holds checkpoints of and this committer no
    * longer commits: one that commits them to the table, as its committer did, and is then closed.
    */
-  private TableCommitter formerTableCommitter(CommitterState restored) {
+  private TableCommitter formerTableCommitter(CommitterState restored) throws Exception {
     if (restored.table() == null || formerTables == null || committers.containsKey(null)) {
       throw new IllegalStateException(
           "The restored state of the committer holds checkpoints "
@@ -441,16 +461,18 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               + " without that checkpoint or savepoint.");
     }
     TableCommitter.Settings like = tables.values().iterator().next();
+    TableCommitter committer;
     try {
-      return new TableCommitter(
-          like.forFormerTable(
-              TableLoader.fromCatalog(formerTables, TableIdentifier.parse(restored.table()))),
-          getRuntimeContext().getJobInfo().getJobId().toString(),
-          runId,
-          getOperatorID().toString(),
-          getRuntimeContext().isCheckpointingEnabled(),
-          getMetricGroup().addGroup("former-table", restored.table()),
-          org.apache.flink.util.concurrent.Executors.newDirectExecutorService());
+      committer =
+          new TableCommitter(
+              like.forFormerTable(
+                  TableLoader.fromCatalog(formerTables, TableIdentifier.parse(restored.table()))),
+              getRuntimeContext().getJobInfo().getJobId().toString(),
+              runId,
+              getOperatorID().toString(),
+              getRuntimeContext().isCheckpointingEnabled(),
+              getMetricGroup().addGroup("former-table", restored.table()),
+              org.apache.flink.util.concurrent.Executors.newDirectExecutorService());
     } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
       LOG.warn(
           "Restored checkpoints {} of table {}, which this job no longer writes, cannot be"
@@ -459,6 +481,21 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           restored.table());
       return null;
     }
+    if (restored.tableUuid() != null
+        && committer.tableUuid() != null
+        && !restored.tableUuid().equals(committer.tableUuid())) {
+      committer.close();
+      LOG.warn(
+          "Restored checkpoints {} of table {}, which this job no longer writes, cannot be"
+              + " committed: the table was dropped and created again since (UUID {}, now {})."
+              + " Forgotten.",
+          restored.pending().keySet(),
+          restored.table(),
+          restored.tableUuid(),
+          committer.tableUuid());
+      return null;
+    }
+    return committer;
   }
 
   /**
@@ -512,6 +549,12 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     return commitThreads.threads();
   }
 
+  /** The tables this committer commits now, by the names their contributions carry. */
+  @org.apache.flink.annotation.VisibleForTesting
+  java.util.Set<String> committedTables() {
+    return java.util.Set.copyOf(committers.keySet());
+  }
+
   @Override
   public void processElement(StreamRecord<ChangeCommittable> element) throws Exception {
     ChangeCommittable committable = element.getValue();
@@ -559,6 +602,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
               stateSerializer, table.getKey() == null ? state : state.forTable(table.getKey())));
     }
     checkpointedState.update(states);
+    if (builtWithState != null) {
+      builtWithState.update(List.of(builtWith));
+    }
   }
 
   @Override

@@ -211,6 +211,11 @@ final class TableCommitter implements AutoCloseable {
   private final NavigableMap<Long, ChangeCommittable> pending = new TreeMap<>();
   private ChangeCommittable current = ChangeCommittable.EMPTY;
 
+  /** The UUID of the table as the committer loaded it; null for a table that has none. */
+  String tableUuid() {
+    return tableUuid;
+  }
+
   /**
    * The jobs whose commits this committer answers for (the source positions and offsets it
    * carries): its lineage's, oldest first, and its own.

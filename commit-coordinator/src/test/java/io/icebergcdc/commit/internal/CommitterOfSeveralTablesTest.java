@@ -181,6 +181,76 @@ class CommitterOfSeveralTablesTest {
     assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
   }
 
+  /**
+   * A table taken out of the job and dropped and created again since: its pending checkpoints
+   * belong to the table that was dropped, and are forgotten as a dropped table's are, so that the
+   * job can start without it (and then read it again from its source).
+   */
+  @Test
+  void aTableTakenOutOfTheJobAndCreatedAgainSinceIsForgottenNotFailedFor() throws Exception {
+    var harness = open(null, Map.of());
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    OperatorSubtaskState state = harness.snapshot(1, 1);
+    TestTables.catalog(warehouse).loadCatalog().dropTable(ITEMS, true);
+    CommitterTables.create(warehouse, List.of(ITEMS));
+
+    open(ordersOnly(true), state);
+    assertThat(committedCheckpoints(ORDERS)).containsExactly("1");
+    assertThat(table(ITEMS).snapshots()).isEmpty();
+  }
+
+  /**
+   * A table that appeared while the job ran, restored into a job built with other tables (started
+   * again with another table list, without it): a table taken out of the job, whose pending
+   * checkpoints are committed and which is then forgotten, not kept as a table that appeared.
+   */
+  @Test
+  void aTableThatAppearedIsTakenOutOfAJobBuiltWithOtherTables() throws Exception {
+    TableIdentifier lines = TableIdentifier.of("db", "lines");
+    CommitterTables.create(warehouse, List.of(lines));
+    var harness = open(ordersTakingNewTables(), null);
+    harness.processElement(file(ORDERS, "o1", 10));
+    harness.processElement(file(ITEMS, "i1", 7));
+    harness.snapshot(1, 1);
+    harness.notifyOfCompletedCheckpoint(1);
+    harness.processElement(file(ITEMS, "i2", 3));
+    OperatorSubtaskState state = harness.snapshot(2, 2);
+
+    IcebergCommitterOperator rebuilt = takingNewTables(ORDERS, lines);
+    open(rebuilt, state);
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
+    assertThat(rebuilt.committedTables())
+        .containsExactlyInAnyOrder(ORDERS.toString(), lines.toString());
+
+    // Flink's restart of the job as it was built takes back a table that appeared in it.
+    IcebergCommitterOperator sameBuild = ordersTakingNewTables();
+    open(sameBuild, state);
+    assertThat(sameBuild.committedTables())
+        .containsExactlyInAnyOrder(ORDERS.toString(), ITEMS.toString());
+  }
+
+  private IcebergCommitterOperator committerOf(TableIdentifier table) {
+    return new IcebergCommitterOperator(
+        TableLoader.fromCatalog(TestTables.catalog(warehouse), table), null);
+  }
+
+  /** A committer of {@code tables} that commits the tables that appear while the job runs too. */
+  private IcebergCommitterOperator takingNewTables(TableIdentifier... tables) {
+    org.apache.iceberg.flink.CatalogLoader catalog = TestTables.catalog(warehouse);
+    Map<String, IcebergCommitterOperator> own = new LinkedHashMap<>();
+    for (TableIdentifier table : tables) {
+      own.put(table.toString(), committerOf(table));
+    }
+    return IcebergCommitterOperator.ofTables(
+        own,
+        catalog,
+        false,
+        table ->
+            new IcebergCommitterOperator(
+                TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)), null));
+  }
+
   @Test
   void aCancelledCommitterEndsOnlyOnceItsCommitsInFlightHaveEnded() throws Exception {
     SlowCommit.reset();
@@ -270,16 +340,7 @@ class CommitterOfSeveralTablesTest {
 
   /** A committer of orders that commits the tables that appear while the job runs as well. */
   private IcebergCommitterOperator ordersTakingNewTables() {
-    org.apache.iceberg.flink.CatalogLoader catalog = TestTables.catalog(warehouse);
-    return IcebergCommitterOperator.ofTables(
-        Map.of(
-            ORDERS.toString(),
-            new IcebergCommitterOperator(TableLoader.fromCatalog(catalog, ORDERS), null)),
-        catalog,
-        false,
-        table ->
-            new IcebergCommitterOperator(
-                TableLoader.fromCatalog(catalog, TableIdentifier.parse(table)), null));
+    return takingNewTables(ORDERS);
   }
 
   @Test

@@ -84,11 +84,9 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private final NewTables newTables;
 
   /**
-   * The tables this operator was built with, as one number: an operator that takes the tables that
-   * appear writes it into its state, and takes back the appeared tables of a restored state only if
-   * that state holds its own number, the state of the job as it was built (Flink's restart after a
-   * failure, a resume of the same job). A job built with other tables (its pattern changed, or the
-   * topics at its start) drops the state of the tables it does not write, as any job does.
+   * The tables this operator was built with ({@link io.icebergcdc.commit.TablesBuiltWith}): the
+   * appeared tables of a restored state are taken back only from a state that holds it; a job built
+   * with other tables drops the state of the tables it does not write, as any job does.
    */
   private final long builtWith;
 
@@ -167,19 +165,8 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     this.only = null;
     this.byTable = byTable;
     this.newTables = newTables;
-    this.builtWith =
-        java.util
-            .UUID
-            .nameUUIDFromBytes(
-                String.join("\n", byTable.keySet())
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8))
-            .getMostSignificantBits();
+    this.builtWith = io.icebergcdc.commit.TablesBuiltWith.of(byTable.keySet());
   }
-
-  /** The operator state that holds {@link #builtWith}, one value per subtask. */
-  private static final org.apache.flink.api.common.state.ListStateDescriptor<Long> BUILT_WITH =
-      new org.apache.flink.api.common.state.ListStateDescriptor<>(
-          "tables-built-with", org.apache.flink.api.common.typeinfo.Types.LONG);
 
   private transient org.apache.flink.api.common.state.ListState<Long> builtWithState;
 
@@ -446,7 +433,10 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
       recentRowsBudget = new RecentRows.Budget(0);
     }
     if (byTable != null && newTables != null) {
-      builtWithState = context.getOperatorStateStore().getUnionListState(BUILT_WITH);
+      builtWithState =
+          context
+              .getOperatorStateStore()
+              .getUnionListState(io.icebergcdc.commit.TablesBuiltWith.STATE);
       boolean sameBuild = false;
       for (Long restored : builtWithState.get()) {
         sameBuild |= restored == builtWith;
