@@ -22,12 +22,11 @@ public final class ReplacedTableException extends RuntimeException {
    * created again since.
    */
   static final String WAYS_OUT =
-      " A database capture job of several tables whose state its own chunked snapshot wrote"
-          + " (--snapshot-chunk-rows above 0 from its first start) can write it anew and keep the"
-          + " other tables' state: drop the table from the catalog if it was created again, resume"
-          + " the job with --tables not matching it (--restore-from latest) until it completes a"
-          + " checkpoint, which drops the job's state of the table, then once more with it matched"
-          + " again, which reads it whole again from the source. Other jobs start without state.";
+      " A database capture job whose state its own chunked snapshot wrote (--snapshot-chunk-rows"
+          + " above 0 from its first start) can write it anew and keep the other tables' state:"
+          + " resume it with --restore-from latest and --read-again naming the table's source table"
+          + " (schema.table or database.table), which drops the job's state of the table and reads"
+          + " it whole again from the source. Other jobs start without state.";
 
   private ReplacedTableException(String message, Throwable cause) {
     super(message, cause);

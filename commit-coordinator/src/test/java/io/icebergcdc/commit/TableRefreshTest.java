@@ -47,7 +47,7 @@ class TableRefreshTest {
       assertThatThrownBy(() -> TableRefresh.refresh(kept, loader))
           .isInstanceOf(ReplacedTableException.class)
           .hasMessageContaining("table test.db.t of the job is no longer in the catalog")
-          .hasMessageContaining("--tables not matching it")
+          .hasMessageContaining("--read-again naming the table's source table")
           .hasMessageContaining("without state");
     }
     assertThat(

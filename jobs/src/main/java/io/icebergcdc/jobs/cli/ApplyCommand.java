@@ -11,6 +11,7 @@ import io.icebergcdc.jobs.definition.KafkaTopics;
 import io.icebergcdc.jobs.definition.SourceDefinition;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.jobs.pipeline.JobRunner;
+import io.icebergcdc.jobs.pipeline.ReadAgain;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.SinkOptions;
 import java.io.IOException;
@@ -103,7 +104,8 @@ final class ApplyCommand {
   }
 
   static int run(Arguments args, PrintStream out) throws Exception {
-    JobDefinition job = definition(args);
+    Plan plan = plan(args);
+    JobDefinition job = plan.job();
     out.println(
         "applying "
             + job.source().origin()
@@ -114,6 +116,9 @@ final class ApplyCommand {
                 : ""));
     JobRunner.Outcome outcome;
     try {
+      if (!plan.readAgain().isEmpty()) {
+        job = job.restoringFrom(dropStateOf(plan.readAgain(), job, out));
+      }
       outcome = new JobRunner(job).run();
     } catch (JobDefinitionException e) {
       throw new Arguments.UsageException("apply: " + e.getMessage());
@@ -140,8 +145,42 @@ final class ApplyCommand {
     return 0;
   }
 
+  /**
+   * What {@code apply} runs: the job, and the tables whose restored state it drops first and reads
+   * again from the source ({@code --read-again}).
+   */
+  record Plan(JobDefinition job, List<String> readAgain) {}
+
+  /**
+   * Runs {@code job} without {@code tables} until it has stopped with a savepoint that holds no
+   * state of them ({@link ReadAgain}), saying so.
+   *
+   * @return the savepoint
+   */
+  private static String dropStateOf(List<String> tables, JobDefinition job, PrintStream out)
+      throws Exception {
+    String them = tables.size() == 1 ? "it" : "them";
+    out.println(
+        "reading "
+            + String.join(", ", tables)
+            + " again: the job runs without "
+            + them
+            + " from "
+            + job.runtime().restoreFrom()
+            + " until it has stopped with a savepoint, which drops the job's state of "
+            + them);
+    String savepoint = ReadAgain.dropStateOf(job, tables);
+    out.println("stopped with savepoint " + savepoint + "; resuming from it with every table");
+    return savepoint;
+  }
+
   /** The job of the flags; every flag is checked before the job touches a table. */
   static JobDefinition definition(Arguments args) {
+    return plan(args).job();
+  }
+
+  /** {@link #definition}, and the tables to read again. */
+  static Plan plan(Arguments args) {
     String source = args.choice("source", null, SOURCES);
     if (source == null) {
       throw new Arguments.UsageException(
@@ -220,12 +259,18 @@ final class ApplyCommand {
               + ("kafka".equals(source) ? " or --dead-letter-topic" : ""));
     }
     var runtime = JobFlags.runtime(args);
+    List<String> readAgain =
+        definition instanceof DatabaseSource database
+            ? DatabaseFlags.readAgain(args, database, runtime.restoreFrom())
+            : List.of();
     args.rejectUnused("apply --source " + source);
     if (definition instanceof ChangelogFile file) {
       checkFile(args, file.path());
     }
     try {
-      return new JobDefinition(definition, catalog, tables, sinkOptions, deadLetters, runtime);
+      return new Plan(
+          new JobDefinition(definition, catalog, tables, sinkOptions, deadLetters, runtime),
+          readAgain);
     } catch (IllegalArgumentException e) {
       throw new Arguments.UsageException("apply: " + e.getMessage());
     }

@@ -52,6 +52,12 @@ final class DatabaseFlags {
                   + " which it takes in flight (or is built again with; README, New tables); 0 for"
                   + " never.",
               "30s"),
+          Flag.of(
+              "read-again",
+              "<schema.table,...>",
+              "With --restore-from and the chunked snapshot: tables of the job whose state is"
+                  + " dropped and which are read whole again from the source, the others going on"
+                  + " from their state (a table dropped from the catalog; README, Tables)."),
           Flag.of("server-id", "<N>", "The MySQL/MariaDB replication client's server id.", 5400),
           Flag.of(
               "name",
@@ -105,6 +111,40 @@ final class DatabaseFlags {
               + e.getPattern()
               + " (the patterns are separated by commas; a comma within one is written \\,)");
     }
+  }
+
+  /**
+   * The tables of {@code --read-again}, checked against the source and the restore: each a table
+   * the source captures, named as its patterns match it, in a restored job whose state its own
+   * chunked snapshot wrote.
+   */
+  static List<String> readAgain(Arguments args, DatabaseSource source, String restoreFrom) {
+    List<String> tables = args.optionalList("read-again");
+    if (tables.isEmpty()) {
+      return tables;
+    }
+    if (restoreFrom == null) {
+      throw new Arguments.UsageException(
+          "apply: --read-again drops the restored state of tables: give --restore-from");
+    }
+    if (source.snapshotChunkRows() == 0) {
+      throw new Arguments.UsageException(
+          "apply: --read-again needs the chunked snapshot, which reads a table beside the log;"
+              + " --snapshot-chunk-rows is 0");
+    }
+    for (String table : tables) {
+      if (!source.matches(table)) {
+        throw args.invalid(
+            "read-again",
+            table,
+            "tables the job captures, as "
+                + (source.kind() == DatabaseSource.Kind.POSTGRES ? "schema" : "database")
+                + ".table that --tables match ("
+                + source.tablePatterns()
+                + ")");
+      }
+    }
+    return List.copyOf(new java.util.LinkedHashSet<>(tables));
   }
 
   /** The password from an environment variable or the first line of a file, never the command. */

@@ -139,6 +139,43 @@ public record DatabaseSource(
         tableDiscoveryInterval);
   }
 
+  /**
+   * This source without {@code excluded} (tables named as {@code tables} match them: {@code
+   * schema.table} or {@code database.table}): each pattern matches what it matched but them.
+   */
+  public DatabaseSource without(java.util.Collection<String> excluded) {
+    if (excluded.isEmpty()) {
+      return this;
+    }
+    String names =
+        excluded.stream().map(Pattern::quote).collect(java.util.stream.Collectors.joining("|"));
+    List<String> narrowed =
+        tablePatterns().stream()
+            .map(pattern -> "(?!(?:" + names + ")$)(?:" + pattern.pattern() + ")")
+            .toList();
+    return new DatabaseSource(
+        kind,
+        host,
+        port,
+        user,
+        password,
+        database,
+        narrowed,
+        slot,
+        publication,
+        serverId,
+        name,
+        snapshotChunkRows,
+        tableDiscoveryInterval);
+  }
+
+  /**
+   * Whether {@code table} ({@code schema.table} or {@code database.table}) is one of its tables.
+   */
+  public boolean matches(String table) {
+    return tablePatterns().stream().anyMatch(pattern -> pattern.matcher(table).matches());
+  }
+
   /** This source looking for new tables every {@code interval}; zero for never. */
   public DatabaseSource withTableDiscoveryInterval(Duration interval) {
     return new DatabaseSource(

@@ -49,6 +49,46 @@ public final class JobRunner {
   }
 
   /**
+   * Runs the job only until it has taken a savepoint: starts it and stops it with a savepoint in
+   * {@code directory} (null: the cluster's default) as soon as its tasks run, which commits what
+   * its committer holds. The state the operators keep of tables the job was not built with is
+   * dropped from the savepoint, as from any checkpoint.
+   *
+   * @return the savepoint's path
+   * @throws java.util.concurrent.TimeoutException where no savepoint could be taken within {@code
+   *     timeout}; the job is cancelled then
+   */
+  public String runToSavepoint(String directory, java.time.Duration timeout) throws Exception {
+    JobClient client = start();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      org.apache.flink.api.common.JobStatus status = client.getJobStatus().get();
+      if (status.isGloballyTerminalState()) {
+        // A failure ends the job; its cause reaches the caller from the result.
+        client.getJobExecutionResult().get();
+        throw new IllegalStateException("the job ended (" + status + ") before its savepoint");
+      }
+      if (status == org.apache.flink.api.common.JobStatus.RUNNING) {
+        try {
+          return client
+              .stopWithSavepoint(
+                  false, directory, org.apache.flink.core.execution.SavepointFormatType.DEFAULT)
+              .get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          // Refused while some of its tasks are not running yet: the job runs on.
+          LOG.info("No savepoint yet ({}); trying again", e.getCause().getMessage());
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        client.cancel().get();
+        throw new java.util.concurrent.TimeoutException(
+            "the job took no savepoint within " + timeout + "; it was cancelled");
+      }
+      Thread.sleep(1000);
+    }
+  }
+
+  /**
    * Runs the job until it ends, fails or is cancelled. When it ends because a source table or topic
    * appeared, composes it again, with that table, and runs it from the ended job's latest completed
    * checkpoint (or, if it completed none, from where it was itself started).

@@ -192,6 +192,60 @@ class CommandLineTest {
         .startsWith("2: error: apply: --slot must be a replication slot name");
   }
 
+  /**
+   * {@code --read-again} names tables the job captures, for a restore of a chunked snapshot's
+   * state; anything else is refused before the job runs, naming the flag.
+   */
+  @Test
+  void tablesToReadAgainAreTablesOfARestoredCapture() throws Exception {
+    String[] postgres = {
+      "apply",
+      "--source",
+      "postgres",
+      "--warehouse",
+      "w",
+      "--host",
+      "h",
+      "--database",
+      "d",
+      "--user",
+      "u",
+      "--tables",
+      "inventory\\..*"
+    };
+    assertThat(run(concat(postgres, "--read-again", "inventory.items")))
+        .isEqualTo(
+            "2: error: apply: --read-again drops the restored state of tables: give"
+                + " --restore-from");
+    String[] restored = concat(postgres, "--restore-from", savepoint());
+    assertThat(run(concat(restored, "--read-again", "public.items")))
+        .isEqualTo(
+            "2: error: apply: --read-again must be tables the job captures, as schema.table that"
+                + " --tables match ([inventory\\..*]), not 'public.items'");
+    assertThat(
+            run(concat(restored, "--read-again", "inventory.items", "--snapshot-chunk-rows", "0")))
+        .startsWith("2: error: apply: --read-again needs the chunked snapshot");
+    assertThat(run(concat(KAFKA_JOB, "--read-again", "inventory.items")))
+        .startsWith("2: error: apply --source kafka")
+        .contains("--read-again");
+
+    ApplyCommand.Plan plan =
+        ApplyCommand.plan(
+            Arguments.parse(
+                "apply",
+                concat(restored, "--read-again", "inventory.items,inventory.items"),
+                1,
+                ApplyCommand.flags()));
+    assertThat(plan.readAgain()).containsExactly("inventory.items");
+    var without =
+        ((io.icebergcdc.jobs.definition.DatabaseSource) plan.job().source())
+            .without(plan.readAgain());
+    assertThat(without.matches("inventory.items")).isFalse();
+    assertThat(without.matches("inventory.items2")).isTrue();
+    assertThat(without.matches("inventory.orders")).isTrue();
+    assertThat(without.matches("public.items")).isFalse();
+  }
+
   @Test
   void kafkaSecretsGoInAFileNotOnTheCommandLine() throws Exception {
     String jaas =

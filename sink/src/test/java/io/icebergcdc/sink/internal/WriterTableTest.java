@@ -191,7 +191,7 @@ class WriterTableTest {
       assertThatThrownBy(() -> WriterTable.refresh(copy, loader))
           .isInstanceOf(io.icebergcdc.commit.ReplacedTableException.class)
           .hasMessageContaining("db.t of the job was dropped and created again")
-          .hasMessageContaining("--tables not matching it");
+          .hasMessageContaining("--read-again naming the table's source table");
 
       catalog.dropTable(ID, true);
       assertThatThrownBy(() -> WriterTable.refresh(copy, loader))
