@@ -22,8 +22,9 @@ public final class ReplacedTableException extends RuntimeException {
    * created again since.
    */
   static final String WAYS_OUT =
-      " A database capture job whose state its own chunked snapshot wrote (--snapshot-chunk-rows"
-          + " above 0 from its first start) can write it anew and keep the other tables' state:"
+      " A database capture job of several tables whose state its own chunked snapshot wrote"
+          + " (--snapshot-chunk-rows above 0 from its first start) can write it anew and keep the"
+          + " other tables' state:"
           + " resume it with --restore-from latest and --read-again naming the table's source table"
           + " (schema.table or database.table), which drops the job's state of the table and reads"
           + " it whole again from the source. Other jobs start without state.";

@@ -1,19 +1,17 @@
 package io.icebergcdc.commit;
 
-import java.nio.charset.StandardCharsets;
-import java.util.Collection;
-import java.util.TreeSet;
 import java.util.UUID;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 
 /**
- * The tables an operator of several tables was built with, as one number, which an operator that
- * takes the tables that appear while the job runs writes into its state. A restored state that
- * holds its own number is the state of the job as it was built (Flink's restart after a failure, a
- * resume of the same job): the tables that appeared before are taken back from it. A job built with
- * other tables (its pattern changed, a table taken out, or the tables that exist at its start)
- * treats the restored tables it does not write as tables taken out of the job.
+ * The build of an operator of several tables that takes the tables that appear while the job runs:
+ * a number drawn when the job is built, which the operator writes into its state. Flink restarts a
+ * failed job as it was built, the operator deserialized with its number, so a restored state that
+ * holds the operator's own number is of the same build, and the tables that appeared in it are
+ * taken back. A job built again ({@code apply} started again, whatever its tables) draws another:
+ * the restored tables it was not built with are tables taken out of the job, whose state it drops,
+ * and the tables that appeared before and still match are among the ones it was built with.
  */
 public final class TablesBuiltWith {
 
@@ -23,10 +21,8 @@ public final class TablesBuiltWith {
 
   private TablesBuiltWith() {}
 
-  /** The number of an operator built with {@code tables}, whatever their order. */
-  public static long of(Collection<String> tables) {
-    return UUID.nameUUIDFromBytes(
-            String.join("\n", new TreeSet<>(tables)).getBytes(StandardCharsets.UTF_8))
-        .getMostSignificantBits();
+  /** The number of a new build. */
+  public static long draw() {
+    return UUID.randomUUID().getMostSignificantBits();
   }
 }

@@ -383,6 +383,17 @@ class PostgresCaptureITCase extends CaptureScenario {
 
     // apply --restore-from latest --read-again inventory.order_lines, as the command runs it.
     JobDefinition restored = withRuntime(job, latestCheckpoint(job), 0);
+    // A name the source does not capture, and all of its tables, are refused before anything runs.
+    assertThatThrownBy(() -> ReadAgain.dropStateOf(restored, List.of("inventory.orderlines")))
+        .isInstanceOf(io.icebergcdc.jobs.definition.JobDefinitionException.class)
+        .hasMessageContaining("--read-again inventory.orderlines: ");
+    List<String> every =
+        io.icebergcdc.jobs.capture.SourceTables.names(
+            (io.icebergcdc.jobs.definition.DatabaseSource) restored.source());
+    assertThat(every).contains("inventory.order_lines", "inventory.customers");
+    assertThatThrownBy(() -> ReadAgain.dropStateOf(restored, every))
+        .isInstanceOf(io.icebergcdc.jobs.definition.JobDefinitionException.class)
+        .hasMessageContaining("names every table the job captures");
     String savepoint = ReadAgain.dropStateOf(restored, List.of("inventory.order_lines"));
     insertCustomer(9002);
     JobDefinition back = restored.restoringFrom(savepoint);

@@ -5,8 +5,6 @@ import io.icebergcdc.jobs.pipeline.RuntimeTranslator;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import org.apache.flink.client.deployment.application.executors.EmbeddedExecutor;
-import org.apache.flink.configuration.DeploymentOptions;
 import org.apache.flink.configuration.ReadableConfig;
 
 /**
@@ -42,7 +40,7 @@ public final class IcebergCdcMain {
 
   /** Whether the program runs inside a JobManager, where exiting would end the JobManager. */
   static boolean runsInJobManager(ReadableConfig flink) {
-    return flink != null && EmbeddedExecutor.NAME.equals(flink.get(DeploymentOptions.TARGET));
+    return RuntimeTranslator.runsInJobManager(flink);
   }
 
   /** The command's failure where it cannot exit: its status and the line it printed. */

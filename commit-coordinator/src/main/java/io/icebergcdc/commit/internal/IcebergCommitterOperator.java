@@ -122,9 +122,9 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
   private final NewTables newTables;
 
   /**
-   * The tables this committer was built with ({@link TablesBuiltWith}): a committer that takes the
-   * tables that appear takes back the appeared tables of a restored state only from a state of its
-   * own build; otherwise they are tables taken out of the job.
+   * The build of this committer ({@link TablesBuiltWith}): a committer that takes the tables that
+   * appear takes back the appeared tables of a restored state only from a state of its own build
+   * (Flink's restart of the job as it was built); otherwise they are tables taken out of the job.
    */
   private final long builtWith;
 
@@ -208,7 +208,7 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
     this.formerTables = formerTables;
     this.inOneTransaction = inOneTransaction;
     this.newTables = newTables;
-    this.builtWith = TablesBuiltWith.of(tables.keySet());
+    this.builtWith = TablesBuiltWith.draw();
   }
 
   /**

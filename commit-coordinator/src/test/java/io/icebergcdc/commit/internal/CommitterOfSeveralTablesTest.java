@@ -201,15 +201,17 @@ class CommitterOfSeveralTablesTest {
   }
 
   /**
-   * A table that appeared while the job ran, restored into a job built with other tables (started
-   * again with another table list, without it): a table taken out of the job, whose pending
-   * checkpoints are committed and which is then forgotten, not kept as a table that appeared.
+   * A table that appeared while the job ran, restored into a job built again (started again with
+   * another table list, or with the same one, without it): a table taken out of the job, whose
+   * pending checkpoints are committed and which is then forgotten, not kept as a table that
+   * appeared. Flink's restart of the job as it was built takes it back.
    */
   @Test
-  void aTableThatAppearedIsTakenOutOfAJobBuiltWithOtherTables() throws Exception {
+  void aTableThatAppearedIsTakenOutOfAJobBuiltAgain() throws Exception {
     TableIdentifier lines = TableIdentifier.of("db", "lines");
     CommitterTables.create(warehouse, List.of(lines));
-    var harness = open(ordersTakingNewTables(), null);
+    IcebergCommitterOperator built = ordersTakingNewTables();
+    var harness = open(asBuilt(built), null);
     harness.processElement(file(ORDERS, "o1", 10));
     harness.processElement(file(ITEMS, "i1", 7));
     harness.snapshot(1, 1);
@@ -217,17 +219,27 @@ class CommitterOfSeveralTablesTest {
     harness.processElement(file(ITEMS, "i2", 3));
     OperatorSubtaskState state = harness.snapshot(2, 2);
 
-    IcebergCommitterOperator rebuilt = takingNewTables(ORDERS, lines);
-    open(rebuilt, state);
+    IcebergCommitterOperator otherTables = takingNewTables(ORDERS, lines);
+    open(otherTables, state);
     assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
-    assertThat(rebuilt.committedTables())
+    assertThat(otherTables.committedTables())
         .containsExactlyInAnyOrder(ORDERS.toString(), lines.toString());
 
-    // Flink's restart of the job as it was built takes back a table that appeared in it.
-    IcebergCommitterOperator sameBuild = ordersTakingNewTables();
-    open(sameBuild, state);
-    assertThat(sameBuild.committedTables())
+    IcebergCommitterOperator sameTables = ordersTakingNewTables();
+    open(sameTables, state);
+    assertThat(sameTables.committedTables()).containsExactly(ORDERS.toString());
+    assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
+
+    // Flink's restart deserializes the committer as it was built, and takes the table back.
+    IcebergCommitterOperator restarted = asBuilt(built);
+    open(restarted, state);
+    assertThat(restarted.committedTables())
         .containsExactlyInAnyOrder(ORDERS.toString(), ITEMS.toString());
+  }
+
+  /** {@code built} as a task deserializes it from the job, as Flink starts or restarts it. */
+  private IcebergCommitterOperator asBuilt(IcebergCommitterOperator built) throws Exception {
+    return org.apache.flink.util.InstantiationUtil.clone(built, getClass().getClassLoader());
   }
 
   private IcebergCommitterOperator committerOf(TableIdentifier table) {
@@ -345,7 +357,8 @@ class CommitterOfSeveralTablesTest {
 
   @Test
   void aTableThatAppearsWhileTheJobRunsIsCommittedAndKeptAcrossRestores() throws Exception {
-    var harness = open(ordersTakingNewTables(), null);
+    IcebergCommitterOperator built = ordersTakingNewTables();
+    var harness = open(asBuilt(built), null);
     harness.processElement(file(ORDERS, "o1", 10));
     harness.processElement(file(ITEMS, "i1", 7));
     harness.snapshot(1, 1);
@@ -359,9 +372,9 @@ class CommitterOfSeveralTablesTest {
     // and it goes on being committed, as a table of the job, not forgotten as a former one.
     harness.processElement(file(ITEMS, "i2", 3));
     OperatorSubtaskState state = harness.snapshot(2, 2);
-    var restored = open(ordersTakingNewTables(), state);
+    var restored = open(asBuilt(built), state);
     assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
-    open(ordersTakingNewTables(), state);
+    open(asBuilt(built), state);
     assertThat(committedCheckpoints(ITEMS)).containsExactly("1", "2");
     restored.processElement(file(ITEMS, "i3", 4));
     OperatorSubtaskState next = restored.snapshot(3, 3);

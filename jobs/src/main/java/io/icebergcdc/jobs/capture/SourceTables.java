@@ -55,6 +55,25 @@ public final class SourceTables {
   }
 
   /**
+   * The names of the captured tables ({@code schema.table} or {@code database.table}), in order.
+   */
+  public static List<String> names(DatabaseSource source) {
+    try (Connection connection = connect(source)) {
+      return TableListing.matching(
+              connection.getMetaData(),
+              source.kind() == DatabaseSource.Kind.POSTGRES,
+              source.database(),
+              source.tablePatterns())
+          .stream()
+          .map(TableListing.Name::qualified)
+          .toList();
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot read the tables of " + source.origin() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
    * One table of the source, as {@link #discover} describes each: for a table created while the job
    * runs. A table without a primary key or with a type without a mapping fails with {@link
    * IllegalArgumentException}, naming it.

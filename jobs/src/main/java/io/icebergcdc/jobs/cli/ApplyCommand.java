@@ -115,12 +115,19 @@ final class ApplyCommand {
                 ? " table " + job.tables().nameTemplate()
                 : ""));
     JobRunner.Outcome outcome;
+    String savepoint = null;
     try {
       if (!plan.readAgain().isEmpty()) {
-        job = job.restoringFrom(dropStateOf(plan.readAgain(), job, out));
+        savepoint = dropStateOf(plan.readAgain(), job, out);
+        job = job.restoringFrom(savepoint);
       }
       outcome = new JobRunner(job).run();
     } catch (JobDefinitionException e) {
+      if (savepoint != null) {
+        // Not an argument error: the run without the tables has changed the job's state.
+        throw new IllegalStateException(
+            e.getMessage() + " (resume from the savepoint: --restore-from " + savepoint + ")", e);
+      }
       throw new Arguments.UsageException("apply: " + e.getMessage());
     }
     if (outcome.detached()) {
@@ -170,7 +177,13 @@ final class ApplyCommand {
             + " until it has stopped with a savepoint, which drops the job's state of "
             + them);
     String savepoint = ReadAgain.dropStateOf(job, tables);
-    out.println("stopped with savepoint " + savepoint + "; resuming from it with every table");
+    out.println(
+        "stopped with savepoint "
+            + savepoint
+            + "; resuming from it with every table (should this run end before its first"
+            + " checkpoint, resume with --restore-from "
+            + savepoint
+            + ", not latest)");
     return savepoint;
   }
 

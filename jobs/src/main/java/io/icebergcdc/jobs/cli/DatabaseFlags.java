@@ -127,6 +127,13 @@ final class DatabaseFlags {
       throw new Arguments.UsageException(
           "apply: --read-again drops the restored state of tables: give --restore-from");
     }
+    if (io.icebergcdc.jobs.pipeline.RuntimeTranslator.runsInJobManager(
+        io.icebergcdc.jobs.pipeline.RuntimeTranslator.clusterConfiguration().orElse(null))) {
+      throw new Arguments.UsageException(
+          "apply: --read-again runs the job twice, following the first to a savepoint, which a"
+              + " program run inside the JobManager (application mode, a jar run through the web"
+              + " UI or REST API) cannot: run it with flink run from a client, or java -jar");
+    }
     if (source.snapshotChunkRows() == 0) {
       throw new Arguments.UsageException(
           "apply: --read-again needs the chunked snapshot, which reads a table beside the log;"

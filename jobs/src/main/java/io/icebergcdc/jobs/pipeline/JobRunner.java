@@ -52,39 +52,95 @@ public final class JobRunner {
    * Runs the job only until it has taken a savepoint: starts it and stops it with a savepoint in
    * {@code directory} (null: the cluster's default) as soon as its tasks run, which commits what
    * its committer holds. The state the operators keep of tables the job was not built with is
-   * dropped from the savepoint, as from any checkpoint.
+   * dropped from the savepoint, as from any checkpoint. A stop refused because some task is not
+   * running yet is tried again, every second; where the job fails, or does not stop within {@code
+   * timeout}, or the wait is interrupted, the job is cancelled, so that it does not go on beside
+   * the next.
    *
    * @return the savepoint's path
-   * @throws java.util.concurrent.TimeoutException where no savepoint could be taken within {@code
-   *     timeout}; the job is cancelled then
    */
   public String runToSavepoint(String directory, java.time.Duration timeout) throws Exception {
     JobClient client = start();
+    LOG.info("Job {} runs until it has stopped with a savepoint", client.getJobID());
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
-      org.apache.flink.api.common.JobStatus status = client.getJobStatus().get();
-      if (status.isGloballyTerminalState()) {
-        // A failure ends the job; its cause reaches the caller from the result.
-        client.getJobExecutionResult().get();
-        throw new IllegalStateException("the job ended (" + status + ") before its savepoint");
-      }
-      if (status == org.apache.flink.api.common.JobStatus.RUNNING) {
-        try {
-          return client
-              .stopWithSavepoint(
-                  false, directory, org.apache.flink.core.execution.SavepointFormatType.DEFAULT)
-              .get();
-        } catch (java.util.concurrent.ExecutionException e) {
-          // Refused while some of its tasks are not running yet: the job runs on.
-          LOG.info("No savepoint yet ({}); trying again", e.getCause().getMessage());
+    String refused = null;
+    boolean stopped = false;
+    try {
+      while (System.nanoTime() < deadline) {
+        org.apache.flink.api.common.JobStatus status = client.getJobStatus().get();
+        if (status.isGloballyTerminalState()) {
+          stopped = true;
+          // A failure ends the job; its cause reaches the caller from the result.
+          client.getJobExecutionResult().get();
+          throw new IllegalStateException("the job ended (" + status + ") before its savepoint");
         }
+        if (status == org.apache.flink.api.common.JobStatus.RUNNING) {
+          try {
+            String savepoint =
+                client
+                    .stopWithSavepoint(
+                        false,
+                        directory,
+                        org.apache.flink.core.execution.SavepointFormatType.DEFAULT)
+                    .get(
+                        Math.max(1, deadline - System.nanoTime()),
+                        java.util.concurrent.TimeUnit.NANOSECONDS);
+            stopped = true;
+            return savepoint;
+          } catch (java.util.concurrent.ExecutionException e) {
+            if (!notAllTasksRunning(e)) {
+              throw e;
+            }
+            refused = e.getCause().getMessage();
+          }
+        }
+        Thread.sleep(1000);
       }
-      if (System.nanoTime() > deadline) {
-        client.cancel().get();
-        throw new java.util.concurrent.TimeoutException(
-            "the job took no savepoint within " + timeout + "; it was cancelled");
+      throw new java.util.concurrent.TimeoutException(
+          "the job took no savepoint within "
+              + timeout
+              + (refused == null ? " (it did not run)" : " (last refusal: " + refused + ")"));
+    } finally {
+      if (!stopped) {
+        cancelQuietly(client);
       }
-      Thread.sleep(1000);
+    }
+  }
+
+  /** Whether a stop with a savepoint was refused only because some task is not running yet. */
+  private static boolean notAllTasksRunning(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof org.apache.flink.runtime.checkpoint.CheckpointException checkpoint
+          && checkpoint.getCheckpointFailureReason()
+              == org.apache.flink.runtime.checkpoint.CheckpointFailureReason
+                  .NOT_ALL_REQUIRED_TASKS_RUNNING) {
+        return true;
+      }
+      // Through a cluster's REST API, the failure arrives as its text.
+      if (t.getMessage() != null
+          && t.getMessage()
+              .contains(
+                  org.apache.flink.runtime.checkpoint.CheckpointFailureReason
+                      .NOT_ALL_REQUIRED_TASKS_RUNNING
+                      .message())) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  private static void cancelQuietly(JobClient client) {
+    try {
+      client.cancel().get(60, java.util.concurrent.TimeUnit.SECONDS);
+      LOG.info("Cancelled job {}", client.getJobID());
+    } catch (Exception e) {
+      LOG.warn(
+          "Could not cancel job {}; cancel it before the job is started again: {}",
+          client.getJobID(),
+          e.toString());
     }
   }
 

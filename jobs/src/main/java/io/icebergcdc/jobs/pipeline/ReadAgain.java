@@ -1,7 +1,9 @@
 package io.icebergcdc.jobs.pipeline;
 
+import io.icebergcdc.jobs.capture.SourceTables;
 import io.icebergcdc.jobs.definition.DatabaseSource;
 import io.icebergcdc.jobs.definition.JobDefinition;
+import io.icebergcdc.jobs.definition.JobDefinitionException;
 import io.icebergcdc.jobs.definition.RuntimeDefinition;
 import java.time.Duration;
 import java.util.List;
@@ -24,6 +26,32 @@ public final class ReadAgain {
   private ReadAgain() {}
 
   /**
+   * Refuses tables the source does not capture (a name mistyped would drop nothing and read nothing
+   * again), and all of them (the job would run without a table: start it without state instead), as
+   * a {@link JobDefinitionException}, before anything runs.
+   */
+  static void checkCaptured(DatabaseSource source, List<String> tables) {
+    List<String> captured = SourceTables.names(source);
+    for (String table : tables) {
+      if (!captured.contains(table)) {
+        throw new JobDefinitionException(
+            "--read-again "
+                + table
+                + ": "
+                + source.origin()
+                + " has no such table that --tables match; it captures "
+                + captured);
+      }
+    }
+    if (tables.containsAll(captured)) {
+      throw new JobDefinitionException(
+          "--read-again names every table the job captures ("
+              + captured
+              + "): start the job without state (no --restore-from) to read them all again");
+    }
+  }
+
+  /**
    * Runs {@code job}, restored as its runtime says, without {@code tables} until it has stopped
    * with a savepoint (under its checkpoint directory's {@code savepoints}, else the cluster's
    * default).
@@ -39,6 +67,7 @@ public final class ReadAgain {
     if (runtime.restoreFrom() == null) {
       throw new IllegalArgumentException("a job without state has no state of tables to drop");
     }
+    checkCaptured(source, tables);
     JobDefinition without =
         new JobDefinition(
             source.without(tables),

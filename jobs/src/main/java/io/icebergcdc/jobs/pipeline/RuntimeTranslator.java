@@ -95,6 +95,17 @@ public final class RuntimeTranslator {
   }
 
   /**
+   * Whether the program runs inside a JobManager (Flink's application mode, or a jar submitted
+   * through its REST API or web UI) as {@code flink} configures it (null: it does not), where it
+   * submits one job and cannot follow it (its client answers no status, takes no savepoint).
+   */
+  public static boolean runsInJobManager(ReadableConfig flink) {
+    return flink != null
+        && org.apache.flink.client.deployment.application.executors.EmbeddedExecutor.NAME.equals(
+            flink.get(org.apache.flink.configuration.DeploymentOptions.TARGET));
+  }
+
+  /**
    * The configuration of the cluster this program was submitted to by Flink's command-line front
    * end ({@code flink run}), or empty when it runs otherwise: on an embedded Flink of its own
    * ({@code java -jar}), or built by a program or test that owns its environment.

@@ -84,9 +84,10 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   private final NewTables newTables;
 
   /**
-   * The tables this operator was built with ({@link io.icebergcdc.commit.TablesBuiltWith}): the
-   * appeared tables of a restored state are taken back only from a state that holds it; a job built
-   * with other tables drops the state of the tables it does not write, as any job does.
+   * The build of this operator ({@link io.icebergcdc.commit.TablesBuiltWith}): the appeared tables
+   * of a restored state are taken back only from a state that holds it (Flink's restart of the job
+   * as it was built); a job built again drops the state of the tables it does not write, as any job
+   * does.
    */
   private final long builtWith;
 
@@ -161,11 +162,11 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
   }
 
   private PositionDeltaWriterOperator(
-      TreeMap<String, TableDeltaWriter<?>> byTable, NewTables newTables) {
+      TreeMap<String, TableDeltaWriter<?>> byTable, NewTables newTables, long builtWith) {
     this.only = null;
     this.byTable = byTable;
     this.newTables = newTables;
-    this.builtWith = io.icebergcdc.commit.TablesBuiltWith.of(byTable.keySet());
+    this.builtWith = builtWith;
   }
 
   private transient org.apache.flink.api.common.state.ListState<Long> builtWithState;
@@ -214,6 +215,13 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
    */
   public static PositionDeltaWriterOperator<TableKey> ofTables(
       Map<String, PositionDeltaWriterOperator<?>> tables, NewTables newTables) {
+    return ofTables(tables, newTables, io.icebergcdc.commit.TablesBuiltWith.draw());
+  }
+
+  /** {@link #ofTables(Map, NewTables)}, as the build {@code builtWith} ({@link #builtWith}). */
+  @org.apache.flink.annotation.VisibleForTesting
+  static PositionDeltaWriterOperator<TableKey> ofTables(
+      Map<String, PositionDeltaWriterOperator<?>> tables, NewTables newTables, long builtWith) {
     if (tables.isEmpty()) {
       throw new IllegalArgumentException("no table to write");
     }
@@ -221,7 +229,7 @@ public final class PositionDeltaWriterOperator<K> extends AbstractStreamOperator
     for (Map.Entry<String, PositionDeltaWriterOperator<?>> table : tables.entrySet()) {
       byTable.put(table.getKey(), writerOfTable(table.getKey(), table.getValue()));
     }
-    return new PositionDeltaWriterOperator<>(byTable, newTables);
+    return new PositionDeltaWriterOperator<>(byTable, newTables, builtWith);
   }
 
   /** The writer of {@code table} in an operator of several, from its operator of one. */

@@ -100,6 +100,12 @@ class WriterOfSeveralTablesTest {
    */
   private boolean streamHashesNewTablesByKey;
 
+  /**
+   * The build of the writers the harnesses make; null: one for each set of tables ({@link
+   * #buildOf}).
+   */
+  private Long build;
+
   private KeyedOneInputStreamOperatorTestHarness<TableKey, ChangeEvent, ChangeCommittable> harness(
       OperatorSubtaskState restore, int parallelism, int subtask) throws Exception {
     return harness(restore, parallelism, subtask, TABLES);
@@ -161,8 +167,20 @@ class WriterOfSeveralTablesTest {
     PositionDeltaWriterOperator.NewTables newTables =
         streamHashesNewTablesByKey ? new HashedByKeyInTheStream(builds) : builds;
     PositionDeltaWriterOperator<TableKey> operator =
-        PositionDeltaWriterOperator.ofTables(writers, takesNewTables ? newTables : null);
+        PositionDeltaWriterOperator.ofTables(
+            writers,
+            takesNewTables ? newTables : null,
+            build != null ? build : buildOf(tables.keySet()));
     return harnessOf(operator, restore, parallelism, subtask);
+  }
+
+  /**
+   * The build of a writer of {@code tables}, here one for each set of tables: a writer of the same
+   * tables restored is Flink's restart of the job as it was built, one of other tables a job built
+   * again.
+   */
+  private static long buildOf(java.util.Collection<String> tables) {
+    return String.join("\n", new java.util.TreeSet<>(tables)).hashCode();
   }
 
   /** Tables that appear built as {@code builds} says, hashed by primary key by the stream. */
@@ -1840,6 +1858,38 @@ class WriterOfSeveralTablesTest {
       ChangeCommittable again = checkpoint(harness, 2, first).get("db.c");
       assertThat(again.stats().duplicatesDropped()).isEqualTo(1);
       assertThat(again.stats().inserted() + again.stats().updated()).isZero();
+    }
+  }
+
+  /**
+   * A table that appeared while the job ran, restored into a writer built again with the same
+   * tables (the job started again without it, its source no longer matching it): its state is
+   * dropped, not taken back, so a table read again later starts without it.
+   */
+  @Test
+  void aTableThatAppearedIsDroppedByAWriterBuiltAgainWithTheSameTables() throws Exception {
+    takesNewTables = true;
+    tables();
+    build = 1L;
+    OperatorSubtaskState state;
+    ChangeEvent first;
+    try (var harness = harness(null, 1, 0)) {
+      Table c = createTable(TableIdentifier.of("db", "c"));
+      first = of("db.c", insert(1, "c1", 10));
+      append(c, checkpoint(harness, 1, first).get("db.c"));
+      state = harness.snapshot(1, 1);
+      harness.notifyOfCompletedCheckpoint(1);
+    }
+    try (var harness = harness(state, 1, 0)) {
+      // Flink's restart: the table is taken back, and the change delivered again is a duplicate.
+      ChangeCommittable again = checkpoint(harness, 2, first).get("db.c");
+      assertThat(again.stats().duplicatesDropped()).isEqualTo(1);
+    }
+    build = 2L;
+    try (var harness = harness(state, 1, 0)) {
+      ChangeCommittable anew = checkpoint(harness, 2, first).get("db.c");
+      assertThat(anew.stats().duplicatesDropped()).isZero();
+      assertThat(anew.stats().inserted()).isEqualTo(1);
     }
   }
 
