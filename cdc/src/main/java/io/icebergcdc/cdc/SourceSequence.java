@@ -136,6 +136,16 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     return new SourceSequence(Kind.COLUMN, null, value);
   }
 
+  /**
+   * This sequence as a delete's whose row is the one deleted: a sequence column's value read from a
+   * deleted row (a Debezium delete's {@code before}, a Flink SQL {@code DELETE}) is the value of
+   * the change that wrote that row, so the delete is ordered right after that change and before any
+   * later value ({@code [value, 1]}). Other sequences, which place the delete itself, as they are.
+   */
+  public SourceSequence ofDeletedRow() {
+    return kind == Kind.COLUMN && size == 1 ? new SourceSequence(Kind.COLUMN, null, c0, 1L) : this;
+  }
+
   /** A change ordered by its arrival, to be numbered by the dedup. */
   public static SourceSequence arrival() {
     return new SourceSequence(Kind.ARRIVAL, null);
@@ -351,7 +361,7 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
         return "unordered";
       case COLUMN:
       default:
-        return "sequence=" + c0;
+        return "sequence=" + c0 + (size > 1 ? " (its row's delete)" : "");
     }
   }
 

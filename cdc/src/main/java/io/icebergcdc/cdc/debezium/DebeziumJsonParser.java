@@ -322,6 +322,9 @@ public final class DebeziumJsonParser {
     DebeziumChanges.checkRows(op, before, after, locator);
     String table = tableName(source);
     SourceSequence sequence = sequence(source, op.isUpsert() ? after : before, locator);
+    if (op == Operation.DELETE) {
+      sequence = sequence.ofDeletedRow();
+    }
     long ts = source.path("ts_ms").asLong(payloadTs.asLong(0L));
 
     return DebeziumChanges.inSchema(

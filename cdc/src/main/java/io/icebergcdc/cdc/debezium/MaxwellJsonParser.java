@@ -96,7 +96,8 @@ public final class MaxwellJsonParser {
       String table = table(root);
       long ts = root.path("ts").asLong(0L) * 1000L;
       if (operation == Operation.DELETE) {
-        return List.of(new ChangeEvent(table, operation, key, row, null, sequence, ts));
+        return List.of(
+            new ChangeEvent(table, operation, key, row, null, sequence.ofDeletedRow(), ts));
       }
       JsonNode old = root.get("old");
       if (operation == Operation.UPDATE && old != null && old.isObject()) {

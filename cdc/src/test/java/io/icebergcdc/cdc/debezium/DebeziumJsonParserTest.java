@@ -199,6 +199,15 @@ class DebeziumJsonParserTest {
             .parse("{\"after\":{\"id\":1,\"ts\":\"2024-01-01T00:00:01\"},\"op\":\"c\"}", "l")
             .get(0);
     assertThat(event.sequence()).isEqualTo(SourceSequence.column(1704067201000000L));
+    // A delete's before-image carries the value of the change that wrote the row: after it.
+    ChangeEvent delete =
+        byColumn
+            .parse("{\"before\":{\"id\":1,\"ts\":\"2024-01-01T00:00:01\"},\"op\":\"d\"}", "l")
+            .get(0);
+    assertThat(delete.sequence())
+        .isEqualTo(SourceSequence.column(1704067201000000L).ofDeletedRow())
+        .isGreaterThan(event.sequence())
+        .isLessThan(SourceSequence.column(1704067201000001L));
     assertThatThrownBy(() -> new DebeziumJsonParser(CHANGE_SCHEMA, "db.t", "nope"))
         .hasMessageContaining("'nope'");
   }

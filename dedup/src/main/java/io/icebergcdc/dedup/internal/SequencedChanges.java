@@ -564,11 +564,13 @@ public final class SequencedChanges implements KeyedDedup {
                     + event.sequence()
                     + "; the source gives no order between them");
     if (ambiguousChangePolicy == AmbiguousChangePolicy.FAIL) {
+      // A bounded input without a sequence is a SQL statement's, which has no dead-letter output.
       throw new AmbiguousChangeException(
-          message
-              + " (set "
-              + DedupOptions.ON_AMBIGUOUS_CHANGE.key()
-              + " to DEAD_LETTER to set such changes aside)");
+          event.sequence().kind() == SourceSequence.Kind.UNORDERED
+              ? message
+              : message
+                  + " (a job of the command line with a dead-letter output sets such changes aside:"
+                  + " --on-ambiguous-change dead_letter)");
     }
     deadLettered++;
     metrics.deadLettered.inc();

@@ -141,6 +141,38 @@ class DedupOperatorTest {
   }
 
   /**
+   * Ordered by a sequence column, a delete carries the value of the row it deletes (a Debezium
+   * delete's before-image, a Flink SQL {@code DELETE}): the same value as the change that wrote
+   * that row, and it comes after it, whichever arrives first; not an ambiguous pair.
+   */
+  @Test
+  void aDeleteByASequenceColumnFollowsTheChangeThatWroteItsRow() throws Exception {
+    open();
+    feed(columnOrdered(insert(1, "a", 0), 10), columnOrdered(insert(2, "x", 0), 20));
+    assertThat(checkpoint()).containsExactly("INSERT 1 a", "INSERT 2 x");
+    feed(columnOrdered(delete(1, 0), 10));
+    assertThat(checkpoint()).containsExactly("DELETE 1 -");
+
+    // The delete first: the insert of the row it deleted is older, and dropped.
+    feed(columnOrdered(delete(3, 0), 30), columnOrdered(insert(3, "late", 0), 30));
+    feed(columnOrdered(delete(1, 0), 10), columnOrdered(update(2, "y", 0), 21));
+    assertThat(checkpoint()).containsExactlyInAnyOrder("DELETE 3 -", "UPDATE 2 y");
+    List<ChangeStats> stats = stats();
+    ChangeStats last = stats.get(stats.size() - 1);
+    assertThat(last.staleDropped()).isEqualTo(1);
+    assertThat(last.duplicatesDropped()).isEqualTo(1);
+  }
+
+  /** {@code change} ordered by a sequence column of {@code value}, read from its row. */
+  private static ChangeEvent columnOrdered(ChangeEvent change, long value) {
+    SourceSequence sequence = SourceSequence.column(value);
+    return change.withSequence(
+        change.operation() == io.icebergcdc.cdc.Operation.DELETE
+            ? sequence.ofDeletedRow()
+            : sequence);
+  }
+
+  /**
    * Upsert records, ordered by their Kafka offsets: within a partition by offset; a key whose
    * record comes in another partition (a topic given more partitions) takes it as its later change,
    * to a lower partition too, where ordering by partition first dropped every later change.
@@ -302,7 +334,7 @@ class DedupOperatorTest {
         .hasMessageContaining("db.items")
         .hasMessageContaining("id=1")
         .hasMessageContaining("lsn=0/A")
-        .hasMessageContaining("dedup.on-ambiguous-change");
+        .hasMessageContaining("--on-ambiguous-change dead_letter");
   }
 
   @Test

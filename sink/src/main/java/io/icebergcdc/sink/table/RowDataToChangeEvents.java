@@ -81,6 +81,9 @@ final class RowDataToChangeEvents implements FlatMapFunction<RowData, ChangeEven
         sequencePosition >= 0
             ? sequence(row)
             : bounded ? SourceSequence.unordered() : SourceSequence.arrival();
+    if (operation == Operation.DELETE) {
+      sequence = sequence.ofDeletedRow();
+    }
     out.collect(
         new ChangeEvent(
             tableName,

@@ -48,6 +48,14 @@ class RowDataToChangeEventsTest {
             new RowDataToChangeEvents(SCHEMA, "db.t", "seq", 2, true, false),
             row(RowKind.INSERT, 1, "a", 7));
     assertThat(bySequence.get(0).sequence()).isEqualTo(SourceSequence.column(7));
+    // A DELETE carries the deleted row's value: it follows the change that wrote that row.
+    assertThat(
+            convert(
+                    new RowDataToChangeEvents(SCHEMA, "db.t", "seq", 2, false, false),
+                    row(RowKind.DELETE, 1, "a", 7))
+                .get(0)
+                .sequence())
+        .isEqualTo(SourceSequence.column(7).ofDeletedRow());
 
     List<ChangeEvent> streaming =
         convert(
