@@ -1,6 +1,7 @@
 package io.icebergcdc.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -916,6 +917,23 @@ class KafkaApplyITCase {
     assertThat(deadLettersInTopic("dead-letters.accounts", malformed.size(), deadline))
         .extracting(l -> l.get("record").asText())
         .containsExactlyInAnyOrderElementsOf(malformed);
+  }
+
+  /**
+   * A topic of {@code --topics} that the cluster does not have, with no table yet: the job ends
+   * before it runs naming the topic, not with the consumer's "not subscribed to any topics".
+   */
+  @Test
+  void aTopicThatIsNotThereIsNamedBeforeTheJobRuns() {
+    assertThatThrownBy(
+            () ->
+                new JobRunner(
+                        new KafkaJob()
+                            .topics("no.such.topic")
+                            .groupId("iceberg-cdc-missing-it")
+                            .build())
+                    .start())
+        .hasMessageContaining("topic no.such.topic is not on " + KAFKA.bootstrapServers());
   }
 
   /**

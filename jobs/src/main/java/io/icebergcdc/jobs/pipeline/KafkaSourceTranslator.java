@@ -400,7 +400,20 @@ final class KafkaSourceTranslator implements SourceTranslator {
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> partitions = new ArrayList<>();
-      for (PartitionInfo info : consumer.partitionsFor(topic, SCHEMA_LOOKUP_TIMEOUT)) {
+      List<PartitionInfo> infos = consumer.partitionsFor(topic, SCHEMA_LOOKUP_TIMEOUT);
+      if (infos == null || infos.isEmpty()) {
+        // Assigned no partition, the consumer's poll fails with a message that names none.
+        throw new IllegalArgumentException(
+            "topic "
+                + topic
+                + " is not on "
+                + kafka.bootstrapServers()
+                + " (or this consumer may not describe it): its table "
+                + identifier
+                + " does not exist either, so there is no schema to create it from; create the"
+                + " topic, or name the existing ones in --topics");
+      }
+      for (PartitionInfo info : infos) {
         partitions.add(new TopicPartition(topic, info.partition()));
       }
       consumer.assign(partitions);
