@@ -219,7 +219,7 @@ final class ApplyCommand {
         definition = KafkaFlags.topics(args);
         tables =
             new TableDefinition(
-                args.optional("table-template", "cdc.{topic}"),
+                template(args, "cdc.{topic}", List.of("{topic}", "{table}")),
                 args.optionalList("primary-key"),
                 null,
                 formatVersion(args));
@@ -246,7 +246,7 @@ final class ApplyCommand {
         definition = DatabaseFlags.source(DatabaseSource.Kind.of(source), args);
         tables =
             new TableDefinition(
-                args.optional("table-template", "{schema}.{table}"),
+                template(args, "{schema}.{table}", List.of("{schema}", "{table}", "{database}")),
                 List.of(),
                 null,
                 formatVersion(args));
@@ -322,6 +322,32 @@ final class ApplyCommand {
       throw new Arguments.UsageException(
           args.command() + ": cannot read --path " + path + ": " + e.getMessage());
     }
+  }
+
+  /**
+   * {@code --table-template}, checked: only the source's placeholders (a misspelt one would be a
+   * table of that literal name), and a namespace before the last dot.
+   */
+  private static String template(Arguments args, String fallback, List<String> placeholders) {
+    String template = args.optional("table-template", fallback);
+    java.util.regex.Matcher placeholder =
+        java.util.regex.Pattern.compile("\\{[^}]*}").matcher(template);
+    while (placeholder.find()) {
+      if (!placeholders.contains(placeholder.group())) {
+        throw args.invalid(
+            "table-template",
+            template,
+            "a table name whose placeholders are " + String.join(", ", placeholders));
+      }
+    }
+    int dot = template.lastIndexOf('.');
+    if (dot <= 0 || dot == template.length() - 1) {
+      throw args.invalid(
+          "table-template",
+          template,
+          "a table name with a namespace, as namespace.table (the part before the last dot)");
+    }
+    return template;
   }
 
   static String tableName(String name) {

@@ -246,6 +246,42 @@ class CommandLineTest {
     assertThat(without.matches("public.items")).isFalse();
   }
 
+  /** A misspelt placeholder or a template without a namespace is refused, not taken literally. */
+  @Test
+  void aTableTemplateHasTheSourcesPlaceholdersAndANamespace() throws Exception {
+    assertThat(run(concat(KAFKA_JOB, "--table-template", "cdc.{tabel}")))
+        .isEqualTo(
+            "2: error: apply: --table-template must be a table name whose placeholders are"
+                + " {topic}, {table}, not 'cdc.{tabel}'");
+    assertThat(run(concat(KAFKA_JOB, "--table-template", "{table}")))
+        .isEqualTo(
+            "2: error: apply: --table-template must be a table name with a namespace, as"
+                + " namespace.table (the part before the last dot), not '{table}'");
+    String[] postgres = {
+      "apply",
+      "--source",
+      "postgres",
+      "--warehouse",
+      "w",
+      "--host",
+      "h",
+      "--database",
+      "d",
+      "--user",
+      "u"
+    };
+    assertThat(run(concat(postgres, "--table-template", "cdc.{topic}")))
+        .startsWith(
+            "2: error: apply: --table-template must be a table name whose placeholders are"
+                + " {schema}, {table}, {database}");
+    ApplyCommand.definition(
+        Arguments.parse(
+            "apply",
+            concat(postgres, "--table-template", "cdc.{schema}_{table}"),
+            1,
+            ApplyCommand.flags()));
+  }
+
   @Test
   void kafkaSecretsGoInAFileNotOnTheCommandLine() throws Exception {
     String jaas =
