@@ -96,8 +96,7 @@ final class CommitPreparation {
     for (String referenced : theirs) {
       if (live.dataFile(referenced) == null) {
         throw new CommitException(
-            "checkpoint "
-                + checkpointId
+            TableCommitter.describe(checkpointId)
                 + " conflicts with a concurrent change of table "
                 + table.name()
                 + ": data file "

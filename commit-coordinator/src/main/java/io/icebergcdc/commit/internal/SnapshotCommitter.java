@@ -532,8 +532,8 @@ final class SnapshotCommitter implements AutoCloseable {
       update.commit();
     } catch (CommitStateUnknownException e) {
       throw new CommitException(
-          "the commit of checkpoint "
-              + checkpointId
+          "the commit of "
+              + TableCommitter.describe(checkpointId)
               + " to table "
               + table.name()
               + " may or may not have happened; the snapshot log decides, read again before"
@@ -541,8 +541,7 @@ final class SnapshotCommitter implements AutoCloseable {
           e);
     } catch (ValidationException e) {
       throw new CommitException(
-          "checkpoint "
-              + checkpointId
+          TableCommitter.describe(checkpointId)
               + " conflicts with a concurrent change of table "
               + table.name()
               + ": "
@@ -551,8 +550,7 @@ final class SnapshotCommitter implements AutoCloseable {
           true);
     } catch (CommitFailedException e) {
       throw new CommitException(
-          "checkpoint "
-              + checkpointId
+          TableCommitter.describe(checkpointId)
               + " lost the race to commit to table "
               + table.name()
               + " more often than commit.retry.num-retries allows: "

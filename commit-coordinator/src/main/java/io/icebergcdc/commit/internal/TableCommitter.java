@@ -51,6 +51,16 @@ final class TableCommitter implements AutoCloseable {
    */
   static final long END_OF_INPUT_CHECKPOINT_ID = Long.MAX_VALUE;
 
+  /**
+   * {@code checkpointId} for a message: "checkpoint 12", or for the one commit of a bounded input
+   * (whose id is {@link #END_OF_INPUT_CHECKPOINT_ID}) "the end of the input".
+   */
+  static String describe(long checkpointId) {
+    return checkpointId == END_OF_INPUT_CHECKPOINT_ID
+        ? "the end of the input"
+        : "checkpoint " + checkpointId;
+  }
+
   /** The listener of a committer given none. */
   private static final CommitListener NO_LISTENER = new NoListener();
 

@@ -43,8 +43,11 @@ final class TableInspector {
     out.println(
         "  format version "
             + org.apache.iceberg.TableUtil.formatVersion(table)
-            + ", partition spec "
-            + table.spec()
+            + ", partition spec ["
+            + (table.spec().isUnpartitioned()
+                ? ""
+                : io.icebergcdc.jobs.pipeline.TableChecks.describe(table.spec()))
+            + "]"
             + ", primary key "
             + table.schema().identifierFieldNames());
     printSnapshots(out);
@@ -167,7 +170,7 @@ final class TableInspector {
           s.snapshotId(),
           Instant.ofEpochMilli(s.timestampMillis()),
           s.operation(),
-          summary.getOrDefault(SnapshotSummaryKeys.CHECKPOINT_ID, "-"),
+          checkpoint(summary.get(SnapshotSummaryKeys.CHECKPOINT_ID)),
           count(summary, SnapshotSummary.ADDED_RECORDS_PROP),
           deletes,
           count(summary, SnapshotSummary.ADDED_FILES_PROP),
@@ -254,5 +257,13 @@ final class TableInspector {
       return String.format("%.1f KiB", size / (double) (1 << 10));
     }
     return size + " B";
+  }
+
+  /** A snapshot's checkpoint id as shown: {@code end} for the one commit of a bounded input. */
+  private static String checkpoint(String id) {
+    if (id == null) {
+      return "-";
+    }
+    return id.equals(String.valueOf(Long.MAX_VALUE)) ? "end" : id;
   }
 }

@@ -17,7 +17,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * existing table must have the partition spec and format version the definition asks for, if it
  * asks; a distribution by partition needs a partitioned table.
  */
-final class TableChecks {
+public final class TableChecks {
 
   private TableChecks() {}
 
@@ -116,7 +116,10 @@ final class TableChecks {
     return ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion();
   }
 
-  private static String describe(PartitionSpec spec) {
+  /**
+   * A partition spec on one line: {@code day(ts), bucket[16](id)}, or "nothing (unpartitioned)".
+   */
+  public static String describe(PartitionSpec spec) {
     if (spec.isUnpartitioned()) {
       return "nothing (unpartitioned)";
     }

@@ -246,6 +246,44 @@ class CommandLineTest {
     assertThat(without.matches("public.items")).isFalse();
   }
 
+  /**
+   * {@code inspect} shows a partition spec on its line and the one commit of a bounded input as the
+   * input's end, not as Long.MAX_VALUE.
+   */
+  @Test
+  void inspectShowsTheSpecOnOneLineAndABoundedInputsCommitAsItsEnd() throws Exception {
+    String warehouse = dir.resolve("inspected").toString();
+    org.apache.iceberg.Schema schema =
+        new org.apache.iceberg.Schema(
+            org.apache.iceberg.types.Types.NestedField.required(
+                1, "id", org.apache.iceberg.types.Types.LongType.get()),
+            org.apache.iceberg.types.Types.NestedField.required(
+                2, "ts", org.apache.iceberg.types.Types.TimestampType.withoutZone()));
+    org.apache.iceberg.catalog.Catalog catalog =
+        io.icebergcdc.sink.CatalogDefinition.hadoop(warehouse).loader().loadCatalog();
+    org.apache.iceberg.Table table =
+        catalog.createTable(
+            org.apache.iceberg.catalog.TableIdentifier.of("db", "t"),
+            schema,
+            org.apache.iceberg.PartitionSpec.builderFor(schema).day("ts").bucket("id", 16).build());
+    table
+        .newAppend()
+        .set(io.icebergcdc.commit.SnapshotSummaryKeys.CHECKPOINT_ID, String.valueOf(Long.MAX_VALUE))
+        .commit();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int status =
+        CommandLine.run(
+            new String[] {"inspect", "--table", "db.t", "--warehouse", warehouse},
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+    String printed = out.toString(StandardCharsets.UTF_8);
+    assertThat(status).as(printed).isZero();
+    assertThat(printed)
+        .contains("partition spec [day(ts), bucket[16](id)], primary key")
+        .doesNotContain(String.valueOf(Long.MAX_VALUE))
+        .containsPattern("append +end ");
+  }
+
   /** A misspelt placeholder or a template without a namespace is refused, not taken literally. */
   @Test
   void aTableTemplateHasTheSourcesPlaceholdersAndANamespace() throws Exception {
