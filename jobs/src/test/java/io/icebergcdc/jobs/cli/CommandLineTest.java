@@ -21,6 +21,21 @@ class CommandLineTest {
     "apply", "--source", "kafka", "--warehouse", "w", "--topics", "t", "--bootstrap-servers", "b"
   };
 
+  /** A PostgreSQL capture's command line, complete but for the flags a test adds. */
+  private static final String[] POSTGRES_JOB = {
+    "apply",
+    "--source",
+    "postgres",
+    "--warehouse",
+    "w",
+    "--host",
+    "h",
+    "--database",
+    "d",
+    "--user",
+    "u"
+  };
+
   @TempDir Path dir;
 
   @Test
@@ -160,19 +175,7 @@ class CommandLineTest {
         .isEqualTo(
             "2: error: apply: Kafka property group.id has a flag of its own: give --group-id"
                 + " instead");
-    String[] postgres = {
-      "apply",
-      "--source",
-      "postgres",
-      "--warehouse",
-      "w",
-      "--host",
-      "h",
-      "--database",
-      "d",
-      "--user",
-      "u"
-    };
+    String[] postgres = POSTGRES_JOB;
     // An empty list is not the default, which captures every table of the schema.
     assertThat(run(concat(postgres, "--tables", ",")))
         .startsWith("2: error: apply: --tables must be");
@@ -198,21 +201,7 @@ class CommandLineTest {
    */
   @Test
   void tablesToReadAgainAreTablesOfARestoredCapture() throws Exception {
-    String[] postgres = {
-      "apply",
-      "--source",
-      "postgres",
-      "--warehouse",
-      "w",
-      "--host",
-      "h",
-      "--database",
-      "d",
-      "--user",
-      "u",
-      "--tables",
-      "inventory\\..*"
-    };
+    String[] postgres = concat(POSTGRES_JOB, "--tables", "inventory\\..*");
     assertThat(run(concat(postgres, "--read-again", "inventory.items")))
         .isEqualTo(
             "2: error: apply: --read-again drops the restored state of tables: give"
@@ -295,19 +284,7 @@ class CommandLineTest {
         .isEqualTo(
             "2: error: apply: --table-template must be a table name with a namespace, as"
                 + " namespace.table (the part before the last dot), not '{table}'");
-    String[] postgres = {
-      "apply",
-      "--source",
-      "postgres",
-      "--warehouse",
-      "w",
-      "--host",
-      "h",
-      "--database",
-      "d",
-      "--user",
-      "u"
-    };
+    String[] postgres = POSTGRES_JOB;
     assertThat(run(concat(postgres, "--table-template", "cdc.{topic}")))
         .startsWith(
             "2: error: apply: --table-template must be a table name whose placeholders are"
