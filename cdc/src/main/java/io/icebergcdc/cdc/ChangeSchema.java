@@ -239,8 +239,11 @@ public final class ChangeSchema implements Serializable {
   public long fingerprint(ChangeEvent event) {
     DataOutputSerializer out = buffer();
     try {
-      out.writeBoolean(event.operation().isUpsert());
-      RowData row = event.operation().isUpsert() ? event.after() : null;
+      // A delete ordered by its deleted row's sequence value is fingerprinted as the write of that
+      // row, so that the write, delivered after it, is told from another row at that value.
+      boolean ofRow = event.operation().isUpsert() || event.sequence().isOfDeletedRow();
+      out.writeBoolean(ofRow);
+      RowData row = event.operation().isUpsert() ? event.after() : ofRow ? event.before() : null;
       if (row != null) {
         ColumnMask unavailable = event.unavailableColumns();
         ColumnEncoder[] encoders = fingerprintEncoders();

@@ -146,6 +146,21 @@ public final class SourceSequence implements Comparable<SourceSequence>, Seriali
     return kind == Kind.COLUMN && size == 1 ? new SourceSequence(Kind.COLUMN, null, c0, 1L) : this;
   }
 
+  /** Whether this is a delete's sequence read from its deleted row ({@link #ofDeletedRow}). */
+  public boolean isOfDeletedRow() {
+    return kind == Kind.COLUMN && size == 2 && c1 == 1L;
+  }
+
+  /**
+   * Whether this is the sequence of the delete of the row that {@code write}, a change at a
+   * sequence column's value, wrote: the same value. A later change at that value is either that
+   * write delivered late, or a row written again at the value of the one deleted, which the value
+   * does not order.
+   */
+  public boolean isDeleteOfRowAt(SourceSequence write) {
+    return isOfDeletedRow() && write.kind == Kind.COLUMN && write.size == 1 && write.c0 == c0;
+  }
+
   /** A change ordered by its arrival, to be numbered by the dedup. */
   public static SourceSequence arrival() {
     return new SourceSequence(Kind.ARRIVAL, null);

@@ -66,9 +66,9 @@ final class CommitReports {
     long checkpointId = made.checkpointId();
     PreparedCommit prepared = made.prepared();
     LOG.info(
-        "Committed checkpoint {} of job {} to table {} as snapshot {} in {} ms: {} data files,"
+        "Committed {} of job {} to table {} as snapshot {} in {} ms: {} data files,"
             + " {} delete files ({} deletes fell back to equality deletes), {}",
-        checkpointId,
+        TableCommitter.describe(checkpointId),
         made.commitJobId(),
         table.name(),
         snapshot.snapshotId(),

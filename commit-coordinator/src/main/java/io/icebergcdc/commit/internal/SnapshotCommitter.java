@@ -287,10 +287,10 @@ final class SnapshotCommitter implements AutoCloseable {
         }
         outage.pauseOrThrow(e);
         LOG.warn(
-            "The catalog of table {} cannot be reached to commit checkpoint {} (attempt {});"
+            "The catalog of table {} cannot be reached to commit {} (attempt {});"
                 + " trying again for up to {}: {}",
             table.name(),
-            checkpointId,
+            TableCommitter.describe(checkpointId),
             outage.failures(),
             catalogRetryTimeout,
             e.toString());

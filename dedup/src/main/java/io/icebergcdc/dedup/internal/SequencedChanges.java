@@ -445,6 +445,18 @@ public final class SequencedChanges implements KeyedDedup {
     }
     if (lastSequence != null) {
       int order = event.sequence().orderAgainstLast(lastSequence);
+      if (order < 0 && lastSequence.isDeleteOfRowAt(event.sequence())) {
+        // After the delete of the row at its value: that row's write delivered late (stale, as
+        // below), or another row written at that value, which the value does not order.
+        boolean deletedRow =
+            number != 0
+                ? jobSchema.fingerprint(pending.event(number)) == jobSchema.fingerprint(event)
+                : jobSchema.isFingerprintOf(prior.fingerprint(), event);
+        if (!deletedRow) {
+          refuseAmbiguous(event);
+          return;
+        }
+      }
       if (order < 0) {
         if (number != 0 && event.sequence().isBeforeLog()) {
           ChangeEvent lent =
@@ -569,8 +581,10 @@ public final class SequencedChanges implements KeyedDedup {
           event.sequence().kind() == SourceSequence.Kind.UNORDERED
               ? message
               : message
-                  + " (a job of the command line with a dead-letter output sets such changes aside:"
-                  + " --on-ambiguous-change dead_letter)");
+                  + " (with a dead-letter output, "
+                  + DedupOptions.ON_AMBIGUOUS_CHANGE.key()
+                  + " = DEAD_LETTER, --on-ambiguous-change dead_letter on the command line, sets"
+                  + " such changes aside)");
     }
     deadLettered++;
     metrics.deadLettered.inc();

@@ -332,13 +332,16 @@ final class ApplyCommand {
     String template = args.optional("table-template", fallback);
     java.util.regex.Matcher placeholder =
         java.util.regex.Pattern.compile("\\{[^}]*}").matcher(template);
+    boolean known = true;
     while (placeholder.find()) {
-      if (!placeholders.contains(placeholder.group())) {
-        throw args.invalid(
-            "table-template",
-            template,
-            "a table name whose placeholders are " + String.join(", ", placeholders));
-      }
+      known &= placeholders.contains(placeholder.group());
+    }
+    // A brace left over is a placeholder misspelt too: cdc.{table
+    if (!known || placeholder.replaceAll("").matches(".*[{}].*")) {
+      throw args.invalid(
+          "table-template",
+          template,
+          "a table name whose placeholders are " + String.join(", ", placeholders));
     }
     int dot = template.lastIndexOf('.');
     if (dot <= 0 || dot == template.length() - 1) {

@@ -397,6 +397,8 @@ final class KafkaSourceTranslator implements SourceTranslator {
     Properties properties = consumerProperties(kafka);
     properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    // A mistyped topic is named below, not created by a broker that creates topics on lookup.
+    properties.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> partitions = new ArrayList<>();

@@ -280,6 +280,8 @@ class CommandLineTest {
         .isEqualTo(
             "2: error: apply: --table-template must be a table name whose placeholders are"
                 + " {topic}, {table}, not 'cdc.{tabel}'");
+    assertThat(run(concat(KAFKA_JOB, "--table-template", "cdc.{table")))
+        .startsWith("2: error: apply: --table-template must be a table name whose placeholders");
     assertThat(run(concat(KAFKA_JOB, "--table-template", "{table}")))
         .isEqualTo(
             "2: error: apply: --table-template must be a table name with a namespace, as"
