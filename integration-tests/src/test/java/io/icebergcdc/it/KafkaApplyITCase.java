@@ -920,16 +920,27 @@ class KafkaApplyITCase {
   }
 
   /**
-   * A topic of {@code --topics} that the cluster does not have, with no table yet: the job ends
-   * before it runs naming the topic, not with the consumer's "not subscribed to any topics".
+   * A topic of {@code --topics} that the cluster does not have: the job ends before it runs naming
+   * the topic, not with the consumer's "not subscribed to any topics" or the source's failure.
    */
   @Test
-  void aTopicThatIsNotThereIsNamedBeforeTheJobRuns() {
+  void aTopicThatIsNotThereIsNamedBeforeTheJobRuns() throws Exception {
     assertThatThrownBy(
             () ->
                 new JobRunner(
                         new KafkaJob()
                             .topics("no.such.topic")
+                            .groupId("iceberg-cdc-missing-it")
+                            .build())
+                    .start())
+        .hasMessageContaining("topic no.such.topic is not on " + KAFKA.bootstrapServers());
+    // Beside a topic that is there (whose table the job would make or take), before either.
+    KAFKA.createTopic("present.items", 1);
+    assertThatThrownBy(
+            () ->
+                new JobRunner(
+                        new KafkaJob()
+                            .topics("present.items", "no.such.topic")
                             .groupId("iceberg-cdc-missing-it")
                             .build())
                     .start())

@@ -135,7 +135,7 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
           topics.add(topic);
         }
       }
-      return describe(admin, topics, bootstrapServers);
+      return describe(admin, topics, bootstrapServers, null);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;
@@ -160,7 +160,20 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
       Properties adminProperties, Collection<String> topics, String bootstrapServers)
       throws InterruptedException {
     try (Admin admin = Admin.create(withTimeouts(adminProperties, false))) {
-      return describe(admin, topics, bootstrapServers);
+      List<String> missing = new ArrayList<>();
+      Map<String, String> ids = describe(admin, topics, bootstrapServers, missing);
+      if (!missing.isEmpty()) {
+        throw new IllegalArgumentException(
+            (missing.size() == 1 ? "topic " : "topics ")
+                + String.join(", ", missing)
+                + (missing.size() == 1 ? " is" : " are")
+                + " not on "
+                + bootstrapServers
+                + ": create "
+                + (missing.size() == 1 ? "it" : "them")
+                + ", or name the existing ones in --topics");
+      }
+      return ids;
     } catch (org.apache.kafka.common.KafkaException e) {
       LOG.warn(
           "The topics of {} cannot be described, so this start does not record their ids: {}",
@@ -171,7 +184,8 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
   }
 
   private static Map<String, String> describe(
-      Admin admin, Collection<String> topics, String bootstrapServers) throws InterruptedException {
+      Admin admin, Collection<String> topics, String bootstrapServers, List<String> missing)
+      throws InterruptedException {
     Map<String, String> ids = new LinkedHashMap<>();
     if (topics.isEmpty()) {
       return ids;
@@ -187,6 +201,12 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
           ids.put(described.getKey(), id.toString());
         }
       } catch (ExecutionException e) {
+        if (missing != null
+            && e.getCause()
+                instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+          missing.add(described.getKey());
+          continue;
+        }
         LOG.warn(
             "Topic {} of {} cannot be described, so its id is not recorded, and a topic deleted and"
                 + " created again under its name is not told from the old one: {}",
