@@ -66,12 +66,17 @@ public final class ReplacedTableException extends RuntimeException {
         cause);
   }
 
+  /** Whether two UUIDs of a table's name, both known (not null), are of two tables. */
+  public static boolean isOtherTable(String uuid, String uuidNow) {
+    return uuid != null && uuidNow != null && !uuid.equals(uuidNow);
+  }
+
   /**
    * Nothing where {@code table} has the UUID it had when the job first loaded it, or either is not
    * known (null); otherwise a {@link #recreated}: a table dropped and created again under its name.
    */
   public static void requireSameTable(String table, String uuid, String uuidNow) {
-    if (uuid != null && uuidNow != null && !uuid.equals(uuidNow)) {
+    if (isOtherTable(uuid, uuidNow)) {
       throw recreated(table, uuid, uuidNow, null);
     }
   }

@@ -347,11 +347,10 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
                       table.getKey() == null
                           ? getMetricGroup()
                           : getMetricGroup().addGroup("table", table.getKey()),
-                      // Several tables are committed at once on the commit threads, each of which
-                      // reads
-                      // and writes its commit's manifests itself: Iceberg's worker pool has a
-                      // thread per
-                      // core for the whole JVM, and waits for its tasks by polling every 10 ms.
+                      // Several tables are committed at once on the commit threads, each of
+                      // which reads and writes its commit's manifests itself: Iceberg's worker
+                      // pool has a thread per core for the whole JVM, and waits for its tasks by
+                      // polling every 10 ms.
                       tables.size() > 1
                           ? org.apache.flink.util.concurrent.Executors.newDirectExecutorService()
                           : null));
@@ -481,9 +480,8 @@ public final class IcebergCommitterOperator extends AbstractStreamOperator<Void>
           restored.table());
       return null;
     }
-    if (restored.tableUuid() != null
-        && committer.tableUuid() != null
-        && !restored.tableUuid().equals(committer.tableUuid())) {
+    if (io.icebergcdc.commit.ReplacedTableException.isOtherTable(
+        restored.tableUuid(), committer.tableUuid())) {
       committer.close();
       LOG.warn(
           "Restored checkpoints {} of table {}, which this job no longer writes, cannot be"

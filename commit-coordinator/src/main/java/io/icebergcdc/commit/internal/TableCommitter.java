@@ -351,9 +351,7 @@ final class TableCommitter implements AutoCloseable {
     }
     fileOwners.putIfAbsent(restored.jobId(), answeredUpTo);
     Table table = commits.table();
-    if (restored.tableUuid() != null
-        && tableUuid != null
-        && !restored.tableUuid().equals(tableUuid)) {
+    if (io.icebergcdc.commit.ReplacedTableException.isOtherTable(restored.tableUuid(), tableUuid)) {
       throw io.icebergcdc.commit.ReplacedTableException.replaced(
           table.name(),
           restored.tableUuid(),

@@ -448,11 +448,7 @@ public final class SequencedChanges implements KeyedDedup {
       if (order < 0 && lastSequence.isDeleteOfRowAt(event.sequence())) {
         // After the delete of the row at its value: that row's write delivered late (stale, as
         // below), or another row written at that value, which the value does not order.
-        boolean deletedRow =
-            number != 0
-                ? jobSchema.fingerprint(pending.event(number)) == jobSchema.fingerprint(event)
-                : jobSchema.isFingerprintOf(prior.fingerprint(), event);
-        if (!deletedRow) {
+        if (!isLastChange(event, number, prior)) {
           refuseAmbiguous(event);
           return;
         }
@@ -472,11 +468,7 @@ public final class SequencedChanges implements KeyedDedup {
       if (order == 0) {
         // Fingerprints are taken only here and when a change is applied: most changes are
         // neither the same as the one before nor the last of their key in the interval.
-        boolean same =
-            number != 0
-                ? jobSchema.fingerprint(pending.event(number)) == jobSchema.fingerprint(event)
-                : jobSchema.isFingerprintOf(prior.fingerprint(), event);
-        if (same) {
+        if (isLastChange(event, number, prior)) {
           duplicates++;
           metrics.duplicates.inc();
           return;
@@ -561,6 +553,16 @@ public final class SequencedChanges implements KeyedDedup {
         && sequence.size() == position.size()
         && java.util.Objects.equals(sequence.prefix(), position.prefix())
         && sequence.compareTo(position) <= 0;
+  }
+
+  /**
+   * Whether {@code event} is the key's last change by its fingerprint: the pending change {@code
+   * number} of this interval, else the applied one, {@code prior}.
+   */
+  private boolean isLastChange(ChangeEvent event, int number, AppliedChange prior) {
+    return number != 0
+        ? jobSchema.fingerprint(pending.event(number)) == jobSchema.fingerprint(event)
+        : jobSchema.isFingerprintOf(prior.fingerprint(), event);
   }
 
   private void refuseAmbiguous(ChangeEvent event) {

@@ -35,12 +35,7 @@ public final class SourceTables {
     try (Connection connection = connect(source)) {
       DatabaseMetaData meta = connection.getMetaData();
       List<CapturedTable> captured = new ArrayList<>();
-      for (TableListing.Name table :
-          TableListing.matching(
-              meta,
-              source.kind() == DatabaseSource.Kind.POSTGRES,
-              source.database(),
-              source.tablePatterns())) {
+      for (TableListing.Name table : matching(source, meta)) {
         captured.add(describe(source, connection, meta, table.namespace(), table.name()));
       }
       if (captured.isEmpty()) {
@@ -59,18 +54,23 @@ public final class SourceTables {
    */
   public static List<String> names(DatabaseSource source) {
     try (Connection connection = connect(source)) {
-      return TableListing.matching(
-              connection.getMetaData(),
-              source.kind() == DatabaseSource.Kind.POSTGRES,
-              source.database(),
-              source.tablePatterns())
-          .stream()
+      return matching(source, connection.getMetaData()).stream()
           .map(TableListing.Name::qualified)
           .toList();
     } catch (SQLException e) {
       throw new IllegalStateException(
           "cannot read the tables of " + source.origin() + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The source's tables that its patterns match, in name order. */
+  private static List<TableListing.Name> matching(DatabaseSource source, DatabaseMetaData meta)
+      throws SQLException {
+    return TableListing.matching(
+        meta,
+        source.kind() == DatabaseSource.Kind.POSTGRES,
+        source.database(),
+        source.tablePatterns());
   }
 
   /**
