@@ -17,6 +17,12 @@ public final class SnapshotSummaryKeys {
   public static final String CHECKPOINT_ID = PREFIX + "checkpoint-id";
 
   /**
+   * The {@link #CHECKPOINT_ID} of the one commit at the end of a bounded input that ran without
+   * checkpoints (a batch load, a drained file): {@link Long#MAX_VALUE}, later than any checkpoint.
+   */
+  public static final long END_OF_INPUT_CHECKPOINT_ID = Long.MAX_VALUE;
+
+  /**
    * The run of a job without checkpoints (batch) whose end of input this snapshot commits: it tells
    * that run's commit, which a task run again after a failure finds, from that of an earlier run
    * under the same job id (Flink's application mode with high availability derives the job id from

@@ -49,7 +49,7 @@ final class TableCommitter implements AutoCloseable {
   /**
    * The checkpoint id recorded for the commit at the end of a job that runs without checkpoints.
    */
-  static final long END_OF_INPUT_CHECKPOINT_ID = Long.MAX_VALUE;
+  static final long END_OF_INPUT_CHECKPOINT_ID = SnapshotSummaryKeys.END_OF_INPUT_CHECKPOINT_ID;
 
   /**
    * {@code checkpointId} for a message: "checkpoint 12", or for the one commit of a bounded input

@@ -264,6 +264,6 @@ final class TableInspector {
     if (id == null) {
       return "-";
     }
-    return id.equals(String.valueOf(Long.MAX_VALUE)) ? "end" : id;
+    return id.equals(String.valueOf(SnapshotSummaryKeys.END_OF_INPUT_CHECKPOINT_ID)) ? "end" : id;
   }
 }

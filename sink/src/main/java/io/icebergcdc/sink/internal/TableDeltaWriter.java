@@ -8,6 +8,7 @@ import io.icebergcdc.commit.ChangeCommittable;
 import io.icebergcdc.commit.ContentFileCodec;
 import io.icebergcdc.commit.LiveFiles;
 import io.icebergcdc.commit.OwnedFileNames;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
 import io.icebergcdc.commit.TableThreads;
 import io.icebergcdc.dedup.AmbiguousChangePolicy;
 import io.icebergcdc.dedup.AppliedChange;
@@ -582,7 +583,7 @@ final class TableDeltaWriter<K> implements NetChanges, java.io.Serializable {
   }
 
   void endInput() throws Exception {
-    this.checkpointId = Long.MAX_VALUE;
+    this.checkpointId = SnapshotSummaryKeys.END_OF_INPUT_CHECKPOINT_ID;
     inputEnded = true;
     writeCurrentSchema();
     dedup.endInput();

@@ -2,6 +2,7 @@ package io.icebergcdc.sink.internal;
 
 import io.icebergcdc.commit.LiveFiles;
 import io.icebergcdc.commit.PositionDeletes;
+import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -264,7 +265,7 @@ final class WriterCompaction {
     long now = clock.getAsLong();
     OwnFile own = new OwnFile(file, now);
     ownFiles.put(file.file(), own);
-    if (file.checkpoint() != Long.MAX_VALUE) {
+    if (file.checkpoint() != SnapshotSummaryKeys.END_OF_INPUT_CHECKPOINT_ID) {
       if (unconfirmed.size() >= MAX_OWN_FILES) {
         // Never confirmed, it is never taken as left: deleted by position, as before it was known.
         unconfirmed.pollFirst();

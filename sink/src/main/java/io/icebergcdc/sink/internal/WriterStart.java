@@ -1,5 +1,6 @@
 package io.icebergcdc.sink.internal;
 
+import io.icebergcdc.commit.SnapshotSummaryKeys;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
@@ -63,10 +64,12 @@ record WriterStart(
     List<OwnDataFile> own = new ArrayList<>();
     long latestFile = -1;
     for (OwnDataFile file : state.restoredOwnFiles()) {
-      // A file of the end of input is of no checkpoint (Long.MAX_VALUE): the restored one, whose
-      // state holds it (a savepoint that drained the input), carried it.
+      // A file of the end of input is of no checkpoint: the restored one, whose state holds it (a
+      // savepoint that drained the input), carried it.
       long checkpoint =
-          file.checkpoint() == Long.MAX_VALUE ? restoredCheckpoint.orElse(-1L) : file.checkpoint();
+          file.checkpoint() == SnapshotSummaryKeys.END_OF_INPUT_CHECKPOINT_ID
+              ? restoredCheckpoint.orElse(-1L)
+              : file.checkpoint();
       latestFile = Math.max(latestFile, checkpoint);
       if (file.subtask() == subtask && file.parallelism() == parallelism) {
         own.add(file);
