@@ -291,12 +291,65 @@ class SqlRowLevelITCase {
     assertThat(select("SELECT id FROM lake.db.orders"))
         .containsExactlyInAnyOrder("+I[2]", "+I[3]", "+I[4]");
 
-    // A write id kept as the table's property would make every later load publish nothing.
-    sql.executeSql("ALTER TABLE lake.db.orders SET ('write-id' = 'daily-2')").await();
+    // A write id kept as the table's property would make every later load publish nothing: the
+    // catalog refuses to set it, and a write refuses a table that holds it (set by another engine).
+    assertThatThrownBy(
+            () -> sql.executeSql("ALTER TABLE lake.db.orders SET ('write-id' = 'daily-2')").await())
+        .hasStackTraceContaining("the property 'write-id' names one load");
+    assertThat(table("orders").properties()).doesNotContainKey("write-id");
+    table("orders").updateProperties().set("write-id", "daily-2").commit();
     assertThatThrownBy(() -> run("INSERT INTO lake.db.orders VALUES (9, 'new')"))
         .hasStackTraceContaining("holds the property 'write-id' = 'daily-2'");
     assertThat(select("SELECT id FROM lake.db.orders"))
         .containsExactlyInAnyOrder("+I[2]", "+I[3]", "+I[4]");
+  }
+
+  @Test
+  void optionsThatWouldFailEveryWriteAreRefusedBeforeTheTableIsCreatedOrChanged() throws Exception {
+    lake();
+    assertThatThrownBy(
+            () ->
+                sql.executeSql(
+                    "CREATE TABLE lake.db.versions (id BIGINT NOT NULL, v STRING,"
+                        + " PRIMARY KEY (id) NOT ENFORCED) WITH ('sequence.field' = 'v')"))
+        .hasStackTraceContaining(
+            "table db.versions: option 'sequence.field' names 'v', a column of type STRING, which"
+                + " cannot order changes");
+    assertThatThrownBy(
+            () ->
+                sql.executeSql(
+                    "CREATE TABLE lake.db.versions (id BIGINT NOT NULL, v BIGINT,"
+                        + " PRIMARY KEY (id) NOT ENFORCED) WITH ('sequence-field' = 'v')"))
+        .hasStackTraceContaining("the property 'sequence-field', which is no option of its writes")
+        .hasStackTraceContaining("did you mean 'sequence.field'?");
+    assertThatThrownBy(
+            () ->
+                run(
+                    "CREATE TABLE lake.db.versions (PRIMARY KEY (id) NOT ENFORCED)"
+                        + " WITH ('sequence.field' = 'label') AS SELECT CAST(1 AS BIGINT) AS id,"
+                        + " 'a' AS label"))
+        .hasStackTraceContaining("names 'label', a column of type CHAR(1) NOT NULL");
+    assertThat(sql.executeSql("SHOW TABLES IN lake.db").collect())
+        .toIterable()
+        .noneMatch(row -> "versions".equals(row.getField(0)));
+
+    sql.executeSql(
+            "CREATE TABLE lake.db.versions (id BIGINT NOT NULL, v BIGINT, label STRING,"
+                + " PRIMARY KEY (id) NOT ENFORCED) WITH ('sequence.field' = 'v')")
+        .await();
+    assertThatThrownBy(
+            () ->
+                sql.executeSql("ALTER TABLE lake.db.versions SET ('sequence.field' = 'label')")
+                    .await())
+        .hasStackTraceContaining("names 'label', a column of type STRING");
+    assertThatThrownBy(
+            () -> sql.executeSql("ALTER TABLE lake.db.versions SET ('dedup.tombstone-tl' = '1 d')"))
+        .hasStackTraceContaining("'dedup.tombstone-tl', which is no option of its writes");
+    assertThat(table("versions").properties())
+        .containsEntry("sequence.field", "v")
+        .doesNotContainKey("dedup.tombstone-tl");
+    run("INSERT INTO lake.db.versions VALUES (1, 2, 'b'), (1, 1, 'a')");
+    assertThat(select("SELECT id, v, label FROM lake.db.versions")).containsExactly("+I[1, 2, b]");
   }
 
   private void lake() {

@@ -1,5 +1,6 @@
 package io.icebergcdc.sink.table;
 
+import io.icebergcdc.commit.BoundedWrite;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.CdcTables;
 import java.util.HashMap;
@@ -12,6 +13,7 @@ import org.apache.flink.table.catalog.CatalogBaseTable;
 import org.apache.flink.table.catalog.CatalogTable;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.ResolvedCatalogTable;
+import org.apache.flink.table.catalog.TableChange;
 import org.apache.flink.table.catalog.exceptions.CatalogException;
 import org.apache.flink.table.catalog.exceptions.DatabaseNotExistException;
 import org.apache.flink.table.catalog.exceptions.ProcedureNotExistException;
@@ -67,6 +69,7 @@ final class IcebergCdcCatalog extends FlinkCatalog {
   @Override
   public void createTable(ObjectPath path, CatalogBaseTable table, boolean ignoreIfExists)
       throws CatalogException, TableAlreadyExistException {
+    checkOptions(path, table);
     if (table instanceof CatalogTable catalogTable) {
       table = catalogTable.copy(CdcTables.withMetadataRetention(table.getOptions()));
     }
@@ -117,6 +120,51 @@ final class IcebergCdcCatalog extends FlinkCatalog {
         .withLocation(location)
         .withProperties(properties)
         .create();
+  }
+
+  @Override
+  public void alterTable(ObjectPath path, CatalogBaseTable newTable, boolean ignoreIfNotExists)
+      throws CatalogException, TableNotExistException {
+    checkOptions(path, newTable);
+    super.alterTable(path, newTable, ignoreIfNotExists);
+  }
+
+  @Override
+  public void alterTable(
+      ObjectPath path,
+      CatalogBaseTable newTable,
+      List<TableChange> tableChanges,
+      boolean ignoreIfNotExists)
+      throws CatalogException, TableNotExistException {
+    checkOptions(path, newTable);
+    super.alterTable(path, newTable, tableChanges, ignoreIfNotExists);
+  }
+
+  /**
+   * Refuses, before the table is created or changed, the options that would fail each of its
+   * writes: a property meant as an option of the writes but none of them, and a {@code
+   * sequence.field} that is not a column that orders.
+   */
+  private static void checkOptions(ObjectPath path, CatalogBaseTable table) {
+    TableIdentifier identifier = TableIdentifier.of(path.getDatabaseName(), path.getObjectName());
+    IcebergCdcCatalogTableFactory.checkOptions(identifier, table.getOptions(), false);
+    if (table.getOptions().containsKey(BoundedWrite.WRITE_ID_OPTION)) {
+      throw new IllegalArgumentException(
+          "table "
+              + identifier
+              + ": the property '"
+              + BoundedWrite.WRITE_ID_OPTION
+              + "' names one load, and every write of the table would carry it: give each load"
+              + " its own in a hint, /*+ OPTIONS('"
+              + BoundedWrite.WRITE_ID_OPTION
+              + "' = '...') */");
+    }
+    if (table instanceof ResolvedCatalogTable resolved) {
+      SequenceField.check(
+          identifier.toString(),
+          resolved.getResolvedSchema(),
+          table.getOptions().get(IcebergCdcTableFactory.SEQUENCE_FIELD.key()));
+    }
   }
 
   /**

@@ -172,6 +172,15 @@ final class IcebergCdcCatalogTableFactory
    * other properties are left alone.
    */
   static void checkStoredOptions(TableIdentifier identifier, Map<String, String> properties) {
+    checkOptions(identifier, properties, true);
+  }
+
+  /**
+   * As {@link #checkStoredOptions}, for the properties a table is about to be created or altered
+   * with ({@code stored} false): the message names the property as given, not as held.
+   */
+  static void checkOptions(
+      TableIdentifier identifier, Map<String, String> properties, boolean stored) {
     java.util.Set<String> known = knownOptions();
     Map<String, String> bySeparators = new HashMap<>();
     known.forEach(option -> bySeparators.put(withoutSeparators(option), option));
@@ -187,15 +196,16 @@ final class IcebergCdcCatalogTableFactory
         throw new IllegalArgumentException(
             "table "
                 + identifier
-                + " holds the property '"
+                + (stored ? " holds the property '" : ": the property '")
                 + key
                 + "', which is no option of its writes"
                 + (meant == null ? "" : " (did you mean '" + meant + "'?)")
                 + "; a write takes "
                 + known
-                + " and the table's write.* properties: correct it with ALTER TABLE ... RESET ('"
-                + key
-                + "') and SET");
+                + " and the table's write.* properties"
+                + (stored
+                    ? ": correct it with ALTER TABLE ... RESET ('" + key + "') and SET"
+                    : ", and each write of the table would fail on it"));
       }
     }
   }

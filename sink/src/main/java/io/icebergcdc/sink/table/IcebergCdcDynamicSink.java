@@ -110,10 +110,7 @@ final class IcebergCdcDynamicSink
     this.sequenceField = sequenceField;
     this.formatVersion = formatVersion;
     this.sinkOptions = sinkOptions;
-    if (sequenceField != null && !flinkSchema.getColumnNames().contains(sequenceField)) {
-      throw new IllegalArgumentException(
-          "option 'sequence.field' names '" + sequenceField + "', which the table does not have");
-    }
+    SequenceField.check(identifier.toString(), flinkSchema, sequenceField);
   }
 
   private boolean hasPrimaryKey() {

@@ -116,7 +116,20 @@ final class RowDataToChangeEvents implements FlatMapFunction<RowData, ChangeEven
     }
     if (value instanceof DecimalData decimal) {
       BigDecimal exact = decimal.toBigDecimal();
-      return SourceSequence.column(exact.longValueExact());
+      try {
+        return SourceSequence.column(exact.longValueExact());
+      } catch (ArithmeticException notWhole) {
+        throw new MalformedChangeException(
+            "table "
+                + tableName
+                + ", key "
+                + schema.describeKey(row)
+                + ": sequence field '"
+                + sequenceField
+                + "' is "
+                + exact.toPlainString()
+                + ", which is no whole number of the range of a bigint");
+      }
     }
     if (value instanceof TimestampData timestamp) {
       return SourceSequence.column(

@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
+import io.icebergcdc.cdc.MalformedChangeException;
 import io.icebergcdc.cdc.Operation;
 import io.icebergcdc.cdc.SourceSequence;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.apache.flink.api.common.functions.util.ListCollector;
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.types.RowKind;
@@ -74,6 +77,41 @@ class RowDataToChangeEventsTest {
             new RowDataToChangeEvents(SCHEMA, "db.t", null, -1, true, false),
             row(RowKind.INSERT, 1, "a", 7));
     assertThat(bounded.get(0).sequence()).isEqualTo(SourceSequence.unordered());
+  }
+
+  @Test
+  void aDecimalSequenceValueThatIsNoWholeNumberIsABadRecordNamingTheKey() {
+    ChangeSchema decimal =
+        new ChangeSchema(
+            new Schema(
+                List.of(
+                    Types.NestedField.required(1, "id", Types.LongType.get()),
+                    Types.NestedField.optional(2, "seq", Types.DecimalType.of(10, 2))),
+                Set.of(1)));
+    RowDataToChangeEvents function =
+        new RowDataToChangeEvents(decimal, "db.t", "seq", 1, true, false);
+    assertThat(
+            convert(
+                    function,
+                    GenericRowData.ofKind(
+                        RowKind.INSERT,
+                        1L,
+                        DecimalData.fromBigDecimal(new BigDecimal("12.00"), 10, 2)))
+                .get(0)
+                .sequence())
+        .isEqualTo(SourceSequence.column(12));
+    assertThatThrownBy(
+            () ->
+                convert(
+                    function,
+                    GenericRowData.ofKind(
+                        RowKind.INSERT,
+                        2L,
+                        DecimalData.fromBigDecimal(new BigDecimal("12.50"), 10, 2))))
+        .isInstanceOf(MalformedChangeException.class)
+        .hasMessage(
+            "table db.t, key id=2: sequence field 'seq' is 12.50, which is no whole number of the"
+                + " range of a bigint");
   }
 
   @Test
