@@ -30,6 +30,12 @@ public final class SnapshotSummaryKeys {
    */
   public static final String RUN_ID = PREFIX + "run-id";
 
+  /**
+   * The staging table whose load an atomic {@code CREATE TABLE ... AS SELECT} created the table
+   * with, on the table's first snapshot.
+   */
+  public static final String CREATED_FROM = PREFIX + "created-from";
+
   public static final String ROWS_INSERTED = PREFIX + "rows-inserted";
   public static final String ROWS_UPDATED = PREFIX + "rows-updated";
   public static final String ROWS_DELETED = PREFIX + "rows-deleted";

@@ -478,6 +478,106 @@ class SqlRowLevelITCase {
   }
 
   @Test
+  void anAtomicCreateTableAsSelectCreatesTheTableWithItsRowsOrNothing() throws Exception {
+    lake();
+    sql.getConfig().set("table.rtas-ctas.atomicity-enabled", "true");
+    assertThatThrownBy(
+            () ->
+                run(
+                    "CREATE TABLE lake.db.failed (PRIMARY KEY (id) NOT ENFORCED)"
+                        + " WITH ('partition-spec' = 'bucket(4, id)') AS SELECT"
+                        + " CAST(id AS BIGINT) AS id, v FROM (VALUES (1, 'a'), (2, 'b'), (1, 'c'))"
+                        + " AS t(id, v)"))
+        .hasStackTraceContaining("key id=1");
+    // Neither the table nor its staging table, nor any file of the load, is left.
+    assertThat(tableNames()).isEmpty();
+    assertThat(dir.resolve("warehouse/db/failed")).doesNotExist();
+
+    run(
+        "CREATE TABLE lake.db.orders (PRIMARY KEY (id) NOT ENFORCED) WITH ("
+            + " 'partition-spec' = 'bucket(4, id)', 'format-version' = '3',"
+            + " 'write.parquet.compression-codec' = 'zstd')"
+            + " AS SELECT CAST(id AS BIGINT) AS id, v FROM (VALUES (1, 'a'), (2, 'b'), (3, 'c'))"
+            + " AS t(id, v)");
+    assertThat(tableNames()).containsExactly("orders");
+    Table table = table("orders");
+    assertThat(rows(table, "id", "v")).containsExactly("1,a", "2,b", "3,c");
+    assertThat(table.spec().fields())
+        .extracting(f -> f.transform().toString())
+        .containsExactly("bucket[4]");
+    assertThat(table.schema().identifierFieldNames()).containsExactly("id");
+    assertThat(table.properties())
+        .containsEntry("write.parquet.compression-codec", "zstd")
+        .doesNotContainKey("write.data.path");
+    assertThat(
+            ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion())
+        .isEqualTo(3);
+    assertThat(table.snapshots()).hasSize(1);
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "3");
+    assertThat(files(table))
+        .allSatisfy(
+            task ->
+                assertThat(task.file().location()).startsWith(table.location() + "/data/ctas-"));
+    // The table is an ordinary one: its next load upserts through the key index.
+    run("INSERT INTO lake.db.orders VALUES (2, 'B'), (4, 'd')");
+    assertThat(rows(table("orders"), "id", "v")).containsExactly("1,a", "2,B", "3,c", "4,d");
+
+    // A streaming load never finishes, so its table would never appear: refused, nothing created.
+    sql.getConfig().set("execution.runtime-mode", "streaming");
+    assertThatThrownBy(
+            () ->
+                sql.executeSql(
+                    "CREATE TABLE lake.db.streamed AS SELECT CAST(1 AS BIGINT) AS id, 'a' AS v"))
+        .hasStackTraceContaining("needs batch execution");
+    assertThat(tableNames()).containsExactly("orders");
+  }
+
+  @Test
+  void anAtomicCreateTableAsSelectWhoseTableAppearsMeanwhileFailsAndLeavesIt() throws Exception {
+    lake();
+    sql.getConfig().set("table.rtas-ctas.atomicity-enabled", "true");
+    sql.executeSql(
+        "CREATE TEMPORARY TABLE slow (id BIGINT NOT NULL, v STRING) WITH ('connector' ="
+            + " 'datagen', 'number-of-rows' = '4', 'rows-per-second' = '1',"
+            + " 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '4')");
+    org.apache.flink.table.api.TableResult load =
+        sql.executeSql(
+            "CREATE TABLE lake.db.raced (PRIMARY KEY (id) NOT ENFORCED) AS SELECT * FROM slow");
+    CatalogDefinition.hadoop(dir.resolve("warehouse").toString())
+        .loader()
+        .loadCatalog()
+        .createTable(
+            TableIdentifier.of("db", "raced"),
+            new org.apache.iceberg.Schema(
+                org.apache.iceberg.types.Types.NestedField.required(
+                    1, "other", org.apache.iceberg.types.Types.IntegerType.get())));
+    assertThatThrownBy(load::await)
+        .hasStackTraceContaining(
+            "table db.raced was created while its CREATE TABLE AS SELECT ran: the load is dropped");
+    assertThat(tableNames()).containsExactly("raced");
+    assertThat(table("raced").schema().columns())
+        .extracting(c -> c.name())
+        .containsExactly("other");
+    assertThat(table("raced").snapshots()).isEmpty();
+    // The load's files, written under the table's data location, are gone with its staging table.
+    Path data = dir.resolve("warehouse/db/raced/data");
+    if (java.nio.file.Files.exists(data)) {
+      try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(data)) {
+        assertThat(files.filter(java.nio.file.Files::isRegularFile)).isEmpty();
+      }
+    }
+  }
+
+  private java.util.Set<String> tableNames() {
+    java.util.Set<String> names = new java.util.TreeSet<>();
+    sql.executeSql("SHOW TABLES IN lake.db")
+        .collect()
+        .forEachRemaining(row -> names.add((String) row.getField(0)));
+    return names;
+  }
+
+  @Test
   void aCreateTableAsSelectWhoseLoadFailsLeavesTheTableEmpty() throws Exception {
     lake();
     assertThatThrownBy(

@@ -95,6 +95,9 @@ public final class IcebergCdcSink {
   private final String tableName;
   private final String recordedKeyHashing;
 
+  /** Run after the last commit of a bounded input; or null. */
+  private final AfterLastCommit afterLastCommit;
+
   private IcebergCdcSink(Builder builder) {
     this.tableLoader = builder.tableLoader;
     this.writerTableLoader =
@@ -116,6 +119,7 @@ public final class IcebergCdcSink {
     this.tableSchema = builder.tableSchema;
     this.tableName = builder.tableName;
     this.recordedKeyHashing = builder.recordedKeyHashing;
+    this.afterLastCommit = builder.afterLastCommit;
   }
 
   public static Builder builder() {
@@ -448,7 +452,10 @@ public final class IcebergCdcSink {
         .uid(uids.committer())
         .setParallelism(1)
         .setMaxParallelism(1)
-        .sinkTo(new DiscardingSink<>())
+        .sinkTo(
+            afterLastCommit == null
+                ? new DiscardingSink<>()
+                : AfterLastCommit.endOfChainRunning(afterLastCommit))
         .name("end")
         .setParallelism(1);
   }
@@ -488,8 +495,18 @@ public final class IcebergCdcSink {
     private SourceSequence tableTruncatedAt;
     private Schema tableSchema;
     private String tableName;
+    private AfterLastCommit afterLastCommit;
 
     private Builder() {}
+
+    /**
+     * Work to run in the job after the committer's last commit, when a bounded input ends; its
+     * failure fails the job.
+     */
+    public Builder afterLastCommit(AfterLastCommit action) {
+      this.afterLastCommit = action;
+      return this;
+    }
 
     /** The table to write; its schema, primary key and partition spec are taken from it. */
     public Builder table(TableLoader loader) {

@@ -47,7 +47,7 @@ final class IcebergCdcCatalog extends FlinkCatalog {
   private static final String SOURCE_CATALOG = "src-catalog";
 
   /** The table option of Iceberg's catalog that places a table, honoured as Iceberg's is. */
-  private static final String LOCATION = "location";
+  static final String LOCATION = "location";
 
   private final CatalogDefinition definition;
 

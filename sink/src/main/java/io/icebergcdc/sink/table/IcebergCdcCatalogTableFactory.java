@@ -7,10 +7,15 @@ import io.icebergcdc.sink.SinkOptions;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
+import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.table.catalog.ObjectIdentifier;
+import org.apache.flink.table.catalog.ObjectPath;
+import org.apache.flink.table.catalog.ResolvedCatalogTable;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.sink.abilities.SupportsStaging.StagingPurpose;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
@@ -77,6 +82,11 @@ final class IcebergCdcCatalogTableFactory
     ObjectIdentifier name = context.getObjectIdentifier();
     TableIdentifier identifier = TableIdentifier.of(name.getDatabaseName(), name.getObjectName());
     Map<String, String> options = context.getCatalogTable().getOptions();
+    if (!catalog.catalog().tableExists(identifier)) {
+      // Planned only for an atomic CREATE TABLE ... AS SELECT: Flink creates the table first
+      // otherwise.
+      return stagingSink(context, identifier);
+    }
     Map<String, String> tableProperties = tableProperties(identifier);
     Map<String, String> overrides = new HashMap<>();
     options.forEach(
@@ -118,6 +128,78 @@ final class IcebergCdcCatalogTableFactory
                 Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
         IcebergCdcTableFactory.sinkOptions(config, identifier),
         overrides);
+  }
+
+  /**
+   * The sink of an atomic {@code CREATE TABLE ... AS SELECT}: its options are those of the table
+   * the statement defines (checked as the catalog checks them when it creates a table), its rows go
+   * to a staging table created when the planner applies the staging.
+   */
+  private DynamicTableSink stagingSink(Context context, TableIdentifier identifier) {
+    ResolvedCatalogTable table = context.getCatalogTable();
+    Map<String, String> options = table.getOptions();
+    Configuration config = Configuration.fromMap(options);
+    IcebergCdcDynamicSink sink =
+        new IcebergCdcDynamicSink(
+            definition.loader(),
+            identifier,
+            table.getResolvedSchema(),
+            table.getPartitionKeys(),
+            config.getOptional(IcebergCdcTableFactory.SEQUENCE_FIELD).orElse(null),
+            Integer.parseInt(
+                options.getOrDefault(
+                    TableProperties.FORMAT_VERSION,
+                    Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
+            IcebergCdcTableFactory.sinkOptions(config, identifier),
+            Map.of());
+    boolean batch =
+        context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.BATCH;
+    return new StagingSink(
+        sink, purpose -> stage(identifier, table, purpose), batch, identifier.toString());
+  }
+
+  /**
+   * Creates the staging table of an atomic {@code CREATE TABLE} {@code target} {@code AS SELECT}:
+   * {@code <table>__ctas_<8 hex digits>} in the table's namespace, with the statement's definition,
+   * writing its data files into a directory of their own under the table's data location.
+   */
+  private StagedCreate stage(
+      TableIdentifier target, ResolvedCatalogTable table, StagingPurpose purpose) {
+    String id = String.format("%08x", java.util.concurrent.ThreadLocalRandom.current().nextInt());
+    TableIdentifier staging =
+        TableIdentifier.of(target.namespace(), target.name() + "__ctas_" + id);
+    Map<String, String> options = new HashMap<>(table.getOptions());
+    String location = options.remove(IcebergCdcCatalog.LOCATION);
+    String dataPath = options.get(TableProperties.WRITE_DATA_LOCATION);
+    String base = dataPath;
+    if (base == null) {
+      String tableLocation = location;
+      if (tableLocation == null) {
+        // Where the catalog would put the table; the transaction is never committed.
+        tableLocation =
+            catalog
+                .catalog()
+                .buildTable(
+                    target,
+                    org.apache.iceberg.flink.FlinkSchemaUtil.convert(table.getResolvedSchema()))
+                .createTransaction()
+                .table()
+                .location();
+      }
+      base = tableLocation.replaceAll("/+$", "") + "/data";
+    }
+    String stagedData = base.replaceAll("/+$", "") + "/ctas-" + id;
+    options.put(TableProperties.WRITE_DATA_LOCATION, stagedData);
+    try {
+      catalog.createTable(
+          new ObjectPath(staging.namespace().toString(), staging.name()),
+          table.copy(options),
+          false);
+    } catch (org.apache.flink.table.catalog.exceptions.TableAlreadyExistException e) {
+      throw new IllegalStateException("the staging table " + staging + " exists already", e);
+    }
+    return new StagedCreate(
+        definition.loader(), target, staging, purpose, stagedData, dataPath, location);
   }
 
   /**

@@ -67,6 +67,16 @@ final class IcebergCdcDynamicSink
 
   private final CatalogLoader catalogLoader;
   private final TableIdentifier identifier;
+
+  /**
+   * The Iceberg table the rows go to: {@link #identifier}, or the staging table of an atomic {@code
+   * CREATE TABLE ... AS SELECT} ({@link StagingSink}).
+   */
+  private TableIdentifier written;
+
+  /** The atomic {@code CREATE TABLE ... AS SELECT} this sink loads; or null. */
+  private StagedCreate staged;
+
   private final ResolvedSchema flinkSchema;
   private final List<String> partitionKeys;
   private final String sequenceField;
@@ -105,6 +115,7 @@ final class IcebergCdcDynamicSink
     this.writeProperties = Map.copyOf(writeProperties);
     this.catalogLoader = catalogLoader;
     this.identifier = identifier;
+    this.written = identifier;
     this.flinkSchema = flinkSchema;
     this.partitionKeys = List.copyOf(partitionKeys);
     this.sequenceField = sequenceField;
@@ -175,13 +186,16 @@ final class IcebergCdcDynamicSink
             (RowType) flinkSchema.toPhysicalRowDataType().getLogicalType(),
             FlinkSchemaUtil.convert(table.schema()),
             identifier.toString());
-    TableLoader loader = TableLoader.fromCatalog(catalogLoader, identifier);
+    TableLoader loader = TableLoader.fromCatalog(catalogLoader, written);
     IcebergCdcSink.Builder builder =
         IcebergCdcSink.builder()
             .table(loader)
             .options(sinkOptions)
             .writeProperties(writeProperties)
             .boundedWrite(bounded);
+    if (staged != null) {
+      builder.afterLastCommit(staged::publish);
+    }
     if (replacesAll) {
       builder.overwrite(
           new Overwrite(Overwrite.Scope.TABLE, Map.of(), true, bounded.readSnapshotId()));
@@ -345,6 +359,10 @@ final class IcebergCdcDynamicSink
     key.forEach(column -> keyIds.add(converted.findField(column).fieldId()));
     Schema schema = new Schema(converted.columns(), keyIds);
     Catalog catalog = catalogLoader.loadCatalog();
+    if (!written.equals(identifier)) {
+      // The staging table, created with the statement's definition.
+      return catalog.loadTable(written);
+    }
     String partitionBy = partitionKeys.isEmpty() ? null : String.join(",", partitionKeys);
     if (!catalog.tableExists(identifier) && key.isEmpty()) {
       return catalog
@@ -518,6 +536,19 @@ final class IcebergCdcDynamicSink
     copy.bounded = bounded;
     copy.replacesAll = replacesAll;
     copy.metadataDelete = metadataDelete;
+    copy.written = written;
+    copy.staged = staged;
+    return copy;
+  }
+
+  /**
+   * This sink, writing its rows into the staging table of {@code staged}, which it publishes after
+   * its last commit.
+   */
+  IcebergCdcDynamicSink loading(StagedCreate staged) {
+    IcebergCdcDynamicSink copy = (IcebergCdcDynamicSink) copy();
+    copy.written = staged.staging();
+    copy.staged = staged;
     return copy;
   }
 

@@ -1,0 +1,116 @@
+package io.icebergcdc.sink.table;
+
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamSink;
+import org.apache.flink.table.catalog.StagedTable;
+import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.connector.ProviderContext;
+import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
+import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.sink.abilities.SupportsPartitioning;
+import org.apache.flink.table.connector.sink.abilities.SupportsStaging;
+import org.apache.flink.table.data.RowData;
+
+/**
+ * The sink of a catalog table that does not exist yet, which Flink plans only for a {@code CREATE
+ * TABLE ... AS SELECT} (or {@code CREATE OR REPLACE} of a missing table) with {@code
+ * table.rtas-ctas.atomicity-enabled}: the statement's load writes a staging table ({@link
+ * StagedCreate}), and the table is created with its rows when the job finishes. Without that
+ * option, Flink creates the table before it plans the load, and this sink is never made.
+ */
+final class StagingSink implements DynamicTableSink, SupportsPartitioning, SupportsStaging {
+
+  private IcebergCdcDynamicSink sink;
+
+  /** Creates the staging table for a purpose; only before {@link #applyStaging}. */
+  private final Function<StagingPurpose, StagedCreate> stager;
+
+  private final boolean batch;
+  private final String table;
+
+  /** The staging table, once the planner applied the staging; or null. */
+  private StagedCreate staged;
+
+  StagingSink(
+      IcebergCdcDynamicSink sink,
+      Function<StagingPurpose, StagedCreate> stager,
+      boolean batch,
+      String table) {
+    this.sink = sink;
+    this.stager = stager;
+    this.batch = batch;
+    this.table = table;
+  }
+
+  @Override
+  public StagedTable applyStaging(StagingContext context) {
+    if (!batch) {
+      // A streaming load never finishes, and the table would appear only when it did.
+      throw new IllegalArgumentException(
+          "an atomic CREATE TABLE "
+              + table
+              + " AS SELECT ('table.rtas-ctas.atomicity-enabled' = 'true') needs batch execution"
+              + " ('execution.runtime-mode' = 'batch'): the table appears when its load finishes;"
+              + " in streaming execution, leave the option false to create the table first");
+    }
+    staged = stager.apply(context.getStagingPurpose());
+    sink = sink.loading(staged);
+    return staged;
+  }
+
+  @Override
+  public ChangelogMode getChangelogMode(ChangelogMode requested) {
+    return sink.getChangelogMode(requested);
+  }
+
+  @Override
+  public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
+    SinkRuntimeProvider provider;
+    try {
+      provider = sink.getSinkRuntimeProvider(context);
+    } catch (RuntimeException e) {
+      throw abortedBy(e);
+    }
+    if (staged == null || !(provider instanceof DataStreamSinkProvider streams)) {
+      return provider;
+    }
+    return new DataStreamSinkProvider() {
+      @Override
+      public DataStreamSink<?> consumeDataStream(
+          ProviderContext providerContext, DataStream<RowData> rows) {
+        try {
+          return streams.consumeDataStream(providerContext, rows);
+        } catch (RuntimeException e) {
+          throw abortedBy(e);
+        }
+      }
+    };
+  }
+
+  /** Drops the staging table of a statement that failed as it was planned; returns {@code e}. */
+  private RuntimeException abortedBy(RuntimeException e) {
+    if (staged != null) {
+      staged.abort();
+    }
+    return e;
+  }
+
+  @Override
+  public void applyStaticPartition(Map<String, String> partition) {
+    sink.applyStaticPartition(partition);
+  }
+
+  @Override
+  public DynamicTableSink copy() {
+    StagingSink copy = new StagingSink((IcebergCdcDynamicSink) sink.copy(), stager, batch, table);
+    copy.staged = staged;
+    return copy;
+  }
+
+  @Override
+  public String asSummaryString() {
+    return sink.asSummaryString();
+  }
+}
