@@ -7,6 +7,11 @@ public final class SnapshotSummaryKeys {
 
   private static final String PREFIX = "iceberg-cdc.";
 
+  /** Whether {@code key} is one of these (they share a prefix). */
+  public static boolean isOwn(String key) {
+    return key.startsWith(PREFIX);
+  }
+
   /** The Flink job whose checkpoint this snapshot commits. */
   public static final String JOB_ID = PREFIX + "job-id";
 

@@ -45,10 +45,14 @@ class SqlClientCatalogITCase {
     // linger for a minute or so after each ends (README, "Session clusters"), more than Flink's
     // default 256 MB of metaspace holds for jobs this size; SessionClusterITCase is the one that
     // runs at the default.
+    cluster = LocalFlinkCluster.start(clusterHome, 1, 2, clusterProperties());
+  }
+
+  private static java.util.Map<String, String> clusterProperties() throws Exception {
     java.util.Map<String, String> properties =
         new java.util.HashMap<>(StandaloneClusterITCase.dockerFlinkProperties());
     properties.put("taskmanager.memory.jvm-metaspace.size", "512m");
-    cluster = LocalFlinkCluster.start(clusterHome, 1, 2, properties);
+    return properties;
   }
 
   @AfterAll
@@ -220,6 +224,60 @@ class SqlClientCatalogITCase {
     Table scratch = catalog.loadTable(TableIdentifier.of("shop", "scratch"));
     assertThat(scratch.currentSnapshot().summary())
         .containsEntry(SnapshotSummaryKeys.TRUNCATE, "true");
+  }
+
+  /**
+   * An atomic {@code CREATE TABLE ... AS SELECT} on a standalone cluster: refused before anything
+   * is created where the jar is given with the job (Flink's JobManager reads the statement's hooks
+   * without it), run where the jar is in Flink's {@code lib/}: the table appears at the job's end
+   * with every row, and its staging table is gone.
+   */
+  @Test
+  void anAtomicCreateTableAsSelectRunsWithTheJarInFlinksLib() throws Exception {
+    String warehouse = dir.resolve("atomic-warehouse").toString();
+    Path statements = dir.resolve("atomic.sql");
+    Files.writeString(
+        statements,
+        String.join(
+            "\n",
+            "SET 'table.dml-sync' = 'true';",
+            "SET 'execution.runtime-mode' = 'batch';",
+            "SET 'table.rtas-ctas.atomicity-enabled' = 'true';",
+            "CREATE CATALOG lake WITH ('type' = 'iceberg-cdc', 'warehouse' = '" + warehouse + "');",
+            "CREATE DATABASE IF NOT EXISTS lake.shop;",
+            "CREATE TABLE lake.shop.squares (PRIMARY KEY (n) NOT ENFORCED)"
+                + " WITH ('partition-spec' = 'bucket(2, n)') AS SELECT CAST(n AS BIGINT) AS n,"
+                + " CAST(n * n AS BIGINT) AS square FROM (VALUES (1), (2), (3)) AS t(n);",
+            ""),
+        StandardCharsets.UTF_8);
+    Catalog catalog = catalog(warehouse);
+    org.apache.iceberg.catalog.Namespace shop = org.apache.iceberg.catalog.Namespace.of("shop");
+
+    LocalFlinkCluster.Result refused =
+        cluster.sqlClient(CLI_TIMEOUT, statements, JAR.toAbsolutePath());
+    assertThat(refused.output())
+        .as(refused.output())
+        .contains("needs this connector's jar in Flink's lib/ directory");
+    assertThat(catalog.listTables(shop)).isEmpty();
+
+    Path home = Files.createDirectories(dir.resolve("cluster-with-the-jar"));
+    try (LocalFlinkCluster withTheJar =
+        LocalFlinkCluster.start(home, 1, 2, clusterProperties(), List.of(JAR.toAbsolutePath()))) {
+      LocalFlinkCluster.Result result = withTheJar.sqlClient(CLI_TIMEOUT, statements);
+      assertThat(result.exitCode()).as(result.output()).isZero();
+      assertThat(result.output()).as(result.output()).doesNotContain("[ERROR]");
+    }
+    Table squares = catalog.loadTable(TableIdentifier.of(shop, "squares"));
+    List<String> rows = new ArrayList<>();
+    try (var records = org.apache.iceberg.data.IcebergGenerics.read(squares).build()) {
+      records.forEach(r -> rows.add(r.getField("n") + "," + r.getField("square")));
+    }
+    assertThat(rows).containsExactlyInAnyOrder("1,1", "2,4", "3,9");
+    assertThat(squares.snapshots()).hasSize(1);
+    assertThat(squares.currentSnapshot().summary()).containsKey(SnapshotSummaryKeys.CREATED_FROM);
+    assertThat(catalog.listTables(shop))
+        .extracting(TableIdentifier::name)
+        .containsExactly("squares");
   }
 
   @Test

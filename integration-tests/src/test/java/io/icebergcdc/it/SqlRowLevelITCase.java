@@ -295,7 +295,7 @@ class SqlRowLevelITCase {
     // catalog refuses to set it, and a write refuses a table that holds it (set by another engine).
     assertThatThrownBy(
             () -> sql.executeSql("ALTER TABLE lake.db.orders SET ('write-id' = 'daily-2')").await())
-        .hasStackTraceContaining("the property 'write-id' names one load");
+        .hasStackTraceContaining("the property 'write-id' is an option of one write");
     assertThat(table("orders").properties()).doesNotContainKey("write-id");
     table("orders").updateProperties().set("write-id", "daily-2").commit();
     assertThatThrownBy(() -> run("INSERT INTO lake.db.orders VALUES (9, 'new')"))

@@ -83,10 +83,14 @@ public final class LocalFlinkCluster implements AutoCloseable {
   private final List<Process> taskManagerProcesses = new ArrayList<>();
   private final HttpClient http = HttpClient.newHttpClient();
 
-  private LocalFlinkCluster(Path home, Path distribution, int restPort) {
+  /** Jars on the class path of every process besides Flink's {@code lib/}, as if in it. */
+  private final List<Path> libraryJars;
+
+  private LocalFlinkCluster(Path home, Path distribution, int restPort, List<Path> libraryJars) {
     this.home = home;
     this.distribution = distribution;
     this.restPort = restPort;
+    this.libraryJars = List.copyOf(libraryJars);
   }
 
   /**
@@ -98,7 +102,22 @@ public final class LocalFlinkCluster implements AutoCloseable {
    */
   public static LocalFlinkCluster start(
       Path home, int taskManagers, int slots, Map<String, String> configuration) throws Exception {
-    LocalFlinkCluster cluster = new LocalFlinkCluster(home, distribution(), freePort());
+    return start(home, taskManagers, slots, configuration, List.of());
+  }
+
+  /**
+   * As {@link #start(Path, int, int, Map)}, with {@code libraryJars} on the class path of the
+   * JobManager, the TaskManagers and the clients, as jars put into Flink's {@code lib/} are.
+   */
+  public static LocalFlinkCluster start(
+      Path home,
+      int taskManagers,
+      int slots,
+      Map<String, String> configuration,
+      List<Path> libraryJars)
+      throws Exception {
+    LocalFlinkCluster cluster =
+        new LocalFlinkCluster(home, distribution(), freePort(), libraryJars);
     // Should the test JVM be ended before close(), its cluster goes with it.
     Runtime.getRuntime()
         .addShutdownHook(new Thread(() -> cluster.processes.forEach(Process::destroyForcibly)));
@@ -500,8 +519,8 @@ public final class LocalFlinkCluster implements AutoCloseable {
 
   private String libraryClassPath() {
     try (Stream<Path> jars = Files.list(distribution.resolve("lib"))) {
-      return jars.filter(p -> p.toString().endsWith(".jar"))
-          .sorted()
+      return Stream.concat(
+              jars.filter(p -> p.toString().endsWith(".jar")).sorted(), libraryJars.stream())
           .map(Path::toString)
           .collect(Collectors.joining(java.io.File.pathSeparator));
     } catch (IOException e) {

@@ -453,9 +453,7 @@ public final class IcebergCdcSink {
         .setParallelism(1)
         .setMaxParallelism(1)
         .sinkTo(
-            afterLastCommit == null
-                ? new DiscardingSink<>()
-                : AfterLastCommit.endOfChainRunning(afterLastCommit))
+            afterLastCommit == null ? new DiscardingSink<>() : new EndOfInputSink(afterLastCommit))
         .name("end")
         .setParallelism(1);
   }

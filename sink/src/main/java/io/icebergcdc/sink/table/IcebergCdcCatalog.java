@@ -1,6 +1,7 @@
 package io.icebergcdc.sink.table;
 
 import io.icebergcdc.commit.BoundedWrite;
+import io.icebergcdc.commit.Overwrite;
 import io.icebergcdc.sink.CatalogDefinition;
 import io.icebergcdc.sink.CdcTables;
 import java.util.HashMap;
@@ -69,7 +70,7 @@ final class IcebergCdcCatalog extends FlinkCatalog {
   @Override
   public void createTable(ObjectPath path, CatalogBaseTable table, boolean ignoreIfExists)
       throws CatalogException, TableAlreadyExistException {
-    checkOptions(path, table);
+    checkOptions(path, table, table.getOptions());
     if (table instanceof CatalogTable catalogTable) {
       table = catalogTable.copy(CdcTables.withMetadataRetention(table.getOptions()));
     }
@@ -125,7 +126,7 @@ final class IcebergCdcCatalog extends FlinkCatalog {
   @Override
   public void alterTable(ObjectPath path, CatalogBaseTable newTable, boolean ignoreIfNotExists)
       throws CatalogException, TableNotExistException {
-    checkOptions(path, newTable);
+    checkChangedOptions(path, newTable);
     super.alterTable(path, newTable, ignoreIfNotExists);
   }
 
@@ -136,35 +137,73 @@ final class IcebergCdcCatalog extends FlinkCatalog {
       List<TableChange> tableChanges,
       boolean ignoreIfNotExists)
       throws CatalogException, TableNotExistException {
-    checkOptions(path, newTable);
+    checkChangedOptions(path, newTable);
     super.alterTable(path, newTable, tableChanges, ignoreIfNotExists);
   }
 
   /**
-   * Refuses, before the table is created or changed, the options that would fail each of its
-   * writes: a property meant as an option of the writes but none of them, and a {@code
-   * sequence.field} that is not a column that orders.
+   * {@link #checkOptions} of the options an {@code ALTER TABLE} sets or changes: a property the
+   * table holds already (set by an earlier build or another engine) does not stop other changes,
+   * such as the {@code RESET} of another; the writes name it.
    */
-  private static void checkOptions(ObjectPath path, CatalogBaseTable table) {
+  private void checkChangedOptions(ObjectPath path, CatalogBaseTable newTable)
+      throws TableNotExistException {
+    Map<String, String> before = getTable(path).getOptions();
+    Map<String, String> changed = new HashMap<>();
+    newTable
+        .getOptions()
+        .forEach(
+            (key, value) -> {
+              if (!value.equals(before.get(key))) {
+                changed.put(key, value);
+              }
+            });
+    checkOptions(path, newTable, changed);
+  }
+
+  /**
+   * Refuses, before the table is created or changed, the options among {@code given} that would
+   * fail or misdirect each of its writes: a property meant as an option of the writes but none of
+   * them; the options that name one write ({@code write-id}, {@code overwrite.filter}), which every
+   * write would carry; a {@code sequence.field} that is not a column that orders.
+   */
+  private static void checkOptions(
+      ObjectPath path, CatalogBaseTable table, Map<String, String> given) {
     TableIdentifier identifier = TableIdentifier.of(path.getDatabaseName(), path.getObjectName());
-    IcebergCdcCatalogTableFactory.checkOptions(identifier, table.getOptions(), false);
-    if (table.getOptions().containsKey(BoundedWrite.WRITE_ID_OPTION)) {
-      throw new IllegalArgumentException(
-          "table "
-              + identifier
-              + ": the property '"
-              + BoundedWrite.WRITE_ID_OPTION
-              + "' names one load, and every write of the table would carry it: give each load"
-              + " its own in a hint, /*+ OPTIONS('"
-              + BoundedWrite.WRITE_ID_OPTION
-              + "' = '...') */");
+    IcebergCdcCatalogTableFactory.checkOptions(identifier, given, false);
+    for (String ofOneWrite : List.of(BoundedWrite.WRITE_ID_OPTION, Overwrite.FILTER_OPTION)) {
+      if (given.containsKey(ofOneWrite)) {
+        throw new IllegalArgumentException(
+            "table "
+                + identifier
+                + ": the property '"
+                + ofOneWrite
+                + "' is an option of one write, and every write of the table would carry it:"
+                + " give it to that write in a hint, /*+ OPTIONS('"
+                + ofOneWrite
+                + "' = '...') */");
+      }
     }
-    if (table instanceof ResolvedCatalogTable resolved) {
-      SequenceField.check(
-          identifier.toString(),
-          resolved.getResolvedSchema(),
-          table.getOptions().get(IcebergCdcTableFactory.SEQUENCE_FIELD.key()));
+    String sequenceField = given.get(IcebergCdcTableFactory.SEQUENCE_FIELD.key());
+    if (sequenceField != null && table instanceof ResolvedCatalogTable resolved) {
+      SequenceField.check(identifier.toString(), resolved.getResolvedSchema(), sequenceField);
     }
+  }
+
+  /**
+   * Drops a table; the staging table of an atomic {@code CREATE TABLE ... AS SELECT} whose table
+   * was created from it (left where its job could not drop it) without its files, which are the
+   * table's now.
+   */
+  @Override
+  public void dropTable(ObjectPath path, boolean ignoreIfNotExists)
+      throws TableNotExistException, CatalogException {
+    TableIdentifier identifier = TableIdentifier.of(path.getDatabaseName(), path.getObjectName());
+    if (StagedCreate.publishedFrom(catalog(), identifier)) {
+      catalog().dropTable(identifier, false);
+      return;
+    }
+    super.dropTable(path, ignoreIfNotExists);
   }
 
   /**

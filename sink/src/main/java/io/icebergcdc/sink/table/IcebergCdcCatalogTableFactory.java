@@ -12,10 +12,8 @@ import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.table.catalog.ObjectIdentifier;
-import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.ResolvedCatalogTable;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
-import org.apache.flink.table.connector.sink.abilities.SupportsStaging.StagingPurpose;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
@@ -83,8 +81,9 @@ final class IcebergCdcCatalogTableFactory
     TableIdentifier identifier = TableIdentifier.of(name.getDatabaseName(), name.getObjectName());
     Map<String, String> options = context.getCatalogTable().getOptions();
     if (!catalog.catalog().tableExists(identifier)) {
-      // Planned only for an atomic CREATE TABLE ... AS SELECT: Flink creates the table first
-      // otherwise.
+      // A CREATE TABLE ... AS SELECT whose table Flink has not created: an atomic one, which
+      // stages its load, or its EXPLAIN, which plans it without staging (and which this sink
+      // refuses: it would create the table).
       return stagingSink(context, identifier);
     }
     Map<String, String> tableProperties = tableProperties(identifier);
@@ -155,51 +154,10 @@ final class IcebergCdcCatalogTableFactory
     boolean batch =
         context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.BATCH;
     return new StagingSink(
-        sink, purpose -> stage(identifier, table, purpose), batch, identifier.toString());
-  }
-
-  /**
-   * Creates the staging table of an atomic {@code CREATE TABLE} {@code target} {@code AS SELECT}:
-   * {@code <table>__ctas_<8 hex digits>} in the table's namespace, with the statement's definition,
-   * writing its data files into a directory of their own under the table's data location.
-   */
-  private StagedCreate stage(
-      TableIdentifier target, ResolvedCatalogTable table, StagingPurpose purpose) {
-    String id = String.format("%08x", java.util.concurrent.ThreadLocalRandom.current().nextInt());
-    TableIdentifier staging =
-        TableIdentifier.of(target.namespace(), target.name() + "__ctas_" + id);
-    Map<String, String> options = new HashMap<>(table.getOptions());
-    String location = options.remove(IcebergCdcCatalog.LOCATION);
-    String dataPath = options.get(TableProperties.WRITE_DATA_LOCATION);
-    String base = dataPath;
-    if (base == null) {
-      String tableLocation = location;
-      if (tableLocation == null) {
-        // Where the catalog would put the table; the transaction is never committed.
-        tableLocation =
-            catalog
-                .catalog()
-                .buildTable(
-                    target,
-                    org.apache.iceberg.flink.FlinkSchemaUtil.convert(table.getResolvedSchema()))
-                .createTransaction()
-                .table()
-                .location();
-      }
-      base = tableLocation.replaceAll("/+$", "") + "/data";
-    }
-    String stagedData = base.replaceAll("/+$", "") + "/ctas-" + id;
-    options.put(TableProperties.WRITE_DATA_LOCATION, stagedData);
-    try {
-      catalog.createTable(
-          new ObjectPath(staging.namespace().toString(), staging.name()),
-          table.copy(options),
-          false);
-    } catch (org.apache.flink.table.catalog.exceptions.TableAlreadyExistException e) {
-      throw new IllegalStateException("the staging table " + staging + " exists already", e);
-    }
-    return new StagedCreate(
-        definition.loader(), target, staging, purpose, stagedData, dataPath, location);
+        sink,
+        purpose -> StagedCreate.stage(catalog, definition.loader(), identifier, table, purpose),
+        batch,
+        identifier.toString());
   }
 
   /**

@@ -46,6 +46,10 @@ final class StagingSink implements DynamicTableSink, SupportsPartitioning, Suppo
 
   @Override
   public StagedTable applyStaging(StagingContext context) {
+    return ContextClassLoader.ofThisJar(() -> stage(context));
+  }
+
+  private StagedTable stage(StagingContext context) {
     if (!batch) {
       // A streaming load never finishes, and the table would appear only when it did.
       throw new IllegalArgumentException(
@@ -55,9 +59,35 @@ final class StagingSink implements DynamicTableSink, SupportsPartitioning, Suppo
               + " ('execution.runtime-mode' = 'batch'): the table appears when its load finishes;"
               + " in streaming execution, leave the option false to create the table first");
     }
+    if (!onFlinksClassPath()) {
+      // Flink ships a job's status hooks, where it calls the staged table, in the job graph,
+      // which the JobManager reads without the job's jars: a hook of a job's jar fails the
+      // submission (ClassNotFoundException), after the staging table was created.
+      throw new IllegalArgumentException(
+          "an atomic CREATE TABLE "
+              + table
+              + " AS SELECT ('table.rtas-ctas.atomicity-enabled' = 'true') needs this"
+              + " connector's jar in Flink's lib/ directory (Flink's JobManager reads the"
+              + " statement's commit and abort, which are this jar's classes, without the jars"
+              + " given with the job, such as sql-client.sh -j); leave the option false to"
+              + " create the table first");
+    }
     staged = stager.apply(context.getStagingPurpose());
     sink = sink.loading(staged);
     return staged;
+  }
+
+  /**
+   * Whether this jar is on the class path Flink itself was started with (in {@code lib/}, or the
+   * application's class path of an embedded job), where the JobManager finds {@link StagedCreate}.
+   */
+  static boolean onFlinksClassPath() {
+    try {
+      return Class.forName(StagedCreate.class.getName(), false, ClassLoader.getSystemClassLoader())
+          == StagedCreate.class;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
   }
 
   @Override
@@ -67,13 +97,23 @@ final class StagingSink implements DynamicTableSink, SupportsPartitioning, Suppo
 
   @Override
   public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
+    if (staged == null) {
+      // Planned without staging: an EXPLAIN of the statement, whose plan would create the table.
+      throw new IllegalArgumentException(
+          "table "
+              + table
+              + " does not exist: this catalog plans a write into a table it has not created only"
+              + " for an atomic CREATE TABLE ... AS SELECT, which runs ('table.rtas-ctas"
+              + ".atomicity-enabled' = 'true'); EXPLAIN of a CREATE TABLE ... AS SELECT is not"
+              + " planned");
+    }
     SinkRuntimeProvider provider;
     try {
       provider = sink.getSinkRuntimeProvider(context);
     } catch (RuntimeException e) {
       throw abortedBy(e);
     }
-    if (staged == null || !(provider instanceof DataStreamSinkProvider streams)) {
+    if (!(provider instanceof DataStreamSinkProvider streams)) {
       return provider;
     }
     return new DataStreamSinkProvider() {
@@ -91,9 +131,11 @@ final class StagingSink implements DynamicTableSink, SupportsPartitioning, Suppo
 
   /** Drops the staging table of a statement that failed as it was planned; returns {@code e}. */
   private RuntimeException abortedBy(RuntimeException e) {
-    if (staged != null) {
-      staged.abort();
-    }
+    ContextClassLoader.ofThisJar(
+        () -> {
+          staged.abort();
+          return null;
+        });
     return e;
   }
 

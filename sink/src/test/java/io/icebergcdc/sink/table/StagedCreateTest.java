@@ -59,7 +59,14 @@ class StagedCreateTest {
   }
 
   private StagedCreate staged(StagingPurpose purpose) {
-    return new StagedCreate(loader, TARGET, STAGING, purpose, stagedData, null, null);
+    return new StagedCreate(
+        loader,
+        TARGET,
+        STAGING.name(),
+        purpose,
+        dir.resolve("warehouse/db/orders").toString(),
+        null,
+        stagedData);
   }
 
   private DataFile committedFile(String name) throws Exception {
@@ -70,6 +77,9 @@ class StagedCreateTest {
             .withPath(file.toString())
             .withFileSizeInBytes(3)
             .withRecordCount(2)
+            .withMetrics(
+                new org.apache.iceberg.Metrics(
+                    2L, Map.of(1, 10L), Map.of(1, 2L), Map.of(1, 0L), Map.of()))
             .withFormat("parquet")
             .build();
     catalog
@@ -92,6 +102,9 @@ class StagedCreateTest {
     staged.publish();
 
     Table table = catalog.loadTable(TARGET);
+    // The publication drops the staging table's entry itself, keeping its files (the table's).
+    assertThat(catalog.tableExists(STAGING)).isFalse();
+    assertThat(table.location()).isEqualTo(dir.resolve("warehouse/db/orders").toString());
     assertThat(table.snapshots()).hasSize(1);
     assertThat(table.currentSnapshot().summary())
         .containsEntry(SnapshotSummaryKeys.ROWS_INSERTED, "2")
@@ -99,6 +112,13 @@ class StagedCreateTest {
     assertThat(table.currentSnapshot().addedDataFiles(table.io()))
         .extracting(DataFile::location)
         .containsExactly(data.location());
+    // With their column statistics, which readers and whole-file deletes prune by.
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().includeColumnStats().planFiles()) {
+      assertThat(tasks)
+          .singleElement()
+          .satisfies(task -> assertThat(task.file().valueCounts()).containsEntry(1, 2L));
+    }
     assertThat(table.properties())
         .containsEntry(TableProperties.PARQUET_COMPRESSION, "zstd")
         .doesNotContainKey(TableProperties.WRITE_DATA_LOCATION);
@@ -106,7 +126,6 @@ class StagedCreateTest {
 
     // A job that failed after the publication (or finished) keeps the table's files.
     staged.abort();
-    assertThat(catalog.tableExists(STAGING)).isFalse();
     assertThat(Path.of(data.location())).exists();
     staged.commit();
     assertThat(catalog.tableExists(TARGET)).isTrue();
