@@ -945,6 +945,19 @@ class KafkaApplyITCase {
                             .build())
                     .start())
         .hasMessageContaining("topic no.such.topic is not on " + KAFKA.bootstrapServers());
+    // A dead-letter topic the cluster lacks, which the job would wait for at its first dead
+    // letter, committing nothing meanwhile.
+    assertThatThrownBy(
+            () ->
+                new JobRunner(
+                        new KafkaJob()
+                            .topics("present.items")
+                            .deadLetterTopic("no.such.dead-letters")
+                            .groupId("iceberg-cdc-missing-it")
+                            .build())
+                    .start())
+        .hasMessageContaining(
+            "--dead-letter-topic no.such.dead-letters is not on " + KAFKA.bootstrapServers());
   }
 
   /**

@@ -643,6 +643,29 @@ class PostgresCaptureITCase extends CaptureScenario {
     assertThat(catalog(job).tableExists(TableIdentifier.of("cdc", "tagged"))).isTrue();
   }
 
+  /** Every table that cannot be captured is named at the start, not one per start. */
+  @Test
+  void namesEveryTableThatCannotBeCapturedAtOnce() throws Exception {
+    execute(
+        "CREATE TABLE inventory.priced (id int PRIMARY KEY, price inet)",
+        "CREATE TABLE inventory.located (id int PRIMARY KEY, at point)",
+        "CREATE TABLE inventory.unkeyed (id int)");
+    JobDefinition job =
+        job(
+            source(List.of("inventory\\.priced", "inventory\\.located", "inventory\\.unkeyed")),
+            "cdc.{table}",
+            null);
+    assertThatThrownBy(() -> PipelineComposer.compose(job))
+        .hasMessageStartingWith("3 tables of ")
+        .hasMessageContaining("table inventory.located ")
+        .hasMessageContaining("at point")
+        .hasMessageContaining("table inventory.priced ")
+        .hasMessageContaining("price inet")
+        .hasMessageContaining("table inventory.unkeyed ")
+        .hasMessageContaining("has no primary key");
+    assertThat(catalog(job).tableExists(TableIdentifier.of("cdc", "priced"))).isFalse();
+  }
+
   /**
    * While the captured tables are idle and others are written, the slot still moves on: Debezium's
    * heartbeat writes a logical decoding message, whose position the next heartbeat carries through

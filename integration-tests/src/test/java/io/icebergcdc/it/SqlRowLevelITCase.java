@@ -348,6 +348,14 @@ class SqlRowLevelITCase {
     assertThat(table("versions").properties())
         .containsEntry("sequence.field", "v")
         .doesNotContainKey("dedup.tombstone-tl");
+    // A property another engine set does not stop other changes, its own reset among them.
+    table("versions").updateProperties().set("dedup.tombstone-tl", "1 d").commit();
+    sql.executeSql("ALTER TABLE lake.db.versions SET ('write.parquet.compression-codec' = 'zstd')")
+        .await();
+    sql.executeSql("ALTER TABLE lake.db.versions RESET ('dedup.tombstone-tl')").await();
+    assertThat(table("versions").properties())
+        .containsEntry("write.parquet.compression-codec", "zstd")
+        .doesNotContainKey("dedup.tombstone-tl");
     run("INSERT INTO lake.db.versions VALUES (1, 2, 'b'), (1, 1, 'a')");
     assertThat(select("SELECT id, v, label FROM lake.db.versions")).containsExactly("+I[1, 2, b]");
   }

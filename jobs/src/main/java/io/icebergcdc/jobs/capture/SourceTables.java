@@ -35,10 +35,28 @@ public final class SourceTables {
     try (Connection connection = connect(source)) {
       DatabaseMetaData meta = connection.getMetaData();
       List<CapturedTable> captured = new ArrayList<>();
-      for (TableListing.Name table : matching(source, meta)) {
-        captured.add(describe(source, connection, meta, table.namespace(), table.name()));
+      List<String> refused = new ArrayList<>();
+      List<TableListing.Name> tables = matching(source, meta);
+      for (TableListing.Name table : tables) {
+        try {
+          captured.add(describe(source, connection, meta, table.namespace(), table.name()));
+        } catch (IllegalArgumentException e) {
+          // Every table that cannot be captured is named at once, not one per start.
+          refused.add(e.getMessage());
+        }
       }
-      if (captured.isEmpty()) {
+      if (refused.size() == 1) {
+        throw new IllegalArgumentException(refused.get(0));
+      }
+      if (!refused.isEmpty()) {
+        throw new IllegalArgumentException(
+            refused.size()
+                + " tables of "
+                + source.origin()
+                + " cannot be captured:\n  "
+                + String.join("\n  ", refused));
+      }
+      if (tables.isEmpty()) {
         throw new IllegalArgumentException(
             "no table of " + source.origin() + " matches " + source.tablePatterns());
       }

@@ -85,6 +85,10 @@ final class KafkaSourceTranslator implements SourceTranslator {
     SinkTranslator.refuseSourcesSharingATable(tableOf);
     Map<String, String> topicIds =
         KafkaTopicIds.describe(adminProperties(), topics, kafka.bootstrapServers());
+    if (job.deadLetters().topic() != null) {
+      KafkaTopicIds.checkDeadLetterTopic(
+          adminProperties(), job.deadLetters().topic(), kafka.bootstrapServers());
+    }
     for (String topic : topics) {
       TableIdentifier identifier = tableOf.get(topic);
       Table table =
@@ -344,17 +348,16 @@ final class KafkaSourceTranslator implements SourceTranslator {
   }
 
   /**
-   * The source's properties: the consumer's, and for a topic pattern, new topics looked for every
-   * {@link #TOPIC_DISCOVERY_INTERVAL} unless the user's {@code partition.discovery.interval.ms}
-   * says otherwise.
+   * The source's properties: the consumer's, and new topics of a pattern and partitions added to a
+   * topic looked for every {@link #TOPIC_DISCOVERY_INTERVAL} (not Flink's five minutes, during
+   * which a key that moved to a new partition would stay stale) unless the user's {@code
+   * partition.discovery.interval.ms} says otherwise.
    */
   static Properties sourceProperties(KafkaTopics kafka) {
     Properties properties = consumerProperties(kafka);
-    if (kafka.topicPattern() != null) {
-      properties.putIfAbsent(
-          KafkaSourceOptions.PARTITION_DISCOVERY_INTERVAL_MS.key(),
-          String.valueOf(TOPIC_DISCOVERY_INTERVAL.toMillis()));
-    }
+    properties.putIfAbsent(
+        KafkaSourceOptions.PARTITION_DISCOVERY_INTERVAL_MS.key(),
+        String.valueOf(TOPIC_DISCOVERY_INTERVAL.toMillis()));
     return properties;
   }
 
@@ -491,6 +494,24 @@ final class KafkaSourceTranslator implements SourceTranslator {
     JsonNode tree = DebeziumJsonParser.readTree(new String(value, StandardCharsets.UTF_8), locator);
     if (!tree.has("schema") || !tree.has("payload")) {
       return null;
+    }
+    if (!primaryKey.isEmpty()) {
+      java.util.Set<String> columns = new java.util.TreeSet<>();
+      DebeziumSchemas.toIcebergSchema(tree.get("schema"), List.of())
+          .columns()
+          .forEach(column -> columns.add(column.name()));
+      List<String> missing = primaryKey.stream().filter(c -> !columns.contains(c)).toList();
+      if (!missing.isEmpty()) {
+        throw new JobDefinitionException(
+            "--primary-key "
+                + String.join(",", primaryKey)
+                + ": no column "
+                + String.join(", ", missing)
+                + " in the rows of the first event with a schema, "
+                + locator
+                + ", which has "
+                + columns);
+      }
     }
     List<String> keyColumns = primaryKey.isEmpty() ? keyFields(key, locator) : primaryKey;
     return DebeziumSchemas.toIcebergSchema(tree.get("schema"), keyColumns);

@@ -183,6 +183,33 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
     }
   }
 
+  /**
+   * Fails, naming it, where the dead-letter topic is not on the cluster: the job would otherwise
+   * wait for it at its first dead letter, a minute at a time, committing nothing meanwhile.
+   */
+  static void checkDeadLetterTopic(
+      Properties adminProperties, String topic, String bootstrapServers)
+      throws InterruptedException {
+    try (Admin admin = Admin.create(withTimeouts(adminProperties, false))) {
+      List<String> missing = new ArrayList<>();
+      describe(admin, List.of(topic), bootstrapServers, missing);
+      if (!missing.isEmpty()) {
+        throw new IllegalArgumentException(
+            "--dead-letter-topic "
+                + topic
+                + " is not on "
+                + bootstrapServers
+                + ": create it, or name an existing topic");
+      }
+    } catch (org.apache.kafka.common.KafkaException e) {
+      LOG.warn(
+          "The dead-letter topic {} of {} cannot be described, so this start does not check it: {}",
+          topic,
+          bootstrapServers,
+          e.toString());
+    }
+  }
+
   private static Map<String, String> describe(
       Admin admin, Collection<String> topics, String bootstrapServers, List<String> missing)
       throws InterruptedException {

@@ -49,6 +49,8 @@ public final class RuntimeTranslator {
       MemorySize network = embeddedNetworkMemory(tables, runtime.parallelism());
       config.set(TaskManagerOptions.NETWORK_MEMORY_MIN, network);
       config.set(TaskManagerOptions.NETWORK_MEMORY_MAX, network);
+      // The embedded Flink's REST endpoint (it can cancel the job) answers this machine only.
+      config.set(org.apache.flink.configuration.RestOptions.BIND_ADDRESS, "127.0.0.1");
     }
     config.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
     config.set(

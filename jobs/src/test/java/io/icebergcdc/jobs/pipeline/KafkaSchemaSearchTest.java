@@ -53,4 +53,17 @@ class KafkaSchemaSearchTest {
                 .failure("shop.public.items", TableIdentifier.of("db", "items")))
         .hasMessageContaining("holds no event with a schema");
   }
+
+  /** A --primary-key column the events' rows lack is an argument error naming the flag. */
+  @Test
+  void aPrimaryKeyColumnTheRowsLackIsNamedWithTheFlag() {
+    KafkaSourceTranslator.SchemaSearch search =
+        new KafkaSourceTranslator.SchemaSearch(List.of("nosuchcol"));
+    assertThat(search.offer(record(7, ChangelogGenerator.kafkaKeyOf(LINE), LINE))).isNull();
+    assertThat(search.failure("shop.public.items", TableIdentifier.of("db", "items")))
+        .isInstanceOf(io.icebergcdc.jobs.definition.JobDefinitionException.class)
+        .hasMessageStartingWith(
+            "--primary-key nosuchcol: no column nosuchcol in the rows of the first event with a"
+                + " schema, topic shop.public.items/0@7, which has [");
+  }
 }
