@@ -51,6 +51,7 @@ public final class RuntimeTranslator {
       config.set(TaskManagerOptions.NETWORK_MEMORY_MAX, network);
       // The embedded Flink's REST endpoint (it can cancel the job) answers this machine only.
       config.set(org.apache.flink.configuration.RestOptions.BIND_ADDRESS, "127.0.0.1");
+      config.set(org.apache.flink.configuration.CoreOptions.TMP_DIRS, embeddedTemporaryFiles());
     }
     config.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
     config.set(
@@ -80,6 +81,27 @@ public final class RuntimeTranslator {
     env.getConfig().enableObjectReuse();
     env.enableCheckpointing(runtime.checkpointInterval().toMillis());
     return env;
+  }
+
+  /**
+   * A directory of this process's own for the embedded Flink's temporary files (the RPC system's
+   * jar, spilling, shuffle and cache directories), removed when the process exits, however it exits
+   * but killed: Flink removes its own only where the job ends before the process does, and left 21
+   * MB in the system's temporary directory at each failed or stopped run.
+   */
+  private static String embeddedTemporaryFiles() {
+    try {
+      java.nio.file.Path directory = java.nio.file.Files.createTempDirectory("iceberg-cdc-flink-");
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> org.apache.flink.util.FileUtils.deleteDirectoryQuietly(directory.toFile()),
+                  "remove " + directory));
+      return directory.toString();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(
+          "cannot create a directory for Flink's temporary files", e);
+    }
   }
 
   /**
