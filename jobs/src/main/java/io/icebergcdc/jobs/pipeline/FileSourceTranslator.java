@@ -5,7 +5,6 @@ import io.icebergcdc.cdc.ChangeEvent;
 import io.icebergcdc.cdc.ChangeSchema;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParseFunction;
 import io.icebergcdc.cdc.debezium.DebeziumJsonParser;
-import io.icebergcdc.cdc.debezium.DebeziumSchemas;
 import io.icebergcdc.cdc.typeutils.ChangeEventTypeInfo;
 import io.icebergcdc.jobs.definition.ChangelogFile;
 import io.icebergcdc.jobs.definition.JobDefinition;
@@ -241,26 +240,10 @@ final class FileSourceTranslator implements SourceTranslator {
     }
     JsonNode root = first.root();
     if (root.has("schema") && root.has("payload")) {
-      List<String> primaryKey = job.tables().primaryKey();
-      java.util.Set<String> columns =
-          DebeziumSchemas.toIcebergSchema(root.get("schema"), List.of()).columns().stream()
-              .map(org.apache.iceberg.types.Types.NestedField::name)
-              .collect(java.util.stream.Collectors.toSet());
-      List<String> missing = primaryKey.stream().filter(c -> !columns.contains(c)).toList();
-      if (!missing.isEmpty()) {
-        throw new JobDefinitionException(
-            "--primary-key "
-                + String.join(",", primaryKey)
-                + ": no column "
-                + String.join(", ", missing)
-                + " in the rows of the first event of "
-                + file.path()
-                + " (line "
-                + first.line()
-                + "), which has "
-                + columns.stream().sorted().toList());
-      }
-      return DebeziumSchemas.toIcebergSchema(root.get("schema"), primaryKey);
+      return TableChecks.schemaWithPrimaryKey(
+          root.get("schema"),
+          job.tables().primaryKey(),
+          "the first event of " + file.path() + " (line " + first.line() + ")");
     }
     throw new JobDefinitionException(
         "table "

@@ -496,25 +496,10 @@ final class KafkaSourceTranslator implements SourceTranslator {
       return null;
     }
     if (!primaryKey.isEmpty()) {
-      java.util.Set<String> columns = new java.util.TreeSet<>();
-      DebeziumSchemas.toIcebergSchema(tree.get("schema"), List.of())
-          .columns()
-          .forEach(column -> columns.add(column.name()));
-      List<String> missing = primaryKey.stream().filter(c -> !columns.contains(c)).toList();
-      if (!missing.isEmpty()) {
-        throw new JobDefinitionException(
-            "--primary-key "
-                + String.join(",", primaryKey)
-                + ": no column "
-                + String.join(", ", missing)
-                + " in the rows of the first event with a schema, "
-                + locator
-                + ", which has "
-                + columns);
-      }
+      return TableChecks.schemaWithPrimaryKey(
+          tree.get("schema"), primaryKey, "the first event with a schema, " + locator);
     }
-    List<String> keyColumns = primaryKey.isEmpty() ? keyFields(key, locator) : primaryKey;
-    return DebeziumSchemas.toIcebergSchema(tree.get("schema"), keyColumns);
+    return DebeziumSchemas.toIcebergSchema(tree.get("schema"), keyFields(key, locator));
   }
 
   /** The primary key as Debezium writes it: the fields of the record's key. */

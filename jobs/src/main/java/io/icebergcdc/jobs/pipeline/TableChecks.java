@@ -1,10 +1,13 @@
 package io.icebergcdc.jobs.pipeline;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.icebergcdc.cdc.debezium.DebeziumSchemas;
 import io.icebergcdc.jobs.definition.JobDefinitionException;
 import io.icebergcdc.jobs.definition.TableDefinition;
 import io.icebergcdc.sink.CdcTables;
 import io.icebergcdc.sink.Distribution;
 import io.icebergcdc.sink.SinkOptions;
+import java.util.List;
 import org.apache.flink.configuration.Configuration;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
@@ -72,6 +75,33 @@ public final class TableChecks {
               + " is not partitioned: distribution by partition needs a partitioned table; use"
               + " distribution primary_key or partition the table");
     }
+  }
+
+  /**
+   * The table schema of a Debezium event's Connect schema with {@code primaryKey}; fails, naming
+   * the flag and what the event's rows have, where a column of {@code primaryKey} is none of them.
+   *
+   * @param event where the event is, for the message ("the first event of FILE (line 3)")
+   */
+  static Schema schemaWithPrimaryKey(
+      JsonNode connectSchema, List<String> primaryKey, String event) {
+    java.util.Set<String> columns = new java.util.TreeSet<>();
+    DebeziumSchemas.toIcebergSchema(connectSchema, List.of())
+        .columns()
+        .forEach(column -> columns.add(column.name()));
+    List<String> missing = primaryKey.stream().filter(c -> !columns.contains(c)).toList();
+    if (!missing.isEmpty()) {
+      throw new JobDefinitionException(
+          "--primary-key "
+              + String.join(",", primaryKey)
+              + ": no column "
+              + String.join(", ", missing)
+              + " in the rows of "
+              + event
+              + ", which has "
+              + columns);
+    }
+    return DebeziumSchemas.toIcebergSchema(connectSchema, primaryKey);
   }
 
   /**

@@ -95,6 +95,19 @@ final class RowDataToChangeEvents implements FlatMapFunction<RowData, ChangeEven
             0L));
   }
 
+  /** A row whose sequence field cannot order it: "is {@code what}", naming the table and key. */
+  private MalformedChangeException badSequence(RowData row, String what) {
+    return new MalformedChangeException(
+        "table "
+            + tableName
+            + ", key "
+            + schema.describeKey(row)
+            + ": sequence field '"
+            + sequenceField
+            + "' is "
+            + what);
+  }
+
   private SourceSequence sequence(RowData row) {
     if (sequenceGetter == null) {
       sequenceGetter =
@@ -102,14 +115,7 @@ final class RowDataToChangeEvents implements FlatMapFunction<RowData, ChangeEven
     }
     Object value = sequenceGetter.getFieldOrNull(row);
     if (value == null) {
-      throw new MalformedChangeException(
-          "table "
-              + tableName
-              + ", key "
-              + schema.describeKey(row)
-              + ": sequence field '"
-              + sequenceField
-              + "' is null");
+      throw badSequence(row, "null");
     }
     if (value instanceof Number number && !(value instanceof Float || value instanceof Double)) {
       return SourceSequence.column(number.longValue());
@@ -119,16 +125,8 @@ final class RowDataToChangeEvents implements FlatMapFunction<RowData, ChangeEven
       try {
         return SourceSequence.column(exact.longValueExact());
       } catch (ArithmeticException notWhole) {
-        throw new MalformedChangeException(
-            "table "
-                + tableName
-                + ", key "
-                + schema.describeKey(row)
-                + ": sequence field '"
-                + sequenceField
-                + "' is "
-                + exact.toPlainString()
-                + ", which is no whole number of the range of a bigint");
+        throw badSequence(
+            row, exact.toPlainString() + ", which is no whole number of the range of a bigint");
       }
     }
     if (value instanceof TimestampData timestamp) {

@@ -36,29 +36,27 @@ final class SequenceField {
     if (field == null) {
       return;
     }
+    String names =
+        "table "
+            + table
+            + ": option '"
+            + IcebergCdcTableFactory.SEQUENCE_FIELD.key()
+            + "' names '"
+            + field
+            + "', ";
     Optional<Column> column = schema.getColumn(field);
     if (column.isEmpty()) {
       throw new IllegalArgumentException(
-          "table "
-              + table
-              + ": option '"
-              + IcebergCdcTableFactory.SEQUENCE_FIELD.key()
-              + "' names '"
-              + field
-              + "', which the table does not have (its columns: "
+          names
+              + "which the table does not have (its columns: "
               + String.join(", ", schema.getColumnNames())
               + ")");
     }
     LogicalTypeRoot type = column.get().getDataType().getLogicalType().getTypeRoot();
     if (!ORDERING.contains(type)) {
       throw new IllegalArgumentException(
-          "table "
-              + table
-              + ": option '"
-              + IcebergCdcTableFactory.SEQUENCE_FIELD.key()
-              + "' names '"
-              + field
-              + "', a column of type "
+          names
+              + "a column of type "
               + column.get().getDataType()
               + ", which cannot order changes: it must be an integer, decimal, date or timestamp"
               + " column");
