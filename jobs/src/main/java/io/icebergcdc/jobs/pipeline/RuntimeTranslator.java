@@ -26,6 +26,8 @@ public final class RuntimeTranslator {
 
   private RuntimeTranslator() {}
 
+  private static final String LOOPBACK = "127.0.0.1";
+
   /** Network memory of an embedded Flink: its own default, enough for a few tables. */
   static final MemorySize EMBEDDED_NETWORK_MEMORY = MemorySize.ofMebiBytes(64);
 
@@ -49,8 +51,11 @@ public final class RuntimeTranslator {
       MemorySize network = embeddedNetworkMemory(tables, runtime.parallelism());
       config.set(TaskManagerOptions.NETWORK_MEMORY_MIN, network);
       config.set(TaskManagerOptions.NETWORK_MEMORY_MAX, network);
-      // The embedded Flink's REST endpoint (it can cancel the job) answers this machine only.
-      config.set(org.apache.flink.configuration.RestOptions.BIND_ADDRESS, "127.0.0.1");
+      // The embedded Flink's endpoints (its REST API can cancel the job, its blob server serves
+      // the job's files) answer this machine only.
+      config.set(org.apache.flink.configuration.RestOptions.BIND_ADDRESS, LOOPBACK);
+      config.set(org.apache.flink.configuration.JobManagerOptions.BIND_HOST, LOOPBACK);
+      config.set(org.apache.flink.configuration.TaskManagerOptions.BIND_HOST, LOOPBACK);
       config.set(org.apache.flink.configuration.CoreOptions.TMP_DIRS, embeddedTemporaryFiles());
     }
     config.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");

@@ -14,15 +14,20 @@ class RuntimeTranslatorTest {
 
   @TempDir Path dir;
 
-  /** Its REST endpoint can cancel the job: it answers this machine, not the network. */
+  /**
+   * Its REST endpoint can cancel the job, its blob server serves the job's files: they answer this
+   * machine, not the network.
+   */
   @Test
-  void theEmbeddedRestEndpointAnswersThisMachineOnly() {
+  void theEmbeddedEndpointsAnswerThisMachineOnly() {
     RuntimeDefinition runtime =
         new RuntimeDefinition(2, Duration.ofSeconds(10), dir.toString(), null, null, 3);
-    assertThat(
-            RuntimeTranslator.environment(runtime, 1)
-                .getConfiguration()
-                .get(RestOptions.BIND_ADDRESS))
+    org.apache.flink.configuration.ReadableConfig config =
+        RuntimeTranslator.environment(runtime, 1).getConfiguration();
+    assertThat(config.get(RestOptions.BIND_ADDRESS)).isEqualTo("127.0.0.1");
+    assertThat(config.get(org.apache.flink.configuration.JobManagerOptions.BIND_HOST))
+        .isEqualTo("127.0.0.1");
+    assertThat(config.get(org.apache.flink.configuration.TaskManagerOptions.BIND_HOST))
         .isEqualTo("127.0.0.1");
   }
 
