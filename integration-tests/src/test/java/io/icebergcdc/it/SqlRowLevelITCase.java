@@ -485,6 +485,36 @@ class SqlRowLevelITCase {
     return codecs;
   }
 
+  /**
+   * Files a filter matches wholly by their column statistics, not their partition (an unpartitioned
+   * keyed table): an overwrite by filter replaces them, and a DELETE removes them without reading
+   * or writing any file.
+   */
+  @Test
+  void wholeFilesByTheirStatisticsAreReplacedAndDeleted() throws Exception {
+    lake();
+    sql.executeSql(
+            "CREATE TABLE lake.db.stats (id BIGINT NOT NULL, v STRING, PRIMARY KEY (id) NOT"
+                + " ENFORCED)")
+        .await();
+    run("INSERT INTO lake.db.stats VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+    run("INSERT INTO lake.db.stats VALUES (10, 'x'), (11, 'y'), (12, 'z')");
+    run(
+        "INSERT OVERWRITE lake.db.stats /*+ OPTIONS('overwrite.filter' = 'id >= 10') */"
+            + " VALUES (10, 'x2')");
+    assertThat(rows(table("stats"), "id", "v")).containsExactly("1,a", "10,x2", "2,b", "3,c");
+
+    run("INSERT INTO lake.db.stats VALUES (20, 'p'), (21, 'q')");
+    run("DELETE FROM lake.db.stats WHERE id >= 20");
+    Table table = table("stats");
+    assertThat(rows(table, "id", "v")).containsExactly("1,a", "10,x2", "2,b", "3,c");
+    assertThat(table.currentSnapshot().operation()).isEqualTo("delete");
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.STATEMENT, "DELETE")
+        .doesNotContainKey("added-data-files")
+        .doesNotContainKey("added-delete-files");
+  }
+
   @Test
   void anAtomicCreateTableAsSelectCreatesTheTableWithItsRowsOrNothing() throws Exception {
     lake();

@@ -9,6 +9,7 @@ import org.apache.flink.table.expressions.ResolvedExpression;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableScan;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.expressions.StrictMetricsEvaluator;
@@ -52,7 +53,7 @@ final class MetadataDelete {
     }
     int files = 0;
     boolean countKnown = true;
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(filter).planFiles()) {
+    try (CloseableIterable<FileScanTask> tasks = wholeFileScan(table, filter).planFiles()) {
       for (FileScanTask task : tasks) {
         if (!matchesWholly(table, task)) {
           return Optional.empty();
@@ -74,7 +75,7 @@ final class MetadataDelete {
     if (table.currentSnapshot() == null) {
       return Optional.empty();
     }
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(filter).planFiles()) {
+    try (CloseableIterable<FileScanTask> tasks = wholeFileScan(table, filter).planFiles()) {
       for (FileScanTask task : tasks) {
         if (!matchesWholly(table, task)) {
           return Optional.of(task.file().location());
@@ -84,6 +85,14 @@ final class MetadataDelete {
       throw new UncheckedIOException(e);
     }
     return Optional.empty();
+  }
+
+  /**
+   * The scan of the files {@code filter} may match, with their column statistics, which a scan
+   * leaves out unless asked: without them no file matches wholly but by its partition.
+   */
+  private static TableScan wholeFileScan(Table table, Expression filter) {
+    return table.newScan().filter(filter).includeColumnStats();
   }
 
   /** Whether the filter matches every row of the task's file: by partition, or by statistics. */

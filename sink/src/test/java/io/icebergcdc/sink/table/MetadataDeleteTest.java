@@ -76,6 +76,73 @@ class MetadataDeleteTest {
     assertThat(regions()).isEmpty();
   }
 
+  /**
+   * Files of an unpartitioned table that the filter matches wholly by their column statistics go
+   * whole; a file that the filter splits makes it no metadata delete, and is named.
+   */
+  @Test
+  void filesMatchedWhollyByTheirStatisticsGoWhole() {
+    HadoopCatalog catalog = new HadoopCatalog(new Configuration(), dir.toString());
+    Table plain = catalog.createTable(TableIdentifier.of("db", "plain"), SCHEMA);
+    plain.newAppend().appendFile(fileOfIds(plain, "low", 1, 3)).commit();
+    plain.newAppend().appendFile(fileOfIds(plain, "high", 10, 12)).commit();
+    ResolvedExpression atLeast10 = idAtLeast(10);
+    assertThat(
+            MetadataDelete.partlyMatchedFile(
+                plain,
+                SqlTruth.whereTrue(
+                    org.apache.iceberg.expressions.Expressions.greaterThanOrEqual("id", 10L))))
+        .isEmpty();
+    MetadataDelete.of(plain, List.of(atLeast10)).orElseThrow().commit(plain);
+    plain.refresh();
+    List<String> left = new ArrayList<>();
+    try (CloseableIterable<FileScanTask> tasks = plain.newScan().planFiles()) {
+      tasks.forEach(task -> left.add(task.file().location()));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    assertThat(left).singleElement().asString().endsWith("low.parquet");
+
+    assertThat(MetadataDelete.of(plain, List.of(idAtLeast(2)))).isEmpty();
+    assertThat(
+            MetadataDelete.partlyMatchedFile(
+                plain, org.apache.iceberg.expressions.Expressions.greaterThanOrEqual("id", 2L)))
+        .hasValueSatisfying(file -> assertThat(file).endsWith("low.parquet"));
+  }
+
+  private DataFile fileOfIds(Table plain, String name, long low, long high) {
+    java.util.Map<Integer, java.nio.ByteBuffer> lower =
+        java.util.Map.of(
+            1, org.apache.iceberg.types.Conversions.toByteBuffer(Types.LongType.get(), low));
+    java.util.Map<Integer, java.nio.ByteBuffer> upper =
+        java.util.Map.of(
+            1, org.apache.iceberg.types.Conversions.toByteBuffer(Types.LongType.get(), high));
+    long rows = high - low + 1;
+    return DataFiles.builder(plain.spec())
+        .withPath(dir.resolve(name + ".parquet").toString())
+        .withFileSizeInBytes(100)
+        .withRecordCount(rows)
+        .withMetrics(
+            new org.apache.iceberg.Metrics(
+                rows,
+                java.util.Map.of(),
+                java.util.Map.of(1, rows),
+                java.util.Map.of(1, 0L),
+                java.util.Map.of(),
+                lower,
+                upper))
+        .build();
+  }
+
+  private static ResolvedExpression idAtLeast(long value) {
+    return CallExpression.permanent(
+        BuiltInFunctionDefinitions.GREATER_THAN_OR_EQUAL,
+        List.of(
+            new FieldReferenceExpression("id", DataTypes.BIGINT().notNull(), 0, 0),
+            new ValueLiteralExpression(value)),
+        DataTypes.BOOLEAN());
+  }
+
   private List<String> regions() {
     table.refresh();
     List<String> regions = new ArrayList<>();
