@@ -348,6 +348,23 @@ class SqlRowLevelITCase {
     assertThat(table("versions").properties())
         .containsEntry("sequence.field", "v")
         .doesNotContainKey("dedup.tombstone-tl");
+    // A refused change of a write would go nowhere: SQL writes have no dead-letter output.
+    assertThatThrownBy(
+            () ->
+                run(
+                    "INSERT INTO lake.db.versions /*+ OPTIONS('dedup.on-ambiguous-change' ="
+                        + " 'DEAD_LETTER') */ VALUES (5, 1, 'a'), (5, 1, 'b')"))
+        .hasStackTraceContaining(
+            "table db.versions: option 'dedup.on-ambiguous-change' = DEAD_LETTER needs a"
+                + " dead-letter output, which SQL writes do not have yet");
+    assertThatThrownBy(
+            () ->
+                sql.executeSql(
+                        "ALTER TABLE lake.db.versions SET ('dedup.on-ambiguous-change' ="
+                            + " 'DEAD_LETTER')")
+                    .await())
+        .hasStackTraceContaining("needs a dead-letter output");
+    assertThat(select("SELECT id FROM lake.db.versions")).isEmpty();
     // A property another engine set does not stop other changes, its own reset among them.
     table("versions").updateProperties().set("dedup.tombstone-tl", "1 d").commit();
     sql.executeSql("ALTER TABLE lake.db.versions SET ('write.parquet.compression-codec' = 'zstd')")
@@ -530,6 +547,15 @@ class SqlRowLevelITCase {
     // Neither the table nor its staging table, nor any file of the load, is left.
     assertThat(tableNames()).isEmpty();
     assertThat(dir.resolve("warehouse/db/failed")).doesNotExist();
+    // Options the table would refuse are refused in its name, before a staging table is made.
+    assertThatThrownBy(
+            () ->
+                run(
+                    "CREATE TABLE lake.db.misspelt (PRIMARY KEY (id) NOT ENFORCED)"
+                        + " WITH ('sequence-field' = 'v') AS SELECT CAST(1 AS BIGINT) AS id,"
+                        + " CAST(1 AS BIGINT) AS v"))
+        .hasStackTraceContaining("table db.misspelt: the property 'sequence-field'");
+    assertThat(tableNames()).isEmpty();
 
     run(
         "CREATE TABLE lake.db.orders (PRIMARY KEY (id) NOT ENFORCED) WITH ("

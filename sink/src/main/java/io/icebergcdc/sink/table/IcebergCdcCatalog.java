@@ -167,8 +167,7 @@ final class IcebergCdcCatalog extends FlinkCatalog {
    * them; the options that name one write ({@code write-id}, {@code overwrite.filter}), which every
    * write would carry; a {@code sequence.field} that is not a column that orders.
    */
-  private static void checkOptions(
-      ObjectPath path, CatalogBaseTable table, Map<String, String> given) {
+  static void checkOptions(ObjectPath path, CatalogBaseTable table, Map<String, String> given) {
     TableIdentifier identifier = TableIdentifier.of(path.getDatabaseName(), path.getObjectName());
     IcebergCdcCatalogTableFactory.checkOptions(identifier, given, false);
     for (String ofOneWrite : List.of(BoundedWrite.WRITE_ID_OPTION, Overwrite.FILTER_OPTION)) {
@@ -183,6 +182,11 @@ final class IcebergCdcCatalog extends FlinkCatalog {
                 + ofOneWrite
                 + "' = '...') */");
       }
+    }
+    if (given.containsKey(io.icebergcdc.dedup.DedupOptions.ON_AMBIGUOUS_CHANGE.key())) {
+      // Refused as every write of the table would refuse it.
+      IcebergCdcTableFactory.sinkOptions(
+          org.apache.flink.configuration.Configuration.fromMap(given), identifier);
     }
     String sequenceField = given.get(IcebergCdcTableFactory.SEQUENCE_FIELD.key());
     if (sequenceField != null && table instanceof ResolvedCatalogTable resolved) {

@@ -151,14 +151,6 @@ public final class IcebergCdcTableFactory
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
     helper.validateExcept(CatalogDefinition.PROPERTY_PREFIX, WRITE_PREFIX);
     ReadableConfig options = helper.getOptions();
-    if (options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)
-        == io.icebergcdc.dedup.AmbiguousChangePolicy.DEAD_LETTER) {
-      throw new IllegalArgumentException(
-          "option '"
-              + DedupOptions.ON_AMBIGUOUS_CHANGE.key()
-              + "' = DEAD_LETTER needs a dead-letter output, which the SQL connector does not"
-              + " have yet; leave it at FAIL");
-    }
     ObjectIdentifier flinkName = context.getObjectIdentifier();
     TableIdentifier table =
         TableIdentifier.of(
@@ -217,6 +209,17 @@ public final class IcebergCdcTableFactory
    * sinks of one statement set need uids of their own).
    */
   static Configuration sinkOptions(ReadableConfig options, TableIdentifier table) {
+    if (options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)
+        == io.icebergcdc.dedup.AmbiguousChangePolicy.DEAD_LETTER) {
+      // The connector's tables and the catalog's alike: the change refused would go nowhere.
+      throw new IllegalArgumentException(
+          "table "
+              + table
+              + ": option '"
+              + DedupOptions.ON_AMBIGUOUS_CHANGE.key()
+              + "' = DEAD_LETTER needs a dead-letter output, which SQL writes do not have yet;"
+              + " leave it at FAIL");
+    }
     Configuration sinkOptions = new Configuration();
     for (ConfigOption<?> option : SinkOptions.all()) {
       copy(options, sinkOptions, option);

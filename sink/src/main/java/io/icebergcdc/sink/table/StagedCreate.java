@@ -111,6 +111,9 @@ final class StagedCreate implements StagedTable {
       TableIdentifier target,
       ResolvedCatalogTable table,
       StagingPurpose purpose) {
+    // Refused in the table's name, before the staging table's name is made.
+    IcebergCdcCatalog.checkOptions(
+        new ObjectPath(target.namespace().toString(), target.name()), table, table.getOptions());
     String id = String.format("%08x", ThreadLocalRandom.current().nextInt());
     String stagingName = target.name() + "__ctas_" + id;
     Map<String, String> options = new HashMap<>(table.getOptions());

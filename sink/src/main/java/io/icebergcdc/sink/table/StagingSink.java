@@ -59,7 +59,8 @@ final class StagingSink implements DynamicTableSink, SupportsPartitioning, Suppo
               + " ('execution.runtime-mode' = 'batch'): the table appears when its load finishes;"
               + " in streaming execution, leave the option false to create the table first");
     }
-    if (!onFlinksClassPath()) {
+    Class<?> onFlinksClassPath = onFlinksClassPath();
+    if (onFlinksClassPath != StagedCreate.class) {
       // Flink ships a job's status hooks, where it calls the staged table, in the job graph,
       // which the JobManager reads without the job's jars: a hook of a job's jar fails the
       // submission (ClassNotFoundException), after the staging table was created.
@@ -69,8 +70,11 @@ final class StagingSink implements DynamicTableSink, SupportsPartitioning, Suppo
               + " AS SELECT ('table.rtas-ctas.atomicity-enabled' = 'true') needs this"
               + " connector's jar in Flink's lib/ directory (Flink's JobManager reads the"
               + " statement's commit and abort, which are this jar's classes, without the jars"
-              + " given with the job, such as sql-client.sh -j); leave the option false to"
-              + " create the table first");
+              + " given with the job, such as sql-client.sh -j)"
+              + (onFlinksClassPath == null
+                  ? "; leave the option false to create the table first"
+                  : ", and only there: it is in lib/ and given with the job too (-j), whose copy"
+                      + " the JobManager does not read; leave out -j"));
     }
     staged = stager.apply(context.getStagingPurpose());
     sink = sink.loading(staged);
@@ -78,15 +82,15 @@ final class StagingSink implements DynamicTableSink, SupportsPartitioning, Suppo
   }
 
   /**
-   * Whether this jar is on the class path Flink itself was started with (in {@code lib/}, or the
-   * application's class path of an embedded job), where the JobManager finds {@link StagedCreate}.
+   * {@link StagedCreate} as the class path Flink itself was started with has it (in {@code lib/},
+   * or the application's class path of an embedded job), where the JobManager finds it; null where
+   * it has none. Another class than this jar's where the jar is there and given with the job too.
    */
-  static boolean onFlinksClassPath() {
+  static Class<?> onFlinksClassPath() {
     try {
-      return Class.forName(StagedCreate.class.getName(), false, ClassLoader.getSystemClassLoader())
-          == StagedCreate.class;
+      return Class.forName(StagedCreate.class.getName(), false, ClassLoader.getSystemClassLoader());
     } catch (ClassNotFoundException e) {
-      return false;
+      return null;
     }
   }
 
