@@ -365,6 +365,10 @@ class SqlRowLevelITCase {
                     .await())
         .hasStackTraceContaining("needs a dead-letter output");
     assertThat(select("SELECT id FROM lake.db.versions")).isEmpty();
+    // A column change the sequence field would no longer fit is refused.
+    assertThatThrownBy(() -> sql.executeSql("ALTER TABLE lake.db.versions DROP v").await())
+        .hasStackTraceContaining("names 'v', which the table does not have");
+    assertThat(table("versions").schema().findField("v")).isNotNull();
     // A property another engine set does not stop other changes, its own reset among them.
     table("versions").updateProperties().set("dedup.tombstone-tl", "1 d").commit();
     sql.executeSql("ALTER TABLE lake.db.versions SET ('write.parquet.compression-codec' = 'zstd')")

@@ -193,6 +193,15 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
     try (Admin admin = Admin.create(withTimeouts(adminProperties, false))) {
       List<String> missing = new ArrayList<>();
       describe(admin, List.of(topic), bootstrapServers, missing);
+      if (!missing.isEmpty() && createsTopics(admin)) {
+        LOG.warn(
+            "The dead-letter topic {} is not on {}, whose brokers create a topic at its first"
+                + " write (auto.create.topics.enable): it is created, with the brokers' defaults,"
+                + " at the first dead letter",
+            topic,
+            bootstrapServers);
+        return;
+      }
       if (!missing.isEmpty()) {
         throw new IllegalArgumentException(
             "--dead-letter-topic "
@@ -207,6 +216,30 @@ final class KafkaTopicIds implements NewTables.KafkaTopicIds {
           topic,
           bootstrapServers,
           e.toString());
+    }
+  }
+
+  /** Whether a broker of the cluster creates a topic at its first write; false if unknown. */
+  private static boolean createsTopics(Admin admin) throws InterruptedException {
+    try {
+      var nodes = admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      if (nodes.isEmpty()) {
+        return false;
+      }
+      var broker =
+          new org.apache.kafka.common.config.ConfigResource(
+              org.apache.kafka.common.config.ConfigResource.Type.BROKER,
+              nodes.iterator().next().idString());
+      var entry =
+          admin
+              .describeConfigs(List.of(broker))
+              .all()
+              .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+              .get(broker)
+              .get("auto.create.topics.enable");
+      return entry != null && Boolean.parseBoolean(entry.value());
+    } catch (ExecutionException | TimeoutException | org.apache.kafka.common.KafkaException e) {
+      return false;
     }
   }
 

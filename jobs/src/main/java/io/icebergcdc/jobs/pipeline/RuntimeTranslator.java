@@ -28,6 +28,9 @@ public final class RuntimeTranslator {
 
   private static final String LOOPBACK = "127.0.0.1";
 
+  /** The directory of {@link #embeddedTemporaryFiles()}, once made. */
+  private static String embeddedTemporaryFiles;
+
   /** Network memory of an embedded Flink: its own default, enough for a few tables. */
   static final MemorySize EMBEDDED_NETWORK_MEMORY = MemorySize.ofMebiBytes(64);
 
@@ -94,7 +97,11 @@ public final class RuntimeTranslator {
    * but killed: Flink removes its own only where the job ends before the process does, and left 21
    * MB in the system's temporary directory at each failed or stopped run.
    */
-  private static String embeddedTemporaryFiles() {
+  private static synchronized String embeddedTemporaryFiles() {
+    if (embeddedTemporaryFiles != null) {
+      // One for every job of the process (--read-again runs two).
+      return embeddedTemporaryFiles;
+    }
     try {
       java.nio.file.Path directory = java.nio.file.Files.createTempDirectory("iceberg-cdc-flink-");
       Runtime.getRuntime()
@@ -102,7 +109,8 @@ public final class RuntimeTranslator {
               new Thread(
                   () -> org.apache.flink.util.FileUtils.deleteDirectoryQuietly(directory.toFile()),
                   "remove " + directory));
-      return directory.toString();
+      embeddedTemporaryFiles = directory.toString();
+      return embeddedTemporaryFiles;
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(
           "cannot create a directory for Flink's temporary files", e);

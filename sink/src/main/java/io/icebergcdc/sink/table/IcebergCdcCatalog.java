@@ -126,7 +126,7 @@ final class IcebergCdcCatalog extends FlinkCatalog {
   @Override
   public void alterTable(ObjectPath path, CatalogBaseTable newTable, boolean ignoreIfNotExists)
       throws CatalogException, TableNotExistException {
-    checkChangedOptions(path, newTable);
+    checkChangedOptions(path, newTable, ignoreIfNotExists);
     super.alterTable(path, newTable, ignoreIfNotExists);
   }
 
@@ -137,7 +137,7 @@ final class IcebergCdcCatalog extends FlinkCatalog {
       List<TableChange> tableChanges,
       boolean ignoreIfNotExists)
       throws CatalogException, TableNotExistException {
-    checkChangedOptions(path, newTable);
+    checkChangedOptions(path, newTable, ignoreIfNotExists);
     super.alterTable(path, newTable, tableChanges, ignoreIfNotExists);
   }
 
@@ -146,9 +146,18 @@ final class IcebergCdcCatalog extends FlinkCatalog {
    * table holds already (set by an earlier build or another engine) does not stop other changes,
    * such as the {@code RESET} of another; the writes name it.
    */
-  private void checkChangedOptions(ObjectPath path, CatalogBaseTable newTable)
+  private void checkChangedOptions(
+      ObjectPath path, CatalogBaseTable newTable, boolean ignoreIfNotExists)
       throws TableNotExistException {
-    Map<String, String> before = getTable(path).getOptions();
+    Map<String, String> before;
+    try {
+      before = getTable(path).getOptions();
+    } catch (TableNotExistException e) {
+      if (ignoreIfNotExists) {
+        return;
+      }
+      throw e;
+    }
     Map<String, String> changed = new HashMap<>();
     newTable
         .getOptions()
@@ -159,6 +168,26 @@ final class IcebergCdcCatalog extends FlinkCatalog {
               }
             });
     checkOptions(path, newTable, changed);
+    String sequenceField = newTable.getOptions().get(IcebergCdcTableFactory.SEQUENCE_FIELD.key());
+    if (sequenceField != null
+        && !changed.containsKey(IcebergCdcTableFactory.SEQUENCE_FIELD.key())
+        && newTable instanceof ResolvedCatalogTable resolved) {
+      // A column change that the sequence field no longer fits (dropped, renamed, another type)
+      // is refused; a field that did not fit before either is left to the writes, which name it.
+      TableIdentifier identifier = TableIdentifier.of(path.getDatabaseName(), path.getObjectName());
+      try {
+        SequenceField.check(identifier.toString(), resolved.getResolvedSchema(), sequenceField);
+      } catch (IllegalArgumentException e) {
+        org.apache.flink.table.catalog.ResolvedSchema current =
+            FlinkSchemaUtil.toResolvedSchema(catalog().loadTable(identifier).schema());
+        try {
+          SequenceField.check(identifier.toString(), current, sequenceField);
+        } catch (IllegalArgumentException didNotFitBefore) {
+          return;
+        }
+        throw e;
+      }
+    }
   }
 
   /**
@@ -195,15 +224,16 @@ final class IcebergCdcCatalog extends FlinkCatalog {
   }
 
   /**
-   * Drops a table; the staging table of an atomic {@code CREATE TABLE ... AS SELECT} whose table
-   * was created from it (left where its job could not drop it) without its files, which are the
-   * table's now.
+   * Drops a table; the staging table of an atomic {@code CREATE TABLE ... AS SELECT} (left where
+   * its job could not drop it) without its files, which may be its table's: whether the table was
+   * created from it cannot be told for sure once the table's first snapshot has expired or the
+   * table was renamed.
    */
   @Override
   public void dropTable(ObjectPath path, boolean ignoreIfNotExists)
       throws TableNotExistException, CatalogException {
     TableIdentifier identifier = TableIdentifier.of(path.getDatabaseName(), path.getObjectName());
-    if (StagedCreate.publishedFrom(catalog(), identifier)) {
+    if (StagedCreate.isStaging(catalog(), identifier)) {
       catalog().dropTable(identifier, false);
       return;
     }

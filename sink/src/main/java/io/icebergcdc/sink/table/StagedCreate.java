@@ -188,6 +188,10 @@ final class StagedCreate implements StagedTable {
     try {
       staged = catalog.loadTable(staging());
     } catch (NoSuchTableException gone) {
+      if (purpose == StagingPurpose.CREATE_TABLE_AS_IF_NOT_EXISTS && catalog.tableExists(target)) {
+        // A publication run again after it discarded the load for a table created meanwhile.
+        return;
+      }
       throw new IllegalStateException(
           "the staging table "
               + staging()
@@ -211,6 +215,8 @@ final class StagedCreate implements StagedTable {
     }
     Map<String, String> properties = new HashMap<>(staged.properties());
     properties.remove(TableProperties.WRITE_DATA_LOCATION);
+    // Kept beyond the first snapshot's expiry: the staging table's files are this table's.
+    properties.put(SnapshotSummaryKeys.CREATED_FROM, stagingName);
     if (dataPath != null) {
       properties.put(TableProperties.WRITE_DATA_LOCATION, dataPath);
     }
@@ -296,7 +302,9 @@ final class StagedCreate implements StagedTable {
 
   /**
    * Whether {@code staging} is the staging table of an atomic {@code CREATE TABLE ... AS SELECT}
-   * whose table exists and was created from its load: its data files are the table's.
+   * whose table exists and was created from its load: its data files are the table's. The table
+   * holds the staging table's name as a property (and on its first snapshot's summary), which
+   * snapshot expiry does not remove.
    */
   static boolean publishedFrom(Catalog catalog, TableIdentifier staging) {
     Matcher matcher = STAGING_NAME.matcher(staging.name());
@@ -309,12 +317,34 @@ final class StagedCreate implements StagedTable {
     } catch (NoSuchTableException none) {
       return false;
     }
+    if (staging.name().equals(table.properties().get(SnapshotSummaryKeys.CREATED_FROM))) {
+      return true;
+    }
     for (Snapshot snapshot : table.snapshots()) {
       if (staging.name().equals(snapshot.summary().get(SnapshotSummaryKeys.CREATED_FROM))) {
         return true;
       }
     }
     return false;
+  }
+
+  /**
+   * Whether {@code table} is a staging table of an atomic {@code CREATE TABLE ... AS SELECT}: its
+   * name is one, and it writes its data files into a directory named for it.
+   */
+  static boolean isStaging(Catalog catalog, TableIdentifier table) {
+    Matcher matcher = STAGING_NAME.matcher(table.name());
+    if (!matcher.matches()) {
+      return false;
+    }
+    String id = table.name().substring(table.name().length() - 8);
+    try {
+      String dataPath =
+          catalog.loadTable(table).properties().get(TableProperties.WRITE_DATA_LOCATION);
+      return dataPath != null && dataPath.replaceAll("/+$", "").endsWith("/ctas-" + id);
+    } catch (NoSuchTableException none) {
+      return false;
+    }
   }
 
   @Override

@@ -108,8 +108,8 @@ final class StagingSink implements DynamicTableSink, SupportsPartitioning, Suppo
               + table
               + " does not exist: this catalog plans a write into a table it has not created only"
               + " for an atomic CREATE TABLE ... AS SELECT, which runs ('table.rtas-ctas"
-              + ".atomicity-enabled' = 'true'); EXPLAIN of a CREATE TABLE ... AS SELECT is not"
-              + " planned");
+              + ".atomicity-enabled' = 'true'); a CREATE TABLE ... AS SELECT is not planned"
+              + " without running it (EXPLAIN, a compiled plan)");
     }
     SinkRuntimeProvider provider;
     try {

@@ -170,4 +170,15 @@ class StagedCreateTest {
     assertThat(catalog.tableExists(STAGING)).isFalse();
     assertThat(Path.of(stagedData).resolve("c.parquet")).doesNotExist();
   }
+
+  /** A staging table is told by its name and its data directory, not by its name alone. */
+  @Test
+  void aStagingTableIsToldByItsNameAndDataDirectory() {
+    assertThat(StagedCreate.isStaging(catalog, STAGING)).isTrue();
+    TableIdentifier lookalike = TableIdentifier.of("db", "x__ctas_0123abcd");
+    catalog.createTable(lookalike, SCHEMA);
+    assertThat(StagedCreate.isStaging(catalog, lookalike)).isFalse();
+    assertThat(StagedCreate.isStaging(catalog, TableIdentifier.of("db", "none__ctas_0123abcd")))
+        .isFalse();
+  }
 }
