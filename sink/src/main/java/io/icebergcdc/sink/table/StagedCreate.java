@@ -231,10 +231,10 @@ final class StagedCreate implements StagedTable {
             .withLocation(location)
             .withProperties(properties);
     try {
-      Transaction transaction =
-          purpose == StagingPurpose.CREATE_OR_REPLACE_TABLE_AS
-              ? builder.createOrReplaceTransaction()
-              : builder.createTransaction();
+      // Created, also for CREATE OR REPLACE (staged only where the table did not exist): a table
+      // that appeared meanwhile is not replaced, as its replacement would give the staged files'
+      // columns the ids of that table's columns of the same names.
+      Transaction transaction = builder.createTransaction();
       Load load = addTheLoad(staged, transaction);
       transaction.commitTransaction();
       LOG.info(
