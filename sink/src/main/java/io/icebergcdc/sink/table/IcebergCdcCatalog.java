@@ -212,11 +212,9 @@ final class IcebergCdcCatalog extends FlinkCatalog {
                 + "' = '...') */");
       }
     }
-    if (given.containsKey(io.icebergcdc.dedup.DedupOptions.ON_AMBIGUOUS_CHANGE.key())) {
-      // Refused as every write of the table would refuse it.
-      IcebergCdcTableFactory.sinkOptions(
-          org.apache.flink.configuration.Configuration.fromMap(given), identifier);
-    }
+    // Refused as every write of the table would refuse it.
+    IcebergCdcTableFactory.checkOnAmbiguousChange(
+        org.apache.flink.configuration.Configuration.fromMap(given), identifier);
     String sequenceField = given.get(IcebergCdcTableFactory.SEQUENCE_FIELD.key());
     if (sequenceField != null && table instanceof ResolvedCatalogTable resolved) {
       SequenceField.check(identifier.toString(), resolved.getResolvedSchema(), sequenceField);

@@ -114,15 +114,28 @@ final class IcebergCdcCatalogTableFactory
     }
     checkStoredOptions(identifier, stored);
     checkHints(identifier, options, stored);
-    Configuration config = Configuration.fromMap(options);
+    return dynamicSink(context, identifier, tableProperties, overrides);
+  }
+
+  /**
+   * The sink of a catalog table of {@code context}, its format version as {@code properties} have
+   * it, with {@code overrides} of its write properties.
+   */
+  private IcebergCdcDynamicSink dynamicSink(
+      Context context,
+      TableIdentifier identifier,
+      Map<String, String> properties,
+      Map<String, String> overrides) {
+    ResolvedCatalogTable table = context.getCatalogTable();
+    Configuration config = Configuration.fromMap(table.getOptions());
     return new IcebergCdcDynamicSink(
         definition.loader(),
         identifier,
-        context.getCatalogTable().getResolvedSchema(),
-        context.getCatalogTable().getPartitionKeys(),
+        table.getResolvedSchema(),
+        table.getPartitionKeys(),
         config.getOptional(IcebergCdcTableFactory.SEQUENCE_FIELD).orElse(null),
         Integer.parseInt(
-            tableProperties.getOrDefault(
+            properties.getOrDefault(
                 TableProperties.FORMAT_VERSION,
                 Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
         IcebergCdcTableFactory.sinkOptions(config, identifier),
@@ -136,21 +149,7 @@ final class IcebergCdcCatalogTableFactory
    */
   private DynamicTableSink stagingSink(Context context, TableIdentifier identifier) {
     ResolvedCatalogTable table = context.getCatalogTable();
-    Map<String, String> options = table.getOptions();
-    Configuration config = Configuration.fromMap(options);
-    IcebergCdcDynamicSink sink =
-        new IcebergCdcDynamicSink(
-            definition.loader(),
-            identifier,
-            table.getResolvedSchema(),
-            table.getPartitionKeys(),
-            config.getOptional(IcebergCdcTableFactory.SEQUENCE_FIELD).orElse(null),
-            Integer.parseInt(
-                options.getOrDefault(
-                    TableProperties.FORMAT_VERSION,
-                    Integer.toString(IcebergCdcTableFactory.FORMAT_VERSION.defaultValue()))),
-            IcebergCdcTableFactory.sinkOptions(config, identifier),
-            Map.of());
+    IcebergCdcDynamicSink sink = dynamicSink(context, identifier, table.getOptions(), Map.of());
     boolean batch =
         context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.BATCH;
     return new StagingSink(

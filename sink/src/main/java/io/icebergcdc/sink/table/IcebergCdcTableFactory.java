@@ -209,6 +209,24 @@ public final class IcebergCdcTableFactory
    * sinks of one statement set need uids of their own).
    */
   static Configuration sinkOptions(ReadableConfig options, TableIdentifier table) {
+    checkOnAmbiguousChange(options, table);
+    Configuration sinkOptions = new Configuration();
+    for (ConfigOption<?> option : SinkOptions.all()) {
+      copy(options, sinkOptions, option);
+    }
+    copy(options, sinkOptions, WRITE_ID);
+    copy(options, sinkOptions, OVERWRITE_FILTER);
+    if (!sinkOptions.contains(SinkOptions.UID_PREFIX)) {
+      sinkOptions.set(SinkOptions.UID_PREFIX, "iceberg-cdc-" + table);
+    }
+    return sinkOptions;
+  }
+
+  /**
+   * Refuses {@code dedup.on-ambiguous-change = DEAD_LETTER}: SQL writes have no dead-letter output,
+   * and the change refused would go nowhere.
+   */
+  static void checkOnAmbiguousChange(ReadableConfig options, TableIdentifier table) {
     if (options.get(DedupOptions.ON_AMBIGUOUS_CHANGE)
         == io.icebergcdc.dedup.AmbiguousChangePolicy.DEAD_LETTER) {
       // The connector's tables and the catalog's alike: the change refused would go nowhere.
@@ -220,16 +238,6 @@ public final class IcebergCdcTableFactory
               + "' = DEAD_LETTER needs a dead-letter output, which SQL writes do not have yet;"
               + " leave it at FAIL");
     }
-    Configuration sinkOptions = new Configuration();
-    for (ConfigOption<?> option : SinkOptions.all()) {
-      copy(options, sinkOptions, option);
-    }
-    copy(options, sinkOptions, WRITE_ID);
-    copy(options, sinkOptions, OVERWRITE_FILTER);
-    if (!sinkOptions.contains(SinkOptions.UID_PREFIX)) {
-      sinkOptions.set(SinkOptions.UID_PREFIX, "iceberg-cdc-" + table);
-    }
-    return sinkOptions;
   }
 
   /** Whether a table option is a write property of this write: a write.* key or an alias. */
